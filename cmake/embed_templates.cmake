@@ -1,0 +1,11 @@
+# Writes every file of DIR into OUT as entries of a C++ table {name, contents} (raw strings).
+file(GLOB files ${DIR}/*)
+list(SORT files)
+set(body "// Generated from repro_templates/ by cmake/embed_templates.cmake. Do not edit.\n")
+foreach(f ${files})
+  get_filename_component(name ${f} NAME)
+  file(READ ${f} contents)
+  string(APPEND body "{\"${name}\", R\"RKTPL(${contents})RKTPL\"},\n")
+endforeach()
+file(WRITE ${OUT}.tmp "${body}")
+execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different ${OUT}.tmp ${OUT})

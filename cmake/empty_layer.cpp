@@ -1,0 +1,1 @@
+// Compiled into a library layer that has no source yet, so the build configures.

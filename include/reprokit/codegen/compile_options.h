@@ -1,0 +1,41 @@
+// Options of the inner compiler (passes, backend, fault injection). Plain data: the harness saves
+// them in bundles and the minifier and bisector replay them.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace reprokit {
+
+// --inject OP:KIND. KIND: compile_error runtime_error accuracy crash hang flaky.
+struct FaultInjection {
+  std::string op;
+  std::string kind;
+  bool operator==(const FaultInjection&) const = default;
+};
+// --inject-pass PASS:N: the Nth (1-based) rewrite of PASS produces a wrong result.
+struct PassInjection {
+  std::string pass;
+  int64_t n = 1;
+  bool operator==(const PassInjection&) const = default;
+};
+
+struct CompileOptions {
+  std::string backend = "cpp";             // eager, aot_eager, cpp, cuda
+  std::vector<FaultInjection> injections;
+  std::vector<PassInjection> pass_injections;
+  std::map<std::string, int64_t> pass_limits;  // pass -> apply only the first N rewrites
+  std::set<std::string> disabled_passes;
+  bool run_passes = true;                  // false: lowering + codegen with no optimisation pass
+  std::string cache_dir;                   // empty: $REPRO_CACHE_DIR or ~/.cache/reprokit
+  bool verbose = false;                    // log each pass ("(unchanged)" when it did nothing)
+};
+
+// Parses "OP:KIND" / "PASS:N"; throws UserError with the offending text.
+FaultInjection parse_fault_injection(const std::string& spec);
+PassInjection parse_pass_injection(const std::string& spec);
+const std::vector<std::string>& fault_kinds();
+
+}  // namespace reprokit

@@ -1,0 +1,34 @@
+// The inner compiler: lowering + passes + codegen for the cpp and cuda backends, and the
+// reference-interpreter "compiler" used by eager / aot_eager. compile_graph is the one entry point.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "reprokit/codegen/compile_options.h"
+#include "reprokit/ir/graph.h"
+#include "reprokit/runtime/tensor.h"
+
+namespace reprokit {
+
+// A failure of the compile stack, with its kind (compile_error, runtime_error, ...) for the
+// harness. A crash or hang is not an exception: it happens for real, in the process.
+struct CompileFailure : std::runtime_error {
+  CompileFailure(std::string kind, const std::string& msg) : std::runtime_error(msg), kind(std::move(kind)) {}
+  std::string kind;  // "compile_error" or "runtime_error"
+};
+
+class CompiledGraph {
+ public:
+  virtual ~CompiledGraph() = default;
+  // Runs on inputs matching the graph's input types; returns the outputs.
+  // Throws CompileFailure{"runtime_error"} when the generated code reports an error.
+  virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs) = 0;
+  virtual std::string source() const { return {}; }  // generated source, when there is one
+};
+
+// Compiles g (already decomposed for cpp/cuda) with options.backend. Throws CompileFailure
+// {"compile_error"} with the system compiler's / NVRTC's message on failure.
+std::unique_ptr<CompiledGraph> compile_graph(const Graph& g, const CompileOptions& options);
+
+}  // namespace reprokit

@@ -1,0 +1,32 @@
+// The reference interpreter: runs any graph node by node with the reference kernels. In float64
+// mode every floating value is computed and stored as f64: the ground truth of accuracy checks.
+#pragma once
+#include <functional>
+#include <vector>
+
+#include "reprokit/ir/graph.h"
+#include "reprokit/runtime/tensor.h"
+
+namespace reprokit {
+
+struct InterpretOptions {
+  bool cast_to_f64 = false;  // upcast every floating input and value to f64
+  // Called after each node is computed (node id, its value); used by analyze and the minifier.
+  std::function<void(int, const Tensor&)> on_value;
+};
+
+// Runs g on inputs (one per graph input, in order). Returns one tensor per graph output.
+// Throws UserError when an input does not match its declared dtype/shape (naming it).
+std::vector<Tensor> interpret(const Graph& g, const std::vector<Tensor>& inputs,
+                              const InterpretOptions& opts = {});
+
+// Every node's value (index = node id); inputs included. For cut-point values.
+std::vector<Tensor> interpret_all(const Graph& g, const std::vector<Tensor>& inputs,
+                                  const InterpretOptions& opts = {});
+
+// Reference kernel of one node, given its operand tensors (values in operand order; literal
+// operands are passed as 0-d tensors of the promoted dtype). Output dtype/shape as node.type.
+Tensor run_reference_kernel(const Node& node, const std::vector<Tensor>& operands, bool f64_mode);
+bool has_reference_kernel(std::string_view op);
+
+}  // namespace reprokit

@@ -1,0 +1,52 @@
+// The CLI's command table. Each command lives in its own cmd_<name>.cpp and registers itself with
+// a static CommandRegistration; main() dispatches by name. Only main() exits.
+#pragma once
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace reprokit::cli {
+
+struct Command {
+  std::string name;     // "run", "minify", ...
+  std::string usage;    // "reprokit run MODEL.rk [--backend B] ..."
+  std::string summary;  // one line for `reprokit --help`
+  std::string help;     // full --help text (options, one per line)
+  std::function<int(const std::vector<std::string>& args)> run;  // args after the command name
+  bool hidden = false;  // internal commands (e.g. the minifier's worker)
+};
+
+std::vector<Command>& command_table();
+
+struct CommandRegistration {
+  explicit CommandRegistration(Command c) { command_table().push_back(std::move(c)); }
+};
+
+// A bad command line: main prints "reprokit CMD: MESSAGE" and the usage, exit 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Minimal option parser: positional args plus --flag / --key VALUE / --key=VALUE.
+class Args {
+ public:
+  // `value_flags` take a value; `bool_flags` do not. Anything else starting with -- is an error.
+  Args(const std::vector<std::string>& argv, const std::vector<std::string>& value_flags,
+       const std::vector<std::string>& bool_flags);
+  const std::vector<std::string>& positional() const { return positional_; }
+  bool has(const std::string& flag) const;
+  std::optional<std::string> get(const std::string& flag) const;          // last given
+  std::vector<std::string> get_all(const std::string& flag) const;        // every occurrence
+  std::string get_or(const std::string& flag, const std::string& def) const;
+  long get_int(const std::string& flag, long def) const;      // UsageError when not a number
+  double get_double(const std::string& flag, double def) const;
+  bool help() const { return help_; }
+
+ private:
+  std::vector<std::string> positional_;
+  std::vector<std::pair<std::string, std::string>> values_;
+  bool help_ = false;
+};
+
+}  // namespace reprokit::cli

@@ -1,0 +1,58 @@
+// reprokit's entry point: dispatches to the command table; maps errors to exit statuses
+// (1: the thing checked fails; 2: bad usage or bad input).
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "command.h"
+#include "reprokit/ir/errors.h"
+
+namespace reprokit::cli {
+
+std::vector<Command>& command_table() {
+  static std::vector<Command> table;
+  return table;
+}
+
+static void print_overview() {
+  fmt::print("reprokit: capture, compile and minify failing tensor graphs\n\nusage: reprokit <command> [options]\n\ncommands:\n");
+  for (const auto& c : command_table())
+    if (!c.hidden) fmt::print("  {:<9} {}\n", c.name, c.summary);
+  fmt::print("\n`reprokit <command> --help` describes each command.\n");
+}
+
+}  // namespace reprokit::cli
+
+int main(int argc, char** argv) {
+  using namespace reprokit::cli;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    print_overview();
+    return args.empty() ? 2 : 0;
+  }
+  for (const auto& c : command_table()) {
+    if (c.name != args[0]) continue;
+    std::vector<std::string> rest(args.begin() + 1, args.end());
+    for (const auto& a : rest)
+      if (a == "--help" || a == "-h") {
+        fmt::print("usage: {}\n\n{}\n\n{}\n", c.usage, c.summary, c.help);
+        return 0;
+      }
+    try {
+      return c.run(rest);
+    } catch (const UsageError& e) {
+      fmt::print(stderr, "reprokit {}: {}\nusage: {}\n", c.name, e.what(), c.usage);
+      return 2;
+    } catch (const reprokit::UserError& e) {
+      fmt::print(stderr, "reprokit {}: error: {}\n", c.name, e.what());
+      return 2;
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "reprokit {}: internal error: {}\n", c.name, e.what());
+      return 3;
+    }
+  }
+  fmt::print(stderr, "reprokit: unknown command '{}'\n", args[0]);
+  print_overview();
+  return 2;
+}

@@ -1,0 +1,58 @@
+// dtype names, sizes, categories and PyTorch's promotion lattice.
+#include "reprokit/ir/dtype.h"
+
+#include <array>
+#include <utility>
+
+namespace reprokit {
+
+namespace {
+constexpr std::array<std::pair<DType, std::string_view>, 7> kNames{{
+    {DType::f16, "f16"}, {DType::bf16, "bf16"}, {DType::f32, "f32"}, {DType::f64, "f64"},
+    {DType::i32, "i32"}, {DType::i64, "i64"}, {DType::boolean, "bool"}}};
+
+int category(DType t) { return t == DType::boolean ? 0 : is_integral(t) ? 1 : 2; }
+}  // namespace
+
+std::string_view dtype_name(DType t) {
+  for (auto& [d, n] : kNames)
+    if (d == t) return n;
+  return "?";
+}
+
+std::optional<DType> parse_dtype(std::string_view s) {
+  for (auto& [d, n] : kNames)
+    if (n == s) return d;
+  return std::nullopt;
+}
+
+std::size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::f16: case DType::bf16: return 2;
+    case DType::f32: case DType::i32: return 4;
+    case DType::f64: case DType::i64: return 8;
+    case DType::boolean: return 1;
+  }
+  return 0;
+}
+
+bool is_floating(DType t) { return t == DType::f16 || t == DType::bf16 || t == DType::f32 || t == DType::f64; }
+bool is_integral(DType t) { return t == DType::i32 || t == DType::i64; }
+
+DType promote_types(DType a, DType b) {
+  if (a == b) return a;
+  int ca = category(a), cb = category(b);
+  if (ca != cb) return ca > cb ? a : b;
+  if (ca == 1) return DType::i64;  // i32 with i64
+  // Both floating and different.
+  if (a == DType::f64 || b == DType::f64) return DType::f64;
+  return DType::f32;  // f16/bf16 with f32, or f16 with bf16
+}
+
+DType promote_with_scalar(DType tensor, ScalarKind scalar) {
+  int cs = scalar == ScalarKind::boolean ? 0 : scalar == ScalarKind::integer ? 1 : 2;
+  if (cs <= category(tensor)) return tensor;
+  return cs == 1 ? DType::i64 : DType::f32;  // PyTorch's default int / float dtypes
+}
+
+}  // namespace reprokit
