@@ -129,8 +129,10 @@ Graph graph_from_json(const json& j) {
       if (o.is_object() && o.contains("value")) n.operands.push_back(Operand::of(lookup(field<std::string>(o, "value", where), where)));
       else n.operands.push_back(Operand::scalar(value_from_json(o)));
     }
-    if (jn.contains("attrs"))
-      for (auto& [k, v] : field<json>(jn, "attrs", where).items()) n.attrs[k] = value_from_json(v);
+    if (jn.contains("attrs")) {
+      json attrs = field<json>(jn, "attrs", where);  // a named copy: items() must not outlive it
+      for (auto& [k, v] : attrs.items()) n.attrs[k] = value_from_json(v);
+    }
     define(n.name);
     g.nodes.push_back(std::move(n));
   }

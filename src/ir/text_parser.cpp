@@ -373,8 +373,6 @@ class Parser {
       if (a.is_value) {
         auto it = names_.find(a.value_name);
         if (it == names_.end()) throw error_at(a.where, fmt::format("use of undefined value %{}", a.value_name));
-        if (!variadic && n.operands.size() >= s.params.size())
-          throw error_at(a.where, fmt::format("too many operands for {} (expected at most {})", s.name, s.params.size()));
         n.operands.push_back(Operand::of(it->second));
         continue;
       }
@@ -383,6 +381,9 @@ class Parser {
         n.operands.push_back(Operand::scalar(a.literal));
         continue;
       }
+      if (!variadic && slot < s.params.size() && s.params[slot].kind == ParamKind::tensor && next_attr == 0)
+        throw error_at(a.where, fmt::format("operand {} ({}) of {} must be a tensor value, got the literal {}", slot + 1,
+                                            s.params[slot].name, s.name, a.literal.str()));
       if (next_attr >= s.attrs.size())
         throw error_at(a.where, fmt::format("unexpected argument {} for {} (it takes {} attribute{})", a.literal.str(), s.name,
                                             s.attrs.size(), s.attrs.size() == 1 ? "" : "s"));

@@ -1,0 +1,75 @@
+// Shape and dtype inference: broadcasting and PyTorch's type promotion, checked op by op.
+#include <gtest/gtest.h>
+
+#include "all_ops.h"
+#include "reprokit/ir/op_registry.h"
+#include "reprokit/ir/text_format.h"
+
+using namespace reprokit;
+
+static std::string type_of(const Graph& g, const char* name) { return g.node(g.find(name)).type.str(); }
+
+TEST(Inference, EveryOpOfTheAllOpsGraph) {
+  Graph g = parse_graph(kAllOpsGraph);
+  struct { const char* name; const char* type; } expect[] = {
+      {"neg", "f32[2, 3] grad"}, {"add", "f32[2, 3] grad"}, {"mul", "f32[2, 3] grad"}, {"eq", "bool[2, 3]"},
+      {"where", "f32[2, 3] grad"}, {"to", "f16[2, 3] grad"}, {"sum", "f32[2, 1] grad"}, {"sumall", "i64[]"},
+      {"mean", "f32[3] grad"}, {"amax", "f32[2] grad"}, {"amin", "f32[] grad"}, {"var", "f32[2] grad"},
+      {"argmax", "i64[2]"}, {"ln", "f32[2, 3] grad"}, {"mm", "f32[2, 4] grad"}, {"lin", "f32[3, 10]"},
+      {"reshape", "f32[3, 2] grad"}, {"permute", "f32[3, 2] grad"}, {"transpose", "f32[3, 2] grad"},
+      {"expand", "f32[4, 3]"}, {"slice", "f32[2, 2] grad"}, {"cat", "f32[4, 3] grad"}, {"squeeze", "f32[2] grad"},
+      {"unsqueeze", "f32[1, 3]"}, {"emb", "f32[5, 4]"}, {"gather", "f32[2, 3] grad"}, {"full", "f64[2, 2]"},
+      {"hh", "f16[2, 3]"}};
+  for (auto& e : expect) EXPECT_EQ(type_of(g, e.name), e.type) << "node %" << e.name;
+}
+
+TEST(Inference, PromotionFollowsPyTorch) {
+  Graph g = parse_graph(R"(graph p(%h: f16[2], %b: bf16[2], %f: f32[2], %i: i32[2], %l: i64[2], %q: bool[2]) {
+  %hb = add(%h, %b)
+  %hf = add(%h, %f)
+  %il = add(%i, %l)
+  %ih = mul(%i, %h)
+  %i2 = mul(%i, 2)
+  %i25 = mul(%i, 2.5)
+  %h25 = mul(%h, 2.5)
+  %qi = add(%q, 1)
+  %div = div(%i, %l)
+  %ex = exp(%i)
+  %ab = abs(%i)
+  %si = sum(%i)
+  return (%hb, %hf, %il, %ih, %i2, %i25, %h25, %qi, %div, %ex, %ab, %si)
+})");
+  EXPECT_EQ(type_of(g, "hb"), "f32[2]");
+  EXPECT_EQ(type_of(g, "hf"), "f32[2]");
+  EXPECT_EQ(type_of(g, "il"), "i64[2]");
+  EXPECT_EQ(type_of(g, "ih"), "f16[2]");
+  EXPECT_EQ(type_of(g, "i2"), "i32[2]");
+  EXPECT_EQ(type_of(g, "i25"), "f32[2]");
+  EXPECT_EQ(type_of(g, "h25"), "f16[2]");
+  EXPECT_EQ(type_of(g, "qi"), "i64[2]");
+  EXPECT_EQ(type_of(g, "div"), "f32[2]");
+  EXPECT_EQ(type_of(g, "ex"), "f32[2]");
+  EXPECT_EQ(type_of(g, "ab"), "i32[2]");
+  EXPECT_EQ(type_of(g, "si"), "i64[]");
+}
+
+TEST(Inference, BatchedMatmulBroadcastsBatchDims) {
+  Graph g = parse_graph("graph m(%a: f32[5, 1, 2, 3], %b: f32[4, 3, 7]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}");
+  EXPECT_EQ(type_of(g, "c"), "f32[5, 4, 2, 7]");
+}
+
+TEST(Inference, SliceClampsLikePython) {
+  Graph g = parse_graph("graph s(%x: f32[10]) {\n  %a = slice(%x, dim=0, start=-3, end=100)\n  %b = slice(%x, dim=0, start=8, end=2)\n  %c = slice(%x, dim=0, start=1, end=10, step=3)\n  return (%a, %b, %c)\n}");
+  EXPECT_EQ(type_of(g, "a"), "f32[3]");
+  EXPECT_EQ(type_of(g, "b"), "f32[0]");
+  EXPECT_EQ(type_of(g, "c"), "f32[3]");
+}
+
+TEST(Inference, PromoteTypesTable) {
+  EXPECT_EQ(promote_types(DType::boolean, DType::i32), DType::i32);
+  EXPECT_EQ(promote_types(DType::i64, DType::f16), DType::f16);
+  EXPECT_EQ(promote_types(DType::bf16, DType::f16), DType::f32);
+  EXPECT_EQ(promote_types(DType::f32, DType::f64), DType::f64);
+  EXPECT_EQ(promote_with_scalar(DType::boolean, ScalarKind::integer), DType::i64);
+  EXPECT_EQ(promote_with_scalar(DType::bf16, ScalarKind::floating), DType::bf16);
+}

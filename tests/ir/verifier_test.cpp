@@ -1,0 +1,77 @@
+// Verifier errors name the graph and the node, and say what is wrong.
+#include <gtest/gtest.h>
+
+#include "reprokit/ir/errors.h"
+#include "reprokit/ir/text_format.h"
+#include "reprokit/ir/verifier.h"
+
+using namespace reprokit;
+
+struct VerifyCase {
+  const char* body;  // nodes and return, inside graph g(%x: f32[2, 3], %y: f32[4], %i: i64[2, 3])
+  const char* message;
+};
+
+class VerifyErrors : public ::testing::TestWithParam<VerifyCase> {};
+
+TEST_P(VerifyErrors, NameTheNode) {
+  std::string src = std::string("graph g(%x: f32[2, 3], %y: f32[4], %i: i64[2, 3]) {\n") + GetParam().body + "\n}\n";
+  try {
+    parse_graph(src, "v.rk");
+    FAIL() << "verified: " << src;
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(GetParam().message), std::string::npos) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Bad, VerifyErrors,
+    ::testing::Values(
+        VerifyCase{"%a = add(%x, %y)\nreturn (%a)", "node %a = add: shapes [2, 3] and [4] do not broadcast"},
+        VerifyCase{"%a = neg(%x, %y)\nreturn (%a)", "node %a = neg: expected 1 operand, got 2"},
+        VerifyCase{"%a = add(%x)\nreturn (%a)", "node %a = add: expected 2 operands, got 1"},
+        VerifyCase{"%a = matmul(%x, %x)\nreturn (%a)", "node %a = matmul: inner dimensions differ: [2, 3] @ [2, 3]"},
+        VerifyCase{"%a = reshape(%x, shape=[5, -1])\nreturn (%a)", "node %a = reshape: cannot reshape [2, 3] into [5, -1]"},
+        VerifyCase{"%a = softmax(%x, dim=2)\nreturn (%a)", "node %a = softmax: dim 2 is out of range for rank 2"},
+        VerifyCase{"%a = softmax(%x)\nreturn (%a)", "node %a = softmax: missing required attribute 'dim'"},
+        VerifyCase{"%a = softmax(%x, dim=1, keepdim=true)\nreturn (%a)", "node %a = softmax: unknown attribute 'keepdim' (valid: dim)"},
+        VerifyCase{"%a = sum(%x, dims=1.5)\nreturn (%a)", "node %a = sum: attribute 'dims' must be a list of ints, got 1.5"},
+        VerifyCase{"%a = softmax(%i, dim=0)\nreturn (%a)", "node %a = softmax: input must be floating point, got i64"},
+        VerifyCase{"%a = where(%x, %x, %x)\nreturn (%a)", "node %a = where: condition must be bool, got f32"},
+        VerifyCase{"%w = reshape(%y, shape=[2, 2])\n%a = linear(%x, %w)\nreturn (%a)", "node %a = linear: weight shape [2, 2] does not match input feature size 3"},
+        VerifyCase{"%a = neg(2.0)\nreturn (%a)", "operand 1 (x) of neg must be a tensor value, got the literal 2.0"},
+        VerifyCase{"%a = gather(%x, %x, dim=0)\nreturn (%a)", "node %a = gather: index must be i32 or i64, got f32"},
+        VerifyCase{"%a = permute(%x, dims=[0, 0])\nreturn (%a)", "node %a = permute: dims [0, 0] is not a permutation"},
+        VerifyCase{"%a = gelu(%x, approximate=\"fast\")\nreturn (%a)", "node %a = gelu: approximate must be \"none\" or \"tanh\""},
+        VerifyCase{"%a = expand(%x, shape=[2, 4])\nreturn (%a)", "node %a = expand: cannot expand [2, 3] to [2, 4]"},
+        VerifyCase{"%a = layer_norm(%x, normalized_shape=[2])\nreturn (%a)", "node %a = layer_norm: normalized_shape [2] is not a suffix"}));
+
+TEST(Verifier, UseBeforeDefinitionAndCycles) {
+  Graph g = parse_graph("graph g(%x: f32[2]) {\n  %a = neg(%x)\n  %b = neg(%a)\n  return (%b)\n}\n");
+  g.node(1).operands[0] = Operand::of(2);  // %a now uses %b, which uses %a: a cycle
+  try {
+    verify(g);
+    FAIL();
+  } catch (const VerifyError& e) {
+    EXPECT_NE(std::string(e.what()).find("node %a = neg: operand 1 is used before it is defined"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Verifier, DuplicateNamesAndInputsAfterBody) {
+  Graph g = parse_graph("graph g(%x: f32[2]) {\n  %a = neg(%x)\n  return (%a)\n}\n");
+  g.node(1).name = "x";
+  EXPECT_THROW(verify(g), VerifyError);
+  Graph h = parse_graph("graph g(%x: f32[2]) {\n  %a = neg(%x)\n  return (%a)\n}\n");
+  h.nodes.push_back(h.node(0));
+  h.nodes.back().name = "late";
+  try {
+    verify(h);
+    FAIL();
+  } catch (const VerifyError& e) {
+    EXPECT_NE(std::string(e.what()).find("input %late: inputs must come before the body"), std::string::npos);
+  }
+}
+
+TEST(Verifier, GradOnlyOnFloats) {
+  EXPECT_THROW(parse_graph("graph g(%i: i64[2] grad) { return (%i) }"), UserError);
+}
