@@ -1,0 +1,19 @@
+// The graph as a PyTorch program: the independent numerics oracle of the tests, and the body of
+// the generated repro_torch.py.
+#pragma once
+#include <string>
+
+#include "reprokit/ir/graph.h"
+
+namespace reprokit {
+
+// `def <graph name>(<inputs>):` with one line per node using torch calls of the same semantics,
+// returning a tuple of the outputs.
+std::string emit_torch_function(const Graph& g);
+
+// A standalone script: `python3 script.py INPUT_DIR OUTPUT_DIR [--f64]` loads INPUT_DIR/<input>.npy
+// (bf16 from uint16 bits), runs the function (with --f64, every floating tensor in float64), saves
+// OUTPUT_DIR/<output value name>.npy (bf16 as uint16 bits) and prints each output's shape and sum.
+std::string emit_torch_program(const Graph& g);
+
+}  // namespace reprokit

@@ -1,0 +1,64 @@
+// Seeded input generation. Uses its own transforms over mt19937_64 so the values are the same
+// with every standard library.
+#include "reprokit/runtime/input_gen.h"
+
+#include <cmath>
+#include <random>
+
+#include "reprokit/ir/op_registry.h"
+
+namespace reprokit {
+
+namespace {
+
+// The exclusive upper bound for an integer input that some node uses as an index, or 0.
+int64_t index_bound(const Graph& g, int input) {
+  int64_t bound = 0;
+  for (int i = g.num_inputs(); i < g.size(); ++i) {
+    const Node& n = g.node(i);
+    if (n.operands.size() < 2 || !n.operands[1].is_value() || n.operands[1].value != input) continue;
+    int64_t b = 0;
+    if (n.op == "embedding") b = g.node(n.operands[0].value).type.shape.at(0);
+    if (n.op == "gather") {
+      const auto& x = g.node(n.operands[0].value).type;
+      b = x.shape.at(static_cast<size_t>(normalize_dim(attr_int(n, "dim"), x.rank())));
+    }
+    if (b > 0) bound = bound ? std::min(bound, b) : b;
+  }
+  return bound;
+}
+
+}  // namespace
+
+std::vector<Tensor> generate_inputs(const Graph& g, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto uniform = [&] { return static_cast<double>(rng() >> 11) * (1.0 / 9007199254740992.0); };
+  auto normal = [&] {  // Box-Muller
+    double u1 = uniform(), u2 = uniform();
+    return std::sqrt(-2.0 * std::log(u1 + 1e-300)) * std::cos(2.0 * M_PI * u2);
+  };
+  std::vector<Tensor> out;
+  for (int i = 0; i < g.num_inputs(); ++i) {
+    const TensorType& t = g.node(i).type;
+    Tensor x = Tensor::empty_strided(t.dtype, t.shape, t.effective_strides());
+    int64_t n = x.numel();
+    int64_t bound = is_integral(t.dtype) ? index_bound(g, i) : 0;
+    bool any_nonzero = false;
+    for (int64_t k = 0; k < n; ++k) {
+      double v;
+      if (is_floating(t.dtype)) v = normal();
+      else if (t.dtype == DType::boolean) v = uniform() < 0.5 ? 1 : 0;
+      else if (bound > 0) v = static_cast<double>(static_cast<int64_t>(uniform() * static_cast<double>(bound)) % bound);
+      else v = static_cast<double>(static_cast<int64_t>(uniform() * 17.0) - 8);  // [-8, 8]
+      if (v != 0) any_nonzero = true;
+      x.set(k, v);
+    }
+    // Never all zeros: a zero index tensor or a zero integer input hides bugs.
+    if (!any_nonzero && n > 0 && t.dtype != DType::boolean) x.set(n - 1, bound > 1 ? 1 : (bound == 1 ? 0 : 1));
+    if (!any_nonzero && n > 1 && t.dtype == DType::boolean) x.set(0, 1);
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+}  // namespace reprokit

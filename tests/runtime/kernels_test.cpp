@@ -1,0 +1,155 @@
+// Reference kernels against independent, hand-computed values: at least one case per op.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "reprokit/ir/op_registry.h"
+#include "reprokit/ir/text_format.h"
+#include "reprokit/runtime/interpreter.h"
+
+using namespace reprokit;
+
+namespace {
+
+struct Case {
+  const char* op;        // the op this case covers
+  const char* graph;     // .rk text
+  std::vector<std::vector<double>> inputs;
+  std::vector<double> expected;  // of the first output
+  double tol = 1e-6;
+};
+
+std::vector<double> run_case(const Case& c, bool f64 = false) {
+  Graph g = parse_graph(c.graph);
+  std::vector<Tensor> ins;
+  for (int i = 0; i < g.num_inputs(); ++i)
+    ins.push_back(Tensor::from_doubles(g.node(i).type.dtype, g.node(i).type.shape, c.inputs.at(static_cast<size_t>(i))));
+  InterpretOptions o;
+  o.cast_to_f64 = f64;
+  return interpret(g, ins, o).at(0).to_doubles();
+}
+
+const double kNan = std::nan("");
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> cs = {
+      {"neg", "graph t(%x: f32[3]) { %y = neg(%x)\n return (%y) }", {{1, -2, 0}}, {-1, 2, 0}},
+      {"abs", "graph t(%x: f32[3]) { %y = abs(%x)\n return (%y) }", {{1, -2, 0}}, {1, 2, 0}},
+      {"exp", "graph t(%x: f64[2]) { %y = exp(%x)\n return (%y) }", {{0, 1}}, {1, 2.718281828459045}},
+      {"log", "graph t(%x: f64[2]) { %y = log(%x)\n return (%y) }", {{1, 2.718281828459045}}, {0, 1}},
+      {"sqrt", "graph t(%x: f32[2]) { %y = sqrt(%x)\n return (%y) }", {{4, 2.25}}, {2, 1.5}},
+      {"rsqrt", "graph t(%x: f32[2]) { %y = rsqrt(%x)\n return (%y) }", {{4, 0.25}}, {0.5, 2}},
+      {"reciprocal", "graph t(%x: f32[2]) { %y = reciprocal(%x)\n return (%y) }", {{4, -0.5}}, {0.25, -2}},
+      {"sin", "graph t(%x: f64[2]) { %y = sin(%x)\n return (%y) }", {{0, M_PI / 2}}, {0, 1}},
+      {"cos", "graph t(%x: f64[2]) { %y = cos(%x)\n return (%y) }", {{0, M_PI}}, {1, -1}},
+      {"tanh", "graph t(%x: f64[2]) { %y = tanh(%x)\n return (%y) }", {{0, 0.5}}, {0, 0.46211715726000974}},
+      {"sigmoid", "graph t(%x: f64[2]) { %y = sigmoid(%x)\n return (%y) }", {{0, 2}}, {0.5, 0.8807970779778823}},
+      {"relu", "graph t(%x: f32[3]) { %y = relu(%x)\n return (%y) }", {{-1, 0, 3}}, {0, 0, 3}},
+      {"gelu", "graph t(%x: f64[2]) { %y = gelu(%x)\n return (%y) }", {{1, -1}}, {0.8413447460685429, -0.15865525393145707}},
+      {"gelu", "graph t(%x: f64[1]) { %y = gelu(%x, approximate=\"tanh\")\n return (%y) }", {{1}}, {0.8411919906082768}},
+      {"silu", "graph t(%x: f64[2]) { %y = silu(%x)\n return (%y) }", {{0, 1}}, {0, 0.7310585786300049}},
+      {"erf", "graph t(%x: f64[2]) { %y = erf(%x)\n return (%y) }", {{0, 1}}, {0, 0.8427007929497149}},
+      {"add", "graph t(%x: f32[2, 2], %y: f32[2]) { %z = add(%x, %y)\n return (%z) }", {{1, 2, 3, 4}, {10, 20}}, {11, 22, 13, 24}},
+      {"sub", "graph t(%x: f32[2, 1], %y: f32[3]) { %z = sub(%x, %y)\n return (%z) }", {{1, 2}, {1, 2, 3}}, {0, -1, -2, 1, 0, -1}},
+      {"mul", "graph t(%x: i32[3]) { %z = mul(%x, 3)\n return (%z) }", {{1, -2, 5}}, {3, -6, 15}},
+      {"div", "graph t(%x: i64[3], %y: i64[3]) { %z = div(%x, %y)\n return (%z) }", {{1, 7, -3}, {2, 2, 2}}, {0.5, 3.5, -1.5}},
+      {"pow", "graph t(%x: f32[3]) { %z = pow(%x, 2.0)\n return (%z) }", {{3, -2, 0.5}}, {9, 4, 0.25}},
+      {"maximum", "graph t(%x: f32[3], %y: f32[3]) { %z = maximum(%x, %y)\n return (%z) }", {{1, 5, kNan}, {2, 3, 0}}, {2, 5, kNan}},
+      {"minimum", "graph t(%x: f32[3], %y: f32[3]) { %z = minimum(%x, %y)\n return (%z) }", {{1, 5, 0}, {2, 3, 0}}, {1, 3, 0}},
+      {"eq", "graph t(%x: f32[3]) { %z = eq(%x, 1.0)\n return (%z) }", {{1, 2, 1}}, {1, 0, 1}},
+      {"ne", "graph t(%x: f32[3]) { %z = ne(%x, 1.0)\n return (%z) }", {{1, 2, 1}}, {0, 1, 0}},
+      {"lt", "graph t(%x: i32[3]) { %z = lt(%x, 2)\n return (%z) }", {{1, 2, 3}}, {1, 0, 0}},
+      {"le", "graph t(%x: i32[3]) { %z = le(%x, 2)\n return (%z) }", {{1, 2, 3}}, {1, 1, 0}},
+      {"gt", "graph t(%x: i32[3]) { %z = gt(%x, 2)\n return (%z) }", {{1, 2, 3}}, {0, 0, 1}},
+      {"ge", "graph t(%x: i32[3]) { %z = ge(%x, 2)\n return (%z) }", {{1, 2, 3}}, {0, 1, 1}},
+      {"where", "graph t(%c: bool[3], %x: f32[3]) { %z = where(%c, %x, -1.0)\n return (%z) }", {{1, 0, 1}, {5, 6, 7}}, {5, -1, 7}},
+      {"to", "graph t(%x: f32[3]) { %z = to(%x, dtype=i32)\n return (%z) }", {{1.7, -2.7, 0.2}}, {1, -2, 0}},
+      {"clone", "graph t(%x: f32[2]) { %z = clone(%x)\n return (%z) }", {{1, 2}}, {1, 2}},
+      {"sum", "graph t(%x: f32[2, 3]) { %z = sum(%x, dims=[1])\n return (%z) }", {{1, 2, 3, 4, 5, 6}}, {6, 15}},
+      {"sum", "graph t(%x: bool[4]) { %z = sum(%x)\n return (%z) }", {{1, 0, 1, 1}}, {3}},
+      {"mean", "graph t(%x: f32[2, 3]) { %z = mean(%x, dims=[0], keepdim=true)\n return (%z) }", {{1, 2, 3, 4, 5, 6}}, {2.5, 3.5, 4.5}},
+      {"amax", "graph t(%x: f32[2, 3]) { %z = amax(%x, dims=[1])\n return (%z) }", {{1, 9, 3, 4, 5, -6}}, {9, 5}},
+      {"amin", "graph t(%x: f32[2, 3]) { %z = amin(%x)\n return (%z) }", {{1, 9, 3, 4, 5, -6}}, {-6}},
+      {"var", "graph t(%x: f64[4]) { %z = var(%x)\n return (%z) }", {{1, 2, 3, 4}}, {1.6666666666666667}},
+      {"var", "graph t(%x: f64[4]) { %z = var(%x, correction=0)\n return (%z) }", {{1, 2, 3, 4}}, {1.25}},
+      {"argmax", "graph t(%x: f32[2, 3]) { %z = argmax(%x, dim=1)\n return (%z) }", {{1, 9, 9, 4, 5, -6}}, {1, 1}},
+      {"argmax", "graph t(%x: f32[2, 2]) { %z = argmax(%x)\n return (%z) }", {{1, 2, 7, 3}}, {2}},
+      {"softmax", "graph t(%x: f64[2]) { %z = softmax(%x, dim=0)\n return (%z) }", {{0, std::log(3.0)}}, {0.25, 0.75}},
+      {"log_softmax", "graph t(%x: f64[2]) { %z = log_softmax(%x, dim=-1)\n return (%z) }", {{0, std::log(3.0)}}, {std::log(0.25), std::log(0.75)}},
+      {"layer_norm", "graph t(%x: f64[1, 2], %w: f64[2], %b: f64[2]) { %z = layer_norm(%x, %w, %b, normalized_shape=[2], eps=0.0)\n return (%z) }",
+       {{1, 3}, {2, 1}, {0, 10}}, {-2, 11}},
+      {"matmul", "graph t(%a: f32[2, 2], %b: f32[2, 1]) { %z = matmul(%a, %b)\n return (%z) }", {{1, 2, 3, 4}, {5, 6}}, {17, 39}},
+      {"matmul", "graph t(%a: f32[2, 1, 2], %b: f32[2, 1]) { %z = matmul(%a, %b)\n return (%z) }", {{1, 2, 3, 4}, {1, 1}}, {3, 7}},
+      {"linear", "graph t(%x: f32[1, 2], %w: f32[3, 2], %b: f32[3]) { %z = linear(%x, %w, %b)\n return (%z) }",
+       {{1, 2}, {1, 0, 0, 1, 1, 1}, {0, 10, 100}}, {1, 12, 103}},
+      {"reshape", "graph t(%x: f32[2, 3]) { %z = reshape(%x, shape=[3, -1])\n return (%z) }", {{1, 2, 3, 4, 5, 6}}, {1, 2, 3, 4, 5, 6}},
+      {"permute", "graph t(%x: f32[2, 3]) { %z = permute(%x, dims=[1, 0])\n return (%z) }", {{1, 2, 3, 4, 5, 6}}, {1, 4, 2, 5, 3, 6}},
+      {"transpose", "graph t(%x: f32[1, 2, 2]) { %z = transpose(%x, 1, 2)\n return (%z) }", {{1, 2, 3, 4}}, {1, 3, 2, 4}},
+      {"expand", "graph t(%x: f32[2, 1]) { %z = expand(%x, shape=[2, 3])\n return (%z) }", {{1, 2}}, {1, 1, 1, 2, 2, 2}},
+      {"slice", "graph t(%x: f32[2, 4]) { %z = slice(%x, dim=1, start=1, end=100, step=2)\n return (%z) }", {{1, 2, 3, 4, 5, 6, 7, 8}}, {2, 4, 6, 8}},
+      {"cat", "graph t(%x: f32[2, 1], %y: f32[2, 2]) { %z = cat(%x, %y, dim=1)\n return (%z) }", {{1, 2}, {3, 4, 5, 6}}, {1, 3, 4, 2, 5, 6}},
+      {"squeeze", "graph t(%x: f32[2, 1]) { %z = squeeze(%x, 1)\n return (%z) }", {{1, 2}}, {1, 2}},
+      {"unsqueeze", "graph t(%x: f32[2]) { %z = unsqueeze(%x, 0)\n return (%z) }", {{1, 2}}, {1, 2}},
+      {"contiguous", "graph t(%x: f32[2, 2] strides=[1, 2]) { %z = contiguous(%x)\n return (%z) }", {{1, 2, 3, 4}}, {1, 2, 3, 4}},
+      {"embedding", "graph t(%w: f32[3, 2], %i: i64[2]) { %z = embedding(%w, %i)\n return (%z) }", {{1, 2, 3, 4, 5, 6}, {2, 0}}, {5, 6, 1, 2}},
+      {"gather", "graph t(%x: f32[2, 3], %i: i64[2, 2]) { %z = gather(%x, %i, dim=1)\n return (%z) }", {{1, 2, 3, 4, 5, 6}, {2, 0, 1, 1}}, {3, 1, 5, 5}},
+      {"full", "graph t() { %z = full(shape=[2], value=2.5, dtype=f32)\n return (%z) }", {}, {2.5, 2.5}},
+  };
+  return cs;
+}
+
+}  // namespace
+
+TEST(ReferenceKernels, EveryOpHasAKernelAndACase) {
+  std::set<std::string> covered;
+  for (auto& c : cases()) covered.insert(c.op);
+  for (auto& s : op_table()) {
+    EXPECT_TRUE(has_reference_kernel(s.name)) << s.name;
+    EXPECT_TRUE(covered.count(s.name)) << "no hand-computed case for " << s.name;
+  }
+}
+
+TEST(ReferenceKernels, MatchHandComputedValues) {
+  for (auto& c : cases()) {
+    SCOPED_TRACE(c.graph);
+    auto got = run_case(c);
+    ASSERT_EQ(got.size(), c.expected.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (std::isnan(c.expected[i])) EXPECT_TRUE(std::isnan(got[i])) << "element " << i;
+      else EXPECT_NEAR(got[i], c.expected[i], c.tol * std::max(1.0, std::fabs(c.expected[i]))) << "element " << i;
+    }
+  }
+}
+
+TEST(ReferenceKernels, LowPrecisionRoundsOnStore) {
+  // 1 + 2^-11 is not representable in f16 (ties to even -> 1); bf16 keeps 8 bits of mantissa.
+  Case h{"add", "graph t(%x: f16[1]) { %z = add(%x, 0.00048828125)\n return (%z) }", {{1}}, {1}};
+  EXPECT_EQ(run_case(h)[0], 1.0);
+  Case b{"mul", "graph t(%x: bf16[1]) { %z = mul(%x, 1.0)\n return (%z) }", {{1.00390625}}, {1}};
+  EXPECT_EQ(run_case(b)[0], 1.0);  // 1 + 2^-8 rounds to even in bf16 already on input
+  EXPECT_EQ(round_to_dtype(65520.0, DType::f16), INFINITY);  // overflow past f16's max
+  EXPECT_EQ(round_to_dtype(5.960464477539063e-08, DType::f16), 5.960464477539063e-08);  // smallest subnormal
+  Case f64{"add", "graph t(%x: f16[1]) { %z = add(%x, 0.00048828125)\n return (%z) }", {{1}}, {1}};
+  EXPECT_EQ(run_case(f64, true)[0], 1.00048828125);  // float64 mode keeps it
+}
+
+TEST(ReferenceKernels, IndexOutOfRangeNamesTheNode) {
+  Case c{"embedding", "graph t(%w: f32[3, 2], %i: i64[1]) { %bad = embedding(%w, %i)\n return (%bad) }", {{1, 2, 3, 4, 5, 6}, {7}}, {}};
+  try {
+    run_case(c);
+    FAIL();
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("node %bad = embedding: index 7 is out of range"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Interpreter, RejectsInputsOfTheWrongType) {
+  Graph g = parse_graph("graph t(%x: f32[2]) { %y = neg(%x)\n return (%y) }");
+  try {
+    interpret(g, {Tensor::zeros(DType::f64, {2})});
+    FAIL();
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("input %x of graph t must be f32[2], got f64[2]"), std::string::npos) << e.what();
+  }
+}

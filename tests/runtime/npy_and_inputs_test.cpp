@@ -1,0 +1,99 @@
+// .npy round trips for every dtype and layout, .npy error messages, and seeded input generation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "reprokit/ir/errors.h"
+#include "reprokit/ir/text_format.h"
+#include "reprokit/runtime/input_gen.h"
+#include "reprokit/runtime/npy.h"
+
+using namespace reprokit;
+namespace fs = std::filesystem;
+
+static fs::path temp_dir(const char* name) {
+  fs::path p = fs::temp_directory_path() / (std::string("rk_runtime_") + name + "_" + std::to_string(::getpid()));
+  fs::create_directories(p);
+  return p;
+}
+
+TEST(Npy, RoundTripsEveryDtype) {
+  auto dir = temp_dir("npy");
+  for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean}) {
+    Tensor x = Tensor::from_doubles(t, {2, 3}, {1, 0, -2, 3.5, 100, -0.25});
+    std::string path = (dir / (std::string(dtype_name(t)) + ".npy")).string();
+    write_npy(path, x);
+    Tensor y = read_npy(path);
+    EXPECT_EQ(y.dtype(), t);
+    EXPECT_EQ(y.shape(), (Shape{2, 3}));
+    EXPECT_EQ(y.to_doubles(), x.to_doubles()) << dtype_name(t);
+  }
+}
+
+TEST(Npy, StridedTensorsAreSavedInLogicalOrder) {
+  auto dir = temp_dir("strided");
+  Tensor x = Tensor::empty_strided(DType::f32, {2, 3}, {1, 2});  // column-major layout
+  for (int i = 0; i < 6; ++i) x.set(i, i);
+  write_npy((dir / "x.npy").string(), x);
+  EXPECT_EQ(read_npy((dir / "x.npy").string()).to_doubles(), (std::vector<double>{0, 1, 2, 3, 4, 5}));
+}
+
+TEST(Npy, ZeroDimAndEmpty) {
+  auto dir = temp_dir("zero");
+  write_npy((dir / "s.npy").string(), Tensor::from_doubles(DType::f64, {}, {3.25}));
+  Tensor s = read_npy((dir / "s.npy").string());
+  EXPECT_EQ(s.rank(), 0);
+  EXPECT_EQ(s.get(0), 3.25);
+  write_npy((dir / "e.npy").string(), Tensor::zeros(DType::f32, {0, 4}));
+  EXPECT_EQ(read_npy((dir / "e.npy").string()).shape(), (Shape{0, 4}));
+}
+
+static std::string error_of(const std::string& path) {
+  try {
+    read_npy(path);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Npy, ErrorsNameThePathAndTheProblem) {
+  auto dir = temp_dir("bad");
+  EXPECT_NE(error_of((dir / "missing.npy").string()).find("missing.npy': no such file"), std::string::npos);
+  std::ofstream((dir / "magic.npy").string()) << "hello world, not numpy";
+  EXPECT_NE(error_of((dir / "magic.npy").string()).find("bad magic"), std::string::npos);
+  write_npy((dir / "t.npy").string(), Tensor::zeros(DType::f32, {100}));
+  fs::resize_file(dir / "t.npy", 200);
+  EXPECT_NE(error_of((dir / "t.npy").string()).find("truncated data"), std::string::npos) << error_of((dir / "t.npy").string());
+  std::string header = "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }";
+  std::ofstream c((dir / "complex.npy").string(), std::ios::binary);
+  c << "\x93NUMPY" << '\x01' << '\x00' << static_cast<char>(header.size()) << '\x00' << header << std::string(8, '\0');
+  c.close();
+  EXPECT_NE(error_of((dir / "complex.npy").string()).find("unsupported dtype '<c8'"), std::string::npos);
+}
+
+TEST(InputGen, DeterministicHonoursStridesAndIndexRanges) {
+  Graph g = parse_graph(R"(graph g(%x: f32[4, 3] strides=[1, 4], %w: f32[7, 2], %i: i64[5, 6], %n: i32[3], %b: bool[10], %s: f32[2, 9], %j: i64[2, 4]) {
+  %e = embedding(%w, %i)
+  %h = gather(%s, %j, dim=1)
+  return (%e, %h, %x, %n, %b)
+})");
+  auto a = generate_inputs(g, 7), b = generate_inputs(g, 7), c = generate_inputs(g, 8);
+  EXPECT_EQ(a[0].strides(), (Shape{1, 4}));
+  for (size_t k = 0; k < a.size(); ++k) EXPECT_EQ(a[k].to_doubles(), b[k].to_doubles());
+  EXPECT_NE(a[0].to_doubles(), c[0].to_doubles());
+  bool nonzero = false;
+  for (double v : a[2].to_doubles()) {
+    EXPECT_GE(v, 0);
+    EXPECT_LT(v, 7);  // embedding rows
+    nonzero |= v != 0;
+  }
+  EXPECT_TRUE(nonzero);
+  for (double v : a[6].to_doubles()) {
+    EXPECT_GE(v, 0);
+    EXPECT_LT(v, 9);  // gather along dim 1 of [2, 9]
+  }
+  for (double v : a[3].to_doubles()) EXPECT_LE(std::fabs(v), 8);
+}
