@@ -31,4 +31,12 @@ class CompiledGraph {
 // {"compile_error"} with the system compiler's / NVRTC's message on failure.
 std::unique_ptr<CompiledGraph> compile_graph(const Graph& g, const CompileOptions& options);
 
+struct PassRecord;
+// What compile_graph hands to code generation for cpp/cuda: decomposed, then optimised by the
+// enabled passes (fusion recorded as "group" attributes). Records each pass when asked.
+Graph lower_for_codegen(const Graph& g, const CompileOptions& options, std::vector<PassRecord>* records);
+
+// How many times this process invoked the system compiler (a cache hit does not).
+int compiler_invocations();
+
 }  // namespace reprokit

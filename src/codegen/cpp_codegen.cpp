@@ -1,0 +1,497 @@
+// The cpp backend's code generator (see cpp_codegen.h).
+#include "cpp_codegen.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "reprokit/ir/errors.h"
+#include "reprokit/ir/graph_utils.h"
+#include "reprokit/ir/op_registry.h"
+
+namespace reprokit {
+
+namespace {
+
+const char* kTemplates[][2] = {
+#include "reprokit_templates.inc"
+};
+
+std::string template_text(const std::string& name) {
+  for (auto& t : kTemplates)
+    if (name == t[0]) return t[1];
+  throw InternalError("missing embedded template " + name);
+}
+
+const char* storage_type(DType t) {
+  switch (t) {
+    case DType::f16: case DType::bf16: return "uint16_t";
+    case DType::f32: return "float";
+    case DType::f64: return "double";
+    case DType::i32: return "int32_t";
+    case DType::i64: return "int64_t";
+    case DType::boolean: return "uint8_t";
+  }
+  return "?";
+}
+
+const char* compute_type(DType t) {
+  switch (t) {
+    case DType::f16: case DType::bf16: case DType::f32: return "float";
+    case DType::f64: return "double";
+    case DType::i32: case DType::i64: return "int64_t";
+    case DType::boolean: return "bool";
+  }
+  return "?";
+}
+
+std::string load_expr(DType t, const std::string& buf, const std::string& idx) {
+  std::string e = fmt::format("{}[{}]", buf, idx);
+  if (t == DType::f16) return "rk_h2f(" + e + ")";
+  if (t == DType::bf16) return "rk_b2f(" + e + ")";
+  if (t == DType::boolean) return "(" + e + " != 0)";
+  return fmt::format("({})({})", compute_type(t), e);
+}
+
+std::string store_value(DType t, const std::string& v) {
+  if (t == DType::f16) return "rk_f2h((float)(" + v + "))";
+  if (t == DType::bf16) return "rk_f2b((float)(" + v + "))";
+  if (t == DType::boolean) return "(uint8_t)((" + v + ") ? 1 : 0)";
+  return fmt::format("({})({})", storage_type(t), v);
+}
+
+std::string literal(const AttrValue& v, const char* ct) {
+  if (v.is_bool()) return v.as_bool() ? "true" : "false";
+  if (v.is_int()) return fmt::format("({})({}LL)", ct, v.as_int());
+  double d = v.as_float();
+  if (std::isnan(d)) return fmt::format("({})NAN", ct);
+  if (std::isinf(d)) return fmt::format("({})({}INFINITY)", ct, d < 0 ? "-" : "");
+  return fmt::format("({})({})", ct, fmt::format("{:.17g}", d));
+}
+
+// Index expression of element `flat` (a C++ expression) of `shape`, read through `strides`
+// (broadcast: size-1 and missing leading dims read with stride 0).
+std::string strided_index(const Shape& iter, const std::string& flat, const Shape& shape, const Shape& strides) {
+  if (shape == iter && strides == contiguous_strides(shape)) return flat;
+  Shape is = contiguous_strides(iter);
+  size_t lead = iter.size() - shape.size();
+  std::string e;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1 || strides[d] == 0) continue;
+    size_t id = d + lead;
+    std::string idx = iter[id] == numel(iter) ? flat : fmt::format("(({} / {}) % {})", flat, is[id], iter[id]);
+    if (is[id] == 1 && id == 0) idx = flat;
+    e += (e.empty() ? "" : " + ") + (strides[d] == 1 ? idx : fmt::format("{} * {}", idx, strides[d]));
+  }
+  return e.empty() ? "0" : e;
+}
+
+class CppGen {
+ public:
+  CppGen(const Graph& g, const NodeInjections& inj) : g_(g), inj_(inj), users_(compute_users(g)) {}
+
+  std::string run() {
+    plan_groups();
+    std::string body;
+    for (int i = 0; i < g_.num_inputs(); ++i)
+      body += fmt::format("  const {}* b{} = (const {}*)inputs[{}];\n", storage_type(g_.node(i).type.dtype), i, storage_type(g_.node(i).type.dtype), i);
+    // Output buffers: the first return of a body node writes straight into the caller's buffer.
+    std::set<int> direct;
+    for (size_t k = 0; k < g_.outputs.size(); ++k) {
+      int o = g_.outputs[k];
+      if (!g_.node(o).is_input() && !direct.count(o)) {
+        direct.insert(o);
+        body += fmt::format("  {}* b{} = ({}*)outputs[{}];\n", storage_type(g_.node(o).type.dtype), o, storage_type(g_.node(o).type.dtype), k);
+      }
+    }
+    for (int i = g_.num_inputs(); i < g_.size(); ++i)
+      if (materialized(i) && !direct.count(i))
+        body += fmt::format("  std::vector<{}> v{}({}); {}* b{} = v{}.data();\n", storage_type(g_.node(i).type.dtype), i,
+                            std::max<int64_t>(g_.node(i).type.numel(), 1), storage_type(g_.node(i).type.dtype), i, i);
+    for (int i = g_.num_inputs(); i < g_.size(); ++i) {
+      if (group_last_.count(i)) body += kernel_for_group(group_last_.at(i));
+      else if (!group_of_.count(i)) body += kernel_for_node(i);
+    }
+    // Outputs that are inputs, or returned twice, are copied.
+    std::set<int> written;
+    for (size_t k = 0; k < g_.outputs.size(); ++k) {
+      int o = g_.outputs[k];
+      const TensorType& t = g_.node(o).type;
+      if (!g_.node(o).is_input() && !written.count(o)) {
+        written.insert(o);
+        continue;
+      }
+      body += fmt::format("  for (int64_t i = 0; i < {}; ++i) (({}*)outputs[{}])[i] = b{}[{}];\n", t.numel(), storage_type(t.dtype), k, o,
+                          strided_index(t.shape, "i", t.shape, t.effective_strides()));
+    }
+    return template_text("cpp_prelude.h") + "\nextern \"C\" int rk_graph_run(void* const* inputs, void* const* outputs, char* err, int errlen) {\n" +
+           body + "  return 0;\n}\n";
+  }
+
+ private:
+  // ---- planning ----
+  void plan_groups() {
+    std::map<int64_t, std::vector<int>> groups;
+    for (int i = g_.num_inputs(); i < g_.size(); ++i)
+      if (auto it = g_.node(i).attrs.find("group"); it != g_.node(i).attrs.end()) groups[it->second.as_int()].push_back(i);
+    for (auto& [gid, members] : groups) {
+      if (members.size() == 1) continue;  // a group of one is an ordinary node
+      for (int m : members) group_of_[m] = gid;
+      group_last_[members.back()] = members;
+      for (size_t k = 0; k + 1 < members.size(); ++k)
+        if (!is_pointwise(g_.node(members[k]).op))
+          throw InternalError(fmt::format("fusion group {} has the non-pointwise node %{} before its end", gid, g_.node(members[k]).name));
+    }
+  }
+
+  bool is_output(int id) const { return std::find(g_.outputs.begin(), g_.outputs.end(), id) != g_.outputs.end(); }
+
+  // A value lives in a buffer unless it is used only inside its own fusion group.
+  bool materialized(int id) const {
+    if (g_.node(id).is_input() || is_output(id)) return true;
+    auto it = group_of_.find(id);
+    if (it == group_of_.end()) return true;
+    for (int u : users_[static_cast<size_t>(id)]) {
+      auto uit = group_of_.find(u);
+      if (uit == group_of_.end() || uit->second != it->second) return true;
+    }
+    return false;
+  }
+
+  Shape strides_of(int id) const { return g_.node(id).is_input() ? g_.node(id).type.effective_strides() : contiguous_strides(g_.node(id).type.shape); }
+
+  std::string injection_prologue(int id) {
+    auto it = inj_.find(g_.node(id).name);
+    if (it == inj_.end()) return "";
+    const std::string& kind = it->second;
+    std::string where = fmt::format("node %{} ({})", g_.node(id).name, g_.node(id).op);
+    if (kind == "compile_error") return fmt::format("  rk_injected_compile_error_in_{}();\n", sanitize(g_.node(id).name));
+    if (kind == "runtime_error")
+      return fmt::format("  {{ rk_error(err, errlen, \"injected runtime error in {}\"); return 1; }}\n", where);
+    if (kind == "flaky")
+      return fmt::format("  if (rk_flaky()) {{ rk_error(err, errlen, \"injected flaky failure in {}\"); return 1; }}\n", where);
+    if (kind == "crash") return "  rk_crash();\n";
+    if (kind == "hang") return "  rk_spin_forever();\n";
+    return "";  // accuracy: applied to the value
+  }
+
+  bool perturbs(int id) const {
+    auto it = inj_.find(g_.node(id).name);
+    return it != inj_.end() && it->second == "accuracy";
+  }
+
+  static std::string sanitize(const std::string& s) {
+    std::string o;
+    for (char c : s) o += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    return o;
+  }
+
+  // ---- expressions ----
+  // The value of operand `o` of node `user` at iteration element `flat` over shape `iter`, in
+  // compute type `ct`. Nodes of the current group are named temporaries.
+  std::string operand_expr(const Operand& o, const char* ct, const Shape& iter, const std::string& flat) {
+    if (!o.is_value()) return literal(o.literal, ct);
+    int v = o.value;
+    if (in_kernel_.count(v)) return fmt::format("({})t{}", ct, v);
+    const TensorType& t = g_.node(v).type;
+    return fmt::format("({}){}", ct, load_expr(t.dtype, "b" + std::to_string(v), strided_index(iter, flat, t.shape, strides_of(v))));
+  }
+
+  DType operand_dtype(const Operand& o) const { return o.is_value() ? g_.node(o.value).type.dtype : DType::f64; }
+
+  // C++ expression of pointwise node id in its compute type.
+  std::string pointwise_expr(int id, const Shape& iter, const std::string& flat) {
+    const Node& n = g_.node(id);
+    const char* ct = compute_type(n.type.dtype);
+    static const std::set<std::string> cmp{"eq", "ne", "lt", "le", "gt", "ge"};
+    const char* opct = ct;
+    if (cmp.count(n.op)) {  // compare in the operands' promoted type
+      DType pt = DType::boolean;
+      bool any = false;
+      for (auto& o : n.operands)
+        if (o.is_value()) { pt = any ? promote_types(pt, operand_dtype(o)) : operand_dtype(o); any = true; }
+      for (auto& o : n.operands)
+        if (!o.is_value()) pt = promote_with_scalar(pt, o.literal.is_bool() ? ScalarKind::boolean : o.literal.is_int() ? ScalarKind::integer : ScalarKind::floating);
+      opct = compute_type(pt);
+    }
+    std::vector<std::string> a;
+    for (auto& o : n.operands) a.push_back(operand_expr(o, n.op == "where" && a.empty() ? "bool" : (n.op == "to" ? compute_type(operand_dtype(o)) : opct), iter, flat));
+    const std::string& op = n.op;
+    if (op == "neg") return "(-" + a[0] + ")";
+    if (op == "abs") return "std::abs(" + a[0] + ")";
+    if (op == "exp" || op == "log" || op == "sqrt" || op == "sin" || op == "cos" || op == "tanh" || op == "erf")
+      return fmt::format("std::{}({})", op, a[0]);
+    if (op == "rsqrt") return fmt::format("(({})1 / std::sqrt({}))", ct, a[0]);
+    if (op == "reciprocal") return fmt::format("(({})1 / {})", ct, a[0]);
+    if (op == "relu") return "rk_relu(" + a[0] + ")";
+    if (op == "add") return "(" + a[0] + " + " + a[1] + ")";
+    if (op == "sub") return "(" + a[0] + " - " + a[1] + ")";
+    if (op == "mul") return "(" + a[0] + " * " + a[1] + ")";
+    if (op == "div") return "(" + a[0] + " / " + a[1] + ")";
+    if (op == "pow") return fmt::format("({})std::pow({}, {})", ct, a[0], a[1]);
+    if (op == "maximum") return "rk_max(" + a[0] + ", " + a[1] + ")";
+    if (op == "minimum") return "rk_min(" + a[0] + ", " + a[1] + ")";
+    static const std::map<std::string, std::string> cmpop{{"eq", "=="}, {"ne", "!="}, {"lt", "<"}, {"le", "<="}, {"gt", ">"}, {"ge", ">="}};
+    if (cmp.count(op)) return "(" + a[0] + " " + cmpop.at(op) + " " + a[1] + ")";
+    if (op == "where") return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+    if (op == "to") return n.type.dtype == DType::boolean ? "(" + a[0] + " != 0)" : fmt::format("({})({})", ct, a[0]);
+    if (op == "clone") return a[0];
+    throw InternalError("cpp codegen: no pointwise spelling for " + op);
+  }
+
+  // Statements computing the group members `ids` (in order) at element `flat` of `iter`; stores
+  // the materialized ones at index `flat`.
+  std::string pointwise_body(const std::vector<int>& ids, const Shape& iter, const std::string& flat, const std::string& indent) {
+    std::string s;
+    for (int id : ids) {
+      const Node& n = g_.node(id);
+      std::string e = pointwise_expr(id, iter, flat);
+      if (perturbs(id)) e = "rk_perturb(" + e + ")";
+      s += fmt::format("{}const {} t{} = {};\n", indent, compute_type(n.type.dtype), id, e);
+      in_kernel_.insert(id);
+      if (materialized(id)) s += fmt::format("{}b{}[{}] = {};\n", indent, id, flat, store_value(n.type.dtype, "t" + std::to_string(id)));
+    }
+    return s;
+  }
+
+  static std::string parallel_for(int64_t n, int64_t work_per_item) {
+    return n * work_per_item >= 65536 ? "  #pragma omp parallel for schedule(static)\n" : "";
+  }
+
+  std::string kernel_header(const std::vector<int>& ids) {
+    std::string names;
+    for (int id : ids) names += (names.empty() ? "" : ", ") + ("%" + g_.node(id).name);
+    std::string s = fmt::format("  // kernel: {}\n", names);
+    for (int id : ids) s += injection_prologue(id);
+    return s;
+  }
+
+  std::string kernel_for_group(const std::vector<int>& ids) {
+    in_kernel_.clear();
+    std::string s = kernel_header(ids);
+    int last = ids.back();
+    const Node& ln = g_.node(last);
+    if (is_pointwise(ln.op)) {
+      const Shape& iter = ln.type.shape;
+      s += parallel_for(ln.type.numel(), static_cast<int64_t>(ids.size()));
+      s += fmt::format("  for (int64_t i = 0; i < {}; ++i) {{\n", ln.type.numel());
+      s += pointwise_body(ids, iter, "i", "    ");
+      return s + "  }\n";
+    }
+    std::vector<int> prologue(ids.begin(), ids.end() - 1);
+    return s + reduction_kernel(last, prologue);
+  }
+
+  std::string kernel_for_node(int id) {
+    in_kernel_.clear();
+    const Node& n = g_.node(id);
+    std::string s = kernel_header({id});
+    if (is_pointwise(n.op)) {
+      s += parallel_for(n.type.numel(), 1);
+      s += fmt::format("  for (int64_t i = 0; i < {}; ++i) {{\n", n.type.numel());
+      return s + pointwise_body({id}, n.type.shape, "i", "    ") + "  }\n";
+    }
+    if (n.op == "sum" || n.op == "amax" || n.op == "amin" || n.op == "argmax") return s + reduction_kernel(id, {});
+    if (n.op == "matmul") return s + matmul_kernel(id);
+    if (n.op == "cat") return s + cat_kernel(id);
+    if (n.op == "embedding" || n.op == "gather") return s + index_kernel(id);
+    if (n.op == "full") {
+      std::string v = literal(attr(n, "value"), compute_type(n.type.dtype));
+      return s + fmt::format("  for (int64_t i = 0; i < {}; ++i) b{}[i] = {};\n", n.type.numel(), id,
+                             store_value(n.type.dtype, perturbs(id) ? "rk_perturb(" + v + ")" : v));
+    }
+    return s + view_kernel(id);
+  }
+
+  // Element offset into the operand of a view node, for output element `i`.
+  std::string view_source_index(int id) {
+    const Node& n = g_.node(id);
+    int src = n.operands[0].value;
+    const TensorType& st = g_.node(src).type;
+    Shape ss = strides_of(src);
+    const Shape& out = n.type.shape;
+    Shape view;  // strides over the source's storage, per output dim
+    int64_t offset = 0;
+    int64_t rank = st.rank();
+    if (n.op == "permute" || n.op == "transpose") {
+      std::vector<int64_t> dims;
+      if (n.op == "permute") for (auto d : attr_ints(n, "dims")) dims.push_back(normalize_dim(d, rank));
+      else {
+        for (int64_t d = 0; d < rank; ++d) dims.push_back(d);
+        std::swap(dims[static_cast<size_t>(normalize_dim(attr_int(n, "dim0"), rank))], dims[static_cast<size_t>(normalize_dim(attr_int(n, "dim1"), rank))]);
+      }
+      for (auto d : dims) view.push_back(ss[static_cast<size_t>(d)]);
+    } else if (n.op == "expand") {
+      size_t lead = out.size() - st.shape.size();
+      view.assign(out.size(), 0);
+      for (size_t d = 0; d < st.shape.size(); ++d) view[lead + d] = st.shape[d] == 1 ? 0 : ss[d];
+    } else if (n.op == "slice") {
+      int64_t dim = normalize_dim(attr_int(n, "dim"), rank);
+      int64_t size = st.shape[static_cast<size_t>(dim)], start = attr_int(n, "start");
+      if (start < 0) start += size;
+      start = std::clamp<int64_t>(start, 0, size);
+      view = ss;
+      offset = start * ss[static_cast<size_t>(dim)];
+      view[static_cast<size_t>(dim)] *= attr_int(n, "step");
+    } else {  // reshape, squeeze, unsqueeze, contiguous: same logical order as the source
+      return strided_index(st.shape, "i", st.shape, ss);
+    }
+    std::string e = strided_index(out, "i", out, view);
+    return offset ? fmt::format("{} + {}", offset, e) : e;
+  }
+
+  std::string view_kernel(int id) {
+    const Node& n = g_.node(id);
+    int src = n.operands[0].value;
+    std::string v = load_expr(g_.node(src).type.dtype, "b" + std::to_string(src), view_source_index(id));
+    if (perturbs(id)) v = "rk_perturb(" + v + ")";
+    return parallel_for(n.type.numel(), 1) +
+           fmt::format("  for (int64_t i = 0; i < {}; ++i) b{}[i] = {};\n", n.type.numel(), id, store_value(n.type.dtype, v));
+  }
+
+  std::string reduction_kernel(int id, const std::vector<int>& prologue) {
+    const Node& n = g_.node(id);
+    int src = n.operands[0].value;
+    const Shape& in = g_.node(src).type.shape;
+    int64_t rank = static_cast<int64_t>(in.size());
+    std::vector<bool> reduced(in.size(), false);
+    if (auto d = attr_opt(n, n.op == "argmax" ? "dim" : "dims")) {
+      for (auto x : d->as_ints()) reduced[static_cast<size_t>(normalize_dim(x, rank))] = true;
+    } else {
+      reduced.assign(in.size(), true);
+    }
+    Shape kept, red;
+    for (size_t d = 0; d < in.size(); ++d) (reduced[d] ? red : kept).push_back(in[d]);
+    Shape instr = contiguous_strides(in), ks = contiguous_strides(kept), rs = contiguous_strides(red);
+    std::string idx;
+    for (size_t d = 0, k = 0, r = 0; d < in.size(); ++d) {
+      if (in[d] == 1) { reduced[d] ? ++r : ++k; continue; }
+      std::string part = reduced[d] ? fmt::format("((r / {}) % {})", rs[r], red[r]) : fmt::format("((o / {}) % {})", ks[k], kept[k]);
+      reduced[d] ? ++r : ++k;
+      idx += (idx.empty() ? "" : " + ") + fmt::format("{} * {}", part, instr[d]);
+    }
+    if (idx.empty()) idx = "0";
+    DType it = g_.node(src).type.dtype;
+    const char* act = n.op == "sum" ? compute_type(n.type.dtype) : compute_type(it);
+    int64_t outer = numel(kept), inner = numel(red);
+    std::string s = parallel_for(outer, inner);
+    s += fmt::format("  for (int64_t o = 0; o < {}; ++o) {{\n", outer);
+    std::string init = n.op == "amax" ? fmt::format("-std::numeric_limits<{}>::infinity()", act)
+                       : n.op == "amin" ? fmt::format("std::numeric_limits<{}>::infinity()", act) : fmt::format("({})0", act);
+    if (n.op == "argmax") s += fmt::format("    {} acc = ({})0; int64_t best = -1;\n", act, act);
+    else s += fmt::format("    {} acc = {};\n", act, init);
+    s += fmt::format("    for (int64_t r = 0; r < {}; ++r) {{\n      const int64_t ii = {};\n", inner, idx);
+    s += pointwise_body(prologue, in, "ii", "      ");
+    std::string v = in_kernel_.count(src) ? fmt::format("({})t{}", act, src) : operand_expr(n.operands[0], act, in, "ii");
+    if (n.op == "sum") s += "      acc += " + v + ";\n";
+    else if (n.op == "amax") s += "      acc = rk_max(acc, " + v + ");\n";
+    else if (n.op == "amin") s += "      acc = rk_min(acc, " + v + ");\n";
+    else s += fmt::format("      {{ {} v = {}; if (best < 0 || (acc == acc && (v != v || v > acc))) {{ acc = v; best = r; }} }}\n", act, v);
+    s += "    }\n";
+    std::string result = n.op == "argmax" ? "best" : "acc";
+    if (perturbs(id)) result = "rk_perturb(" + result + ")";
+    s += fmt::format("    b{}[o] = {};\n  }}\n", id, store_value(n.type.dtype, result));
+    return s;
+  }
+
+  std::string matmul_kernel(int id) {
+    const Node& n = g_.node(id);
+    int a = n.operands[0].value, b = n.operands[1].value;
+    const Shape &as = g_.node(a).type.shape, &bs = g_.node(b).type.shape, &os = n.type.shape;
+    Shape ast = strides_of(a), bst = strides_of(b);
+    int64_t M = as[as.size() - 2], K = as.back(), N = bs.back();
+    Shape batch(os.begin(), os.end() - 2);
+    int64_t nb = numel(batch);
+    // Batch offsets of each operand as index expressions over the batch index `bi`.
+    auto batch_off = [&](const Shape& shape, const Shape& st) {
+      Shape bshape(shape.begin(), shape.end() - 2), bstr(st.begin(), st.end() - 2);
+      return strided_index(batch, "bi", bshape, bstr);
+    };
+    const char* ct = compute_type(n.type.dtype);
+    DType dt = n.type.dtype;
+    std::string s = fmt::format("  {{\n  const int64_t M = {}, K = {}, N = {};\n", M, K, N);
+    s += nb * M * N * K >= 65536 ? "  #pragma omp parallel for collapse(2) schedule(static)\n" : "";
+    s += fmt::format("  for (int64_t bi = 0; bi < {}; ++bi)\n  for (int64_t m = 0; m < M; ++m) {{\n", nb);
+    s += fmt::format("    {} row[{}] = {{}};\n", ct, N);
+    s += fmt::format("    const int64_t ao = {} + m * {}, bo = {};\n", batch_off(as, ast), ast[ast.size() - 2], batch_off(bs, bst));
+    s += "    for (int64_t k = 0; k < K; ++k) {\n";
+    s += fmt::format("      const {} av = {};\n", ct, load_expr(g_.node(a).type.dtype, "b" + std::to_string(a), fmt::format("ao + k * {}", ast.back())));
+    s += fmt::format("      for (int64_t j = 0; j < N; ++j) row[j] += av * {};\n", load_expr(g_.node(b).type.dtype, "b" + std::to_string(b),
+                                                                                       fmt::format("bo + k * {} + j * {}", bst[bst.size() - 2], bst.back())));
+    s += "    }\n";
+    std::string v = perturbs(id) ? "rk_perturb(row[j])" : "row[j]";
+    s += fmt::format("    for (int64_t j = 0; j < N; ++j) b{}[(bi * M + m) * N + j] = {};\n  }}\n  }}\n", id, store_value(dt, v));
+    return s;
+  }
+
+  std::string cat_kernel(int id) {
+    const Node& n = g_.node(id);
+    int64_t dim = normalize_dim(attr_int(n, "dim"), n.type.rank());
+    std::string s;
+    int64_t offset = 0;
+    Shape os = contiguous_strides(n.type.shape);
+    for (auto& o : n.operands) {
+      int src = o.value;
+      const TensorType& t = g_.node(src).type;
+      // Output element of source element i: the same index with `offset` added along dim.
+      std::string out_idx = fmt::format("{} * {}", offset, os[static_cast<size_t>(dim)]);
+      Shape ts = contiguous_strides(t.shape);
+      for (size_t d = 0; d < t.shape.size(); ++d)
+        out_idx += fmt::format(" + ((i / {}) % {}) * {}", ts[d], t.shape[d], os[d]);
+      std::string v = fmt::format("({}){}", compute_type(n.type.dtype),
+                                  load_expr(t.dtype, "b" + std::to_string(src), strided_index(t.shape, "i", t.shape, strides_of(src))));
+      if (perturbs(id)) v = "rk_perturb(" + v + ")";
+      s += fmt::format("  for (int64_t i = 0; i < {}; ++i) b{}[{}] = {};\n", t.numel(), id, out_idx, store_value(n.type.dtype, v));
+      offset += t.shape[static_cast<size_t>(dim)];
+    }
+    return s;
+  }
+
+  std::string index_kernel(int id) {
+    const Node& n = g_.node(id);
+    int x = n.operands[0].value, ix = n.operands[1].value;
+    const TensorType &xt = g_.node(x).type, &it = g_.node(ix).type;
+    std::string idx = load_expr(it.dtype, "b" + std::to_string(ix), strided_index(it.shape, n.op == "embedding" ? "q" : "i", it.shape, strides_of(ix)));
+    std::string s;
+    std::string bad = fmt::format("{{ std::snprintf(err, (size_t)errlen, \"node %{} = {}: index %lld is out of range for a dimension of size %lld\", (long long)raw, (long long){}); return 1; }}",
+                                  n.name, n.op, n.op == "embedding" ? xt.shape[0] : xt.shape[static_cast<size_t>(normalize_dim(attr_int(n, "dim"), xt.rank()))]);
+    if (n.op == "embedding") {
+      int64_t rows = xt.shape[0], cols = xt.shape[1];
+      Shape xs = strides_of(x);
+      s += fmt::format("  for (int64_t q = 0; q < {}; ++q) {{\n    const int64_t raw = (int64_t){};\n", it.numel(), idx);
+      s += fmt::format("    if (raw < 0 || raw >= {}) {}\n", rows, bad);
+      std::string v = load_expr(xt.dtype, "b" + std::to_string(x), fmt::format("raw * {} + c * {}", xs[0], xs[1]));
+      if (perturbs(id)) v = "rk_perturb(" + v + ")";
+      s += fmt::format("    for (int64_t c = 0; c < {}; ++c) b{}[q * {} + c] = {};\n  }}\n", cols, id, cols, store_value(n.type.dtype, v));
+      return s;
+    }
+    int64_t dim = normalize_dim(attr_int(n, "dim"), xt.rank());
+    Shape xs = strides_of(x), os = contiguous_strides(n.type.shape);
+    int64_t size = xt.shape[static_cast<size_t>(dim)];
+    std::string off;
+    for (size_t d = 0; d < xt.shape.size(); ++d) {
+      std::string coord = static_cast<int64_t>(d) == dim ? "c" : fmt::format("((i / {}) % {})", os[d], n.type.shape[d]);
+      off += (off.empty() ? "" : " + ") + fmt::format("{} * {}", coord, xs[d]);
+    }
+    s += fmt::format("  for (int64_t i = 0; i < {}; ++i) {{\n    const int64_t raw = (int64_t){};\n    const int64_t c = raw < 0 ? raw + {} : raw;\n", n.type.numel(), idx, size);
+    s += fmt::format("    if (c < 0 || c >= {}) {}\n", size, bad);
+    std::string v = load_expr(xt.dtype, "b" + std::to_string(x), off);
+    if (perturbs(id)) v = "rk_perturb(" + v + ")";
+    s += fmt::format("    b{}[i] = {};\n  }}\n", id, store_value(n.type.dtype, v));
+    return s;
+  }
+
+  const Graph& g_;
+  const NodeInjections& inj_;
+  std::vector<std::vector<int>> users_;
+  std::map<int, int64_t> group_of_;
+  std::map<int, std::vector<int>> group_last_;
+  std::set<int> in_kernel_;
+};
+
+}  // namespace
+
+std::string render_cpp(const Graph& g, const NodeInjections& injections) { return CppGen(g, injections).run(); }
+
+}  // namespace reprokit

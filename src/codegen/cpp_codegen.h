@@ -1,0 +1,19 @@
+// Lowering of a decomposed, optimised graph to C++ source: one loop nest per kernel (a fusion
+// group, or a standalone matmul / view / cat / embedding / gather / full / reduction node).
+#pragma once
+#include <map>
+#include <string>
+
+#include "reprokit/ir/graph.h"
+
+namespace reprokit {
+
+// Fault injections resolved to nodes: node name -> kind (compile_error, runtime_error, ...).
+using NodeInjections = std::map<std::string, std::string>;
+
+// The generated source defines `extern "C" int rk_graph_run(void* const* inputs, void* const*
+// outputs, char* err, int errlen)`: inputs in graph order (with their declared strides), outputs
+// contiguous, allocated by the caller; returns 0, or 1 with a message in err.
+std::string render_cpp(const Graph& g, const NodeInjections& injections);
+
+}  // namespace reprokit

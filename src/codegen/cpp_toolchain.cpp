@@ -1,0 +1,96 @@
+// The cpp toolchain (see cpp_toolchain.h).
+#include "cpp_toolchain.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "reprokit/codegen/compiler.h"
+#include "reprokit/ir/errors.h"
+
+namespace reprokit {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<int> g_invocations{0};
+
+const char* kFlags = "-O3 -fopenmp -shared -fPIC -w";
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  return h;
+}
+
+std::string run_capture(const std::string& cmd, int& status) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) {
+    status = -1;
+    return "cannot start the compiler";
+  }
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  status = pclose(p);
+  return out;
+}
+
+}  // namespace
+
+int compiler_invocations() { return g_invocations.load(); }
+
+std::string default_cache_dir(const std::string& configured) {
+  if (!configured.empty()) return configured;
+  if (const char* e = std::getenv("REPRO_CACHE_DIR"); e && *e) return e;
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/reprokit";
+  return (fs::temp_directory_path() / "reprokit-cache").string();
+}
+
+CompiledLibrary build_shared_object(const std::string& source, const std::string& cache_dir) {
+  std::string compiler = REPROKIT_CXX_COMPILER;
+  std::string key = fmt::format("{:016x}", fnv1a(source + "\n" + compiler + " " + kFlags));
+  fs::path dir(cache_dir);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw UserError(fmt::format("cannot create the compile cache directory '{}': {}", dir.string(), ec.message()));
+  fs::path so = dir / ("rk_" + key + ".so");
+  CompiledLibrary lib;
+  lib.path = so.string();
+  lib.cache_hit = fs::exists(so);
+  if (!lib.cache_hit) {
+    // Unique temporary names, renamed into place: concurrent compiles of one graph are safe.
+    std::string tag = fmt::format("{}.{}", ::getpid(), g_invocations.load());
+    fs::path src = dir / ("rk_" + key + "." + tag + ".cpp"), tmp = dir / ("rk_" + key + "." + tag + ".so.tmp");
+    {
+      std::ofstream out(src);
+      out << source;
+      if (!out) throw UserError(fmt::format("cannot write generated source to '{}'", src.string()));
+    }
+    ++g_invocations;
+    int status = 0;
+    std::string log = run_capture(fmt::format("{} {} -o {} {}", compiler, kFlags, tmp.string(), src.string()), status);
+    if (status != 0) {
+      fs::remove(tmp, ec);
+      throw CompileFailure("compile_error", fmt::format("C++ compiler failed on generated code ({}):\n{}", src.string(), log));
+    }
+    fs::rename(tmp, so, ec);
+    if (ec) throw UserError(fmt::format("cannot move the compiled library into the cache: {}", ec.message()));
+    fs::rename(src, dir / ("rk_" + key + ".cpp"), ec);
+  }
+  lib.handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib.handle) throw CompileFailure("compile_error", fmt::format("cannot load '{}': {}", so.string(), dlerror()));
+  lib.entry = dlsym(lib.handle, "rk_graph_run");
+  if (!lib.entry) throw CompileFailure("compile_error", fmt::format("'{}' has no rk_graph_run", so.string()));
+  return lib;
+}
+
+}  // namespace reprokit

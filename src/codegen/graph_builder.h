@@ -1,0 +1,35 @@
+// GraphBuilder: the way passes rewrite a graph. A pass walks the old graph in order and emits a
+// new one, mapping old ids to new ones; an injected (wrong) rewrite is one extra node.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "reprokit/ir/graph.h"
+
+namespace reprokit {
+
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(const Graph& old) : old_(old), map_(static_cast<size_t>(old.size()), -1) { out_.name = old.name; }
+
+  // Copies old node `id` with its operands mapped; returns the new id (also recorded in the map).
+  int copy(int id);
+  // Makes uses of old `id` refer to new node `to` instead.
+  void alias(int id, int to) { map_[static_cast<size_t>(id)] = to; }
+  int mapped(int id) const { return map_[static_cast<size_t>(id)]; }
+  Operand map_operand(const Operand& o) const { return o.is_value() ? Operand::of(mapped(o.value)) : o; }
+  // Emits a new node with a fresh name derived from `base`.
+  int emit(const std::string& base, const std::string& op, std::vector<Operand> operands, Attrs attrs = {});
+  // The value of new node `v`, made subtly wrong (x * 1.01 + 0.01): the injected bug of a pass.
+  int perturb(int v);
+  Graph finish();  // maps outputs, verifies
+
+  Graph& graph() { return out_; }
+
+ private:
+  const Graph& old_;
+  Graph out_;
+  std::vector<int> map_;
+};
+
+}  // namespace reprokit

@@ -1,0 +1,70 @@
+// The pass table (pipeline order) and the pass manager: limits, injections, verification after
+// each pass, and a Halide-style log line per pass.
+#include "reprokit/codegen/pass_manager.h"
+
+#include <fmt/core.h>
+
+#include <chrono>
+
+#include "passes.h"
+#include "reprokit/ir/errors.h"
+#include "reprokit/ir/text_format.h"
+#include "reprokit/ir/verifier.h"
+
+namespace reprokit {
+
+bool RewriteBudget::allow() {
+  ++wanted_;
+  if (limit_ >= 0 && applied_ >= limit_) return false;
+  ++applied_;
+  return true;
+}
+
+const std::vector<PassInfo>& pass_table() {
+  static const std::vector<PassInfo> table = {
+      {"dce", "dead-code elimination: removes nodes no output depends on", run_dce},
+      {"cse", "common-subexpression elimination: merges nodes with the same op, operands and attributes", run_cse},
+      {"constant-folding", "evaluates nodes whose operands are all constants (full or literals) into a full", run_constant_folding},
+      {"algebraic-simplification", "rewrites identities: x*1, x+0, x-0, x/1, neg(neg(x)), pow(x,1), no-op casts and views", run_algebraic_simplification},
+      {"pointwise-fusion", "groups chains of same-shape pointwise ops into one loop (attribute group)", run_pointwise_fusion},
+      {"reduction-fusion", "fuses a reduction into the pointwise group that produces its input", run_reduction_fusion},
+  };
+  return table;
+}
+
+const PassInfo* find_pass(const std::string& name) {
+  for (auto& p : pass_table())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+std::vector<PassRecord> run_passes(Graph& g, const CompileOptions& options) {
+  for (auto& [name, limit] : options.pass_limits)
+    if (!find_pass(name)) throw UserError(fmt::format("unknown pass '{}' in a pass limit (`reprokit passes` lists them)", name));
+  for (auto& name : options.disabled_passes)
+    if (!find_pass(name)) throw UserError(fmt::format("unknown pass '{}' (`reprokit passes` lists them)", name));
+  for (auto& inj : options.pass_injections)
+    if (!find_pass(inj.pass)) throw UserError(fmt::format("unknown pass '{}' in --inject-pass (`reprokit passes` lists them)", inj.pass));
+  std::vector<PassRecord> records;
+  if (!options.run_passes) return records;
+  for (auto& pass : pass_table()) {
+    if (options.disabled_passes.count(pass.name)) continue;
+    int64_t limit = -1, inject_at = 0;
+    if (auto it = options.pass_limits.find(pass.name); it != options.pass_limits.end()) limit = it->second;
+    for (auto& inj : options.pass_injections)
+      if (inj.pass == pass.name) inject_at = inj.n;
+    RewriteBudget budget(pass.name, limit, inject_at);
+    auto t0 = std::chrono::steady_clock::now();
+    bool changed = pass.run(g, budget);
+    verify(g);  // every pass hands on a valid graph
+    PassRecord r{pass.name, budget.applied(), budget.wanted(),
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(), changed};
+    if (options.verbose)
+      fmt::print(stderr, "[reprokit] pass {:<26} {}  ({:.2f} ms, {} nodes)\n", pass.name,
+                 changed ? fmt::format("{} rewrite{}", r.rewrites, r.rewrites == 1 ? "" : "s") : std::string("(unchanged)"), r.ms, g.num_ops());
+    records.push_back(r);
+  }
+  return records;
+}
+
+}  // namespace reprokit

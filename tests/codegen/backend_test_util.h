@@ -1,0 +1,47 @@
+// Helpers of the codegen tests: run a graph through a backend and compare with the reference.
+#pragma once
+#include <cmath>
+#include <string>
+
+#include "reprokit/codegen/compiler.h"
+#include "reprokit/ir/text_format.h"
+#include "reprokit/runtime/input_gen.h"
+#include "reprokit/runtime/interpreter.h"
+
+namespace reprokit::testing {
+
+inline std::string test_cache_dir() {
+  return std::string(REPROKIT_BINARY_DIR) + "/test-cache";
+}
+
+// Largest error of the backend against the float64 reference, relative to the output's scale,
+// and "" or a description of a structural mismatch.
+inline double max_error_vs_f64(const Graph& g, const CompileOptions& opts, uint64_t seed = 5) {
+  auto inputs = generate_inputs(g, seed);
+  InterpretOptions f64;
+  f64.cast_to_f64 = true;
+  auto ref = interpret(g, inputs, f64);
+  auto got = compile_graph(g, opts)->run(inputs);
+  double worst = 0;
+  for (size_t k = 0; k < ref.size(); ++k) {
+    auto a = got[k].to_doubles(), b = ref[k].to_doubles();
+    if (a.size() != b.size()) return INFINITY;
+    double scale = 1;
+    for (double v : b) if (std::isfinite(v)) scale = std::max(scale, std::fabs(v));
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (std::isnan(a[i]) && std::isnan(b[i])) continue;
+      if (std::isinf(b[i]) && a[i] == b[i]) continue;
+      worst = std::max(worst, std::fabs(a[i] - b[i]) / scale);
+    }
+  }
+  return worst;
+}
+
+inline CompileOptions cpp_options() {
+  CompileOptions o;
+  o.backend = "cpp";
+  o.cache_dir = test_cache_dir();
+  return o;
+}
+
+}  // namespace reprokit::testing
