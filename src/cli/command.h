@@ -3,6 +3,7 @@
 #pragma once
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 

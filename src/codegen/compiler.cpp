@@ -72,9 +72,9 @@ class CppCompiledGraph : public CompiledGraph {
 
 }  // namespace
 
-NodeInjections resolve_injections(const Graph& g, const std::vector<FaultInjection>& injections) {
-  NodeInjections out;
-  for (auto& inj : injections)
+NodeInjections resolve_injections(const Graph& g, const CompileOptions& options) {
+  NodeInjections out = options.injection_nodes;
+  for (auto& inj : options.injections)
     for (auto& n : g.nodes)
       if (n.op == inj.op) out[n.name] = inj.kind;
   return out;
@@ -92,7 +92,7 @@ std::unique_ptr<CompiledGraph> compile_graph(const Graph& g, const CompileOption
   if (b == "eager") return std::make_unique<InterpretedGraph>(g);
   if (b == "aot_eager") return std::make_unique<InterpretedGraph>(decompose(g));
   if (b != "cpp" && b != "cuda") throw UserError(fmt::format("unknown backend '{}' (expected eager, aot_eager, cpp or cuda)", b));
-  NodeInjections inj = resolve_injections(g, options.injections);
+  NodeInjections inj = resolve_injections(g, options);
   Graph lowered = lower_for_codegen(g, options, nullptr);
   if (b == "cuda") return compile_cuda(lowered, inj, options);
   std::string source = render_cpp(lowered, inj);

@@ -80,7 +80,12 @@ CompiledLibrary build_shared_object(const std::string& source, const std::string
     std::string log = run_capture(fmt::format("{} {} -o {} {}", compiler, kFlags, tmp.string(), src.string()), status);
     if (status != 0) {
       fs::remove(tmp, ec);
-      throw CompileFailure("compile_error", fmt::format("C++ compiler failed on generated code ({}):\n{}", src.string(), log));
+      // First the diagnostic that says what is wrong, then the whole log.
+      std::string first = log;
+      if (auto e = log.find("error:"); e != std::string::npos) {
+        first = log.substr(e, log.find('\n', e) - e);
+      }
+      throw CompileFailure("compile_error", fmt::format("C++ compiler rejected the generated code: {}\n{} log:\n{}", first, src.string(), log));
     }
     fs::rename(tmp, so, ec);
     if (ec) throw UserError(fmt::format("cannot move the compiled library into the cache: {}", ec.message()));

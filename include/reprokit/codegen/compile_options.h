@@ -26,6 +26,9 @@ struct CompileOptions {
   std::string backend = "cpp";             // eager, aot_eager, cpp, cuda
   std::vector<FaultInjection> injections;
   std::vector<PassInjection> pass_injections;
+  // Injections resolved to node names (name -> kind). The stack fills this before decomposing,
+  // so an injection on a composite op (gelu) follows the node that computes its value.
+  std::map<std::string, std::string> injection_nodes;
   std::map<std::string, int64_t> pass_limits;  // pass -> apply only the first N rewrites
   std::set<std::string> disabled_passes;
   bool run_passes = true;                  // false: lowering + codegen with no optimisation pass

@@ -1,6 +1,7 @@
 // The inner compiler: lowering + passes + codegen for the cpp and cuda backends, and the
 // reference-interpreter "compiler" used by eager / aot_eager. compile_graph is the one entry point.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +36,9 @@ struct PassRecord;
 // What compile_graph hands to code generation for cpp/cuda: decomposed, then optimised by the
 // enabled passes (fusion recorded as "group" attributes). Records each pass when asked.
 Graph lower_for_codegen(const Graph& g, const CompileOptions& options, std::vector<PassRecord>* records);
+
+// Nodes of g that the options' injections target (by op), merged with options.injection_nodes.
+std::map<std::string, std::string> resolve_injections(const Graph& g, const CompileOptions& options);
 
 // How many times this process invoked the system compiler (a cache hit does not).
 int compiler_invocations();

@@ -1,0 +1,29 @@
+// Repro files: the minimal, self-contained artifacts of a failure. repro.rk holds the graph in
+// the text format with the ReproSpec as a `#! spec` directive and its inputs in repro_inputs/;
+// next to it go repro_test.cpp (+ CMakeLists.txt), repro_torch.py and BUG_REPORT.md.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "reprokit/harness/repro_spec.h"
+
+namespace reprokit {
+
+struct ReproFile {
+  std::string path;
+  Graph graph;
+  ReproSpec spec;
+  std::vector<Tensor> inputs;
+};
+
+// Writes repro.rk, repro_inputs/, repro_test.cpp, CMakeLists.txt, repro_torch.py and
+// BUG_REPORT.md into dir (replacing earlier repro files there, never the bundle's own files).
+// `summary` is a line or two for the bug report (e.g. how it was minified).
+void write_repro_files(const std::string& dir, const Graph& g, const std::vector<Tensor>& inputs, const ReproSpec& spec,
+                       const std::string& summary);
+
+// Loads repro.rk and its inputs; UserError naming the file for a missing or bad directive, a
+// missing input file or a graph that does not parse.
+ReproFile load_repro_file(const std::string& path);
+
+}  // namespace reprokit

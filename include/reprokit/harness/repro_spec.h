@@ -1,0 +1,32 @@
+// ReproSpec: everything needed to rerun one failing stage on a graph (stage, backend, options,
+// injections, tolerance, timeout, the expected failure). Bundles and repro files both hold one.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "reprokit/harness/failure.h"
+#include "reprokit/harness/stack.h"
+
+namespace reprokit {
+
+struct ReproSpec {
+  std::string stage = "dynamo";  // dynamo, aot_forward, aot_backward
+  StackOptions options;
+  std::optional<double> tolerance;
+  double timeout_s = 0;          // 0: the default of the tool that reruns it
+  bool check_accuracy = false;   // level 4: also apply the accuracy rule
+  Failure expected;              // empty for a level-3 bundle written before compiling
+
+  nlohmann::json to_json() const;
+  static ReproSpec from_json(const nlohmann::json& j);  // UserError on malformed input
+};
+
+// Runs the spec's stage on (g, inputs) in this process and classifies what happens: compile and
+// runtime errors from CompileFailure, and the accuracy rule when spec.check_accuracy. A crash or
+// a hang happens for real (the caller runs this in a child process and judges signal/timeout).
+Failure run_and_classify(const ReproSpec& spec, const Graph& g, const std::vector<Tensor>& inputs);
+
+}  // namespace reprokit

@@ -1,0 +1,116 @@
+// `reprokit run MODEL.rk`: the whole stack on a model, under the harness (REPRO_* variables).
+#include <fmt/core.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include "command.h"
+#include "reprokit/harness/harness.h"
+#include "reprokit/ir/errors.h"
+#include "reprokit/ir/text_format.h"
+#include "reprokit/runtime/input_gen.h"
+#include "reprokit/runtime/npy.h"
+
+namespace reprokit::cli {
+
+namespace fs = std::filesystem;
+
+// Injections from the flags and from REPRO_INJECT / REPRO_INJECT_PASS (comma-separated).
+static void add_injections(const Args& args, CompileOptions& c) {
+  auto split = [](const char* v) {
+    std::vector<std::string> out;
+    std::string s = v ? v : "", item;
+    for (char ch : s + ",") {
+      if (ch == ',') { if (!item.empty()) out.push_back(item); item.clear(); }
+      else item += ch;
+    }
+    return out;
+  };
+  for (auto& spec : args.get_all("--inject")) c.injections.push_back(parse_fault_injection(spec));
+  for (auto& spec : split(std::getenv("REPRO_INJECT"))) c.injections.push_back(parse_fault_injection(spec));
+  for (auto& spec : args.get_all("--inject-pass")) c.pass_injections.push_back(parse_pass_injection(spec));
+  for (auto& spec : split(std::getenv("REPRO_INJECT_PASS"))) c.pass_injections.push_back(parse_pass_injection(spec));
+}
+
+static void print_summary(const std::string& name, const Tensor& t) {
+  auto v = t.to_doubles();
+  double lo = INFINITY, hi = -INFINITY, sum = 0;
+  size_t nan = 0;
+  for (double x : v) {
+    if (std::isnan(x)) { ++nan; continue; }
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
+    sum += x;
+  }
+  std::string shape;
+  for (size_t i = 0; i < t.shape().size(); ++i) shape += (i ? ", " : "") + std::to_string(t.shape()[i]);
+  fmt::print("%{}: {}[{}]", name, dtype_name(t.dtype()), shape);
+  if (!v.empty()) fmt::print("  min={:.6g} max={:.6g} mean={:.6g}", lo, hi, v.size() > nan ? sum / static_cast<double>(v.size() - nan) : NAN);
+  if (nan) fmt::print("  nan={}", nan);
+  fmt::print("\n");
+}
+
+static int run_model(const std::vector<std::string>& argv) {
+  Args args(argv, {"--backend", "--seed", "--inputs", "--save-outputs", "--inject", "--inject-pass", "--graph"},
+            {"--train", "--no-passes", "--verbose"});
+  if (args.positional().size() != 1) throw UsageError("expected exactly one MODEL.rk");
+  Module m = load_module_file(args.positional()[0]);
+  const Graph& g = args.get("--graph") ? m.get(*args.get("--graph")) : m.entry();
+  StackOptions opts;
+  opts.compile.backend = args.get_or("--backend", "cpp");
+  opts.compile.run_passes = !args.has("--no-passes");
+  opts.compile.verbose = args.has("--verbose");
+  opts.train = args.has("--train");
+  add_injections(args, opts.compile);
+  if (opts.compile.backend != "eager" && opts.compile.backend != "aot_eager" && opts.compile.backend != "cpp" && opts.compile.backend != "cuda")
+    throw UsageError("--backend must be one of eager, aot_eager, cpp, cuda; got '" + opts.compile.backend + "'");
+  long seed = args.get_int("--seed", 0);
+  HarnessConfig cfg = HarnessConfig::from_env();
+  std::vector<Tensor> inputs = generate_inputs(g, static_cast<uint64_t>(seed));
+  if (auto dir = args.get("--inputs")) {
+    if (!fs::is_directory(*dir)) throw UserError("--inputs: '" + *dir + "' is not a directory");
+    for (int i = 0; i < g.num_inputs(); ++i) {
+      fs::path f = fs::path(*dir) / (g.node(i).name + ".npy");
+      if (!fs::exists(f)) continue;  // random for any missing
+      Tensor t = read_npy(f.string());
+      if (t.dtype() != g.node(i).type.dtype || t.shape() != g.node(i).type.shape)
+        throw UserError(fmt::format("{}: holds {}[{} dims], input %{} is declared {}", f.string(), dtype_name(t.dtype()), t.rank(), g.node(i).name,
+                                    g.node(i).type.str()));
+      inputs[static_cast<size_t>(i)] = t;
+    }
+  }
+  StackResult r;
+  try {
+    r = run_stack(g, inputs, opts, cfg, static_cast<uint64_t>(seed));
+  } catch (const StackFailure& e) {
+    fmt::print(stderr, "reprokit run: FAILED: {}: {}\n", e.failure.kind, e.failure.message);
+    return 1;
+  }
+  for (size_t k = 0; k < r.outputs.size(); ++k) print_summary(g.node(g.outputs[k]).name, r.outputs[k]);
+  if (auto dir = args.get("--save-outputs")) {
+    fs::create_directories(*dir);
+    for (size_t k = 0; k < r.outputs.size(); ++k) write_npy((fs::path(*dir) / (g.node(g.outputs[k]).name + ".npy")).string(), r.outputs[k]);
+  }
+  return 0;
+}
+
+static CommandRegistration reg({
+    "run",
+    "reprokit run MODEL.rk [--backend B] [--seed S] [--inputs DIR] [--save-outputs DIR] [--inject OP:KIND] [--inject-pass PASS:N]",
+    "run a model through the compile stack, under the harness (REPRO_* variables)",
+    "  --backend B         eager, aot_eager, cpp (default) or cuda\n"
+    "  --seed S            seed of the random inputs (default 0)\n"
+    "  --inputs DIR        load DIR/<input name>.npy (random for any missing)\n"
+    "  --save-outputs DIR  write DIR/<returned value name>.npy\n"
+    "  --inject OP:KIND    make the codegen misbehave on every node of OP (also REPRO_INJECT);\n"
+    "                      KIND: compile_error runtime_error accuracy crash hang flaky\n"
+    "  --inject-pass P:N   make the Nth rewrite of pass P wrong (also REPRO_INJECT_PASS)\n"
+    "  --graph NAME        run graph NAME of a multi-graph file\n"
+    "  --no-passes         compile without optimisation passes\n"
+    "  --verbose           log each compiler pass\n"
+    "  --train             also run the backward pass (not available yet: autodiff is not implemented)\n"
+    "environment: REPRO_AFTER (dynamo|aot) REPRO_LEVEL (1-4) REPRO_DIR REPRO_MINIFY REPRO_TOLERANCE REPRO_TIMEOUT",
+    run_model});
+
+}  // namespace reprokit::cli

@@ -1,0 +1,61 @@
+// Failure records and the "same bug" rule.
+#include "reprokit/harness/failure.h"
+
+#include <regex>
+
+#include "reprokit/ir/errors.h"
+
+namespace reprokit {
+
+nlohmann::json Failure::to_json() const {
+  return {{"kind", kind}, {"message", message}, {"signature", signature}, {"signal", signal}};
+}
+
+Failure Failure::from_json(const nlohmann::json& j) {
+  if (!j.is_object()) throw UserError("failure must be a JSON object");
+  Failure f;
+  try {
+    f.kind = j.value("kind", "");
+    f.message = j.value("message", "");
+    f.signature = j.value("signature", "");
+    f.signal = j.value("signal", 0);
+  } catch (const nlohmann::json::exception& e) {
+    throw UserError(std::string("malformed failure record: ") + e.what());
+  }
+  static const char* kinds[] = {"", "compile_error", "runtime_error", "crash", "timeout", "accuracy"};
+  bool known = false;
+  for (auto k : kinds) known |= f.kind == k;
+  if (!known) throw UserError("unknown failure kind '" + f.kind + "'");
+  return f;
+}
+
+std::string normalise_signature(const std::string& message) {
+  // The first line that says what went wrong, without what varies between runs.
+  std::string s = message;
+  static const std::regex patterns[] = {
+      std::regex(R"((/[^\s:'"()]+)+)"),          // paths
+      std::regex(R"(0x[0-9a-fA-F]+)"),            // addresses
+      std::regex(R"(%[A-Za-z0-9_.]+)"),           // value names
+      std::regex(R"(\b\d+(\.\d+)?(e[-+]?\d+)?\b)"),  // numbers (ids, line:col, sizes, timings)
+      std::regex(R"(\s+)"),
+  };
+  static const char* repl[] = {"<path>", "<addr>", "%<v>", "<n>", " "};
+  for (size_t i = 0; i < 5; ++i) s = std::regex_replace(s, patterns[i], repl[i]);
+  // Keep the part that names the error: compiler diagnostics carry their text after "error:".
+  auto e = s.find("error:");
+  if (e != std::string::npos) s = s.substr(e);
+  if (s.size() > 200) s.resize(200);
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+bool same_failure(const Failure& expected, const Failure& got) {
+  if (!got.failed()) return false;
+  if (!expected.failed()) return true;  // level-3 bundle: any failure reproduces it
+  if (expected.kind != got.kind) return false;
+  if (expected.kind == "crash") return expected.signal == got.signal;
+  if (expected.kind == "timeout") return true;
+  return expected.signature == got.signature;
+}
+
+}  // namespace reprokit

@@ -1,0 +1,191 @@
+// The harness (see harness.h).
+#include "reprokit/harness/harness.h"
+
+#include <fmt/core.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "reprokit/aot/decompose.h"
+#include "reprokit/codegen/compiler.h"
+#include "reprokit/harness/accuracy.h"
+#include "reprokit/harness/bundle.h"
+#include "reprokit/harness/repro_file.h"
+#include "reprokit/process/subprocess.h"
+
+namespace reprokit {
+
+namespace {
+
+// Calls `fire` once if `stop()` is not called within `seconds` (0: never).
+class Watchdog {
+ public:
+  Watchdog(double seconds, std::function<void()> fire) {
+    if (seconds <= 0) return;
+    thread_ = std::thread([this, seconds, fire = std::move(fire)] {
+      std::unique_lock<std::mutex> lock(m_);
+      if (!cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return stopped_; })) fire();
+    });
+  }
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      stopped_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  ~Watchdog() { stop(); }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool stopped_ = false;
+  std::thread thread_;
+};
+
+std::string reprokit_executable() {
+  if (const char* e = std::getenv("REPROKIT_EXE"); e && *e) return e;
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec && p.filename() == "reprokit") return p.string();
+  return "reprokit";
+}
+
+void announce(const Failure& f, const std::string& stage, const Graph& g, const ReproSpec& spec, const std::string& dir, int level) {
+  fmt::print(stderr, "reprokit: {} in stage {} of graph {} ({} backend)\n", f.kind, stage, g.name, spec.options.compile.backend);
+  fmt::print(stderr, "reprokit:   {}\n", f.message.substr(0, f.message.find('\n')));
+  fmt::print(stderr, "reprokit: wrote {}/\n", dir);
+  if (level >= 2) fmt::print(stderr, "reprokit:   minify with: {}/minifier_launcher\n", dir);
+  fmt::print(stderr, "reprokit:   rerun with:  reprokit repro {}/repro.rk\n", dir);
+}
+
+// Writes the failure's bundle (or completes the level-3 one) and the un-minified repro files.
+std::string record_failure(const std::string& pre, const HarnessConfig& cfg, const Graph& g, const std::vector<Tensor>& inputs,
+                           ReproSpec spec, const Failure& f, uint64_t seed) {
+  spec.expected = f;
+  std::string dir = pre;
+  if (dir.empty()) dir = write_bundle(cfg.dir, g, inputs, spec, cfg.level, seed);
+  else update_bundle_failure(dir, f);
+  if (cfg.level == 1) std::filesystem::remove(std::filesystem::path(dir) / "minifier_launcher");
+  write_repro_files(dir, g, inputs, spec, "Un-minified: the whole graph the harness saw.");
+  return dir;
+}
+
+// Level 3's crash recorder: if the stage dies of a signal, a handler writes a precomputed failure
+// record (only async-signal-safe calls) into the bundle before the process dies for real.
+struct CrashRecorder {
+  static inline std::string path;
+  static inline std::string records[32];
+  static void handler(int sig) {
+    if (sig > 0 && sig < 32 && !records[sig].empty()) {
+      int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd >= 0) {
+        (void)!::write(fd, records[sig].data(), records[sig].size());
+        ::close(fd);
+      }
+    }
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+  }
+  static void arm(const std::string& dir) {
+    path = dir + "/crash.json";
+    for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) {
+      Failure f{"crash", fmt::format("the process was killed by signal {} ({})", sig, strsignal(sig)), strsignal(sig), sig};
+      records[sig] = f.to_json().dump();
+      ::signal(sig, handler);
+    }
+  }
+  static void disarm() {
+    for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) ::signal(sig, SIG_DFL);
+  }
+};
+
+void maybe_minify(const HarnessConfig& cfg, const std::string& dir) {
+  if (!cfg.minify || cfg.level < 2) return;
+  std::string cmd = shell_quote_command({reprokit_executable(), "minify", dir});
+  fmt::print(stderr, "reprokit: REPRO_MINIFY=1: running {}\n", cmd);
+  int rc = std::system(cmd.c_str());
+  if (rc != 0) fmt::print(stderr, "reprokit: the minifier exited with status {}\n", WIFEXITED(rc) ? WEXITSTATUS(rc) : rc);
+}
+
+StackResult guarded(const std::string& stage, const Graph& g, const std::vector<Tensor>& inputs, const StackOptions& options,
+                    const HarnessConfig& cfg, uint64_t seed) {
+  ReproSpec spec;
+  spec.stage = stage;
+  spec.options = options;
+  spec.tolerance = cfg.tolerance;
+  spec.timeout_s = cfg.timeout_s;
+  spec.check_accuracy = cfg.level >= 4;
+  std::string pre;
+  if (cfg.level >= 3) {
+    pre = write_bundle(cfg.dir, g, inputs, spec, cfg.level, seed);
+    fmt::print(stderr, "reprokit: level {}: wrote {}/minifier_launcher before compiling graph {}\n", cfg.level, pre, g.name);
+    CrashRecorder::arm(pre);
+  }
+  Watchdog watchdog(cfg.timeout_s, [&] {
+    Failure f{"timeout", fmt::format("stage {} of graph {} did not finish within REPRO_TIMEOUT={}s", stage, g.name, cfg.timeout_s), "timeout", 0};
+    std::string dir = record_failure(pre, cfg, g, inputs, spec, f, seed);
+    announce(f, stage, g, spec, dir, cfg.level);
+    maybe_minify(cfg, dir);
+    fmt::print(stderr, "reprokit: ending the hung process (exit status {})\n", kTimeoutExitStatus);
+    std::fflush(nullptr);
+    _exit(kTimeoutExitStatus);
+  });
+  Failure f;
+  StackResult result;
+  try {
+    result = run_stage(stage, g, inputs, options);
+  } catch (const CompileFailure& e) {
+    f = Failure{e.kind, e.what(), normalise_signature(e.what()), 0};
+  }
+  watchdog.stop();
+  if (!pre.empty()) CrashRecorder::disarm();
+  if (!f.failed() && cfg.level >= 4) f = check_accuracy(g, inputs, result.outputs, cfg.tolerance);
+  if (!f.failed()) {
+    if (!pre.empty()) std::filesystem::remove_all(pre);  // nothing failed: leave nothing behind
+    return result;
+  }
+  std::string dir = record_failure(pre, cfg, g, inputs, spec, f, seed);
+  announce(f, stage, g, spec, dir, cfg.level);
+  maybe_minify(cfg, dir);
+  throw StackFailure(f, dir);
+}
+
+}  // namespace
+
+StackResult run_stack(const Graph& captured, const std::vector<Tensor>& inputs, const StackOptions& options, const HarnessConfig& cfg,
+                      uint64_t seed) {
+  const std::string& backend = options.compile.backend;
+  bool has_aot = backend != "eager";
+  if (cfg.after == "aot" && has_aot) {
+    Graph forward = decompose(captured);  // the aot transform (forward-only stack)
+    StackOptions resolved = options;
+    resolved.compile.injection_nodes = resolve_injections(captured, options.compile);
+    return guarded("aot_forward", forward, inputs, resolved, cfg, seed);
+  }
+  if (cfg.after == "dynamo" || (cfg.after == "aot" && !has_aot)) return guarded("dynamo", captured, inputs, options, cfg, seed);
+  // No harness: failures surface as they are; REPRO_TIMEOUT still ends a hang with a message.
+  Watchdog watchdog(cfg.timeout_s, [&] {
+    fmt::print(stderr, "reprokit: graph {} did not finish within REPRO_TIMEOUT={}s; ending the process\n", captured.name, cfg.timeout_s);
+    std::fflush(nullptr);
+    _exit(kTimeoutExitStatus);
+  });
+  try {
+    return run_stage("dynamo", captured, inputs, options);
+  } catch (const CompileFailure& e) {
+    throw StackFailure(Failure{e.kind, e.what(), normalise_signature(e.what()), 0}, "");
+  }
+}
+
+}  // namespace reprokit
