@@ -1,0 +1,27 @@
+// The oracle interface: "does this candidate still fail the same way?" The engine only talks to
+// this; tests use an in-process fake, `reprokit minify` uses subprocess workers.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "reprokit/harness/failure.h"
+#include "reprokit/minifier/candidate.h"
+
+namespace reprokit {
+
+struct Verdict {
+  bool interesting = false;  // fails the same way as the original
+  Failure got;               // what happened (empty: it passed)
+};
+
+class Oracle {
+ public:
+  virtual ~Oracle() = default;
+  // Judges candidates; may run them in parallel. Returns one verdict per candidate, in order.
+  virtual std::vector<Verdict> judge(const std::vector<Candidate>& candidates) = 0;
+  virtual int parallelism() const { return 1; }
+  // A shell command that reruns the query of `query_file` by hand (empty when not applicable).
+  virtual std::string rerun_command(const std::string& query_file) const { return {}; }
+};
+
+}  // namespace reprokit

@@ -1,0 +1,73 @@
+// The graph edits strategies are built from: cutting nodes into inputs and bypassing nodes.
+#include <algorithm>
+#include <set>
+
+#include "reprokit/ir/errors.h"
+#include "reprokit/ir/graph_utils.h"
+#include "reprokit/minifier/strategies.h"
+
+namespace reprokit {
+
+std::vector<int> body_nodes(const Graph& g) {
+  std::vector<int> ids;
+  for (int i = g.num_inputs(); i < g.size(); ++i) ids.push_back(i);
+  return ids;
+}
+
+std::optional<Candidate> cut_nodes(const Candidate& c, const std::vector<int>& cut) {
+  if (cut.empty()) return c;
+  std::set<int> cut_set(cut.begin(), cut.end());
+  // A returned node that is cut would leave an output that is just an input: keep the others.
+  std::vector<int> outs;
+  for (int o : c.graph.outputs)
+    if (!cut_set.count(o)) outs.push_back(o);
+  if (outs.empty()) return std::nullopt;
+  try {
+    Candidate r;
+    r.graph = extract_subgraph(c.graph, outs, cut_set);
+    for (auto& [k, v] : c.fills)
+      if (r.graph.find(k) >= 0) r.fills[k] = v;
+    if (r.graph.num_ops() == 0) return std::nullopt;
+    return r;
+  } catch (const UserError&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<Candidate> bypass_nodes(const Candidate& c, const std::vector<int>& bypass) {
+  const Graph& g = c.graph;
+  std::vector<int> remap(static_cast<size_t>(g.size()));
+  for (int i = 0; i < g.size(); ++i) remap[static_cast<size_t>(i)] = i;
+  std::vector<bool> keep(static_cast<size_t>(g.size()), true);
+  for (int id : bypass) {
+    const Node& n = g.node(id);
+    int with = -1;
+    for (auto& o : n.operands)
+      if (o.is_value() && g.node(o.value).type.dtype == n.type.dtype && g.node(o.value).type.shape == n.type.shape) {
+        with = o.value;
+        break;
+      }
+    if (with < 0) return std::nullopt;
+    remap[static_cast<size_t>(id)] = with;
+    keep[static_cast<size_t>(id)] = false;
+  }
+  try {
+    Candidate r;
+    r.graph = prune_unused_inputs(rebuild_graph(g, remap, keep));
+    // Outputs that collapsed onto the same value, or onto an input, are kept once / dropped.
+    std::vector<int> outs;
+    for (int o : r.graph.outputs)
+      if (!r.graph.node(o).is_input() && std::find(outs.begin(), outs.end(), o) == outs.end()) outs.push_back(o);
+    if (outs.empty()) return std::nullopt;
+    r.graph.outputs = outs;
+    r.graph = prune_unused_inputs(eliminate_dead_code(r.graph));
+    if (r.graph.num_ops() == 0) return std::nullopt;
+    for (auto& [k, v] : c.fills)
+      if (r.graph.find(k) >= 0) r.fills[k] = v;
+    return r;
+  } catch (const UserError&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace reprokit

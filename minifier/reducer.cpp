@@ -1,0 +1,199 @@
+// The reduction engine (see reducer.h): k-ary prefix search and delta debugging with
+// complements, memoised by candidate key, with every success reported at once.
+#include "reprokit/minifier/reducer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <unordered_map>
+
+#include "reprokit/minifier/strategies.h"
+
+namespace reprokit {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class Engine {
+ public:
+  Engine(const Candidate& start, Oracle& oracle, const MinifyOptions& options, const MinifyCallbacks& callbacks)
+      : oracle_(oracle), options_(options), callbacks_(callbacks), t0_(Clock::now()) {
+    result_.best = start;
+    memo_[start.key()] = true;
+  }
+
+  MinifyResult run() {
+    for (int round = 0; round < options_.max_rounds; ++round) {
+      bool changed = false;
+      for (const Strategy& s : strategy_table()) {
+        if ((!options_.only.empty() && !options_.only.count(s.name)) || options_.skip.count(s.name)) continue;
+        strategy_ = s.name;
+        changed |= s.search == SearchKind::prefix ? prefix_search(s) : delta_debug(s);
+      }
+      if (!changed) break;  // a full round without progress: 1-minimal for every strategy
+    }
+    result_.seconds = elapsed();
+    return result_;
+  }
+
+ private:
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
+
+  MinifyProgress progress() const {
+    return {result_.best.graph.num_ops(), result_.queries, result_.cache_hits, elapsed(), strategy_};
+  }
+
+  // Judges candidates (nullopt = invalid = not interesting), answering from the memo when it can.
+  std::vector<bool> judge(const std::vector<std::optional<Candidate>>& cands) {
+    std::vector<bool> out(cands.size(), false);
+    std::vector<Candidate> batch;
+    std::vector<size_t> where;
+    std::unordered_map<uint64_t, size_t> in_batch;
+    std::vector<std::pair<size_t, size_t>> dup;  // (index, batch position) for repeated candidates
+    for (size_t i = 0; i < cands.size(); ++i) {
+      if (!cands[i]) continue;
+      uint64_t k = cands[i]->key();
+      if (auto it = memo_.find(k); it != memo_.end()) {
+        out[i] = it->second;
+        ++result_.cache_hits;
+        continue;
+      }
+      if (auto it = in_batch.find(k); it != in_batch.end()) {
+        dup.push_back({i, it->second});
+        continue;
+      }
+      in_batch[k] = batch.size();
+      batch.push_back(*cands[i]);
+      where.push_back(i);
+    }
+    if (!batch.empty()) {
+      std::vector<bool> verdict(batch.size(), false);
+      // A flaky failure shows up only sometimes: a candidate counts as failing if any attempt fails.
+      for (int attempt = 0; attempt < std::max(1, options_.flaky_attempts); ++attempt) {
+        std::vector<Candidate> again;
+        std::vector<size_t> pos;
+        for (size_t b = 0; b < batch.size(); ++b)
+          if (!verdict[b]) { again.push_back(batch[b]); pos.push_back(b); }
+        if (again.empty()) break;
+        auto v = oracle_.judge(again);
+        result_.queries += static_cast<int>(again.size());
+        result_.per_strategy[strategy_].queries += static_cast<int>(again.size());
+        for (size_t j = 0; j < v.size(); ++j) verdict[pos[j]] = v[j].interesting;
+      }
+      for (size_t b = 0; b < batch.size(); ++b) {
+        out[where[b]] = verdict[b];
+        memo_[batch[b].key()] = verdict[b];
+      }
+      for (auto& [i, b] : dup) out[i] = verdict[b];
+    }
+    if (callbacks_.on_progress) callbacks_.on_progress(progress());
+    return out;
+  }
+
+  void accept(Candidate c) {
+    result_.best = std::move(c);
+    ++result_.per_strategy[strategy_].successes;
+    auto p = progress();
+    result_.history.push_back(p);
+    if (callbacks_.on_success) callbacks_.on_success(result_.best, p);
+  }
+
+  static std::vector<int> first(const std::vector<int>& units, int k) { return {units.begin(), units.begin() + k}; }
+
+  // Largest k with "remove the first k units" interesting, assuming monotonicity; asks
+  // `parallelism` points per step, so the answer does not depend on timing.
+  bool prefix_search(const Strategy& s) {
+    auto units = s.units(result_.best);
+    int lo = 0, hi = static_cast<int>(units.size());
+    int par = std::max(1, oracle_.parallelism());
+    std::optional<Candidate> lo_cand;
+    while (lo < hi) {
+      int span = hi - lo, j = std::min(par, span);
+      std::vector<int> points;
+      for (int i = 1; i <= j; ++i) points.push_back(lo + (span * i + j) / (j + 1));  // j points splitting (lo, hi] into j + 1 parts
+      points.erase(std::unique(points.begin(), points.end()), points.end());
+      std::vector<std::optional<Candidate>> cands;
+      for (int p : points) cands.push_back(s.apply(result_.best, first(units, p)));
+      auto v = judge(cands);
+      int new_lo = lo, new_hi = hi;
+      for (size_t i = 0; i < points.size(); ++i) {
+        if (v[i]) {
+          new_lo = points[i];
+          lo_cand = cands[i];
+        } else {
+          new_hi = points[i] - 1;
+          break;
+        }
+      }
+      lo = new_lo;
+      hi = std::max(new_hi, lo);
+    }
+    if (lo == 0 || !lo_cand) return false;
+    accept(*lo_cand);
+    return true;
+  }
+
+  // ddmin: remove chunks, then (at finer granularity) keep only one chunk; on success go on with
+  // the smaller candidate, otherwise double the granularity until single units were tried.
+  bool delta_debug(const Strategy& s) {
+    bool progress = false;
+    int n = 2;
+    int par = std::max(1, oracle_.parallelism());
+    for (;;) {
+      auto units = s.units(result_.best);
+      int size = static_cast<int>(units.size());
+      if (size == 0) break;
+      n = std::min(n, size);
+      std::vector<std::vector<int>> chunks;
+      for (int i = 0; i < n; ++i) chunks.emplace_back(units.begin() + size * i / n, units.begin() + size * (i + 1) / n);
+      std::vector<std::vector<int>> removals = chunks;  // remove one chunk
+      if (n > 2)
+        for (auto& c : chunks) {  // keep only one chunk
+          std::vector<int> rest;
+          for (int u : units)
+            if (std::find(c.begin(), c.end(), u) == c.end()) rest.push_back(u);
+          removals.push_back(rest);
+        }
+      std::optional<Candidate> found;
+      size_t found_at = 0;
+      for (size_t start = 0; start < removals.size() && !found; start += static_cast<size_t>(par)) {
+        std::vector<std::optional<Candidate>> cands;
+        for (size_t i = start; i < std::min(removals.size(), start + static_cast<size_t>(par)); ++i)
+          cands.push_back(s.apply(result_.best, removals[i]));
+        auto v = judge(cands);
+        for (size_t i = 0; i < v.size(); ++i)
+          if (v[i]) {
+            found = cands[i];
+            found_at = start + i;
+            break;
+          }
+      }
+      if (found) {
+        accept(*found);
+        progress = true;
+        n = found_at < chunks.size() ? std::max(n - 1, 2) : 2;
+        continue;
+      }
+      if (n >= size) break;
+      n = std::min(2 * n, size);
+    }
+    return progress;
+  }
+
+  Oracle& oracle_;
+  const MinifyOptions& options_;
+  const MinifyCallbacks& callbacks_;
+  Clock::time_point t0_;
+  MinifyResult result_;
+  std::unordered_map<uint64_t, bool> memo_;
+  std::string strategy_;
+};
+
+}  // namespace
+
+MinifyResult reduce(const Candidate& start, Oracle& oracle, const MinifyOptions& options, const MinifyCallbacks& callbacks) {
+  return Engine(start, oracle, options, callbacks).run();
+}
+
+}  // namespace reprokit
