@@ -22,7 +22,7 @@ Failure Failure::from_json(const nlohmann::json& j) {
   } catch (const nlohmann::json::exception& e) {
     throw UserError(std::string("malformed failure record: ") + e.what());
   }
-  static const char* kinds[] = {"", "compile_error", "runtime_error", "crash", "timeout", "accuracy"};
+  static const char* kinds[] = {"", "compile_error", "runtime_error", "crash", "timeout", "accuracy", "invalid_candidate"};
   bool known = false;
   for (auto k : kinds) known |= f.kind == k;
   if (!known) throw UserError("unknown failure kind '" + f.kind + "'");

@@ -67,7 +67,7 @@ void announce(const Failure& f, const std::string& stage, const Graph& g, const 
   fmt::print(stderr, "reprokit:   {}\n", f.message.substr(0, f.message.find('\n')));
   fmt::print(stderr, "reprokit: wrote {}/\n", dir);
   if (level >= 2) fmt::print(stderr, "reprokit:   minify with: {}/minifier_launcher\n", dir);
-  fmt::print(stderr, "reprokit:   rerun with:  reprokit repro {}/repro.rk\n", dir);
+  fmt::print(stderr, "reprokit:   rerun with:  reprokit repro {}/original/repro.rk\n", dir);
 }
 
 // Writes the failure's bundle (or completes the level-3 one) and the un-minified repro files.
@@ -78,7 +78,9 @@ std::string record_failure(const std::string& pre, const HarnessConfig& cfg, con
   if (dir.empty()) dir = write_bundle(cfg.dir, g, inputs, spec, cfg.level, seed);
   else update_bundle_failure(dir, f);
   if (cfg.level == 1) std::filesystem::remove(std::filesystem::path(dir) / "minifier_launcher");
-  write_repro_files(dir, g, inputs, spec, "Un-minified: the whole graph the harness saw.");
+  // The un-minified repro goes to original/: the minifier writes its repro beside the manifest.
+  std::filesystem::create_directories(std::filesystem::path(dir) / "original");
+  write_repro_files((std::filesystem::path(dir) / "original").string(), g, inputs, spec, "Un-minified: the whole graph the harness saw.");
   return dir;
 }
 

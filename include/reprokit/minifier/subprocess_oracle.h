@@ -1,0 +1,47 @@
+// The real oracle: a pool of long-lived `reprokit minify-worker BUNDLE` processes. A worker that
+// crashes or hangs is itself the verdict (crash with its signal; timeout) and is replaced; process
+// start-up stays off the critical path.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "reprokit/harness/failure.h"
+#include "reprokit/minifier/oracle.h"
+
+namespace reprokit {
+
+struct WorkerPoolOptions {
+  std::string reprokit_exe;  // the binary to run workers from
+  std::string bundle_dir;
+  std::string work_dir;      // queries are saved here as q<N>.json
+  int jobs = 1;
+  double timeout_s = 60;     // per query
+  long memory_limit_mb = 0;
+  bool any_accuracy = false; // accept integer/bool-only accuracy divergences too
+};
+
+class SubprocessOracle : public Oracle {
+ public:
+  SubprocessOracle(WorkerPoolOptions options, Failure expected);
+  ~SubprocessOracle() override;
+  std::vector<Verdict> judge(const std::vector<Candidate>& candidates) override;
+  int parallelism() const override;
+  std::string rerun_command(const std::string& query_file) const override;
+  void set_expected(const Failure& f);
+  // Runs one candidate (used to classify the original and to measure flakiness).
+  Failure run_one(const Candidate& c);
+
+ private:
+  struct Pool;
+  std::unique_ptr<Pool> pool_;
+  WorkerPoolOptions options_;
+  Failure expected_;
+  int query_counter_ = 0;
+};
+
+// Whether `got` counts as the same bug as `expected` for the minifier (same_failure, plus the
+// integer-only accuracy rule).
+bool minifier_interesting(const Failure& expected, const Failure& got, bool any_accuracy);
+
+}  // namespace reprokit

@@ -1,0 +1,198 @@
+// `reprokit minify` (see minify_bundle.h).
+#include "reprokit/minifier/minify_bundle.h"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "reprokit/harness/repro_file.h"
+#include "reprokit/ir/errors.h"
+#include "reprokit/ir/json_format.h"
+#include "reprokit/ir/text_format.h"
+#include "reprokit/minifier/reducer.h"
+#include "reprokit/minifier/subprocess_oracle.h"
+#include "reprokit/process/subprocess.h"
+#include "reprokit/runtime/interpreter.h"
+
+namespace reprokit {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+void write_atomically(const fs::path& p, const std::string& text) {
+  fs::path tmp = p;
+  tmp += ".tmp";
+  std::ofstream(tmp) << text;
+  fs::rename(tmp, p);
+}
+
+// A live status line on a terminal, plain lines otherwise.
+class ProgressPrinter {
+ public:
+  ProgressPrinter() : tty_(isatty(2)) {}
+  void line(const MinifyProgress& p, int start_nodes, bool success) {
+    // Remaining work: about two binary searches over what is left, at the mean query time so far.
+    double per_query = p.queries ? p.elapsed_s / p.queries : 0;
+    double eta = per_query * (2 * std::log2(std::max(2, p.nodes)) + 10);
+    std::string s = fmt::format("[minify] {:>6} -> {:<6} nodes | {:>5} queries, {:>5} cached | {:7.1f}s | ~{:.0f}s left | {}", start_nodes,
+                                p.nodes, p.queries, p.cache_hits, p.elapsed_s, eta, p.strategy);
+    if (tty_) {
+      fmt::print(stderr, "\r{:<110}", s);
+      if (success) fmt::print(stderr, "");
+    } else if (success) {
+      fmt::print(stderr, "{}\n", s);
+    }
+  }
+  void done() {
+    if (tty_) fmt::print(stderr, "\n");
+  }
+
+ private:
+  bool tty_;
+};
+
+}  // namespace
+
+int minify_bundle(const MinifyCommandOptions& o) {
+  auto t0 = Clock::now();
+  Bundle b = load_bundle(o.bundle_dir);
+  fs::path dir(o.bundle_dir), work = dir / "minify_work";
+  fs::create_directories(work);
+  fmt::print(stderr, "[minify] bundle {}: graph {} ({} ops), stage {}, backend {}\n", o.bundle_dir, b.graph.name, b.graph.num_ops(), b.spec.stage,
+             b.spec.options.compile.backend);
+
+  WorkerPoolOptions wo;
+  wo.reprokit_exe = o.reprokit_exe;
+  wo.bundle_dir = fs::absolute(dir).string();
+  wo.work_dir = work.string();
+  wo.jobs = o.jobs;
+  wo.memory_limit_mb = o.memory_limit_mb;
+  wo.any_accuracy = o.any_accuracy;
+  // Until the original has been timed, allow generously (a compile may be cold).
+  wo.timeout_s = o.timeout_s > 0 ? o.timeout_s : (b.spec.expected.kind == "timeout" && b.spec.timeout_s > 0 ? b.spec.timeout_s : 300);
+  Failure expected = b.spec.expected;
+  Candidate original;
+  original.graph = b.graph;
+
+  // 1. The original must fail, and fail the way the bundle says (a level-3 bundle is classified now).
+  SubprocessOracle probe(wo, expected);
+  fmt::print(stderr, "[minify] checking that the original fails ({} runs)...\n", expected.kind == "timeout" ? 1 : o.flaky_checks);
+  int runs = expected.kind == "timeout" ? 1 : std::max(1, o.flaky_checks), fails = 0;
+  double slowest = 0;
+  Failure seen;
+  for (int i = 0; i < runs; ++i) {
+    auto q0 = Clock::now();
+    Failure f = probe.run_one(original);
+    slowest = std::max(slowest, std::chrono::duration<double>(Clock::now() - q0).count());
+    if (!expected.failed() && f.failed() && f.kind != "invalid_candidate") expected = f;
+    if (minifier_interesting(expected, f, o.any_accuracy)) ++fails;
+    else if (f.failed()) seen = f;
+  }
+  if (fails == 0) {
+    fmt::print(stderr, "[minify] the original graph does not fail in {} run{}: nothing to minify.\n", runs, runs == 1 ? "" : "s");
+    if (seen.failed()) fmt::print(stderr, "[minify] it failed differently instead: {}: {}\n", seen.kind, seen.message.substr(0, 200));
+    fmt::print(stderr, "[minify] expected: {}: {}\n", expected.failed() ? expected.kind : "(any failure)", expected.signature);
+    return 1;
+  }
+  double rate = static_cast<double>(fails) / runs;
+  MinifyOptions mo;
+  mo.only = o.only;
+  mo.skip = o.skip;
+  if (rate < 1) {
+    mo.flaky_attempts = std::min(10, static_cast<int>(std::ceil(std::log(0.01) / std::log(1 - rate))));
+    fmt::print(stderr, "[minify] the failure is flaky: it happened in {} of {} runs ({:.0f}%); each candidate gets up to {} tries\n", fails, runs,
+               rate * 100, mo.flaky_attempts);
+  }
+  wo.timeout_s = o.timeout_s > 0 ? o.timeout_s : expected.kind == "timeout" ? wo.timeout_s : std::max(10.0, 3 * slowest + 5);
+  fmt::print(stderr, "[minify] failure: {}: {}\n[minify] per-query timeout {:.0f}s, {} worker{}\n", expected.kind,
+             expected.message.substr(0, expected.message.find('\n')), wo.timeout_s, wo.jobs, wo.jobs == 1 ? "" : "s");
+  SubprocessOracle oracle(wo, expected);
+
+  // 2. Resume from the best candidate an earlier run left behind.
+  Candidate start = original;
+  fs::path state = work / "state.json";
+  if (o.resume && fs::exists(state)) {
+    std::ifstream in(state);
+    start = Candidate::from_json(json::parse(in).at("best"));
+    fmt::print(stderr, "[minify] resuming from {} ({} ops)\n", state.string(), start.graph.num_ops());
+  }
+
+  // 3. Reduce; after every success the best repro so far is on disk and runnable.
+  std::vector<Tensor> values = interpret_all(b.graph, b.inputs);
+  ReproSpec spec = b.spec;
+  spec.expected = expected;
+  if (expected.kind == "timeout" && spec.timeout_s <= 0) spec.timeout_s = wo.timeout_s;
+  ProgressPrinter printer;
+  int start_nodes = b.graph.num_ops();
+  auto save = [&](const Candidate& c, const std::string& how) {
+    write_repro_files(dir.string(), c.graph, candidate_inputs(c, b, values), spec, how);
+    write_atomically(state, json{{"best", c.to_json()}}.dump());
+  };
+  save(start, "Minification in progress: this is the best repro so far.");
+  MinifyCallbacks cb;
+  cb.on_success = [&](const Candidate& c, const MinifyProgress& p) {
+    save(c, "Minification in progress: this is the best repro so far.");
+    printer.line(p, start_nodes, true);
+  };
+  cb.on_progress = [&](const MinifyProgress& p) { printer.line(p, start_nodes, false); };
+  MinifyResult r = reduce(start, oracle, mo, cb);
+  printer.done();
+  std::string how = fmt::format("Minified by reprokit from {} to {} ops in {} queries ({:.1f}s).", start_nodes, r.best.graph.num_ops(), r.queries,
+                                r.seconds);
+  save(r.best, how);
+
+  // 4. Verify in a fresh process, as a user would rerun it.
+  bool reproduced = true;
+  std::string verify_cmd = shell_quote_command({o.reprokit_exe, "repro", (dir / "repro.rk").string()});
+  if (o.verify) {
+    ProcessSpec ps;
+    ps.argv = {o.reprokit_exe, "repro", (dir / "repro.rk").string()};
+    ps.timeout_s = wo.timeout_s * 3 + 30;
+    ProcessResult pr = run_process(ps);
+    reproduced = pr.exit_code == 1 && pr.out.find("REPRODUCED") != std::string::npos;
+    if (!reproduced)
+      fmt::print(stderr,
+                 "\n[minify] !!! WARNING: the final repro did NOT reproduce the failure in a fresh process !!!\n"
+                 "[minify] !!! {}\n[minify] !!! output: {}{}\n",
+                 verify_cmd, pr.out, pr.err);
+  }
+
+  // 5. Report.
+  json per = json::object();
+  for (auto& [name, st] : r.per_strategy) per[name] = {{"queries", st.queries}, {"successes", st.successes}};
+  json hist = json::array();
+  for (auto& h : r.history) hist.push_back({{"nodes", h.nodes}, {"queries", h.queries}, {"seconds", h.elapsed_s}, {"strategy", h.strategy}});
+  json report = {{"bundle", o.bundle_dir},
+                 {"failure", expected.to_json()},
+                 {"original_ops", start_nodes},
+                 {"final_ops", r.best.graph.num_ops()},
+                 {"queries", r.queries},
+                 {"cache_hits", r.cache_hits},
+                 {"seconds", std::chrono::duration<double>(Clock::now() - t0).count()},
+                 {"reduce_seconds", r.seconds},
+                 {"failure_rate", rate},
+                 {"jobs", o.jobs},
+                 {"per_strategy", per},
+                 {"history", hist},
+                 {"verified", o.verify ? json(reproduced) : json(nullptr)},
+                 {"rerun", verify_cmd}};
+  write_atomically(dir / "report.json", report.dump(2) + "\n");
+  std::string summary = fmt::format(
+      "reprokit minify: {} -> {} ops, {} queries ({} answered from cache), {:.1f}s\nfailure: {}: {}\n{}\nrerun: {}\n\n{}", start_nodes,
+      r.best.graph.num_ops(), r.queries, r.cache_hits, report["seconds"].get<double>(), expected.kind, expected.signature,
+      o.verify ? (reproduced ? "verified: REPRODUCED in a fresh process" : "verified: NOT REPRODUCED (see the warning above)") : "not verified",
+      verify_cmd, print_graph(r.best.graph));
+  write_atomically(dir / "SUMMARY.txt", summary);
+  fmt::print("{}", summary);
+  fmt::print("\nfiles: {}/repro.rk repro_test.cpp repro_torch.py BUG_REPORT.md report.json\n", o.bundle_dir);
+  return reproduced ? 0 : 1;
+}
+
+}  // namespace reprokit

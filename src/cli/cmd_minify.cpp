@@ -1,0 +1,74 @@
+// `reprokit minify BUNDLE_DIR` and the hidden `reprokit minify-worker` it runs its oracles in.
+#include <fmt/core.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "command.h"
+#include "reprokit/minifier/minify_bundle.h"
+#include "reprokit/minifier/strategies.h"
+
+namespace reprokit::cli {
+
+static std::set<std::string> strategy_names(const std::string& csv) {
+  std::set<std::string> out;
+  std::stringstream ss(csv);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    bool known = false;
+    for (auto& s : strategy_table()) known |= s.name == item;
+    if (!known) throw UsageError("unknown strategy '" + item + "' (--list-strategies lists them)");
+    out.insert(item);
+  }
+  return out;
+}
+
+static int run_minify(const std::vector<std::string>& argv) {
+  Args args(argv, {"--jobs", "--timeout", "--memory-limit", "--only", "--skip", "--flaky-checks"},
+            {"--resume", "--any-accuracy", "--list-strategies", "--no-verify"});
+  if (args.has("--list-strategies")) {
+    for (auto& s : strategy_table()) fmt::print("{:<16} {}\n", s.name, s.description);
+    return 0;
+  }
+  if (args.positional().size() != 1) throw UsageError("expected exactly one BUNDLE_DIR");
+  MinifyCommandOptions o;
+  o.bundle_dir = args.positional()[0];
+  std::error_code ec;
+  o.reprokit_exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  o.jobs = static_cast<int>(args.get_int("--jobs", 1));
+  if (o.jobs < 1 || o.jobs > 64) throw UsageError("--jobs must be between 1 and 64");
+  o.timeout_s = args.get_double("--timeout", 0);
+  o.memory_limit_mb = args.get_int("--memory-limit", 0);
+  o.resume = args.has("--resume");
+  o.any_accuracy = args.has("--any-accuracy");
+  o.verify = !args.has("--no-verify");
+  o.flaky_checks = static_cast<int>(args.get_int("--flaky-checks", 3));
+  if (auto v = args.get("--only")) o.only = strategy_names(*v);
+  if (auto v = args.get("--skip")) o.skip = strategy_names(*v);
+  return minify_bundle(o);
+}
+
+static int run_worker(const std::vector<std::string>& argv) {
+  Args args(argv, {"--query"}, {});
+  if (args.positional().size() != 1) throw UsageError("expected exactly one BUNDLE_DIR");
+  return run_minify_worker(args.positional()[0], args.get_or("--query", ""));
+}
+
+static CommandRegistration reg({"minify", "reprokit minify BUNDLE_DIR [--jobs N] [--timeout S] [--resume]",
+                                "minify a saved failure to the smallest graph that fails the same way",
+                                "  --jobs N            oracle worker processes (default 1); the result does not depend on N\n"
+                                "  --timeout S         seconds per query before it counts as a hang (default: from the original run)\n"
+                                "  --memory-limit MB   address-space limit of each worker\n"
+                                "  --resume            continue from the best repro an interrupted run left behind\n"
+                                "  --only A,B          run only these strategies;  --skip A,B  never run these\n"
+                                "  --list-strategies   list the strategies in run order\n"
+                                "  --any-accuracy      also accept candidates whose accuracy failure is only in integer/bool outputs\n"
+                                "  --flaky-checks N    runs of the original used to measure a flaky failure rate (default 3)\n"
+                                "  --no-verify         skip the final rerun of the repro in a fresh process",
+                                run_minify});
+
+static CommandRegistration worker_reg({"minify-worker", "reprokit minify-worker BUNDLE_DIR [--query FILE]",
+                                       "oracle worker of the minifier (internal); with --query, reruns one saved query by hand", "",
+                                       run_worker, true});
+
+}  // namespace reprokit::cli
