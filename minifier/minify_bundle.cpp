@@ -129,6 +129,7 @@ int minify_bundle(const MinifyCommandOptions& o) {
   ReproSpec spec = b.spec;
   spec.expected = expected;
   if (expected.kind == "timeout" && spec.timeout_s <= 0) spec.timeout_s = wo.timeout_s;
+  spec.attempts = mo.flaky_attempts;
   ProgressPrinter printer;
   int start_nodes = b.graph.num_ops();
   auto save = [&](const Candidate& c, const std::string& how) {

@@ -60,10 +60,14 @@ static int run_repro(const std::vector<std::string>& argv) {
   double timeout = args.get_double("--timeout", r.spec.timeout_s > 0 ? r.spec.timeout_s * 2 + 5 : 300);
   if (r.spec.expected.kind == "timeout" && !args.has("--timeout")) timeout = r.spec.timeout_s > 0 ? r.spec.timeout_s : 10;
   std::string child_err;
-  Failure got = run_in_child(path, r, timeout, child_err);
-  if (same_failure(r.spec.expected, got)) {
-    fmt::print("REPRODUCED: {}: {}\n", got.kind, got.message.substr(0, got.message.find('\n')));
-    return 1;
+  Failure got;
+  for (int attempt = 1; attempt <= r.spec.attempts; ++attempt) {  // a flaky failure may need a few runs
+    got = run_in_child(path, r, timeout, child_err);
+    if (same_failure(r.spec.expected, got)) {
+      fmt::print("REPRODUCED: {}: {}{}\n", got.kind, got.message.substr(0, got.message.find('\n')),
+                 r.spec.attempts > 1 ? fmt::format(" (on run {} of at most {})", attempt, r.spec.attempts) : "");
+      return 1;
+    }
   }
   fmt::print("NOT REPRODUCED\n");
   if (got.failed())

@@ -132,6 +132,9 @@ StackResult guarded(const std::string& stage, const Graph& g, const std::vector<
   std::string pre;
   if (cfg.level >= 3) {
     pre = write_bundle(cfg.dir, g, inputs, spec, cfg.level, seed);
+    // The un-minified repro too: if this process dies, it reproduces whatever failure happens.
+    std::filesystem::create_directories(std::filesystem::path(pre) / "original");
+    write_repro_files((std::filesystem::path(pre) / "original").string(), g, inputs, spec, "Written before compiling (level 3): any failure counts.");
     fmt::print(stderr, "reprokit: level {}: wrote {}/minifier_launcher before compiling graph {}\n", cfg.level, pre, g.name);
     CrashRecorder::arm(pre);
   }

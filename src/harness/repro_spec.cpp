@@ -29,6 +29,7 @@ json ReproSpec::to_json() const {
             {"run_passes", c.run_passes},
             {"timeout_s", timeout_s},
             {"check_accuracy", check_accuracy},
+            {"attempts", attempts},
             {"expected", expected.to_json()}};
   if (tolerance) j["tolerance"] = *tolerance;
   return j;
@@ -51,6 +52,7 @@ ReproSpec ReproSpec::from_json(const json& j) {
     s.options.compile.run_passes = j.value("run_passes", true);
     s.timeout_s = j.value("timeout_s", 0.0);
     s.check_accuracy = j.value("check_accuracy", false);
+    s.attempts = std::max(1, j.value("attempts", 1));
     if (j.contains("tolerance")) s.tolerance = j.at("tolerance").get<double>();
     s.expected = Failure::from_json(j.value("expected", json::object()));
   } catch (const json::exception& e) {

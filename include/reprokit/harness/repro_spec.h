@@ -19,6 +19,7 @@ struct ReproSpec {
   double timeout_s = 0;          // 0: the default of the tool that reruns it
   bool check_accuracy = false;   // level 4: also apply the accuracy rule
   Failure expected;              // empty for a level-3 bundle written before compiling
+  int attempts = 1;              // a flaky failure: reruns until it shows, up to this many times
 
   nlohmann::json to_json() const;
   static ReproSpec from_json(const nlohmann::json& j);  // UserError on malformed input

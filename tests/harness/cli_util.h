@@ -1,0 +1,53 @@
+// Helpers of the end-to-end tests: run the built `reprokit` binary in a temp dir.
+#pragma once
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "reprokit/process/subprocess.h"
+
+namespace reprokit::testing {
+
+namespace fs = std::filesystem;
+
+inline fs::path fresh_dir(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("rk_e2e_" + std::to_string(::getpid())) / name;
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+inline ProcessResult reprokit_cli(const std::vector<std::string>& args, const fs::path& cwd, std::map<std::string, std::string> env = {},
+                                  double timeout_s = 300) {
+  ProcessSpec s;
+  s.argv = {REPROKIT_EXE};
+  s.argv.insert(s.argv.end(), args.begin(), args.end());
+  s.cwd = cwd.string();
+  env.emplace("REPRO_CACHE_DIR", std::string(REPROKIT_BINARY_DIR) + "/test-cache");
+  s.env_set = env;
+  s.env_unset = {"REPRO_AFTER", "REPRO_LEVEL", "REPRO_DIR", "REPRO_MINIFY", "REPRO_TOLERANCE", "REPRO_TIMEOUT", "REPRO_INJECT", "REPRO_INJECT_PASS"};
+  s.timeout_s = timeout_s;
+  return run_process(s);
+}
+
+inline std::vector<fs::path> bundles_in(const fs::path& root) {
+  std::vector<fs::path> out;
+  if (fs::exists(root))
+    for (auto& e : fs::directory_iterator(root))
+      if (e.is_directory()) out.push_back(e.path());
+  return out;
+}
+
+inline nlohmann::json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  return nlohmann::json::parse(in);
+}
+
+inline std::string example(const std::string& name) { return std::string(REPROKIT_SOURCE_DIR) + "/examples/" + name + ".rk"; }
+
+}  // namespace reprokit::testing

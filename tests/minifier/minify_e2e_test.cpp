@@ -1,0 +1,113 @@
+// The minifier end to end through the real `reprokit` binary: every injected failure kind at both
+// levels reduces to the culprit op alone and reproduces; signature matching; a bundle that does
+// not fail; interruption and --resume.
+#include <gtest/gtest.h>
+
+#include "../harness/cli_util.h"
+#include "reprokit/harness/repro_file.h"
+#include "reprokit/minifier/subprocess_oracle.h"
+
+using namespace reprokit;
+using namespace reprokit::testing;
+
+namespace {
+
+// Runs the model with an injection until the harness writes a bundle (flaky ones need retries).
+fs::path bundle_for(const std::string& name, const std::string& inject, const std::string& after, int level) {
+  auto dir = fresh_dir(name);
+  for (int attempt = 0; attempt < 12 && bundles_in(dir / "out").empty(); ++attempt)
+    reprokit_cli({"run", example("mlp"), "--inject", inject}, dir,
+                 {{"REPRO_AFTER", after}, {"REPRO_LEVEL", std::to_string(level)}, {"REPRO_DIR", "out"}, {"REPRO_TIMEOUT", "1"}});
+  auto b = bundles_in(dir / "out");
+  EXPECT_EQ(b.size(), 1u);
+  return b.at(0);
+}
+
+struct MinCase {
+  const char* kind;
+  const char* after;
+  int level;
+};
+
+class MinifyKinds : public ::testing::TestWithParam<MinCase> {};
+
+}  // namespace
+
+TEST_P(MinifyKinds, ReducesToTheCulpritAndReproduces) {
+  const MinCase& c = GetParam();
+  fs::path b = bundle_for(std::string("min_") + c.kind + "_" + c.after, std::string("gelu:") + c.kind, c.after, c.level);
+  std::vector<std::string> args = {"minify", b.string()};
+  if (std::string(c.kind) == "hang") args.insert(args.end(), {"--timeout", "2"});
+  auto r = reprokit_cli(args, b);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  ReproFile repro = load_repro_file((b / "repro.rk").string());
+  EXPECT_EQ(repro.graph.num_ops(), 1) << r.out;
+  const Node& culprit = repro.graph.node(repro.graph.outputs.at(0));
+  EXPECT_EQ(culprit.name, "a");  // gelu's node keeps its name through decomposition
+  EXPECT_EQ(culprit.op, std::string(c.after) == "aot" ? "mul" : "gelu");
+  EXPECT_NE(r.out.find("verified: REPRODUCED"), std::string::npos) << r.out << r.err;
+  auto report = read_json(b / "report.json");
+  EXPECT_EQ(report["final_ops"], 1);
+  EXPECT_TRUE(report["verified"].get<bool>());
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, MinifyKinds,
+                         ::testing::Values(MinCase{"compile_error", "dynamo", 2}, MinCase{"compile_error", "aot", 2},
+                                           MinCase{"runtime_error", "dynamo", 2}, MinCase{"runtime_error", "aot", 2},
+                                           MinCase{"crash", "dynamo", 3}, MinCase{"crash", "aot", 3},
+                                           MinCase{"hang", "dynamo", 2}, MinCase{"hang", "aot", 2},
+                                           MinCase{"accuracy", "dynamo", 4}, MinCase{"accuracy", "aot", 4},
+                                           MinCase{"flaky", "dynamo", 2}, MinCase{"flaky", "aot", 2}),
+                         [](const auto& info) { return std::string(info.param.kind) + "_" + info.param.after; });
+
+TEST(MinifySignatures, ADifferentFailureIsNotTheSameBug) {
+  Failure rt{"runtime_error", "x", "generated code for graph g failed: injected runtime error in node %<v> (erf)", 0};
+  Failure other{"runtime_error", "y", "generated code for graph g failed: node %<v> = embedding: index <n> is out of range", 0};
+  Failure ce{"compile_error", "z", rt.signature, 0};
+  EXPECT_TRUE(minifier_interesting(rt, rt, false));
+  EXPECT_FALSE(minifier_interesting(rt, other, false));
+  EXPECT_FALSE(minifier_interesting(rt, ce, false));
+  Failure acc{"accuracy", "", "accuracy", 0}, acc_int{"accuracy", "", "accuracy-integer", 0};
+  EXPECT_FALSE(minifier_interesting(acc, acc_int, false));
+  EXPECT_TRUE(minifier_interesting(acc, acc_int, true));
+  Failure segv{"crash", "", "Segmentation fault", 11}, abrt{"crash", "", "Aborted", 6};
+  EXPECT_FALSE(minifier_interesting(segv, abrt, false));
+}
+
+TEST(Minify, ABundleThatDoesNotFailSaysSoAndExitsOne) {
+  fs::path b = bundle_for("nofail", "gelu:runtime_error", "dynamo", 2);
+  auto m = read_json(b / "manifest.json");
+  m["spec"]["inject"] = nlohmann::json::array();  // the bug is "fixed"
+  std::ofstream(b / "manifest.json") << m.dump(2);
+  auto r = reprokit_cli({"minify", b.string()}, b);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("the original graph does not fail in 3 runs: nothing to minify"), std::string::npos) << r.err;
+}
+
+TEST(Minify, InterruptedRunLeavesARunnableReproAndResumes) {
+  auto dir = fresh_dir("resume");
+  reprokit_cli({"run", example("attention"), "--inject", "erf:runtime_error"}, dir, {{"REPRO_AFTER", "aot"}, {"REPRO_DIR", "out"}});
+  auto b = bundles_in(dir / "out").at(0);
+  auto killed = reprokit_cli({"minify", b.string()}, b, {}, 1.5);  // killed part-way (the whole group)
+  EXPECT_TRUE(killed.timed_out);
+  ASSERT_TRUE(fs::exists(b / "minify_work" / "state.json"));
+  auto rerun = reprokit_cli({"repro", (b / "repro.rk").string()}, b);
+  EXPECT_EQ(rerun.exit_code, 1) << "the best-so-far repro must reproduce: " << rerun.out << rerun.err;
+  auto resumed = reprokit_cli({"minify", b.string(), "--resume"}, b);
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("resuming from"), std::string::npos) << resumed.err;
+  EXPECT_EQ(load_repro_file((b / "repro.rk").string()).graph.num_ops(), 1);
+}
+
+TEST(Minify, JobsDoNotChangeTheResult) {
+  auto dir = fresh_dir("jobs");
+  reprokit_cli({"run", example("attention"), "--inject", "exp:runtime_error"}, dir, {{"REPRO_AFTER", "aot"}, {"REPRO_DIR", "out"}});
+  auto b = bundles_in(dir / "out").at(0);
+  auto one = reprokit_cli({"minify", b.string(), "--jobs", "1", "--no-verify"}, b);
+  std::string g1 = load_repro_file((b / "repro.rk").string()).graph.nodes.back().name;
+  auto two = reprokit_cli({"minify", b.string(), "--jobs", "2", "--no-verify"}, b);
+  std::string g2 = load_repro_file((b / "repro.rk").string()).graph.nodes.back().name;
+  EXPECT_EQ(one.exit_code, 0);
+  EXPECT_EQ(two.exit_code, 0);
+  EXPECT_EQ(g1, g2);
+}
