@@ -1,6 +1,7 @@
 // GraphBuilder (see graph_builder.h).
 #include "graph_builder.h"
 
+#include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/verifier.h"
 
 namespace reprokit {
@@ -28,7 +29,8 @@ int GraphBuilder::emit(const std::string& base, const std::string& op, std::vect
 int GraphBuilder::perturb(int v) {
   Node n = out_.node(v);
   Attrs group;
-  if (auto it = n.attrs.find("group"); it != n.attrs.end()) group["group"] = it->second;
+  // Stay in the node's fusion group only if it is pointwise: a group may not continue past a reduction.
+  if (auto it = n.attrs.find("group"); it != n.attrs.end() && is_pointwise(n.op)) group["group"] = it->second;
   // Wrong but well-typed: the dtype and shape stay, so the rest of the graph still verifies.
   if (n.type.dtype == DType::boolean) return emit(n.name + ".bug", "eq", {Operand::of(v), Operand::scalar(AttrValue(false))}, group);
   if (!is_floating(n.type.dtype)) return emit(n.name + ".bug", "add", {Operand::of(v), Operand::scalar(AttrValue(int64_t{1}))}, group);

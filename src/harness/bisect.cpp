@@ -1,0 +1,211 @@
+// Compiler bisection (see bisect.h).
+#include "reprokit/harness/bisect.h"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "reprokit/codegen/compiler.h"
+#include "reprokit/codegen/pass_manager.h"
+#include "reprokit/harness/bundle.h"
+#include "reprokit/ir/errors.h"
+#include "reprokit/ir/text_format.h"
+#include "reprokit/process/subprocess.h"
+
+namespace reprokit {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+json BisectStep::to_json() const {
+  return {{"backend", backend}, {"run_passes", run_passes}, {"disabled_pass", disabled_pass}, {"limited_pass", limited_pass}, {"limit", limit}};
+}
+
+BisectStep BisectStep::from_json(const json& j) {
+  BisectStep s;
+  try {
+    s.backend = j.at("backend").get<std::string>();
+    s.run_passes = j.value("run_passes", true);
+    s.disabled_pass = j.value("disabled_pass", "");
+    s.limited_pass = j.value("limited_pass", "");
+    s.limit = j.value("limit", int64_t{-1});
+  } catch (const json::exception& e) {
+    throw UserError(std::string("malformed bisect step: ") + e.what());
+  }
+  return s;
+}
+
+ReproSpec BisectStep::apply(ReproSpec spec) const {
+  spec.options.compile.backend = backend;
+  spec.options.compile.run_passes = run_passes;
+  if (!disabled_pass.empty()) spec.options.compile.disabled_passes.insert(disabled_pass);
+  if (!limited_pass.empty()) spec.options.compile.pass_limits[limited_pass] = limit;
+  return spec;
+}
+
+int run_bisect_step(const std::string& bundle_dir, const std::string& step_json) {
+  Bundle b = load_bundle(bundle_dir);
+  BisectStep step = BisectStep::from_json(json::parse(step_json));
+  Failure f = run_and_classify(step.apply(b.spec), b.graph, b.inputs);
+  fmt::print("VERDICT {}\n", f.to_json().dump());
+  return 0;
+}
+
+namespace {
+
+class Bisector {
+ public:
+  Bisector(const BisectOptions& o, Bundle b) : o_(o), b_(std::move(b)) {
+    timeout_ = o.timeout_s > 0 ? o.timeout_s : b_.spec.expected.kind == "timeout" && b_.spec.timeout_s > 0 ? b_.spec.timeout_s : 120;
+  }
+
+  // Runs one step in a child; true when it fails the bundle's way.
+  bool fails(const BisectStep& step, const std::string& what) {
+    ++runs_;
+    std::vector<std::string> argv = {o_.reprokit_exe, "bisect-step", fs::absolute(b_.dir).string(), step.to_json().dump()};
+    ProcessSpec ps;
+    ps.argv = argv;
+    ps.timeout_s = timeout_;
+    ProcessResult r = run_process(ps);
+    Failure got;
+    if (r.timed_out) got = Failure{"timeout", "no answer in time", "timeout", 0};
+    else if (r.signal) got = Failure{"crash", strsignal(r.signal), strsignal(r.signal), r.signal};
+    else if (auto p = r.out.rfind("VERDICT "); p != std::string::npos) got = Failure::from_json(json::parse(r.out.substr(p + 8)));
+    else throw UserError("bisect step failed to run: " + r.err);
+    bool f = same_failure(b_.spec.expected, got);
+    fmt::print("  [{:>2}] {:<58} {}\n", runs_, what, f ? "FAILS" : got.failed() ? "passes (fails differently: " + got.kind + ")" : "passes");
+    fmt::print("       rerun: {}\n", shell_quote_command(argv));
+    log_.push_back({{"run", runs_}, {"what", what}, {"step", step.to_json()}, {"fails", f}, {"got", got.to_json()}});
+    return f;
+  }
+
+  int run() {
+    const std::string backend = b_.spec.options.compile.backend;
+    fmt::print("bisect: graph {} ({} ops), stage {}, backend {}, failure {}: {}\n", b_.graph.name, b_.graph.num_ops(), b_.spec.stage, backend,
+               b_.spec.expected.kind.empty() ? "(any)" : b_.spec.expected.kind, b_.spec.expected.signature);
+    json result;
+    // 1. Stages, in the order data flows.
+    struct Stage {
+      std::string name;
+      BisectStep step;
+    };
+    std::vector<Stage> stages = {{"eager (reference interpreter)", {"eager", true, "", "", -1}},
+                                 {"aot_eager (decompositions, reference interpreter)", {"aot_eager", true, "", "", -1}},
+                                 {backend + " with no passes (lowering + codegen)", {backend, false, "", "", -1}},
+                                 {backend + " with passes", {backend, true, "", "", -1}}};
+    fmt::print("stage search (autodiff/partition is skipped: this build has no --train):\n");
+    std::string failing_stage;
+    for (auto& s : stages)
+      if (fails(s.step, s.name)) {
+        failing_stage = s.name;
+        break;
+      }
+    result["stage"] = failing_stage;
+    if (failing_stage.empty()) {
+      fmt::print("bisect: no stage fails: the bundle's failure does not reproduce.\n");
+      return finish(result, 1);
+    }
+    if (failing_stage != stages.back().name) {
+      fmt::print("bisect: the failure appears at stage \"{}\": it is not caused by any compiler pass.\n", failing_stage);
+      result["pass"] = nullptr;
+      return finish(result, 0);
+    }
+    // 2. The pass whose removal makes it pass.
+    fmt::print("pass search:\n");
+    std::string culprit;
+    for (auto& p : pass_table()) {
+      BisectStep s{backend, true, p.name, "", -1};
+      if (!fails(s, "without pass " + p.name)) {
+        culprit = p.name;
+        break;
+      }
+    }
+    if (culprit.empty()) {
+      fmt::print("bisect: the failure needs the passes, but removing any single pass does not fix it (an interaction).\n");
+      return finish(result, 0);
+    }
+    result["pass"] = culprit;
+    // 3. The rewrite: smallest limit N that fails; the Nth rewrite introduces the failure.
+    std::vector<PassRecord> records;
+    lower_for_codegen(b_.graph, b_.spec.options.compile, &records);
+    int64_t total = 0;
+    for (auto& r : records)
+      if (r.name == culprit) total = r.wanted;
+    fmt::print("rewrite search in {} ({} rewrites, at most {} runs):\n", culprit, total, static_cast<int>(std::ceil(std::log2(std::max<int64_t>(total, 1)))) + 1);
+    int before = runs_;
+    int64_t lo = 1, hi = total;  // invariant: limit hi fails, limit lo - 1 passes (limit 0 = disabled passes)
+    while (lo < hi) {
+      int64_t mid = (lo + hi) / 2;
+      if (fails({backend, true, "", culprit, mid}, fmt::format("{} limited to its first {} rewrites", culprit, mid))) hi = mid;
+      else lo = mid + 1;
+    }
+    result["rewrite"] = hi;
+    result["rewrite_runs"] = runs_ - before;
+    fmt::print("bisect: rewrite {} of pass {} introduces the failure (found in {} runs).\n", hi, culprit, runs_ - before);
+    // Before and after that rewrite.
+    CompileOptions at = b_.spec.options.compile;
+    at.pass_limits[culprit] = hi - 1;
+    std::string before_text = print_graph(lower_for_codegen(b_.graph, at, nullptr));
+    at.pass_limits[culprit] = hi;
+    std::string after_text = print_graph(lower_for_codegen(b_.graph, at, nullptr));
+    std::string diff = line_diff(before_text, after_text);
+    fmt::print("graph change made by that rewrite (- before, + after):\n{}", diff);
+    result["diff"] = diff;
+    return finish(result, 0);
+  }
+
+ private:
+  static std::string line_diff(const std::string& a, const std::string& b) {
+    auto lines = [](const std::string& s) {
+      std::vector<std::string> v;
+      std::stringstream ss(s);
+      std::string l;
+      while (std::getline(ss, l)) v.push_back(l);
+      return v;
+    };
+    auto x = lines(a), y = lines(b);
+    // Longest common subsequence over lines (graphs are small enough).
+    size_t n = x.size(), m = y.size();
+    std::vector<std::vector<int>> L(n + 1, std::vector<int>(m + 1, 0));
+    for (size_t i = n; i-- > 0;)
+      for (size_t j = m; j-- > 0;) L[i][j] = x[i] == y[j] ? L[i + 1][j + 1] + 1 : std::max(L[i + 1][j], L[i][j + 1]);
+    std::string out;
+    size_t i = 0, j = 0;
+    while (i < n || j < m) {
+      if (i < n && j < m && x[i] == y[j]) { ++i; ++j; }
+      else if (i < n && (j == m || L[i + 1][j] >= L[i][j + 1])) out += "- " + x[i++] + "\n";
+      else out += "+ " + y[j++] + "\n";
+    }
+    return out.empty() ? "(no textual change)\n" : out;
+  }
+
+  int finish(json result, int status) {
+    result["runs"] = runs_;
+    result["log"] = log_;
+    fs::path p = fs::path(b_.dir) / "bisect.json";
+    for (int k = 2; fs::exists(p); ++k) p = fs::path(b_.dir) / fmt::format("bisect-{}.json", k);  // never overwrite
+    std::ofstream(p) << result.dump(2) << "\n";
+    fmt::print("bisect: {} runs; wrote {}\n", runs_, p.string());
+    return status;
+  }
+
+  const BisectOptions& o_;
+  Bundle b_;
+  double timeout_;
+  int runs_ = 0;
+  json log_ = json::array();
+};
+
+}  // namespace
+
+int bisect_bundle(const BisectOptions& options) {
+  Bundle b = load_bundle(options.bundle_dir);
+  if (!b.spec.expected.failed()) throw UserError(options.bundle_dir + ": the bundle records no failure yet (level 3): minify or rerun it first");
+  return Bisector(options, std::move(b)).run();
+}
+
+}  // namespace reprokit
