@@ -1,0 +1,187 @@
+// reprokit analyze (see analyze.h).
+#include "reprokit/harness/analyze.h"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "reprokit/codegen/compiler.h"
+#include "reprokit/harness/accuracy.h"
+#include "reprokit/harness/bundle.h"
+#include "reprokit/ir/errors.h"
+#include "reprokit/ir/graph_utils.h"
+#include "reprokit/runtime/interpreter.h"
+
+namespace reprokit {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct Errors {
+  double rmse = 0, max_abs = 0, max_rel = 0, max_ulp = 0;
+};
+
+// Spacing of representable numbers of dtype near x (for a ULP-style measure).
+double ulp(double x, DType t) {
+  int bits = t == DType::f16 ? 10 : t == DType::bf16 ? 7 : t == DType::f32 ? 23 : 52;
+  double ax = std::max(std::fabs(x), t == DType::f16 ? 6.1e-5 : 1e-30);
+  return std::ldexp(1.0, std::ilogb(ax) - bits);
+}
+
+Errors errors(const Tensor& got, const Tensor& ref, DType dtype) {
+  Errors e;
+  auto a = got.to_doubles(), b = ref.to_doubles();
+  double s = 0;
+  size_t n = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) continue;
+    double d = std::fabs(a[i] - b[i]);
+    s += d * d;
+    ++n;
+    e.max_abs = std::max(e.max_abs, d);
+    e.max_rel = std::max(e.max_rel, d / std::max(std::fabs(b[i]), 1e-12));
+    if (is_floating(dtype)) e.max_ulp = std::max(e.max_ulp, d / ulp(b[i], dtype));
+  }
+  e.rmse = n ? std::sqrt(s / static_cast<double>(n)) : 0;
+  return e;
+}
+
+std::string svg_plot(const std::vector<std::string>& names, const std::vector<double>& compiled, const std::vector<double>& eager) {
+  const int w = 900, h = 360, left = 60, bottom = 300;
+  double lo = -12, hi = 2;
+  auto y = [&](double v) { return bottom - (std::clamp(std::log10(std::max(v, 1e-12)), lo, hi) - lo) / (hi - lo) * 260; };
+  auto x = [&](size_t i) { return left + (names.size() > 1 ? static_cast<double>(i) * (w - left - 20) / static_cast<double>(names.size() - 1) : 0); };
+  std::string s = fmt::format("<svg xmlns='http://www.w3.org/2000/svg' width='{}' height='{}' font-family='sans-serif' font-size='11'>\n", w, h);
+  s += fmt::format("<text x='{}' y='16' font-size='13'>RMSE against float64 along the topological order (log scale)</text>\n", left);
+  for (int p = -12; p <= 2; p += 2)
+    s += fmt::format("<line x1='{}' x2='{}' y1='{:.1f}' y2='{:.1f}' stroke='#ddd'/><text x='8' y='{:.1f}'>1e{}</text>\n", left, w - 20, y(std::pow(10, p)),
+                     y(std::pow(10, p)), y(std::pow(10, p)) + 4, p);
+  auto poly = [&](const std::vector<double>& v, const char* color, const char* label, int ly) {
+    std::string pts;
+    for (size_t i = 0; i < v.size(); ++i) pts += fmt::format("{:.1f},{:.1f} ", x(i), y(v[i]));
+    return fmt::format("<polyline fill='none' stroke='{}' stroke-width='2' points='{}'/><text x='{}' y='{}' fill='{}'>{}</text>\n", color, pts,
+                       w - 160, ly, color, label);
+  };
+  s += poly(compiled, "#d62728", "compiled", 40) + poly(eager, "#1f77b4", "eager", 56);
+  for (size_t i = 0; i < names.size(); ++i)
+    s += fmt::format("<text transform='translate({:.1f},{}) rotate(60)' fill='#555'>%{}</text>\n", x(i), bottom + 8, names[i]);
+  return s + "</svg>\n";
+}
+
+}  // namespace
+
+int analyze_bundle(const AnalyzeOptions& o) {
+  Bundle b = load_bundle(o.bundle_dir);
+  const Graph& g = b.graph;
+  CompileOptions copts = b.spec.options.compile;
+  fmt::print("analyze: graph {} ({} ops), stage {}, backend {}\n", g.name, g.num_ops(), b.spec.stage, copts.backend);
+
+  // Which values to capture: kernel boundaries (what the compiled code materialises anyway, so
+  // fusion is undisturbed) or, with --per-node, every node.
+  Graph lowered = lower_for_codegen(g, copts, nullptr);
+  auto lowered_users = compute_users(lowered);
+  std::set<std::string> boundary;
+  for (int i = lowered.num_inputs(); i < lowered.size(); ++i) {
+    const Node& n = lowered.node(i);
+    auto gi = n.attrs.find("group");
+    bool internal = gi != n.attrs.end() && !lowered_users[static_cast<size_t>(i)].empty();
+    for (int u : lowered_users[static_cast<size_t>(i)]) {
+      auto gu = lowered.node(u).attrs.find("group");
+      if (gu == lowered.node(u).attrs.end() || gi == n.attrs.end() || !(gu->second == gi->second)) internal = false;
+    }
+    if (!internal) boundary.insert(n.name);
+  }
+  std::vector<int> captured;
+  for (int i = g.num_inputs(); i < g.size(); ++i)
+    if (o.per_node || boundary.count(g.node(i).name)) captured.push_back(i);
+  Graph ext = g;
+  size_t first_extra = ext.outputs.size();
+  for (int i : captured) ext.outputs.push_back(i);
+
+  // Determinism first: two runs of the compiled graph must agree bit for bit.
+  auto compiled = compile_graph(ext, copts);
+  std::vector<Tensor> run1, run2;
+  try {
+    run1 = compiled->run(b.inputs);
+    run2 = compiled->run(b.inputs);
+  } catch (const CompileFailure& e) {
+    throw UserError(std::string("analyze needs a graph that compiles and runs; this one fails: ") + e.what());
+  }
+  bool deterministic = true;
+  for (size_t k = 0; k < run1.size(); ++k) deterministic &= run1[k].to_doubles() == run2[k].to_doubles();
+  fmt::print("determinism: {}\n", deterministic ? "two runs agree bit for bit" : "WARNING: two runs differ: the compiled graph is non-deterministic");
+  fmt::print("captured: {} of {} nodes ({})\n", captured.size(), g.num_ops(), o.per_node ? "every node; fusion is disturbed" : "kernel boundaries; fusion undisturbed");
+
+  InterpretOptions f64;
+  f64.cast_to_f64 = true;
+  auto ref = interpret_all(g, b.inputs, f64);
+  auto eager = interpret_all(g, b.inputs);
+
+  json rows = json::array();
+  std::vector<std::string> names;
+  std::vector<double> crmse, ermse;
+  int first_bad = -1;
+  fmt::print("\n{:<24} {:<8} {:>10} {:>10} {:>10} {:>9} {:>10}  {}\n", "node", "op", "rmse", "max_abs", "max_rel", "max_ulp", "eager_rmse", "verdict");
+  for (size_t k = 0; k < captured.size(); ++k) {
+    int id = captured[k];
+    const Node& n = g.node(id);
+    const Tensor& got = run1[first_extra + k];
+    Errors ce = errors(got, ref[static_cast<size_t>(id)], n.type.dtype), ee = errors(eager[static_cast<size_t>(id)], ref[static_cast<size_t>(id)], n.type.dtype);
+    double tol = b.spec.tolerance ? *b.spec.tolerance : default_tolerance(n.type.dtype);
+    std::string why = compare_output(n.name, got, eager[static_cast<size_t>(id)], ref[static_cast<size_t>(id)], tol);
+    std::string verdict = why.empty() ? "ok" : "DIVERGES";
+    std::string origin;
+    if (!why.empty()) {
+      // Own or inherited: the node alone, fed the reference values of its operands (rounded to
+      // their dtypes), through the same compiler.
+      std::set<int> cut;
+      for (auto& op : n.operands)
+        if (op.is_value() && !g.node(op.value).is_input()) cut.insert(op.value);
+      Graph alone = extract_subgraph(g, {id}, cut);
+      std::vector<Tensor> alone_inputs;
+      for (int i = 0; i < alone.num_inputs(); ++i) {
+        int src = g.find(alone.node(i).name);
+        alone_inputs.push_back(g.node(src).is_input() ? b.inputs[static_cast<size_t>(src)] : ref[static_cast<size_t>(src)].to(alone.node(i).type.dtype));
+      }
+      std::string own_why;
+      try {
+        auto out = compile_graph(alone, copts)->run(alone_inputs);
+        auto alone_eager = interpret(alone, alone_inputs);
+        auto alone_ref = interpret(alone, alone_inputs, f64);
+        own_why = compare_output(n.name, out[0], alone_eager[0], alone_ref[0], tol);
+      } catch (const CompileFailure& e) {
+        own_why = e.what();
+      }
+      origin = own_why.empty() ? "inherited" : "own";
+      verdict += " (" + origin + ")";
+      if (first_bad < 0) first_bad = id;
+    }
+    fmt::print("%{:<23} {:<8} {:>10.3g} {:>10.3g} {:>10.3g} {:>9.3g} {:>10.3g}  {}\n", n.name, n.op, ce.rmse, ce.max_abs, ce.max_rel, ce.max_ulp, ee.rmse, verdict);
+    rows.push_back({{"node", n.name}, {"op", n.op}, {"rmse", ce.rmse}, {"max_abs", ce.max_abs}, {"max_rel", ce.max_rel}, {"max_ulp", ce.max_ulp},
+                    {"eager_rmse", ee.rmse}, {"passes", why.empty()}, {"origin", origin.empty() ? json(nullptr) : json(origin)},
+                    {"why", why}});
+    names.push_back(n.name);
+    crmse.push_back(ce.rmse);
+    ermse.push_back(ee.rmse);
+  }
+  if (first_bad >= 0) fmt::print("\nfirst divergence: %{} = {} (its own error; later divergences marked 'inherited' come from it)\n", g.node(first_bad).name, g.node(first_bad).op);
+  else fmt::print("\nno node diverges\n");
+  json out = {{"graph", g.name}, {"deterministic", deterministic}, {"per_node", o.per_node}, {"nodes", rows},
+              {"first_divergence", first_bad >= 0 ? json(g.node(first_bad).name) : json(nullptr)}};
+  fs::path jp = fs::path(o.bundle_dir) / "analyze.json", sp = fs::path(o.bundle_dir) / "analyze.svg";
+  for (int k = 2; fs::exists(jp) || fs::exists(sp); ++k) {  // never overwrite an earlier analysis
+    jp = fs::path(o.bundle_dir) / fmt::format("analyze-{}.json", k);
+    sp = fs::path(o.bundle_dir) / fmt::format("analyze-{}.svg", k);
+  }
+  std::ofstream(jp) << out.dump(2) << "\n";
+  std::ofstream(sp) << svg_plot(names, crmse, ermse);
+  fmt::print("wrote {} and {}\n", jp.string(), sp.string());
+  return first_bad >= 0 ? 1 : 0;
+}
+
+}  // namespace reprokit
