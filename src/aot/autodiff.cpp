@@ -1,0 +1,167 @@
+// Reverse-mode autodiff driver: copies the forward graph, adds one tangent per output, walks the
+// nodes on the gradient path in reverse order applying the rule table (backward_rules.cpp), and
+// owns what every rule shares: summing gradients back to operand shapes (broadcasting), casting
+// them to operand dtypes, accumulating gradients of values with several users, and f32 compute
+// for f16/bf16 composite ops (as the decompositions do).
+#include "reprokit/aot/autodiff.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "backward_rules.h"
+#include "reprokit/ir/errors.h"
+#include "reprokit/ir/op_registry.h"
+#include "reprokit/ir/text_format.h"
+#include "reprokit/ir/verifier.h"
+
+namespace reprokit {
+
+using aot_detail::backward_rules;
+using aot_detail::GradEmitter;
+
+namespace {
+
+bool low_precision(DType t) { return t == DType::f16 || t == DType::bf16; }
+
+// Names unique against the forward graph too, so tangents never shadow a later forward value.
+std::string unique_name(const Graph& g, const std::set<std::string>& reserved, const std::string& want) {
+  std::string name = g.fresh_name(want);
+  for (int k = 1; reserved.count(name); ++k) name = g.fresh_name(fmt::format("{}_{}", want, k));
+  return name;
+}
+
+}  // namespace
+
+bool has_backward_rule(std::string_view op) { return backward_rules().count(op) > 0; }
+
+JointGraph build_joint_graph(const Graph& fwd, const AutodiffOptions& opts) {
+  const int n_in = fwd.num_inputs();
+  std::set<std::string> reserved;
+  for (auto& n : fwd.nodes) reserved.insert(n.name);
+
+  JointGraph jg;
+  Graph& g = jg.graph;
+  g.name = fwd.name + "_joint";
+  for (int i = 0; i < n_in; ++i) {
+    const Node& in = fwd.node(i);
+    if (in.type.requires_grad) {
+      if (!is_floating(in.type.dtype))
+        throw UserError(fmt::format("graph {}: input %{} is marked grad but is {}: only floating inputs get gradients",
+                                    fwd.name, in.name, dtype_name(in.type.dtype)));
+      jg.grad_inputs.push_back(i);
+    }
+    g.nodes.push_back(in);
+  }
+  // Tangents: contiguous tensors of each output's dtype and shape, after the forward inputs.
+  std::vector<int> tangents;
+  for (int o : fwd.outputs) {
+    Node t;
+    t.name = unique_name(g, reserved, "tangent_" + fwd.node(o).name);
+    t.op = "input";
+    t.type.dtype = fwd.node(o).type.dtype;
+    t.type.shape = fwd.node(o).type.shape;
+    t.type.device = fwd.node(o).type.device;
+    g.nodes.push_back(t);
+    tangents.push_back(g.size() - 1);
+  }
+  // Forward body: node i of fwd becomes node map[i] of the joint graph.
+  std::vector<int> map(static_cast<size_t>(fwd.size()));
+  for (int i = 0; i < n_in; ++i) map[static_cast<size_t>(i)] = i;
+  for (int i = n_in; i < fwd.size(); ++i) {
+    const Node& n = fwd.node(i);
+    std::vector<Operand> ops;
+    for (auto& o : n.operands) ops.push_back(o.is_value() ? Operand::of(map[static_cast<size_t>(o.value)]) : o);
+    map[static_cast<size_t>(i)] = g.add_node(n.name, n.op, ops, n.attrs);
+  }
+  for (int o : fwd.outputs) g.outputs.push_back(map[static_cast<size_t>(o)]);
+  jg.num_forward_outputs = static_cast<int>(fwd.outputs.size());
+
+  // active: depends on a grad input through differentiable ops and is floating.
+  std::vector<bool> active(static_cast<size_t>(fwd.size()), false);
+  for (int i : jg.grad_inputs) active[static_cast<size_t>(i)] = true;
+  for (int i = n_in; i < fwd.size(); ++i) {
+    const Node& n = fwd.node(i);
+    const OpSchema* s = find_op(n.op);
+    if (!is_floating(n.type.dtype) || (s && !s->differentiable)) continue;
+    for (auto& o : n.operands)
+      if (o.is_value() && active[static_cast<size_t>(o.value)]) active[static_cast<size_t>(i)] = true;
+  }
+  // useful: some floating output depends on it (only such nodes need a rule).
+  std::vector<bool> useful(static_cast<size_t>(fwd.size()), false);
+  for (int o : fwd.outputs) useful[static_cast<size_t>(o)] = active[static_cast<size_t>(o)];
+  for (int i = fwd.size() - 1; i >= n_in; --i) {
+    if (!useful[static_cast<size_t>(i)]) continue;
+    for (auto& o : fwd.node(i).operands)
+      if (o.is_value() && active[static_cast<size_t>(o.value)]) useful[static_cast<size_t>(o.value)] = true;
+  }
+  auto rule_for = [&](const Node& n) -> const aot_detail::BackwardRule* {
+    for (auto& w : opts.without_rules)
+      if (w == n.op) return nullptr;
+    auto it = backward_rules().find(n.op);
+    return it == backward_rules().end() ? nullptr : &it->second;
+  };
+  for (int i = n_in; i < fwd.size(); ++i)
+    if (useful[static_cast<size_t>(i)] && !rule_for(fwd.node(i)))
+      throw UserError(fmt::format("graph {}, node {}: op '{}' has no backward rule, but a gradient flows through it",
+                                  fwd.name, print_node(fwd, i), fwd.node(i).op));
+
+  // grad[i]: joint-graph id of dL/d(fwd node i), or -1.
+  std::vector<int> grad(static_cast<size_t>(fwd.size()), -1);
+  auto accumulate = [&](int fwd_id, int gid, const std::string& base) {
+    int& slot = grad[static_cast<size_t>(fwd_id)];
+    if (slot < 0) slot = gid;
+    else slot = g.add_node(g.fresh_name("d_" + base + ".acc"), "add", {Operand::of(slot), Operand::of(gid)});
+  };
+  for (size_t k = 0; k < fwd.outputs.size(); ++k)
+    if (active[static_cast<size_t>(fwd.outputs[k])]) accumulate(fwd.outputs[k], tangents[k], fwd.node(fwd.outputs[k]).name);
+
+  for (int i = fwd.size() - 1; i >= n_in; --i) {
+    if (!useful[static_cast<size_t>(i)] || grad[static_cast<size_t>(i)] < 0) continue;
+    const Node n = fwd.node(i);  // a copy: adding nodes to g must not invalidate it
+    GradEmitter e(g, "d_" + n.name);
+    std::vector<Operand> ops;
+    std::vector<bool> need;
+    for (auto& o : n.operands) {
+      ops.push_back(o.is_value() ? Operand::of(map[static_cast<size_t>(o.value)]) : o);
+      need.push_back(o.is_value() && active[static_cast<size_t>(o.value)]);
+    }
+    int y = map[static_cast<size_t>(i)], gy = grad[static_cast<size_t>(i)];
+    // Composite ops in f16/bf16 differentiate in f32 and the driver casts back, as PyTorch does.
+    const OpSchema* s = find_op(n.op);
+    if (s && s->composite && n.op != "linear" && low_precision(n.type.dtype)) {
+      for (auto& o : ops)
+        if (o.is_value() && low_precision(g.node(o.value).type.dtype)) o = Operand::of(e.cast(o.value, DType::f32));
+      y = e.cast(y, DType::f32);
+      gy = e.cast(gy, DType::f32);
+    }
+    std::vector<int> grads = (*rule_for(n))(e, n, ops, y, gy, need);
+    for (size_t k = 0; k < n.operands.size(); ++k) {
+      if (!need[k]) continue;
+      if (k >= grads.size() || grads[k] < 0)
+        throw InternalError(fmt::format("backward rule of {} gave no gradient for operand {}", print_node(fwd, i), k + 1));
+      const TensorType& want = fwd.node(n.operands[k].value).type;
+      int gk = e.cast(e.sum_to(grads[k], want.shape), want.dtype);
+      accumulate(n.operands[k].value, gk, fwd.node(n.operands[k].value).name);
+    }
+  }
+
+  for (int i : jg.grad_inputs) {
+    int gi = grad[static_cast<size_t>(i)];
+    const TensorType& t = fwd.node(i).type;
+    if (gi < 0) {
+      // No output depends on this input: its gradient is zero (PyTorch would give None).
+      gi = g.add_node(g.fresh_name("grad_" + fwd.node(i).name), "full", {},
+                      {{"shape", AttrValue::ints(t.shape)}, {"value", AttrValue(0.0)}, {"dtype", AttrValue(t.dtype)}});
+    } else if (!g.node(gi).is_input() && g.node(gi).name.rfind("d_", 0) == 0) {
+      // Readable gradient names where no forward value or earlier gradient owns the node.
+      std::string want = "grad_" + fwd.node(i).name;
+      if (g.find(want) < 0 && !reserved.count(want)) g.node(gi).name = want;
+    }
+    g.outputs.push_back(gi);
+  }
+  verify(g);
+  return jg;
+}
+
+}  // namespace reprokit
