@@ -7,6 +7,7 @@
 #include <set>
 
 #include "grad_check.h"
+#include "op_graphs.h"
 #include "reprokit/aot/autodiff.h"
 #include "reprokit/aot/decompose.h"
 #include "reprokit/ir/errors.h"
@@ -19,62 +20,6 @@ using namespace reprokit;
 using namespace reprokit::testing;
 
 namespace {
-
-// One graph per differentiable op (some ops in several forms: broadcasting, scalars, attributes).
-// Inputs of log/sqrt/... are shifted away from the points where the op is not smooth.
-const std::vector<std::string>& op_graphs() {
-  static const std::vector<std::string> graphs = {
-      "graph t(%x: f32[3, 4] grad) { %y = neg(%x)\n return (%y) }",
-      "graph t(%x: f32[3, 4] grad) { %y = abs(%x)\n return (%y) }",
-      "graph t(%x: f32[3, 4] grad) { %y = exp(%x)\n return (%y) }",
-      "graph t(%x: f32[3, 4] grad) { %a = abs(%x)\n %p = add(%a, 0.5)\n %y = log(%p)\n return (%y) }",
-      "graph t(%x: f32[3, 4] grad) { %a = abs(%x)\n %p = add(%a, 0.5)\n %y = sqrt(%p)\n return (%y) }",
-      "graph t(%x: f32[3, 4] grad) { %a = abs(%x)\n %p = add(%a, 0.5)\n %y = rsqrt(%p)\n return (%y) }",
-      "graph t(%x: f32[3, 4] grad) { %a = abs(%x)\n %p = add(%a, 0.5)\n %y = reciprocal(%p)\n return (%y) }",
-      "graph t(%x: f32[3, 4] grad) { %y = sin(%x)\n return (%y) }",
-      "graph t(%x: f32[3, 4] grad) { %y = cos(%x)\n return (%y) }",
-      "graph t(%x: f32[3, 4] grad) { %y = tanh(%x)\n return (%y) }",
-      "graph t(%x: f32[3, 4] grad) { %y = sigmoid(%x)\n return (%y) }",
-      "graph t(%x: f32[3, 4] grad) { %y = relu(%x)\n return (%y) }",
-      "graph t(%x: f32[3, 4] grad) { %y = gelu(%x)\n return (%y) }",
-      "graph t(%x: f32[3, 4] grad) { %y = gelu(%x, approximate=\"tanh\")\n return (%y) }",
-      "graph t(%x: f32[3, 4] grad) { %y = silu(%x)\n return (%y) }",
-      "graph t(%x: f32[3, 4] grad) { %y = erf(%x)\n return (%y) }",
-      "graph t(%x: f32[3, 4] grad, %z: f32[4] grad) { %y = add(%x, %z)\n return (%y) }",
-      "graph t(%x: f32[3, 1] grad, %z: f32[1, 4] grad) { %y = sub(%x, %z)\n %w = sub(2.0, %y)\n return (%w) }",
-      "graph t(%x: f32[3, 4] grad, %z: f32[3, 4] grad) { %y = mul(%x, %z)\n %w = mul(%y, 3.0)\n return (%w) }",
-      "graph t(%x: f32[3, 4] grad, %z: f32[4] grad) { %a = abs(%z)\n %p = add(%a, 0.5)\n %y = div(%x, %p)\n %w = div(1.5, %p)\n return (%y, %w) }",
-      "graph t(%x: f32[3, 4] grad, %z: f32[3, 4] grad) { %a = abs(%x)\n %p = add(%a, 0.5)\n %y = pow(%p, %z)\n return (%y) }",
-      "graph t(%x: f32[3, 4] grad) { %y = pow(%x, 3.0)\n %w = pow(2.0, %x)\n return (%y, %w) }",
-      "graph t(%x: f32[3, 4] grad, %z: f32[4] grad) { %y = maximum(%x, %z)\n %w = maximum(%x, 0.1)\n return (%y, %w) }",
-      "graph t(%x: f32[3, 4] grad, %z: f32[3, 4] grad) { %y = minimum(%x, %z)\n return (%y) }",
-      "graph t(%x: f32[3, 4] grad, %z: f32[4] grad) { %c = gt(%x, 0.0)\n %y = where(%c, %x, %z)\n %w = where(%c, 1.0, %x)\n return (%y, %w) }",
-      "graph t(%x: f32[3, 4] grad) { %y = to(%x, dtype=f32)\n %z = clone(%y)\n %w = contiguous(%z)\n return (%w) }",
-      "graph t(%x: f32[3, 4, 2] grad) { %y = sum(%x, dims=[1])\n %z = mul(%y, %y)\n return (%z) }",
-      "graph t(%x: f32[3, 4] grad) { %y = sum(%x)\n %z = sin(%y)\n return (%z) }",
-      "graph t(%x: f32[3, 4, 2] grad) { %y = mean(%x, dims=[0, 2], keepdim=true)\n %z = mul(%y, %y)\n return (%z) }",
-      "graph t(%x: f32[3, 4] grad) { %y = var(%x, dims=[1])\n %z = var(%x, correction=0)\n return (%y, %z) }",
-      "graph t(%x: f32[3, 4] grad) { %y = amax(%x, dims=[1])\n %z = amin(%x)\n %w = mul(%y, %y)\n return (%w, %z) }",
-      "graph t(%x: f32[3, 4] grad) { %y = softmax(%x, dim=1)\n %z = mul(%y, %x)\n return (%z) }",
-      "graph t(%x: f32[3, 4] grad) { %y = log_softmax(%x, dim=0)\n %z = mul(%y, %x)\n return (%z) }",
-      "graph t(%x: f32[2, 3, 4] grad, %w: f32[4] grad, %b: f32[4] grad) { %y = layer_norm(%x, %w, %b, normalized_shape=[4])\n %z = mul(%y, %x)\n return (%z) }",
-      "graph t(%x: f32[2, 3, 4] grad) { %y = layer_norm(%x, normalized_shape=[3, 4], eps=0.1)\n %z = mul(%y, %x)\n return (%z) }",
-      "graph t(%a: f32[2, 3, 4] grad, %b: f32[4, 5] grad) { %y = matmul(%a, %b)\n %z = mul(%y, %y)\n return (%z) }",
-      "graph t(%x: f32[2, 3, 4] grad, %w: f32[5, 4] grad, %b: f32[5] grad) { %y = linear(%x, %w, %b)\n %z = mul(%y, %y)\n return (%z) }",
-      "graph t(%x: f32[4] grad, %w: f32[5, 4] grad) { %y = linear(%x, %w)\n %z = mul(%y, %y)\n return (%z) }",
-      "graph t(%x: f32[3, 4] grad) { %y = reshape(%x, shape=[2, -1])\n %z = mul(%y, %y)\n %s = slice(%z, dim=1, start=1, end=6, step=2)\n return (%s) }",
-      "graph t(%x: f32[2, 3, 4] grad) { %y = permute(%x, dims=[2, 0, 1])\n %s = slice(%y, dim=0, start=1, end=3)\n %z = mul(%s, %s)\n return (%z) }",
-      "graph t(%x: f32[2, 3] grad) { %y = transpose(%x, dim0=0, dim1=1)\n %s = slice(%y, dim=-1, start=-1, end=2)\n %z = mul(%s, %y)\n return (%z) }",
-      "graph t(%x: f32[3, 1] grad) { %y = expand(%x, shape=[2, 3, 4])\n %z = mul(%y, %y)\n return (%z) }",
-      "graph t(%x: f32[7] grad) { %s = slice(%x, dim=0, start=1, end=7, step=3)\n %z = mul(%s, %s)\n return (%z) }",
-      "graph t(%x: f32[3, 2] grad, %z: f32[3, 4] grad) { %y = cat(%x, %z, %x, dim=1)\n %w = mul(%y, %y)\n return (%w) }",
-      "graph t(%x: f32[3, 1] grad) { %y = squeeze(%x, dim=1)\n %z = unsqueeze(%y, dim=0)\n %w = mul(%z, %z)\n return (%w) }",
-      "graph t(%e: f32[6, 3] grad, %i: i64[2, 4]) { %y = embedding(%e, %i)\n %z = mul(%y, %y)\n return (%z) }",
-      "graph t(%x: f32[3, 5] grad, %i: i64[2, 4]) { %y = gather(%x, %i, dim=1)\n %z = mul(%y, %y)\n return (%z) }",
-      "graph t(%x: f32[4, 3] grad, %i: i64[2, 3]) { %y = gather(%x, %i, dim=0)\n %z = mul(%y, %y)\n return (%z) }",
-  };
-  return graphs;
-}
 
 // Checks the joint graph's gradients of g (f64) against finite differences.
 void expect_gradients_match_fd(const Graph& g, const Graph& differentiated, double tol) {
@@ -95,7 +40,7 @@ void expect_gradients_match_fd(const Graph& g, const Graph& differentiated, doub
 
 TEST(Autodiff, EveryDifferentiableOpHasARuleAndATest) {
   std::set<std::string> tested;
-  for (auto& src : op_graphs())
+  for (auto& src : differentiable_op_graphs())
     for (auto& n : parse_graph(src).nodes) tested.insert(n.op);
   for (auto& s : op_table()) {
     if (!s.differentiable || s.name == "full") continue;
@@ -107,7 +52,7 @@ TEST(Autodiff, EveryDifferentiableOpHasARuleAndATest) {
 }
 
 TEST(Autodiff, GradientsMatchFiniteDifferences) {
-  for (auto& src : op_graphs()) {
+  for (auto& src : differentiable_op_graphs()) {
     SCOPED_TRACE(src);
     Graph g = parse_graph(as_f64(src));
     expect_gradients_match_fd(g, g, 1e-6);
@@ -115,7 +60,7 @@ TEST(Autodiff, GradientsMatchFiniteDifferences) {
 }
 
 TEST(Autodiff, GradientsOfDecomposedGraphsMatchFiniteDifferences) {
-  for (auto& src : op_graphs()) {
+  for (auto& src : differentiable_op_graphs()) {
     SCOPED_TRACE(src);
     Graph g = parse_graph(as_f64(src));
     expect_gradients_match_fd(g, decompose(g), 1e-6);
@@ -123,7 +68,7 @@ TEST(Autodiff, GradientsOfDecomposedGraphsMatchFiniteDifferences) {
 }
 
 TEST(Autodiff, Float32GradientsAgreeWithFloat64) {
-  for (auto& src : op_graphs()) {
+  for (auto& src : differentiable_op_graphs()) {
     SCOPED_TRACE(src);
     Graph g = parse_graph(src);
     auto inputs = generate_inputs(g, 11);

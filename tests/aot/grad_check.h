@@ -15,6 +15,7 @@ std::vector<Tensor> ones_tangents(const Graph& g);
 // Runs the joint graph on forward inputs + ones tangents; returns all its outputs.
 std::vector<Tensor> run_joint(const JointGraph& j, const std::vector<Tensor>& inputs, bool f64);
 // Runs forward, then backward on the saved values + ones tangents; forward outputs then gradients.
+// In f64 mode the saved values are rounded to their declared dtype at the boundary.
 std::vector<Tensor> run_partitioned(const PartitionedGraphs& p, const std::vector<Tensor>& inputs, bool f64);
 // d(sum of all float outputs)/d(input k) for each grad input, by central differences in float64.
 // The graph's floating inputs must be f64 (so a perturbation is not rounded away).
