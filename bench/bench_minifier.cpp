@@ -1,0 +1,130 @@
+// Minifier benchmark: reprokit's query counts on the chain benchmarks next to PyTorch's
+// fx_minifier (bench/fx_minifier_bench.py, run in the same invocation when python3-torch is
+// installed), and an end-to-end 10,000-node graph minified with the real cpp backend in
+// subprocesses. Usage: bench_minifier [--skip-e2e] [--e2e-nodes N]
+#include <fmt/core.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "reprokit/harness/repro_file.h"
+#include "reprokit/ir/text_format.h"
+#include "reprokit/minifier/reducer.h"
+#include "reprokit/process/subprocess.h"
+
+using namespace reprokit;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+class PredicateOracle : public Oracle {
+ public:
+  explicit PredicateOracle(std::function<bool(const Graph&)> p) : p_(std::move(p)) {}
+  std::vector<Verdict> judge(const std::vector<Candidate>& cs) override {
+    std::vector<Verdict> v;
+    for (auto& c : cs) v.push_back({p_(c.graph), {}});
+    return v;
+  }
+
+ private:
+  std::function<bool(const Graph&)> p_;
+};
+
+std::string chain_text(int n, int culprit, const char* culprit_op) {
+  static const char* ops[] = {"neg", "relu", "abs", "sin", "cos", "tanh"};
+  std::string s = "graph chain(%x: f32[16]) {\n";
+  for (int i = 0; i < n; ++i)
+    s += fmt::format("  %n{} = {}(%{})\n", i, i == culprit && culprit_op ? culprit_op : ops[i % 6], i ? fmt::format("n{}", i - 1) : "x");
+  return s + fmt::format("  return (%n{})\n}}\n", n - 1);
+}
+
+bool has_op(const Graph& g, const std::string& name) {
+  int id = g.find(name);
+  return id >= 0 && !g.node(id).is_input();
+}
+
+void in_process(const char* label, int n, std::vector<std::string> culprits) {
+  Candidate c;
+  c.graph = parse_graph(chain_text(n, -1, nullptr));
+  PredicateOracle o([&](const Graph& g) {
+    for (auto& name : culprits)
+      if (!has_op(g, name)) return false;
+    return true;
+  });
+  auto t0 = Clock::now();
+  auto r = reduce(c, o, {});
+  fmt::print("reprokit   {:<22} queries={:<5} ops_left={:<4} seconds={:.2f}   (goal: {})\n", label, r.queries, r.best.graph.num_ops(),
+             std::chrono::duration<double>(Clock::now() - t0).count(),
+             culprits.size() == 1 ? fmt::format("<= 2*log2(N)+10 = {:.0f}", 2 * std::log2(n) + 10) : std::string("2 ops in < 300 queries"));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool e2e = true;
+  int e2e_nodes = 10000;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--skip-e2e") e2e = false;
+    if (a == "--e2e-nodes" && i + 1 < argc) e2e_nodes = std::atoi(argv[++i]);
+  }
+  fmt::print("== chain benchmarks, in-process oracle (same cases for both tools)\n");
+  in_process("one culprit, N=1000", 1000, {"n333"});
+  in_process("one culprit, N=5000", 5000, {"n1666"});
+  in_process("pair, N=1000", 1000, {"n300", "n550"});
+  fs::path tmp = fs::temp_directory_path() / fmt::format("rk_bench_min_{}", ::getpid());
+  fs::create_directories(tmp);
+  ProcessSpec py;
+  py.argv = {"/usr/bin/python3", std::string(REPROKIT_SOURCE_DIR) + "/bench/fx_minifier_bench.py"};
+  py.cwd = tmp.string();  // fx_minifier writes repro.py into its working directory
+  py.timeout_s = 600;
+  ProcessResult pr;
+  try {
+    pr = run_process(py);
+  } catch (const std::exception& e) {
+    pr.exit_code = 127;
+  }
+  if (pr.exit_code == 0) {
+    std::string line;
+    std::istringstream in(pr.out);
+    while (std::getline(in, line))
+      if (line.find("queries=") != std::string::npos) fmt::print("fx_minifier {}\n", line);
+  } else {
+    fmt::print("fx_minifier: not run (python3-torch is not installed)\n");
+  }
+  fmt::print("(issue #5 quotes fx_minifier at 93 / 116 queries for one culprit, and 1,442 queries leaving 251 ops for its pair case)\n");
+
+  if (!e2e) return 0;
+  fmt::print("\n== end to end: {}-node chain, one planted culprit (erf: runtime_error), cpp backend, subprocess workers\n", e2e_nodes);
+  fs::path dir = tmp / "e2e";
+  fs::create_directories(dir);
+  std::ofstream(dir / "big.rk") << chain_text(e2e_nodes, e2e_nodes * 2 / 3, "erf");
+  ProcessSpec run;
+  run.argv = {REPROKIT_EXE, "run", "big.rk", "--inject", "erf:runtime_error"};
+  run.cwd = dir.string();
+  run.env_set = {{"REPRO_AFTER", "dynamo"}, {"REPRO_DIR", "out"}, {"REPRO_CACHE_DIR", (tmp / "cache").string()}};
+  auto t0 = Clock::now();
+  ProcessResult rr = run_process(run);
+  double run_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  fs::path bundle;
+  for (auto& e : fs::directory_iterator(dir / "out")) bundle = e.path();
+  fmt::print("reprokit run (compile + fail + bundle): {:.1f}s, exit {}\n", run_s, rr.exit_code);
+  ProcessSpec min;
+  min.argv = {REPROKIT_EXE, "minify", bundle.string(), "--jobs", "2"};
+  min.env_set = {{"REPRO_CACHE_DIR", (tmp / "cache").string()}};
+  t0 = Clock::now();
+  ProcessResult mr = run_process(min);
+  double min_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  ReproFile repro = load_repro_file((bundle / "repro.rk").string());
+  fmt::print("reprokit minify --jobs 2: {:.1f}s (goal < 120s), {} -> {} ops, exit {}, {}\n", min_s, e2e_nodes, repro.graph.num_ops(), mr.exit_code,
+             mr.out.find("verified: REPRODUCED") != std::string::npos ? "verified in a fresh process" : "NOT verified");
+  std::ifstream rep(bundle / "report.json");
+  std::string report((std::istreambuf_iterator<char>(rep)), {});
+  auto q = report.find("\"queries\"");
+  if (q != std::string::npos) fmt::print("report.json: {}\n", report.substr(q, report.find('\n', q) - q));
+  return 0;
+}
