@@ -106,6 +106,7 @@ JointGraph build_joint_graph(const Graph& fwd, const AutodiffOptions& opts) {
       throw UserError(fmt::format("graph {}, node {}: op '{}' has no backward rule, but a gradient flows through it",
                                   fwd.name, print_node(fwd, i), fwd.node(i).op));
 
+  const int first_backward = g.size();  // nodes from here on are backward nodes
   // grad[i]: joint-graph id of dL/d(fwd node i), or -1.
   std::vector<int> grad(static_cast<size_t>(fwd.size()), -1);
   auto accumulate = [&](int fwd_id, int gid, const std::string& base) {
@@ -146,17 +147,20 @@ JointGraph build_joint_graph(const Graph& fwd, const AutodiffOptions& opts) {
     }
   }
 
+  std::set<int> renamed;
   for (int i : jg.grad_inputs) {
     int gi = grad[static_cast<size_t>(i)];
     const TensorType& t = fwd.node(i).type;
     if (gi < 0) {
       // No output depends on this input: its gradient is zero (PyTorch would give None).
-      gi = g.add_node(g.fresh_name("grad_" + fwd.node(i).name), "full", {},
-                      {{"shape", AttrValue::ints(t.shape)}, {"value", AttrValue(0.0)}, {"dtype", AttrValue(t.dtype)}});
-    } else if (!g.node(gi).is_input() && g.node(gi).name.rfind("d_", 0) == 0) {
-      // Readable gradient names where no forward value or earlier gradient owns the node.
-      std::string want = "grad_" + fwd.node(i).name;
-      if (g.find(want) < 0 && !reserved.count(want)) g.node(gi).name = want;
+      GradEmitter e(g, "grad_" + fwd.node(i).name);
+      gi = e.zeros(t.shape, t.dtype, i);
+    }
+    // Readable gradient names, unless the node is a tangent, a forward value or already named.
+    std::string want = "grad_" + fwd.node(i).name;
+    if (gi >= first_backward && !renamed.count(gi) && g.find(want) < 0 && !reserved.count(want)) {
+      g.node(gi).name = want;
+      renamed.insert(gi);
     }
     g.outputs.push_back(gi);
   }

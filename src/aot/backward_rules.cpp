@@ -39,12 +39,18 @@ int GradEmitter::cast(int x, DType dtype) {
   return op("to", {v(x)}, {{"dtype", AttrValue(dtype)}});
 }
 
-int GradEmitter::zeros(const Shape& shape, DType dtype) {
-  return op("full", {}, {{"shape", AttrValue::ints(shape)}, {"value", AttrValue(0.0)}, {"dtype", AttrValue(dtype)}});
+int GradEmitter::zeros(const Shape& shape, DType dtype, int like) {
+  if (type(like).device == Device::cpu)
+    return op("full", {}, {{"shape", AttrValue::ints(shape)}, {"value", AttrValue(0.0)}, {"dtype", AttrValue(dtype)}});
+  int empty = op("slice", {v(reshape(like, {-1}))}, {{"dim", AttrValue(int64_t{0})}, {"start", AttrValue(int64_t{0})}, {"end", AttrValue(int64_t{0})}});
+  int zero = cast(op("sum", {v(empty)}), dtype);
+  if (shape.empty()) return zero;
+  int ones = reshape(zero, Shape(shape.size(), 1));
+  return op("expand", {v(ones)}, {{"shape", AttrValue::ints(shape)}});
 }
 
-int GradEmitter::iota(int64_t n) {
-  int r = op("full", {}, {{"shape", AttrValue::ints({1})}, {"value", AttrValue(int64_t{0})}, {"dtype", AttrValue(DType::i64)}});
+int GradEmitter::iota(int64_t n, int like) {
+  int r = zeros({1}, DType::i64, like);  // on cpu a constant, which the partitioner recomputes
   for (int64_t len = 1; len < n; len *= 2) {
     int shifted = op("add", {v(r), Operand::scalar(AttrValue(len))});
     r = op("cat", {v(r), v(shifted)}, {{"dim", AttrValue(int64_t{0})}});
@@ -124,7 +130,7 @@ int unslice(E& e, const Node& n, const Shape& in, int g) {
   int64_t start = attr_int(n, "start");
   if (start < 0) start += size;
   start = std::clamp<int64_t>(start, 0, size);
-  if (count == 0) return e.zeros(in, gt.dtype);
+  if (count == 0) return e.zeros(in, gt.dtype, g);
   auto with_dim = [&](Shape s, size_t d, int64_t len) { s[d] = len; return s; };
   int r = g;
   int64_t len = count;
@@ -133,7 +139,7 @@ int unslice(E& e, const Node& n, const Shape& in, int g) {
     int u = e.op("unsqueeze", {E::v(g)}, {{"dim", AttrValue(dim + 1)}});
     Shape zs = e.type(u).shape;
     zs[static_cast<size_t>(dim + 1)] = step - 1;
-    int c = e.op("cat", {E::v(u), E::v(e.zeros(zs, gt.dtype))}, {{"dim", AttrValue(dim + 1)}});
+    int c = e.op("cat", {E::v(u), E::v(e.zeros(zs, gt.dtype, g))}, {{"dim", AttrValue(dim + 1)}});
     len = count * step;
     r = e.reshape(c, with_dim(gt.shape, static_cast<size_t>(dim), len));
     if (len > size - start) {
@@ -142,9 +148,9 @@ int unslice(E& e, const Node& n, const Shape& in, int g) {
     }
   }
   std::vector<Operand> parts;
-  if (start > 0) parts.push_back(E::v(e.zeros(with_dim(gt.shape, static_cast<size_t>(dim), start), gt.dtype)));
+  if (start > 0) parts.push_back(E::v(e.zeros(with_dim(gt.shape, static_cast<size_t>(dim), start), gt.dtype, g)));
   parts.push_back(E::v(r));
-  if (size - start - len > 0) parts.push_back(E::v(e.zeros(with_dim(gt.shape, static_cast<size_t>(dim), size - start - len), gt.dtype)));
+  if (size - start - len > 0) parts.push_back(E::v(e.zeros(with_dim(gt.shape, static_cast<size_t>(dim), size - start - len), gt.dtype, g)));
   if (parts.size() == 1) return r;
   return e.op("cat", parts, {{"dim", AttrValue(dim)}});
 }
@@ -160,7 +166,7 @@ int ungather(E& e, const Node& n, const Ops& a, int g) {
   int index = e.op("where", {E::v(neg), E::v(e.op("add", {a[1], Operand::scalar(AttrValue(m))})), a[1]});
   Shape iota_shape(static_cast<size_t>(x.rank() + 1), 1);
   iota_shape[static_cast<size_t>(dim + 1)] = m;
-  int ids = e.reshape(e.iota(m), iota_shape);
+  int ids = e.reshape(e.iota(m, g), iota_shape);
   int hot = e.op("eq", {E::v(e.op("unsqueeze", {E::v(index)}, {{"dim", AttrValue(dim + 1)}})), E::v(ids)});
   int hotf = e.op("to", {E::v(hot)}, {{"dtype", AttrValue(e.type(g).dtype)}});
   int prod = e.op("mul", {E::v(hotf), E::v(e.op("unsqueeze", {E::v(g)}, {{"dim", AttrValue(dim + 1)}}))});
@@ -170,7 +176,7 @@ int ungather(E& e, const Node& n, const Ops& a, int g) {
     if (d == dim || have == want) continue;
     Shape zs = e.type(r).shape;
     zs[static_cast<size_t>(d)] = want - have;
-    r = e.op("cat", {E::v(r), E::v(e.zeros(zs, e.type(g).dtype))}, {{"dim", AttrValue(d)}});
+    r = e.op("cat", {E::v(r), E::v(e.zeros(zs, e.type(g).dtype, g))}, {{"dim", AttrValue(d)}});
   }
   return r;
 }
@@ -179,7 +185,7 @@ int ungather(E& e, const Node& n, const Ops& a, int g) {
 int unembed(E& e, const Ops& a, int g) {
   const TensorType w = e.type(a[0]);
   int64_t rows = w.shape[0], cols = w.shape[1];
-  int hot = e.op("eq", {E::v(e.op("unsqueeze", {a[1]}, {{"dim", AttrValue(int64_t{-1})}})), E::v(e.iota(rows))});
+  int hot = e.op("eq", {E::v(e.op("unsqueeze", {a[1]}, {{"dim", AttrValue(int64_t{-1})}})), E::v(e.iota(rows, g))});
   int hot2 = e.reshape(e.op("to", {E::v(hot)}, {{"dtype", AttrValue(e.type(g).dtype)}}), {-1, rows});
   int g2 = e.reshape(g, {e.type(hot2).shape[0], cols});
   int ht = e.op("transpose", {E::v(hot2)}, {{"dim0", AttrValue(int64_t{0})}, {"dim1", AttrValue(int64_t{1})}});

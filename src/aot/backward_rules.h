@@ -26,9 +26,12 @@ class GradEmitter {
   // Sums x over the dims that broadcasting added or stretched, so it has `shape` again.
   int sum_to(int x, const Shape& shape);
   int cast(int x, DType dtype);
-  int zeros(const Shape& shape, DType dtype);
-  // 0, 1, ..., n-1 as i64, built by doubling with cat (log2(n) nodes): the op set has no iota.
-  int iota(int64_t n);
+  // Zeros on the device of value `like`: `full` makes cpu tensors only, so on another device
+  // they come from summing an empty slice of `like` (an exact 0, even where `like` holds NaN).
+  int zeros(const Shape& shape, DType dtype, int like);
+  // 0, 1, ..., n-1 as i64 on the device of `like`, built by doubling with cat (log2(n) nodes):
+  // the op set has no iota.
+  int iota(int64_t n, int like);
 
   Graph& g_;
   std::string base_;

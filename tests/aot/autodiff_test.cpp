@@ -95,6 +95,7 @@ TEST(Autodiff, JointGraphLayoutAndForwardValues) {
   EXPECT_EQ(jg.node(jg.outputs[2]).type.shape, (Shape{4, 4}));
   // %u is used by nothing: its gradient is zeros.
   EXPECT_EQ(jg.node(jg.outputs[3]).op, "full");
+  EXPECT_EQ(jg.node(jg.outputs[3]).name, "grad_u");
   auto inputs = generate_inputs(g, 3);
   auto ref = interpret(g, inputs);
   auto out = run_joint(j, inputs, false);
@@ -188,4 +189,24 @@ TEST(Autodiff, MlpGradientsMatchFiniteDifferences) {
       "  %h = linear(%x, %w1, %b1)\n  %a = gelu(%h, approximate=\"tanh\")\n  %o = linear(%a, %w2)\n"
       "  %s = softmax(%o, dim=-1)\n  %t = mul(%s, 2.0)\n  return (%t, %h)\n}"));
   expect_gradients_match_fd(small, decompose(small), 1e-6);
+}
+
+TEST(Autodiff, CudaGraphsKeepEveryBackwardValueOnTheDevice) {
+  // `full` only makes cpu tensors: zeros and iotas of a @cuda graph must come from device values.
+  const char* src =
+      "graph t(%x: f32[3, 7] @cuda grad, %e: f32[6, 3] @cuda grad, %i: i64[2, 4] @cuda, %j: i64[3, 2] @cuda,\n"
+      "        %u: f32[2] @cuda grad) {\n"
+      "  %s = slice(%x, dim=1, start=1, end=7, step=3)\n  %y = embedding(%e, %i)\n  %q = gather(%x, %j, dim=1)\n"
+      "  %a = mul(%s, %s)\n  %b = mul(%y, %y)\n  %c = mul(%q, %q)\n  return (%a, %b, %c)\n}";
+  Graph g = parse_graph(src);
+  JointGraph j = build_joint_graph(g);
+  for (auto& n : j.graph.nodes) EXPECT_EQ(n.type.device, Device::cuda) << "%" << n.name << " = " << n.op;
+  EXPECT_EQ(j.graph.node(j.graph.outputs.back()).name, "grad_u");
+  // Same gradients as the cpu graph (the reference interpreter ignores the device).
+  std::string cpu = src;
+  for (size_t p = cpu.find(" @cuda"); p != std::string::npos; p = cpu.find(" @cuda")) cpu.erase(p, 6);
+  Graph h = parse_graph(cpu);
+  auto inputs = generate_inputs(h, 4);
+  EXPECT_EQ(max_rel_diff(run_joint(j, inputs, true), run_joint(build_joint_graph(h), inputs, true)), 0.0);
+  for (double v : run_joint(j, inputs, true).back().to_doubles()) EXPECT_EQ(v, 0.0);
 }
