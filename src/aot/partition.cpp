@@ -1,8 +1,9 @@
-// Partitioner: splits a joint graph at the boundary between values that depend on a tangent
-// (backward) and values that do not (forward). The saved values are the forward values that a
-// backward node reads directly, so nothing the backward does not read crosses the boundary.
-// Constants (values that depend on no input, like the iotas of embedding's backward) are
-// recomputed in the backward instead of being saved.
+// Partitioner: the forward graph computes exactly what the forward outputs need; everything else
+// the gradients need (values that depend on a tangent, and forward-only values no forward output
+// needs, like cos(x) for sin's backward or layer_norm's recomputed statistics) runs in the
+// backward graph. The saved values are the forward values a backward node reads directly, so
+// nothing crosses the boundary that the backward does not read, and the forward does no work
+// for the backward's sake. Constants (like the iotas of embedding's backward) are never saved.
 #include "reprokit/aot/partition.h"
 
 #include <fmt/format.h>
@@ -71,16 +72,20 @@ PartitionedGraphs partition_joint_graph(const JointGraph& joint) {
     }
     constant[static_cast<size_t>(i)] = c;
   }
-  auto in_backward = [&](int i) { return tangent[static_cast<size_t>(i)] || constant[static_cast<size_t>(i)]; };
-
   std::vector<int> fwd_outputs(j.outputs.begin(), j.outputs.begin() + n_out);
+  std::vector<bool> fwd_needed = ancestors(j, fwd_outputs);
+  auto in_backward = [&](int i) {
+    if (tangent[static_cast<size_t>(i)] || constant[static_cast<size_t>(i)]) return true;
+    return i >= j.num_inputs() && !fwd_needed[static_cast<size_t>(i)];
+  };
+
   std::vector<int> grads(j.outputs.begin() + n_out, j.outputs.end());
   for (int o : fwd_outputs)
     if (tangent[static_cast<size_t>(o)])
       throw InternalError(fmt::format("partition: forward output %{} depends on a tangent", j.node(o).name));
 
-  // Backward nodes are the tangent/constant ancestors of the gradients; the forward values they
-  // read (or return directly) are the saved values.
+  // Backward nodes are the backward-side ancestors of the gradients; the forward values they read
+  // (or return directly) are the saved values.
   std::vector<bool> needed = ancestors(j, grads), bwd_body(static_cast<size_t>(j.size()), false);
   std::vector<bool> saved(static_cast<size_t>(j.size()), false);
   for (int i = 0; i < j.size(); ++i) {

@@ -83,3 +83,15 @@ TEST(Decompose, GeneratedNamesNeverCollideWithLaterOriginalNames) {
   EXPECT_EQ(d.node(d.outputs[0]).name, "s.neg");
   EXPECT_EQ(d.node(d.outputs[0]).op, "neg");
 }
+
+TEST(Decompose, EveryCompositeOpOfTheTableHasARuleAndNoPrimitiveHasOne) {
+  for (auto& s : op_table()) EXPECT_EQ(has_decomposition(s.name), s.composite) << s.name;
+}
+
+TEST(Decompose, LowPrecisionCompositesComputeInFloat32) {
+  Graph d = decompose(parse_graph("graph t(%x: bf16[2, 8]) { %y = layer_norm(%x, normalized_shape=[8])\n return (%y) }"));
+  for (auto& n : d.nodes)
+    if (!n.is_input() && n.name != "y" && n.op != "to") EXPECT_EQ(n.type.dtype, DType::f32) << "%" << n.name << " = " << n.op;
+  EXPECT_EQ(d.node(d.outputs[0]).op, "to");
+  EXPECT_EQ(d.node(d.outputs[0]).type.dtype, DType::bf16);
+}
