@@ -53,6 +53,9 @@ JointGraph build_joint_graph(const Graph& fwd, const AutodiffOptions& opts) {
     }
     g.nodes.push_back(in);
   }
+  // A backward graph that returns nothing is not a valid graph; say so here, where it is clear.
+  if (jg.grad_inputs.empty())
+    throw UserError(fmt::format("graph {}: no input is marked grad, so there is nothing to differentiate", fwd.name));
   // Tangents: contiguous tensors of each output's dtype and shape, after the forward inputs.
   std::vector<int> tangents;
   for (int o : fwd.outputs) {

@@ -112,3 +112,21 @@ TEST(Partition, RejectsAGraphWithoutTheJointLayout) {
   j.num_forward_outputs = 3;
   EXPECT_THROW(partition_joint_graph(j), InternalError);
 }
+
+TEST(Partition, ReturnedInputPassesItsTangentThrough) {
+  // A grad input returned as is: its gradient is the tangent itself, passed straight through.
+  Graph g = parse_graph("graph t(%x: f32[3] grad, %c: f32[3]) {\n  %y = mul(%x, %c)\n  return (%x, %y)\n}");
+  PartitionedGraphs p = partition_joint_graph(build_joint_graph(g));
+  expect_partition_matches_joint(g);
+  auto out = run_partitioned(p, generate_inputs(g, 8), false);
+  auto c = generate_inputs(g, 8)[1].to_doubles(), dx = out[2].to_doubles();
+  for (size_t i = 0; i < c.size(); ++i) EXPECT_FLOAT_EQ(dx[i], 1.0f + static_cast<float>(c[i]));
+  // Nothing to differentiate: a clear error rather than a backward graph that returns nothing.
+  Graph h = parse_graph("graph t(%x: f32[3]) {\n  %y = exp(%x)\n  return (%y)\n}");
+  try {
+    build_joint_graph(h);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("no input is marked grad"), std::string::npos) << e.what();
+  }
+}

@@ -23,10 +23,11 @@ struct AutodiffOptions {
 };
 
 // Differentiates g (decomposed or not) w.r.t. its inputs marked `grad` (floating only; a grad
-// input of another dtype is a UserError naming it). Gradients have their input's dtype and shape;
-// an input no output depends on gets zeros. Non-floating outputs and non-differentiable ops
-// (comparisons, argmax) stop the gradient. Throws UserError naming the node when an op on the
-// gradient path has no backward rule. The result is verified.
+// input of another dtype is a UserError naming it, and so is a graph with no grad input).
+// Gradients have their input's dtype and shape; an input no output depends on gets zeros.
+// Non-floating outputs and non-differentiable ops (comparisons, argmax) stop the gradient. Throws
+// UserError naming the node when an op on the gradient path has no backward rule. The result is
+// verified.
 JointGraph build_joint_graph(const Graph& g, const AutodiffOptions& opts = {});
 bool has_backward_rule(std::string_view op);
 
