@@ -88,9 +88,15 @@ static int run_model(const std::vector<std::string>& argv) {
     return 1;
   }
   for (size_t k = 0; k < r.outputs.size(); ++k) print_summary(g.node(g.outputs[k]).name, r.outputs[k]);
+  std::vector<std::string> grad_names;  // inputs marked grad, in input order
+  for (int i = 0; i < g.num_inputs(); ++i)
+    if (g.node(i).type.requires_grad) grad_names.push_back(g.node(i).name);
+  for (size_t k = 0; k < r.grads.size() && k < grad_names.size(); ++k) print_summary("grad_" + grad_names[k], r.grads[k]);
   if (auto dir = args.get("--save-outputs")) {
     fs::create_directories(*dir);
     for (size_t k = 0; k < r.outputs.size(); ++k) write_npy((fs::path(*dir) / (g.node(g.outputs[k]).name + ".npy")).string(), r.outputs[k]);
+    for (size_t k = 0; k < r.grads.size() && k < grad_names.size(); ++k)
+      write_npy((fs::path(*dir) / ("grad_" + grad_names[k] + ".npy")).string(), r.grads[k]);
   }
   return 0;
 }
@@ -109,7 +115,7 @@ static CommandRegistration reg({
     "  --graph NAME        run graph NAME of a multi-graph file\n"
     "  --no-passes         compile without optimisation passes\n"
     "  --verbose           log each compiler pass\n"
-    "  --train             also run the backward pass (not available yet: autodiff is not implemented)\n"
+    "  --train             also run the backward pass on the sum of the outputs (gradients of inputs marked grad)\n"
     "environment: REPRO_AFTER (dynamo|aot) REPRO_LEVEL (1-4) REPRO_DIR REPRO_MINIFY REPRO_TOLERANCE REPRO_TIMEOUT",
     run_model});
 

@@ -56,14 +56,16 @@ Failure check_accuracy(const Graph& g, const std::vector<Tensor>& inputs, const 
   Failure f;
   bool float_fail = false;
   std::string msgs;
+  int failing = 0;
   for (size_t k = 0; k < g.outputs.size() && k < compiled.size(); ++k) {
     const Node& out = g.node(g.outputs[k]);
     double tol = tolerance ? *tolerance : default_tolerance(out.type.dtype);
     std::string m = compare_output(out.name, compiled[k], eager[k], ref[k], tol);
     if (m.empty()) continue;
     float_fail |= is_floating(out.type.dtype);
-    msgs += (msgs.empty() ? "" : "; ") + m;
+    if (++failing <= 3) msgs += (msgs.empty() ? "" : "; ") + m;  // the first few say enough
   }
+  if (failing > 3) msgs += fmt::format("; and {} more outputs", failing - 3);
   if (compiled.size() != g.outputs.size()) msgs = fmt::format("compiled graph returned {} outputs, expected {}", compiled.size(), g.outputs.size());
   if (msgs.empty()) return f;
   f.kind = "accuracy";

@@ -156,7 +156,7 @@ StackResult guarded(const std::string& stage, const Graph& g, const std::vector<
   }
   watchdog.stop();
   if (!pre.empty()) CrashRecorder::disarm();
-  if (!f.failed() && cfg.level >= 4) f = check_accuracy(g, inputs, result.outputs, cfg.tolerance);
+  if (!f.failed() && cfg.level >= 4) f = check_stage_accuracy(spec, g, inputs, result);
   if (!f.failed()) {
     if (!pre.empty()) std::filesystem::remove_all(pre);  // nothing failed: leave nothing behind
     return result;
@@ -174,10 +174,19 @@ StackResult run_stack(const Graph& captured, const std::vector<Tensor>& inputs, 
   const std::string& backend = options.compile.backend;
   bool has_aot = backend != "eager";
   if (cfg.after == "aot" && has_aot) {
-    Graph forward = decompose(captured);  // the aot transform (forward-only stack)
     StackOptions resolved = options;
     resolved.compile.injection_nodes = resolve_injections(captured, options.compile);
-    return guarded("aot_forward", forward, inputs, resolved, cfg, seed);
+    if (!options.train) return guarded("aot_forward", decompose(captured), inputs, resolved, cfg, seed);
+    // Training: the forward and the backward graph are wrapped separately, each with its real inputs.
+    TrainingGraphs t = build_training_graphs(captured);
+    StackResult fwd = guarded("aot_forward", t.parts.forward, inputs, resolved, cfg, seed);
+    size_t nfo = static_cast<size_t>(t.parts.num_forward_outputs);
+    StackResult r;
+    r.outputs.assign(fwd.outputs.begin(), fwd.outputs.begin() + static_cast<long>(nfo));
+    std::vector<Tensor> bwd_inputs(fwd.outputs.begin() + static_cast<long>(nfo), fwd.outputs.end());
+    for (auto& one : ones_like_outputs(captured, r.outputs, nfo)) bwd_inputs.push_back(one);
+    r.grads = guarded("aot_backward", t.parts.backward, bwd_inputs, resolved, cfg, seed).outputs;
+    return r;
   }
   if (cfg.after == "dynamo" || (cfg.after == "aot" && !has_aot)) return guarded("dynamo", captured, inputs, options, cfg, seed);
   // No harness: failures surface as they are; REPRO_TIMEOUT still ends a hang with a message.

@@ -61,11 +61,21 @@ ReproSpec ReproSpec::from_json(const json& j) {
   return s;
 }
 
+Failure check_stage_accuracy(const ReproSpec& spec, const Graph& g, const std::vector<Tensor>& inputs, const StackResult& r) {
+  if (spec.stage != "dynamo" || !spec.options.train) return check_accuracy(g, inputs, r.outputs, spec.tolerance);
+  // Training: outputs and gradients against the joint graph (inputs, then tangents of ones).
+  TrainingGraphs t = build_training_graphs(g);
+  std::vector<Tensor> joint_inputs = inputs, compiled = r.outputs;
+  for (auto& one : ones_like_outputs(g, r.outputs, r.outputs.size())) joint_inputs.push_back(one);
+  compiled.insert(compiled.end(), r.grads.begin(), r.grads.end());
+  return check_accuracy(t.joint.graph, joint_inputs, compiled, spec.tolerance);
+}
+
 Failure run_and_classify(const ReproSpec& spec, const Graph& g, const std::vector<Tensor>& inputs) {
   Failure f;
   try {
     StackResult r = run_stage(spec.stage, g, inputs, spec.options);
-    if (spec.check_accuracy || spec.expected.kind == "accuracy") return check_accuracy(g, inputs, r.outputs, spec.tolerance);
+    if (spec.check_accuracy || spec.expected.kind == "accuracy") return check_stage_accuracy(spec, g, inputs, r);
   } catch (const CompileFailure& e) {
     f.kind = e.kind;
     f.message = e.what();

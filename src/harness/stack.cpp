@@ -3,21 +3,51 @@
 
 #include <fmt/format.h>
 
+#include "reprokit/aot/autodiff.h"
+#include "reprokit/aot/decompose.h"
+#include "reprokit/aot/partition.h"
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/ir/errors.h"
 
 namespace reprokit {
 
+std::vector<Tensor> ones_like_outputs(const Graph& g, const std::vector<Tensor>& outputs, size_t count) {
+  std::vector<Tensor> t;
+  for (size_t k = 0; k < count; ++k) {
+    Tensor one = Tensor::zeros(outputs[k].dtype(), outputs[k].shape());
+    for (int64_t i = 0; i < one.numel(); ++i) one.set(i, 1.0);
+    t.push_back(one);
+  }
+  (void)g;
+  return t;
+}
+
+TrainingGraphs build_training_graphs(const Graph& captured) {
+  TrainingGraphs t;
+  t.joint = build_joint_graph(decompose(captured));
+  t.parts = partition_joint_graph(t.joint);
+  return t;
+}
+
 StackResult run_stage(const std::string& stage, const Graph& g, const std::vector<Tensor>& inputs, const StackOptions& options) {
-  if (options.train)
-    throw UserError("--train is not available in this build: reverse-mode autodiff (aot) is not implemented yet");
   if (stage != "dynamo" && stage != "aot_forward" && stage != "aot_backward")
     throw UserError(fmt::format("unknown stage '{}' (expected dynamo, aot_forward or aot_backward)", stage));
-  // For the forward-only stack, the dynamo-level backend is the inner compiler on the captured
-  // graph (compile_graph decomposes first for cpp and aot_eager); the aot stages get the
-  // decomposed graph directly.
   StackResult r;
-  r.outputs = compile_graph(g, options.compile)->run(inputs);
+  if (stage != "dynamo" || !options.train) {
+    // The dynamo-level backend of the forward-only stack is the inner compiler on the captured
+    // graph (compile_graph decomposes first); aot stages get one partitioned graph directly.
+    r.outputs = compile_graph(g, options.compile)->run(inputs);
+    return r;
+  }
+  // Training at the dynamo level: aot (decompose, autodiff, partition), then the inner compiler on
+  // the forward graph and on the backward graph, with tangents of ones (loss = sum of outputs).
+  TrainingGraphs t = build_training_graphs(g);
+  std::vector<Tensor> fwd = compile_graph(t.parts.forward, options.compile)->run(inputs);
+  size_t nfo = static_cast<size_t>(t.parts.num_forward_outputs);
+  r.outputs.assign(fwd.begin(), fwd.begin() + static_cast<long>(nfo));
+  std::vector<Tensor> bwd_inputs(fwd.begin() + static_cast<long>(nfo), fwd.end());
+  for (auto& one : ones_like_outputs(g, r.outputs, nfo)) bwd_inputs.push_back(one);
+  r.grads = compile_graph(t.parts.backward, options.compile)->run(bwd_inputs);
   return r;
 }
 

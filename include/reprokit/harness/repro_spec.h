@@ -30,4 +30,8 @@ struct ReproSpec {
 // a hang happens for real (the caller runs this in a child process and judges signal/timeout).
 Failure run_and_classify(const ReproSpec& spec, const Graph& g, const std::vector<Tensor>& inputs);
 
+// The accuracy rule for a stage's result: outputs, and with training at the dynamo level also
+// the gradients (against the joint graph fed tangents of ones).
+Failure check_stage_accuracy(const ReproSpec& spec, const Graph& g, const std::vector<Tensor>& inputs, const StackResult& result);
+
 }  // namespace reprokit

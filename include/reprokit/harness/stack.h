@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "reprokit/aot/partition.h"
 #include "reprokit/codegen/compile_options.h"
 #include "reprokit/ir/graph.h"
 #include "reprokit/runtime/tensor.h"
@@ -28,5 +29,16 @@ struct StackResult {
 // For "dynamo" with train the result has grads; for aot stages only outputs.
 StackResult run_stage(const std::string& stage, const Graph& g, const std::vector<Tensor>& inputs,
                       const StackOptions& options);
+
+// The aot transform of a captured graph for training: the joint graph of its decomposition and
+// the forward / backward graphs partitioned from it.
+struct TrainingGraphs {
+  JointGraph joint;
+  PartitionedGraphs parts;
+};
+TrainingGraphs build_training_graphs(const Graph& captured);
+
+// Tangents of ones for the first `count` outputs: the gradient of the sum of the outputs.
+std::vector<Tensor> ones_like_outputs(const Graph& g, const std::vector<Tensor>& outputs, size_t count);
 
 }  // namespace reprokit
