@@ -16,21 +16,11 @@ namespace reprokit::cli {
 
 namespace fs = std::filesystem;
 
-// Injections from the flags and from REPRO_INJECT / REPRO_INJECT_PASS (comma-separated).
+// Injections from the flags and from REPRO_INJECT / REPRO_INJECT_PASS.
 static void add_injections(const Args& args, CompileOptions& c) {
-  auto split = [](const char* v) {
-    std::vector<std::string> out;
-    std::string s = v ? v : "", item;
-    for (char ch : s + ",") {
-      if (ch == ',') { if (!item.empty()) out.push_back(item); item.clear(); }
-      else item += ch;
-    }
-    return out;
-  };
   for (auto& spec : args.get_all("--inject")) c.injections.push_back(parse_fault_injection(spec));
-  for (auto& spec : split(std::getenv("REPRO_INJECT"))) c.injections.push_back(parse_fault_injection(spec));
   for (auto& spec : args.get_all("--inject-pass")) c.pass_injections.push_back(parse_pass_injection(spec));
-  for (auto& spec : split(std::getenv("REPRO_INJECT_PASS"))) c.pass_injections.push_back(parse_pass_injection(spec));
+  add_injections_from_env(c);
 }
 
 static void print_summary(const std::string& name, const Tensor& t) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "reprokit/codegen/pass_manager.h"
 #include "reprokit/ir/errors.h"
@@ -25,6 +26,26 @@ FaultInjection parse_fault_injection(const std::string& spec) {
   if (std::find(fault_kinds().begin(), fault_kinds().end(), f.kind) == fault_kinds().end())
     throw UserError(fmt::format("bad injection '{}': unknown kind '{}' (expected compile_error, runtime_error, accuracy, crash, hang or flaky)", spec, f.kind));
   return f;
+}
+
+static std::vector<std::string> split_commas(const char* v) {
+  std::vector<std::string> out;
+  std::string item;
+  for (const char* p = v ? v : ""; ; ++p) {
+    if (*p == ',' || *p == 0) {
+      if (!item.empty()) out.push_back(item);
+      item.clear();
+      if (!*p) break;
+    } else {
+      item += *p;
+    }
+  }
+  return out;
+}
+
+void add_injections_from_env(CompileOptions& options) {
+  for (auto& spec : split_commas(std::getenv("REPRO_INJECT"))) options.injections.push_back(parse_fault_injection(spec));
+  for (auto& spec : split_commas(std::getenv("REPRO_INJECT_PASS"))) options.pass_injections.push_back(parse_pass_injection(spec));
 }
 
 PassInjection parse_pass_injection(const std::string& spec) {

@@ -40,5 +40,7 @@ struct CompileOptions {
 FaultInjection parse_fault_injection(const std::string& spec);
 PassInjection parse_pass_injection(const std::string& spec);
 const std::vector<std::string>& fault_kinds();
+// Adds the injections of REPRO_INJECT / REPRO_INJECT_PASS (comma-separated OP:KIND / PASS:N).
+void add_injections_from_env(CompileOptions& options);
 
 }  // namespace reprokit
