@@ -49,6 +49,8 @@ inline uint16_t rk_f2b(float f) {
 template <class T> inline T rk_max(T a, T b) { return (a != a || b != b) ? (a != a ? a : b) : (a > b ? a : b); }
 template <class T> inline T rk_min(T a, T b) { return (a != a || b != b) ? (a != a ? a : b) : (a < b ? a : b); }
 template <class T> inline T rk_relu(T a) { return a != a ? a : (a > T(0) ? a : T(0)); }
+template <class T> inline T rk_abs(T a) { return a < T(0) ? -a : (a == T(0) ? T(0) : a); }
+template <class T> inline T rk_inf() { return std::numeric_limits<T>::infinity(); }
 
 // Fault injection helpers (only referenced when a test injects a fault).
 volatile int* volatile rk_null_target = nullptr;

@@ -89,7 +89,9 @@ std::string strided_index(const Shape& iter, const std::string& flat, const Shap
 
 class CppGen {
  public:
-  CppGen(const Graph& g, const NodeInjections& inj) : g_(g), inj_(inj), users_(compute_users(g)) {}
+  CppGen(const Graph& g, const NodeInjections& inj, bool cuda) : g_(g), inj_(inj), users_(compute_users(g)), cuda_(cuda), m_(cuda ? "" : "std::") {}
+
+  const std::vector<std::string>& error_messages() const { return errors_; }
 
   std::string run() {
     plan_groups();
@@ -105,10 +107,17 @@ class CppGen {
         body += fmt::format("  {}* b{} = ({}*)outputs[{}];\n", storage_type(g_.node(o).type.dtype), o, storage_type(g_.node(o).type.dtype), k);
       }
     }
-    for (int i = g_.num_inputs(); i < g_.size(); ++i)
-      if (materialized(i) && !direct.count(i))
-        body += fmt::format("  std::vector<{}> v{}({}); {}* b{} = v{}.data();\n", storage_type(g_.node(i).type.dtype), i,
-                            std::max<int64_t>(g_.node(i).type.numel(), 1), storage_type(g_.node(i).type.dtype), i, i);
+    for (int i = g_.num_inputs(); i < g_.size(); ++i) {
+      if (!materialized(i) || direct.count(i)) continue;
+      const char* st = storage_type(g_.node(i).type.dtype);
+      int64_t n = std::max<int64_t>(g_.node(i).type.numel(), 1);
+      if (cuda_) {  // intermediates live in one device workspace the host allocates
+        body += fmt::format("  {}* b{} = ({}*)(ws + {});\n", st, i, st, workspace_bytes_);
+        workspace_bytes_ += (n * static_cast<int64_t>(dtype_size(g_.node(i).type.dtype)) + 15) / 16 * 16;
+      } else {
+        body += fmt::format("  std::vector<{}> v{}({}); {}* b{} = v{}.data();\n", st, i, n, st, i, i);
+      }
+    }
     for (int i = g_.num_inputs(); i < g_.size(); ++i) {
       if (group_last_.count(i)) body += kernel_for_group(group_last_.at(i));
       else if (!group_of_.count(i)) body += kernel_for_node(i);
@@ -122,9 +131,12 @@ class CppGen {
         written.insert(o);
         continue;
       }
-      body += fmt::format("  for (int64_t i = 0; i < {}; ++i) (({}*)outputs[{}])[i] = b{}[{}];\n", t.numel(), storage_type(t.dtype), k, o,
-                          strided_index(t.shape, "i", t.shape, t.effective_strides()));
+      body += loop("i", t.numel(), 1) + fmt::format(" (({}*)outputs[{}])[i] = b{}[{}];\n", storage_type(t.dtype), k, o,
+                                                   strided_index(t.shape, "i", t.shape, t.effective_strides()));
     }
+    if (cuda_)
+      return template_text("cuda_prelude.cuh") +
+             "\nextern \"C\" __global__ void rk_graph_kernel(void* const* inputs, void* const* outputs, unsigned char* ws, int* err) {\n" + body + "}\n";
     return template_text("cpp_prelude.h") + "\nextern \"C\" int rk_graph_run(void* const* inputs, void* const* outputs, char* err, int errlen) {\n" +
            body + "  return 0;\n}\n";
   }
@@ -167,10 +179,8 @@ class CppGen {
     const std::string& kind = it->second;
     std::string where = fmt::format("node %{} ({})", g_.node(id).name, g_.node(id).op);
     if (kind == "compile_error") return fmt::format("  rk_injected_compile_error_in_{}();\n", sanitize(g_.node(id).name));
-    if (kind == "runtime_error")
-      return fmt::format("  {{ rk_error(err, errlen, \"injected runtime error in {}\"); return 1; }}\n", where);
-    if (kind == "flaky")
-      return fmt::format("  if (rk_flaky()) {{ rk_error(err, errlen, \"injected flaky failure in {}\"); return 1; }}\n", where);
+    if (kind == "runtime_error") return "  " + fail("injected runtime error in " + where) + "\n";
+    if (kind == "flaky") return "  if (rk_flaky()) " + fail("injected flaky failure in " + where) + "\n";
     if (kind == "crash") return "  rk_crash();\n";
     if (kind == "hang") return "  rk_spin_forever();\n";
     return "";  // accuracy: applied to the value
@@ -219,17 +229,17 @@ class CppGen {
     for (auto& o : n.operands) a.push_back(operand_expr(o, n.op == "where" && a.empty() ? "bool" : (n.op == "to" ? compute_type(operand_dtype(o)) : opct), iter, flat));
     const std::string& op = n.op;
     if (op == "neg") return "(-" + a[0] + ")";
-    if (op == "abs") return "std::abs(" + a[0] + ")";
+    if (op == "abs") return "rk_abs(" + a[0] + ")";
     if (op == "exp" || op == "log" || op == "sqrt" || op == "sin" || op == "cos" || op == "tanh" || op == "erf")
-      return fmt::format("std::{}({})", op, a[0]);
-    if (op == "rsqrt") return fmt::format("(({})1 / std::sqrt({}))", ct, a[0]);
+      return fmt::format("{}{}({})", m_, op, a[0]);
+    if (op == "rsqrt") return fmt::format("(({})1 / {}sqrt({}))", ct, m_, a[0]);
     if (op == "reciprocal") return fmt::format("(({})1 / {})", ct, a[0]);
     if (op == "relu") return "rk_relu(" + a[0] + ")";
     if (op == "add") return "(" + a[0] + " + " + a[1] + ")";
     if (op == "sub") return "(" + a[0] + " - " + a[1] + ")";
     if (op == "mul") return "(" + a[0] + " * " + a[1] + ")";
     if (op == "div") return "(" + a[0] + " / " + a[1] + ")";
-    if (op == "pow") return fmt::format("({})std::pow({}, {})", ct, a[0], a[1]);
+    if (op == "pow") return fmt::format("({}){}pow({}, {})", ct, m_, a[0], a[1]);
     if (op == "maximum") return "rk_max(" + a[0] + ", " + a[1] + ")";
     if (op == "minimum") return "rk_min(" + a[0] + ", " + a[1] + ")";
     static const std::map<std::string, std::string> cmpop{{"eq", "=="}, {"ne", "!="}, {"lt", "<"}, {"le", "<="}, {"gt", ">"}, {"ge", ">="}};
@@ -255,8 +265,19 @@ class CppGen {
     return s;
   }
 
-  static std::string parallel_for(int64_t n, int64_t work_per_item) {
-    return n * work_per_item >= 65536 ? "  #pragma omp parallel for schedule(static)\n" : "";
+  // A loop over [0, n): OpenMP-parallel on the CPU when it pays; threads of the block on CUDA.
+  std::string loop(const char* var, int64_t n, int64_t work_per_item) const {
+    if (cuda_) return fmt::format("  for (int64_t {0} = threadIdx.x; {0} < {1}; {0} += blockDim.x)", var, n);
+    return std::string(n * work_per_item >= 65536 ? "  #pragma omp parallel for schedule(static)\n" : "") +
+           fmt::format("  for (int64_t {0} = 0; {0} < {1}; ++{0})", var, n);
+  }
+  // Kernels run one after another: on CUDA the block synchronises between them.
+  std::string end_kernel() const { return cuda_ ? "  __syncthreads();\n" : ""; }
+  // Reports an error: the CPU returns it; CUDA records a code (the host maps it to the message).
+  std::string fail(const std::string& msg) {
+    if (!cuda_) return fmt::format("{{ rk_error(err, errlen, \"{}\"); return 1; }}", msg);
+    errors_.push_back(msg);
+    return fmt::format("{{ rk_flag(err, {}); }}", errors_.size());
   }
 
   std::string kernel_header(const std::vector<int>& ids) {
@@ -274,13 +295,12 @@ class CppGen {
     const Node& ln = g_.node(last);
     if (is_pointwise(ln.op)) {
       const Shape& iter = ln.type.shape;
-      s += parallel_for(ln.type.numel(), static_cast<int64_t>(ids.size()));
-      s += fmt::format("  for (int64_t i = 0; i < {}; ++i) {{\n", ln.type.numel());
+      s += loop("i", ln.type.numel(), static_cast<int64_t>(ids.size())) + " {\n";
       s += pointwise_body(ids, iter, "i", "    ");
-      return s + "  }\n";
+      return s + "  }\n" + end_kernel();
     }
     std::vector<int> prologue(ids.begin(), ids.end() - 1);
-    return s + reduction_kernel(last, prologue);
+    return s + reduction_kernel(last, prologue) + end_kernel();
   }
 
   std::string kernel_for_node(int id) {
@@ -288,20 +308,19 @@ class CppGen {
     const Node& n = g_.node(id);
     std::string s = kernel_header({id});
     if (is_pointwise(n.op)) {
-      s += parallel_for(n.type.numel(), 1);
-      s += fmt::format("  for (int64_t i = 0; i < {}; ++i) {{\n", n.type.numel());
-      return s + pointwise_body({id}, n.type.shape, "i", "    ") + "  }\n";
+      s += loop("i", n.type.numel(), 1) + " {\n";
+      return s + pointwise_body({id}, n.type.shape, "i", "    ") + "  }\n" + end_kernel();
     }
-    if (n.op == "sum" || n.op == "amax" || n.op == "amin" || n.op == "argmax") return s + reduction_kernel(id, {});
-    if (n.op == "matmul") return s + matmul_kernel(id);
-    if (n.op == "cat") return s + cat_kernel(id);
-    if (n.op == "embedding" || n.op == "gather") return s + index_kernel(id);
+    if (n.op == "sum" || n.op == "amax" || n.op == "amin" || n.op == "argmax") return s + reduction_kernel(id, {}) + end_kernel();
+    if (n.op == "matmul") return s + matmul_kernel(id) + end_kernel();
+    if (n.op == "cat") return s + cat_kernel(id) + end_kernel();
+    if (n.op == "embedding" || n.op == "gather") return s + index_kernel(id) + end_kernel();
     if (n.op == "full") {
       std::string v = literal(attr(n, "value"), compute_type(n.type.dtype));
-      return s + fmt::format("  for (int64_t i = 0; i < {}; ++i) b{}[i] = {};\n", n.type.numel(), id,
-                             store_value(n.type.dtype, perturbs(id) ? "rk_perturb(" + v + ")" : v));
+      return s + loop("i", n.type.numel(), 1) + fmt::format(" b{}[i] = {};\n", id, store_value(n.type.dtype, perturbs(id) ? "rk_perturb(" + v + ")" : v)) +
+             end_kernel();
     }
-    return s + view_kernel(id);
+    return s + view_kernel(id) + end_kernel();
   }
 
   // Element offset into the operand of a view node, for output element `i`.
@@ -346,8 +365,7 @@ class CppGen {
     int src = n.operands[0].value;
     std::string v = load_expr(g_.node(src).type.dtype, "b" + std::to_string(src), view_source_index(id));
     if (perturbs(id)) v = "rk_perturb(" + v + ")";
-    return parallel_for(n.type.numel(), 1) +
-           fmt::format("  for (int64_t i = 0; i < {}; ++i) b{}[i] = {};\n", n.type.numel(), id, store_value(n.type.dtype, v));
+    return loop("i", n.type.numel(), 1) + fmt::format(" b{}[i] = {};\n", id, store_value(n.type.dtype, v));
   }
 
   std::string reduction_kernel(int id, const std::vector<int>& prologue) {
@@ -375,10 +393,8 @@ class CppGen {
     DType it = g_.node(src).type.dtype;
     const char* act = n.op == "sum" ? compute_type(n.type.dtype) : compute_type(it);
     int64_t outer = numel(kept), inner = numel(red);
-    std::string s = parallel_for(outer, inner);
-    s += fmt::format("  for (int64_t o = 0; o < {}; ++o) {{\n", outer);
-    std::string init = n.op == "amax" ? fmt::format("-std::numeric_limits<{}>::infinity()", act)
-                       : n.op == "amin" ? fmt::format("std::numeric_limits<{}>::infinity()", act) : fmt::format("({})0", act);
+    std::string s = loop("o", outer, inner) + " {\n";
+    std::string init = n.op == "amax" ? fmt::format("-rk_inf<{}>()", act) : n.op == "amin" ? fmt::format("rk_inf<{}>()", act) : fmt::format("({})0", act);
     if (n.op == "argmax") s += fmt::format("    {} acc = ({})0; int64_t best = -1;\n", act, act);
     else s += fmt::format("    {} acc = {};\n", act, init);
     s += fmt::format("    for (int64_t r = 0; r < {}; ++r) {{\n      const int64_t ii = {};\n", inner, idx);
@@ -411,8 +427,7 @@ class CppGen {
     const char* ct = compute_type(n.type.dtype);
     DType dt = n.type.dtype;
     std::string s = fmt::format("  {{\n  const int64_t M = {}, K = {}, N = {};\n", M, K, N);
-    s += nb * M * N * K >= 65536 ? "  #pragma omp parallel for collapse(2) schedule(static)\n" : "";
-    s += fmt::format("  for (int64_t bi = 0; bi < {}; ++bi)\n  for (int64_t m = 0; m < M; ++m) {{\n", nb);
+    s += loop("bm", nb * M, N * K) + " {\n    const int64_t bi = bm / M, m = bm % M;\n";
     s += fmt::format("    {} row[{}] = {{}};\n", ct, N);
     s += fmt::format("    const int64_t ao = {} + m * {}, bo = {};\n", batch_off(as, ast), ast[ast.size() - 2], batch_off(bs, bst));
     s += "    for (int64_t k = 0; k < K; ++k) {\n";
@@ -442,7 +457,7 @@ class CppGen {
       std::string v = fmt::format("({}){}", compute_type(n.type.dtype),
                                   load_expr(t.dtype, "b" + std::to_string(src), strided_index(t.shape, "i", t.shape, strides_of(src))));
       if (perturbs(id)) v = "rk_perturb(" + v + ")";
-      s += fmt::format("  for (int64_t i = 0; i < {}; ++i) b{}[{}] = {};\n", t.numel(), id, out_idx, store_value(n.type.dtype, v));
+      s += loop("i", t.numel(), 1) + fmt::format(" b{}[{}] = {};\n", id, out_idx, store_value(n.type.dtype, v));
       offset += t.shape[static_cast<size_t>(dim)];
     }
     return s;
@@ -454,16 +469,18 @@ class CppGen {
     const TensorType &xt = g_.node(x).type, &it = g_.node(ix).type;
     std::string idx = load_expr(it.dtype, "b" + std::to_string(ix), strided_index(it.shape, n.op == "embedding" ? "q" : "i", it.shape, strides_of(ix)));
     std::string s;
-    std::string bad = fmt::format("{{ std::snprintf(err, (size_t)errlen, \"node %{} = {}: index %lld is out of range for a dimension of size %lld\", (long long)raw, (long long){}); return 1; }}",
-                                  n.name, n.op, n.op == "embedding" ? xt.shape[0] : xt.shape[static_cast<size_t>(normalize_dim(attr_int(n, "dim"), xt.rank()))]);
+    int64_t bound = n.op == "embedding" ? xt.shape[0] : xt.shape[static_cast<size_t>(normalize_dim(attr_int(n, "dim"), xt.rank()))];
+    std::string bad = cuda_ ? fail(fmt::format("node %{} = {}: an index is out of range for a dimension of size {}", n.name, n.op, bound)).insert(1, " raw = 0; c = 0;")
+                            : fmt::format("{{ std::snprintf(err, (size_t)errlen, \"node %{} = {}: index %lld is out of range for a dimension of size %lld\", (long long)raw, (long long){}); return 1; }}",
+                                          n.name, n.op, bound);
     if (n.op == "embedding") {
       int64_t rows = xt.shape[0], cols = xt.shape[1];
       Shape xs = strides_of(x);
-      s += fmt::format("  for (int64_t q = 0; q < {}; ++q) {{\n    const int64_t raw = (int64_t){};\n", it.numel(), idx);
+      s += loop("q", it.numel(), cols) + fmt::format(" {{\n    int64_t raw = (int64_t){}, c = 0;\n", idx);
       s += fmt::format("    if (raw < 0 || raw >= {}) {}\n", rows, bad);
       std::string v = load_expr(xt.dtype, "b" + std::to_string(x), fmt::format("raw * {} + c * {}", xs[0], xs[1]));
       if (perturbs(id)) v = "rk_perturb(" + v + ")";
-      s += fmt::format("    for (int64_t c = 0; c < {}; ++c) b{}[q * {} + c] = {};\n  }}\n", cols, id, cols, store_value(n.type.dtype, v));
+      s += fmt::format("    for (c = 0; c < {}; ++c) b{}[q * {} + c] = {};\n  }}\n", cols, id, cols, store_value(n.type.dtype, v));
       return s;
     }
     int64_t dim = normalize_dim(attr_int(n, "dim"), xt.rank());
@@ -474,7 +491,7 @@ class CppGen {
       std::string coord = static_cast<int64_t>(d) == dim ? "c" : fmt::format("((i / {}) % {})", os[d], n.type.shape[d]);
       off += (off.empty() ? "" : " + ") + fmt::format("{} * {}", coord, xs[d]);
     }
-    s += fmt::format("  for (int64_t i = 0; i < {}; ++i) {{\n    const int64_t raw = (int64_t){};\n    const int64_t c = raw < 0 ? raw + {} : raw;\n", n.type.numel(), idx, size);
+    s += loop("i", n.type.numel(), 1) + fmt::format(" {{\n    int64_t raw = (int64_t){};\n    int64_t c = raw < 0 ? raw + {} : raw;\n", idx, size);
     s += fmt::format("    if (c < 0 || c >= {}) {}\n", size, bad);
     std::string v = load_expr(xt.dtype, "b" + std::to_string(x), off);
     if (perturbs(id)) v = "rk_perturb(" + v + ")";
@@ -488,10 +505,26 @@ class CppGen {
   std::map<int, int64_t> group_of_;
   std::map<int, std::vector<int>> group_last_;
   std::set<int> in_kernel_;
+  bool cuda_;
+  std::string m_;  // math namespace: std:: on the CPU, CUDA's global overloads on the device
+  std::vector<std::string> errors_;
+  int64_t workspace_bytes_ = 0;
+
+ public:
+  int64_t workspace_bytes() const { return workspace_bytes_; }
 };
 
 }  // namespace
 
-std::string render_cpp(const Graph& g, const NodeInjections& injections) { return CppGen(g, injections).run(); }
+std::string render_cpp(const Graph& g, const NodeInjections& injections) { return CppGen(g, injections, false).run(); }
+
+CudaSource render_cuda(const Graph& g, const NodeInjections& injections) {
+  CppGen gen(g, injections, true);
+  CudaSource out;
+  out.source = gen.run();
+  out.workspace_bytes = gen.workspace_bytes();
+  out.error_messages = gen.error_messages();
+  return out;
+}
 
 }  // namespace reprokit

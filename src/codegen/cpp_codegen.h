@@ -3,6 +3,7 @@
 #pragma once
 #include <map>
 #include <string>
+#include <vector>
 
 #include "reprokit/ir/graph.h"
 
@@ -15,5 +16,15 @@ using NodeInjections = std::map<std::string, std::string>;
 // outputs, char* err, int errlen)`: inputs in graph order (with their declared strides), outputs
 // contiguous, allocated by the caller; returns 0, or 1 with a message in err.
 std::string render_cpp(const Graph& g, const NodeInjections& injections);
+
+// The same lowering rendered as CUDA C++: one `rk_graph_kernel(inputs, outputs, ws, err)` run by a
+// single thread block, each kernel a block-strided loop followed by __syncthreads(). Errors set
+// *err to a 1-based index into error_messages.
+struct CudaSource {
+  std::string source;
+  int64_t workspace_bytes = 0;
+  std::vector<std::string> error_messages;
+};
+CudaSource render_cuda(const Graph& g, const NodeInjections& injections);
 
 }  // namespace reprokit

@@ -7,6 +7,10 @@
 
 namespace reprokit {
 
+// Whether NVRTC / the CUDA driver could be loaded (tests skip on what is missing).
+bool nvrtc_available();
+bool cuda_driver_available();
+
 std::unique_ptr<CompiledGraph> compile_cuda(const Graph& lowered, const NodeInjections& injections, const CompileOptions& options);
 
 }  // namespace reprokit
