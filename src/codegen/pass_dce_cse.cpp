@@ -9,17 +9,30 @@ namespace reprokit {
 
 bool run_dce(Graph& g, RewriteBudget& budget) {
   auto live = ancestors(g, g.outputs);
+  auto users = compute_users(g);
+  // Decide from the back: a dead node goes only once all its users went, so a limit that stops
+  // part-way still leaves a valid graph.
+  std::vector<bool> removed(static_cast<size_t>(g.size()), false);
+  int injected = -1;
+  for (int i = g.size() - 1; i >= g.num_inputs(); --i) {
+    if (live[static_cast<size_t>(i)]) continue;
+    bool users_gone = true;
+    for (int u : users[static_cast<size_t>(i)]) users_gone &= removed[static_cast<size_t>(u)];
+    if (!users_gone || !budget.allow()) continue;
+    removed[static_cast<size_t>(i)] = true;
+    if (budget.inject_now()) injected = i;
+  }
   GraphBuilder b(g);
   bool changed = false;
   for (int i = 0; i < g.size(); ++i) {
-    const Node& n = g.node(i);
-    if (n.is_input() || live[static_cast<size_t>(i)] || !budget.allow()) {
+    if (!removed[static_cast<size_t>(i)]) {
       b.copy(i);
       continue;
     }
     changed = true;
     // The injected bug: removing this node also corrupts its first operand for later users.
-    if (budget.inject_now() && !n.operands.empty() && n.operands[0].is_value()) {
+    const Node& n = g.node(i);
+    if (i == injected && !n.operands.empty() && n.operands[0].is_value()) {
       int src = n.operands[0].value;
       b.alias(src, b.perturb(b.mapped(src)));
     }
