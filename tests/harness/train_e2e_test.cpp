@@ -4,7 +4,11 @@
 
 #include <cmath>
 
+#include "../ir/all_ops.h"
 #include "cli_util.h"
+#include "reprokit/harness/stack.h"
+#include "reprokit/ir/text_format.h"
+#include "reprokit/runtime/input_gen.h"
 #include "reprokit/runtime/npy.h"
 
 using namespace reprokit;
@@ -48,4 +52,36 @@ TEST(Train, DynamoLevelAccuracyComparesGradients) {
                         {{"REPRO_AFTER", "dynamo"}, {"REPRO_LEVEL", "4"}, {"REPRO_DIR", "out"}});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("output %grad_w1"), std::string::npos) << "the failing outputs are gradients: " << r.err;
+}
+
+TEST(Train, EveryOpAndExampleModelGradientsMatchEagerThroughCpp) {
+  std::vector<std::pair<std::string, Graph>> graphs;
+  for (auto name : {"mlp", "attention", "embedding_classifier", "mixed_precision"})
+    graphs.push_back({name, load_module_file(example(name)).entry()});
+  graphs.push_back({"all_ops", parse_graph(kAllOpsGraph)});
+  for (auto& [name, g] : graphs) {
+    SCOPED_TRACE(name);
+    bool any_grad = false;
+    for (auto& n : g.nodes) any_grad |= n.is_input() && n.type.requires_grad;
+    if (!any_grad) continue;
+    auto inputs = generate_inputs(g, 3);
+    StackOptions eager, cpp;
+    eager.train = cpp.train = true;
+    eager.compile.backend = "eager";
+    cpp.compile.backend = "cpp";
+    cpp.compile.cache_dir = std::string(REPROKIT_BINARY_DIR) + "/test-cache";
+    auto a = run_stage("dynamo", g, inputs, eager), b = run_stage("dynamo", g, inputs, cpp);
+    ASSERT_EQ(a.grads.size(), b.grads.size());
+    ASSERT_FALSE(a.grads.empty());
+    for (size_t k = 0; k < a.grads.size(); ++k) {
+      auto x = a.grads[k].to_doubles(), y = b.grads[k].to_doubles();
+      double scale = 1;
+      for (double v : x) if (std::isfinite(v)) scale = std::max(scale, std::fabs(v));
+      bool low = a.grads[k].dtype() == DType::f16 || a.grads[k].dtype() == DType::bf16;
+      for (size_t i = 0; i < x.size(); ++i) {
+        if (std::isnan(x[i]) && std::isnan(y[i])) continue;
+        EXPECT_NEAR(x[i], y[i], (low ? 2e-2 : 1e-4) * scale) << "grad " << k << "[" << i << "]";
+      }
+    }
+  }
 }
