@@ -7,6 +7,7 @@
 
 #include "reprokit/ir/text_format.h"
 #include "reprokit/minifier/oracle.h"
+#include "reprokit/minifier/strategies.h"
 
 namespace reprokit::testing {
 
@@ -44,6 +45,13 @@ inline Graph unary_chain(int n) {
   for (int i = 0; i < n; ++i) s += fmt::format("  %n{} = {}(%{})\n", i, ops[i % 6], i ? fmt::format("n{}", i - 1) : "x");
   s += fmt::format("  return (%n{})\n}}\n", n - 1);
   return parse_graph(s);
+}
+
+// The strategy of that name from the table.
+inline const Strategy& strategy(const std::string& name) {
+  for (auto& s : strategy_table())
+    if (s.name == name) return s;
+  throw std::runtime_error("no strategy " + name);
 }
 
 }  // namespace reprokit::testing

@@ -5,12 +5,8 @@
 #include "reprokit/minifier/strategies.h"
 
 using namespace reprokit;
+using namespace reprokit::testing;
 
-static const Strategy& strategy(const std::string& name) {
-  for (auto& s : strategy_table())
-    if (s.name == name) return s;
-  throw std::runtime_error("no strategy " + name);
-}
 
 TEST(TruncateStrategy, RemovingKUnitsEndsKNodesEarlier) {
   Candidate c;
