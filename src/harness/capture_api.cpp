@@ -74,7 +74,10 @@ struct Tracer {
     if (v.traced() && v.segment_ == segment) return graph.find(v.name_);
     Tensor value = v.traced() ? done.at({v.segment_, v.name_}) : v.value_;
     std::string name = fresh("c");
-    graph.add_input(name, TensorType{value.dtype(), value.shape()});
+    TensorType t;
+    t.dtype = value.dtype();
+    t.shape = value.shape();
+    graph.add_input(name, t);
     inputs.push_back(value.contiguous());
     return graph.find(name);
   }
@@ -132,7 +135,10 @@ Var apply(const std::string& op, const std::vector<Var>& tensors, const std::vec
   std::vector<Tensor> values;
   for (size_t i = 0; i < tensors.size(); ++i) {
     values.push_back(tensors[i].value_.contiguous());
-    ops.push_back(Operand::of(g.add_input(fmt::format("x{}", i), TensorType{values.back().dtype(), values.back().shape()})));
+    TensorType t;
+    t.dtype = values.back().dtype();
+    t.shape = values.back().shape();
+    ops.push_back(Operand::of(g.add_input(fmt::format("x{}", i), t)));
   }
   for (double s : scalars) ops.push_back(Operand::scalar(AttrValue(s)));
   g.outputs.push_back(g.add_node("y", op, ops, a));
@@ -189,7 +195,9 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& in) 
   std::vector<Var> vars;
   for (size_t i = 0; i < in.size(); ++i) {
     std::string name = fmt::format("in{}", i);
-    TensorType t{in[i].dtype(), in[i].shape()};
+    TensorType t;
+    t.dtype = in[i].dtype();
+    t.shape = in[i].shape();
     if (!in[i].is_contiguous()) t.strides = in[i].strides();  // layout is part of the guard
     tr->graph.add_input(name, t);
     tr->inputs.push_back(in[i]);

@@ -1,0 +1,73 @@
+// The command line as a user meets it: help, bad usage, bad input files (exit 2 with a message
+// naming the file, line and column), print and passes.
+#include <gtest/gtest.h>
+
+#include "cli_util.h"
+
+using namespace reprokit;
+using namespace reprokit::testing;
+
+TEST(Cli, HelpListsEveryCommand) {
+  auto dir = fresh_dir("cli_help");
+  auto r = reprokit_cli({"--help"}, dir);
+  EXPECT_EQ(r.exit_code, 0);
+  for (auto c : {"run", "minify", "repro", "analyze", "bisect", "print", "passes"}) EXPECT_NE(r.out.find(std::string("  ") + c), std::string::npos) << c;
+  auto run_help = reprokit_cli({"run", "--help"}, dir);
+  EXPECT_NE(run_help.out.find("REPRO_TIMEOUT"), std::string::npos);
+}
+
+TEST(Cli, BadUsageExitsTwo) {
+  auto dir = fresh_dir("cli_usage");
+  auto r = reprokit_cli({"frobnicate"}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown command 'frobnicate'"), std::string::npos);
+  r = reprokit_cli({"run"}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("expected exactly one MODEL.rk"), std::string::npos) << r.err;
+  r = reprokit_cli({"run", example("mlp"), "--seed", "many"}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--seed expects an integer, got 'many'"), std::string::npos) << r.err;
+  r = reprokit_cli({"run", example("mlp"), "--backend", "tpu"}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  r = reprokit_cli({"minify", "x", "--only", "shuffle"}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown strategy 'shuffle'"), std::string::npos) << r.err;
+}
+
+TEST(Cli, BadModelFilesNameFileLineAndColumn) {
+  auto dir = fresh_dir("cli_badfile");
+  std::ofstream(dir / "bad.rk") << "graph g(%x: f32[2]) {\n  %y = nope(%x)\n  return (%y)\n}\n";
+  auto r = reprokit_cli({"run", "bad.rk"}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("bad.rk:2:8: error: unknown op 'nope'"), std::string::npos) << r.err;
+  r = reprokit_cli({"print", "missing.rk"}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("cannot read 'missing.rk'"), std::string::npos) << r.err;
+  std::ofstream(dir / "bad.json") << "{ nope";
+  r = reprokit_cli({"print", "bad.json"}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("bad.json: invalid JSON"), std::string::npos) << r.err;
+}
+
+TEST(Cli, RunInputsAndOutputsAsNpy) {
+  auto dir = fresh_dir("cli_npy");
+  auto r = reprokit_cli({"run", example("mlp"), "--backend", "eager", "--save-outputs", "out"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir / "out" / "t.npy"));
+  EXPECT_TRUE(fs::exists(dir / "out" / "h.npy"));
+  fs::create_directories(dir / "in");
+  fs::copy_file(dir / "out" / "h.npy", dir / "in" / "x.npy");  // wrong shape for %x
+  r = reprokit_cli({"run", example("mlp"), "--inputs", "in"}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("input %x is declared f32[8, 16]"), std::string::npos) << r.err;
+}
+
+TEST(Cli, PrintAndPasses) {
+  auto dir = fresh_dir("cli_print");
+  auto r = reprokit_cli({"print", example("mlp")}, dir);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("%a = gelu(%h, approximate=\"tanh\")"), std::string::npos) << r.out;
+  auto p = reprokit_cli({"passes"}, dir);
+  for (auto pass : {"dce", "cse", "constant-folding", "algebraic-simplification", "pointwise-fusion", "reduction-fusion"})
+    EXPECT_NE(p.out.find(pass), std::string::npos) << pass;
+}
