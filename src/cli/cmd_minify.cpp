@@ -42,7 +42,7 @@ static int run_minify(const std::vector<std::string>& argv) {
   o.resume = args.has("--resume");
   o.any_accuracy = args.has("--any-accuracy");
   o.verify = !args.has("--no-verify");
-  o.flaky_checks = static_cast<int>(args.get_int("--flaky-checks", 3));
+  o.flaky_checks = static_cast<int>(args.get_int("--flaky-checks", 8));
   if (auto v = args.get("--only")) o.only = strategy_names(*v);
   if (auto v = args.get("--skip")) o.skip = strategy_names(*v);
   return minify_bundle(o);
@@ -63,7 +63,7 @@ static CommandRegistration reg({"minify", "reprokit minify BUNDLE_DIR [--jobs N]
                                 "  --only A,B          run only these strategies;  --skip A,B  never run these\n"
                                 "  --list-strategies   list the strategies in run order\n"
                                 "  --any-accuracy      also accept candidates whose accuracy failure is only in integer/bool outputs\n"
-                                "  --flaky-checks N    runs of the original used to measure a flaky failure rate (default 3)\n"
+                                "  --flaky-checks N    runs of the original used to measure a flaky failure rate (default 8)\n"
                                 "  --no-verify         skip the final rerun of the repro in a fresh process",
                                 run_minify});
 
