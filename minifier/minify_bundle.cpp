@@ -111,8 +111,10 @@ int minify_bundle(const MinifyCommandOptions& o) {
   mo.only = o.only;
   mo.skip = o.skip;
   if (rate < 1) {
-    // Enough tries that a candidate which still fails is missed at most 0.1% of the time.
-    mo.flaky_attempts = std::min(12, static_cast<int>(std::ceil(std::log(0.001) / std::log(1 - rate))));
+    // Enough tries that a candidate which still fails is missed at most 0.1% of the time, using a
+    // cautious estimate of the rate (8 runs say little: 7 of 8 is often a coin toss).
+    double cautious = static_cast<double>(fails) / (runs + 4);
+    mo.flaky_attempts = std::min(12, static_cast<int>(std::ceil(std::log(0.001) / std::log(1 - cautious))));
     fmt::print(stderr, "[minify] the failure is flaky: it happened in {} of {} runs ({:.0f}%); each candidate gets up to {} tries\n", fails, runs,
                rate * 100, mo.flaky_attempts);
   }

@@ -3,6 +3,9 @@
 // not fail; interruption and --resume.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "../harness/cli_util.h"
 #include "reprokit/harness/repro_file.h"
 #include "reprokit/minifier/subprocess_oracle.h"
@@ -86,14 +89,35 @@ TEST(Minify, ABundleThatDoesNotFailSaysSoAndExitsOne) {
 
 TEST(Minify, InterruptedRunLeavesARunnableReproAndResumes) {
   auto dir = fresh_dir("resume");
-  reprokit_cli({"run", example("attention"), "--inject", "erf:runtime_error"}, dir, {{"REPRO_AFTER", "aot"}, {"REPRO_DIR", "out"}});
+  std::string cache = (dir / "cold-cache").string();  // cold: every candidate compiles, so the run takes a while
+  reprokit_cli({"run", example("attention"), "--inject", "erf:runtime_error"}, dir,
+               {{"REPRO_AFTER", "aot"}, {"REPRO_DIR", "out"}, {"REPRO_CACHE_DIR", cache}});
   auto b = bundles_in(dir / "out").at(0);
-  auto killed = reprokit_cli({"minify", b.string()}, b, {}, 1.5);  // killed part-way (the whole group)
-  EXPECT_TRUE(killed.timed_out);
-  ASSERT_TRUE(fs::exists(b / "minify_work" / "state.json"));
-  auto rerun = reprokit_cli({"repro", (b / "repro.rk").string()}, b);
+  int original = load_repro_file((b / "original" / "repro.rk").string()).graph.num_ops();
+  {
+    ProcessSpec s;
+    s.argv = {REPROKIT_EXE, "minify", b.string()};
+    s.env_set = {{"REPRO_CACHE_DIR", cache}};
+    LineChild child(s);
+    // Kill the whole run as soon as its first success is on disk.
+    bool killed = false;
+    for (int i = 0; i < 600 && !killed; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (!fs::exists(b / "minify_work" / "state.json")) continue;
+      auto state = read_json(b / "minify_work" / "state.json");
+      int ops = 0;
+      for (auto& n : state["best"]["graph"]["nodes"]) (void)n, ++ops;
+      if (ops < original) {
+        child.kill();
+        killed = true;
+      }
+    }
+    ASSERT_TRUE(killed) << "the minifier made no progress to interrupt";
+    EXPECT_FALSE(fs::exists(b / "report.json")) << "it finished before it was killed";
+  }
+  auto rerun = reprokit_cli({"repro", (b / "repro.rk").string()}, b, {{"REPRO_CACHE_DIR", cache}});
   EXPECT_EQ(rerun.exit_code, 1) << "the best-so-far repro must reproduce: " << rerun.out << rerun.err;
-  auto resumed = reprokit_cli({"minify", b.string(), "--resume"}, b);
+  auto resumed = reprokit_cli({"minify", b.string(), "--resume"}, b, {{"REPRO_CACHE_DIR", cache}});
   EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_NE(resumed.err.find("resuming from"), std::string::npos) << resumed.err;
   EXPECT_EQ(load_repro_file((b / "repro.rk").string()).graph.num_ops(), 1);
