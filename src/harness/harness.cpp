@@ -75,8 +75,18 @@ std::string record_failure(const std::string& pre, const HarnessConfig& cfg, con
                            ReproSpec spec, const Failure& f, uint64_t seed) {
   spec.expected = f;
   std::string dir = pre;
-  if (dir.empty()) dir = write_bundle(cfg.dir, g, inputs, spec, cfg.level, seed);
-  else update_bundle_failure(dir, f);
+  if (dir.empty()) {
+    dir = write_bundle(cfg.dir, g, inputs, spec, cfg.level, seed);
+  } else {
+    update_bundle_failure(dir, f);
+    // The bundle was named "pending" before compiling; now that the kind is known, say it (the
+    // bundle holds only relative paths, and rename never replaces an existing directory).
+    std::string named = dir;
+    if (auto p = named.rfind("-pending-"); p != std::string::npos) named.replace(p, 9, "-" + f.kind + "-");
+    std::error_code ec;
+    if (named != dir && !std::filesystem::exists(named)) std::filesystem::rename(dir, named, ec);
+    if (!ec && named != dir && std::filesystem::exists(named)) dir = named;
+  }
   if (cfg.level == 1) std::filesystem::remove(std::filesystem::path(dir) / "minifier_launcher");
   // The un-minified repro goes to original/: the minifier writes its repro beside the manifest.
   std::filesystem::create_directories(std::filesystem::path(dir) / "original");
