@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "kernel_util.h"
+#include "strided_walk.h"
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/op_registry.h"
 
@@ -33,18 +34,8 @@ int64_t group_elements(const Shape& in, const std::vector<int64_t>& dims, std::v
   Shape ks = contiguous_strides(kept_shape);
   for (size_t d = 0, k = 0; d < in.size(); ++d)
     if (!reduced[d]) view[d] = ks[k++];
-  int64_t n = numel(in);
-  group_of.assign(static_cast<size_t>(n), 0);
-  std::vector<int64_t> idx(in.size(), 0);
-  int64_t off = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    group_of[static_cast<size_t>(i)] = off;
-    for (size_t d = in.size(); d-- > 0;) {
-      if (++idx[d] < in[d]) { off += view[d]; break; }
-      off -= (in[d] - 1) * view[d];
-      idx[d] = 0;
-    }
-  }
+  group_of.assign(static_cast<size_t>(numel(in)), 0);
+  walk_strided(in, view, 0, [&](int64_t i, int64_t off) { group_of[static_cast<size_t>(i)] = off; });
   return numel(kept_shape);
 }
 

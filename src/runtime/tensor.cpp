@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "reprokit/ir/errors.h"
+#include "strided_walk.h"
 
 namespace reprokit {
 
@@ -173,17 +174,9 @@ std::vector<double> Tensor::to_doubles() const {
     for (size_t i = 0; i < out.size(); ++i) out[i] = load(p + i * es, dtype_);
     return out;
   }
-  // Odometer walk over the strided layout, so each element costs O(1).
-  std::vector<int64_t> idx(shape_.size(), 0);
-  int64_t off = 0;
-  for (size_t i = 0; i < out.size(); ++i) {
-    out[i] = load(data() + off * static_cast<int64_t>(es), dtype_);
-    for (size_t d = shape_.size(); d-- > 0;) {
-      if (++idx[d] < shape_[d]) { off += strides_[d]; break; }
-      off -= (shape_[d] - 1) * strides_[d];
-      idx[d] = 0;
-    }
-  }
+  walk_strided(shape_, strides_, 0, [&](int64_t i, int64_t off) {
+    out[static_cast<size_t>(i)] = load(data() + off * static_cast<int64_t>(es), dtype_);
+  });
   return out;
 }
 
