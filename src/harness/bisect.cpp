@@ -22,7 +22,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 json BisectStep::to_json() const {
-  return {{"backend", backend}, {"run_passes", run_passes}, {"disabled_pass", disabled_pass}, {"limited_pass", limited_pass}, {"limit", limit}};
+  return {{"backend", backend}, {"run_passes", run_passes}, {"disabled_pass", disabled_pass}, {"limited_pass", limited_pass}, {"limit", limit},
+          {"train", train}};
 }
 
 BisectStep BisectStep::from_json(const json& j) {
@@ -33,6 +34,7 @@ BisectStep BisectStep::from_json(const json& j) {
     s.disabled_pass = j.value("disabled_pass", "");
     s.limited_pass = j.value("limited_pass", "");
     s.limit = j.value("limit", int64_t{-1});
+    s.train = j.value("train", -1);
   } catch (const json::exception& e) {
     throw UserError(std::string("malformed bisect step: ") + e.what());
   }
@@ -44,6 +46,7 @@ ReproSpec BisectStep::apply(ReproSpec spec) const {
   spec.options.compile.run_passes = run_passes;
   if (!disabled_pass.empty()) spec.options.compile.disabled_passes.insert(disabled_pass);
   if (!limited_pass.empty()) spec.options.compile.pass_limits[limited_pass] = limit;
+  if (train >= 0) spec.options.train = train == 1;
   return spec;
 }
 
@@ -93,11 +96,14 @@ class Bisector {
       std::string name;
       BisectStep step;
     };
-    std::vector<Stage> stages = {{"eager (reference interpreter)", {"eager", true, "", "", -1}},
-                                 {"aot_eager (decompositions, reference interpreter)", {"aot_eager", true, "", "", -1}},
-                                 {backend + " with no passes (lowering + codegen)", {backend, false, "", "", -1}},
-                                 {backend + " with passes", {backend, true, "", "", -1}}};
-    fmt::print("stage search (autodiff/partition is skipped: this build has no --train):\n");
+    // A training bundle first runs its forward alone, then adds autodiff and partitioning.
+    bool train = b_.spec.options.train && b_.spec.stage == "dynamo";
+    std::vector<Stage> stages = {{"eager (reference interpreter)", {"eager", true, "", "", -1, train ? 0 : -1}},
+                                 {"aot_eager (decompositions, reference interpreter)", {"aot_eager", true, "", "", -1, train ? 0 : -1}}};
+    if (train) stages.push_back({"aot_eager with autodiff and partitioning", {"aot_eager", true, "", "", -1, 1}});
+    stages.push_back({backend + " with no passes (lowering + codegen)", {backend, false, "", "", -1, -1}});
+    stages.push_back({backend + " with passes", {backend, true, "", "", -1, -1}});
+    fmt::print("stage search:\n");
     std::string failing_stage;
     for (auto& s : stages)
       if (fails(s.step, s.name)) {

@@ -89,3 +89,17 @@ TEST(Bisect, BadBundleIsAUsageError) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("is not a bundle directory"), std::string::npos) << r.err;
 }
+
+TEST(Bisect, TrainingBundlesAddTheAutodiffStage) {
+  auto dir = fresh_dir("bisect_train");
+  auto run = reprokit_cli({"run", example("mlp"), "--train", "--inject", "neg:accuracy"}, dir,
+                          {{"REPRO_AFTER", "dynamo"}, {"REPRO_LEVEL", "4"}, {"REPRO_DIR", "out"}});
+  ASSERT_EQ(run.exit_code, 1) << run.err;
+  auto b = bundles_in(dir / "out").at(0);
+  auto r = reprokit_cli({"bisect", b.string()}, dir);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("aot_eager with autodiff and partitioning                   passes"), std::string::npos) << r.out;
+  auto result = read_json(b / "bisect.json");
+  EXPECT_EQ(result["stage"], "cpp with no passes (lowering + codegen)");
+  EXPECT_TRUE(result["pass"].is_null());
+}

@@ -18,6 +18,7 @@ struct BisectStep {
   std::string disabled_pass;        // empty: none
   std::string limited_pass;         // empty: none
   int64_t limit = -1;
+  int train = -1;                   // -1: as the bundle; 0: forward only; 1: with autodiff/partition
   nlohmann::json to_json() const;
   static BisectStep from_json(const nlohmann::json& j);
   ReproSpec apply(ReproSpec spec) const;
