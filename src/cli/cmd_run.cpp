@@ -93,7 +93,7 @@ static int run_model(const std::vector<std::string>& argv) {
 
 static CommandRegistration reg({
     "run",
-    "reprokit run MODEL.rk [--backend B] [--seed S] [--inputs DIR] [--save-outputs DIR] [--inject OP:KIND] [--inject-pass PASS:N]",
+    "reprokit run MODEL.rk [--backend B] [--train] [--seed S] [--inputs DIR] [--save-outputs DIR] [--inject OP:KIND] [--inject-pass PASS:N] [--graph NAME]",
     "run a model through the compile stack, under the harness (REPRO_* variables)",
     "  --backend B         eager, aot_eager, cpp (default) or cuda\n"
     "  --seed S            seed of the random inputs (default 0)\n"

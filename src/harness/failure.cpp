@@ -45,7 +45,9 @@ std::string normalise_signature(const std::string& message) {
   auto e = s.find("error:");
   if (e != std::string::npos) s = s.substr(e);
   if (s.size() > 200) s.resize(200);
+  // Trim both ends: indentation or a trailing newline is layout, not part of the bug.
   while (!s.empty() && s.back() == ' ') s.pop_back();
+  s.erase(0, s.find_first_not_of(' ') == std::string::npos ? s.size() : s.find_first_not_of(' '));
   return s;
 }
 

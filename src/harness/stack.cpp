@@ -41,13 +41,18 @@ StackResult run_stage(const std::string& stage, const Graph& g, const std::vecto
   }
   // Training at the dynamo level: aot (decompose, autodiff, partition), then the inner compiler on
   // the forward graph and on the backward graph, with tangents of ones (loss = sum of outputs).
+  // Injections name ops of the captured graph (gelu, linear) that aot decomposes away: resolve
+  // them to node names first, as the aot-level harness does; the decomposition keeps the name of
+  // the node that computes a composite's value, so the injection follows it into the forward graph.
+  CompileOptions compile = options.compile;
+  compile.injection_nodes = resolve_injections(g, options.compile);
   TrainingGraphs t = build_training_graphs(g);
-  std::vector<Tensor> fwd = compile_graph(t.parts.forward, options.compile)->run(inputs);
+  std::vector<Tensor> fwd = compile_graph(t.parts.forward, compile)->run(inputs);
   size_t nfo = static_cast<size_t>(t.parts.num_forward_outputs);
   r.outputs.assign(fwd.begin(), fwd.begin() + static_cast<long>(nfo));
   std::vector<Tensor> bwd_inputs(fwd.begin() + static_cast<long>(nfo), fwd.end());
   for (auto& one : ones_like_outputs(g, r.outputs, nfo)) bwd_inputs.push_back(one);
-  r.grads = compile_graph(t.parts.backward, options.compile)->run(bwd_inputs);
+  r.grads = compile_graph(t.parts.backward, compile)->run(bwd_inputs);
   return r;
 }
 

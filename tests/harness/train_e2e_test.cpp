@@ -6,6 +6,7 @@
 
 #include "../ir/all_ops.h"
 #include "cli_util.h"
+#include "reprokit/codegen/compiler.h"
 #include "reprokit/harness/stack.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/runtime/input_gen.h"
@@ -52,6 +53,30 @@ TEST(Train, DynamoLevelAccuracyComparesGradients) {
                         {{"REPRO_AFTER", "dynamo"}, {"REPRO_LEVEL", "4"}, {"REPRO_DIR", "out"}});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("output %grad_w1"), std::string::npos) << "the failing outputs are gradients: " << r.err;
+}
+
+// Regression: at the dynamo level with --train, aot decomposed gelu away before the inner compiler
+// resolved --inject gelu:KIND, so the injection silently did nothing (exit 0, no bundle).
+TEST(Train, CompositeOpInjectionSurvivesAotAtTheDynamoLevel) {
+  Graph g = load_module_file(example("mlp")).entry();
+  StackOptions o;
+  o.train = true;
+  o.compile.cache_dir = std::string(REPROKIT_BINARY_DIR) + "/test-cache";
+  o.compile.injections = {parse_fault_injection("gelu:runtime_error")};
+  try {
+    run_stage("dynamo", g, generate_inputs(g, 1), o);
+    FAIL() << "the injected runtime error did not happen";
+  } catch (const CompileFailure& e) {
+    EXPECT_EQ(e.kind, "runtime_error");
+    EXPECT_NE(std::string(e.what()).find("injected runtime error in node %a"), std::string::npos) << e.what();
+  }
+  auto dir = fresh_dir("train_dynamo_composite");
+  auto r = reprokit_cli({"run", example("mlp"), "--train", "--inject", "gelu:accuracy"}, dir,
+                        {{"REPRO_AFTER", "dynamo"}, {"REPRO_LEVEL", "4"}, {"REPRO_DIR", "out"}});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto b = bundles_in(dir / "out");
+  ASSERT_EQ(b.size(), 1u) << r.err;
+  EXPECT_EQ(read_json(b[0] / "manifest.json")["failure"]["kind"], "accuracy");
 }
 
 TEST(Train, EveryOpAndExampleModelGradientsMatchEagerThroughCpp) {

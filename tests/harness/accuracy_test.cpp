@@ -1,0 +1,132 @@
+// The accuracy rule of issue 4, case by case: close to eager within the tolerance; the RMSE rule
+// against float64 (multiplier 2, 3 for f16/bf16); NaN and inf placement; integer and bool outputs
+// exact; dtype, shape and output-count mismatches; the tolerance override and per-dtype defaults.
+// compare_output is fed hand-made (compiled, eager, reference) triples so each branch is pinned;
+// check_accuracy is run on real graphs for the whole-graph verdict and its signature.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "reprokit/harness/accuracy.h"
+#include "reprokit/ir/text_format.h"
+#include "reprokit/runtime/input_gen.h"
+#include "reprokit/runtime/interpreter.h"
+
+using namespace reprokit;
+
+namespace {
+
+Tensor vec(DType t, const std::vector<double>& v) { return Tensor::from_doubles(t, {static_cast<int64_t>(v.size())}, v); }
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+const double kInf = std::numeric_limits<double>::infinity();
+
+}  // namespace
+
+TEST(AccuracyRule, CloseToEagerWithinTolerancePasses) {
+  auto ref = vec(DType::f64, {1.0, 2.0});
+  EXPECT_EQ(compare_output("y", vec(DType::f32, {1.0005, 2.0}), vec(DType::f32, {1.0, 2.0}), ref, 1e-3), "");
+}
+
+TEST(AccuracyRule, FarFromEagerAndFromTheReferenceFails) {
+  auto ref = vec(DType::f64, {1.0, 2.0});
+  std::string m = compare_output("y", vec(DType::f32, {1.5, 2.0}), vec(DType::f32, {1.0, 2.0}), ref, 1e-3);
+  EXPECT_NE(m.find("output %y"), std::string::npos) << m;
+  EXPECT_NE(m.find("RMSE"), std::string::npos) << m;
+}
+
+TEST(AccuracyRule, CloserToFloat64ThanEagerPasses) {
+  // Eager itself is off by 0.1; a compiled result that is exact is not a bug even though it
+  // differs from eager by far more than the tolerance.
+  std::string m = compare_output("y", vec(DType::f32, {1.0}), vec(DType::f32, {1.1}), vec(DType::f64, {1.0}), 1e-3);
+  EXPECT_EQ(m, "");
+}
+
+TEST(AccuracyRule, MultiplierIsTwoForF32AndThreeForF16) {
+  // Eager is 0.1 away from float64 (0.0996 in f16), compiled 0.25 away: within 3x, not within 2x.
+  auto ref = vec(DType::f64, {1.0});
+  EXPECT_NE(compare_output("y", vec(DType::f32, {1.25}), vec(DType::f32, {1.1}), ref, 1e-3), "");
+  EXPECT_EQ(compare_output("y", vec(DType::f16, {1.25}), vec(DType::f16, {1.1}), ref, 1e-3), "");
+  EXPECT_EQ(compare_output("y", vec(DType::bf16, {1.25}), vec(DType::bf16, {1.1}), ref, 1e-3), "");
+  // And the tenth of the tolerance: a perfect eager leaves compiled tol/10 of RMSE room.
+  EXPECT_EQ(compare_output("y", vec(DType::f32, {1.05}), vec(DType::f32, {1.0}), ref, 1.0), "");
+}
+
+TEST(AccuracyRule, NaNMustAppearExactlyWhereTheReferenceHasIt) {
+  auto ref = vec(DType::f64, {kNaN, 1.0});
+  EXPECT_EQ(compare_output("y", vec(DType::f32, {kNaN, 1.0}), vec(DType::f32, {kNaN, 1.0}), ref, 1e-3), "");
+  std::string extra = compare_output("y", vec(DType::f32, {kNaN, kNaN}), vec(DType::f32, {kNaN, 1.0}), ref, 1e-3);
+  EXPECT_NE(extra.find("element 1 is nan"), std::string::npos) << extra;
+  std::string missing = compare_output("y", vec(DType::f32, {0.0, 1.0}), vec(DType::f32, {kNaN, 1.0}), ref, 1e-3);
+  EXPECT_NE(missing.find("element 0 is 0 where eager is nan"), std::string::npos) << missing;
+}
+
+TEST(AccuracyRule, InfinitiesMustMatchEager) {
+  auto ref = vec(DType::f64, {kInf, 1.0});
+  EXPECT_EQ(compare_output("y", vec(DType::f32, {kInf, 1.0}), vec(DType::f32, {kInf, 1.0}), ref, 1e-3), "");
+  EXPECT_NE(compare_output("y", vec(DType::f32, {-kInf, 1.0}), vec(DType::f32, {kInf, 1.0}), ref, 1e-3), "");
+  EXPECT_NE(compare_output("y", vec(DType::f32, {3e38, 1.0}), vec(DType::f32, {kInf, 1.0}), ref, 1e-3), "");
+}
+
+TEST(AccuracyRule, IntegerAndBoolOutputsMustMatchExactly) {
+  // Even a difference far inside any float tolerance is a failure for integers.
+  auto iref = vec(DType::f64, {1, 2, 3});
+  EXPECT_EQ(compare_output("i", vec(DType::i64, {1, 2, 3}), vec(DType::i64, {1, 2, 3}), iref, 10.0), "");
+  std::string m = compare_output("i", vec(DType::i64, {1, 2, 4}), vec(DType::i64, {1, 2, 3}), iref, 10.0);
+  EXPECT_NE(m.find("1 of 3 elements differ from eager (integer and bool outputs must match exactly)"), std::string::npos) << m;
+  auto bref = vec(DType::f64, {1, 0});
+  EXPECT_NE(compare_output("b", vec(DType::boolean, {1, 1}), vec(DType::boolean, {1, 0}), bref, 10.0), "");
+  EXPECT_EQ(compare_output("b", vec(DType::boolean, {1, 0}), vec(DType::boolean, {1, 0}), bref, 10.0), "");
+}
+
+TEST(AccuracyRule, DtypeAndShapeMismatchesFail) {
+  auto ref = vec(DType::f64, {1.0, 2.0});
+  std::string d = compare_output("y", vec(DType::f64, {1.0, 2.0}), vec(DType::f32, {1.0, 2.0}), ref, 1e-3);
+  EXPECT_NE(d.find("dtype f64 differs from eager's f32"), std::string::npos) << d;
+  std::string s = compare_output("y", Tensor::from_doubles(DType::f32, {2, 1}, {1.0, 2.0}), vec(DType::f32, {1.0, 2.0}), ref, 1e-3);
+  EXPECT_NE(s.find("shape differs"), std::string::npos) << s;
+}
+
+TEST(AccuracyRule, DefaultTolerancePerDtype) {
+  EXPECT_DOUBLE_EQ(default_tolerance(DType::f32), 1e-3);
+  EXPECT_DOUBLE_EQ(default_tolerance(DType::f64), 1e-3);
+  EXPECT_DOUBLE_EQ(default_tolerance(DType::f16), 1e-2);
+  EXPECT_DOUBLE_EQ(default_tolerance(DType::bf16), 1e-2);
+}
+
+TEST(CheckAccuracy, WholeGraphVerdictSignatureAndOverride) {
+  Graph g = parse_graph(
+      "graph g(%x: f32[4], %k: i64[4]) {\n"
+      "  %y = exp(%x)\n"
+      "  %j = add(%k, 1)\n"
+      "  return (%y, %j)\n"
+      "}\n");
+  auto inputs = generate_inputs(g, 7);
+  auto eager = interpret(g, inputs);
+  EXPECT_FALSE(check_accuracy(g, inputs, eager, std::nullopt).failed());
+
+  auto off = eager;
+  off[0] = Tensor::from_doubles(DType::f32, {4}, [&] {
+    auto v = eager[0].to_doubles();
+    for (double& x : v) x += 0.1;
+    return v;
+  }());
+  Failure f = check_accuracy(g, inputs, off, std::nullopt);
+  EXPECT_EQ(f.kind, "accuracy");
+  EXPECT_EQ(f.signature, "accuracy");
+  EXPECT_NE(f.message.find("output %y"), std::string::npos) << f.message;
+  // REPRO_TOLERANCE's override: a looser tolerance accepts the same result.
+  EXPECT_FALSE(check_accuracy(g, inputs, off, 0.5).failed());
+
+  auto int_off = eager;
+  auto j = eager[1].to_doubles();
+  j[2] += 1;
+  int_off[1] = Tensor::from_doubles(DType::i64, {4}, j);
+  Failure fi = check_accuracy(g, inputs, int_off, 100.0);
+  EXPECT_EQ(fi.kind, "accuracy");
+  EXPECT_EQ(fi.signature, "accuracy-integer") << fi.message;
+
+  Failure fc = check_accuracy(g, inputs, {eager[0]}, std::nullopt);
+  EXPECT_EQ(fc.kind, "accuracy");
+  EXPECT_NE(fc.message.find("compiled graph returned 1 outputs, expected 2"), std::string::npos) << fc.message;
+}
