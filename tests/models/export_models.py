@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""Export real PyTorch models to ONNX for reprokit's real-model tests.
+
+reprokit's tests import the ONNX files written here and compare against the
+PyTorch eager output saved next to them. Weights are random from a fixed seed
+(torch.manual_seed(0) before constructing each model), so nothing is downloaded.
+
+Usage: /usr/bin/python3 tests/models/export_models.py OUT_DIR [--only NAME,NAME]
+
+For each model, OUT_DIR/<name>/ gets model.onnx, input.npy (batch-1 float32
+input), expected.npy (eager float32 output) and info.json.
+"""
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+import torch
+import torchvision
+
+OPSET = 17
+
+
+class EncoderWrapper(torch.nn.Module):
+    """TransformerEncoder taking one tensor [batch, seq, d_model].
+
+    norm_first=True keeps torch 1.13's eager no_grad call off the fused fast
+    path (_transformer_encoder_layer_fwd), so expected.npy comes from the same
+    op-by-op math that the ONNX export traces.
+    """
+
+    def __init__(self):
+        super().__init__()
+        layer = torch.nn.TransformerEncoderLayer(
+            d_model=32, nhead=4, dim_feedforward=64, dropout=0.0,
+            batch_first=True, norm_first=True)
+        self.encoder = torch.nn.TransformerEncoder(
+            layer, num_layers=2, enable_nested_tensor=False)
+
+    def forward(self, x):
+        return self.encoder(x)
+
+
+MODELS = {  # name: (constructor, input shape)
+    "resnet18": (lambda: torchvision.models.resnet18(weights=None), [1, 3, 224, 224]),
+    "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), [1, 3, 224, 224]),
+    "squeezenet1_0": (lambda: torchvision.models.squeezenet1_0(weights=None), [1, 3, 224, 224]),
+    "vit_small": (lambda: torchvision.models.vision_transformer.VisionTransformer(
+        image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=64,
+        mlp_dim=128, num_classes=10), [1, 3, 32, 32]),
+    "transformer_encoder": (EncoderWrapper, [1, 8, 32]),
+}
+
+
+def export_one(name, make, shape, out_dir):
+    d = os.path.join(out_dir, name)
+    os.makedirs(d, exist_ok=True)
+    torch.manual_seed(0)
+    model = make().eval()
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        expected = model(x)
+    path = os.path.join(d, "model.onnx")
+    torch.onnx.export(model, (x,), path, opset_version=OPSET,
+                      do_constant_folding=True,
+                      input_names=["input"], output_names=["output"])
+    proto = onnx.load(path)
+    onnx.checker.check_model(proto)
+    ops = sorted({n.op_type for n in proto.graph.node})
+    np.save(os.path.join(d, "input.npy"), np.ascontiguousarray(x.numpy(), dtype=np.float32))
+    np.save(os.path.join(d, "expected.npy"),
+            np.ascontiguousarray(expected.numpy(), dtype=np.float32))
+    info = {
+        "name": name,
+        "input_name": proto.graph.input[0].name,
+        "input_shape": list(shape),
+        "output_name": proto.graph.output[0].name,
+        "output_shape": list(expected.shape),
+        "onnx_ops": ops,
+        "opset": OPSET,
+        "torch_version": torch.__version__,
+    }
+    with open(os.path.join(d, "info.json"), "w") as f:
+        json.dump(info, f, indent=2)
+        f.write("\n")
+    print(f"{name}: ops={ops} size={os.path.getsize(path)} bytes")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out_dir")
+    ap.add_argument("--only", help="comma-separated model names")
+    args = ap.parse_args()
+    names = args.only.split(",") if args.only else list(MODELS)
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        sys.exit(f"unknown model(s): {', '.join(unknown)}; known: {', '.join(MODELS)}")
+    failed = []
+    for name in names:
+        make, shape = MODELS[name]
+        try:
+            export_one(name, make, shape, args.out_dir)
+        except Exception as e:  # report and keep going with the other models
+            print(f"FAILED {name}: {type(e).__name__}: {e}", file=sys.stderr)
+            failed.append(name)
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
