@@ -1,0 +1,20 @@
+# fuzz.smoke: a short rk fuzz run and a short bundle fuzz run (no shell: cmake -P runs both).
+# cmake -DDRIVER=fuzz_driver -DEXE=reprokit -DOUT=dir -P smoke.cmake
+foreach(var DRIVER EXE OUT)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "smoke.cmake needs -D${var}=...")
+  endif()
+endforeach()
+set(failed "")
+foreach(run "rk;300" "bundle;20")
+  list(GET run 0 corpus)
+  list(GET run 1 count)
+  execute_process(COMMAND ${DRIVER} fuzz --exe ${EXE} --corpus ${corpus} --count ${count} --seed 1 --out ${OUT}
+                  RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    list(APPEND failed "${corpus} (exit ${rc})")
+  endif()
+endforeach()
+if(failed)
+  message(FATAL_ERROR "fuzz.smoke: findings or errors in: ${failed}; see ${OUT}/findings")
+endif()
