@@ -56,7 +56,7 @@ void in_process(const char* label, int n, std::vector<std::string> culprits) {
     return true;
   });
   auto t0 = Clock::now();
-  auto r = reduce(c, o, {});
+  auto r = reduce(c, strategy_table(), o, {});
   fmt::print("reprokit   {:<22} queries={:<5} ops_left={:<4} seconds={:.2f}   (goal: {})\n", label, r.queries, r.best.graph.num_ops(),
              std::chrono::duration<double>(Clock::now() - t0).count(),
              culprits.size() == 1 ? fmt::format("<= 2*log2(N)+10 = {:.0f}", 2 * std::log2(n) + 10) : std::string("2 ops in < 300 queries"));

@@ -18,6 +18,14 @@ uint64_t Candidate::key() const {
   return h;
 }
 
+Candidate Candidate::with_graph(Graph g) const {
+  Candidate r;
+  r.graph = std::move(g);
+  for (int i = 0; i < r.graph.num_inputs(); ++i)
+    if (auto it = fills.find(r.graph.node(i).name); it != fills.end()) r.fills[it->first] = it->second;
+  return r;
+}
+
 static const char* fill_name(InputFill f) { return f == InputFill::zeros ? "zeros" : f == InputFill::ones ? "ones" : "original"; }
 
 nlohmann::json Candidate::to_json() const {
@@ -34,6 +42,7 @@ Candidate Candidate::from_json(const nlohmann::json& j) {
   if (j.contains("fills"))
     for (auto& [k, v] : j.at("fills").items()) {
       std::string s = v.get<std::string>();
+      if (s != "zeros" && s != "ones" && s != "original") throw UserError("malformed candidate: unknown input fill '" + s + "'");
       c.fills[k] = s == "zeros" ? InputFill::zeros : s == "ones" ? InputFill::ones : InputFill::original;
     }
   return c;

@@ -1,4 +1,5 @@
-// The graph edits strategies are built from: cutting nodes into inputs and bypassing nodes.
+// The graph edits strategies are built from: cutting nodes into inputs and bypassing nodes. An
+// edit that leaves no valid graph throws UserError; the engine treats that as invalid.
 #include <algorithm>
 #include <set>
 
@@ -14,27 +15,18 @@ std::vector<int> body_nodes(const Graph& g) {
   return ids;
 }
 
-std::optional<Candidate> cut_nodes(const Candidate& c, const std::vector<int>& cut) {
+Candidate cut_nodes(const Candidate& c, const std::vector<int>& cut) {
   if (cut.empty()) return c;
   std::set<int> cut_set(cut.begin(), cut.end());
   // A returned node that is cut would leave an output that is just an input: keep the others.
   std::vector<int> outs;
   for (int o : c.graph.outputs)
     if (!cut_set.count(o)) outs.push_back(o);
-  if (outs.empty()) return std::nullopt;
-  try {
-    Candidate r;
-    r.graph = extract_subgraph(c.graph, outs, cut_set);
-    for (auto& [k, v] : c.fills)
-      if (r.graph.find(k) >= 0) r.fills[k] = v;
-    if (r.graph.num_ops() == 0) return std::nullopt;
-    return r;
-  } catch (const UserError&) {
-    return std::nullopt;
-  }
+  if (outs.empty()) throw UserError("the cut removes every output");
+  return c.with_graph(extract_subgraph(c.graph, outs, cut_set));
 }
 
-std::optional<Candidate> bypass_nodes(const Candidate& c, const std::vector<int>& bypass) {
+Candidate bypass_nodes(const Candidate& c, const std::vector<int>& bypass) {
   const Graph& g = c.graph;
   std::vector<int> remap(static_cast<size_t>(g.size()));
   for (int i = 0; i < g.size(); ++i) remap[static_cast<size_t>(i)] = i;
@@ -47,27 +39,18 @@ std::optional<Candidate> bypass_nodes(const Candidate& c, const std::vector<int>
         with = o.value;
         break;
       }
-    if (with < 0) return std::nullopt;
+    if (with < 0) throw UserError("a bypassed node has no operand of its type");
     remap[static_cast<size_t>(id)] = with;
     keep[static_cast<size_t>(id)] = false;
   }
-  try {
-    Candidate r;
-    r.graph = prune_unused_inputs(rebuild_graph(g, remap, keep));
-    // Outputs that collapsed onto the same value, or onto an input, are kept once / dropped.
-    std::vector<int> outs;
-    for (int o : r.graph.outputs)
-      if (!r.graph.node(o).is_input() && std::find(outs.begin(), outs.end(), o) == outs.end()) outs.push_back(o);
-    if (outs.empty()) return std::nullopt;
-    r.graph.outputs = outs;
-    r.graph = prune_unused_inputs(eliminate_dead_code(r.graph));
-    if (r.graph.num_ops() == 0) return std::nullopt;
-    for (auto& [k, v] : c.fills)
-      if (r.graph.find(k) >= 0) r.fills[k] = v;
-    return r;
-  } catch (const UserError&) {
-    return std::nullopt;
-  }
+  Graph r = prune_unused_inputs(rebuild_graph(g, remap, keep));
+  // Outputs that collapsed onto the same value, or onto an input, are kept once / dropped.
+  std::vector<int> outs;
+  for (int o : r.outputs)
+    if (!r.node(o).is_input() && std::find(outs.begin(), outs.end(), o) == outs.end()) outs.push_back(o);
+  if (outs.empty()) throw UserError("bypassing leaves no output");
+  r.outputs = outs;
+  return c.with_graph(prune_unused_inputs(eliminate_dead_code(r)));
 }
 
 }  // namespace reprokit

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "reprokit/harness/child_run.h"
 #include "reprokit/harness/repro_file.h"
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/json_format.h"
@@ -17,6 +18,7 @@
 #include "reprokit/minifier/subprocess_oracle.h"
 #include "reprokit/process/subprocess.h"
 #include "reprokit/runtime/interpreter.h"
+#include "reprokit/support/files.h"
 
 namespace reprokit {
 
@@ -26,11 +28,22 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-void write_atomically(const fs::path& p, const std::string& text) {
-  fs::path tmp = p;
-  tmp += ".tmp";
-  std::ofstream(tmp) << text;
-  fs::rename(tmp, p);
+// The number after the last query an earlier run saved in `queries` (q00001.json, ...), so a
+// resumed run never overwrites them.
+int next_query_number(const Dir& queries) {
+  int last = 0;
+  for (auto& name : queries.list())
+    if (name.size() > 6 && name[0] == 'q' && name.substr(name.size() - 5) == ".json")
+      last = std::max(last, std::atoi(name.substr(1, name.size() - 6).c_str()));
+  return last + 1;
+}
+
+// The strategies of the table that options select, in table order.
+std::vector<Strategy> selected_strategies(const MinifyCommandOptions& o) {
+  std::vector<Strategy> out;
+  for (auto& s : strategy_table())
+    if ((o.only.empty() || o.only.count(s.name)) && !o.skip.count(s.name)) out.push_back(s);
+  return out;
 }
 
 // A live status line on a terminal, plain lines otherwise.
@@ -63,31 +76,35 @@ class ProgressPrinter {
 int minify_bundle(const MinifyCommandOptions& o) {
   auto t0 = Clock::now();
   Bundle b = load_bundle(o.bundle_dir);
-  fs::path dir(o.bundle_dir), work = dir / "minify_work";
-  fs::create_directories(work);
+  fs::path dir(o.bundle_dir);
+  Dir bundle = Dir::open(o.bundle_dir);
+  Dir work = bundle.sub("minify_work", true);  // a symlink there is refused, never followed
+  if (!o.resume) work.remove_tree("state.json");
   fmt::print(stderr, "[minify] bundle {}: graph {} ({} ops), stage {}, backend {}\n", o.bundle_dir, b.graph.name, b.graph.num_ops(), b.spec.stage,
              b.spec.options.compile.backend);
 
   WorkerPoolOptions wo;
   wo.reprokit_exe = o.reprokit_exe;
   wo.bundle_dir = fs::absolute(dir).string();
-  wo.work_dir = work.string();
+  wo.work_dir = fs::absolute(work.path()).string();
+  if (o.resume && work.is_dir("queries")) wo.first_query = next_query_number(work.sub("queries"));
   wo.jobs = o.jobs;
   wo.memory_limit_mb = o.memory_limit_mb;
   wo.any_accuracy = o.any_accuracy;
   // Until the original has been timed, allow generously (a compile may be cold).
-  wo.timeout_s = o.timeout_s > 0 ? o.timeout_s : (b.spec.expected.kind == "timeout" && b.spec.timeout_s > 0 ? b.spec.timeout_s : 300);
+  bool hang = b.spec.expected.kind == FailureKind::timeout;
+  wo.timeout_s = o.timeout_s > 0 ? o.timeout_s : (hang && b.spec.timeout_s > 0 ? b.spec.timeout_s : 300);
   Failure expected = b.spec.expected;
   Candidate original;
   original.graph = b.graph;
 
   // 1. The original must fail, and fail the way the bundle says (a level-3 bundle is classified now).
   SubprocessOracle probe(wo, expected);
-  fmt::print(stderr, "[minify] checking that the original fails ({} runs)...\n", expected.kind == "timeout" ? 1 : o.flaky_checks);
-  int runs = expected.kind == "timeout" ? 1 : std::max(1, o.flaky_checks), fails = 0;
+  fmt::print(stderr, "[minify] checking that the original fails ({} runs)...\n", hang ? 1 : o.flaky_checks);
+  int runs = hang ? 1 : std::max(1, o.flaky_checks), fails = 0;
   // A recorded failure that does not show in the first runs may be flaky: look up to 10 times
   // before saying the original does not fail (a 50% flake then goes unseen 0.1% of the time).
-  int max_runs = expected.failed() && expected.kind != "timeout" ? std::max(runs, 10) : runs;
+  int max_runs = expected.failed() && !hang ? std::max(runs, 10) : runs;
   double slowest = 0;
   Failure seen;
   int i = 0;
@@ -95,21 +112,19 @@ int minify_bundle(const MinifyCommandOptions& o) {
     auto q0 = Clock::now();
     Failure f = probe.run_one(original);
     slowest = std::max(slowest, std::chrono::duration<double>(Clock::now() - q0).count());
-    if (!expected.failed() && f.failed() && f.kind != "invalid_candidate") expected = f;
+    if (!expected.failed() && f.failed() && f.kind != FailureKind::invalid_candidate) expected = f;
     if (minifier_interesting(expected, f, o.any_accuracy)) ++fails;
     else if (f.failed()) seen = f;
   }
   runs = i;
   if (fails == 0) {
     fmt::print(stderr, "[minify] the original graph does not fail in {} run{}: nothing to minify.\n", runs, runs == 1 ? "" : "s");
-    if (seen.failed()) fmt::print(stderr, "[minify] it failed differently instead: {}: {}\n", seen.kind, seen.message.substr(0, 200));
-    fmt::print(stderr, "[minify] expected: {}: {}\n", expected.failed() ? expected.kind : "(any failure)", expected.signature);
+    if (seen.failed()) fmt::print(stderr, "[minify] it failed differently instead: {}: {}\n", seen.kind_name(), seen.message.substr(0, 200));
+    fmt::print(stderr, "[minify] expected: {}: {}\n", expected.failed() ? expected.kind_name() : "(any failure)", expected.signature);
     return 1;
   }
   double rate = static_cast<double>(fails) / runs;
   MinifyOptions mo;
-  mo.only = o.only;
-  mo.skip = o.skip;
   if (rate < 1) {
     // Enough tries that a candidate which still fails is missed at most 0.1% of the time, using a
     // cautious estimate of the rate (8 runs say little: 7 of 8 is often a coin toss).
@@ -118,56 +133,43 @@ int minify_bundle(const MinifyCommandOptions& o) {
     fmt::print(stderr, "[minify] the failure is flaky: it happened in {} of {} runs ({:.0f}%); each candidate gets up to {} tries\n", fails, runs,
                rate * 100, mo.flaky_attempts);
   }
-  wo.timeout_s = o.timeout_s > 0 ? o.timeout_s : expected.kind == "timeout" ? wo.timeout_s : std::max(10.0, 3 * slowest + 5);
-  fmt::print(stderr, "[minify] failure: {}: {}\n[minify] per-query timeout {:.0f}s, {} worker{}\n", expected.kind,
+  wo.timeout_s = o.timeout_s > 0 ? o.timeout_s : expected.kind == FailureKind::timeout ? wo.timeout_s : std::max(10.0, 3 * slowest + 5);
+  wo.first_query = next_query_number(work.sub("queries"));  // after the probe's queries
+  fmt::print(stderr, "[minify] failure: {}: {}\n[minify] per-query timeout {:.0f}s, {} worker{}\n", expected.kind_name(),
              expected.message.substr(0, expected.message.find('\n')), wo.timeout_s, wo.jobs, wo.jobs == 1 ? "" : "s");
   SubprocessOracle oracle(wo, expected);
 
   // 2. Resume from the best candidate an earlier run left behind.
   Candidate start = original;
-  fs::path state = work / "state.json";
-  if (o.resume && fs::exists(state)) {
-    std::ifstream in(state);
-    start = Candidate::from_json(json::parse(in).at("best"));
-    fmt::print(stderr, "[minify] resuming from {} ({} ops)\n", state.string(), start.graph.num_ops());
+  if (o.resume && work.exists("state.json")) {
+    start = Candidate::from_json(json::parse(work.read("state.json", kMaxTextFileBytes)).at("best"));
+    fmt::print(stderr, "[minify] resuming from {} ({} ops)\n", work.path("state.json"), start.graph.num_ops());
   }
 
   // 3. Reduce; after every success the best repro so far is on disk and runnable.
   std::vector<Tensor> values = interpret_all(b.graph, b.inputs);
   ReproSpec spec = b.spec;
   spec.expected = expected;
-  if (expected.kind == "timeout" && spec.timeout_s <= 0) spec.timeout_s = wo.timeout_s;
+  if (expected.kind == FailureKind::timeout && spec.timeout_s <= 0) spec.timeout_s = wo.timeout_s;
   spec.attempts = mo.flaky_attempts;
   ProgressPrinter printer;
   int start_nodes = b.graph.num_ops();
   auto save = [&](const Candidate& c, const std::string& how) {
     write_repro_files(dir.string(), c.graph, candidate_inputs(c, b, values), spec, how);
-    write_atomically(state, json{{"best", c.to_json()}}.dump());
+    work.write("state.json", json{{"best", c.to_json()}}.dump());
   };
   save(start, "Minification in progress: this is the best repro so far.");
+  // Ctrl-C or a kill: the workers go with us, and the user learns where the best repro is.
+  on_termination_signal(fmt::format("\n[minify] interrupted: the best repro so far is {}\n[minify] continue with: {}\n", (dir / "repro.rk").string(),
+                                    shell_quote_command({o.reprokit_exe, "minify", o.bundle_dir, "--resume"})));
   MinifyCallbacks cb;
   cb.on_success = [&](const Candidate& c, const MinifyProgress& p) {
     save(c, "Minification in progress: this is the best repro so far.");
     printer.line(p, start_nodes, true);
   };
   cb.on_progress = [&](const MinifyProgress& p) { printer.line(p, start_nodes, false); };
-  MinifyResult r = reduce(start, oracle, mo, cb);
-  // A flaky oracle can still say "passes" wrongly; a fresh search from the result (new memo, new
-  // luck) removes what such a miss left behind.
-  for (int again = 0; rate < 1 && again < 2; ++again) {
-    MinifyResult more = reduce(r.best, oracle, mo, cb);
-    bool shrank = more.best.graph.num_ops() < r.best.graph.num_ops();
-    r.queries += more.queries;
-    r.cache_hits += more.cache_hits;
-    r.seconds += more.seconds;
-    for (auto& [name, st] : more.per_strategy) {
-      r.per_strategy[name].queries += st.queries;
-      r.per_strategy[name].successes += st.successes;
-    }
-    r.history.insert(r.history.end(), more.history.begin(), more.history.end());
-    r.best = more.best;
-    if (!shrank) break;
-  }
+  if (rate < 1) mo.restarts = 2;  // a flaky oracle can still say "passes" wrongly
+  MinifyResult r = reduce(start, selected_strategies(o), oracle, mo, cb);
   printer.done();
   std::string how = fmt::format("Minified by reprokit from {} to {} ops in {} queries ({:.1f}s).", start_nodes, r.best.graph.num_ops(), r.queries,
                                 r.seconds);
@@ -208,13 +210,13 @@ int minify_bundle(const MinifyCommandOptions& o) {
                  {"history", hist},
                  {"verified", o.verify ? json(reproduced) : json(nullptr)},
                  {"rerun", verify_cmd}};
-  write_atomically(dir / "report.json", report.dump(2) + "\n");
+  bundle.write("report.json", report.dump(2) + "\n");
   std::string summary = fmt::format(
       "reprokit minify: {} -> {} ops, {} queries ({} answered from cache), {:.1f}s\nfailure: {}: {}\n{}\nrerun: {}\n\n{}", start_nodes,
-      r.best.graph.num_ops(), r.queries, r.cache_hits, report["seconds"].get<double>(), expected.kind, expected.signature,
+      r.best.graph.num_ops(), r.queries, r.cache_hits, report["seconds"].get<double>(), expected.kind_name(), expected.signature,
       o.verify ? (reproduced ? "verified: REPRODUCED in a fresh process" : "verified: NOT REPRODUCED (see the warning above)") : "not verified",
       verify_cmd, print_graph(r.best.graph));
-  write_atomically(dir / "SUMMARY.txt", summary);
+  bundle.write("SUMMARY.txt", summary);
   fmt::print("{}", summary);
   fmt::print("\nfiles: {}/repro.rk repro_test.cpp repro_torch.py BUG_REPORT.md report.json\n", o.bundle_dir);
   return reproduced ? 0 : 1;

@@ -7,6 +7,8 @@
 #include <optional>
 #include <unordered_map>
 
+#include "reprokit/ir/errors.h"
+#include "reprokit/ir/verifier.h"
 #include "reprokit/minifier/strategies.h"
 
 namespace reprokit {
@@ -17,27 +19,49 @@ using Clock = std::chrono::steady_clock;
 
 class Engine {
  public:
-  Engine(const Candidate& start, Oracle& oracle, const MinifyOptions& options, const MinifyCallbacks& callbacks)
-      : oracle_(oracle), options_(options), callbacks_(callbacks), t0_(Clock::now()) {
+  Engine(const Candidate& start, const std::vector<Strategy>& strategies, Oracle& oracle, const MinifyOptions& options,
+         const MinifyCallbacks& callbacks)
+      : strategies_(strategies), oracle_(oracle), options_(options), callbacks_(callbacks), t0_(Clock::now()) {
     result_.best = start;
     memo_[start.key()] = true;
   }
 
   MinifyResult run() {
-    for (int round = 0; round < options_.max_rounds; ++round) {
-      bool changed = false;
-      for (const Strategy& s : strategy_table()) {
-        if ((!options_.only.empty() && !options_.only.count(s.name)) || options_.skip.count(s.name)) continue;
-        strategy_ = s.name;
-        changed |= s.search == SearchKind::prefix ? prefix_search(s) : delta_debug(s);
-      }
-      if (!changed) break;  // a full round without progress: 1-minimal for every strategy
+    search();
+    for (int again = 0; again < options_.restarts; ++again) {
+      int before = result_.best.graph.num_ops();
+      memo_.clear();
+      memo_[result_.best.key()] = true;
+      search();
+      if (result_.best.graph.num_ops() >= before) break;
     }
     result_.seconds = elapsed();
     return result_;
   }
 
  private:
+  void search() {
+    for (int round = 0; round < options_.max_rounds; ++round) {
+      bool changed = false;
+      for (const Strategy& s : strategies_) {
+        strategy_ = s.name;
+        changed |= s.search == SearchKind::prefix ? prefix_search(s) : delta_debug(s);
+      }
+      if (!changed) break;  // a full round without progress: 1-minimal for every strategy
+    }
+  }
+
+  // The strategy's edit, if it gives a valid graph that still computes something.
+  static std::optional<Candidate> try_apply(const Strategy& s, const Candidate& c, const std::vector<int>& units) {
+    try {
+      Candidate r = s.apply(c, units);
+      verify(r.graph);
+      if (r.graph.num_ops() == 0 || r.graph.outputs.empty()) return std::nullopt;
+      return r;
+    } catch (const UserError&) {  // VerifyError and ParseError included
+      return std::nullopt;
+    }
+  }
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
 
   MinifyProgress progress() const {
@@ -114,7 +138,7 @@ class Engine {
       for (int i = 1; i <= j; ++i) points.push_back(lo + (span * i + j) / (j + 1));  // j points splitting (lo, hi] into j + 1 parts
       points.erase(std::unique(points.begin(), points.end()), points.end());
       std::vector<std::optional<Candidate>> cands;
-      for (int p : points) cands.push_back(s.apply(result_.best, first(units, p)));
+      for (int p : points) cands.push_back(try_apply(s, result_.best, first(units, p)));
       auto v = judge(cands);
       int new_lo = lo, new_hi = hi;
       for (size_t i = 0; i < points.size(); ++i) {
@@ -160,7 +184,7 @@ class Engine {
       for (size_t start = 0; start < removals.size() && !found; start += static_cast<size_t>(par)) {
         std::vector<std::optional<Candidate>> cands;
         for (size_t i = start; i < std::min(removals.size(), start + static_cast<size_t>(par)); ++i)
-          cands.push_back(s.apply(result_.best, removals[i]));
+          cands.push_back(try_apply(s, result_.best, removals[i]));
         auto v = judge(cands);
         for (size_t i = 0; i < v.size(); ++i)
           if (v[i]) {
@@ -181,6 +205,7 @@ class Engine {
     return progress;
   }
 
+  const std::vector<Strategy>& strategies_;
   Oracle& oracle_;
   const MinifyOptions& options_;
   const MinifyCallbacks& callbacks_;
@@ -192,8 +217,9 @@ class Engine {
 
 }  // namespace
 
-MinifyResult reduce(const Candidate& start, Oracle& oracle, const MinifyOptions& options, const MinifyCallbacks& callbacks) {
-  return Engine(start, oracle, options, callbacks).run();
+MinifyResult reduce(const Candidate& start, const std::vector<Strategy>& strategies, Oracle& oracle, const MinifyOptions& options,
+                    const MinifyCallbacks& callbacks) {
+  return Engine(start, strategies, oracle, options, callbacks).run();
 }
 
 }  // namespace reprokit

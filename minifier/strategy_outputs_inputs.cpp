@@ -2,6 +2,7 @@
 // replace input values by zeros or ones, so the repro does not depend on particular numbers.
 #include <algorithm>
 
+#include "reprokit/ir/errors.h"
 #include "reprokit/ir/graph_utils.h"
 #include "strategy_list.h"
 
@@ -14,18 +15,14 @@ Strategy remove_outputs_strategy() {
             for (int i = 0; i < static_cast<int>(c.graph.outputs.size()); ++i) pos.push_back(i);
             return c.graph.outputs.size() > 1 ? pos : std::vector<int>{};
           },
-          [](const Candidate& c, const std::vector<int>& removed) -> std::optional<Candidate> {
+          [](const Candidate& c, const std::vector<int>& removed) {
             Graph g = c.graph;
             std::vector<int> outs;
             for (int i = 0; i < static_cast<int>(g.outputs.size()); ++i)
               if (std::find(removed.begin(), removed.end(), i) == removed.end()) outs.push_back(g.outputs[static_cast<size_t>(i)]);
-            if (outs.empty()) return std::nullopt;
+            if (outs.empty()) throw UserError("removing every output");
             g.outputs = outs;
-            Candidate r;
-            r.graph = prune_unused_inputs(eliminate_dead_code(g));
-            for (auto& [k, v] : c.fills)
-              if (r.graph.find(k) >= 0) r.fills[k] = v;
-            return r;
+            return c.with_graph(prune_unused_inputs(eliminate_dead_code(g)));
           }};
 }
 
@@ -41,7 +38,7 @@ Strategy fill_inputs_strategy(InputFill fill) {
             }
             return ids;
           },
-          [fill](const Candidate& c, const std::vector<int>& removed) -> std::optional<Candidate> {
+          [fill](const Candidate& c, const std::vector<int>& removed) {
             Candidate r = c;
             for (int i : removed) r.fills[c.graph.node(i).name] = fill;
             return r;

@@ -1,5 +1,6 @@
 // truncate: the graph up to a node, returning only that node. Units are body nodes from the
 // last one backwards; removing the first k keeps the prefix that ends k nodes earlier.
+#include "reprokit/ir/errors.h"
 #include "reprokit/ir/graph_utils.h"
 #include "strategy_list.h"
 
@@ -12,15 +13,11 @@ Strategy truncate_strategy() {
             if (!ids.empty()) ids.pop_back();  // the last node itself is the k = 0 case
             return std::vector<int>(ids.rbegin(), ids.rend());
           },
-          [](const Candidate& c, const std::vector<int>& removed) -> std::optional<Candidate> {
+          [](const Candidate& c, const std::vector<int>& removed) {
             auto ids = body_nodes(c.graph);
-            if (removed.empty() || removed.size() >= ids.size()) return removed.empty() ? std::optional<Candidate>(c) : std::nullopt;
-            int last = ids[ids.size() - 1 - removed.size()];
-            Candidate r;
-            r.graph = extract_subgraph(c.graph, {last});
-            for (auto& [k, v] : c.fills)
-              if (r.graph.find(k) >= 0) r.fills[k] = v;
-            return r;
+            if (removed.empty()) return c;
+            if (removed.size() >= ids.size()) throw UserError("truncating every node");
+            return c.with_graph(extract_subgraph(c.graph, {ids[ids.size() - 1 - removed.size()]}));
           }};
 }
 

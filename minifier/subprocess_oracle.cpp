@@ -8,38 +8,36 @@
 #include <filesystem>
 #include <fstream>
 
+#include "reprokit/harness/child_run.h"
 #include "reprokit/ir/errors.h"
 #include "reprokit/process/subprocess.h"
+#include "reprokit/support/files.h"
 
 namespace reprokit {
 
 namespace fs = std::filesystem;
 
 bool minifier_interesting(const Failure& expected, const Failure& got, bool any_accuracy) {
-  if (any_accuracy && expected.kind == "accuracy" && got.kind == "accuracy") return true;
+  if (any_accuracy && expected.kind == FailureKind::accuracy && got.kind == FailureKind::accuracy) return true;
   return same_failure(expected, got);
 }
 
 struct SubprocessOracle::Pool {
   std::vector<std::unique_ptr<LineChild>> workers;
+  std::optional<Dir> queries;
 };
 
 SubprocessOracle::SubprocessOracle(WorkerPoolOptions options, Failure expected)
     : pool_(std::make_unique<Pool>()), options_(std::move(options)), expected_(std::move(expected)) {
   options_.jobs = std::max(1, options_.jobs);
   pool_->workers.resize(static_cast<size_t>(options_.jobs));
-  fs::create_directories(fs::path(options_.work_dir) / "queries");
+  pool_->queries.emplace(Dir::open(options_.work_dir).sub("queries", true));
+  query_counter_ = options_.first_query - 1;
 }
 
 SubprocessOracle::~SubprocessOracle() = default;
 
 int SubprocessOracle::parallelism() const { return options_.jobs; }
-
-void SubprocessOracle::set_expected(const Failure& f) { expected_ = f; }
-
-std::string SubprocessOracle::rerun_command(const std::string& query_file) const {
-  return shell_quote_command({options_.reprokit_exe, "minify-worker", options_.bundle_dir, "--query", query_file});
-}
 
 namespace {
 
@@ -61,8 +59,7 @@ std::vector<Verdict> SubprocessOracle::judge(const std::vector<Candidate>& cands
       auto& w = pool_->workers[i - start];
       if (!w || !w->alive()) w = std::make_unique<LineChild>(worker_spec(options_));
       std::string line = cands[i].to_json().dump();
-      std::string qfile = (fs::path(options_.work_dir) / "queries" / fmt::format("q{:05d}.json", ++query_counter_)).string();
-      std::ofstream(qfile) << line << "\n";
+      pool_->queries->write(fmt::format("q{:05d}.json", ++query_counter_), line + "\n");
       if (!w->write_line(line)) {
         // The worker died before reading: it is the verdict of nothing; restart and resend.
         w = std::make_unique<LineChild>(worker_spec(options_));
@@ -72,18 +69,16 @@ std::vector<Verdict> SubprocessOracle::judge(const std::vector<Candidate>& cands
     for (size_t i = start; i < end; ++i) {
       auto& w = pool_->workers[i - start];
       auto reply = w->read_line(options_.timeout_s);
+      std::optional<Failure> verdict = reply ? parse_verdict(*reply) : std::nullopt;
       Failure got;
-      if (reply && reply->rfind("VERDICT ", 0) == 0) {
-        got = Failure::from_json(nlohmann::json::parse(reply->substr(8)));
-      } else if (w->timed_out()) {
-        got = Failure{"timeout", fmt::format("no answer within {}s", options_.timeout_s), "timeout", 0};
+      if (verdict) {
+        got = *verdict;
+      } else {  // it hung, crashed or quit: that end is the verdict, and the worker is replaced
+        bool hung = w->timed_out();
         w->kill();
-        w->wait_result();
-        w.reset();
-      } else {
         ProcessResult r = w->wait_result();
-        if (r.signal) got = Failure{"crash", fmt::format("the worker was killed by signal {} ({})", r.signal, strsignal(r.signal)), strsignal(r.signal), r.signal};
-        else got = Failure{"runtime_error", fmt::format("the worker exited with status {}: {}", r.exit_code, r.err), normalise_signature(r.err), 0};
+        r.timed_out = hung;
+        got = classify_end(r, "the worker", options_.timeout_s);
         w.reset();
       }
       out[i].got = got;

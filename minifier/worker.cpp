@@ -4,7 +4,9 @@
 #include <fstream>
 #include <iostream>
 
+#include "reprokit/harness/child_run.h"
 #include "reprokit/ir/errors.h"
+#include "reprokit/support/files.h"
 #include "reprokit/minifier/minify_bundle.h"
 #include "reprokit/runtime/interpreter.h"
 
@@ -25,10 +27,7 @@ std::vector<Tensor> candidate_inputs(const Candidate& c, const Bundle& b, const 
       for (int64_t k = 0; k < f.numel(); ++k) f.set(k, it->second == InputFill::ones ? 1.0 : 0.0);
       t = f;
     } else if (!in.type.strides.empty() && t.strides() != in.type.strides) {
-      Tensor s = Tensor::empty_strided(in.type.dtype, in.type.shape, in.type.strides);
-      auto v = t.to_doubles();
-      for (size_t k = 0; k < v.size(); ++k) s.set(static_cast<int64_t>(k), v[k]);
-      t = s;
+      t = t.with_strides(in.type.strides);
     }
     inputs.push_back(t);
   }
@@ -46,12 +45,10 @@ int run_minify_worker(const std::string& bundle_dir, const std::string& query_fi
     return f;
   };
   if (!query_file.empty()) {
-    std::ifstream in(query_file);
-    if (!in) throw UserError("cannot read query file '" + query_file + "'");
-    std::string line;
-    std::getline(in, line);
+    std::string text = read_file(query_file, kMaxTextFileBytes);
+    std::string line = text.substr(0, text.find('\n'));
     Failure f = answer(line);
-    fmt::print("{}\n", f.failed() ? fmt::format("FAILS: {}: {}", f.kind, f.message) : "PASSES");
+    fmt::print("{}\n", f.failed() ? fmt::format("FAILS: {}: {}", f.kind_name(), f.message) : "PASSES");
     return f.failed() ? 1 : 0;
   }
   std::string line;
@@ -61,9 +58,9 @@ int run_minify_worker(const std::string& bundle_dir, const std::string& query_fi
     try {
       f = answer(line);
     } catch (const UserError& e) {
-      f = Failure{"invalid_candidate", e.what(), "invalid", 0};
+      f = Failure{FailureKind::invalid_candidate, e.what(), "invalid", 0};
     }
-    fmt::print("VERDICT {}\n", f.to_json().dump());
+    fmt::print("{}\n", verdict_line(f));
     std::fflush(stdout);
   }
   return 0;

@@ -12,45 +12,30 @@
 
 namespace {
 
-inline float rk_h2f(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu, x;
-  if (exp == 0x1f) x = sign | 0x7f800000u | (mant << 13);
-  else if (exp == 0) {
-    if (mant == 0) x = sign;
-    else { int e = -1; do { ++e; mant <<= 1; } while (!(mant & 0x400u)); x = sign | ((uint32_t)(127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13); }
-  } else x = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-  float f; std::memcpy(&f, &x, 4); return f;
-}
-inline uint16_t rk_f2h(float f) {
-  uint32_t x; std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u, exp = (x >> 23) & 0xffu, mant = x & 0x7fffffu;
-  if (exp == 0xff) return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0u));
-  int e = (int)exp - 127 + 15;
-  if (e >= 0x1f) return (uint16_t)(sign | 0x7c00u);
-  if (e <= 0) {
-    if (e < -10) return (uint16_t)sign;
-    mant |= 0x800000u;
-    uint32_t shift = (uint32_t)(14 - e), half = mant >> shift, rem = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);
-    if (rem > mid || (rem == mid && (half & 1u))) ++half;
-    return (uint16_t)(sign | half);
-  }
-  uint32_t half = sign | ((uint32_t)e << 10) | (mant >> 13), rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (half & 1u))) ++half;
-  return (uint16_t)half;
-}
-inline float rk_b2f(uint16_t b) { uint32_t x = (uint32_t)b << 16; float f; std::memcpy(&f, &x, 4); return f; }
-inline uint16_t rk_f2b(float f) {
-  uint32_t x; std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
-  return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-}
+#define RK_HD
+inline uint32_t rk_bits_of(float f) { uint32_t x; std::memcpy(&x, &f, 4); return x; }
+inline float rk_float_of(uint32_t x) { float f; std::memcpy(&f, &x, 4); return f; }
+#include "rk_half.h"
 
 // NaN-propagating max/min, as PyTorch's maximum/minimum/amax/amin.
 template <class T> inline T rk_max(T a, T b) { return (a != a || b != b) ? (a != a ? a : b) : (a > b ? a : b); }
 template <class T> inline T rk_min(T a, T b) { return (a != a || b != b) ? (a != a ? a : b) : (a < b ? a : b); }
 template <class T> inline T rk_relu(T a) { return a != a ? a : (a > T(0) ? a : T(0)); }
 template <class T> inline T rk_abs(T a) { return a < T(0) ? -a : (a == T(0) ? T(0) : a); }
-template <class T> inline T rk_inf() { return std::numeric_limits<T>::infinity(); }
+// The identity of amax / amin: -inf / inf for floats, the extremes for integers.
+template <class T> inline T rk_lowest() { return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest(); }
+template <class T> inline T rk_highest() { return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max(); }
+// Integer power by squaring (wrapping: built with -fwrapv); a negative exponent truncates toward 0.
+inline int64_t rk_ipow(int64_t a, int64_t b) {
+  if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+  int64_t r = 1;
+  for (; b; b >>= 1, a *= a)
+    if (b & 1) r *= a;
+  return r;
+}
+// Float to integer as PyTorch's casts on x86: truncation; NaN and out of range give the minimum.
+inline int64_t rk_f2i64(double x) { return (x >= -9223372036854775808.0 && x < 9223372036854775808.0) ? (int64_t)x : INT64_MIN; }
+inline int32_t rk_f2i32(double x) { return (x > -2147483649.0 && x < 2147483648.0) ? (int32_t)x : INT32_MIN; }
 
 // Fault injection helpers (only referenced when a test injects a fault).
 volatile int* volatile rk_null_target = nullptr;
@@ -64,5 +49,8 @@ inline bool rk_flaky() {
 template <class T> inline T rk_perturb(T v) { return (T)(v * (T)1.01 + (T)0.01); }
 
 inline void rk_error(char* err, int errlen, const char* msg) { std::snprintf(err, (size_t)errlen, "%s", msg); }
+inline void rk_index_error(char* err, int errlen, const char* node, long long index, long long size) {
+  std::snprintf(err, (size_t)errlen, "%s: index %lld is out of range for a dimension of size %lld", node, index, size);
+}
 
 }  // namespace

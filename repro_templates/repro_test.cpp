@@ -8,5 +8,5 @@ TEST(Repro, {{GRAPH}}) {
   // Expected failure while the bug is present: {{FAILURE}}
   reprokit::ReproFile r = reprokit::load_repro_file(REPRO_DIR "/repro.rk");
   reprokit::Failure f = reprokit::run_and_classify(r.spec, r.graph, r.inputs);
-  EXPECT_FALSE(f.failed()) << f.kind << ": " << f.message;
+  EXPECT_FALSE(f.failed()) << f.kind_name() << ": " << f.message;
 }

@@ -1,8 +1,8 @@
-// Reverse-mode autodiff driver: copies the forward graph, adds one tangent per output, walks the
-// nodes on the gradient path in reverse order applying the rule table (backward_rules.cpp), and
-// owns what every rule shares: summing gradients back to operand shapes (broadcasting), casting
-// them to operand dtypes, accumulating gradients of values with several users, and f32 compute
-// for f16/bf16 composite ops (as the decompositions do).
+// Reverse-mode autodiff driver: decomposes composite ops, copies the forward graph, adds one
+// tangent per output, walks the nodes on the gradient path in reverse order applying the backward
+// rules (backward_rules.cpp), and owns what every rule shares: summing gradients back to operand
+// shapes (broadcasting), casting them to operand dtypes and accumulating gradients of values with
+// several users.
 #include "reprokit/aot/autodiff.h"
 
 #include <fmt/format.h>
@@ -10,6 +10,7 @@
 #include <set>
 
 #include "backward_rules.h"
+#include "reprokit/aot/decompose.h"
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/text_format.h"
@@ -17,28 +18,14 @@
 
 namespace reprokit {
 
-using aot_detail::backward_rules;
-using aot_detail::GradEmitter;
+bool has_backward_rule(Op op) { return op != Op::input && op_schema(op).differentiable() && !op_schema(op).composite(); }
 
-namespace {
-
-bool low_precision(DType t) { return t == DType::f16 || t == DType::bf16; }
-
-// Names unique against the forward graph too, so tangents never shadow a later forward value.
-std::string unique_name(const Graph& g, const std::set<std::string>& reserved, const std::string& want) {
-  std::string name = g.fresh_name(want);
-  for (int k = 1; reserved.count(name); ++k) name = g.fresh_name(fmt::format("{}_{}", want, k));
-  return name;
-}
-
-}  // namespace
-
-bool has_backward_rule(std::string_view op) { return backward_rules().count(op) > 0; }
-
-JointGraph build_joint_graph(const Graph& fwd, const AutodiffOptions& opts) {
+JointGraph build_joint_graph(const Graph& original, const AutodiffOptions& opts) {
+  // Composite ops have no rule of their own: their decompositions are differentiated.
+  const Graph fwd = decompose(original);
   const int n_in = fwd.num_inputs();
-  std::set<std::string> reserved;
-  for (auto& n : fwd.nodes) reserved.insert(n.name);
+  // Names are unique against the forward graph too, so tangents never shadow a forward value.
+  NameSet names(fwd);
 
   JointGraph jg;
   Graph& g = jg.graph;
@@ -60,8 +47,8 @@ JointGraph build_joint_graph(const Graph& fwd, const AutodiffOptions& opts) {
   std::vector<int> tangents;
   for (int o : fwd.outputs) {
     Node t;
-    t.name = unique_name(g, reserved, "tangent_" + fwd.node(o).name);
-    t.op = "input";
+    t.name = names.fresh("tangent_" + fwd.node(o).name);
+    t.op = Op::input;
     t.type.dtype = fwd.node(o).type.dtype;
     t.type.shape = fwd.node(o).type.shape;
     t.type.device = fwd.node(o).type.device;
@@ -85,8 +72,7 @@ JointGraph build_joint_graph(const Graph& fwd, const AutodiffOptions& opts) {
   for (int i : jg.grad_inputs) active[static_cast<size_t>(i)] = true;
   for (int i = n_in; i < fwd.size(); ++i) {
     const Node& n = fwd.node(i);
-    const OpSchema* s = find_op(n.op);
-    if (!is_floating(n.type.dtype) || (s && !s->differentiable)) continue;
+    if (!is_floating(n.type.dtype) || !op_schema(n.op).differentiable()) continue;
     for (auto& o : n.operands)
       if (o.is_value() && active[static_cast<size_t>(o.value)]) active[static_cast<size_t>(i)] = true;
   }
@@ -98,16 +84,15 @@ JointGraph build_joint_graph(const Graph& fwd, const AutodiffOptions& opts) {
     for (auto& o : fwd.node(i).operands)
       if (o.is_value() && active[static_cast<size_t>(o.value)]) useful[static_cast<size_t>(o.value)] = true;
   }
-  auto rule_for = [&](const Node& n) -> const aot_detail::BackwardRule* {
-    for (auto& w : opts.without_rules)
-      if (w == n.op) return nullptr;
-    auto it = backward_rules().find(n.op);
-    return it == backward_rules().end() ? nullptr : &it->second;
+  auto has_rule = [&](const Node& n) {
+    for (Op w : opts.without_rules)
+      if (w == n.op) return false;
+    return has_backward_rule(n.op);
   };
   for (int i = n_in; i < fwd.size(); ++i)
-    if (useful[static_cast<size_t>(i)] && !rule_for(fwd.node(i)))
+    if (useful[static_cast<size_t>(i)] && !has_rule(fwd.node(i)))
       throw UserError(fmt::format("graph {}, node {}: op '{}' has no backward rule, but a gradient flows through it",
-                                  fwd.name, print_node(fwd, i), fwd.node(i).op));
+                                  fwd.name, print_node(fwd, i), op_name(fwd.node(i).op)));
 
   const int first_backward = g.size();  // nodes from here on are backward nodes
   // grad[i]: joint-graph id of dL/d(fwd node i), or -1.
@@ -115,7 +100,7 @@ JointGraph build_joint_graph(const Graph& fwd, const AutodiffOptions& opts) {
   auto accumulate = [&](int fwd_id, int gid, const std::string& base) {
     int& slot = grad[static_cast<size_t>(fwd_id)];
     if (slot < 0) slot = gid;
-    else slot = g.add_node(g.fresh_name("d_" + base + ".acc"), "add", {Operand::of(slot), Operand::of(gid)});
+    else slot = g.add_node(names.fresh("d_" + base + ".acc"), Op::add, {Operand::of(slot), Operand::of(gid)});
   };
   for (size_t k = 0; k < fwd.outputs.size(); ++k)
     if (active[static_cast<size_t>(fwd.outputs[k])]) accumulate(fwd.outputs[k], tangents[k], fwd.node(fwd.outputs[k]).name);
@@ -123,30 +108,21 @@ JointGraph build_joint_graph(const Graph& fwd, const AutodiffOptions& opts) {
   for (int i = fwd.size() - 1; i >= n_in; --i) {
     if (!useful[static_cast<size_t>(i)] || grad[static_cast<size_t>(i)] < 0) continue;
     const Node n = fwd.node(i);  // a copy: adding nodes to g must not invalidate it
-    GradEmitter e(g, "d_" + n.name);
-    std::vector<Operand> ops;
+    Builder b(g, names, "d_" + n.name);
+    std::vector<Arg> args;
     std::vector<bool> need;
     for (auto& o : n.operands) {
-      ops.push_back(o.is_value() ? Operand::of(map[static_cast<size_t>(o.value)]) : o);
+      args.push_back(b.arg(o.is_value() ? Operand::of(map[static_cast<size_t>(o.value)]) : o));
       need.push_back(o.is_value() && active[static_cast<size_t>(o.value)]);
     }
-    int y = map[static_cast<size_t>(i)], gy = grad[static_cast<size_t>(i)];
-    // Composite ops in f16/bf16 differentiate in f32 and the driver casts back, as PyTorch does.
-    const OpSchema* s = find_op(n.op);
-    if (s && s->composite && n.op != "linear" && low_precision(n.type.dtype)) {
-      for (auto& o : ops)
-        if (o.is_value() && low_precision(g.node(o.value).type.dtype)) o = Operand::of(e.cast(o.value, DType::f32));
-      y = e.cast(y, DType::f32);
-      gy = e.cast(gy, DType::f32);
-    }
-    std::vector<int> grads = (*rule_for(n))(e, n, ops, y, gy, need);
+    aot_detail::Grads grads = aot_detail::backward(b, n, args, b.value(map[static_cast<size_t>(i)]), b.value(grad[static_cast<size_t>(i)]), need);
     for (size_t k = 0; k < n.operands.size(); ++k) {
       if (!need[k]) continue;
-      if (k >= grads.size() || grads[k] < 0)
+      if (k >= grads.size() || grads[k].id() < 0)
         throw InternalError(fmt::format("backward rule of {} gave no gradient for operand {}", print_node(fwd, i), k + 1));
       const TensorType& want = fwd.node(n.operands[k].value).type;
-      int gk = e.cast(e.sum_to(grads[k], want.shape), want.dtype);
-      accumulate(n.operands[k].value, gk, fwd.node(n.operands[k].value).name);
+      Expr gk = cast(aot_detail::sum_to(grads[k], want.shape), want.dtype);
+      accumulate(n.operands[k].value, gk.id(), fwd.node(n.operands[k].value).name);
     }
   }
 
@@ -156,13 +132,14 @@ JointGraph build_joint_graph(const Graph& fwd, const AutodiffOptions& opts) {
     const TensorType& t = fwd.node(i).type;
     if (gi < 0) {
       // No output depends on this input: its gradient is zero (PyTorch would give None).
-      GradEmitter e(g, "grad_" + fwd.node(i).name);
-      gi = e.zeros(t.shape, t.dtype, i);
+      Builder b(g, names, "grad_" + fwd.node(i).name);
+      gi = aot_detail::zeros(b.value(i), t.shape, t.dtype).id();
     }
     // Readable gradient names, unless the node is a tangent, a forward value or already named.
     std::string want = "grad_" + fwd.node(i).name;
-    if (gi >= first_backward && !renamed.count(gi) && g.find(want) < 0 && !reserved.count(want)) {
+    if (gi >= first_backward && !renamed.count(gi) && !names.contains(want)) {
       g.node(gi).name = want;
+      names.reserve(want);
       renamed.insert(gi);
     }
     g.outputs.push_back(gi);

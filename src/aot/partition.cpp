@@ -25,7 +25,7 @@ Graph build_part(const Graph& j, std::string name, const std::vector<int>& input
   std::vector<int> map(static_cast<size_t>(j.size()), -1);
   for (int id : inputs) {
     Node in = j.node(id);
-    in.op = "input";
+    in.op = Op::input;
     in.operands.clear();
     in.attrs.clear();
     if (plain_inputs) {  // saved values and tangents arrive as fresh contiguous tensors

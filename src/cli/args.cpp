@@ -1,4 +1,6 @@
 // The CLI's small option parser (see command.h).
+#include <cerrno>
+#include <cmath>
 #include <algorithm>
 #include <cstdlib>
 
@@ -66,8 +68,9 @@ long Args::get_int(const std::string& flag, long def) const {
   auto v = get(flag);
   if (!v) return def;
   char* end = nullptr;
+  errno = 0;
   long x = std::strtol(v->c_str(), &end, 10);
-  if (v->empty() || *end) throw UsageError("option " + flag + " expects an integer, got '" + *v + "'");
+  if (v->empty() || *end || errno == ERANGE) throw UsageError("option " + flag + " expects an integer, got '" + *v + "'");
   return x;
 }
 
@@ -76,7 +79,9 @@ double Args::get_double(const std::string& flag, double def) const {
   if (!v) return def;
   char* end = nullptr;
   double x = std::strtod(v->c_str(), &end);
-  if (v->empty() || *end) throw UsageError("option " + flag + " expects a number, got '" + *v + "'");
+  // Every number option is a non-negative quantity (seconds): inf and nan would overflow timers.
+  if (v->empty() || *end || !std::isfinite(x) || x < 0 || x > 7 * 24 * 3600.0)
+    throw UsageError("option " + flag + " expects a number of seconds in [0, 604800], got '" + *v + "'");
   return x;
 }
 

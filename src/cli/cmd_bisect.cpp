@@ -2,6 +2,7 @@
 #include <filesystem>
 
 #include "command.h"
+#include "reprokit/harness/child_run.h"
 #include "reprokit/harness/bisect.h"
 
 namespace reprokit::cli {
@@ -11,8 +12,7 @@ static int run_bisect(const std::vector<std::string>& argv) {
   if (args.positional().size() != 1) throw UsageError("expected exactly one BUNDLE_DIR");
   BisectOptions o;
   o.bundle_dir = args.positional()[0];
-  std::error_code ec;
-  o.reprokit_exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  o.reprokit_exe = self_executable();
   o.timeout_s = args.get_double("--timeout", 0);
   return bisect_bundle(o);
 }

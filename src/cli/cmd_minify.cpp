@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "command.h"
+#include "reprokit/harness/child_run.h"
 #include "reprokit/minifier/minify_bundle.h"
 #include "reprokit/minifier/strategies.h"
 
@@ -33,8 +34,7 @@ static int run_minify(const std::vector<std::string>& argv) {
   if (args.positional().size() != 1) throw UsageError("expected exactly one BUNDLE_DIR");
   MinifyCommandOptions o;
   o.bundle_dir = args.positional()[0];
-  std::error_code ec;
-  o.reprokit_exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  o.reprokit_exe = self_executable();
   o.jobs = static_cast<int>(args.get_int("--jobs", 1));
   if (o.jobs < 1 || o.jobs > 64) throw UsageError("--jobs must be between 1 and 64");
   o.timeout_s = args.get_double("--timeout", 0);

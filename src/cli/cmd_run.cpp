@@ -6,7 +6,9 @@
 #include <filesystem>
 
 #include "command.h"
+#include "reprokit/aot/decompose.h"
 #include "reprokit/harness/harness.h"
+#include "reprokit/harness/stack.h"
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/runtime/input_gen.h"
@@ -16,11 +18,23 @@ namespace reprokit::cli {
 
 namespace fs = std::filesystem;
 
-// Injections from the flags and from REPRO_INJECT / REPRO_INJECT_PASS.
-static void add_injections(const Args& args, CompileOptions& c) {
+// Injections from the flags and from REPRO_INJECT / REPRO_INJECT_PASS. An injection on an op that
+// the stack never compiles (not in the model, its decomposition or, training, its backward graph)
+// would silently do nothing: say so instead.
+static void add_injections(const Args& args, const Graph& g, bool train, CompileOptions& c) {
   for (auto& spec : args.get_all("--inject")) c.injections.push_back(parse_fault_injection(spec));
   for (auto& spec : args.get_all("--inject-pass")) c.pass_injections.push_back(parse_pass_injection(spec));
   add_injections_from_env(c);
+  if (c.injections.empty()) return;
+  const Graph decomposed = train ? build_training_graphs(g).joint.graph : decompose(g);
+  for (auto& inj : c.injections) {
+    bool found = false;
+    for (const Graph* h : {&g, &decomposed})
+      for (auto& n : h->nodes) found |= n.op == inj.op;
+    if (!found)
+      throw UserError(fmt::format("--inject {}: graph {} has no node of op {}{}", inj.str(), g.name, op_name(inj.op),
+                                  train ? " (nor has its decomposition or backward graph)" : " (nor has its decomposition)"));
+  }
 }
 
 static void print_summary(const std::string& name, const Tensor& t) {
@@ -52,7 +66,7 @@ static int run_model(const std::vector<std::string>& argv) {
   opts.compile.run_passes = !args.has("--no-passes");
   opts.compile.verbose = args.has("--verbose");
   opts.train = args.has("--train");
-  add_injections(args, opts.compile);
+  add_injections(args, g, args.has("--train"), opts.compile);
   if (opts.compile.backend != "eager" && opts.compile.backend != "aot_eager" && opts.compile.backend != "cpp" && opts.compile.backend != "cuda")
     throw UsageError("--backend must be one of eager, aot_eager, cpp, cuda; got '" + opts.compile.backend + "'");
   long seed = args.get_int("--seed", 0);
@@ -74,7 +88,7 @@ static int run_model(const std::vector<std::string>& argv) {
   try {
     r = run_stack(g, inputs, opts, cfg, static_cast<uint64_t>(seed));
   } catch (const StackFailure& e) {
-    fmt::print(stderr, "reprokit run: FAILED: {}: {}\n", e.failure.kind, e.failure.message);
+    fmt::print(stderr, "reprokit run: FAILED: {}: {}\n", e.failure.kind_name(), e.failure.message);
     return 1;
   }
   for (size_t k = 0; k < r.outputs.size(); ++k) print_summary(g.node(g.outputs[k]).name, r.outputs[k]);

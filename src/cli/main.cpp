@@ -1,12 +1,18 @@
 // reprokit's entry point: dispatches to the command table; maps errors to exit statuses
-// (1: the thing checked fails; 2: bad usage or bad input).
+// (1: the thing checked fails; 2: bad usage, bad input or a resource the user controls; 3 only
+// for an internal bug).
 #include <fmt/core.h>
 
 #include <cstdio>
 #include <exception>
+#include <filesystem>
+#include <new>
+
+#include <nlohmann/json.hpp>
 
 #include "command.h"
 #include "reprokit/ir/errors.h"
+#include "reprokit/ir/names.h"
 
 namespace reprokit::cli {
 
@@ -46,6 +52,15 @@ int main(int argc, char** argv) {
       return 2;
     } catch (const reprokit::UserError& e) {
       fmt::print(stderr, "reprokit {}: error: {}\n", c.name, e.what());
+      return 2;
+    } catch (const nlohmann::json::exception& e) {  // JSON read from a file the user handed us
+      fmt::print(stderr, "reprokit {}: error: malformed JSON input: {}\n", c.name, e.what());
+      return 2;
+    } catch (const std::filesystem::filesystem_error& e) {
+      fmt::print(stderr, "reprokit {}: error: {}\n", c.name, reprokit::utf8_safe(e.what()));
+      return 2;
+    } catch (const std::bad_alloc&) {
+      fmt::print(stderr, "reprokit {}: error: out of memory (the input asks for more memory than this machine can give)\n", c.name);
       return 2;
     } catch (const std::exception& e) {
       fmt::print(stderr, "reprokit {}: internal error: {}\n", c.name, e.what());

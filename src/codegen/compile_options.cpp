@@ -8,24 +8,24 @@
 
 #include "reprokit/codegen/pass_manager.h"
 #include "reprokit/ir/errors.h"
-#include "reprokit/ir/op_registry.h"
+#include "reprokit/ir/names.h"
 
 namespace reprokit {
 
-const std::vector<std::string>& fault_kinds() {
-  static const std::vector<std::string> kinds = {"compile_error", "runtime_error", "accuracy", "crash", "hang", "flaky"};
-  return kinds;
-}
+std::string FaultInjection::str() const { return fmt::format("{}:{}", op_name(op), fault_kind_name(kind)); }
 
 FaultInjection parse_fault_injection(const std::string& spec) {
   auto colon = spec.find(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size())
-    throw UserError(fmt::format("bad injection '{}': expected OP:KIND, e.g. gelu:accuracy", spec));
-  FaultInjection f{spec.substr(0, colon), spec.substr(colon + 1)};
-  if (!find_op(f.op)) throw UserError(fmt::format("bad injection '{}': unknown op '{}'", spec, f.op));
-  if (std::find(fault_kinds().begin(), fault_kinds().end(), f.kind) == fault_kinds().end())
-    throw UserError(fmt::format("bad injection '{}': unknown kind '{}' (expected compile_error, runtime_error, accuracy, crash, hang or flaky)", spec, f.kind));
-  return f;
+    throw UserError(fmt::format("bad injection '{}': expected OP:KIND, e.g. gelu:accuracy", printable(spec)));
+  std::string op = spec.substr(0, colon), kind = spec.substr(colon + 1);
+  auto o = parse_op(op);
+  if (!o) throw UserError(fmt::format("bad injection '{}': unknown op '{}'", printable(spec), printable(op)));
+  auto k = parse_fault_kind(kind);
+  if (!k)
+    throw UserError(fmt::format("bad injection '{}': unknown kind '{}' (expected compile_error, runtime_error, accuracy, crash, hang or flaky)",
+                                printable(spec), printable(kind)));
+  return {*o, *k};
 }
 
 static std::vector<std::string> split_commas(const char* v) {
@@ -50,15 +50,16 @@ void add_injections_from_env(CompileOptions& options) {
 
 PassInjection parse_pass_injection(const std::string& spec) {
   auto colon = spec.find(':');
-  if (colon == std::string::npos) throw UserError(fmt::format("bad pass injection '{}': expected PASS:N, e.g. cse:1", spec));
+  if (colon == std::string::npos) throw UserError(fmt::format("bad pass injection '{}': expected PASS:N, e.g. cse:1", printable(spec)));
   PassInjection p{spec.substr(0, colon), 0};
-  if (!find_pass(p.pass)) throw UserError(fmt::format("bad pass injection '{}': unknown pass '{}' (`reprokit passes` lists them)", spec, p.pass));
+  if (!find_pass(p.pass))
+    throw UserError(fmt::format("bad pass injection '{}': unknown pass '{}' (`reprokit passes` lists them)", printable(spec), printable(p.pass)));
   try {
     size_t used = 0;
     p.n = std::stoll(spec.substr(colon + 1), &used);
     if (used != spec.size() - colon - 1 || p.n < 1) throw std::invalid_argument("");
   } catch (...) {
-    throw UserError(fmt::format("bad pass injection '{}': N must be a positive integer", spec));
+    throw UserError(fmt::format("bad pass injection '{}': N must be a positive integer", printable(spec)));
   }
   return p;
 }

@@ -30,10 +30,7 @@ class InterpretedGraph : public CompiledGraph {
 Tensor in_declared_layout(const Tensor& t, const TensorType& declared) {
   Shape want = declared.effective_strides();
   if (t.strides() == want && t.offset() == 0) return t;
-  Tensor out = Tensor::empty_strided(declared.dtype, declared.shape, want);
-  auto v = t.to_doubles();
-  for (size_t i = 0; i < v.size(); ++i) out.set(static_cast<int64_t>(i), v[i]);
-  return out;
+  return t.with_strides(want);
 }
 
 using EntryFn = int (*)(void* const*, void* const*, char*, int);
@@ -59,7 +56,7 @@ class CppCompiledGraph : public CompiledGraph {
     for (auto& t : outs) out_ptrs.push_back(t.data());
     char err[1024] = {0};
     int rc = reinterpret_cast<EntryFn>(lib_.entry)(in_ptrs.data(), out_ptrs.data(), err, sizeof err);
-    if (rc != 0) throw CompileFailure("runtime_error", fmt::format("generated code for graph {} failed: {}", g_.name, err));
+    if (rc != 0) throw CompileFailure(FailureKind::runtime_error, fmt::format("generated code for graph {} failed: {}", g_.name, err));
     return outs;
   }
   std::string source() const override { return source_; }
@@ -76,7 +73,7 @@ NodeInjections resolve_injections(const Graph& g, const CompileOptions& options)
   NodeInjections out = options.injection_nodes;
   for (auto& inj : options.injections)
     for (auto& n : g.nodes)
-      if (n.op == inj.op) out[n.name] = inj.kind;
+      if (n.op == inj.op && !n.is_input()) out[n.name] = inj.kind;
   return out;
 }
 

@@ -8,21 +8,14 @@
 
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/graph_utils.h"
+#include "reprokit/ir/names.h"
 #include "reprokit/ir/op_registry.h"
+#include "reprokit/ir/op_semantics.h"
+#include "reprokit/runtime/templates.h"
 
 namespace reprokit {
 
 namespace {
-
-const char* kTemplates[][2] = {
-#include "reprokit_templates.inc"
-};
-
-std::string template_text(const std::string& name) {
-  for (auto& t : kTemplates)
-    if (name == t[0]) return t[1];
-  throw InternalError("missing embedded template " + name);
-}
 
 const char* storage_type(DType t) {
   switch (t) {
@@ -176,21 +169,25 @@ class CppGen {
   std::string injection_prologue(int id) {
     auto it = inj_.find(g_.node(id).name);
     if (it == inj_.end()) return "";
-    const std::string& kind = it->second;
-    std::string where = fmt::format("node %{} ({})", g_.node(id).name, g_.node(id).op);
-    if (kind == "compile_error") return fmt::format("  rk_injected_compile_error_in_{}();\n", sanitize(g_.node(id).name));
-    if (kind == "runtime_error") return "  " + fail("injected runtime error in " + where) + "\n";
-    if (kind == "flaky") return "  if (rk_flaky()) " + fail("injected flaky failure in " + where) + "\n";
-    if (kind == "crash") return "  rk_crash();\n";
-    if (kind == "hang") return "  rk_spin_forever();\n";
-    return "";  // accuracy: applied to the value
+    std::string where = fmt::format("node %{} ({})", g_.node(id).name, op_name(g_.node(id).op));
+    switch (it->second) {
+      case FaultKind::compile_error: return fmt::format("  rk_injected_compile_error_in_{}();\n", sanitize(g_.node(id).name));
+      case FaultKind::runtime_error: return "  " + fail("injected runtime error in " + where) + "\n";
+      case FaultKind::flaky: return "  if (rk_flaky()) " + fail("injected flaky failure in " + where) + "\n";
+      case FaultKind::crash: return "  rk_crash();\n";
+      case FaultKind::hang: return "  rk_spin_forever();\n";
+      case FaultKind::accuracy: return "";  // applied to the value
+    }
+    return "";
   }
 
   bool perturbs(int id) const {
     auto it = inj_.find(g_.node(id).name);
-    return it != inj_.end() && it->second == "accuracy";
+    return it != inj_.end() && it->second == FaultKind::accuracy;
   }
 
+  // A C++ identifier fragment from a value name (names are validated; this keeps generated code
+  // safe whatever a name holds).
   static std::string sanitize(const std::string& s) {
     std::string o;
     for (char c : s) o += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
@@ -214,40 +211,58 @@ class CppGen {
   std::string pointwise_expr(int id, const Shape& iter, const std::string& flat) {
     const Node& n = g_.node(id);
     const char* ct = compute_type(n.type.dtype);
-    static const std::set<std::string> cmp{"eq", "ne", "lt", "le", "gt", "ge"};
-    const char* opct = ct;
-    if (cmp.count(n.op)) {  // compare in the operands' promoted type
-      DType pt = DType::boolean;
-      bool any = false;
-      for (auto& o : n.operands)
-        if (o.is_value()) { pt = any ? promote_types(pt, operand_dtype(o)) : operand_dtype(o); any = true; }
-      for (auto& o : n.operands)
-        if (!o.is_value()) pt = promote_with_scalar(pt, o.literal.is_bool() ? ScalarKind::boolean : o.literal.is_int() ? ScalarKind::integer : ScalarKind::floating);
-      opct = compute_type(pt);
-    }
+    std::vector<DType> dtypes;
+    for (auto& o : n.operands) dtypes.push_back(operand_dtype(o));
+    const char* opct = compute_type(compute_dtype(n, dtypes));  // comparisons: the operands' promoted type
     std::vector<std::string> a;
-    for (auto& o : n.operands) a.push_back(operand_expr(o, n.op == "where" && a.empty() ? "bool" : (n.op == "to" ? compute_type(operand_dtype(o)) : opct), iter, flat));
-    const std::string& op = n.op;
-    if (op == "neg") return "(-" + a[0] + ")";
-    if (op == "abs") return "rk_abs(" + a[0] + ")";
-    if (op == "exp" || op == "log" || op == "sqrt" || op == "sin" || op == "cos" || op == "tanh" || op == "erf")
-      return fmt::format("{}{}({})", m_, op, a[0]);
-    if (op == "rsqrt") return fmt::format("(({})1 / {}sqrt({}))", ct, m_, a[0]);
-    if (op == "reciprocal") return fmt::format("(({})1 / {})", ct, a[0]);
-    if (op == "relu") return "rk_relu(" + a[0] + ")";
-    if (op == "add") return "(" + a[0] + " + " + a[1] + ")";
-    if (op == "sub") return "(" + a[0] + " - " + a[1] + ")";
-    if (op == "mul") return "(" + a[0] + " * " + a[1] + ")";
-    if (op == "div") return "(" + a[0] + " / " + a[1] + ")";
-    if (op == "pow") return fmt::format("({}){}pow({}, {})", ct, m_, a[0], a[1]);
-    if (op == "maximum") return "rk_max(" + a[0] + ", " + a[1] + ")";
-    if (op == "minimum") return "rk_min(" + a[0] + ", " + a[1] + ")";
-    static const std::map<std::string, std::string> cmpop{{"eq", "=="}, {"ne", "!="}, {"lt", "<"}, {"le", "<="}, {"gt", ">"}, {"ge", ">="}};
-    if (cmp.count(op)) return "(" + a[0] + " " + cmpop.at(op) + " " + a[1] + ")";
-    if (op == "where") return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
-    if (op == "to") return n.type.dtype == DType::boolean ? "(" + a[0] + " != 0)" : fmt::format("({})({})", ct, a[0]);
-    if (op == "clone") return a[0];
-    throw InternalError("cpp codegen: no pointwise spelling for " + op);
+    for (auto& o : n.operands) a.push_back(operand_expr(o, n.op == Op::where && a.empty() ? "bool" : opct, iter, flat));
+    switch (n.op) {
+      case Op::neg: return "(-" + a[0] + ")";
+      case Op::abs: return "rk_abs(" + a[0] + ")";
+      case Op::exp: return fmt::format("{}exp({})", m_, a[0]);
+      case Op::log: return fmt::format("{}log({})", m_, a[0]);
+      case Op::sqrt: return fmt::format("{}sqrt({})", m_, a[0]);
+      case Op::sin: return fmt::format("{}sin({})", m_, a[0]);
+      case Op::cos: return fmt::format("{}cos({})", m_, a[0]);
+      case Op::tanh: return fmt::format("{}tanh({})", m_, a[0]);
+      case Op::erf: return fmt::format("{}erf({})", m_, a[0]);
+      case Op::rsqrt: return fmt::format("(({})1 / {}sqrt({}))", ct, m_, a[0]);
+      case Op::reciprocal: return fmt::format("(({})1 / {})", ct, a[0]);
+      case Op::relu: return "rk_relu(" + a[0] + ")";
+      case Op::add: return "(" + a[0] + " + " + a[1] + ")";
+      case Op::sub: return "(" + a[0] + " - " + a[1] + ")";
+      case Op::mul: return "(" + a[0] + " * " + a[1] + ")";
+      case Op::div: return "(" + a[0] + " / " + a[1] + ")";
+      case Op::pow: return is_floating(n.type.dtype) ? fmt::format("({}){}pow({}, {})", ct, m_, a[0], a[1]) : fmt::format("rk_ipow({}, {})", a[0], a[1]);
+      case Op::maximum: return "rk_max(" + a[0] + ", " + a[1] + ")";
+      case Op::minimum: return "rk_min(" + a[0] + ", " + a[1] + ")";
+      case Op::eq: return "(" + a[0] + " == " + a[1] + ")";
+      case Op::ne: return "(" + a[0] + " != " + a[1] + ")";
+      case Op::lt: return "(" + a[0] + " < " + a[1] + ")";
+      case Op::le: return "(" + a[0] + " <= " + a[1] + ")";
+      case Op::gt: return "(" + a[0] + " > " + a[1] + ")";
+      case Op::ge: return "(" + a[0] + " >= " + a[1] + ")";
+      case Op::where: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+      case Op::to: return convert_expr(a[0], operand_dtype(n.operands[0]), n.type.dtype);
+      case Op::clone: return a[0];
+      // Composite ops are decomposed before codegen; the rest are not pointwise.
+      case Op::input: case Op::sigmoid: case Op::silu: case Op::gelu: case Op::sum: case Op::amax: case Op::amin:
+      case Op::mean: case Op::var: case Op::argmax: case Op::softmax: case Op::log_softmax: case Op::layer_norm:
+      case Op::matmul: case Op::linear: case Op::reshape: case Op::permute: case Op::transpose: case Op::expand:
+      case Op::slice: case Op::cat: case Op::squeeze: case Op::unsqueeze: case Op::contiguous: case Op::embedding:
+      case Op::gather: case Op::full:
+        break;
+    }
+    throw InternalError(fmt::format("cpp codegen: op '{}' has no pointwise spelling", op_name(n.op)));
+  }
+
+  // x (in the compute type of `from`) converted to the compute type of `to`, as PyTorch's casts:
+  // a float becomes an integer by truncation, with the x86 result for NaN and out-of-range values.
+  static std::string convert_expr(const std::string& x, DType from, DType to) {
+    if (to == DType::boolean) return "(" + x + " != 0)";
+    if (is_floating(from) && to == DType::i32) return "(int64_t)rk_f2i32(" + x + ")";
+    if (is_floating(from) && to == DType::i64) return "rk_f2i64(" + x + ")";
+    return fmt::format("({})({})", compute_type(to), x);
   }
 
   // Statements computing the group members `ids` (in order) at element `flat` of `iter`; stores
@@ -277,14 +292,14 @@ class CppGen {
   std::string end_kernel() const { return cuda_ ? "  __syncthreads();\n" : ""; }
   // Reports an error: the CPU returns it; CUDA records a code (the host maps it to the message).
   std::string fail(const std::string& msg) {
-    if (!cuda_) return fmt::format("{{ rk_error(err, errlen, \"{}\"); return 1; }}", msg);
+    if (!cuda_) return fmt::format("{{ rk_error(err, errlen, {}); return 1; }}", c_string_literal(msg));
     errors_.push_back(msg);
     return fmt::format("{{ rk_flag(err, {}); }}", errors_.size());
   }
 
   std::string kernel_header(const std::vector<int>& ids) {
     std::string names;
-    for (int id : ids) names += (names.empty() ? "" : ", ") + ("%" + g_.node(id).name);
+    for (int id : ids) names += (names.empty() ? "" : ", ") + sanitize(g_.node(id).name);
     std::string s = fmt::format("  // kernel: {}\n", names);
     for (int id : ids) s += injection_prologue(id);
     return s;
@@ -309,20 +324,31 @@ class CppGen {
     in_kernel_.clear();
     const Node& n = g_.node(id);
     std::string s = kernel_header({id});
-    if (is_pointwise(n.op)) {
-      s += loop("i", n.type.numel(), 1) + " {\n";
-      return s + pointwise_body({id}, n.type.shape, "i", "    ") + "  }\n" + end_kernel();
+    switch (n.op) {
+      case Op::neg: case Op::abs: case Op::exp: case Op::log: case Op::sqrt: case Op::rsqrt: case Op::reciprocal:
+      case Op::sin: case Op::cos: case Op::tanh: case Op::relu: case Op::erf: case Op::add: case Op::sub: case Op::mul:
+      case Op::div: case Op::pow: case Op::maximum: case Op::minimum: case Op::eq: case Op::ne: case Op::lt: case Op::le:
+      case Op::gt: case Op::ge: case Op::where: case Op::to: case Op::clone:
+        s += loop("i", n.type.numel(), 1) + " {\n";
+        return s + pointwise_body({id}, n.type.shape, "i", "    ") + "  }\n" + end_kernel();
+      case Op::sum: case Op::amax: case Op::amin: case Op::argmax: return s + reduction_kernel(id, {}) + end_kernel();
+      case Op::matmul: return s + matmul_kernel(id) + end_kernel();
+      case Op::cat: return s + cat_kernel(id) + end_kernel();
+      case Op::embedding: case Op::gather: return s + index_kernel(id) + end_kernel();
+      case Op::full: {
+        std::string v = literal(attr(n, "value"), compute_type(n.type.dtype));
+        return s + loop("i", n.type.numel(), 1) +
+               fmt::format(" b{}[i] = {};\n", id, store_value(n.type.dtype, perturbs(id) ? "rk_perturb(" + v + ")" : v)) + end_kernel();
+      }
+      case Op::reshape: case Op::permute: case Op::transpose: case Op::expand: case Op::slice: case Op::squeeze:
+      case Op::unsqueeze: case Op::contiguous:
+        return s + view_kernel(id) + end_kernel();
+      // Composite ops are decomposed before codegen.
+      case Op::input: case Op::sigmoid: case Op::silu: case Op::gelu: case Op::mean: case Op::var: case Op::softmax:
+      case Op::log_softmax: case Op::layer_norm: case Op::linear:
+        break;
     }
-    if (n.op == "sum" || n.op == "amax" || n.op == "amin" || n.op == "argmax") return s + reduction_kernel(id, {}) + end_kernel();
-    if (n.op == "matmul") return s + matmul_kernel(id) + end_kernel();
-    if (n.op == "cat") return s + cat_kernel(id) + end_kernel();
-    if (n.op == "embedding" || n.op == "gather") return s + index_kernel(id) + end_kernel();
-    if (n.op == "full") {
-      std::string v = literal(attr(n, "value"), compute_type(n.type.dtype));
-      return s + loop("i", n.type.numel(), 1) + fmt::format(" b{}[i] = {};\n", id, store_value(n.type.dtype, perturbs(id) ? "rk_perturb(" + v + ")" : v)) +
-             end_kernel();
-    }
-    return s + view_kernel(id) + end_kernel();
+    throw InternalError(fmt::format("cpp codegen: no kernel for op '{}' (node %{})", op_name(n.op), n.name));
   }
 
   // Element offset into the operand of a view node, for output element `i`.
@@ -335,26 +361,17 @@ class CppGen {
     Shape view;  // strides over the source's storage, per output dim
     int64_t offset = 0;
     int64_t rank = st.rank();
-    if (n.op == "permute" || n.op == "transpose") {
-      std::vector<int64_t> dims;
-      if (n.op == "permute") for (auto d : attr_ints(n, "dims")) dims.push_back(normalize_dim(d, rank));
-      else {
-        for (int64_t d = 0; d < rank; ++d) dims.push_back(d);
-        std::swap(dims[static_cast<size_t>(normalize_dim(attr_int(n, "dim0"), rank))], dims[static_cast<size_t>(normalize_dim(attr_int(n, "dim1"), rank))]);
-      }
-      for (auto d : dims) view.push_back(ss[static_cast<size_t>(d)]);
-    } else if (n.op == "expand") {
+    if (n.op == Op::permute || n.op == Op::transpose) {
+      for (auto d : permutation(n, rank)) view.push_back(ss[static_cast<size_t>(d)]);
+    } else if (n.op == Op::expand) {
       size_t lead = out.size() - st.shape.size();
       view.assign(out.size(), 0);
       for (size_t d = 0; d < st.shape.size(); ++d) view[lead + d] = st.shape[d] == 1 ? 0 : ss[d];
-    } else if (n.op == "slice") {
-      int64_t dim = normalize_dim(attr_int(n, "dim"), rank);
-      int64_t size = st.shape[static_cast<size_t>(dim)], start = attr_int(n, "start");
-      if (start < 0) start += size;
-      start = std::clamp<int64_t>(start, 0, size);
+    } else if (n.op == Op::slice) {
+      SliceBounds b = slice_bounds(n, st.shape);
       view = ss;
-      offset = start * ss[static_cast<size_t>(dim)];
-      view[static_cast<size_t>(dim)] *= attr_int(n, "step");
+      offset = b.start * ss[static_cast<size_t>(b.dim)];
+      view[static_cast<size_t>(b.dim)] *= b.step;
     } else {  // reshape, squeeze, unsqueeze, contiguous: same logical order as the source
       return strided_index(st.shape, "i", st.shape, ss);
     }
@@ -376,11 +393,7 @@ class CppGen {
     const Shape& in = g_.node(src).type.shape;
     int64_t rank = static_cast<int64_t>(in.size());
     std::vector<bool> reduced(in.size(), false);
-    if (auto d = attr_opt(n, n.op == "argmax" ? "dim" : "dims")) {
-      for (auto x : d->as_ints()) reduced[static_cast<size_t>(normalize_dim(x, rank))] = true;
-    } else {
-      reduced.assign(in.size(), true);
-    }
+    for (auto d : reduction_dims(n, rank)) reduced[static_cast<size_t>(d)] = true;
     Shape kept, red;
     for (size_t d = 0; d < in.size(); ++d) (reduced[d] ? red : kept).push_back(in[d]);
     Shape instr = contiguous_strides(in), ks = contiguous_strides(kept), rs = contiguous_strides(red);
@@ -393,21 +406,21 @@ class CppGen {
     }
     if (idx.empty()) idx = "0";
     DType it = g_.node(src).type.dtype;
-    const char* act = n.op == "sum" ? compute_type(n.type.dtype) : compute_type(it);
+    const char* act = n.op == Op::sum ? compute_type(n.type.dtype) : compute_type(it);
     int64_t outer = numel(kept), inner = numel(red);
     std::string s = loop("o", outer, inner) + " {\n";
-    std::string init = n.op == "amax" ? fmt::format("-rk_inf<{}>()", act) : n.op == "amin" ? fmt::format("rk_inf<{}>()", act) : fmt::format("({})0", act);
-    if (n.op == "argmax") s += fmt::format("    {} acc = ({})0; int64_t best = -1;\n", act, act);
+    std::string init = n.op == Op::amax ? fmt::format("rk_lowest<{}>()", act) : n.op == Op::amin ? fmt::format("rk_highest<{}>()", act) : fmt::format("({})0", act);
+    if (n.op == Op::argmax) s += fmt::format("    {} acc = ({})0; int64_t best = -1;\n", act, act);
     else s += fmt::format("    {} acc = {};\n", act, init);
     s += fmt::format("    for (int64_t r = 0; r < {}; ++r) {{\n      const int64_t ii = {};\n", inner, idx);
     s += pointwise_body(prologue, in, "ii", "      ");
     std::string v = in_kernel_.count(src) ? fmt::format("({})t{}", act, src) : operand_expr(n.operands[0], act, in, "ii");
-    if (n.op == "sum") s += "      acc += " + v + ";\n";
-    else if (n.op == "amax") s += "      acc = rk_max(acc, " + v + ");\n";
-    else if (n.op == "amin") s += "      acc = rk_min(acc, " + v + ");\n";
+    if (n.op == Op::sum) s += "      acc += " + v + ";\n";
+    else if (n.op == Op::amax) s += "      acc = rk_max(acc, " + v + ");\n";
+    else if (n.op == Op::amin) s += "      acc = rk_min(acc, " + v + ");\n";
     else s += fmt::format("      {{ {} v = {}; if (best < 0 || (acc == acc && (v != v || v > acc))) {{ acc = v; best = r; }} }}\n", act, v);
     s += "    }\n";
-    std::string result = n.op == "argmax" ? "best" : "acc";
+    std::string result = n.op == Op::argmax ? "best" : "acc";
     if (perturbs(id)) result = "rk_perturb(" + result + ")";
     s += fmt::format("    b{}[o] = {};\n  }}\n", id, store_value(n.type.dtype, result));
     return s;
@@ -469,13 +482,16 @@ class CppGen {
     const Node& n = g_.node(id);
     int x = n.operands[0].value, ix = n.operands[1].value;
     const TensorType &xt = g_.node(x).type, &it = g_.node(ix).type;
-    std::string idx = load_expr(it.dtype, "b" + std::to_string(ix), strided_index(it.shape, n.op == "embedding" ? "q" : "i", it.shape, strides_of(ix)));
+    bool embedding = n.op == Op::embedding;
+    std::string idx = load_expr(it.dtype, "b" + std::to_string(ix), strided_index(it.shape, embedding ? "q" : "i", it.shape, strides_of(ix)));
     std::string s;
-    int64_t bound = n.op == "embedding" ? xt.shape[0] : xt.shape[static_cast<size_t>(normalize_dim(attr_int(n, "dim"), xt.rank()))];
-    std::string bad = cuda_ ? fail(fmt::format("node %{} = {}: an index is out of range for a dimension of size {}", n.name, n.op, bound)).insert(1, " raw = 0; c = 0;")
-                            : fmt::format("{{ std::snprintf(err, (size_t)errlen, \"node %{} = {}: index %lld is out of range for a dimension of size %lld\", (long long)raw, (long long){}); return 1; }}",
-                                          n.name, n.op, bound);
-    if (n.op == "embedding") {
+    int64_t bound = embedding ? xt.shape[0] : xt.shape[static_cast<size_t>(normalize_dim(attr_int(n, "dim"), xt.rank()))];
+    // The node is named through a string literal handed to a fixed format: never as a format.
+    std::string node = c_string_literal(fmt::format("node %{} = {}", n.name, op_name(n.op)));
+    std::string bad = cuda_ ? fail(fmt::format("node %{} = {}: an index is out of range for a dimension of size {}", n.name, op_name(n.op), bound))
+                                  .insert(1, " raw = 0; c = 0;")
+                            : fmt::format("{{ rk_index_error(err, errlen, {}, raw, {}); return 1; }}", node, bound);
+    if (embedding) {
       int64_t rows = xt.shape[0], cols = xt.shape[1];
       Shape xs = strides_of(x);
       s += loop("q", it.numel(), cols) + fmt::format(" {{\n    int64_t raw = (int64_t){}, c = 0;\n", idx);

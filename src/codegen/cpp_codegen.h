@@ -5,12 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "reprokit/codegen/failure_kind.h"
 #include "reprokit/ir/graph.h"
 
 namespace reprokit {
 
 // Fault injections resolved to nodes: node name -> kind (compile_error, runtime_error, ...).
-using NodeInjections = std::map<std::string, std::string>;
+using NodeInjections = std::map<std::string, FaultKind>;
 
 // The generated source defines `extern "C" int rk_graph_run(void* const* inputs, void* const*
 // outputs, char* err, int errlen)`: inputs in graph order (with their declared strides), outputs

@@ -13,6 +13,7 @@
 
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/ir/errors.h"
+#include "reprokit/process/subprocess.h"
 
 namespace reprokit {
 
@@ -22,7 +23,8 @@ namespace {
 
 std::atomic<int> g_invocations{0};
 
-const char* kFlags = "-O3 -fopenmp -shared -fPIC -w";
+// -fwrapv: integer arithmetic wraps, as PyTorch's does (and as the reference interpreter's).
+const std::vector<std::string> kFlags = {"-O3", "-fopenmp", "-shared", "-fPIC", "-fwrapv", "-w"};
 
 uint64_t fnv1a(const std::string& s) {
   uint64_t h = 1469598103934665603ULL;
@@ -30,18 +32,10 @@ uint64_t fnv1a(const std::string& s) {
   return h;
 }
 
-std::string run_capture(const std::string& cmd, int& status) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) {
-    status = -1;
-    return "cannot start the compiler";
-  }
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  status = pclose(p);
-  return out;
+std::string flags_text() {
+  std::string s;
+  for (auto& f : kFlags) s += " " + f;
+  return s;
 }
 
 }  // namespace
@@ -57,7 +51,7 @@ std::string default_cache_dir(const std::string& configured) {
 
 CompiledLibrary build_shared_object(const std::string& source, const std::string& cache_dir) {
   std::string compiler = REPROKIT_CXX_COMPILER;
-  std::string key = fmt::format("{:016x}", fnv1a(source + "\n" + compiler + " " + kFlags));
+  std::string key = fmt::format("{:016x}", fnv1a(source + "\n" + compiler + flags_text()));
   fs::path dir(cache_dir);
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -76,25 +70,34 @@ CompiledLibrary build_shared_object(const std::string& source, const std::string
       if (!out) throw UserError(fmt::format("cannot write generated source to '{}'", src.string()));
     }
     ++g_invocations;
-    int status = 0;
-    std::string log = run_capture(fmt::format("{} {} -o {} {}", compiler, kFlags, tmp.string(), src.string()), status);
-    if (status != 0) {
+    ProcessSpec ps;
+    ps.argv = {compiler};
+    ps.argv.insert(ps.argv.end(), kFlags.begin(), kFlags.end());
+    ps.argv.insert(ps.argv.end(), {"-o", tmp.string(), src.string()});
+    ProcessResult pr;
+    try {
+      pr = run_process(ps);
+    } catch (const std::runtime_error& e) {
+      throw UserError(fmt::format("cannot run the C++ compiler {}: {}", compiler, e.what()));
+    }
+    std::string log = pr.out + pr.err;
+    if (pr.exit_code != 0) {
       fs::remove(tmp, ec);
       // First the diagnostic that says what is wrong, then the whole log.
       std::string first = log;
       if (auto e = log.find("error:"); e != std::string::npos) {
         first = log.substr(e, log.find('\n', e) - e);
       }
-      throw CompileFailure("compile_error", fmt::format("C++ compiler rejected the generated code: {}\n{} log:\n{}", first, src.string(), log));
+      throw CompileFailure(FailureKind::compile_error, fmt::format("C++ compiler rejected the generated code: {}\n{} log:\n{}", first, src.string(), log));
     }
     fs::rename(tmp, so, ec);
     if (ec) throw UserError(fmt::format("cannot move the compiled library into the cache: {}", ec.message()));
     fs::rename(src, dir / ("rk_" + key + ".cpp"), ec);
   }
   lib.handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!lib.handle) throw CompileFailure("compile_error", fmt::format("cannot load '{}': {}", so.string(), dlerror()));
+  if (!lib.handle) throw CompileFailure(FailureKind::compile_error, fmt::format("cannot load '{}': {}", so.string(), dlerror()));
   lib.entry = dlsym(lib.handle, "rk_graph_run");
-  if (!lib.entry) throw CompileFailure("compile_error", fmt::format("'{}' has no rk_graph_run", so.string()));
+  if (!lib.entry) throw CompileFailure(FailureKind::compile_error, fmt::format("'{}' has no rk_graph_run", so.string()));
   return lib;
 }
 

@@ -96,7 +96,7 @@ const Driver* driver() {
 }
 
 void check(int rc, const char* what) {
-  if (rc != 0) throw CompileFailure("runtime_error", fmt::format("CUDA driver error {} in {}", rc, what));
+  if (rc != 0) throw CompileFailure(FailureKind::runtime_error, fmt::format("CUDA driver error {} in {}", rc, what));
 }
 
 class CudaCompiledGraph : public CompiledGraph {
@@ -150,11 +150,11 @@ class CudaCompiledGraph : public CompiledGraph {
     void* params[] = {&d_in, &d_out, &ws, &err};
     check(d->launch(fn, 1, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel");
     int rc = d->sync();
-    if (rc != 0) throw CompileFailure("runtime_error", fmt::format("CUDA kernel of graph {} failed (driver error {}, e.g. an illegal address)", g_.name, rc));
+    if (rc != 0) throw CompileFailure(FailureKind::runtime_error, fmt::format("CUDA kernel of graph {} failed (driver error {}, e.g. an illegal address)", g_.name, rc));
     int code = 0;
     check(d->dtoh(&code, err, sizeof(int)), "cuMemcpyDtoH");
     if (code > 0 && static_cast<size_t>(code) <= src_.error_messages.size())
-      throw CompileFailure("runtime_error", fmt::format("generated code for graph {} failed: {}", g_.name, src_.error_messages[static_cast<size_t>(code) - 1]));
+      throw CompileFailure(FailureKind::runtime_error, fmt::format("generated code for graph {} failed: {}", g_.name, src_.error_messages[static_cast<size_t>(code) - 1]));
     for (size_t k = 0; k < outs.size(); ++k) check(d->dtoh(outs[k].data(), out_ptrs[k], outs[k].storage_bytes()), "cuMemcpyDtoH");
     for (auto p : owned) d->mem_free(p);
     return outs;
@@ -178,7 +178,7 @@ std::unique_ptr<CompiledGraph> compile_cuda(const Graph& lowered, const NodeInje
   CudaSource src = render_cuda(lowered, injections);
   nvrtcProgram prog = nullptr;
   if (n->create(&prog, src.source.c_str(), (lowered.name + ".cu").c_str(), 0, nullptr, nullptr) != 0)
-    throw CompileFailure("compile_error", "NVRTC could not create a program for graph " + lowered.name);
+    throw CompileFailure(FailureKind::compile_error, "NVRTC could not create a program for graph " + lowered.name);
   const char* opts[] = {"--std=c++17", "-default-device"};
   int rc = n->compile(prog, 2, opts);
   size_t log_size = 0;
@@ -189,7 +189,7 @@ std::unique_ptr<CompiledGraph> compile_cuda(const Graph& lowered, const NodeInje
     n->destroy(&prog);
     std::string first = log;
     if (auto e = log.find("error"); e != std::string::npos) first = log.substr(e, log.find('\n', e) - e);
-    throw CompileFailure("compile_error", fmt::format("NVRTC rejected the generated CUDA code: {}\nlog:\n{}", first, log));
+    throw CompileFailure(FailureKind::compile_error, fmt::format("NVRTC rejected the generated CUDA code: {}\nlog:\n{}", first, log));
   }
   size_t ptx_size = 0;
   n->ptx_size(prog, &ptx_size);

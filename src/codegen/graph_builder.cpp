@@ -20,22 +20,17 @@ int GraphBuilder::copy(int id) {
   return nid;
 }
 
-int GraphBuilder::emit(const std::string& base, const std::string& op, std::vector<Operand> operands, Attrs attrs) {
-  std::string name = out_.fresh_name(base);
-  while (old_.find(name) >= 0) name = out_.fresh_name(name + "_");
-  return out_.add_node(name, op, std::move(operands), std::move(attrs));
-}
-
 int GraphBuilder::perturb(int v) {
-  Node n = out_.node(v);
-  Attrs group;
-  // Stay in the node's fusion group only if it is pointwise: a group may not continue past a reduction.
-  if (auto it = n.attrs.find("group"); it != n.attrs.end() && is_pointwise(n.op)) group["group"] = it->second;
+  const Node n = out_.node(v);
   // Wrong but well-typed: the dtype and shape stay, so the rest of the graph still verifies.
-  if (n.type.dtype == DType::boolean) return emit(n.name + ".bug", "eq", {Operand::of(v), Operand::scalar(AttrValue(false))}, group);
-  if (!is_floating(n.type.dtype)) return emit(n.name + ".bug", "add", {Operand::of(v), Operand::scalar(AttrValue(int64_t{1}))}, group);
-  int scaled = emit(n.name + ".bug", "mul", {Operand::of(v), Operand::scalar(AttrValue(1.01))}, group);
-  return emit(n.name + ".bug", "add", {Operand::of(scaled), Operand::scalar(AttrValue(0.01))}, group);
+  Builder b(out_, names_, n.name + ".bug");
+  const int first = out_.size();
+  Expr x = b.value(v);
+  Expr wrong = n.type.dtype == DType::boolean ? eq(x, false) : !is_floating(n.type.dtype) ? x + 1 : (x * 1.01) + 0.01;
+  // Stay in the node's fusion group only if it is pointwise: a group may not continue past a reduction.
+  if (auto it = n.attrs.find("group"); it != n.attrs.end() && is_pointwise(n.op))
+    for (int id = first; id <= wrong.id(); ++id) out_.node(id).attrs["group"] = it->second;
+  return wrong.id();
 }
 
 Graph GraphBuilder::finish() {

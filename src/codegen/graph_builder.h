@@ -4,13 +4,14 @@
 #include <string>
 #include <vector>
 
+#include "reprokit/ir/builder.h"
 #include "reprokit/ir/graph.h"
 
 namespace reprokit {
 
 class GraphBuilder {
  public:
-  explicit GraphBuilder(const Graph& old) : old_(old), map_(static_cast<size_t>(old.size()), -1) { out_.name = old.name; }
+  explicit GraphBuilder(const Graph& old) : old_(old), names_(old), map_(static_cast<size_t>(old.size()), -1) { out_.name = old.name; }
 
   // Copies old node `id` with its operands mapped; returns the new id (also recorded in the map).
   int copy(int id);
@@ -18,8 +19,6 @@ class GraphBuilder {
   void alias(int id, int to) { map_[static_cast<size_t>(id)] = to; }
   int mapped(int id) const { return map_[static_cast<size_t>(id)]; }
   Operand map_operand(const Operand& o) const { return o.is_value() ? Operand::of(mapped(o.value)) : o; }
-  // Emits a new node with a fresh name derived from `base`.
-  int emit(const std::string& base, const std::string& op, std::vector<Operand> operands, Attrs attrs = {});
   // The value of new node `v`, made subtly wrong (x * 1.01 + 0.01): the injected bug of a pass.
   int perturb(int v);
   Graph finish();  // maps outputs, verifies
@@ -29,6 +28,7 @@ class GraphBuilder {
  private:
   const Graph& old_;
   Graph out_;
+  NameSet names_;  // the old graph's names and every name emitted
   std::vector<int> map_;
 };
 

@@ -3,6 +3,7 @@
 #include "graph_builder.h"
 #include "passes.h"
 #include "reprokit/ir/op_registry.h"
+#include "reprokit/ir/op_semantics.h"
 
 namespace reprokit {
 
@@ -17,15 +18,15 @@ int identity_operand(const Graph& g, const Node& n) {
   const auto& a = n.operands;
   auto same_type = [&](int k) { return a[static_cast<size_t>(k)].is_value() && g.node(a[static_cast<size_t>(k)].value).type.dtype == n.type.dtype &&
                                        g.node(a[static_cast<size_t>(k)].value).type.shape == n.type.shape; };
-  if ((n.op == "mul" && literal_is(a[1], 1)) || (n.op == "add" && literal_is(a[1], 0)) || (n.op == "sub" && literal_is(a[1], 0)) ||
-      (n.op == "div" && literal_is(a[1], 1)) || (n.op == "pow" && literal_is(a[1], 1)))
+  if ((n.op == Op::mul && literal_is(a[1], 1)) || (n.op == Op::add && literal_is(a[1], 0)) || (n.op == Op::sub && literal_is(a[1], 0)) ||
+      (n.op == Op::div && literal_is(a[1], 1)) || (n.op == Op::pow && literal_is(a[1], 1)))
     return same_type(0) ? 0 : -1;
-  if ((n.op == "mul" && literal_is(a[0], 1)) || (n.op == "add" && literal_is(a[0], 0)))
+  if ((n.op == Op::mul && literal_is(a[0], 1)) || (n.op == Op::add && literal_is(a[0], 0)))
     return same_type(1) ? 1 : -1;
-  if (n.op == "clone" || n.op == "contiguous" || n.op == "to" || n.op == "reshape" || n.op == "expand" ||
-      (n.op == "maximum" && a[0] == a[1]) || (n.op == "minimum" && a[0] == a[1]))
+  if (n.op == Op::clone || n.op == Op::contiguous || n.op == Op::to || n.op == Op::reshape || n.op == Op::expand ||
+      (n.op == Op::maximum && a[0] == a[1]) || (n.op == Op::minimum && a[0] == a[1]))
     return same_type(0) ? 0 : -1;
-  if (n.op == "permute") {
+  if (n.op == Op::permute) {
     auto d = attr_ints(n, "dims");
     for (size_t i = 0; i < d.size(); ++i)
       if (normalize_dim(d[i], static_cast<int64_t>(d.size())) != static_cast<int64_t>(i)) return -1;
@@ -49,7 +50,7 @@ bool run_algebraic_simplification(Graph& g, RewriteBudget& budget) {
     int k = identity_operand(g, n);
     if (k >= 0) src = n.operands[static_cast<size_t>(k)].value;
     // neg(neg(x)) -> x
-    if (n.op == "neg" && n.operands[0].is_value() && g.node(n.operands[0].value).op == "neg" &&
+    if (n.op == Op::neg && n.operands[0].is_value() && g.node(n.operands[0].value).op == Op::neg &&
         g.node(n.operands[0].value).operands[0].is_value())
       src = g.node(n.operands[0].value).operands[0].value;
     if (src < 0 || !budget.allow()) {

@@ -14,16 +14,16 @@ bool run_constant_folding(Graph& g, RewriteBudget& budget) {
   bool changed = false;
   for (int i = 0; i < g.size(); ++i) {
     const Node& n = g.node(i);
-    bool foldable = !n.is_input() && n.op != "full" && !n.operands.empty() && n.type.numel() > 0;
+    bool foldable = !n.is_input() && n.op != Op::full && !n.operands.empty() && n.type.numel() > 0;
     std::vector<Tensor> values;
     for (auto& o : n.operands) {
       if (!foldable) break;
       if (!o.is_value()) {
-        values.push_back(Tensor::from_doubles(DType::f64, {}, {o.literal.is_bool() ? (o.literal.as_bool() ? 1.0 : 0.0) : o.literal.as_float()}));
+        values.emplace_back();  // the kernel reads the node's literal
         continue;
       }
       const Node& src = b.graph().node(b.mapped(o.value));
-      if (src.op != "full") {
+      if (src.op != Op::full) {
         foldable = false;
         break;
       }
@@ -34,17 +34,27 @@ bool run_constant_folding(Graph& g, RewriteBudget& budget) {
       continue;
     }
     Tensor r = run_reference_kernel(n, values, false);
-    auto v = r.to_doubles();
+    AttrValue lit;
     bool uniform = true;
-    for (double x : v) uniform &= (x == v[0]) || (std::isnan(x) && std::isnan(v[0]));
+    if (is_floating(n.type.dtype)) {
+      auto v = r.to_doubles();
+      for (double x : v) uniform &= (x == v[0]) || (std::isnan(x) && std::isnan(v[0]));
+      lit = AttrValue(v[0]);
+    } else {  // integers fold exactly
+      auto v = r.to_int64s();
+      for (int64_t x : v) uniform &= x == v[0];
+      lit = n.type.dtype == DType::boolean ? AttrValue(v[0] != 0) : AttrValue(v[0]);
+    }
     if (!uniform || !budget.allow()) {
       b.copy(i);
       continue;
     }
-    double value = v[0];
-    if (budget.inject_now()) value = value * 1.01 + 0.01;  // the injected bug: folded slightly off
-    AttrValue lit = is_floating(n.type.dtype) ? AttrValue(value) : n.type.dtype == DType::boolean ? AttrValue(value != 0) : AttrValue(static_cast<int64_t>(value));
-    int f = b.graph().add_node(n.name, "full", {}, {{"shape", AttrValue::ints(n.type.shape)}, {"value", lit}, {"dtype", AttrValue(n.type.dtype)}});
+    if (budget.inject_now()) {  // the injected bug: folded slightly off
+      if (lit.is_float()) lit = AttrValue(lit.as_float() * 1.01 + 0.01);
+      else if (lit.is_int()) lit = AttrValue(lit.as_int() + 1);
+      else lit = AttrValue(!lit.as_bool());
+    }
+    int f = b.graph().add_node(n.name, Op::full, {}, {{"shape", AttrValue::ints(n.type.shape)}, {"value", lit}, {"dtype", AttrValue(n.type.dtype)}});
     b.alias(i, f);
     changed = true;
   }

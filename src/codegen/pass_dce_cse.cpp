@@ -51,7 +51,7 @@ bool run_cse(Graph& g, RewriteBudget& budget) {
       b.copy(i);
       continue;
     }
-    std::string key = n.op + "(";
+    std::string key = std::string(op_name(n.op)) + "(";
     for (auto& o : n.operands) key += o.is_value() ? "%" + std::to_string(b.mapped(o.value)) + "," : o.literal.str() + ",";
     key += ")";
     for (auto& [k, v] : n.attrs) key += k + "=" + v.str() + ";";

@@ -7,12 +7,13 @@
 #include "passes.h"
 #include "reprokit/ir/graph_utils.h"
 #include "reprokit/ir/op_registry.h"
+#include "reprokit/ir/op_semantics.h"
 
 namespace reprokit {
 
 namespace {
 
-bool is_reduction(const std::string& op) { return op == "sum" || op == "amax" || op == "amin" || op == "argmax"; }
+bool is_reduction(Op op) { return op_schema(op).primitive_reduction(); }
 
 std::optional<int64_t> group_of(const Node& n) {
   auto it = n.attrs.find("group");

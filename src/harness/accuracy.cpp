@@ -25,14 +25,15 @@ std::string compare_output(const std::string& name, const Tensor& compiled, cons
   if (compiled.dtype() != eager.dtype())
     return fmt::format("output %{}: dtype {} differs from eager's {}", name, dtype_name(compiled.dtype()), dtype_name(eager.dtype()));
   if (compiled.shape() != eager.shape()) return fmt::format("output %{}: shape differs from eager's", name);
-  auto c = compiled.to_doubles(), e = eager.to_doubles(), r = reference.to_doubles();
   if (!is_floating(compiled.dtype())) {
+    auto c = compiled.to_int64s(), e = eager.to_int64s();
     size_t bad = 0;
     for (size_t i = 0; i < c.size(); ++i) bad += c[i] != e[i];
     return bad ? fmt::format("output %{} ({}): {} of {} elements differ from eager (integer and bool outputs must match exactly)", name,
                              dtype_name(compiled.dtype()), bad, c.size())
                : "";
   }
+  auto c = compiled.to_doubles(), e = eager.to_doubles(), r = reference.to_doubles();
   for (size_t i = 0; i < c.size(); ++i) {
     bool rn = std::isnan(r[i]) || std::isnan(e[i]);
     if (std::isnan(c[i]) != rn) return fmt::format("output %{}: element {} is {} where eager is {}", name, i, c[i], e[i]);
@@ -68,7 +69,7 @@ Failure check_accuracy(const Graph& g, const std::vector<Tensor>& inputs, const 
   if (failing > 3) msgs += fmt::format("; and {} more outputs", failing - 3);
   if (compiled.size() != g.outputs.size()) msgs = fmt::format("compiled graph returned {} outputs, expected {}", compiled.size(), g.outputs.size());
   if (msgs.empty()) return f;
-  f.kind = "accuracy";
+  f.kind = FailureKind::accuracy;
   f.message = "accuracy check failed: " + msgs;
   f.signature = float_fail || compiled.size() != g.outputs.size() ? "accuracy" : "accuracy-integer";
   return f;

@@ -1,5 +1,6 @@
 // reprokit analyze (see analyze.h).
 #include "reprokit/harness/analyze.h"
+#include "reprokit/support/files.h"
 
 #include <fmt/core.h>
 
@@ -161,26 +162,25 @@ int analyze_bundle(const AnalyzeOptions& o) {
       verdict += " (" + origin + ")";
       if (first_bad < 0) first_bad = id;
     }
-    fmt::print("%{:<23} {:<8} {:>10.3g} {:>10.3g} {:>10.3g} {:>9.3g} {:>10.3g}  {}\n", n.name, n.op, ce.rmse, ce.max_abs, ce.max_rel, ce.max_ulp, ee.rmse, verdict);
-    rows.push_back({{"node", n.name}, {"op", n.op}, {"rmse", ce.rmse}, {"max_abs", ce.max_abs}, {"max_rel", ce.max_rel}, {"max_ulp", ce.max_ulp},
+    fmt::print("%{:<23} {:<8} {:>10.3g} {:>10.3g} {:>10.3g} {:>9.3g} {:>10.3g}  {}\n", n.name, op_name(n.op), ce.rmse, ce.max_abs, ce.max_rel, ce.max_ulp, ee.rmse, verdict);
+    rows.push_back({{"node", n.name}, {"op", std::string(op_name(n.op))}, {"rmse", ce.rmse}, {"max_abs", ce.max_abs}, {"max_rel", ce.max_rel}, {"max_ulp", ce.max_ulp},
                     {"eager_rmse", ee.rmse}, {"passes", why.empty()}, {"origin", origin.empty() ? json(nullptr) : json(origin)},
                     {"why", why}});
     names.push_back(n.name);
     crmse.push_back(ce.rmse);
     ermse.push_back(ee.rmse);
   }
-  if (first_bad >= 0) fmt::print("\nfirst divergence: %{} = {} (its own error; later divergences marked 'inherited' come from it)\n", g.node(first_bad).name, g.node(first_bad).op);
+  if (first_bad >= 0) fmt::print("\nfirst divergence: %{} = {} (its own error; later divergences marked 'inherited' come from it)\n", g.node(first_bad).name, op_name(g.node(first_bad).op));
   else fmt::print("\nno node diverges\n");
   json out = {{"graph", g.name}, {"deterministic", deterministic}, {"per_node", o.per_node}, {"nodes", rows},
               {"first_divergence", first_bad >= 0 ? json(g.node(first_bad).name) : json(nullptr)}};
-  fs::path jp = fs::path(o.bundle_dir) / "analyze.json", sp = fs::path(o.bundle_dir) / "analyze.svg";
-  for (int k = 2; fs::exists(jp) || fs::exists(sp); ++k) {  // never overwrite an earlier analysis
-    jp = fs::path(o.bundle_dir) / fmt::format("analyze-{}.json", k);
-    sp = fs::path(o.bundle_dir) / fmt::format("analyze-{}.svg", k);
-  }
-  std::ofstream(jp) << out.dump(2) << "\n";
-  std::ofstream(sp) << svg_plot(names, crmse, ermse);
-  fmt::print("wrote {} and {}\n", jp.string(), sp.string());
+  // Never overwrite an earlier analysis: analyze.json, else analyze-2.json, ...; the plot takes
+  // the same stem.
+  Dir d = Dir::open(o.bundle_dir);
+  std::string json_name = write_unique(d, "analyze", "json", out.dump(2) + "\n");
+  std::string svg_name = json_name.substr(0, json_name.size() - 4) + "svg";
+  d.write(svg_name, svg_plot(names, crmse, ermse));
+  fmt::print("wrote {} and {}\n", d.path(json_name), d.path(svg_name));
   return first_bad >= 0 ? 1 : 0;
 }
 

@@ -12,9 +12,11 @@
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/codegen/pass_manager.h"
 #include "reprokit/harness/bundle.h"
+#include "reprokit/harness/child_run.h"
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/process/subprocess.h"
+#include "reprokit/support/files.h"
 
 namespace reprokit {
 
@@ -54,7 +56,7 @@ int run_bisect_step(const std::string& bundle_dir, const std::string& step_json)
   Bundle b = load_bundle(bundle_dir);
   BisectStep step = BisectStep::from_json(json::parse(step_json));
   Failure f = run_and_classify(step.apply(b.spec), b.graph, b.inputs);
-  fmt::print("VERDICT {}\n", f.to_json().dump());
+  fmt::print("{}\n", verdict_line(f));
   return 0;
 }
 
@@ -63,7 +65,7 @@ namespace {
 class Bisector {
  public:
   Bisector(const BisectOptions& o, Bundle b) : o_(o), b_(std::move(b)) {
-    timeout_ = o.timeout_s > 0 ? o.timeout_s : b_.spec.expected.kind == "timeout" && b_.spec.timeout_s > 0 ? b_.spec.timeout_s : 120;
+    timeout_ = o.timeout_s > 0 ? o.timeout_s : b_.spec.expected.kind == FailureKind::timeout && b_.spec.timeout_s > 0 ? b_.spec.timeout_s : 120;
   }
 
   // Runs one step in a child; true when it fails the bundle's way.
@@ -73,14 +75,9 @@ class Bisector {
     ProcessSpec ps;
     ps.argv = argv;
     ps.timeout_s = timeout_;
-    ProcessResult r = run_process(ps);
-    Failure got;
-    if (r.timed_out) got = Failure{"timeout", "no answer in time", "timeout", 0};
-    else if (r.signal) got = Failure{"crash", strsignal(r.signal), strsignal(r.signal), r.signal};
-    else if (auto p = r.out.rfind("VERDICT "); p != std::string::npos) got = Failure::from_json(json::parse(r.out.substr(p + 8)));
-    else throw UserError("bisect step failed to run: " + r.err);
+    Failure got = classify_child(run_process(ps), "the bisect step", timeout_);
     bool f = same_failure(b_.spec.expected, got);
-    fmt::print("  [{:>2}] {:<58} {}\n", runs_, what, f ? "FAILS" : got.failed() ? "passes (fails differently: " + got.kind + ")" : "passes");
+    fmt::print("  [{:>2}] {:<58} {}\n", runs_, what, f ? "FAILS" : got.failed() ? "passes (fails differently: " + std::string(got.kind_name()) + ")" : "passes");
     fmt::print("       rerun: {}\n", shell_quote_command(argv));
     log_.push_back({{"run", runs_}, {"what", what}, {"step", step.to_json()}, {"fails", f}, {"got", got.to_json()}});
     return f;
@@ -89,7 +86,7 @@ class Bisector {
   int run() {
     const std::string backend = b_.spec.options.compile.backend;
     fmt::print("bisect: graph {} ({} ops), stage {}, backend {}, failure {}: {}\n", b_.graph.name, b_.graph.num_ops(), b_.spec.stage, backend,
-               b_.spec.expected.kind.empty() ? "(any)" : b_.spec.expected.kind, b_.spec.expected.signature);
+               b_.spec.expected.failed() ? b_.spec.expected.kind_name() : "(any)", b_.spec.expected.signature);
     json result;
     // 1. Stages, in the order data flows.
     struct Stage {
@@ -192,10 +189,9 @@ class Bisector {
   int finish(json result, int status) {
     result["runs"] = runs_;
     result["log"] = log_;
-    fs::path p = fs::path(b_.dir) / "bisect.json";
-    for (int k = 2; fs::exists(p); ++k) p = fs::path(b_.dir) / fmt::format("bisect-{}.json", k);  // never overwrite
-    std::ofstream(p) << result.dump(2) << "\n";
-    fmt::print("bisect: {} runs; wrote {}\n", runs_, p.string());
+    Dir d = Dir::open(b_.dir);
+    std::string name = write_unique(d, "bisect", "json", result.dump(2) + "\n");  // never overwrites
+    fmt::print("bisect: {} runs; wrote {}\n", runs_, d.path(name));
     return status;
   }
 

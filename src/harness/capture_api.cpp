@@ -54,7 +54,7 @@ struct CompiledFunction::State {
     try {
       return compiled->run(inputs);
     } catch (const CompileFailure& e) {
-      throw StackFailure(Failure{e.kind, e.what(), normalise_signature(e.what()), 0}, "");
+      throw StackFailure(failure_from(e.kind, e.what()), "");
     }
   }
 };
@@ -111,7 +111,7 @@ const Tensor& Var::value() const {
   return tracer_->done.at({segment_, name_});
 }
 
-Var apply(const std::string& op, const std::vector<Var>& tensors, const std::vector<double>& scalars, std::map<std::string, AttrValue> attrs) {
+Var apply(Op op, const std::vector<Var>& tensors, const std::vector<double>& scalars, std::map<std::string, AttrValue> attrs) {
   std::shared_ptr<Tracer> tr;
   for (auto& v : tensors)
     if (v.traced()) tr = v.tracer_;
@@ -130,7 +130,7 @@ Var apply(const std::string& op, const std::vector<Var>& tensors, const std::vec
   }
   // Eager: a one-node graph on the reference interpreter.
   Graph g;
-  g.name = op;
+  g.name = std::string(op_name(op));
   std::vector<Operand> ops;
   std::vector<Tensor> values;
   for (size_t i = 0; i < tensors.size(); ++i) {
@@ -145,33 +145,33 @@ Var apply(const std::string& op, const std::vector<Var>& tensors, const std::vec
   return Var(interpret(g, values).at(0));
 }
 
-Var add(const Var& a, const Var& b) { return apply("add", {a, b}); }
-Var add(const Var& a, double b) { return apply("add", {a}, {b}); }
-Var sub(const Var& a, const Var& b) { return apply("sub", {a, b}); }
-Var mul(const Var& a, const Var& b) { return apply("mul", {a, b}); }
-Var mul(const Var& a, double b) { return apply("mul", {a}, {b}); }
-Var div(const Var& a, const Var& b) { return apply("div", {a, b}); }
-Var neg(const Var& x) { return apply("neg", {x}); }
-Var exp(const Var& x) { return apply("exp", {x}); }
-Var tanh(const Var& x) { return apply("tanh", {x}); }
-Var relu(const Var& x) { return apply("relu", {x}); }
-Var sigmoid(const Var& x) { return apply("sigmoid", {x}); }
-Var silu(const Var& x) { return apply("silu", {x}); }
-Var gelu(const Var& x, const std::string& approximate) { return apply("gelu", {x}, {}, {{"approximate", AttrValue(approximate)}}); }
-Var matmul(const Var& a, const Var& b) { return apply("matmul", {a, b}); }
-Var linear(const Var& x, const Var& w) { return apply("linear", {x, w}); }
-Var linear(const Var& x, const Var& w, const Var& b) { return apply("linear", {x, w, b}); }
-Var softmax(const Var& x, int64_t dim) { return apply("softmax", {x}, {}, {{"dim", AttrValue(dim)}}); }
+Var add(const Var& a, const Var& b) { return apply(Op::add, {a, b}); }
+Var add(const Var& a, double b) { return apply(Op::add, {a}, {b}); }
+Var sub(const Var& a, const Var& b) { return apply(Op::sub, {a, b}); }
+Var mul(const Var& a, const Var& b) { return apply(Op::mul, {a, b}); }
+Var mul(const Var& a, double b) { return apply(Op::mul, {a}, {b}); }
+Var div(const Var& a, const Var& b) { return apply(Op::div, {a, b}); }
+Var neg(const Var& x) { return apply(Op::neg, {x}); }
+Var exp(const Var& x) { return apply(Op::exp, {x}); }
+Var tanh(const Var& x) { return apply(Op::tanh, {x}); }
+Var relu(const Var& x) { return apply(Op::relu, {x}); }
+Var sigmoid(const Var& x) { return apply(Op::sigmoid, {x}); }
+Var silu(const Var& x) { return apply(Op::silu, {x}); }
+Var gelu(const Var& x, const std::string& approximate) { return apply(Op::gelu, {x}, {}, {{"approximate", AttrValue(approximate)}}); }
+Var matmul(const Var& a, const Var& b) { return apply(Op::matmul, {a, b}); }
+Var linear(const Var& x, const Var& w) { return apply(Op::linear, {x, w}); }
+Var linear(const Var& x, const Var& w, const Var& b) { return apply(Op::linear, {x, w, b}); }
+Var softmax(const Var& x, int64_t dim) { return apply(Op::softmax, {x}, {}, {{"dim", AttrValue(dim)}}); }
 Var layer_norm(const Var& x, const std::vector<int64_t>& ns, double eps) {
-  return apply("layer_norm", {x}, {}, {{"normalized_shape", AttrValue::ints(ns)}, {"eps", AttrValue(eps)}});
+  return apply(Op::layer_norm, {x}, {}, {{"normalized_shape", AttrValue::ints(ns)}, {"eps", AttrValue(eps)}});
 }
-Var reshape(const Var& x, const std::vector<int64_t>& shape) { return apply("reshape", {x}, {}, {{"shape", AttrValue::ints(shape)}}); }
-Var transpose(const Var& x, int64_t d0, int64_t d1) { return apply("transpose", {x}, {}, {{"dim0", AttrValue(d0)}, {"dim1", AttrValue(d1)}}); }
+Var reshape(const Var& x, const std::vector<int64_t>& shape) { return apply(Op::reshape, {x}, {}, {{"shape", AttrValue::ints(shape)}}); }
+Var transpose(const Var& x, int64_t d0, int64_t d1) { return apply(Op::transpose, {x}, {}, {{"dim0", AttrValue(d0)}, {"dim1", AttrValue(d1)}}); }
 Var sum(const Var& x, const std::vector<int64_t>& dims, bool keepdim) {
-  return apply("sum", {x}, {}, {{"dims", AttrValue::ints(dims)}, {"keepdim", AttrValue(keepdim)}});
+  return apply(Op::sum, {x}, {}, {{"dims", AttrValue::ints(dims)}, {"keepdim", AttrValue(keepdim)}});
 }
 Var amax(const Var& x, const std::vector<int64_t>& dims, bool keepdim) {
-  return apply("amax", {x}, {}, {{"dims", AttrValue::ints(dims)}, {"keepdim", AttrValue(keepdim)}});
+  return apply(Op::amax, {x}, {}, {{"dims", AttrValue::ints(dims)}, {"keepdim", AttrValue(keepdim)}});
 }
 
 double item(const Var& v) {

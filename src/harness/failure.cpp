@@ -1,33 +1,39 @@
 // Failure records and the "same bug" rule.
 #include "reprokit/harness/failure.h"
 
+#include <fmt/format.h>
+
 #include <regex>
 
 #include "reprokit/ir/errors.h"
+#include "reprokit/ir/names.h"
 
 namespace reprokit {
 
 nlohmann::json Failure::to_json() const {
-  return {{"kind", kind}, {"message", message}, {"signature", signature}, {"signal", signal}};
+  return {{"kind", std::string(kind_name())}, {"message", utf8_safe(message)}, {"signature", utf8_safe(signature)}, {"signal", signal}};
 }
 
 Failure Failure::from_json(const nlohmann::json& j) {
   if (!j.is_object()) throw UserError("failure must be a JSON object");
   Failure f;
+  std::string kind;
   try {
-    f.kind = j.value("kind", "");
+    kind = j.value("kind", "");
     f.message = j.value("message", "");
     f.signature = j.value("signature", "");
     f.signal = j.value("signal", 0);
   } catch (const nlohmann::json::exception& e) {
     throw UserError(std::string("malformed failure record: ") + e.what());
   }
-  static const char* kinds[] = {"", "compile_error", "runtime_error", "crash", "timeout", "accuracy", "invalid_candidate"};
-  bool known = false;
-  for (auto k : kinds) known |= f.kind == k;
-  if (!known) throw UserError("unknown failure kind '" + f.kind + "'");
+  auto k = parse_failure_kind(kind);
+  if (!k) throw UserError("unknown failure kind '" + printable(kind) + "'");
+  f.kind = *k;
+  if (f.signal < 0 || f.signal > 64) throw UserError(fmt::format("failure record: signal {} is not a signal number", f.signal));
   return f;
 }
+
+Failure failure_from(FailureKind kind, const std::string& message) { return Failure{kind, message, normalise_signature(message), 0}; }
 
 std::string normalise_signature(const std::string& message) {
   // The first line that says what went wrong, without what varies between runs.
@@ -44,7 +50,7 @@ std::string normalise_signature(const std::string& message) {
   // Keep the part that names the error: compiler diagnostics carry their text after "error:".
   auto e = s.find("error:");
   if (e != std::string::npos) s = s.substr(e);
-  if (s.size() > 200) s.resize(200);
+  s = utf8_safe(s, 200);  // never cut a character in two
   // Trim both ends: indentation or a trailing newline is layout, not part of the bug.
   while (!s.empty() && s.back() == ' ') s.pop_back();
   s.erase(0, s.find_first_not_of(' ') == std::string::npos ? s.size() : s.find_first_not_of(' '));
@@ -55,8 +61,8 @@ bool same_failure(const Failure& expected, const Failure& got) {
   if (!got.failed()) return false;
   if (!expected.failed()) return true;  // level-3 bundle: any failure reproduces it
   if (expected.kind != got.kind) return false;
-  if (expected.kind == "crash") return expected.signal == got.signal;
-  if (expected.kind == "timeout") return true;
+  if (expected.kind == FailureKind::crash) return expected.signal == got.signal;
+  if (expected.kind == FailureKind::timeout) return true;
   return expected.signature == got.signature;
 }
 

@@ -20,8 +20,10 @@
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/harness/accuracy.h"
 #include "reprokit/harness/bundle.h"
+#include "reprokit/harness/child_run.h"
 #include "reprokit/harness/repro_file.h"
 #include "reprokit/process/subprocess.h"
+#include "reprokit/support/files.h"
 
 namespace reprokit {
 
@@ -54,16 +56,8 @@ class Watchdog {
   std::thread thread_;
 };
 
-std::string reprokit_executable() {
-  if (const char* e = std::getenv("REPROKIT_EXE"); e && *e) return e;
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec && p.filename() == "reprokit") return p.string();
-  return "reprokit";
-}
-
 void announce(const Failure& f, const std::string& stage, const Graph& g, const ReproSpec& spec, const std::string& dir, int level) {
-  fmt::print(stderr, "reprokit: {} in stage {} of graph {} ({} backend)\n", f.kind, stage, g.name, spec.options.compile.backend);
+  fmt::print(stderr, "reprokit: {} in stage {} of graph {} ({} backend)\n", f.kind_name(), stage, g.name, spec.options.compile.backend);
   fmt::print(stderr, "reprokit:   {}\n", f.message.substr(0, f.message.find('\n')));
   fmt::print(stderr, "reprokit: wrote {}/\n", dir);
   if (level >= 2) fmt::print(stderr, "reprokit:   minify with: {}/minifier_launcher\n", dir);
@@ -80,17 +74,20 @@ std::string record_failure(const std::string& pre, const HarnessConfig& cfg, con
   } else {
     update_bundle_failure(dir, f);
     // The bundle was named "pending" before compiling; now that the kind is known, say it (the
-    // bundle holds only relative paths, and rename never replaces an existing directory).
-    std::string named = dir;
-    if (auto p = named.rfind("-pending-"); p != std::string::npos) named.replace(p, 9, "-" + f.kind + "-");
-    std::error_code ec;
-    if (named != dir && !std::filesystem::exists(named)) std::filesystem::rename(dir, named, ec);
-    if (!ec && named != dir && std::filesystem::exists(named)) dir = named;
+    // bundle holds only relative paths, and a name that exists already is left alone).
+    std::filesystem::path p(dir);
+    std::string name = p.filename().string(), named = name;
+    if (auto at = named.rfind("-pending-"); at != std::string::npos) named.replace(at, 9, "-" + std::string(f.kind_name()) + "-");
+    Dir root = Dir::open(p.parent_path().string());
+    if (named != name && !root.exists(named)) {
+      root.rename(name, named);
+      dir = (p.parent_path() / named).string();
+    }
   }
-  if (cfg.level == 1) std::filesystem::remove(std::filesystem::path(dir) / "minifier_launcher");
+  Dir bundle = Dir::open(dir);
+  if (cfg.level == 1) bundle.remove_file("minifier_launcher");
   // The un-minified repro goes to original/: the minifier writes its repro beside the manifest.
-  std::filesystem::create_directories(std::filesystem::path(dir) / "original");
-  write_repro_files((std::filesystem::path(dir) / "original").string(), g, inputs, spec, "Un-minified: the whole graph the harness saw.");
+  write_repro_files(bundle.sub("original", true).path(), g, inputs, spec, "Un-minified: the whole graph the harness saw.");
   return dir;
 }
 
@@ -113,7 +110,7 @@ struct CrashRecorder {
   static void arm(const std::string& dir) {
     path = dir + "/crash.json";
     for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) {
-      Failure f{"crash", fmt::format("the process was killed by signal {} ({})", sig, strsignal(sig)), strsignal(sig), sig};
+      Failure f{FailureKind::crash, fmt::format("the process was killed by signal {} ({})", sig, strsignal(sig)), strsignal(sig), sig};
       records[sig] = f.to_json().dump();
       ::signal(sig, handler);
     }
@@ -125,10 +122,16 @@ struct CrashRecorder {
 
 void maybe_minify(const HarnessConfig& cfg, const std::string& dir) {
   if (!cfg.minify || cfg.level < 2) return;
-  std::string cmd = shell_quote_command({reprokit_executable(), "minify", dir});
-  fmt::print(stderr, "reprokit: REPRO_MINIFY=1: running {}\n", cmd);
-  int rc = std::system(cmd.c_str());
-  if (rc != 0) fmt::print(stderr, "reprokit: the minifier exited with status {}\n", WIFEXITED(rc) ? WEXITSTATUS(rc) : rc);
+  ProcessSpec ps;
+  ps.argv = {self_executable(), "minify", dir};
+  ps.inherit_output = true;  // the user watches its progress
+  fmt::print(stderr, "reprokit: REPRO_MINIFY=1: running {}\n", shell_quote_command(ps.argv));
+  try {
+    ProcessResult r = run_process(ps);
+    if (r.exit_code != 0) fmt::print(stderr, "reprokit: the minifier exited with status {}\n", r.signal ? 128 + r.signal : r.exit_code);
+  } catch (const std::runtime_error& e) {
+    fmt::print(stderr, "reprokit: cannot run the minifier: {}\n", e.what());
+  }
 }
 
 StackResult guarded(const std::string& stage, const Graph& g, const std::vector<Tensor>& inputs, const StackOptions& options,
@@ -143,13 +146,12 @@ StackResult guarded(const std::string& stage, const Graph& g, const std::vector<
   if (cfg.level >= 3) {
     pre = write_bundle(cfg.dir, g, inputs, spec, cfg.level, seed);
     // The un-minified repro too: if this process dies, it reproduces whatever failure happens.
-    std::filesystem::create_directories(std::filesystem::path(pre) / "original");
-    write_repro_files((std::filesystem::path(pre) / "original").string(), g, inputs, spec, "Written before compiling (level 3): any failure counts.");
+    write_repro_files(Dir::open(pre).sub("original", true).path(), g, inputs, spec, "Written before compiling (level 3): any failure counts.");
     fmt::print(stderr, "reprokit: level {}: wrote {}/minifier_launcher before compiling graph {}\n", cfg.level, pre, g.name);
     CrashRecorder::arm(pre);
   }
   Watchdog watchdog(cfg.timeout_s, [&] {
-    Failure f{"timeout", fmt::format("stage {} of graph {} did not finish within REPRO_TIMEOUT={}s", stage, g.name, cfg.timeout_s), "timeout", 0};
+    Failure f{FailureKind::timeout, fmt::format("stage {} of graph {} did not finish within REPRO_TIMEOUT={}s", stage, g.name, cfg.timeout_s), "timeout", 0};
     std::string dir = record_failure(pre, cfg, g, inputs, spec, f, seed);
     announce(f, stage, g, spec, dir, cfg.level);
     maybe_minify(cfg, dir);
@@ -162,7 +164,7 @@ StackResult guarded(const std::string& stage, const Graph& g, const std::vector<
   try {
     result = run_stage(stage, g, inputs, options);
   } catch (const CompileFailure& e) {
-    f = Failure{e.kind, e.what(), normalise_signature(e.what()), 0};
+    f = failure_from(e.kind, e.what());
   }
   watchdog.stop();
   if (!pre.empty()) CrashRecorder::disarm();
@@ -188,15 +190,9 @@ StackResult run_stack(const Graph& captured, const std::vector<Tensor>& inputs, 
     resolved.compile.injection_nodes = resolve_injections(captured, options.compile);
     if (!options.train) return guarded("aot_forward", decompose(captured), inputs, resolved, cfg, seed);
     // Training: the forward and the backward graph are wrapped separately, each with its real inputs.
-    TrainingGraphs t = build_training_graphs(captured);
-    StackResult fwd = guarded("aot_forward", t.parts.forward, inputs, resolved, cfg, seed);
-    size_t nfo = static_cast<size_t>(t.parts.num_forward_outputs);
-    StackResult r;
-    r.outputs.assign(fwd.outputs.begin(), fwd.outputs.begin() + static_cast<long>(nfo));
-    std::vector<Tensor> bwd_inputs(fwd.outputs.begin() + static_cast<long>(nfo), fwd.outputs.end());
-    for (auto& one : ones_like_outputs(captured, r.outputs, nfo)) bwd_inputs.push_back(one);
-    r.grads = guarded("aot_backward", t.parts.backward, bwd_inputs, resolved, cfg, seed).outputs;
-    return r;
+    return run_training(build_training_graphs(captured), inputs, [&](const std::string& stage, const Graph& part, const std::vector<Tensor>& in) {
+      return guarded(stage, part, in, resolved, cfg, seed).outputs;
+    });
   }
   if (cfg.after == "dynamo" || (cfg.after == "aot" && !has_aot)) return guarded("dynamo", captured, inputs, options, cfg, seed);
   // No harness: failures surface as they are; REPRO_TIMEOUT still ends a hang with a message.
@@ -208,7 +204,7 @@ StackResult run_stack(const Graph& captured, const std::vector<Tensor>& inputs, 
   try {
     return run_stage("dynamo", captured, inputs, options);
   } catch (const CompileFailure& e) {
-    throw StackFailure(Failure{e.kind, e.what(), normalise_signature(e.what()), 0}, "");
+    throw StackFailure(failure_from(e.kind, e.what()), "");
   }
 }
 

@@ -3,9 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdlib>
 
+#include "reprokit/harness/repro_spec.h"
 #include "reprokit/ir/errors.h"
+#include "reprokit/ir/names.h"
 
 namespace reprokit {
 
@@ -14,10 +17,13 @@ const char* env(const char* name) {
   const char* v = std::getenv(name);
   return v && *v ? v : nullptr;
 }
-double number(const char* name, const char* v) {
+// A finite number in [0, max]: inf, nan and huge values would overflow the watchdog or make every
+// comparison fail.
+double number(const char* name, const char* v, double max) {
   char* end = nullptr;
   double x = std::strtod(v, &end);
-  if (*end || x < 0) throw UserError(fmt::format("{}={} is not a non-negative number", name, v));
+  if (end == v || *end || !std::isfinite(x) || x < 0 || x > max)
+    throw UserError(fmt::format("{}={} is not a number in [0, {}]", name, printable(v), max));
   return x;
 }
 }  // namespace
@@ -26,21 +32,21 @@ HarnessConfig HarnessConfig::from_env() {
   HarnessConfig c;
   if (const char* v = env("REPRO_AFTER")) {
     c.after = v;
-    if (c.after != "dynamo" && c.after != "aot") throw UserError(fmt::format("REPRO_AFTER={} is not one of: dynamo, aot", v));
+    if (c.after != "dynamo" && c.after != "aot") throw UserError(fmt::format("REPRO_AFTER={} is not one of: dynamo, aot", printable(v)));
   }
   if (const char* v = env("REPRO_LEVEL")) {
     std::string s = v;
-    if (s.size() != 1 || s[0] < '1' || s[0] > '4') throw UserError(fmt::format("REPRO_LEVEL={} is not one of: 1, 2, 3, 4", v));
+    if (s.size() != 1 || s[0] < '1' || s[0] > '4') throw UserError(fmt::format("REPRO_LEVEL={} is not one of: 1, 2, 3, 4", printable(v)));
     c.level = s[0] - '0';
   }
   if (const char* v = env("REPRO_DIR")) c.dir = v;
   if (const char* v = env("REPRO_MINIFY")) {
     std::string s = v;
-    if (s != "0" && s != "1") throw UserError(fmt::format("REPRO_MINIFY={} is not 0 or 1", v));
+    if (s != "0" && s != "1") throw UserError(fmt::format("REPRO_MINIFY={} is not 0 or 1", printable(v)));
     c.minify = s == "1";
   }
-  if (const char* v = env("REPRO_TOLERANCE")) c.tolerance = number("REPRO_TOLERANCE", v);
-  if (const char* v = env("REPRO_TIMEOUT")) c.timeout_s = number("REPRO_TIMEOUT", v);
+  if (const char* v = env("REPRO_TOLERANCE")) c.tolerance = number("REPRO_TOLERANCE", v, 1e6);
+  if (const char* v = env("REPRO_TIMEOUT")) c.timeout_s = number("REPRO_TIMEOUT", v, kMaxTimeoutSeconds);
   return c;
 }
 

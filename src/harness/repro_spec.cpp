@@ -5,25 +5,60 @@
 
 #include <algorithm>
 
+#include <cmath>
+
 #include "reprokit/codegen/compiler.h"
+#include "reprokit/codegen/pass_manager.h"
 #include "reprokit/harness/accuracy.h"
 #include "reprokit/ir/errors.h"
+#include "reprokit/ir/names.h"
 
 namespace reprokit {
 
 using nlohmann::json;
 
+namespace {
+
+json injection_nodes_json(const std::map<std::string, FaultKind>& nodes) {
+  json j = json::object();
+  for (auto& [node, kind] : nodes) j[node] = std::string(fault_kind_name(kind));
+  return j;
+}
+
+const std::vector<std::string>& stage_names() {
+  static const std::vector<std::string> stages = {"dynamo", "aot_forward", "aot_backward"};
+  return stages;
+}
+
+const std::vector<std::string>& backend_names() {
+  static const std::vector<std::string> backends = {"eager", "aot_eager", "cpp", "cuda"};
+  return backends;
+}
+
+void check_one_of(const std::string& v, const std::vector<std::string>& allowed, const char* what) {
+  if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return;
+  std::string list;
+  for (auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+  throw UserError(fmt::format("unknown {} '{}' (expected {})", what, printable(v), list));
+}
+
+void check_pass(const std::string& name, const char* where) {
+  if (!find_pass(name)) throw UserError(fmt::format("{} names an unknown pass '{}'", where, printable(name)));
+}
+
+}  // namespace
+
 json ReproSpec::to_json() const {
   const CompileOptions& c = options.compile;
   json inj = json::array(), pinj = json::array();
-  for (auto& i : c.injections) inj.push_back(i.op + ":" + i.kind);
+  for (auto& i : c.injections) inj.push_back(i.str());
   for (auto& p : c.pass_injections) pinj.push_back(p.pass + ":" + std::to_string(p.n));
   json j = {{"stage", stage},
             {"backend", c.backend},
             {"train", options.train},
             {"inject", inj},
             {"inject_pass", pinj},
-            {"injection_nodes", c.injection_nodes},
+            {"injection_nodes", injection_nodes_json(c.injection_nodes)},
             {"pass_limits", c.pass_limits},
             {"disabled_passes", c.disabled_passes},
             {"run_passes", c.run_passes},
@@ -39,21 +74,36 @@ ReproSpec ReproSpec::from_json(const json& j) {
   ReproSpec s;
   try {
     s.stage = j.at("stage").get<std::string>();
+    check_one_of(s.stage, stage_names(), "stage");
     s.options.compile.backend = j.at("backend").get<std::string>();
+    check_one_of(s.options.compile.backend, backend_names(), "backend");
     s.options.train = j.value("train", false);
     for (auto& i : j.value("inject", json::array())) s.options.compile.injections.push_back(parse_fault_injection(i.get<std::string>()));
     for (auto& p : j.value("inject_pass", json::array())) s.options.compile.pass_injections.push_back(parse_pass_injection(p.get<std::string>()));
-    s.options.compile.injection_nodes = j.value("injection_nodes", std::map<std::string, std::string>{});
-    for (auto& [node, kind] : s.options.compile.injection_nodes)
-      if (std::find(fault_kinds().begin(), fault_kinds().end(), kind) == fault_kinds().end())
-        throw UserError("unknown injection kind '" + kind + "' for node %" + node);
+    for (auto& [node, kind] : j.value("injection_nodes", std::map<std::string, std::string>{})) {
+      check_name(node, "value", "injection_nodes");
+      auto k = parse_fault_kind(kind);
+      if (!k) throw UserError(fmt::format("unknown injection kind '{}' for node %{}", printable(kind), node));
+      s.options.compile.injection_nodes[node] = *k;
+    }
     s.options.compile.pass_limits = j.value("pass_limits", std::map<std::string, int64_t>{});
+    for (auto& [pass, limit] : s.options.compile.pass_limits) {
+      check_pass(pass, "pass_limits");
+      if (limit < 0) throw UserError(fmt::format("pass_limits: the limit of {} is negative", pass));
+    }
     s.options.compile.disabled_passes = j.value("disabled_passes", std::set<std::string>{});
+    for (auto& pass : s.options.compile.disabled_passes) check_pass(pass, "disabled_passes");
     s.options.compile.run_passes = j.value("run_passes", true);
     s.timeout_s = j.value("timeout_s", 0.0);
+    if (!std::isfinite(s.timeout_s) || s.timeout_s < 0 || s.timeout_s > kMaxTimeoutSeconds)
+      throw UserError(fmt::format("timeout_s {} is not a number of seconds in [0, {}]", s.timeout_s, kMaxTimeoutSeconds));
     s.check_accuracy = j.value("check_accuracy", false);
-    s.attempts = std::max(1, j.value("attempts", 1));
-    if (j.contains("tolerance")) s.tolerance = j.at("tolerance").get<double>();
+    s.attempts = j.value("attempts", 1);
+    if (s.attempts < 1 || s.attempts > 100) throw UserError(fmt::format("attempts {} is not in [1, 100]", s.attempts));
+    if (j.contains("tolerance")) {
+      s.tolerance = j.at("tolerance").get<double>();
+      if (!std::isfinite(*s.tolerance) || *s.tolerance < 0) throw UserError(fmt::format("tolerance {} is not a non-negative number", *s.tolerance));
+    }
     s.expected = Failure::from_json(j.value("expected", json::object()));
   } catch (const json::exception& e) {
     throw UserError(std::string("malformed repro options: ") + e.what());
@@ -66,7 +116,7 @@ Failure check_stage_accuracy(const ReproSpec& spec, const Graph& g, const std::v
   // Training: outputs and gradients against the joint graph (inputs, then tangents of ones).
   TrainingGraphs t = build_training_graphs(g);
   std::vector<Tensor> joint_inputs = inputs, compiled = r.outputs;
-  for (auto& one : ones_like_outputs(g, r.outputs, r.outputs.size())) joint_inputs.push_back(one);
+  for (auto& one : ones_like_outputs(r.outputs, r.outputs.size())) joint_inputs.push_back(one);
   compiled.insert(compiled.end(), r.grads.begin(), r.grads.end());
   return check_accuracy(t.joint.graph, joint_inputs, compiled, spec.tolerance);
 }
@@ -75,11 +125,9 @@ Failure run_and_classify(const ReproSpec& spec, const Graph& g, const std::vecto
   Failure f;
   try {
     StackResult r = run_stage(spec.stage, g, inputs, spec.options);
-    if (spec.check_accuracy || spec.expected.kind == "accuracy") return check_stage_accuracy(spec, g, inputs, r);
+    if (spec.check_accuracy || spec.expected.kind == FailureKind::accuracy) return check_stage_accuracy(spec, g, inputs, r);
   } catch (const CompileFailure& e) {
-    f.kind = e.kind;
-    f.message = e.what();
-    f.signature = normalise_signature(f.message);
+    f = failure_from(e.kind, e.what());
   }
   return f;
 }

@@ -11,22 +11,32 @@
 
 namespace reprokit {
 
-std::vector<Tensor> ones_like_outputs(const Graph& g, const std::vector<Tensor>& outputs, size_t count) {
+std::vector<Tensor> ones_like_outputs(const std::vector<Tensor>& outputs, size_t count) {
   std::vector<Tensor> t;
   for (size_t k = 0; k < count; ++k) {
     Tensor one = Tensor::zeros(outputs[k].dtype(), outputs[k].shape());
     for (int64_t i = 0; i < one.numel(); ++i) one.set(i, 1.0);
     t.push_back(one);
   }
-  (void)g;
   return t;
 }
 
 TrainingGraphs build_training_graphs(const Graph& captured) {
   TrainingGraphs t;
-  t.joint = build_joint_graph(decompose(captured));
+  t.joint = build_joint_graph(captured);
   t.parts = partition_joint_graph(t.joint);
   return t;
+}
+
+StackResult run_training(const TrainingGraphs& t, const std::vector<Tensor>& inputs, const GraphRunner& run) {
+  std::vector<Tensor> fwd = run("aot_forward", t.parts.forward, inputs);
+  auto nfo = static_cast<size_t>(t.parts.num_forward_outputs);
+  StackResult r;
+  r.outputs.assign(fwd.begin(), fwd.begin() + static_cast<long>(nfo));
+  std::vector<Tensor> bwd_inputs(fwd.begin() + static_cast<long>(nfo), fwd.end());
+  for (auto& one : ones_like_outputs(r.outputs, nfo)) bwd_inputs.push_back(one);
+  r.grads = run("aot_backward", t.parts.backward, bwd_inputs);
+  return r;
 }
 
 StackResult run_stage(const std::string& stage, const Graph& g, const std::vector<Tensor>& inputs, const StackOptions& options) {
@@ -46,14 +56,9 @@ StackResult run_stage(const std::string& stage, const Graph& g, const std::vecto
   // the node that computes a composite's value, so the injection follows it into the forward graph.
   CompileOptions compile = options.compile;
   compile.injection_nodes = resolve_injections(g, options.compile);
-  TrainingGraphs t = build_training_graphs(g);
-  std::vector<Tensor> fwd = compile_graph(t.parts.forward, compile)->run(inputs);
-  size_t nfo = static_cast<size_t>(t.parts.num_forward_outputs);
-  r.outputs.assign(fwd.begin(), fwd.begin() + static_cast<long>(nfo));
-  std::vector<Tensor> bwd_inputs(fwd.begin() + static_cast<long>(nfo), fwd.end());
-  for (auto& one : ones_like_outputs(g, r.outputs, nfo)) bwd_inputs.push_back(one);
-  r.grads = compile_graph(t.parts.backward, compile)->run(bwd_inputs);
-  return r;
+  return run_training(build_training_graphs(g), inputs, [&](const std::string&, const Graph& part, const std::vector<Tensor>& in) {
+    return compile_graph(part, compile)->run(in);
+  });
 }
 
 }  // namespace reprokit

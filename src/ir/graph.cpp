@@ -36,19 +36,19 @@ int Graph::add_input(std::string input_name, TensorType type) {
     if (o >= pos) ++o;
   Node in;
   in.name = std::move(input_name);
-  in.op = "input";
+  in.op = Op::input;
   in.type = std::move(type);
   nodes.insert(nodes.begin() + pos, std::move(in));
   return pos;
 }
 
-int Graph::add_node(std::string node_name, std::string op, std::vector<Operand> operands, Attrs attrs) {
+int Graph::add_node(std::string node_name, Op op, std::vector<Operand> operands, Attrs attrs) {
   for (auto& o : operands)
     if (o.is_value() && o.value >= size())
       throw InternalError(fmt::format("add_node %{}: operand {} does not exist yet", node_name, o.value));
   Node n;
   n.name = std::move(node_name);
-  n.op = std::move(op);
+  n.op = op;
   n.operands = std::move(operands);
   n.attrs = std::move(attrs);
   nodes.push_back(std::move(n));

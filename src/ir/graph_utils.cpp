@@ -92,7 +92,7 @@ Graph extract_subgraph(const Graph& g, const std::vector<int>& outputs, const st
   auto add_as_input = [&](int i) {
     Node in;
     in.name = g.node(i).name;
-    in.op = "input";
+    in.op = Op::input;
     in.type = g.node(i).type;
     if (!g.node(i).is_input()) in.type.strides.clear();
     new_id[static_cast<size_t>(i)] = out.size();
@@ -132,7 +132,7 @@ uint64_t structural_hash(const Graph& g) {
   uint64_t h = hash_str("reprokit-graph");
   for (int i = 0; i < g.size(); ++i) {
     const Node& n = g.node(i);
-    h = mix(h, hash_str(n.op));
+    h = mix(h, static_cast<uint64_t>(n.op));
     if (n.is_input()) h = mix(h, hash_str(n.type.str()));
     for (auto& o : n.operands) h = mix(h, o.is_value() ? static_cast<uint64_t>(o.value) : hash_str(o.literal.str()) ^ 0x5bd1e995ULL);
     for (auto& [k, v] : n.attrs) h = mix(mix(h, hash_str(k)), hash_str(v.str()));

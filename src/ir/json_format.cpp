@@ -8,6 +8,8 @@
 #include <unordered_map>
 
 #include "reprokit/ir/errors.h"
+#include "reprokit/ir/names.h"
+#include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/verifier.h"
 
 namespace reprokit {
@@ -34,10 +36,12 @@ json value_to_json(const AttrValue& v) {
 
 [[noreturn]] void bad(const std::string& what) { throw UserError("malformed graph JSON: " + what); }
 
-AttrValue value_from_json(const json& j) {
+AttrValue value_from_json(const json& j, int depth = 0) {
+  if (depth > 16) bad("lists nest deeper than 16 levels");
   if (!j.is_object() || j.size() != 1) bad("a value must be an object with one key (int, float, bool, string, dtype, list)");
   auto& [k, v] = *j.items().begin();
-  if (k == "int" && v.is_number_integer()) return AttrValue(v.get<int64_t>());
+  if (k == "int" && v.is_number_integer() && !(v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)))
+    return AttrValue(v.get<int64_t>());
   if (k == "float") {
     if (v.is_number()) return AttrValue(v.get<double>());
     if (v == "nan") return AttrValue(std::nan(""));
@@ -52,10 +56,10 @@ AttrValue value_from_json(const json& j) {
   }
   if (k == "list" && v.is_array()) {
     AttrValue::List l;
-    for (auto& e : v) l.push_back(value_from_json(e));
+    for (auto& e : v) l.push_back(value_from_json(e, depth + 1));
     return AttrValue(std::move(l));
   }
-  bad(fmt::format("bad value {}", j.dump()));
+  bad(fmt::format("bad value {}", printable(j.dump())));
 }
 
 template <class T>
@@ -66,6 +70,20 @@ T field(const json& j, const char* key, const std::string& where) {
   } catch (const json::exception&) {
     bad(fmt::format("{}: '{}' has the wrong type", where, key));
   }
+}
+
+// A list of integers that fit int64 (JSON numbers may be floats or exceed 64 bits).
+Shape int_list(const json& j, const char* key, const std::string& where) {
+  json v = field<json>(j, key, where);
+  if (!v.is_array()) bad(fmt::format("{}: '{}' must be a list of integers", where, key));
+  Shape out;
+  for (auto& e : v) {
+    if (e.is_number_unsigned() && e.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+      bad(fmt::format("{}: '{}' holds {}, which does not fit 64 bits", where, key, e.dump()));
+    if (!e.is_number_integer()) bad(fmt::format("{}: '{}' must be a list of integers, got {}", where, key, printable(e.dump())));
+    out.push_back(e.get<int64_t>());
+  }
+  return out;
 }
 
 }  // namespace
@@ -86,7 +104,7 @@ json graph_to_json(const Graph& g) {
     for (auto& o : n.operands) ops.push_back(o.is_value() ? json{{"value", g.node(o.value).name}} : value_to_json(o.literal));
     json attrs = json::object();
     for (auto& [k, v] : n.attrs) attrs[k] = value_to_json(v);
-    nodes.push_back({{"name", n.name}, {"op", n.op}, {"operands", ops}, {"attrs", attrs}});
+    nodes.push_back({{"name", n.name}, {"op", std::string(op_name(n.op))}, {"operands", ops}, {"attrs", attrs}});
   }
   for (int o : g.outputs) outputs.push_back(g.node(o).name);
   return {{"name", g.name}, {"inputs", inputs}, {"nodes", nodes}, {"outputs", outputs}};
@@ -96,26 +114,33 @@ Graph graph_from_json(const json& j) {
   if (!j.is_object()) bad("a graph must be a JSON object");
   Graph g;
   g.name = field<std::string>(j, "name", "the graph");
+  check_name(g.name, "graph", "graph JSON");
   std::unordered_map<std::string, int> ids;
   auto lookup = [&](const std::string& name, const std::string& where) {
     auto it = ids.find(name);
-    if (it == ids.end()) bad(fmt::format("{} refers to undefined value %{}", where, name));
+    if (it == ids.end()) bad(fmt::format("{} refers to undefined value %{}", where, printable(name)));
     return it->second;
   };
   auto define = [&](const std::string& name) {
+    check_name(name, "value", "graph JSON");
     if (!ids.emplace(name, g.size()).second) bad(fmt::format("duplicate value name %{}", name));
   };
   for (auto& in : field<json>(j, "inputs", "the graph")) {
     Node n;
-    n.op = "input";
+    n.op = Op::input;
     n.name = field<std::string>(in, "name", "an input");
+    check_name(n.name, "value", "graph JSON");
     std::string where = "input %" + n.name;
     auto dt = parse_dtype(field<std::string>(in, "dtype", where));
     if (!dt) bad(where + " has an unknown dtype");
     n.type.dtype = *dt;
-    n.type.shape = field<Shape>(in, "shape", where);
-    if (in.contains("strides")) n.type.strides = field<Shape>(in, "strides", where);
-    if (in.contains("device")) n.type.device = field<std::string>(in, "device", where) == "cuda" ? Device::cuda : Device::cpu;
+    n.type.shape = int_list(in, "shape", where);
+    if (in.contains("strides")) n.type.strides = int_list(in, "strides", where);
+    if (in.contains("device")) {
+      std::string dev = field<std::string>(in, "device", where);
+      if (dev != "cuda" && dev != "cpu") bad(fmt::format("{} has an unknown device '{}' (expected cpu or cuda)", where, printable(dev)));
+      n.type.device = dev == "cuda" ? Device::cuda : Device::cpu;
+    }
     if (in.contains("grad")) n.type.requires_grad = field<bool>(in, "grad", where);
     define(n.name);
     g.nodes.push_back(std::move(n));
@@ -123,8 +148,12 @@ Graph graph_from_json(const json& j) {
   for (auto& jn : field<json>(j, "nodes", "the graph")) {
     Node n;
     n.name = field<std::string>(jn, "name", "a node");
+    check_name(n.name, "value", "graph JSON");
     std::string where = "node %" + n.name;
-    n.op = field<std::string>(jn, "op", where);
+    std::string op = field<std::string>(jn, "op", where);
+    const OpSchema* schema = find_op(op);
+    if (!schema) bad(fmt::format("{} has an unknown op '{}'", where, printable(op)));
+    n.op = schema->op;
     for (auto& o : field<json>(jn, "operands", where)) {
       if (o.is_object() && o.contains("value")) n.operands.push_back(Operand::of(lookup(field<std::string>(o, "value", where), where)));
       else n.operands.push_back(Operand::scalar(value_from_json(o)));

@@ -1,13 +1,16 @@
-// The op table of DESIGN.md: schemas, classes and shape/dtype inference, one entry per op.
+// The op registry: schemas built from ops.def, and shape/dtype inference per op class.
 #include "reprokit/ir/op_registry.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <ostream>
 #include <set>
 
 #include "reprokit/ir/errors.h"
+#include "reprokit/ir/op_semantics.h"
+#include "reprokit/ir/shape_check.h"
 
 namespace reprokit {
 
@@ -45,8 +48,8 @@ TensorType make_type(const Graph& g, const Node& n, DType dtype, Shape shape) {
     first = false;
     if (ot.requires_grad && is_floating(dtype)) t.requires_grad = true;
   }
-  const OpSchema* s = find_op(n.op);
-  if (s && !s->differentiable) t.requires_grad = false;
+  if (!op_schema(n.op).differentiable()) t.requires_grad = false;
+  check_shape(t.shape, "the result");
   return t;
 }
 
@@ -54,30 +57,14 @@ void require_float(const TensorType& t, const char* what) {
   if (!is_floating(t.dtype)) fail(fmt::format("{} must be floating point, got {}", what, dtype_name(t.dtype)));
 }
 
-std::vector<int64_t> normalized_dims(const Node& n, int64_t rank, const char* attr_name) {
-  std::vector<int64_t> dims;
-  auto a = attr_opt(n, attr_name);
-  if (!a) {
-    for (int64_t i = 0; i < rank; ++i) dims.push_back(i);
-    return dims;
-  }
-  std::set<int64_t> seen;
-  for (auto d : a->as_ints()) {
-    int64_t nd = normalize_dim(d, rank);
-    if (!seen.insert(nd).second) fail(fmt::format("dim {} appears twice in {}", d, attr_name));
-    dims.push_back(nd);
-  }
-  return dims;
-}
-
 // ---- inference functions, one per op class ----
 
 TensorType infer_unary(const Graph& g, const Node& n) {
   const auto& x = operand_type(g, n, 0);
-  static const std::set<std::string, std::less<>> keeps_dtype{"neg", "abs", "relu"};
+  bool keeps_dtype = n.op == Op::neg || n.op == Op::abs || n.op == Op::relu;
   DType dt = x.dtype;
-  if (!keeps_dtype.count(n.op) && !is_floating(dt)) dt = DType::f32;  // as torch: int -> float
-  if (n.op == "gelu") {
+  if (!keeps_dtype && !is_floating(dt)) dt = DType::f32;  // as torch: int -> float
+  if (n.op == Op::gelu) {
     auto a = attr(n, "approximate").as_string();
     if (a != "none" && a != "tanh") fail(fmt::format("approximate must be \"none\" or \"tanh\", got \"{}\"", a));
   }
@@ -85,40 +72,37 @@ TensorType infer_unary(const Graph& g, const Node& n) {
 }
 
 // Dtype and shape of pointwise operands that may be scalar literals.
-std::pair<DType, Shape> promote_operands(const Graph& g, const Node& n, size_t first, size_t count) {
-  std::optional<DType> tensor_dt;
-  std::optional<ScalarKind> best_scalar;
+std::pair<DType, Shape> broadcast_operands(const Graph& g, const Node& n, size_t first, size_t count) {
   Shape shape;
+  std::vector<Operand> ops;
+  std::vector<DType> dtypes;
   for (size_t i = first; i < first + count; ++i) {
     const auto& o = n.operands[i];
-    if (o.is_value()) {
-      const auto& t = g.node(o.value).type;
-      tensor_dt = tensor_dt ? promote_types(*tensor_dt, t.dtype) : t.dtype;
-      auto b = broadcast_shapes(shape, t.shape);
-      if (!b) fail(fmt::format("shapes {} and {} do not broadcast", shape_str(shape), shape_str(t.shape)));
-      shape = *b;
-    } else {
-      auto k = scalar_kind(o.literal);
-      if (!best_scalar || k > *best_scalar) best_scalar = k;
+    ops.push_back(o);
+    dtypes.push_back(o.is_value() ? g.node(o.value).type.dtype : DType::f64);
+    if (!o.is_value()) {
+      scalar_kind(o.literal);
+      continue;
     }
+    const auto& t = g.node(o.value).type;
+    auto b = broadcast_shapes(shape, t.shape);
+    if (!b) fail(fmt::format("shapes {} and {} do not broadcast", shape_str(shape), shape_str(t.shape)));
+    shape = *b;
   }
-  if (!tensor_dt) fail("at least one operand must be a tensor value");
-  DType dt = best_scalar ? promote_with_scalar(*tensor_dt, *best_scalar) : *tensor_dt;
-  return {dt, shape};
+  return {promote_operands(ops, dtypes), shape};
 }
 
 TensorType infer_binary(const Graph& g, const Node& n) {
-  auto [dt, shape] = promote_operands(g, n, 0, 2);
-  static const std::set<std::string, std::less<>> comparisons{"eq", "ne", "lt", "le", "gt", "ge"};
-  if (comparisons.count(n.op)) dt = DType::boolean;
-  else if (n.op == "div" && !is_floating(dt)) dt = DType::f32;  // true division
+  auto [dt, shape] = broadcast_operands(g, n, 0, 2);
+  if (is_comparison(n.op)) dt = DType::boolean;
+  else if (n.op == Op::div && !is_floating(dt)) dt = DType::f32;  // true division
   return make_type(g, n, dt, shape);
 }
 
 TensorType infer_where(const Graph& g, const Node& n) {
   const auto& c = operand_type(g, n, 0);
   if (c.dtype != DType::boolean) fail(fmt::format("condition must be bool, got {}", dtype_name(c.dtype)));
-  auto [dt, shape] = promote_operands(g, n, 1, 2);
+  auto [dt, shape] = broadcast_operands(g, n, 1, 2);
   auto b = broadcast_shapes(c.shape, shape);
   if (!b) fail(fmt::format("condition shape {} does not broadcast with {}", shape_str(c.shape), shape_str(shape)));
   return make_type(g, n, dt, *b);
@@ -136,26 +120,20 @@ TensorType infer_same(const Graph& g, const Node& n) {
 TensorType infer_reduction(const Graph& g, const Node& n) {
   const auto& x = operand_type(g, n, 0);
   bool keepdim = attr_bool(n, "keepdim");
-  std::vector<int64_t> dims;
-  if (n.op == "argmax") {
-    if (auto d = attr_opt(n, "dim")) dims.push_back(normalize_dim(d->as_int(), x.rank()));
-    else for (int64_t i = 0; i < x.rank(); ++i) dims.push_back(i);
-    if (x.numel() == 0) fail("argmax of an empty tensor");
-  } else {
-    dims = normalized_dims(n, x.rank(), "dims");
-  }
+  std::vector<int64_t> dims = reduction_dims(n, x.rank());
+  if (n.op == Op::argmax && x.numel() == 0) fail("argmax of an empty tensor");
   Shape out;
   for (int64_t i = 0; i < x.rank(); ++i) {
     bool reduced = std::find(dims.begin(), dims.end(), i) != dims.end();
     if (!reduced) out.push_back(x.shape[static_cast<size_t>(i)]);
     else if (keepdim) out.push_back(1);
   }
-  if (n.op == "argmax" && !attr_opt(n, "dim") && keepdim) out.assign(static_cast<size_t>(x.rank()), 1);
+  if (n.op == Op::argmax && !attr_opt(n, "dim") && keepdim) out.assign(static_cast<size_t>(x.rank()), 1);
   DType dt = x.dtype;
-  if (n.op == "argmax") dt = DType::i64;
-  else if (n.op == "sum" && !is_floating(dt)) dt = DType::i64;
-  else if (n.op == "mean" || n.op == "var") require_float(x, "input");
-  if ((n.op == "amax" || n.op == "amin") && x.numel() == 0) fail(fmt::format("{} of an empty tensor", n.op));
+  if (n.op == Op::argmax) dt = DType::i64;
+  else if (n.op == Op::sum && !is_floating(dt)) dt = DType::i64;
+  else if (n.op == Op::mean || n.op == Op::var) require_float(x, "input");
+  if ((n.op == Op::amax || n.op == Op::amin) && x.numel() == 0) fail(fmt::format("{} of an empty tensor", op_name(n.op)));
   return make_type(g, n, dt, out);
 }
 
@@ -176,7 +154,8 @@ TensorType infer_layer_norm(const Graph& g, const Node& n) {
   for (size_t i = 1; i < n.operands.size(); ++i) {
     const auto& p = operand_type(g, n, i);
     if (p.shape != ns)
-      fail(fmt::format("{} has shape {}, expected normalized_shape {}", i == 1 ? "weight" : "bias", shape_str(p.shape), shape_str(ns)));
+      fail(fmt::format("{} has shape {}, expected normalized_shape {}", i == 1 ? "weight" : "bias", shape_str(p.shape),
+                       shape_str(ns)));
     if (p.dtype != x.dtype) fail(fmt::format("{} is {}, input is {}", i == 1 ? "weight" : "bias", dtype_name(p.dtype), dtype_name(x.dtype)));
   }
   return make_type(g, n, x.dtype, x.shape);
@@ -230,7 +209,7 @@ TensorType infer_reshape(const Graph& g, const Node& n) {
     } else if (shape[i] < 0) {
       fail(fmt::format("invalid dimension {}", shape[i]));
     } else {
-      known *= shape[i];
+      known = checked_mul(known, shape[i], "the reshape target");
     }
   }
   if (infer_at >= 0) {
@@ -243,25 +222,12 @@ TensorType infer_reshape(const Graph& g, const Node& n) {
 
 TensorType infer_permute(const Graph& g, const Node& n) {
   const auto& x = operand_type(g, n, 0);
-  auto dims = attr_ints(n, "dims");
-  if (static_cast<int64_t>(dims.size()) != x.rank()) fail(fmt::format("dims {} do not match rank {}", shape_str(dims), x.rank()));
   Shape out;
-  std::set<int64_t> seen;
-  for (auto d : dims) {
-    int64_t nd = normalize_dim(d, x.rank());
-    if (!seen.insert(nd).second) fail(fmt::format("dims {} is not a permutation", shape_str(dims)));
-    out.push_back(x.shape[static_cast<size_t>(nd)]);
-  }
+  for (auto d : permutation(n, x.rank())) out.push_back(x.shape[static_cast<size_t>(d)]);
   return make_type(g, n, x.dtype, out);
 }
 
-TensorType infer_transpose(const Graph& g, const Node& n) {
-  const auto& x = operand_type(g, n, 0);
-  auto a = normalize_dim(attr_int(n, "dim0"), x.rank()), b = normalize_dim(attr_int(n, "dim1"), x.rank());
-  Shape out = x.shape;
-  std::swap(out[static_cast<size_t>(a)], out[static_cast<size_t>(b)]);
-  return make_type(g, n, x.dtype, out);
-}
+TensorType infer_transpose(const Graph& g, const Node& n) { return infer_permute(g, n); }
 
 TensorType infer_expand(const Graph& g, const Node& n) {
   const auto& x = operand_type(g, n, 0);
@@ -284,17 +250,9 @@ TensorType infer_expand(const Graph& g, const Node& n) {
 TensorType infer_slice(const Graph& g, const Node& n) {
   const auto& x = operand_type(g, n, 0);
   if (x.rank() == 0) fail("cannot slice a 0-d tensor");
-  int64_t dim = normalize_dim(attr_int(n, "dim"), x.rank());
-  int64_t size = x.shape[static_cast<size_t>(dim)];
-  int64_t step = attr_int(n, "step");
-  if (step <= 0) fail(fmt::format("step must be positive, got {}", step));
-  auto clamp = [&](int64_t v) {
-    if (v < 0) v += size;
-    return std::clamp<int64_t>(v, 0, size);
-  };
-  int64_t start = clamp(attr_int(n, "start")), end = clamp(attr_int(n, "end"));
+  SliceBounds b = slice_bounds(n, x.shape);
   Shape out = x.shape;
-  out[static_cast<size_t>(dim)] = end > start ? (end - start + step - 1) / step : 0;
+  out[static_cast<size_t>(b.dim)] = b.length;
   return make_type(g, n, x.dtype, out);
 }
 
@@ -310,7 +268,7 @@ TensorType infer_cat(const Graph& g, const Node& n) {
     for (int64_t d = 0; d < t.rank(); ++d)
       if (d != dim && t.shape[static_cast<size_t>(d)] != first.shape[static_cast<size_t>(d)])
         fail(fmt::format("operand {} has shape {}, incompatible with {} outside dim {}", i + 1, shape_str(t.shape), shape_str(first.shape), dim));
-    out[static_cast<size_t>(dim)] += t.shape[static_cast<size_t>(dim)];
+    out[static_cast<size_t>(dim)] = checked_add(out[static_cast<size_t>(dim)], t.shape[static_cast<size_t>(dim)], "the concatenated dim");
     dt = promote_types(dt, t.dtype);
   }
   return make_type(g, n, dt, out);
@@ -364,62 +322,69 @@ TensorType infer_full(const Graph& g, const Node& n) {
   return make_type(g, n, attr(n, "dtype").as_dtype(), shape);
 }
 
-// ---- the table ----
+// ---- the table, from ops.def ----
 
-using P = ParamSpec;
-using A = AttrSpec;
-constexpr auto T = ParamKind::tensor;
-constexpr auto TS = ParamKind::tensor_or_scalar;
-constexpr auto OPT = ParamKind::optional_tensor;
-constexpr auto VAR = ParamKind::variadic_tensor;
+// Spellings of ops.def's columns.
+#define COMMA ,
+#define P(...) {__VA_ARGS__}
+#define T(n) ParamSpec{#n, ParamKind::tensor}
+#define TS(n) ParamSpec{#n, ParamKind::tensor_or_scalar}
+#define OPT(n) ParamSpec{#n, ParamKind::optional_tensor}
+#define VAR(n) ParamSpec{#n, ParamKind::variadic_tensor}
+#define A(...) {__VA_ARGS__}
+#define INT(n, d) AttrSpec{#n, AttrKind::int_, AttrValue(int64_t{d})}
+#define INT_REQ(n) AttrSpec{#n, AttrKind::int_, std::nullopt}
+#define INT_OPT(n) AttrSpec{#n, AttrKind::int_, std::nullopt, true}
+#define FLOAT(n, d) AttrSpec{#n, AttrKind::float_, AttrValue(double{d})}
+#define BOOL(n, d) AttrSpec{#n, AttrKind::bool_, AttrValue(bool{d})}
+#define STR(n, d) AttrSpec{#n, AttrKind::string, AttrValue(d)}
+#define DTYPE(n, d) AttrSpec{#n, AttrKind::dtype, AttrValue(DType::d)}
+#define DTYPE_REQ(n) AttrSpec{#n, AttrKind::dtype, std::nullopt}
+#define INTS(n, ...) AttrSpec{#n, AttrKind::ints, AttrValue::ints({__VA_ARGS__})}
+#define INTS_REQ(n) AttrSpec{#n, AttrKind::ints, std::nullopt}
+#define INTS_OPT(n) AttrSpec{#n, AttrKind::ints, std::nullopt, true}
+#define SCALAR_REQ(n) AttrSpec{#n, AttrKind::scalar, std::nullopt}
+#define SCALAR_OPT(n) AttrSpec{#n, AttrKind::scalar, std::nullopt, true}
+#define NONE kNoFlags
+#define DIFF kDifferentiable
+#define COMPOSITE kComposite
+#define PRIM_RED kPrimitiveReduction
+#define UPCAST kUpcast
 
 std::vector<OpSchema> build_table() {
-  std::vector<OpSchema> t;
-  auto unary = [&](const char* name, bool composite = false, std::vector<AttrSpec> attrs = {}) {
-    t.push_back({name, OpClass::unary, {{"x", T}}, std::move(attrs), composite, true, infer_unary});
+  return {
+#define RK_OP(id, cls, infer, params, attrs, flags) \
+  OpSchema{Op::id, #id, OpClass::cls, std::vector<ParamSpec> params, std::vector<AttrSpec> attrs, flags, infer},
+#include "reprokit/ir/ops.def"
+#undef RK_OP
   };
-  for (auto n : {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tanh", "relu", "erf"}) unary(n);
-  unary("sigmoid", true);
-  unary("silu", true);
-  unary("gelu", true, {A{"approximate", AttrKind::string, AttrValue("none")}});
-  for (auto n : {"add", "sub", "mul", "div", "pow", "maximum", "minimum"})
-    t.push_back({n, OpClass::binary, {{"a", TS}, {"b", TS}}, {}, false, true, infer_binary});
-  for (auto n : {"eq", "ne", "lt", "le", "gt", "ge"})
-    t.push_back({n, OpClass::binary, {{"a", TS}, {"b", TS}}, {}, false, false, infer_binary});
-  t.push_back({"where", OpClass::pointwise, {{"cond", T}, {"a", TS}, {"b", TS}}, {}, false, true, infer_where});
-  t.push_back({"to", OpClass::pointwise, {{"x", T}}, {A{"dtype", AttrKind::dtype, std::nullopt}}, false, true, infer_to});
-  t.push_back({"clone", OpClass::pointwise, {{"x", T}}, {}, false, true, infer_same});
-  auto dims = A{"dims", AttrKind::ints, std::nullopt, true};
-  auto keepdim = A{"keepdim", AttrKind::bool_, AttrValue(false)};
-  for (auto n : {"sum", "amax", "amin"})
-    t.push_back({n, OpClass::reduction, {{"x", T}}, {dims, keepdim}, false, true, infer_reduction});
-  t.push_back({"mean", OpClass::reduction, {{"x", T}}, {dims, keepdim}, true, true, infer_reduction});
-  t.push_back({"var", OpClass::reduction, {{"x", T}}, {dims, A{"correction", AttrKind::int_, AttrValue(int64_t{1})}, keepdim}, true, true, infer_reduction});
-  t.push_back({"argmax", OpClass::reduction, {{"x", T}}, {A{"dim", AttrKind::int_, std::nullopt, true}, keepdim}, false, false, infer_reduction});
-  for (auto n : {"softmax", "log_softmax"})
-    t.push_back({n, OpClass::normalization, {{"x", T}}, {A{"dim", AttrKind::int_, std::nullopt}}, true, true, infer_softmax});
-  t.push_back({"layer_norm", OpClass::normalization, {{"x", T}, {"weight", OPT}, {"bias", OPT}},
-               {A{"normalized_shape", AttrKind::ints, std::nullopt}, A{"eps", AttrKind::float_, AttrValue(1e-5)}}, true, true, infer_layer_norm});
-  t.push_back({"matmul", OpClass::linalg, {{"a", T}, {"b", T}}, {}, false, true, infer_matmul});
-  t.push_back({"linear", OpClass::linalg, {{"x", T}, {"weight", T}, {"bias", OPT}}, {}, true, true, infer_linear});
-  t.push_back({"reshape", OpClass::shape, {{"x", T}}, {A{"shape", AttrKind::ints, std::nullopt}}, false, true, infer_reshape});
-  t.push_back({"permute", OpClass::shape, {{"x", T}}, {A{"dims", AttrKind::ints, std::nullopt}}, false, true, infer_permute});
-  t.push_back({"transpose", OpClass::shape, {{"x", T}}, {A{"dim0", AttrKind::int_, std::nullopt}, A{"dim1", AttrKind::int_, std::nullopt}}, false, true, infer_transpose});
-  t.push_back({"expand", OpClass::shape, {{"x", T}}, {A{"shape", AttrKind::ints, std::nullopt}}, false, true, infer_expand});
-  t.push_back({"slice", OpClass::shape, {{"x", T}},
-               {A{"dim", AttrKind::int_, std::nullopt}, A{"start", AttrKind::int_, std::nullopt}, A{"end", AttrKind::int_, std::nullopt},
-                A{"step", AttrKind::int_, AttrValue(int64_t{1})}}, false, true, infer_slice});
-  t.push_back({"cat", OpClass::shape, {{"tensors", VAR}}, {A{"dim", AttrKind::int_, AttrValue(int64_t{0})}}, false, true, infer_cat});
-  t.push_back({"squeeze", OpClass::shape, {{"x", T}}, {A{"dim", AttrKind::int_, std::nullopt}}, false, true, infer_squeeze});
-  t.push_back({"unsqueeze", OpClass::shape, {{"x", T}}, {A{"dim", AttrKind::int_, std::nullopt}}, false, true, infer_unsqueeze});
-  t.push_back({"contiguous", OpClass::shape, {{"x", T}}, {}, false, true, infer_same});
-  t.push_back({"embedding", OpClass::indexing, {{"weight", T}, {"indices", T}}, {}, false, true, infer_embedding});
-  t.push_back({"gather", OpClass::indexing, {{"x", T}, {"index", T}}, {A{"dim", AttrKind::int_, std::nullopt}}, false, true, infer_gather});
-  t.push_back({"full", OpClass::creation, {},
-               {A{"shape", AttrKind::ints, std::nullopt}, A{"value", AttrKind::scalar, std::nullopt}, A{"dtype", AttrKind::dtype, AttrValue(DType::f32)}},
-               false, false, infer_full});
-  return t;
 }
+
+#undef COMMA
+#undef P
+#undef T
+#undef TS
+#undef OPT
+#undef VAR
+#undef A
+#undef INT
+#undef INT_REQ
+#undef INT_OPT
+#undef FLOAT
+#undef BOOL
+#undef STR
+#undef DTYPE
+#undef DTYPE_REQ
+#undef INTS
+#undef INTS_REQ
+#undef INTS_OPT
+#undef SCALAR_REQ
+#undef SCALAR_OPT
+#undef NONE
+#undef DIFF
+#undef COMPOSITE
+#undef PRIM_RED
+#undef UPCAST
 
 const AttrSpec* find_attr_spec(const OpSchema& s, std::string_view name) {
   for (auto& a : s.attrs)
@@ -434,34 +399,44 @@ const std::vector<OpSchema>& op_table() {
   return table;
 }
 
+const OpSchema& op_schema(Op op) {
+  if (op == Op::input) throw InternalError("op_schema(Op::input): graph inputs have no schema");
+  return op_table()[static_cast<size_t>(op) - 1];  // ops.def order is the enum's order
+}
+
 const OpSchema* find_op(std::string_view name) {
+  auto op = parse_op(name);
+  return op ? &op_schema(*op) : nullptr;
+}
+
+std::string_view op_name(Op op) { return op == Op::input ? std::string_view("input") : std::string_view(op_schema(op).name); }
+
+std::optional<Op> parse_op(std::string_view name) {
   for (auto& s : op_table())
-    if (s.name == name) return &s;
-  return nullptr;
+    if (s.name == name) return s.op;
+  return std::nullopt;
 }
 
-const OpSchema& op_schema(std::string_view name) {
-  if (auto* s = find_op(name)) return *s;
-  throw UserError(fmt::format("unknown op '{}'", name));
-}
+std::ostream& operator<<(std::ostream& os, Op op) { return os << op_name(op); }
 
-bool is_pointwise(std::string_view op) {
-  auto* s = find_op(op);
-  return s && (s->cls == OpClass::unary || s->cls == OpClass::binary || s->cls == OpClass::pointwise);
+bool is_pointwise(Op op) {
+  if (op == Op::input) return false;
+  OpClass c = op_schema(op).cls;
+  return c == OpClass::unary || c == OpClass::binary || c == OpClass::pointwise;
 }
 
 std::optional<AttrValue> attr_opt(const Node& n, std::string_view name) {
   if (auto it = n.attrs.find(name); it != n.attrs.end()) return it->second;
-  if (auto* s = find_op(n.op))
-    if (auto* a = find_attr_spec(*s, name); a && a->default_value) return *a->default_value;
+  if (!n.is_input())
+    if (auto* a = find_attr_spec(op_schema(n.op), name); a && a->default_value) return *a->default_value;
   return std::nullopt;
 }
 
 const AttrValue& attr(const Node& n, std::string_view name) {
   if (auto it = n.attrs.find(name); it != n.attrs.end()) return it->second;
-  if (auto* s = find_op(n.op))
-    if (auto* a = find_attr_spec(*s, name); a && a->default_value) return *a->default_value;
-  throw VerifyError(fmt::format("node %{} = {}: missing required attribute '{}'", n.name, n.op, name));
+  if (!n.is_input())
+    if (auto* a = find_attr_spec(op_schema(n.op), name); a && a->default_value) return *a->default_value;
+  throw VerifyError(fmt::format("node %{} = {}: missing required attribute '{}'", n.name, op_name(n.op), name));
 }
 
 int64_t attr_int(const Node& n, std::string_view name) { return attr(n, name).as_int(); }
@@ -469,35 +444,16 @@ double attr_float(const Node& n, std::string_view name) { return attr(n, name).a
 bool attr_bool(const Node& n, std::string_view name) { return attr(n, name).as_bool(); }
 std::vector<int64_t> attr_ints(const Node& n, std::string_view name) { return attr(n, name).as_ints(); }
 
-int64_t normalize_dim(int64_t dim, int64_t rank) {
-  int64_t r = std::max<int64_t>(rank, 1);  // a 0-d tensor accepts dim 0 / -1, as in torch
-  if (dim < -r || dim >= r) throw VerifyError(fmt::format("dim {} is out of range for rank {}", dim, rank));
-  return dim < 0 ? dim + r : dim;
-}
-
-std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
-  size_t n = std::max(a.size(), b.size());
-  Shape out(n);
-  for (size_t i = 0; i < n; ++i) {
-    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    if (da != db && da != 1 && db != 1) return std::nullopt;
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
-}
-
 TensorType infer_node_type(const Graph& g, int id) {
   const Node& n = g.node(id);
   if (n.is_input()) return n.type;
   try {
-    const OpSchema& s = op_schema(n.op);
-    return s.infer(g, n);
+    return op_schema(n.op).infer(g, n);
   } catch (const UserError& e) {
     std::string msg = e.what();
-    std::string prefix = fmt::format("node %{} = {}", n.name, n.op);
+    std::string prefix = fmt::format("node %{} = {}", n.name, op_name(n.op));
     if (msg.rfind(prefix, 0) == 0) msg = msg.substr(prefix.size() + 2);
-    throw VerifyError(fmt::format("graph {}, node %{} = {}: {}", g.name, n.name, n.op, msg));
+    throw VerifyError(fmt::format("graph {}, node %{} = {}: {}", g.name, n.name, op_name(n.op), msg));
   }
 }
 

@@ -9,9 +9,11 @@
 #include <unordered_map>
 
 #include "reprokit/ir/errors.h"
+#include "reprokit/ir/names.h"
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/ir/verifier.h"
+#include "reprokit/support/files.h"
 
 namespace reprokit {
 
@@ -174,6 +176,9 @@ class Parser {
     if (kw.kind != Tok::ident || kw.text != "graph") throw error_at(kw, fmt::format("expected 'graph', got {}", describe(kw)));
     next();
     graph_name_tok_ = expect(Tok::ident, "a graph name");
+    if (!is_valid_name(graph_name_tok_.text))
+      throw error_at(graph_name_tok_, fmt::format("invalid graph name '{}': names match [A-Za-z_][A-Za-z0-9_.]* with at most {} characters",
+                                                  printable(graph_name_tok_.text), kMaxNameLength));
     Graph g;
     g.name = graph_name_tok_.text;
     names_.clear();
@@ -205,6 +210,9 @@ class Parser {
   }
 
   void define(Graph& g, const Token& t) {
+    if (!is_valid_name(t.text))
+      throw error_at(t, fmt::format("invalid value name '%{}': names match [A-Za-z_][A-Za-z0-9_.]* with at most {} characters",
+                                    printable(t.text), kMaxNameLength));
     if (names_.count(t.text)) throw error_at(t, fmt::format("duplicate value name %{}", t.text));
     names_[t.text] = g.size();
   }
@@ -214,12 +222,13 @@ class Parser {
     expect_punct(":", "after the input name");
     Node n;
     n.name = name.text;
-    n.op = "input";
+    n.op = Op::input;
     Token dt = expect(Tok::ident, "a dtype (f16 bf16 f32 f64 i32 i64 bool)");
     auto d = parse_dtype(dt.text);
     if (!d) throw error_at(dt, fmt::format("unknown dtype '{}' (expected f16 bf16 f32 f64 i32 i64 bool)", dt.text));
     n.type.dtype = *d;
     n.type.shape = int_list("a shape like [2, 3]");
+    define(g, name);
     for (;;) {
       if (peek().kind == Tok::ident && peek().text == "strides") {
         next();
@@ -240,7 +249,6 @@ class Parser {
         break;
       }
     }
-    define(g, name);
     g.nodes.push_back(std::move(n));
     try {
       verify_node(g, g.size() - 1);
@@ -290,7 +298,10 @@ class Parser {
     }
   }
 
-  AttrValue literal_value() {
+  // Lists nest (attributes hold lists of lists at most); a bound keeps hostile nesting off the stack.
+  static constexpr int kMaxListDepth = 16;
+
+  AttrValue literal_value(int depth = 0) {
     const Token& t = peek();
     if (t.kind == Tok::number) return number(next());
     if (t.kind == Tok::string) return AttrValue(next().text);
@@ -304,10 +315,11 @@ class Parser {
       throw error_at(id, fmt::format("expected a value (number, true/false, \"string\", dtype or [list]), got '{}'", id.text));
     }
     if (is_punct("[")) {
+      if (depth >= kMaxListDepth) throw error_at(t, fmt::format("lists nest deeper than {} levels", kMaxListDepth));
       next();
       AttrValue::List l;
       while (!is_punct("]")) {
-        l.push_back(literal_value());
+        l.push_back(literal_value(depth + 1));
         if (is_punct(",")) next();
         else if (!is_punct("]")) throw error_at(peek(), fmt::format("expected ',' or ']' in a list, got {}", describe(peek())));
       }
@@ -321,7 +333,7 @@ class Parser {
     Token name = expect(Tok::value, "a node like %y = op(...) or 'return'");
     expect_punct("=", fmt::format("after %{}", name.text).c_str());
     Token op = expect(Tok::ident, "an op name");
-    const OpSchema* schema = find_op(op.text);
+    const OpSchema* schema = op.text == "input" ? nullptr : find_op(op.text);
     if (!schema) throw error_at(op, fmt::format("unknown op '{}'", op.text));
     expect_punct("(", fmt::format("after '{}'", op.text).c_str());
     std::vector<Arg> args;
@@ -345,7 +357,7 @@ class Parser {
     next();
     Node n;
     n.name = name.text;
-    n.op = op.text;
+    n.op = schema->op;
     bind_args(g, n, *schema, args);
     define(g, name);
     g.nodes.push_back(std::move(n));
@@ -424,12 +436,6 @@ Module parse_module(std::string_view text, const std::string& file) {
 
 Graph parse_graph(std::string_view text, const std::string& file) { return parse_module(text, file).graphs.front(); }
 
-Module load_module_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(fmt::format("cannot read '{}': no such file or not readable", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_module(ss.str(), path);
-}
+Module load_module_file(const std::string& path) { return parse_module(read_file(path, kMaxTextFileBytes), path); }
 
 }  // namespace reprokit

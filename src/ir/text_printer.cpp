@@ -12,7 +12,7 @@ namespace reprokit {
 std::string print_node(const Graph& g, int id) {
   const Node& n = g.node(id);
   if (n.is_input()) return fmt::format("%{}: {}", n.name, n.type.str());
-  std::string s = fmt::format("%{} = {}(", n.name, n.op);
+  std::string s = fmt::format("%{} = {}(", n.name, op_name(n.op));
   bool first = true;
   auto sep = [&] {
     if (!first) s += ", ";
@@ -23,7 +23,8 @@ std::string print_node(const Graph& g, int id) {
     s += o.is_value() ? "%" + g.node(o.value).name : o.literal.str();
   }
   std::vector<std::string> printed;
-  if (const OpSchema* schema = find_op(n.op)) {
+  if (!n.is_input()) {
+    const OpSchema* schema = &op_schema(n.op);
     for (auto& a : schema->attrs) {
       auto it = n.attrs.find(a.name);
       if (it == n.attrs.end()) continue;

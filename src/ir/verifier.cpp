@@ -6,7 +6,9 @@
 #include <unordered_set>
 
 #include "reprokit/ir/errors.h"
+#include "reprokit/ir/names.h"
 #include "reprokit/ir/op_registry.h"
+#include "reprokit/ir/shape_check.h"
 
 namespace reprokit {
 
@@ -100,26 +102,39 @@ void check_attrs(const Node& n, const OpSchema& s, const std::string& where) {
 
 void verify_node(Graph& g, int id) {
   Node& n = g.node(id);
-  std::string where = fmt::format("graph {}, node %{} = {}", g.name, n.name, n.op);
+  if (!is_valid_name(n.name)) {
+    try {
+      check_name(n.name, "value", fmt::format("graph {}", g.name));
+    } catch (const UserError& e) {
+      throw VerifyError(e.what());
+    }
+  }
   if (n.is_input()) {
-    for (auto d : n.type.shape)
-      if (d < 0) throw VerifyError(fmt::format("graph {}, input %{}: negative dimension", g.name, n.name));
-    if (!n.type.strides.empty() && n.type.strides.size() != n.type.shape.size())
-      throw VerifyError(fmt::format("graph {}, input %{}: {} strides for rank {}", g.name, n.name, n.type.strides.size(), n.type.shape.size()));
+    std::string where = fmt::format("graph {}, input %{}", g.name, n.name);
+    if (!n.operands.empty() || !n.attrs.empty()) throw VerifyError(fmt::format("{}: an input has no operands or attributes", where));
+    check_shape(n.type.shape, where);
+    if (!n.type.strides.empty()) check_strides(n.type.shape, n.type.strides, where);
     if (n.type.requires_grad && !is_floating(n.type.dtype))
-      throw VerifyError(fmt::format("graph {}, input %{}: only floating inputs can require grad", g.name, n.name));
+      throw VerifyError(fmt::format("{}: only floating inputs can require grad", where));
     return;
   }
-  const OpSchema* s = find_op(n.op);
-  if (!s) throw VerifyError(fmt::format("{}: unknown op '{}'", where, n.op));
-  check_operands(g, id, *s, where);
-  check_attrs(n, *s, where);
+  std::string where = fmt::format("graph {}, node %{} = {}", g.name, n.name, op_name(n.op));
+  const OpSchema& s = op_schema(n.op);
+  check_operands(g, id, s, where);
+  check_attrs(n, s, where);
   n.type = infer_node_type(g, id);
 }
 
 void verify(Graph& g) {
   std::unordered_set<std::string> names;
   bool body_started = false;
+  if (!is_valid_name(g.name)) {
+    try {
+      check_name(g.name, "graph", "graph");
+    } catch (const UserError& e) {
+      throw VerifyError(e.what());
+    }
+  }
   if (g.nodes.empty() && g.outputs.empty()) throw VerifyError(fmt::format("graph {}: the graph is empty", g.name));
   for (int id = 0; id < g.size(); ++id) {
     Node& n = g.node(id);

@@ -1,35 +1,68 @@
-// Child processes (see subprocess.h). Implemented with fork/exec and poll: each child runs in its
-// own process group (so a timeout kills grandchildren too), with optional RLIMIT_AS, and its
-// output is drained concurrently so a chatty child never blocks on a full pipe.
+// Child processes (see subprocess.h), on Boost.Process v2 and Asio. The launch hook puts each
+// child in its own process group, ties its life to ours with PR_SET_PDEATHSIG and applies the
+// memory limit; Asio drains stdout and stderr while the child runs and times it out.
 #include "reprokit/process/subprocess.h"
 
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
+#include <array>
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/readable_pipe.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/asio/writable_pipe.hpp>
+#include <boost/process/v2/environment.hpp>
+#include <boost/process/v2/process.hpp>
+#include <boost/process/v2/stdio.hpp>
 #include <chrono>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <stdexcept>
 
 extern char** environ;
 
 namespace reprokit {
 
+namespace asio = boost::asio;
+namespace bp = boost::process::v2;
+
 namespace {
 
 constexpr size_t kTailLimit = 1 << 20;
-
 using Clock = std::chrono::steady_clock;
+
+// ---- the registry of live children, for kill_all_children (async-signal-safe: plain atomics)
+constexpr int kMaxChildren = 1024;
+std::atomic<pid_t> g_children[kMaxChildren];
+
+void register_child(pid_t pid) {
+  for (auto& slot : g_children) {
+    pid_t empty = 0;
+    if (slot.compare_exchange_strong(empty, pid)) return;
+  }
+}
+
+void unregister_child(pid_t pid) {
+  for (auto& slot : g_children) {
+    pid_t p = pid;
+    if (slot.compare_exchange_strong(p, 0)) return;
+  }
+}
 
 void append_tail(std::string& s, const char* buf, size_t n) {
   s.append(buf, n);
   if (s.size() > kTailLimit) s.erase(0, s.size() - kTailLimit);
 }
 
+// The child's environment: ours with spec's changes.
 std::vector<std::string> build_env(const ProcessSpec& spec) {
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
@@ -43,62 +76,39 @@ std::vector<std::string> build_env(const ProcessSpec& spec) {
   return env;
 }
 
-struct Spawned {
-  pid_t pid = -1;
-  int in = -1, out = -1, err = -1;
-};
+// The launch hook: runs in the child between fork and exec (only async-signal-safe calls).
+struct ChildSetup {
+  const char* const* envp;
+  const char* cwd;
+  long memory_limit_mb;
+  pid_t parent;
 
-// Forks and execs spec.argv in a new process group with pipes on stdin/stdout/stderr.
-Spawned spawn(const ProcessSpec& spec) {
-  if (spec.argv.empty()) throw std::invalid_argument("run_process: empty argv");
-  int pin[2], pout[2], perr[2], pexec[2];
-  if (pipe(pin) || pipe(pout) || pipe(perr) || pipe2(pexec, O_CLOEXEC)) throw std::runtime_error(std::string("pipe: ") + strerror(errno));
-  auto env = build_env(spec);
-  std::vector<char*> argv, envp;
-  for (auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  for (auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + strerror(errno));
-  if (pid == 0) {
+  bp::error_code on_setup(bp::posix::default_launcher& launcher, const bp::filesystem::path&, const char* const*) {
+    launcher.env = envp;
+    return {};
+  }
+  bp::error_code on_exec_setup(bp::posix::default_launcher&, const bp::filesystem::path&, const char* const*) {
     setpgid(0, 0);
-    dup2(pin[0], 0);
-    dup2(pout[1], 1);
-    dup2(perr[1], 2);
-    for (int fd : {pin[0], pin[1], pout[0], pout[1], perr[0], perr[1], pexec[0]}) close(fd);
-    if (spec.memory_limit_mb > 0) {
-      rlimit rl{static_cast<rlim_t>(spec.memory_limit_mb) << 20, static_cast<rlim_t>(spec.memory_limit_mb) << 20};
+    // Die with the parent, even by SIGKILL; if it is already gone, do not start at all.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    signal(SIGPIPE, SIG_DFL);  // ignored here, and exec would keep it ignored
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    if (memory_limit_mb > 0) {
+      rlimit rl{static_cast<rlim_t>(memory_limit_mb) << 20, static_cast<rlim_t>(memory_limit_mb) << 20};
       setrlimit(RLIMIT_AS, &rl);
     }
-    if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0) {
-      int e = errno;
-      (void)!write(pexec[1], &e, sizeof e);
-      _exit(127);
-    }
-    environ = envp.data();
-    execvp(argv[0], argv.data());
-    int e = errno;
-    (void)!write(pexec[1], &e, sizeof e);
-    _exit(127);
+    if (cwd && *cwd && chdir(cwd) != 0) return bp::error_code(errno, bp::system_category());
+    return {};
   }
-  setpgid(pid, pid);  // also from the parent, so a kill right after fork reaches the group
-  close(pin[0]);
-  close(pout[1]);
-  close(perr[1]);
-  close(pexec[1]);
-  int child_errno = 0;
-  ssize_t n = read(pexec[0], &child_errno, sizeof child_errno);
-  close(pexec[0]);
-  if (n == sizeof child_errno) {
-    waitpid(pid, nullptr, 0);
-    close(pin[1]);
-    close(pout[0]);
-    close(perr[0]);
-    throw std::runtime_error("cannot start '" + spec.argv[0] + "': " + strerror(child_errno));
-  }
-  signal(SIGPIPE, SIG_IGN);
-  return {pid, pin[1], pout[0], perr[0]};
+};
+
+bp::filesystem::path resolve_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  auto p = bp::environment::find_executable(name);
+  if (p.empty()) throw std::runtime_error("cannot start '" + name + "': not found in PATH");
+  return p;
 }
 
 void fill_status(ProcessResult& r, int status) {
@@ -106,71 +116,127 @@ void fill_status(ProcessResult& r, int status) {
   if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
 }
 
+// One started child with its pipes (stdin, stdout, stderr), registered until reaped.
+struct Started {
+  std::vector<std::string> env;
+  std::vector<const char*> envp;
+  asio::writable_pipe in;
+  asio::readable_pipe out, err;
+  pid_t pid = -1;
+  bool reaped = false;
+  int status = 0;
+
+  Started(asio::io_context& ctx, const ProcessSpec& spec, bool pipe_stdin) : env(build_env(spec)), in(ctx), out(ctx), err(ctx) {
+    if (spec.argv.empty()) throw std::invalid_argument("run_process: empty argv");
+    for (auto& e : env) envp.push_back(e.c_str());
+    envp.push_back(nullptr);
+    ChildSetup setup{envp.data(), spec.cwd.c_str(), spec.memory_limit_mb, getpid()};
+    std::vector<std::string> args(spec.argv.begin() + 1, spec.argv.end());
+    auto exe = resolve_program(spec.argv[0]);
+    ::signal(SIGPIPE, SIG_IGN);  // a child that exits early must not kill us when we write to it
+    bp::error_code ec;
+    std::optional<bp::process> proc;
+    if (pipe_stdin && !spec.inherit_output) proc.emplace(ctx.get_executor(), exe, args, bp::process_stdio{in, out, err}, setup);
+    else if (pipe_stdin) proc.emplace(ctx.get_executor(), exe, args, bp::process_stdio{in, {}, {}}, setup);
+    else if (!spec.inherit_output) proc.emplace(ctx.get_executor(), exe, args, bp::process_stdio{nullptr, out, err}, setup);
+    else proc.emplace(ctx.get_executor(), exe, args, bp::process_stdio{nullptr, {}, {}}, setup);
+    pid = proc->id();
+    proc->detach();  // we reap it ourselves: waitpid keeps the signal that ended it
+    setpgid(pid, pid);  // also from here, so a kill right after the start reaches the group
+    register_child(pid);
+  }
+  ~Started() {
+    if (!reaped) {
+      ::kill(-pid, SIGKILL);
+      wait(Clock::time_point{});
+    }
+  }
+  // Reaps the child, waiting at most until `deadline` (a zero time point: no limit) before
+  // killing its group. Returns false when it had to be killed for the deadline. Then kills what is
+  // left of the group (grandchildren).
+  bool wait(Clock::time_point deadline) {
+    bool in_time = true;
+    while (!reaped) {
+      int options = deadline == Clock::time_point{} ? 0 : WNOHANG;
+      pid_t r = waitpid(pid, &status, options);
+      if (r == pid) {
+        reaped = true;
+      } else if (r < 0 && errno != EINTR) {
+        reaped = true;  // not ours any more (ECHILD): nothing to wait for
+      } else if (r == 0 && Clock::now() >= deadline) {
+        in_time = false;
+        ::kill(-pid, SIGKILL);
+        deadline = Clock::time_point{};
+      } else if (r == 0) {
+        usleep(1000);
+      }
+    }
+    ::kill(-pid, SIGKILL);
+    unregister_child(pid);
+    return in_time;
+  }
+};
+
+Clock::time_point deadline_after(double seconds) {
+  if (seconds <= 0) return Clock::time_point{};
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
 }  // namespace
 
 ProcessResult run_process(const ProcessSpec& spec) {
   auto t0 = Clock::now();
-  Spawned s = spawn(spec);
+  auto deadline = deadline_after(spec.timeout_s);
+  asio::io_context ctx;
+  Started s(ctx, spec, !spec.stdin_text.empty());
   ProcessResult r;
-  // Feed stdin without blocking, while draining stdout/stderr.
-  size_t written = 0;
-  if (spec.stdin_text.empty()) { close(s.in); s.in = -1; }
-  else fcntl(s.in, F_SETFL, O_NONBLOCK);
-  bool out_open = true, err_open = true;
-  char buf[65536];
-  while (out_open || err_open) {
-    pollfd fds[3];
-    int nf = 0;
-    if (out_open) fds[nf++] = {s.out, POLLIN, 0};
-    if (err_open) fds[nf++] = {s.err, POLLIN, 0};
-    if (s.in >= 0) fds[nf++] = {s.in, POLLOUT, 0};
-    int wait_ms = 100;
-    if (spec.timeout_s > 0) {
-      double left = spec.timeout_s - std::chrono::duration<double>(Clock::now() - t0).count();
-      if (left <= 0) {
-        r.timed_out = true;
-        kill(-s.pid, SIGKILL);
-        break;
+  std::array<char, 65536> obuf{}, ebuf{};
+  int open = spec.inherit_output ? 0 : 2;
+  asio::steady_timer timer(ctx);
+  // Reads until EOF; output ends when every writer (the child, a grandchild holding the pipe) is
+  // gone, and then nothing but the timer is left to wait for.
+  std::function<void(asio::readable_pipe&, std::array<char, 65536>&, std::string&)> drain = [&](auto& pipe, auto& buf, std::string& to) {
+    pipe.async_read_some(asio::buffer(buf), [&](boost::system::error_code ec, size_t n) {
+      if (ec) {
+        if (--open == 0) timer.cancel();
+        return;
       }
-      wait_ms = std::min(100, static_cast<int>(left * 1000) + 1);
-    }
-    if (poll(fds, static_cast<nfds_t>(nf), wait_ms) < 0 && errno != EINTR) break;
-    for (int i = 0; i < nf; ++i) {
-      if (fds[i].fd == s.in && (fds[i].revents & (POLLOUT | POLLERR | POLLHUP))) {
-        ssize_t w = write(s.in, spec.stdin_text.data() + written, spec.stdin_text.size() - written);
-        if (w > 0) written += static_cast<size_t>(w);
-        if (w < 0 || written == spec.stdin_text.size()) { close(s.in); s.in = -1; }
-        continue;
-      }
-      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      ssize_t n = read(fds[i].fd, buf, sizeof buf);
-      bool is_out = fds[i].fd == s.out;
-      if (n <= 0) (is_out ? out_open : err_open) = false;
-      else append_tail(is_out ? r.out : r.err, buf, static_cast<size_t>(n));
-    }
+      append_tail(to, buf.data(), n);
+      drain(pipe, buf, to);
+    });
+  };
+  if (!spec.inherit_output) {
+    drain(s.out, obuf, r.out);
+    drain(s.err, ebuf, r.err);
   }
-  if (s.in >= 0) close(s.in);
-  close(s.out);
-  close(s.err);
-  int status = 0;
-  if (r.timed_out) kill(-s.pid, SIGKILL);
-  waitpid(s.pid, &status, 0);
-  if (!r.timed_out) kill(-s.pid, SIGKILL);  // grandchildren left behind by the child
-  fill_status(r, status);
+  if (!spec.stdin_text.empty())
+    asio::async_write(s.in, asio::buffer(spec.stdin_text), [&](boost::system::error_code, size_t) { s.in.close(); });
+  if (spec.timeout_s > 0 && open > 0) {
+    timer.expires_at(deadline);
+    timer.async_wait([&](boost::system::error_code ec) {
+      if (ec) return;
+      r.timed_out = true;
+      ::kill(-s.pid, SIGKILL);
+    });
+  }
+  ctx.run();
+  if (!s.wait(deadline)) r.timed_out = true;
+  fill_status(r, s.status);
   r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return r;
 }
 
 struct LineChild::Impl {
-  Spawned s;
+  asio::io_context ctx;
+  std::optional<Started> s;
   std::string out_buf, err_tail;
-  bool eof = false, timed_out = false, reaped = false;
-  int status = 0;
+  bool eof = false, timed_out = false;
 };
 
 LineChild::LineChild(const ProcessSpec& spec) : impl_(std::make_unique<Impl>()) {
-  impl_->s = spawn(spec);
-  fcntl(impl_->s.err, F_SETFL, O_NONBLOCK);
+  impl_->s.emplace(impl_->ctx, spec, true);
+  int efd = impl_->s->err.native_handle();
+  fcntl(efd, F_SETFL, fcntl(efd, F_GETFL) | O_NONBLOCK);
 }
 
 LineChild::~LineChild() {
@@ -180,18 +246,15 @@ LineChild::~LineChild() {
 
 bool LineChild::write_line(const std::string& line) {
   std::string data = line + "\n";
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t w = write(impl_->s.in, data.data() + off, data.size() - off);
-    if (w <= 0) return false;
-    off += static_cast<size_t>(w);
-  }
-  return true;
+  boost::system::error_code ec;
+  asio::write(impl_->s->in, asio::buffer(data), ec);
+  return !ec;
 }
 
 std::optional<std::string> LineChild::read_line(double timeout_s) {
   impl_->timed_out = false;
   auto t0 = Clock::now();
+  int ofd = impl_->s->out.native_handle(), efd = impl_->s->err.native_handle();
   char buf[65536];
   for (;;) {
     auto nl = impl_->out_buf.find('\n');
@@ -206,15 +269,15 @@ std::optional<std::string> LineChild::read_line(double timeout_s) {
       impl_->timed_out = true;
       return std::nullopt;
     }
-    pollfd fds[2] = {{impl_->s.out, POLLIN, 0}, {impl_->s.err, POLLIN, 0}};
+    pollfd fds[2] = {{ofd, POLLIN, 0}, {efd, POLLIN, 0}};
     int wait_ms = timeout_s > 0 ? std::max(1, static_cast<int>(left * 1000)) : 1000;
     if (poll(fds, 2, std::min(wait_ms, 1000)) < 0 && errno != EINTR) return std::nullopt;
     if (fds[1].revents & (POLLIN | POLLHUP)) {
-      ssize_t n = read(impl_->s.err, buf, sizeof buf);
+      ssize_t n = read(efd, buf, sizeof buf);
       if (n > 0) append_tail(impl_->err_tail, buf, static_cast<size_t>(n));
     }
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-      ssize_t n = read(impl_->s.out, buf, sizeof buf);
+      ssize_t n = read(ofd, buf, sizeof buf);
       if (n <= 0) impl_->eof = true;
       else impl_->out_buf.append(buf, static_cast<size_t>(n));
     }
@@ -224,39 +287,63 @@ std::optional<std::string> LineChild::read_line(double timeout_s) {
 bool LineChild::timed_out() const { return impl_->timed_out; }
 
 bool LineChild::alive() {
-  if (impl_->reaped) return false;
-  int status = 0;
-  pid_t r = waitpid(impl_->s.pid, &status, WNOHANG);
-  if (r == impl_->s.pid) {
-    impl_->reaped = true;
-    impl_->status = status;
+  Started& s = *impl_->s;
+  if (s.reaped) return false;
+  pid_t r = waitpid(s.pid, &s.status, WNOHANG);
+  if (r == s.pid || (r < 0 && errno == ECHILD)) {
+    s.reaped = true;
+    ::kill(-s.pid, SIGKILL);
+    unregister_child(s.pid);
     return false;
   }
   return true;
 }
 
 void LineChild::kill() {
-  if (!impl_->reaped) ::kill(-impl_->s.pid, SIGKILL);
+  if (!impl_->s->reaped) ::kill(-impl_->s->pid, SIGKILL);
 }
 
 ProcessResult LineChild::wait_result() {
+  Started& s = *impl_->s;
+  s.wait(Clock::time_point{});
   ProcessResult r;
-  if (!impl_->reaped) {
-    waitpid(impl_->s.pid, &impl_->status, 0);
-    impl_->reaped = true;
-    ::kill(-impl_->s.pid, SIGKILL);
-  }
   char buf[65536];
   ssize_t n;
-  while ((n = read(impl_->s.err, buf, sizeof buf)) > 0) append_tail(impl_->err_tail, buf, static_cast<size_t>(n));
-  for (int* fd : {&impl_->s.in, &impl_->s.out, &impl_->s.err})
-    if (*fd >= 0) { close(*fd); *fd = -1; }
-  fill_status(r, impl_->status);
+  int efd = s.err.native_handle();
+  while (s.err.is_open() && (n = read(efd, buf, sizeof buf)) > 0) append_tail(impl_->err_tail, buf, static_cast<size_t>(n));
+  fill_status(r, s.status);
   r.err = impl_->err_tail;
   return r;
 }
 
-int LineChild::pid() const { return impl_->s.pid; }
+int LineChild::pid() const { return impl_->s->pid; }
+
+void kill_all_children() {
+  for (auto& slot : g_children) {
+    pid_t p = slot.load();
+    if (p > 0) ::kill(-p, SIGKILL);
+  }
+}
+
+namespace {
+// The message on_termination_signal prints: set outside the handler, only read inside it.
+std::atomic<const std::string*> g_termination_message{nullptr};
+
+void on_signal(int sig) {
+  kill_all_children();
+  if (const std::string* m = g_termination_message.load()) (void)!write(2, m->data(), m->size());
+  _exit(128 + sig);
+}
+}  // namespace
+
+void on_termination_signal(const std::string& message) {
+  g_termination_message.store(new std::string(message));  // never freed: a handler may read it any time
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
 
 std::string shell_quote_command(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
   auto quote = [](const std::string& s) {

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "reprokit/ir/op_registry.h"
+#include "reprokit/ir/op_semantics.h"
 
 namespace reprokit {
 
@@ -18,8 +19,8 @@ int64_t index_bound(const Graph& g, int input) {
     const Node& n = g.node(i);
     if (n.operands.size() < 2 || !n.operands[1].is_value() || n.operands[1].value != input) continue;
     int64_t b = 0;
-    if (n.op == "embedding") b = g.node(n.operands[0].value).type.shape.at(0);
-    if (n.op == "gather") {
+    if (n.op == Op::embedding) b = g.node(n.operands[0].value).type.shape.at(0);
+    if (n.op == Op::gather) {
       const auto& x = g.node(n.operands[0].value).type;
       b = x.shape.at(static_cast<size_t>(normalize_dim(attr_int(n, "dim"), x.rank())));
     }

@@ -1,8 +1,10 @@
-// The reference interpreter: walks the graph in order, runs each node's reference kernel in
-// double precision and rounds the result to the node's dtype (or keeps f64 in float64 mode).
+// The reference interpreter: walks the graph in order, runs each node's reference kernel (floats
+// in double, integers exactly in int64) and stores the result in the node's dtype (or keeps f64
+// for floating values in float64 mode).
 #include "reprokit/runtime/interpreter.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kernel_util.h"
 #include "reprokit/ir/errors.h"
@@ -14,26 +16,57 @@ namespace {
 
 DType value_dtype(DType t, bool f64_mode) { return f64_mode && is_floating(t) ? DType::f64 : t; }
 
-// Scalar literals compute in the op's compute type: f32 for f16/bf16/f32 results, as PyTorch's
-// CPU kernels do, unless the graph runs in float64.
-double literal_value(const AttrValue& lit, DType compute, bool f64_mode) {
-  double v = lit.is_bool() ? (lit.as_bool() ? 1.0 : 0.0) : lit.as_float();
+// A literal operand as a 0-d value. Floats compute in the op's compute type: f32 for
+// f16/bf16/f32 results, as PyTorch's CPU kernels do, unless the graph runs in float64.
+kernels::Values literal_values(const AttrValue& lit, DType compute, bool f64_mode) {
+  if (lit.is_bool()) return kernels::Values::ints(DType::boolean, {}, {lit.as_bool() ? 1 : 0});
+  if (lit.is_int()) return kernels::Values::ints(DType::i64, {}, {lit.as_int()});
+  double v = lit.as_float();
   if (!f64_mode && is_floating(compute) && compute != DType::f64) v = static_cast<float>(v);
-  return v;
+  return kernels::Values::floats(DType::f64, {}, {v});
+}
+
+kernels::Values run_kernel(const Node& n, const std::vector<kernels::Values>& a) {
+  const Shape& out = n.type.shape;
+  switch (n.op) {
+    case Op::neg: case Op::abs: case Op::exp: case Op::log: case Op::sqrt: case Op::rsqrt: case Op::reciprocal:
+    case Op::sin: case Op::cos: case Op::tanh: case Op::relu: case Op::erf: case Op::sigmoid: case Op::silu:
+    case Op::gelu: case Op::add: case Op::sub: case Op::mul: case Op::div: case Op::pow: case Op::maximum:
+    case Op::minimum: case Op::eq: case Op::ne: case Op::lt: case Op::le: case Op::gt: case Op::ge: case Op::where:
+    case Op::to: case Op::clone: case Op::contiguous:
+      return kernels::pointwise(n, a, out);
+    case Op::sum: case Op::amax: case Op::amin: case Op::mean: case Op::var: case Op::argmax:
+      return kernels::reduction(n, a, out);
+    case Op::softmax: case Op::log_softmax: case Op::layer_norm:
+      return kernels::normalization(n, a, out);
+    case Op::matmul: case Op::linear:
+      return kernels::linalg(n, a, out);
+    case Op::reshape: case Op::permute: case Op::transpose: case Op::expand: case Op::slice: case Op::cat:
+    case Op::squeeze: case Op::unsqueeze: case Op::embedding: case Op::gather:
+      return kernels::data_movement(n, a, out);
+    case Op::full:
+      return kernels::creation(n, out);
+    case Op::input:
+      break;
+  }
+  throw InternalError(fmt::format("no reference kernel for op '{}'", op_name(n.op)));
+}
+
+Tensor to_tensor(const kernels::Values& v, DType dtype, const Shape& shape) {
+  if (v.is_int()) return Tensor::from_int64s(dtype, shape, v.i);
+  return Tensor::from_doubles(dtype, shape, v.f);
 }
 
 }  // namespace
 
-bool has_reference_kernel(std::string_view op) { return kernels::find_kernel(op) != nullptr; }
-
 Tensor run_reference_kernel(const Node& node, const std::vector<Tensor>& operands, bool f64_mode) {
-  const kernels::Kernel* k = kernels::find_kernel(node.op);
-  if (!k) throw InternalError(fmt::format("no reference kernel for op '{}'", node.op));
-  std::vector<kernels::Arg> args;
+  std::vector<kernels::Values> args;
   args.reserve(operands.size());
-  for (auto& t : operands) args.push_back({t.shape(), t.to_doubles()});
-  std::vector<double> values = (*k)(node, args, node.type.shape);
-  return Tensor::from_doubles(value_dtype(node.type.dtype, f64_mode), node.type.shape, values);
+  for (size_t k = 0; k < operands.size(); ++k) {
+    if (k < node.operands.size() && !node.operands[k].is_value()) args.push_back(literal_values(node.operands[k].literal, node.type.dtype, f64_mode));
+    else args.push_back(kernels::Values::of(operands[k]));
+  }
+  return to_tensor(run_kernel(node, args), value_dtype(node.type.dtype, f64_mode), node.type.shape);
 }
 
 std::vector<Tensor> interpret_all(const Graph& g, const std::vector<Tensor>& inputs, const InterpretOptions& opts) {
@@ -52,17 +85,12 @@ std::vector<Tensor> interpret_all(const Graph& g, const std::vector<Tensor>& inp
   }
   for (int id = ni; id < g.size(); ++id) {
     const Node& n = g.node(id);
-    std::vector<Tensor> ops;
-    ops.reserve(n.operands.size());
-    for (auto& o : n.operands) {
-      if (o.is_value()) {
-        ops.push_back(values[static_cast<size_t>(o.value)]);
-      } else {
-        double v = literal_value(o.literal, n.type.dtype, opts.cast_to_f64);
-        ops.push_back(Tensor::from_doubles(DType::f64, {}, {v}));
-      }
-    }
-    values[static_cast<size_t>(id)] = run_reference_kernel(n, ops, opts.cast_to_f64);
+    std::vector<kernels::Values> args;
+    args.reserve(n.operands.size());
+    for (auto& o : n.operands)
+      args.push_back(o.is_value() ? kernels::Values::of(values[static_cast<size_t>(o.value)])
+                                  : literal_values(o.literal, n.type.dtype, opts.cast_to_f64));
+    values[static_cast<size_t>(id)] = to_tensor(run_kernel(n, args), value_dtype(n.type.dtype, opts.cast_to_f64), n.type.shape);
     if (opts.on_value) opts.on_value(id, values[static_cast<size_t>(id)]);
   }
   return values;

@@ -1,8 +1,8 @@
-// Shared pieces of the reference kernels: the kernel signature, the registry, and index helpers
-// (broadcasting and strided views over values held as doubles in C order).
+// Shared pieces of the reference kernels: operand and result values (floating values as doubles,
+// integer and bool values as int64, so integers stay exact), the kernels' entry points by op
+// group, and index helpers for broadcasting and strided views.
 #pragma once
-#include <functional>
-#include <string>
+#include <cstdint>
 #include <vector>
 
 #include "reprokit/ir/graph.h"
@@ -10,29 +10,37 @@
 
 namespace reprokit::kernels {
 
-// Operand values in C order, with their shapes. Literal operands arrive as 0-d operands.
-struct Arg {
+// Values of one tensor in C order: `f` when floating, `i` otherwise.
+struct Values {
+  DType dtype = DType::f64;
   Shape shape;
-  std::vector<double> v;
+  std::vector<double> f;
+  std::vector<int64_t> i;
+
+  bool is_int() const { return !is_floating(dtype); }
+  size_t size() const { return is_int() ? i.size() : f.size(); }
+  double as_double(size_t k) const { return is_int() ? static_cast<double>(i[k]) : f[k]; }
+  int64_t as_int(size_t k) const { return is_int() ? i[k] : float_to_int64(f[k]); }
+  static Values of(const Tensor& t);
+  static Values floats(DType dtype, Shape shape, std::vector<double> v);
+  static Values ints(DType dtype, Shape shape, std::vector<int64_t> v);
 };
 
-// A reference kernel computes the output values (C order, out_shape) in double precision; the
-// interpreter rounds them to the output dtype on store.
-using Kernel = std::function<std::vector<double>(const Node& n, const std::vector<Arg>& args, const Shape& out_shape)>;
-
-using KernelList = std::vector<std::pair<std::string, Kernel>>;
-// One list per op group, each in its own file; the registry is built from all of them (explicit
-// calls rather than static registrars, which a static library's linker may drop).
-KernelList pointwise_kernels();
-KernelList reduction_kernels();
-KernelList linalg_kernels();
-KernelList shape_kernels();
-
-const Kernel* find_kernel(std::string_view op);
+// Kernels by op group; each computes node n's result (dtype n.type.dtype, or f64 for floating
+// results in float64 mode, shape `out`) from its operand values. Literal operands arrive as 0-d
+// values (int64 for int and bool literals). Integer arithmetic wraps as PyTorch's does.
+Values pointwise(const Node& n, const std::vector<Values>& a, const Shape& out);
+Values reduction(const Node& n, const std::vector<Values>& a, const Shape& out);
+Values normalization(const Node& n, const std::vector<Values>& a, const Shape& out);
+Values linalg(const Node& n, const std::vector<Values>& a, const Shape& out);
+Values data_movement(const Node& n, const std::vector<Values>& a, const Shape& out);  // shape, indexing
+Values creation(const Node& n, const Shape& out);
 
 // For each element of out_shape, the flat index of the element of `in` (broadcast to out_shape).
 std::vector<int64_t> broadcast_map(const Shape& out_shape, const Shape& in_shape);
-// Reads values of a view (shape, strides in elements, offset) over contiguous `src`.
-std::vector<double> read_view(const std::vector<double>& src, const Shape& shape, const Shape& strides, int64_t offset);
+// Flat indices into contiguous data of a view (shape, strides in elements, offset).
+std::vector<int64_t> view_map(const Shape& shape, const Shape& strides, int64_t offset);
+// The values of `v` at `map` (a gather), keeping its representation; `dtype` is the result's.
+Values take(const Values& v, const std::vector<int64_t>& map, DType dtype, const Shape& shape);
 
 }  // namespace reprokit::kernels

@@ -1,26 +1,20 @@
-// Reference kernels of reductions and normalizations: sum mean amax amin var argmax, softmax,
-// log_softmax, layer_norm. All accumulate in double.
+// Reference kernels of reductions (sum mean amax amin var argmax) and normalizations (softmax,
+// log_softmax, layer_norm). Floating values accumulate in double; integer sums, maxima and
+// argmax stay exact in int64.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
 
 #include "kernel_util.h"
-#include "strided_walk.h"
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/op_registry.h"
+#include "reprokit/ir/op_semantics.h"
+#include "strided_walk.h"
 
 namespace reprokit::kernels {
 
 namespace {
-
-std::vector<int64_t> reduced_dims(const Node& n, int64_t rank) {
-  std::vector<int64_t> dims;
-  if (auto d = attr_opt(n, n.op == "argmax" ? "dim" : "dims")) {
-    for (auto x : d->as_ints()) dims.push_back(normalize_dim(x, rank));
-  } else {
-    for (int64_t i = 0; i < rank; ++i) dims.push_back(i);
-  }
-  return dims;
-}
 
 // Groups the input's elements by output position: group_of[i] = flat index (in the reduced,
 // keepdim-free shape) of input element i. Returns the number of groups.
@@ -34,56 +28,84 @@ int64_t group_elements(const Shape& in, const std::vector<int64_t>& dims, std::v
   Shape ks = contiguous_strides(kept_shape);
   for (size_t d = 0, k = 0; d < in.size(); ++d)
     if (!reduced[d]) view[d] = ks[k++];
-  group_of.assign(static_cast<size_t>(numel(in)), 0);
-  walk_strided(in, view, 0, [&](int64_t i, int64_t off) { group_of[static_cast<size_t>(i)] = off; });
+  group_of = view_map(in, view, 0);
   return numel(kept_shape);
 }
 
-Kernel reduction(const char* which) {
-  std::string kind = which;
-  return [kind](const Node& n, const std::vector<Arg>& a, const Shape&) {
-    const Arg& x = a[0];
-    auto dims = reduced_dims(n, static_cast<int64_t>(x.shape.size()));
-    std::vector<int64_t> group;
-    int64_t groups = group_elements(x.shape, dims, group);
-    int64_t count = groups ? numel(x.shape) / groups : 0;
-    std::vector<double> acc(static_cast<size_t>(groups), 0.0);
-    if (kind == "amax") acc.assign(acc.size(), -std::numeric_limits<double>::infinity());
-    if (kind == "amin") acc.assign(acc.size(), std::numeric_limits<double>::infinity());
-    std::vector<int64_t> arg(static_cast<size_t>(groups), -1);
-    std::vector<int64_t> pos(static_cast<size_t>(groups), 0);  // position within the group (argmax)
-    for (size_t i = 0; i < x.v.size(); ++i) {
-      auto gi = static_cast<size_t>(group[i]);
-      double v = x.v[i];
-      if (kind == "sum" || kind == "mean" || kind == "var") acc[gi] += v;
-      else if (kind == "amax") acc[gi] = std::isnan(v) || std::isnan(acc[gi]) ? NAN : std::max(acc[gi], v);
-      else if (kind == "amin") acc[gi] = std::isnan(v) || std::isnan(acc[gi]) ? NAN : std::min(acc[gi], v);
-      else if (kind == "argmax") {
-        // First maximum; a NaN counts as the maximum (as torch.argmax).
-        if (arg[gi] < 0 || (!std::isnan(acc[gi]) && (std::isnan(v) || v > acc[gi]))) {
-          acc[gi] = v;
-          arg[gi] = pos[gi];
-        }
-        ++pos[gi];
-      }
-    }
-    if (kind == "mean")
-      for (auto& v : acc) v /= static_cast<double>(count);
-    if (kind == "var") {
-      std::vector<double> mean = acc, ss(acc.size(), 0.0);
-      for (auto& v : mean) v /= static_cast<double>(count);
-      for (size_t i = 0; i < x.v.size(); ++i) {
-        double d = x.v[i] - mean[static_cast<size_t>(group[i])];
-        ss[static_cast<size_t>(group[i])] += d * d;
-      }
-      double denom = static_cast<double>(count - attr_int(n, "correction"));
-      for (size_t g = 0; g < acc.size(); ++g) acc[g] = ss[g] / std::max(denom, 0.0);
-    }
-    if (kind == "argmax")
-      for (size_t g = 0; g < acc.size(); ++g) acc[g] = static_cast<double>(arg[g]);
-    return acc;
-  };
+// First maximum; a NaN counts as the maximum (as torch.argmax).
+template <class T>
+bool beats(T v, T best, bool first) {
+  if (first) return true;
+  if constexpr (std::is_floating_point_v<T>) return !std::isnan(best) && (std::isnan(v) || v > best);
+  else return v > best;
 }
+
+Values int_reduction(const Node& n, const Values& x, const std::vector<int64_t>& group, int64_t groups, const Shape& out) {
+  std::vector<int64_t> acc(static_cast<size_t>(groups), 0), arg(static_cast<size_t>(groups), -1), pos(static_cast<size_t>(groups), 0);
+  std::vector<bool> seen(static_cast<size_t>(groups), false);
+  for (size_t i = 0; i < x.i.size(); ++i) {
+    auto g = static_cast<size_t>(group[i]);
+    int64_t v = x.i[i];
+    if (n.op == Op::sum) acc[g] = static_cast<int64_t>(static_cast<uint64_t>(acc[g]) + static_cast<uint64_t>(v));
+    else if (n.op == Op::amax) acc[g] = seen[g] ? std::max(acc[g], v) : v;
+    else if (n.op == Op::amin) acc[g] = seen[g] ? std::min(acc[g], v) : v;
+    else if (beats(v, acc[g], !seen[g])) acc[g] = v, arg[g] = pos[g];
+    seen[g] = true;
+    ++pos[g];
+  }
+  return Values::ints(n.type.dtype, out, n.op == Op::argmax ? arg : acc);
+}
+
+}  // namespace
+
+Values reduction(const Node& n, const std::vector<Values>& a, const Shape& out) {
+  const Values& x = a[0];
+  auto dims = reduction_dims(n, static_cast<int64_t>(x.shape.size()));
+  std::vector<int64_t> group;
+  int64_t groups = group_elements(x.shape, dims, group);
+  if (x.is_int()) {
+    if (n.op == Op::mean || n.op == Op::var) throw InternalError("mean/var of an integer tensor passed verification");
+    return int_reduction(n, x, group, groups, out);
+  }
+  int64_t count = groups ? numel(x.shape) / groups : 0;
+  std::vector<double> acc(static_cast<size_t>(groups), 0.0);
+  if (n.op == Op::amax) acc.assign(acc.size(), -std::numeric_limits<double>::infinity());
+  if (n.op == Op::amin) acc.assign(acc.size(), std::numeric_limits<double>::infinity());
+  std::vector<int64_t> arg(static_cast<size_t>(groups), -1), pos(static_cast<size_t>(groups), 0);
+  for (size_t i = 0; i < x.f.size(); ++i) {
+    auto gi = static_cast<size_t>(group[i]);
+    double v = x.f[i];
+    if (n.op == Op::amax) {
+      acc[gi] = std::isnan(v) || std::isnan(acc[gi]) ? NAN : std::max(acc[gi], v);
+    } else if (n.op == Op::amin) {
+      acc[gi] = std::isnan(v) || std::isnan(acc[gi]) ? NAN : std::min(acc[gi], v);
+    } else if (n.op == Op::argmax) {
+      if (beats(v, acc[gi], arg[gi] < 0)) acc[gi] = v, arg[gi] = pos[gi];
+      ++pos[gi];
+    } else {  // sum, and the sums of mean and var
+      acc[gi] += v;
+    }
+  }
+  if (n.op == Op::argmax) return Values::ints(DType::i64, out, arg);
+  if (n.op == Op::mean)
+    for (auto& v : acc) v /= static_cast<double>(count);
+  if (n.op == Op::var) {
+    std::vector<double> ss(acc.size(), 0.0);
+    for (size_t i = 0; i < x.f.size(); ++i) {
+      auto g = static_cast<size_t>(group[i]);
+      double d = x.f[i] - acc[g] / static_cast<double>(count);
+      ss[g] += d * d;
+    }
+    double denom = static_cast<double>(count - attr_int(n, "correction"));
+    for (size_t g = 0; g < acc.size(); ++g) acc[g] = ss[g] / std::max(denom, 0.0);
+  }
+  if (is_floating(n.type.dtype)) return Values::floats(n.type.dtype, out, std::move(acc));
+  std::vector<int64_t> iv(acc.size());  // sum of bools
+  for (size_t g = 0; g < acc.size(); ++g) iv[g] = static_cast<int64_t>(acc[g]);
+  return Values::ints(n.type.dtype, out, std::move(iv));
+}
+
+namespace {
 
 // Visits the 1-D rows along `dim`: calls f(base offset, stride, length) for each row.
 template <class F>
@@ -96,45 +118,42 @@ void for_each_row(const Shape& shape, int64_t dim, F f) {
     for (int64_t i = 0; i < inner; ++i) f(o * len * inner + i, inner, len);
 }
 
-Kernel softmax_kernel(bool log) {
-  return [log](const Node& n, const std::vector<Arg>& a, const Shape&) {
-    const Arg& x = a[0];
-    std::vector<double> out(x.v.size());
-    int64_t dim = normalize_dim(attr_int(n, "dim"), static_cast<int64_t>(x.shape.size()));
-    for_each_row(x.shape, dim, [&](int64_t base, int64_t stride, int64_t len) {
-      double m = -std::numeric_limits<double>::infinity();
-      for (int64_t j = 0; j < len; ++j) m = std::max(m, x.v[static_cast<size_t>(base + j * stride)]);
-      double s = 0;
-      for (int64_t j = 0; j < len; ++j) s += std::exp(x.v[static_cast<size_t>(base + j * stride)] - m);
-      for (int64_t j = 0; j < len; ++j) {
-        double v = x.v[static_cast<size_t>(base + j * stride)] - m;
-        out[static_cast<size_t>(base + j * stride)] = log ? v - std::log(s) : std::exp(v) / s;
-      }
-    });
-    return out;
-  };
+std::vector<double> softmax(const Node& n, const std::vector<double>& x, const Shape& shape, bool log) {
+  std::vector<double> out(x.size());
+  int64_t dim = normalize_dim(attr_int(n, "dim"), static_cast<int64_t>(shape.size()));
+  for_each_row(shape, dim, [&](int64_t base, int64_t stride, int64_t len) {
+    double m = -std::numeric_limits<double>::infinity();
+    for (int64_t j = 0; j < len; ++j) m = std::max(m, x[static_cast<size_t>(base + j * stride)]);
+    double s = 0;
+    for (int64_t j = 0; j < len; ++j) s += std::exp(x[static_cast<size_t>(base + j * stride)] - m);
+    for (int64_t j = 0; j < len; ++j) {
+      double v = x[static_cast<size_t>(base + j * stride)] - m;
+      out[static_cast<size_t>(base + j * stride)] = log ? v - std::log(s) : std::exp(v) / s;
+    }
+  });
+  return out;
 }
 
-std::vector<double> layer_norm(const Node& n, const std::vector<Arg>& a, const Shape&) {
-  const Arg& x = a[0];
+std::vector<double> layer_norm(const Node& n, const std::vector<Values>& a) {
+  const std::vector<double>& x = a[0].f;
   int64_t group = numel(attr_ints(n, "normalized_shape"));
   double eps = attr_float(n, "eps");
-  std::vector<double> out(x.v.size());
-  for (size_t base = 0; base < x.v.size(); base += static_cast<size_t>(group)) {
+  std::vector<double> out(x.size());
+  for (size_t base = 0; base < x.size(); base += static_cast<size_t>(group)) {
     double mean = 0, var = 0;
-    for (int64_t j = 0; j < group; ++j) mean += x.v[base + static_cast<size_t>(j)];
+    for (int64_t j = 0; j < group; ++j) mean += x[base + static_cast<size_t>(j)];
     mean /= static_cast<double>(group);
     for (int64_t j = 0; j < group; ++j) {
-      double d = x.v[base + static_cast<size_t>(j)] - mean;
+      double d = x[base + static_cast<size_t>(j)] - mean;
       var += d * d;
     }
     var /= static_cast<double>(group);
     double inv = 1.0 / std::sqrt(var + eps);
     for (int64_t j = 0; j < group; ++j) {
       auto sj = static_cast<size_t>(j);
-      double v = (x.v[base + sj] - mean) * inv;
-      if (a.size() > 1) v *= a[1].v[sj];
-      if (a.size() > 2) v += a[2].v[sj];
+      double v = (x[base + sj] - mean) * inv;
+      if (a.size() > 1) v *= a[1].f[sj];
+      if (a.size() > 2) v += a[2].f[sj];
       out[base + sj] = v;
     }
   }
@@ -143,10 +162,9 @@ std::vector<double> layer_norm(const Node& n, const std::vector<Arg>& a, const S
 
 }  // namespace
 
-KernelList reduction_kernels() {
-  return {{"sum", reduction("sum")},       {"mean", reduction("mean")},       {"amax", reduction("amax")},
-          {"amin", reduction("amin")},     {"var", reduction("var")},         {"argmax", reduction("argmax")},
-          {"softmax", softmax_kernel(false)}, {"log_softmax", softmax_kernel(true)}, {"layer_norm", layer_norm}};
+Values normalization(const Node& n, const std::vector<Values>& a, const Shape& out) {
+  if (n.op == Op::layer_norm) return Values::floats(n.type.dtype, out, layer_norm(n, a));
+  return Values::floats(n.type.dtype, out, softmax(n, a[0].f, a[0].shape, n.op == Op::log_softmax));
 }
 
 }  // namespace reprokit::kernels

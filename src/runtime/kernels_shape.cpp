@@ -1,125 +1,139 @@
-// Reference kernels of shape, indexing and creation ops: reshape permute transpose expand slice
-// cat squeeze unsqueeze, embedding gather, full. Views are read through strides.
+// Reference kernels of data movement: shape ops (reshape permute transpose expand slice cat
+// squeeze unsqueeze contiguous), indexing (embedding gather) and creation (full). Each computes
+// which source element every output element comes from, so values move exactly, in any dtype.
 #include <fmt/format.h>
 
 #include "kernel_util.h"
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/op_registry.h"
+#include "reprokit/ir/op_semantics.h"
 
 namespace reprokit::kernels {
 
 namespace {
 
-std::vector<double> same_values(const Node&, const std::vector<Arg>& a, const Shape&) { return a[0].v; }
+std::vector<int64_t> identity_map(size_t n) {
+  std::vector<int64_t> m(n);
+  for (size_t i = 0; i < n; ++i) m[i] = static_cast<int64_t>(i);
+  return m;
+}
 
-std::vector<double> permute_kernel(const Node& n, const std::vector<Arg>& a, const Shape& out_shape) {
-  const Arg& x = a[0];
-  int64_t rank = static_cast<int64_t>(x.shape.size());
-  std::vector<int64_t> dims;
-  if (n.op == "permute") {
-    for (auto d : attr_ints(n, "dims")) dims.push_back(normalize_dim(d, rank));
-  } else {
-    for (int64_t d = 0; d < rank; ++d) dims.push_back(d);
-    std::swap(dims[static_cast<size_t>(normalize_dim(attr_int(n, "dim0"), rank))],
-              dims[static_cast<size_t>(normalize_dim(attr_int(n, "dim1"), rank))]);
-  }
-  Shape in_strides = contiguous_strides(x.shape), view(dims.size());
+std::vector<int64_t> permute_map(const Node& n, const Shape& in, const Shape& out) {
+  auto dims = permutation(n, static_cast<int64_t>(in.size()));
+  Shape in_strides = contiguous_strides(in), view(dims.size());
   for (size_t d = 0; d < dims.size(); ++d) view[d] = in_strides[static_cast<size_t>(dims[d])];
-  return read_view(x.v, out_shape, view, 0);
+  return view_map(out, view, 0);
 }
 
-std::vector<double> expand_kernel(const Node&, const std::vector<Arg>& a, const Shape& out_shape) {
-  auto map = broadcast_map(out_shape, a[0].shape);
-  std::vector<double> out(map.size());
-  for (size_t i = 0; i < map.size(); ++i) out[i] = a[0].v[static_cast<size_t>(map[i])];
-  return out;
+std::vector<int64_t> slice_map(const Node& n, const Shape& in, const Shape& out) {
+  SliceBounds b = slice_bounds(n, in);
+  Shape strides = contiguous_strides(in);
+  int64_t offset = b.start * strides[static_cast<size_t>(b.dim)];
+  strides[static_cast<size_t>(b.dim)] *= b.step;
+  return view_map(out, strides, offset);
 }
 
-std::vector<double> slice_kernel(const Node& n, const std::vector<Arg>& a, const Shape& out_shape) {
-  const Arg& x = a[0];
-  int64_t dim = normalize_dim(attr_int(n, "dim"), static_cast<int64_t>(x.shape.size()));
-  int64_t size = x.shape[static_cast<size_t>(dim)];
-  int64_t start = attr_int(n, "start");
-  if (start < 0) start += size;
-  start = std::clamp<int64_t>(start, 0, size);
-  Shape strides = contiguous_strides(x.shape);
-  int64_t offset = start * strides[static_cast<size_t>(dim)];
-  strides[static_cast<size_t>(dim)] *= attr_int(n, "step");
-  return read_view(x.v, out_shape, strides, offset);
+// Converts values to the representation of dtype (cat promotes its operands).
+Values convert(const Values& v, DType dtype) {
+  if (v.is_int() == !is_floating(dtype)) return v;
+  Values r;
+  r.dtype = dtype;
+  r.shape = v.shape;
+  if (v.is_int()) {
+    for (auto x : v.i) r.f.push_back(static_cast<double>(x));
+  } else {
+    for (auto x : v.f) r.i.push_back(dtype == DType::boolean ? (x != 0) : float_to_int64(x));
+  }
+  return r;
 }
 
-std::vector<double> cat_kernel(const Node& n, const std::vector<Arg>& a, const Shape& out_shape) {
-  int64_t dim = normalize_dim(attr_int(n, "dim"), static_cast<int64_t>(out_shape.size()));
+Values cat(const Node& n, const std::vector<Values>& a, const Shape& out) {
+  int64_t dim = normalize_dim(attr_int(n, "dim"), static_cast<int64_t>(out.size()));
   int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < dim; ++d) outer *= out_shape[static_cast<size_t>(d)];
-  for (size_t d = static_cast<size_t>(dim) + 1; d < out_shape.size(); ++d) inner *= out_shape[d];
-  std::vector<double> out;
-  out.reserve(static_cast<size_t>(numel(out_shape)));
+  for (int64_t d = 0; d < dim; ++d) outer *= out[static_cast<size_t>(d)];
+  for (size_t d = static_cast<size_t>(dim) + 1; d < out.size(); ++d) inner *= out[d];
+  // All operands as one source: operand j starts at base[j].
+  Values all;
+  all.dtype = n.type.dtype;
+  std::vector<int64_t> base;
+  for (auto& x : a) {
+    Values c = convert(x, n.type.dtype);
+    base.push_back(static_cast<int64_t>(all.size()));
+    all.f.insert(all.f.end(), c.f.begin(), c.f.end());
+    all.i.insert(all.i.end(), c.i.begin(), c.i.end());
+  }
+  std::vector<int64_t> map;
+  map.reserve(static_cast<size_t>(numel(out)));
   for (int64_t o = 0; o < outer; ++o)
-    for (auto& x : a) {
-      int64_t chunk = x.shape[static_cast<size_t>(dim)] * inner;
-      out.insert(out.end(), x.v.begin() + o * chunk, x.v.begin() + (o + 1) * chunk);
+    for (size_t j = 0; j < a.size(); ++j) {
+      int64_t chunk = a[j].shape[static_cast<size_t>(dim)] * inner;
+      for (int64_t k = 0; k < chunk; ++k) map.push_back(base[j] + o * chunk + k);
     }
-  return out;
+  return take(all, map, n.type.dtype, out);
 }
 
-int64_t checked_index(double v, int64_t size, const Node& n) {
-  auto i = static_cast<int64_t>(v);
-  if (i < 0) i += size;  // negative indices count from the end, as in torch.gather
-  if (i < 0 || i >= size)
-    throw UserError(fmt::format("node %{} = {}: index {} is out of range for a dimension of size {}", n.name, n.op,
-                                static_cast<int64_t>(v), size));
-  return i;
+int64_t checked_index(int64_t i, int64_t size, const Node& n) {
+  int64_t r = i < 0 ? i + size : i;  // negative indices count from the end, as in torch.gather
+  if (r < 0 || r >= size)
+    throw UserError(fmt::format("node %{} = {}: index {} is out of range for a dimension of size {}", n.name, op_name(n.op), i, size));
+  return r;
 }
 
-std::vector<double> embedding_kernel(const Node& n, const std::vector<Arg>& a, const Shape&) {
-  const Arg &w = a[0], &idx = a[1];
+std::vector<int64_t> embedding_map(const Node& n, const Values& w, const Values& idx) {
   int64_t rows = w.shape[0], cols = w.shape[1];
-  std::vector<double> out;
-  out.reserve(idx.v.size() * static_cast<size_t>(cols));
-  for (double v : idx.v) {
-    int64_t r = static_cast<int64_t>(v);
+  std::vector<int64_t> map;
+  map.reserve(idx.size() * static_cast<size_t>(cols));
+  for (size_t k = 0; k < idx.size(); ++k) {
+    int64_t r = idx.as_int(k);
     if (r < 0 || r >= rows)
       throw UserError(fmt::format("node %{} = embedding: index {} is out of range for {} embeddings", n.name, r, rows));
-    out.insert(out.end(), w.v.begin() + r * cols, w.v.begin() + (r + 1) * cols);
+    for (int64_t c = 0; c < cols; ++c) map.push_back(r * cols + c);
   }
-  return out;
+  return map;
 }
 
-std::vector<double> gather_kernel(const Node& n, const std::vector<Arg>& a, const Shape& out_shape) {
-  const Arg &x = a[0], &idx = a[1];
+std::vector<int64_t> gather_map(const Node& n, const Values& x, const Values& idx, const Shape& out) {
   int64_t dim = normalize_dim(attr_int(n, "dim"), static_cast<int64_t>(x.shape.size()));
   Shape xs = contiguous_strides(x.shape);
-  std::vector<double> out(idx.v.size());
-  std::vector<int64_t> pos(out_shape.size(), 0);
-  for (size_t i = 0; i < idx.v.size(); ++i) {
+  std::vector<int64_t> map(idx.size());
+  std::vector<int64_t> pos(out.size(), 0);
+  for (size_t i = 0; i < idx.size(); ++i) {
     int64_t off = 0;
     for (size_t d = 0; d < pos.size(); ++d) {
-      int64_t coord = static_cast<int64_t>(d) == dim ? checked_index(idx.v[i], x.shape[d], n) : pos[d];
+      int64_t coord = static_cast<int64_t>(d) == dim ? checked_index(idx.as_int(i), x.shape[d], n) : pos[d];
       off += coord * xs[d];
     }
-    out[i] = x.v[static_cast<size_t>(off)];
+    map[i] = off;
     for (size_t d = pos.size(); d-- > 0;) {
-      if (++pos[d] < out_shape[d]) break;
+      if (++pos[d] < out[d]) break;
       pos[d] = 0;
     }
   }
-  return out;
-}
-
-std::vector<double> full_kernel(const Node& n, const std::vector<Arg>&, const Shape& out_shape) {
-  const AttrValue& v = attr(n, "value");
-  double value = v.is_bool() ? (v.as_bool() ? 1.0 : 0.0) : v.as_float();
-  return std::vector<double>(static_cast<size_t>(numel(out_shape)), value);
+  return map;
 }
 
 }  // namespace
 
-KernelList shape_kernels() {
-  return {{"reshape", same_values},     {"squeeze", same_values},  {"unsqueeze", same_values},
-          {"permute", permute_kernel},  {"transpose", permute_kernel}, {"expand", expand_kernel},
-          {"slice", slice_kernel},      {"cat", cat_kernel},       {"embedding", embedding_kernel},
-          {"gather", gather_kernel},    {"full", full_kernel}};
+Values data_movement(const Node& n, const std::vector<Values>& a, const Shape& out) {
+  DType dt = n.type.dtype;
+  if (n.op == Op::cat) return cat(n, a, out);
+  if (n.op == Op::embedding) return take(a[0], embedding_map(n, a[0], a[1]), dt, out);
+  if (n.op == Op::gather) return take(a[0], gather_map(n, a[0], a[1], out), dt, out);
+  if (n.op == Op::permute || n.op == Op::transpose) return take(a[0], permute_map(n, a[0].shape, out), dt, out);
+  if (n.op == Op::slice) return take(a[0], slice_map(n, a[0].shape, out), dt, out);
+  if (n.op == Op::expand) return take(a[0], broadcast_map(out, a[0].shape), dt, out);
+  return take(a[0], identity_map(a[0].size()), dt, out);  // reshape, squeeze, unsqueeze: same order
+}
+
+Values creation(const Node& n, const Shape& out) {
+  const AttrValue& v = attr(n, "value");
+  auto count = static_cast<size_t>(numel(out));
+  if (!is_floating(n.type.dtype)) {
+    int64_t x = v.is_bool() ? v.as_bool() : v.is_int() ? v.as_int() : float_to_int64(v.as_float());
+    return Values::ints(n.type.dtype, out, std::vector<int64_t>(count, x));
+  }
+  double x = v.is_bool() ? (v.as_bool() ? 1.0 : 0.0) : v.as_float();
+  return Values::floats(n.type.dtype, out, std::vector<double>(count, x));
 }
 
 }  // namespace reprokit::kernels

@@ -5,11 +5,11 @@
 #include <fmt/ranges.h>
 
 #include <cstring>
-#include <fstream>
-#include <regex>
-#include <sstream>
+#include <filesystem>
 
 #include "reprokit/ir/errors.h"
+#include "reprokit/ir/shape_check.h"
+#include "reprokit/support/files.h"
 
 namespace reprokit {
 
@@ -28,16 +28,61 @@ const char* descr_of(DType t) {
   return "?";
 }
 
-std::optional<DType> dtype_of(const std::string& d) {
+std::optional<DType> dtype_of(std::string_view d) {
   for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean})
     if (d == descr_of(t)) return t;
   if (d == "|u1" || d == "<b1") return DType::boolean;
   return std::nullopt;
 }
 
+// The value of 'key' in the header dict: the text after "'key':" up to the matching end.
+std::string_view header_value(std::string_view header, std::string_view key, const std::string& where) {
+  std::string pattern = fmt::format("'{}':", key);
+  size_t p = header.find(pattern);
+  if (p == std::string_view::npos) throw UserError(fmt::format("'{}' is not a valid .npy file: the header has no '{}'", where, key));
+  std::string_view rest = header.substr(p + pattern.size());
+  size_t start = rest.find_first_not_of(' ');
+  return start == std::string_view::npos ? std::string_view{} : rest.substr(start);
+}
+
+// A shape tuple "(2, 3)", "(5,)" or "()": non-negative integers only.
+Shape parse_shape(std::string_view v, const std::string& where) {
+  auto bad = [&](const std::string& why) { return UserError(fmt::format("'{}' is not a valid .npy file: shape {}", where, why)); };
+  if (v.empty() || v[0] != '(') throw bad("is not a tuple");
+  size_t close = v.find(')');
+  if (close == std::string_view::npos) throw bad("is not a closed tuple");
+  std::string_view body = v.substr(1, close - 1);
+  Shape shape;
+  size_t pos = 0;
+  while (pos < body.size()) {
+    size_t comma = body.find(',', pos);
+    std::string_view item = body.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    size_t a = item.find_first_not_of(' '), b = item.find_last_not_of(' ');
+    if (a != std::string_view::npos) {
+      item = item.substr(a, b - a + 1);
+      int64_t d = 0;
+      for (char c : item) {
+        if (c < '0' || c > '9') throw bad(fmt::format("holds '{}', not a non-negative integer", item));
+        if (__builtin_mul_overflow(d, 10, &d) || __builtin_add_overflow(d, c - '0', &d)) throw bad(fmt::format("dimension {} does not fit 64 bits", item));
+      }
+      shape.push_back(d);
+    } else if (comma != std::string_view::npos) {
+      throw bad("has an empty dimension");
+    }
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  try {
+    check_shape(shape, "the array");
+  } catch (const VerifyError& e) {
+    throw bad(e.what());
+  }
+  return shape;
+}
+
 }  // namespace
 
-void write_npy(const std::string& path, const Tensor& t) {
+std::string encode_npy(const Tensor& t) {
   Tensor c = t.contiguous();
   std::string shape;
   for (size_t i = 0; i < c.shape().size(); ++i) shape += fmt::format("{}, ", c.shape()[i]);
@@ -47,25 +92,17 @@ void write_npy(const std::string& path, const Tensor& t) {
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw UserError(fmt::format("cannot write '{}'", path));
-  out.write("\x93NUMPY\x01\x00", 8);
-  uint16_t len = static_cast<uint16_t>(header.size());
-  out.put(static_cast<char>(len & 0xff));
-  out.put(static_cast<char>(len >> 8));
-  out << header;
-  out.write(reinterpret_cast<const char*>(c.data()), static_cast<std::streamsize>(c.numel() * static_cast<int64_t>(dtype_size(c.dtype()))));
-  if (!out) throw UserError(fmt::format("cannot write '{}' (disk full?)", path));
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  out += header;
+  out.append(reinterpret_cast<const char*>(c.data()), static_cast<size_t>(c.numel()) * dtype_size(c.dtype()));
+  return out;
 }
 
-Tensor read_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(fmt::format("cannot read '{}': no such file or not readable", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string bytes = ss.str();
-  auto bad = [&](const std::string& why) { return UserError(fmt::format("'{}' is not a valid .npy file: {}", path, why)); };
-  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) throw bad("bad magic (expected \\x93NUMPY)");
+Tensor parse_npy(std::string_view bytes, const std::string& where) {
+  auto bad = [&](const std::string& why) { return UserError(fmt::format("'{}' is not a valid .npy file: {}", where, why)); };
+  if (bytes.size() < 10 || bytes.substr(0, 6) != std::string_view("\x93NUMPY", 6)) throw bad("bad magic (expected \\x93NUMPY)");
   int major = static_cast<unsigned char>(bytes[6]);
   size_t hlen, hstart;
   if (major == 1) {
@@ -74,31 +111,38 @@ Tensor read_npy(const std::string& path) {
   } else if (major == 2 || major == 3) {
     if (bytes.size() < 12) throw bad("truncated header");
     hlen = 0;
-    for (int i = 0; i < 4; ++i) hlen |= static_cast<size_t>(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
+    for (int i = 0; i < 4; ++i) hlen |= static_cast<size_t>(static_cast<unsigned char>(bytes[8 + static_cast<size_t>(i)])) << (8 * i);
     hstart = 12;
   } else {
     throw bad(fmt::format("unsupported format version {}", major));
   }
+  if (hlen > (size_t{1} << 20)) throw bad(fmt::format("header of {} bytes (reprokit reads headers up to 1 MiB)", hlen));
   if (bytes.size() < hstart + hlen) throw bad("truncated header");
-  std::string header = bytes.substr(hstart, hlen);
-  std::smatch m;
-  if (!std::regex_search(header, m, std::regex("'descr':\\s*'([^']*)'"))) throw bad("header has no 'descr'");
-  std::string descr = m[1];
+  std::string_view header = bytes.substr(hstart, hlen);
+  std::string_view descr = header_value(header, "descr", where);
+  if (descr.size() < 2 || descr[0] != '\'') throw bad("'descr' is not a string");
+  descr = descr.substr(1, descr.find('\'', 1) == std::string_view::npos ? 0 : descr.find('\'', 1) - 1);
   auto dt = dtype_of(descr);
   if (!dt) throw bad(fmt::format("unsupported dtype '{}' (reprokit reads <f2 <u2(bf16) <f4 <f8 <i4 <i8 |b1)", descr));
-  if (std::regex_search(header, m, std::regex("'fortran_order':\\s*True"))) throw bad("Fortran order is not supported; save with C order");
-  if (!std::regex_search(header, m, std::regex("'shape':\\s*\\(([^)]*)\\)"))) throw bad("header has no 'shape'");
-  Shape shape;
-  std::string dims = m[1];
-  std::regex num("\\d+");
-  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), num); it != std::sregex_iterator(); ++it) shape.push_back(std::stoll(it->str()));
+  std::string_view order = header_value(header, "fortran_order", where);
+  if (order.substr(0, 4) == "True") throw bad("Fortran order is not supported; save with C order");
+  if (order.substr(0, 5) != "False") throw bad("'fortran_order' is neither True nor False");
+  Shape shape = parse_shape(header_value(header, "shape", where), where);
+  size_t nbytes = static_cast<size_t>(numel(shape)) * dtype_size(*dt);
+  size_t have = bytes.size() - hstart - hlen;
+  if (have < nbytes)
+    throw bad(fmt::format("truncated data: {} bytes for shape [{}] of {}, expected {}", have, fmt::join(shape, ", "), dtype_name(*dt), nbytes));
   Tensor t = Tensor::zeros(*dt, shape);
-  size_t nbytes = static_cast<size_t>(t.numel()) * dtype_size(*dt);
-  if (bytes.size() - hstart - hlen < nbytes)
-    throw bad(fmt::format("truncated data: {} bytes for shape [{}] of {}, expected {}", bytes.size() - hstart - hlen,
-                          fmt::join(shape, ", "), dtype_name(*dt), nbytes));
   std::memcpy(t.data(), bytes.data() + hstart + hlen, nbytes);
   return t;
+}
+
+Tensor read_npy(const std::string& path) { return parse_npy(read_file(path, kMaxDataFileBytes), path); }
+
+void write_npy(const std::string& path, const Tensor& t) {
+  std::filesystem::path p(path);
+  std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
+  Dir::open(dir).write(p.filename().string(), encode_npy(t));
 }
 
 }  // namespace reprokit

@@ -5,71 +5,40 @@
 #include <cstring>
 
 #include "reprokit/ir/errors.h"
+#include "reprokit/ir/shape_check.h"
 #include "strided_walk.h"
 
 namespace reprokit {
 
-uint16_t float_to_half_bits(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  uint32_t exp = (x >> 23) & 0xffu;
-  uint32_t mant = x & 0x7fffffu;
-  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0u));  // inf / nan
-  int e = static_cast<int>(exp) - 127 + 15;
-  if (e >= 0x1f) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow to inf
-  if (e <= 0) {  // subnormal half (or zero)
-    if (e < -10) return static_cast<uint16_t>(sign);
-    mant |= 0x800000u;
-    uint32_t shift = static_cast<uint32_t>(14 - e);
-    uint32_t half = mant >> shift;
-    uint32_t rem = mant & ((1u << shift) - 1);
-    uint32_t mid = 1u << (shift - 1);
-    if (rem > mid || (rem == mid && (half & 1u))) ++half;
-    return static_cast<uint16_t>(sign | half);
-  }
-  uint32_t half = sign | (static_cast<uint32_t>(e) << 10) | (mant >> 13);
-  uint32_t rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (half & 1u))) ++half;  // may carry into the exponent: correct
-  return static_cast<uint16_t>(half);
+namespace half {
+// The shared conversion source of repro_templates/, compiled here for the host.
+#define RK_HD
+inline uint32_t rk_bits_of(float f) { uint32_t x; std::memcpy(&x, &f, 4); return x; }
+inline float rk_float_of(uint32_t x) { float f; std::memcpy(&f, &x, 4); return f; }
+#include "rk_half.h"
+#undef RK_HD
+}  // namespace half
+
+uint16_t float_to_half_bits(float f) { return half::rk_f2h(f); }
+float half_bits_to_float(uint16_t h) { return half::rk_h2f(h); }
+uint16_t float_to_bf16_bits(float f) { return half::rk_f2b(f); }
+float bf16_bits_to_float(uint16_t b) { return half::rk_b2f(b); }
+
+int64_t float_to_int64(double x) {
+  // [-2^63, 2^63): the doubles that truncate into int64.
+  if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0)) return INT64_MIN;
+  return static_cast<int64_t>(x);
 }
 
-float half_bits_to_float(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1fu;
-  uint32_t mant = h & 0x3ffu;
-  uint32_t x;
-  if (exp == 0x1f) {
-    x = sign | 0x7f800000u | (mant << 13);
-  } else if (exp == 0) {
-    if (mant == 0) {
-      x = sign;
-    } else {  // subnormal: normalise
-      int e = -1;
-      do { ++e; mant <<= 1; } while (!(mant & 0x400u));
-      x = sign | (static_cast<uint32_t>(127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
-    }
-  } else {
-    x = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-  }
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
+int32_t float_to_int32(double x) {
+  if (!(x > -2147483649.0 && x < 2147483648.0)) return INT32_MIN;
+  return static_cast<int32_t>(x);
 }
 
-uint16_t float_to_bf16_bits(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet nan
-  uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);
-  return static_cast<uint16_t>((x + rounding) >> 16);
-}
-
-float bf16_bits_to_float(uint16_t b) {
-  uint32_t x = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
+int64_t wrap_int(int64_t x, DType dtype) {
+  if (dtype == DType::i32) return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(x)));
+  if (dtype == DType::boolean) return x != 0;
+  return x;
 }
 
 double round_to_dtype(double x, DType dtype) {
@@ -78,8 +47,8 @@ double round_to_dtype(double x, DType dtype) {
     case DType::bf16: return bf16_bits_to_float(float_to_bf16_bits(static_cast<float>(x)));
     case DType::f32: return static_cast<float>(x);
     case DType::f64: return x;
-    case DType::i32: return std::isfinite(x) ? static_cast<double>(static_cast<int32_t>(static_cast<int64_t>(x))) : 0.0;
-    case DType::i64: return std::isfinite(x) ? static_cast<double>(static_cast<int64_t>(x)) : 0.0;
+    case DType::i32: return float_to_int32(x);
+    case DType::i64: return static_cast<double>(float_to_int64(x));
     case DType::boolean: return x != 0 ? 1.0 : 0.0;
   }
   return x;
@@ -106,9 +75,28 @@ void store(uint8_t* p, DType t, double v) {
     case DType::bf16: { uint16_t h = float_to_bf16_bits(static_cast<float>(v)); std::memcpy(p, &h, 2); break; }
     case DType::f32: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); break; }
     case DType::f64: std::memcpy(p, &v, 8); break;
-    case DType::i32: { int32_t i = static_cast<int32_t>(std::isfinite(v) ? static_cast<int64_t>(v) : 0); std::memcpy(p, &i, 4); break; }
-    case DType::i64: { int64_t i = std::isfinite(v) ? static_cast<int64_t>(v) : 0; std::memcpy(p, &i, 8); break; }
+    case DType::i32: { int32_t i = float_to_int32(v); std::memcpy(p, &i, 4); break; }
+    case DType::i64: { int64_t i = float_to_int64(v); std::memcpy(p, &i, 8); break; }
     case DType::boolean: *p = v != 0 ? 1 : 0; break;
+  }
+}
+
+int64_t load_int(const uint8_t* p, DType t) {
+  switch (t) {
+    case DType::i32: { int32_t i; std::memcpy(&i, p, 4); return i; }
+    case DType::i64: { int64_t i; std::memcpy(&i, p, 8); return i; }
+    case DType::boolean: return *p ? 1 : 0;
+    case DType::f16: case DType::bf16: case DType::f32: case DType::f64: return float_to_int64(load(p, t));
+  }
+  return 0;
+}
+
+void store_int(uint8_t* p, DType t, int64_t v) {
+  switch (t) {
+    case DType::i32: { auto i = static_cast<int32_t>(wrap_int(v, t)); std::memcpy(p, &i, 4); break; }
+    case DType::i64: std::memcpy(p, &v, 8); break;
+    case DType::boolean: *p = v != 0 ? 1 : 0; break;
+    case DType::f16: case DType::bf16: case DType::f32: case DType::f64: store(p, t, static_cast<double>(v)); break;
   }
 }
 
@@ -119,19 +107,22 @@ Tensor Tensor::zeros(DType dtype, const Shape& shape) {
 }
 
 Tensor Tensor::empty_strided(DType dtype, const Shape& shape, const Shape& strides) {
-  if (strides.size() != shape.size()) throw InternalError("empty_strided: rank mismatch");
-  int64_t span = 1;
-  bool empty = false;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == 0) empty = true;
-    if (strides[i] < 0) throw UserError("negative strides are not supported");
-    span += (shape[i] - 1) * strides[i];
-  }
+  check_shape(shape, "a tensor");
+  check_strides(shape, strides, "a tensor");
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = shape;
   t.strides_ = strides;
-  t.storage_ = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(empty ? 0 : span) * dtype_size(dtype));
+  t.storage_ = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(storage_span(shape, strides)) * dtype_size(dtype));
+  return t;
+}
+
+Tensor Tensor::from_int64s(DType dtype, const Shape& shape, const std::vector<int64_t>& values) {
+  Tensor t = zeros(dtype, shape);
+  if (static_cast<int64_t>(values.size()) != t.numel()) throw InternalError("from_int64s: size mismatch");
+  size_t es = dtype_size(dtype);
+  uint8_t* p = t.storage_->data();
+  for (size_t i = 0; i < values.size(); ++i) store_int(p + i * es, dtype, values[i]);
   return t;
 }
 
@@ -166,6 +157,36 @@ void Tensor::set(int64_t i, double v) {
   store(data() + off * static_cast<int64_t>(dtype_size(dtype_)), dtype_, v);
 }
 
+int64_t Tensor::get_int(int64_t i) const {
+  int64_t off = is_contiguous() ? i : storage_index(shape_, strides_, i);
+  return load_int(data() + off * static_cast<int64_t>(dtype_size(dtype_)), dtype_);
+}
+
+void Tensor::set_int(int64_t i, int64_t v) {
+  int64_t off = is_contiguous() ? i : storage_index(shape_, strides_, i);
+  store_int(data() + off * static_cast<int64_t>(dtype_size(dtype_)), dtype_, v);
+}
+
+std::vector<int64_t> Tensor::to_int64s() const {
+  std::vector<int64_t> out(static_cast<size_t>(numel()));
+  size_t es = dtype_size(dtype_);
+  walk_strided(shape_, strides_, 0, [&](int64_t i, int64_t off) {
+    out[static_cast<size_t>(i)] = load_int(data() + off * static_cast<int64_t>(es), dtype_);
+  });
+  return out;
+}
+
+Tensor Tensor::with_strides(const Shape& strides) const {
+  Tensor out = empty_strided(dtype_, shape_, strides);
+  size_t es = dtype_size(dtype_);
+  std::vector<int64_t> dst(static_cast<size_t>(numel()));
+  walk_strided(shape_, strides, 0, [&](int64_t i, int64_t off) { dst[static_cast<size_t>(i)] = off; });
+  walk_strided(shape_, strides_, 0, [&](int64_t i, int64_t off) {
+    std::memcpy(out.data() + dst[static_cast<size_t>(i)] * static_cast<int64_t>(es), data() + off * static_cast<int64_t>(es), es);
+  });
+  return out;
+}
+
 std::vector<double> Tensor::to_doubles() const {
   std::vector<double> out(static_cast<size_t>(numel()));
   size_t es = dtype_size(dtype_);
@@ -182,9 +203,12 @@ std::vector<double> Tensor::to_doubles() const {
 
 Tensor Tensor::contiguous() const {
   if (is_contiguous() && offset_ == 0) return *this;
-  return from_doubles(dtype_, shape_, to_doubles());
+  return with_strides(contiguous_strides(shape_));
 }
 
-Tensor Tensor::to(DType dtype) const { return from_doubles(dtype, shape_, to_doubles()); }
+Tensor Tensor::to(DType dtype) const {
+  if (is_floating(dtype_)) return from_doubles(dtype, shape_, to_doubles());
+  return from_int64s(dtype, shape_, to_int64s());
+}
 
 }  // namespace reprokit

@@ -30,7 +30,7 @@ double max_rel_diff(const Graph& a, const Graph& b, bool f64) {
 void expect_primitive(const Graph& g) {
   for (auto& n : g.nodes)
     if (!n.is_input()) {
-      EXPECT_FALSE(op_schema(n.op).composite) << "composite op left: " << n.op;
+      EXPECT_FALSE(op_schema(n.op).composite()) << "composite op left: " << n.op;
     }
 }
 
@@ -83,19 +83,19 @@ TEST(Decompose, GeneratedNamesNeverCollideWithLaterOriginalNames) {
   Graph d = decompose(g);
   EXPECT_NE(d.find("s.neg"), -1);
   EXPECT_EQ(d.node(d.outputs[0]).name, "s.neg");
-  EXPECT_EQ(d.node(d.outputs[0]).op, "neg");
+  EXPECT_EQ(d.node(d.outputs[0]).op, Op::neg);
 }
 
 TEST(Decompose, EveryCompositeOpOfTheTableHasARuleAndNoPrimitiveHasOne) {
-  for (auto& s : op_table()) EXPECT_EQ(has_decomposition(s.name), s.composite) << s.name;
+  for (auto& s : op_table()) EXPECT_EQ(has_decomposition(s.op), s.composite()) << s.name;
 }
 
 TEST(Decompose, LowPrecisionCompositesComputeInFloat32) {
   Graph d = decompose(parse_graph("graph t(%x: bf16[2, 8]) { %y = layer_norm(%x, normalized_shape=[8])\n return (%y) }"));
   for (auto& n : d.nodes)
-    if (!n.is_input() && n.name != "y" && n.op != "to") {
+    if (!n.is_input() && n.name != "y" && n.op != Op::to) {
       EXPECT_EQ(n.type.dtype, DType::f32) << "%" << n.name << " = " << n.op;
     }
-  EXPECT_EQ(d.node(d.outputs[0]).op, "to");
+  EXPECT_EQ(d.node(d.outputs[0]).op, Op::to);
   EXPECT_EQ(d.node(d.outputs[0]).type.dtype, DType::bf16);
 }

@@ -94,7 +94,7 @@ TEST(Partition, LayoutSavedValuesThenTangents) {
   std::set<std::string> saved;
   for (int i = 0; i < p.num_saved; ++i) saved.insert(p.backward.node(i).name);
   EXPECT_EQ(saved, (std::set<std::string>{"x", "y", "w"}));
-  for (auto& n : p.forward.nodes) EXPECT_NE(n.op, "cos");
+  for (auto& n : p.forward.nodes) EXPECT_NE(n.op, Op::cos);
   EXPECT_EQ(p.forward.num_ops(), 2);  // sin and mul
   for (int i = 0; i < p.num_saved; ++i) EXPECT_FALSE(p.backward.node(i).type.requires_grad);
 }
@@ -103,7 +103,7 @@ TEST(Partition, EmbeddingIotaIsRecomputedNotSaved) {
   PartitionedGraphs p = partition_joint_graph(build_joint_graph(decompose(example("embedding_classifier"))));
   expect_minimal_saved(p);  // no saved value is a constant
   bool iota_in_backward = false;
-  for (auto& n : p.backward.nodes) iota_in_backward = iota_in_backward || n.op == "full";
+  for (auto& n : p.backward.nodes) iota_in_backward = iota_in_backward || n.op == Op::full;
   EXPECT_TRUE(iota_in_backward);
 }
 

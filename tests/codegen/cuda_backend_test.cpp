@@ -44,12 +44,12 @@ TEST(CudaBackend, EveryExampleModelAndEveryOpCompilesWithNvrtc) {
 TEST(CudaBackend, InjectedCompileErrorComesFromNvrtc) {
   if (!have_nvrtc()) GTEST_SKIP() << "NVRTC is not installed";
   CompileOptions o = cuda_options();
-  o.injections.push_back({"exp", "compile_error"});
+  o.injections.push_back({Op::exp, FaultKind::compile_error});
   try {
     compile_graph(parse_graph("graph g(%x: f32[4]) {\n  %y = exp(%x)\n  return (%y)\n}"), o);
     FAIL() << "compiled";
   } catch (const CompileFailure& e) {
-    EXPECT_EQ(e.kind, "compile_error");
+    EXPECT_EQ(e.kind, FailureKind::compile_error);
     EXPECT_NE(std::string(e.what()).find("NVRTC rejected the generated CUDA code"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("rk_injected_compile_error_in_y"), std::string::npos) << e.what();
   }

@@ -112,7 +112,7 @@ TEST(CheckAccuracy, WholeGraphVerdictSignatureAndOverride) {
     return v;
   }());
   Failure f = check_accuracy(g, inputs, off, std::nullopt);
-  EXPECT_EQ(f.kind, "accuracy");
+  EXPECT_EQ(f.kind, FailureKind::accuracy);
   EXPECT_EQ(f.signature, "accuracy");
   EXPECT_NE(f.message.find("output %y"), std::string::npos) << f.message;
   // REPRO_TOLERANCE's override: a looser tolerance accepts the same result.
@@ -123,10 +123,10 @@ TEST(CheckAccuracy, WholeGraphVerdictSignatureAndOverride) {
   j[2] += 1;
   int_off[1] = Tensor::from_doubles(DType::i64, {4}, j);
   Failure fi = check_accuracy(g, inputs, int_off, 100.0);
-  EXPECT_EQ(fi.kind, "accuracy");
+  EXPECT_EQ(fi.kind, FailureKind::accuracy);
   EXPECT_EQ(fi.signature, "accuracy-integer") << fi.message;
 
   Failure fc = check_accuracy(g, inputs, {eager[0]}, std::nullopt);
-  EXPECT_EQ(fc.kind, "accuracy");
+  EXPECT_EQ(fc.kind, FailureKind::accuracy);
   EXPECT_NE(fc.message.find("compiled graph returned 1 outputs, expected 2"), std::string::npos) << fc.message;
 }

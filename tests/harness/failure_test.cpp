@@ -38,21 +38,21 @@ TEST(Signature, IsBounded) {
 }
 
 TEST(SameFailure, KindSignatureSignalAndLevelThreeBundles) {
-  Failure rt{"runtime_error", "m1", "sig", 0};
-  Failure rt_same{"runtime_error", "other message", "sig", 0};
-  Failure rt_other{"runtime_error", "m", "other sig", 0};
-  Failure ce{"compile_error", "m", "sig", 0};
+  Failure rt{FailureKind::runtime_error, "m1", "sig", 0};
+  Failure rt_same{FailureKind::runtime_error, "other message", "sig", 0};
+  Failure rt_other{FailureKind::runtime_error, "m", "other sig", 0};
+  Failure ce{FailureKind::compile_error, "m", "sig", 0};
   EXPECT_TRUE(same_failure(rt, rt_same));
   EXPECT_FALSE(same_failure(rt, rt_other));
   EXPECT_FALSE(same_failure(rt, ce)) << "the kind must match";
   EXPECT_FALSE(same_failure(rt, Failure{})) << "no failure never reproduces";
 
-  Failure segv{"crash", "killed by signal 11", "SIGSEGV", 11};
-  EXPECT_TRUE(same_failure(segv, Failure{"crash", "other text", "x", 11}));
-  EXPECT_FALSE(same_failure(segv, Failure{"crash", "killed by signal 6", "SIGABRT", 6}));
+  Failure segv{FailureKind::crash, "killed by signal 11", "SIGSEGV", 11};
+  EXPECT_TRUE(same_failure(segv, Failure{FailureKind::crash, "other text", "x", 11}));
+  EXPECT_FALSE(same_failure(segv, Failure{FailureKind::crash, "killed by signal 6", "SIGABRT", 6}));
 
-  Failure hang{"timeout", "did not finish within 2s", "timeout", 0};
-  EXPECT_TRUE(same_failure(hang, Failure{"timeout", "did not finish within 30s", "different", 0}));
+  Failure hang{FailureKind::timeout, "did not finish within 2s", "timeout", 0};
+  EXPECT_TRUE(same_failure(hang, Failure{FailureKind::timeout, "did not finish within 30s", "different", 0}));
 
   // A level-3 bundle was written before compiling: any failure is the one it was waiting for.
   EXPECT_TRUE(same_failure(Failure{}, segv));
@@ -60,7 +60,7 @@ TEST(SameFailure, KindSignatureSignalAndLevelThreeBundles) {
 }
 
 TEST(FailureJson, RoundTripAndErrors) {
-  Failure f{"crash", "killed", "SIGSEGV", 11};
+  Failure f{FailureKind::crash, "killed", "SIGSEGV", 11};
   Failure g = Failure::from_json(f.to_json());
   EXPECT_EQ(g.kind, f.kind);
   EXPECT_EQ(g.message, f.message);

@@ -67,7 +67,7 @@ TEST(Train, CompositeOpInjectionSurvivesAotAtTheDynamoLevel) {
     run_stage("dynamo", g, generate_inputs(g, 1), o);
     FAIL() << "the injected runtime error did not happen";
   } catch (const CompileFailure& e) {
-    EXPECT_EQ(e.kind, "runtime_error");
+    EXPECT_EQ(e.kind, FailureKind::runtime_error);
     EXPECT_NE(std::string(e.what()).find("injected runtime error in node %a"), std::string::npos) << e.what();
   }
   auto dir = fresh_dir("train_dynamo_composite");

@@ -79,7 +79,7 @@ TEST(GraphUtils, AddInputRenumbersTheBody) {
   EXPECT_EQ(id, 2);
   EXPECT_EQ(g.find("c"), c + 1);
   EXPECT_EQ(g.outputs[0], c + 1);
-  int n = g.add_node(g.fresh_name("a"), "add", {Operand::of(g.find("c")), Operand::of(id)});
+  int n = g.add_node(g.fresh_name("a"), Op::add, {Operand::of(g.find("c")), Operand::of(id)});
   EXPECT_EQ(g.node(n).name, "a_1");
   EXPECT_EQ(g.node(n).type.str(), "f32[4]");
 }

@@ -15,7 +15,7 @@ static MinifyResult minify_chain(int n, const std::function<bool(const Candidate
   Candidate start;
   start.graph = unary_chain(n);
   FakeOracle oracle(pred, parallel);
-  return reduce(start, oracle, {});
+  return reduce(start, strategy_table(), oracle, {});
 }
 
 TEST(Engine, OneCulpritInAtMostTwoLog2NPlusTenQueries) {
@@ -50,7 +50,7 @@ TEST(Engine, ReportsEverySuccessWithAShrinkingGraph) {
   std::vector<int> sizes;
   MinifyCallbacks cb;
   cb.on_success = [&](const Candidate& c, const MinifyProgress&) { sizes.push_back(c.graph.num_ops()); };
-  auto r = reduce(start, oracle, {}, cb);
+  auto r = reduce(start, strategy_table(), oracle, {}, cb);
   ASSERT_FALSE(sizes.empty());
   for (size_t i = 1; i < sizes.size(); ++i) EXPECT_LE(sizes[i], sizes[i - 1]);
   EXPECT_EQ(sizes.back(), 1);
@@ -66,7 +66,7 @@ TEST(Engine, NeverAsksTheSameCandidateTwice) {
     repeats += !seen.insert(c.key()).second;
     return has_op(c.graph, "n10") && has_op(c.graph, "n40");
   });
-  auto r = reduce(start, oracle, {});
+  auto r = reduce(start, strategy_table(), oracle, {});
   EXPECT_EQ(repeats, 0);
   EXPECT_EQ(oracle.calls, r.queries);
 }

@@ -47,7 +47,7 @@ TEST_P(MinifyKinds, ReducesToTheCulpritAndReproduces) {
   EXPECT_EQ(repro.graph.num_ops(), 1) << r.out;
   const Node& culprit = repro.graph.node(repro.graph.outputs.at(0));
   EXPECT_EQ(culprit.name, "a");  // gelu's node keeps its name through decomposition
-  EXPECT_EQ(culprit.op, std::string(c.after) == "aot" ? "mul" : "gelu");
+  EXPECT_EQ(culprit.op, std::string(c.after) == "aot" ? Op::mul : Op::gelu);
   EXPECT_NE(r.out.find("verified: REPRODUCED"), std::string::npos) << r.out << r.err;
   auto report = read_json(b / "report.json");
   EXPECT_EQ(report["final_ops"], 1);
@@ -64,16 +64,16 @@ INSTANTIATE_TEST_SUITE_P(Kinds, MinifyKinds,
                          [](const auto& info) { return std::string(info.param.kind) + "_" + info.param.after; });
 
 TEST(MinifySignatures, ADifferentFailureIsNotTheSameBug) {
-  Failure rt{"runtime_error", "x", "generated code for graph g failed: injected runtime error in node %<v> (erf)", 0};
-  Failure other{"runtime_error", "y", "generated code for graph g failed: node %<v> = embedding: index <n> is out of range", 0};
-  Failure ce{"compile_error", "z", rt.signature, 0};
+  Failure rt{FailureKind::runtime_error, "x", "generated code for graph g failed: injected runtime error in node %<v> (erf)", 0};
+  Failure other{FailureKind::runtime_error, "y", "generated code for graph g failed: node %<v> = embedding: index <n> is out of range", 0};
+  Failure ce{FailureKind::compile_error, "z", rt.signature, 0};
   EXPECT_TRUE(minifier_interesting(rt, rt, false));
   EXPECT_FALSE(minifier_interesting(rt, other, false));
   EXPECT_FALSE(minifier_interesting(rt, ce, false));
-  Failure acc{"accuracy", "", "accuracy", 0}, acc_int{"accuracy", "", "accuracy-integer", 0};
+  Failure acc{FailureKind::accuracy, "", "accuracy", 0}, acc_int{FailureKind::accuracy, "", "accuracy-integer", 0};
   EXPECT_FALSE(minifier_interesting(acc, acc_int, false));
   EXPECT_TRUE(minifier_interesting(acc, acc_int, true));
-  Failure segv{"crash", "", "Segmentation fault", 11}, abrt{"crash", "", "Aborted", 6};
+  Failure segv{FailureKind::crash, "", "Segmentation fault", 11}, abrt{FailureKind::crash, "", "Aborted", 6};
   EXPECT_FALSE(minifier_interesting(segv, abrt, false));
 }
 

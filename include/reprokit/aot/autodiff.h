@@ -1,7 +1,6 @@
 // Reverse-mode autodiff: builds the joint forward+backward graph. One backward rule per op (table).
 #pragma once
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "reprokit/ir/graph.h"
@@ -19,16 +18,19 @@ struct JointGraph {
 struct AutodiffOptions {
   // Ops treated as having no backward rule: lets tests and fault-injection demos reach the
   // missing-rule error, which the full rule table otherwise never raises.
-  std::vector<std::string> without_rules;
+  std::vector<Op> without_rules;
 };
 
-// Differentiates g (decomposed or not) w.r.t. its inputs marked `grad` (floating only; a grad
+// Differentiates g w.r.t. its inputs marked `grad` (composite ops are decomposed first, so the
+// forward part of the joint graph is decompose(g)) (floating only; a grad
 // input of another dtype is a UserError naming it, and so is a graph with no grad input).
 // Gradients have their input's dtype and shape; an input no output depends on gets zeros.
 // Non-floating outputs and non-differentiable ops (comparisons, argmax) stop the gradient. Throws
 // UserError naming the node when an op on the gradient path has no backward rule. The result is
 // verified.
 JointGraph build_joint_graph(const Graph& g, const AutodiffOptions& opts = {});
-bool has_backward_rule(std::string_view op);
+// Differentiable primitive ops have a rule; composite ops are differentiated through their
+// decompositions.
+bool has_backward_rule(Op op);
 
 }  // namespace reprokit

@@ -1,7 +1,6 @@
-// Decompositions: rewrite every composite op (linear, gelu, silu, sigmoid, softmax, log_softmax,
-// layer_norm, mean, var) into primitive ops. A table holds one rule per composite op.
+// Decompositions: rewrite every composite op (ops.def's COMPOSITE flag: linear, gelu, silu,
+// sigmoid, softmax, log_softmax, layer_norm, mean, var) into primitive ops, one rule per op.
 #pragma once
-#include <string_view>
 
 #include "reprokit/ir/graph.h"
 
@@ -10,6 +9,6 @@ namespace reprokit {
 // Returns an equivalent graph with no composite op left. Value names of the original nodes are
 // kept for the node that produces the original value; new nodes get fresh names. Verified.
 Graph decompose(const Graph& g);
-bool has_decomposition(std::string_view op);
+bool has_decomposition(Op op);
 
 }  // namespace reprokit

@@ -30,7 +30,7 @@ class Var {
  private:
   friend struct Tracer;
   friend class CompiledFunction;
-  friend Var apply(const std::string& op, const std::vector<Var>& tensors, const std::vector<double>& scalars, std::map<std::string, AttrValue> attrs);
+  friend Var apply(Op op, const std::vector<Var>& tensors, const std::vector<double>& scalars, std::map<std::string, AttrValue> attrs);
   friend double item(const Var& v);
   Tensor value_;
   std::shared_ptr<Tracer> tracer_;
@@ -39,7 +39,7 @@ class Var {
 };
 
 // Applies `op` to tensor operands (then scalar operands, for binary ops with a scalar).
-Var apply(const std::string& op, const std::vector<Var>& tensors, const std::vector<double>& scalars = {},
+Var apply(Op op, const std::vector<Var>& tensors, const std::vector<double>& scalars = {},
           std::map<std::string, AttrValue> attrs = {});
 
 // The op set, as free functions.

@@ -7,13 +7,17 @@
 #include <string>
 #include <vector>
 
+#include "reprokit/codegen/failure_kind.h"
+#include "reprokit/ir/op.h"
+
 namespace reprokit {
 
 // --inject OP:KIND. KIND: compile_error runtime_error accuracy crash hang flaky.
 struct FaultInjection {
-  std::string op;
-  std::string kind;
+  Op op = Op::input;
+  FaultKind kind = FaultKind::runtime_error;
   bool operator==(const FaultInjection&) const = default;
+  std::string str() const;  // "OP:KIND"
 };
 // --inject-pass PASS:N: the Nth (1-based) rewrite of PASS produces a wrong result.
 struct PassInjection {
@@ -28,7 +32,7 @@ struct CompileOptions {
   std::vector<PassInjection> pass_injections;
   // Injections resolved to node names (name -> kind). The stack fills this before decomposing,
   // so an injection on a composite op (gelu) follows the node that computes its value.
-  std::map<std::string, std::string> injection_nodes;
+  std::map<std::string, FaultKind> injection_nodes;
   std::map<std::string, int64_t> pass_limits;  // pass -> apply only the first N rewrites
   std::set<std::string> disabled_passes;
   bool run_passes = true;                  // false: lowering + codegen with no optimisation pass
@@ -39,7 +43,6 @@ struct CompileOptions {
 // Parses "OP:KIND" / "PASS:N"; throws UserError with the offending text.
 FaultInjection parse_fault_injection(const std::string& spec);
 PassInjection parse_pass_injection(const std::string& spec);
-const std::vector<std::string>& fault_kinds();
 // Adds the injections of REPRO_INJECT / REPRO_INJECT_PASS (comma-separated OP:KIND / PASS:N).
 void add_injections_from_env(CompileOptions& options);
 

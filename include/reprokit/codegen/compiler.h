@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "reprokit/codegen/compile_options.h"
+#include "reprokit/codegen/failure_kind.h"
 #include "reprokit/ir/graph.h"
 #include "reprokit/runtime/tensor.h"
 
@@ -15,21 +16,21 @@ namespace reprokit {
 // A failure of the compile stack, with its kind (compile_error, runtime_error, ...) for the
 // harness. A crash or hang is not an exception: it happens for real, in the process.
 struct CompileFailure : std::runtime_error {
-  CompileFailure(std::string kind, const std::string& msg) : std::runtime_error(msg), kind(std::move(kind)) {}
-  std::string kind;  // "compile_error" or "runtime_error"
+  CompileFailure(FailureKind kind, const std::string& msg) : std::runtime_error(msg), kind(kind) {}
+  FailureKind kind;  // compile_error or runtime_error
 };
 
 class CompiledGraph {
  public:
   virtual ~CompiledGraph() = default;
   // Runs on inputs matching the graph's input types; returns the outputs.
-  // Throws CompileFailure{"runtime_error"} when the generated code reports an error.
+  // Throws CompileFailure{runtime_error} when the generated code reports an error.
   virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs) = 0;
   virtual std::string source() const { return {}; }  // generated source, when there is one
 };
 
-// Compiles g (already decomposed for cpp/cuda) with options.backend. Throws CompileFailure
-// {"compile_error"} with the system compiler's / NVRTC's message on failure.
+// Compiles g with options.backend (cpp and cuda decompose it first). Throws CompileFailure
+// {compile_error} with the system compiler's / NVRTC's message on failure.
 std::unique_ptr<CompiledGraph> compile_graph(const Graph& g, const CompileOptions& options);
 
 struct PassRecord;
@@ -38,7 +39,7 @@ struct PassRecord;
 Graph lower_for_codegen(const Graph& g, const CompileOptions& options, std::vector<PassRecord>* records);
 
 // Nodes of g that the options' injections target (by op), merged with options.injection_nodes.
-std::map<std::string, std::string> resolve_injections(const Graph& g, const CompileOptions& options);
+std::map<std::string, FaultKind> resolve_injections(const Graph& g, const CompileOptions& options);
 
 // How many times this process invoked the system compiler (a cache hit does not).
 int compiler_invocations();

@@ -1,8 +1,11 @@
 // Bundles: one directory per failure (never overwritten) holding manifest.json (versioned), the
-// real inputs as checksummed .npy files, and an executable minifier_launcher.
+// real inputs as checksummed .npy files, and an executable minifier_launcher. Bundles are
+// untrusted input: loading one reads only regular files below it, never through a symlink, and
+// input files are named by the (validated) input names, never by paths from the manifest.
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -31,11 +34,12 @@ std::string write_bundle(const std::string& root, const Graph& g, const std::vec
 // Records a failure in an existing bundle's manifest (the level-3 and timeout paths).
 void update_bundle_failure(const std::string& dir, const Failure& failure);
 // Loads and validates a bundle: UserError naming the file for a missing manifest, bad JSON, an
-// unknown format version, a missing input file or a checksum mismatch.
+// unknown format version or stage or backend, a missing, non-regular or symlinked input file, an
+// input file other than inputs/<input name>.npy, or a checksum mismatch.
 Bundle load_bundle(const std::string& dir);
 
-// 64-bit FNV-1a of a file's bytes, as hex (the inputs' checksums).
-std::string file_checksum(const std::string& path);
+// 64-bit FNV-1a of bytes, as "fnv1a64:<hex>" (the inputs' checksums).
+std::string checksum(std::string_view bytes);
 nlohmann::json environment_info();
 
 }  // namespace reprokit

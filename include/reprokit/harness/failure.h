@@ -5,19 +5,25 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reprokit/codegen/failure_kind.h"
+
 namespace reprokit {
 
 struct Failure {
-  // "" (no failure), compile_error, runtime_error, crash, timeout, accuracy
-  std::string kind;
+  FailureKind kind = FailureKind::none;
   std::string message;    // first lines of the error message / stderr tail / accuracy summary
   std::string signature;  // normalise_signature(message) for errors; "SIGSEGV" for crashes; ...
   int signal = 0;         // for crash
 
-  bool failed() const { return !kind.empty(); }
+  bool failed() const { return kind != FailureKind::none; }
+  std::string_view kind_name() const { return failure_kind_name(kind); }
+  // Strings are made valid UTF-8 here, so any compiler output can be recorded.
   nlohmann::json to_json() const;
   static Failure from_json(const nlohmann::json& j);  // UserError on malformed input
 };
+
+// A failure of `kind` with `message` and the message's normalised signature.
+Failure failure_from(FailureKind kind, const std::string& message);
 
 // Strips what varies between runs of the same bug: paths, temp names, addresses, numbers that
 // look like ids or line/column positions, value names (%foo), timings. Keeps the words.

@@ -13,7 +13,7 @@
 namespace reprokit {
 
 struct StackFailure : std::runtime_error {
-  StackFailure(Failure f, std::string dir) : std::runtime_error(f.kind + ": " + f.message), failure(std::move(f)), bundle_dir(std::move(dir)) {}
+  StackFailure(Failure f, std::string dir) : std::runtime_error(std::string(f.kind_name()) + ": " + f.message), failure(std::move(f)), bundle_dir(std::move(dir)) {}
   Failure failure;
   std::string bundle_dir;  // empty when the harness was off
 };

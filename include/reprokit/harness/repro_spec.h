@@ -12,6 +12,9 @@
 
 namespace reprokit {
 
+// The longest timeout reprokit accepts anywhere (REPRO_TIMEOUT, --timeout, specs): a week.
+constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600;
+
 struct ReproSpec {
   std::string stage = "dynamo";  // dynamo, aot_forward, aot_backward
   StackOptions options;

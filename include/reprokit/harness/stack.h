@@ -2,6 +2,7 @@
 // partition) -> inner compiler -> run. The unwrapped stage functions are what the harness wraps
 // (REPRO_AFTER) and what `repro`, `minify` and `bisect` replay on a saved graph.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,12 @@ struct TrainingGraphs {
 TrainingGraphs build_training_graphs(const Graph& captured);
 
 // Tangents of ones for the first `count` outputs: the gradient of the sum of the outputs.
-std::vector<Tensor> ones_like_outputs(const Graph& g, const std::vector<Tensor>& outputs, size_t count);
+std::vector<Tensor> ones_like_outputs(const std::vector<Tensor>& outputs, size_t count);
+
+// Training through the partitioned graphs: runs the forward graph (stage "aot_forward"), then the
+// backward graph (stage "aot_backward") on the values it saved and tangents of ones. `run` runs
+// one graph: (stage, graph, inputs) -> outputs.
+using GraphRunner = std::function<std::vector<Tensor>(const std::string& stage, const Graph& g, const std::vector<Tensor>& inputs)>;
+StackResult run_training(const TrainingGraphs& t, const std::vector<Tensor>& inputs, const GraphRunner& run);
 
 }  // namespace reprokit

@@ -1,6 +1,7 @@
 // Graph, Node and Operand: reprokit's single IR. A graph is a list of nodes in SSA form; a node's
 // index is its value id. Graph inputs are nodes of op "input" and always come first, in signature
 // order; the rest follow in topological order (an operand always refers to an earlier node).
+// Names of graphs and values follow one rule everywhere (names.h).
 #pragma once
 #include <map>
 #include <string>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "reprokit/ir/attr.h"
+#include "reprokit/ir/op.h"
 #include "reprokit/ir/tensor_type.h"
 
 namespace reprokit {
@@ -27,12 +29,12 @@ using Attrs = std::map<std::string, AttrValue, std::less<>>;
 
 struct Node {
   std::string name;  // value name, without the leading '%'
-  std::string op;    // op name from the registry, or "input"
+  Op op = Op::input;
   std::vector<Operand> operands;
   Attrs attrs;       // only the attributes given explicitly; defaults come from the schema
   TensorType type;   // declared for inputs, inferred for every other node
 
-  bool is_input() const { return op == "input"; }
+  bool is_input() const { return op == Op::input; }
   bool has_attr(std::string_view k) const { return attrs.find(k) != attrs.end(); }
 };
 
@@ -53,7 +55,7 @@ struct Graph {
   // outputs are renumbered). Returns the new input's id.
   int add_input(std::string name, TensorType type);
   // Appends a body node; its operands must refer to existing nodes. Infers and sets its type.
-  int add_node(std::string name, std::string op, std::vector<Operand> operands, Attrs attrs = {});
+  int add_node(std::string name, Op op, std::vector<Operand> operands, Attrs attrs = {});
   // A value name not yet used in the graph: prefix, prefix_1, prefix_2, ...
   std::string fresh_name(std::string_view prefix) const;
 };

@@ -1,6 +1,5 @@
-// The op registry: one table entry per op of DESIGN.md with its schema (tensor parameters and
-// attributes with defaults), its class, whether it is composite (has a decomposition) and its
-// shape/dtype inference. Everything else that needs a list of ops derives it from this table.
+// The op registry: the schema of every op of ops.def (tensor parameters, attributes with defaults,
+// class, flags, shape/dtype inference). Everything that needs facts about ops reads them here.
 #pragma once
 #include <optional>
 #include <string>
@@ -34,22 +33,37 @@ struct AttrSpec {
 
 enum class OpClass { unary, binary, pointwise, reduction, normalization, linalg, shape, indexing, creation };
 
+// Flags of ops.def.
+enum OpFlag : unsigned {
+  kNoFlags = 0,
+  kDifferentiable = 1u << 0,      // has a backward rule (for float inputs)
+  kComposite = 1u << 1,           // has a decomposition into primitives
+  kPrimitiveReduction = 1u << 2,  // a reduction loop in codegen (sum amax amin argmax)
+  kUpcast = 1u << 3,              // f16/bf16 compute in f32 when decomposed or differentiated
+};
+
 struct OpSchema {
+  Op op;
   std::string name;
   OpClass cls;
   std::vector<ParamSpec> params;
   std::vector<AttrSpec> attrs;
-  bool composite = false;       // has a decomposition into primitives
-  bool differentiable = true;   // has a backward rule (for float inputs)
+  unsigned flags = 0;
   TensorType (*infer)(const Graph&, const Node&) = nullptr;  // throws VerifyError
+
+  bool differentiable() const { return flags & kDifferentiable; }
+  bool composite() const { return flags & kComposite; }
+  bool primitive_reduction() const { return flags & kPrimitiveReduction; }
+  bool upcast() const { return flags & kUpcast; }
 };
 
+// The table ops, in ops.def order (Op::input has no schema).
 const std::vector<OpSchema>& op_table();
-const OpSchema* find_op(std::string_view name);  // nullptr when unknown
-const OpSchema& op_schema(std::string_view name);  // throws UserError when unknown
+const OpSchema& op_schema(Op op);                 // InternalError for Op::input
+const OpSchema* find_op(std::string_view name);   // nullptr when unknown (the text/JSON edges)
 
 // True for ops that are elementwise over (broadcast) operands: unary, binary, where, to, clone.
-bool is_pointwise(std::string_view op);
+bool is_pointwise(Op op);
 
 // Attribute lookup that falls back to the schema's default. Throws VerifyError naming the node
 // when the attribute is required and missing.
@@ -63,10 +77,5 @@ std::vector<int64_t> attr_ints(const Node& n, std::string_view name);
 // Infers the type of node `id` from its operands (already typed). Throws VerifyError
 // "graph G, node %x = op: message".
 TensorType infer_node_type(const Graph& g, int id);
-
-// Normalizes a possibly negative dim against rank; throws VerifyError-style message via UserError.
-int64_t normalize_dim(int64_t dim, int64_t rank);
-// Broadcast two shapes as NumPy/PyTorch do; std::nullopt when incompatible.
-std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b);
 
 }  // namespace reprokit

@@ -18,6 +18,8 @@ struct Candidate {
   std::map<std::string, InputFill> fills;  // inputs not listed keep their original values
 
   uint64_t key() const;  // memo key: structure plus input names and fills
+  // A candidate of graph g with this one's fills for the inputs g still has.
+  Candidate with_graph(Graph g) const;
   nlohmann::json to_json() const;
   static Candidate from_json(const nlohmann::json& j);
 };

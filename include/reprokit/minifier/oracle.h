@@ -20,8 +20,6 @@ class Oracle {
   // Judges candidates; may run them in parallel. Returns one verdict per candidate, in order.
   virtual std::vector<Verdict> judge(const std::vector<Candidate>& candidates) = 0;
   virtual int parallelism() const { return 1; }
-  // A shell command that reruns the query of `query_file` by hand (empty when not applicable).
-  virtual std::string rerun_command(const std::string& query_file) const { return {}; }
 };
 
 }  // namespace reprokit

@@ -1,6 +1,7 @@
 // The reduction engine: owns the whole search (binary prefix search, delta debugging with
-// complements, memoisation, fixpoint over strategies). Strategies only enumerate units and apply
-// removals; see strategies.h.
+// complements, memoisation, fixpoint over strategies), the validity of candidates (each is
+// verified; an invalid one is never sent to the oracle) and the fresh re-searches a flaky oracle
+// needs. Strategies only enumerate units and apply removals; see strategies.h.
 #pragma once
 #include <functional>
 #include <map>
@@ -9,14 +10,16 @@
 #include <vector>
 
 #include "reprokit/minifier/oracle.h"
+#include "reprokit/minifier/strategies.h"
 
 namespace reprokit {
 
 struct MinifyOptions {
-  std::set<std::string> only;   // run only these strategies (empty: all)
-  std::set<std::string> skip;   // never run these
   int max_rounds = 8;           // fixpoint rounds over all strategies
   int flaky_attempts = 1;       // query each candidate up to this many times (flaky failures)
+  // Fresh searches (new memo, new luck) from the result while they still shrink it, at most
+  // this many: a flaky oracle can wrongly say "passes", and a re-search removes what that left.
+  int restarts = 0;
 };
 
 struct StrategyStats {
@@ -43,7 +46,8 @@ struct MinifyCallbacks {
   std::function<void(const MinifyProgress&)> on_progress;
 };
 
-// Reduces `start` (known to be interesting) to a 1-minimal candidate.
-MinifyResult reduce(const Candidate& start, Oracle& oracle, const MinifyOptions& options, const MinifyCallbacks& callbacks = {});
+// Reduces `start` (known to be interesting) with `strategies` (in order) to a 1-minimal candidate.
+MinifyResult reduce(const Candidate& start, const std::vector<Strategy>& strategies, Oracle& oracle, const MinifyOptions& options,
+                    const MinifyCallbacks& callbacks = {});
 
 }  // namespace reprokit

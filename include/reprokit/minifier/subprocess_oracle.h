@@ -14,7 +14,8 @@ namespace reprokit {
 struct WorkerPoolOptions {
   std::string reprokit_exe;  // the binary to run workers from
   std::string bundle_dir;
-  std::string work_dir;      // queries are saved here as q<N>.json
+  std::string work_dir;      // queries are saved in work_dir/queries as q<N>.json
+  int first_query = 1;       // number of the first query saved (a resumed run keeps earlier ones)
   int jobs = 1;
   double timeout_s = 60;     // per query
   long memory_limit_mb = 0;
@@ -27,8 +28,6 @@ class SubprocessOracle : public Oracle {
   ~SubprocessOracle() override;
   std::vector<Verdict> judge(const std::vector<Candidate>& candidates) override;
   int parallelism() const override;
-  std::string rerun_command(const std::string& query_file) const override;
-  void set_expected(const Failure& f);
   // Runs one candidate (used to classify the original and to measure flakiness).
   Failure run_one(const Candidate& c);
 

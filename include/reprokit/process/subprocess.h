@@ -1,5 +1,7 @@
-// Child processes, behind one small translation unit (Boost.Process v2 is slow to compile).
-// A child's result is a plain record; callers judge it. Timeouts kill the child's process group.
+// Child processes, behind one small translation unit (Boost.Process v2 and Asio are slow to
+// compile). Every child starts from an argv vector (never a shell), in its own process group (a
+// timeout or kill reaches its grandchildren too), and dies with its parent (PR_SET_PDEATHSIG).
+// A child's result is a plain record; callers judge it.
 #pragma once
 #include <map>
 #include <memory>
@@ -10,13 +12,14 @@
 namespace reprokit {
 
 struct ProcessSpec {
-  std::vector<std::string> argv;               // argv[0] is a path or a name looked up in PATH
+  std::vector<std::string> argv;               // argv[0] is a path, or a name looked up in PATH
   std::map<std::string, std::string> env_set;  // added to / overriding the parent's environment
   std::vector<std::string> env_unset;
   std::string cwd;                             // empty: the parent's
   double timeout_s = 0;                        // 0: none
-  std::string stdin_text;
+  std::string stdin_text;                      // empty: stdin is /dev/null
   long memory_limit_mb = 0;                    // 0: none (RLIMIT_AS in the child)
+  bool inherit_output = false;                 // stdout/stderr go to ours (not captured)
 };
 
 struct ProcessResult {
@@ -27,7 +30,8 @@ struct ProcessResult {
   double seconds = 0;
 };
 
-// Runs to completion (or timeout, killing the whole process group).
+// Runs to completion (or timeout, killing the whole process group). Throws std::runtime_error
+// when the program cannot be started (not found, not executable).
 ProcessResult run_process(const ProcessSpec& spec);
 
 // A long-lived child talking line by line over stdin/stdout (the minifier's oracle workers).
@@ -50,6 +54,13 @@ class LineChild {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// SIGKILLs the process group of every child this process started that is still running.
+// Async-signal-safe.
+void kill_all_children();
+// From now on, SIGINT and SIGTERM kill every child group, print `message` to stderr and end this
+// process with status 128 + signal. Call again to change the message.
+void on_termination_signal(const std::string& message);
 
 // Shell-quoted command line for printing ("rerun this query by hand").
 std::string shell_quote_command(const std::vector<std::string>& argv,

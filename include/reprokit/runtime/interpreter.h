@@ -24,9 +24,8 @@ std::vector<Tensor> interpret(const Graph& g, const std::vector<Tensor>& inputs,
 std::vector<Tensor> interpret_all(const Graph& g, const std::vector<Tensor>& inputs,
                                   const InterpretOptions& opts = {});
 
-// Reference kernel of one node, given its operand tensors (values in operand order; literal
-// operands are passed as 0-d tensors of the promoted dtype). Output dtype/shape as node.type.
+// Reference kernel of one node, given its operand tensors in operand order (a literal operand's
+// entry is ignored: the node's literal is used). Output dtype/shape as node.type.
 Tensor run_reference_kernel(const Node& node, const std::vector<Tensor>& operands, bool f64_mode);
-bool has_reference_kernel(std::string_view op);
 
 }  // namespace reprokit

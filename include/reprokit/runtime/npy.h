@@ -1,16 +1,24 @@
-// NumPy .npy read/write (format 1.0, little-endian, C order; bf16 as uint16 bit patterns).
+// NumPy .npy read/write (format 1.0 written; 1.0-3.0 read; little-endian, C order; bf16 as uint16
+// bit patterns). Files are untrusted input: the header is checked (dtype, order, shape, size
+// limit) before anything is allocated.
 #pragma once
 #include <string>
+#include <string_view>
 
 #include "reprokit/runtime/tensor.h"
 
 namespace reprokit {
 
-// Writes a contiguous copy of t. Throws UserError naming the path on I/O failure.
-void write_npy(const std::string& path, const Tensor& t);
-// Reads a .npy file. `expect` (optional) gives the dtype to read uint16 data as (bf16 vs f16 is not
-// distinguishable from the file alone: '<u2' is read as bf16, '<f2' as f16). Throws UserError naming
-// the path and what is wrong (missing, bad magic, unsupported dtype, Fortran order, truncated).
+// The .npy bytes of a contiguous copy of t.
+std::string encode_npy(const Tensor& t);
+// Parses .npy bytes; `where` names the file in messages. UserError naming it and what is wrong
+// (bad magic, unsupported dtype, Fortran order, malformed or too large shape, truncated data).
+// '<u2' is read as bf16 (NumPy has no bfloat16), '<f2' as f16.
+Tensor parse_npy(std::string_view bytes, const std::string& where);
+
+// A regular file at `path` (see files.h), parsed.
 Tensor read_npy(const std::string& path);
+// Writes atomically (a temporary file in the same directory, renamed). UserError naming the path.
+void write_npy(const std::string& path, const Tensor& t);
 
 }  // namespace reprokit

@@ -1,0 +1,50 @@
+// What ops mean, beyond their types: the helpers every layer (inference, reference kernels,
+// decompositions, backward rules, codegen, emitters) uses to read an op's attributes the same
+// way. Each is the one place its rule is written.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "reprokit/ir/graph.h"
+
+namespace reprokit {
+
+// A possibly negative dim, normalised against rank (a 0-d tensor accepts 0 and -1, as torch).
+// Throws VerifyError when out of range.
+int64_t normalize_dim(int64_t dim, int64_t rank);
+
+// Broadcasts two shapes as NumPy/PyTorch do; nullopt when incompatible.
+std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b);
+
+// The dtype pointwise operands promote to (torch.result_type): tensor dtypes promote with each
+// other, a scalar literal only lifts the category (int tensor * 2.5 -> f32). `dtypes[k]` is the
+// dtype of operand k when it is a value (ignored for literals). VerifyError when no operand is a
+// value.
+DType promote_operands(const std::vector<Operand>& operands, const std::vector<DType>& dtypes);
+bool is_comparison(Op op);  // eq ne lt le gt ge
+// The type pointwise node n computes in: comparisons in the operands' promoted type, `to` in its
+// source type, every other op in its result type (n.type.dtype).
+DType compute_dtype(const Node& n, const std::vector<DType>& dtypes);
+
+// The dims a reduction reduces, normalised and in the order given (all dims when the attribute is
+// absent): `dims` for sum/mean/var/amax/amin, `dim` for argmax. Throws VerifyError on a repeat.
+std::vector<int64_t> reduction_dims(const Node& n, int64_t rank);
+// Number of elements folded into each result element.
+int64_t reduction_count(const Shape& in, const std::vector<int64_t>& dims);
+// The input shape with reduced dims set to 1 (keepdim=true), so a result broadcasts back.
+Shape keepdim_shape(const Shape& in, const std::vector<int64_t>& dims);
+
+// slice(dim, start, end, step) of an input shape, with PyTorch's clamping of start and end.
+struct SliceBounds {
+  int64_t dim = 0, start = 0, step = 1, length = 0;  // length: elements selected along dim
+};
+SliceBounds slice_bounds(const Node& n, const Shape& in);
+
+// The source dim of each output dim of permute or transpose.
+std::vector<int64_t> permutation(const Node& n, int64_t rank);
+
+// The dims of layer_norm's normalized_shape within an input of rank `rank` (its last dims).
+std::vector<int64_t> layer_norm_dims(const Node& n, int64_t rank);
+
+}  // namespace reprokit

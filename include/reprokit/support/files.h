@@ -1,0 +1,70 @@
+// Files as untrusted input and as output that must land where it belongs. Reads take regular
+// files only (never a FIFO, device or directory, which would hang or mislead) up to a size limit.
+// A Dir resolves paths below it without following symlinks, so nothing read or written through
+// it leaves it, and writes go to a unique temporary file renamed into place.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace reprokit {
+
+constexpr size_t kMaxTextFileBytes = size_t{256} << 20;   // .rk, .json, manifests
+constexpr size_t kMaxDataFileBytes = size_t{17} << 30;    // .npy (the tensor size limit, in f64)
+
+// The contents of the regular file at `path` (symlinks in `path` are followed: the user named
+// it). UserError naming the path when it is missing, unreadable, not a regular file, a symlink
+// loop or larger than max_bytes.
+std::string read_file(const std::string& path, size_t max_bytes);
+
+class Dir {
+ public:
+  // Opens an existing directory (following symlinks in `path`: the user named it).
+  static Dir open(const std::string& path);
+  // Creates `path` (and its parents) when missing, then opens it.
+  static Dir create(const std::string& path);
+  Dir(Dir&& o) noexcept;
+  Dir& operator=(Dir&& o) noexcept;
+  Dir(const Dir&) = delete;
+  Dir& operator=(const Dir&) = delete;
+  ~Dir();
+
+  // A directory below this one. `rel` is relative, without "..", and no component of it may be
+  // a symlink; with create, missing components are made. UserError otherwise.
+  Dir sub(const std::string& rel, bool create = false) const;
+  // A regular file below this one, read as read_file does but without following any symlink.
+  std::string read(const std::string& rel, size_t max_bytes) const;
+  // Whether `rel` names anything below this one (a symlink counts as itself, not its target).
+  bool exists(const std::string& rel) const;
+  bool is_dir(const std::string& rel) const;
+  // Writes `name` (a plain file name) atomically: a new temporary file in this directory, renamed
+  // over `name` (a symlink there is replaced, never followed). UserError naming the path on failure.
+  void write(const std::string& name, std::string_view data, bool executable = false) const;
+  // Creates `name` only if nothing has that name; false when something does.
+  bool write_new(const std::string& name, std::string_view data) const;
+  // Creates the directory `name` only if nothing has that name; false when something does.
+  bool make_new_dir(const std::string& name) const;
+  void rename(const std::string& from, const std::string& to) const;  // within this directory
+  void remove_file(const std::string& name) const;                    // a no-op when missing
+  void remove_tree(const std::string& name) const;                    // without following symlinks
+  std::vector<std::string> list() const;                              // entry names, sorted
+
+  const std::string& path() const { return path_; }  // for messages
+  std::string path(const std::string& rel) const { return path_ + "/" + rel; }
+  int fd() const { return fd_; }
+
+ private:
+  Dir(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  int fd_ = -1;
+  std::string path_;
+};
+
+// Writes stem.ext, or stem-2.ext, stem-3.ext, ... whichever does not exist yet (never
+// overwriting), and returns the name written. UserError naming the path when the write fails.
+std::string write_unique(const Dir& dir, const std::string& stem, const std::string& ext, std::string_view data);
+
+// Splits a relative path into components; UserError for an absolute path, "..", or an empty one.
+std::vector<std::string> relative_components(const std::string& rel, std::string_view what);
+
+}  // namespace reprokit

@@ -1,0 +1,130 @@
+// Op semantics shared by every layer (see op_semantics.h).
+#include "reprokit/ir/op_semantics.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <set>
+
+#include "reprokit/ir/errors.h"
+#include "reprokit/ir/op_registry.h"
+
+namespace reprokit {
+
+int64_t normalize_dim(int64_t dim, int64_t rank) {
+  int64_t r = std::max<int64_t>(rank, 1);  // a 0-d tensor accepts dim 0 / -1, as in torch
+  if (dim < -r || dim >= r) throw VerifyError(fmt::format("dim {} is out of range for rank {}", dim, rank));
+  return dim < 0 ? dim + r : dim;
+}
+
+std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1) return std::nullopt;
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+DType promote_operands(const std::vector<Operand>& operands, const std::vector<DType>& dtypes) {
+  std::optional<DType> tensor_dt;
+  std::optional<ScalarKind> best_scalar;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const Operand& o = operands[i];
+    if (o.is_value()) {
+      tensor_dt = tensor_dt ? promote_types(*tensor_dt, dtypes[i]) : dtypes[i];
+      continue;
+    }
+    ScalarKind k = o.literal.is_bool() ? ScalarKind::boolean : o.literal.is_int() ? ScalarKind::integer : ScalarKind::floating;
+    if (!best_scalar || k > *best_scalar) best_scalar = k;
+  }
+  if (!tensor_dt) throw VerifyError("at least one operand must be a tensor value");
+  return best_scalar ? promote_with_scalar(*tensor_dt, *best_scalar) : *tensor_dt;
+}
+
+bool is_comparison(Op op) { return op == Op::eq || op == Op::ne || op == Op::lt || op == Op::le || op == Op::gt || op == Op::ge; }
+
+DType compute_dtype(const Node& n, const std::vector<DType>& dtypes) {
+  if (is_comparison(n.op)) return promote_operands(n.operands, dtypes);
+  if (n.op == Op::to) return dtypes.at(0);
+  return n.type.dtype;
+}
+
+std::vector<int64_t> reduction_dims(const Node& n, int64_t rank) {
+  const char* name = n.op == Op::argmax ? "dim" : "dims";
+  std::vector<int64_t> dims;
+  auto a = attr_opt(n, name);
+  if (!a) {
+    for (int64_t i = 0; i < rank; ++i) dims.push_back(i);
+    return dims;
+  }
+  std::set<int64_t> seen;
+  for (auto d : a->as_ints()) {
+    int64_t nd = normalize_dim(d, rank);
+    if (!seen.insert(nd).second) throw VerifyError(fmt::format("dim {} appears twice in {}", d, name));
+    dims.push_back(nd);
+  }
+  return dims;
+}
+
+int64_t reduction_count(const Shape& in, const std::vector<int64_t>& dims) {
+  int64_t c = 1;
+  for (auto d : dims) c *= in[static_cast<size_t>(d)];
+  return c;
+}
+
+Shape keepdim_shape(const Shape& in, const std::vector<int64_t>& dims) {
+  Shape s = in;
+  for (auto d : dims) s[static_cast<size_t>(d)] = 1;
+  return s;
+}
+
+SliceBounds slice_bounds(const Node& n, const Shape& in) {
+  SliceBounds b;
+  b.dim = normalize_dim(attr_int(n, "dim"), static_cast<int64_t>(in.size()));
+  int64_t size = in[static_cast<size_t>(b.dim)];
+  b.step = attr_int(n, "step");
+  if (b.step <= 0) throw VerifyError(fmt::format("step must be positive, got {}", b.step));
+  // PyTorch's clamping: negative bounds count from the end, then both are clamped to [0, size].
+  auto clamp = [&](int64_t v) {
+    if (v < 0) v = v < -size ? 0 : v + size;
+    return std::min(v, size);
+  };
+  b.start = clamp(attr_int(n, "start"));
+  int64_t end = clamp(attr_int(n, "end"));
+  b.length = end > b.start ? (end - b.start - 1) / b.step + 1 : 0;
+  return b;
+}
+
+std::vector<int64_t> permutation(const Node& n, int64_t rank) {
+  std::vector<int64_t> dims;
+  if (n.op == Op::transpose) {
+    for (int64_t d = 0; d < rank; ++d) dims.push_back(d);
+    std::swap(dims[static_cast<size_t>(normalize_dim(attr_int(n, "dim0"), rank))],
+              dims[static_cast<size_t>(normalize_dim(attr_int(n, "dim1"), rank))]);
+    return dims;
+  }
+  auto given = attr_ints(n, "dims");
+  if (static_cast<int64_t>(given.size()) != rank)
+    throw VerifyError(fmt::format("dims [{}] do not match rank {}", fmt::join(given, ", "), rank));
+  std::set<int64_t> seen;
+  for (auto d : given) {
+    int64_t nd = normalize_dim(d, rank);
+    if (!seen.insert(nd).second) throw VerifyError(fmt::format("dims [{}] is not a permutation", fmt::join(given, ", ")));
+    dims.push_back(nd);
+  }
+  return dims;
+}
+
+std::vector<int64_t> layer_norm_dims(const Node& n, int64_t rank) {
+  auto ns = attr_ints(n, "normalized_shape");
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < ns.size(); ++i) dims.push_back(rank - static_cast<int64_t>(ns.size()) + static_cast<int64_t>(i));
+  return dims;
+}
+
+}  // namespace reprokit
