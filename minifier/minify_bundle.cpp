@@ -77,6 +77,8 @@ int minify_bundle(const MinifyCommandOptions& o) {
   auto t0 = Clock::now();
   Bundle b = load_bundle(o.bundle_dir);
   fs::path dir(o.bundle_dir);
+  // Ctrl-C or a kill: the workers go with us (the message changes once a repro is on disk).
+  on_termination_signal("\n[minify] interrupted before any repro was written: nothing to resume\n");
   Dir bundle = Dir::open(o.bundle_dir);
   Dir work = bundle.sub("minify_work", true);  // a symlink there is refused, never followed
   if (!o.resume) work.remove_tree("state.json");
@@ -159,7 +161,6 @@ int minify_bundle(const MinifyCommandOptions& o) {
     work.write("state.json", json{{"best", c.to_json()}}.dump());
   };
   save(start, "Minification in progress: this is the best repro so far.");
-  // Ctrl-C or a kill: the workers go with us, and the user learns where the best repro is.
   on_termination_signal(fmt::format("\n[minify] interrupted: the best repro so far is {}\n[minify] continue with: {}\n", (dir / "repro.rk").string(),
                                     shell_quote_command({o.reprokit_exe, "minify", o.bundle_dir, "--resume"})));
   MinifyCallbacks cb;

@@ -1,13 +1,12 @@
 // `reprokit print FILE`: prints a graph file (.rk, or the .json form / a bundle manifest) as .rk text.
 #include <fmt/core.h>
 
-#include <fstream>
-#include <sstream>
 
 #include "command.h"
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/json_format.h"
 #include "reprokit/ir/text_format.h"
+#include "reprokit/support/files.h"
 
 namespace reprokit::cli {
 
@@ -17,14 +16,10 @@ static int run_print(const std::vector<std::string>& argv) {
   const std::string& path = args.positional()[0];
   Module m;
   if (path.size() > 5 && path.substr(path.size() - 5) == ".json") {
-    std::ifstream in(path);
-    if (!in) throw UserError(fmt::format("cannot read '{}': no such file or not readable", path));
-    std::stringstream ss;
-    ss << in.rdbuf();
     nlohmann::json j;
     try {
-      j = nlohmann::json::parse(ss.str());
-    } catch (const nlohmann::json::parse_error& e) {
+      j = nlohmann::json::parse(read_file(path, kMaxTextFileBytes));
+    } catch (const nlohmann::json::exception& e) {
       throw UserError(fmt::format("{}: invalid JSON: {}", path, e.what()));
     }
     if (j.is_object() && j.contains("graph") && !j.contains("nodes")) j = j["graph"];  // a bundle manifest
@@ -32,6 +27,8 @@ static int run_print(const std::vector<std::string>& argv) {
       m = module_from_json(j);
     } catch (const UserError& e) {
       throw UserError(fmt::format("{}: {}", path, e.what()));
+    } catch (const nlohmann::json::exception& e) {
+      throw UserError(fmt::format("{}: malformed graph JSON: {}", path, e.what()));
     }
   } else {
     m = load_module_file(path);

@@ -1,5 +1,8 @@
 // reprokit analyze (see analyze.h).
 #include "reprokit/harness/analyze.h"
+#include "reprokit/harness/bisect.h"
+#include "reprokit/harness/child_run.h"
+#include "reprokit/process/subprocess.h"
 #include "reprokit/support/files.h"
 
 #include <fmt/core.h>
@@ -81,6 +84,21 @@ int analyze_bundle(const AnalyzeOptions& o) {
   const Graph& g = b.graph;
   CompileOptions copts = b.spec.options.compile;
   fmt::print("analyze: graph {} ({} ops), stage {}, backend {}\n", g.name, g.num_ops(), b.spec.stage, copts.backend);
+
+  // analyze runs the compiled graph in this process, so first make sure it runs at all: a graph
+  // that crashes or hangs is probed in a child (bisect's step, with the bundle's own settings).
+  BisectStep as_recorded{copts.backend, copts.run_passes, "", "", -1, -1};
+  double probe_timeout = b.spec.timeout_s > 0 ? b.spec.timeout_s : 300;
+  ProcessSpec probe;
+  probe.argv = {self_executable(), "bisect-step", o.bundle_dir, as_recorded.to_json().dump()};
+  probe.timeout_s = probe_timeout;
+  Failure ran = classify_child(run_process(probe), "the compiled graph", probe_timeout);
+  if (ran.kind == FailureKind::crash || ran.kind == FailureKind::timeout || ran.kind == FailureKind::compile_error) {
+    fmt::print("analyze: the compiled graph does not run ({}: {}); analyze compares numbers and needs a graph that runs.\n"
+               "analyze: use `reprokit minify` or `reprokit bisect` on this bundle.\n",
+               ran.kind_name(), ran.message.substr(0, ran.message.find('\n')));
+    return 1;
+  }
 
   // Which values to capture: kernel boundaries (what the compiled code materialises anyway, so
   // fusion is undisturbed) or, with --per-node, every node.

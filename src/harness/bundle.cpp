@@ -155,8 +155,14 @@ Bundle load_bundle(const std::string& dir) {
         throw UserError(fmt::format("{}: unreadable crash record: {}", d.path("crash.json"), e.what()));
       }
     }
-    b.level = m.value("level", 2);
-    if (b.level < 1 || b.level > 4) throw UserError(fmt::format("{}: level {} is not 1 to 4", where, b.level));
+    if (m.contains("level")) {
+      const json& level = m.at("level");
+      if (!level.is_number_integer() || level.get<int64_t>() < 1 || level.get<int64_t>() > 4)
+        throw UserError(fmt::format("{}: level {} is not one of 1, 2, 3, 4", where, printable(level.dump())));
+      b.level = level.get<int>();
+    }
+    if (m.contains("seed") && !m.at("seed").is_number_unsigned())
+      throw UserError(fmt::format("{}: seed {} is not a non-negative integer", where, printable(m.at("seed").dump())));
     b.seed = m.value("seed", uint64_t{0});
     b.environment = m.value("environment", json::object());
     const json& ins = m.at("inputs");

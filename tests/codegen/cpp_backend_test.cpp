@@ -59,3 +59,29 @@ TEST(CppBackend, FusionFiresOnEveryExampleModel) {
     EXPECT_GT(fused, 0);
   }
 }
+
+// Regression: the node name was pasted into an snprintf format, so an out-of-range index printed
+// "node 1.9e-322 = embedding" (and a name like %s%n would have been a format attack).
+TEST(CppBackend, OutOfRangeIndexErrorNamesTheNodeVerbatim) {
+  Graph g = parse_graph("graph t(%w: f32[4, 2], %i: i64[3]) {\n  %e = embedding(%w, %i)\n  return (%e)\n}");
+  auto inputs = generate_inputs(g, 1);
+  inputs[1] = Tensor::from_int64s(DType::i64, {3}, {0, 1000, 2});
+  try {
+    compile_graph(g, cpp_options())->run(inputs);
+    FAIL() << "an out-of-range index ran";
+  } catch (const CompileFailure& e) {
+    EXPECT_EQ(e.kind, FailureKind::runtime_error);
+    EXPECT_NE(std::string(e.what()).find("node %e = embedding: index 1000 is out of range for a dimension of size 4"), std::string::npos)
+        << e.what();
+  }
+}
+
+// Integer arithmetic in generated code wraps as PyTorch's (and the reference's) does.
+TEST(CppBackend, IntegerArithmeticMatchesTheExactReference) {
+  Graph g = parse_graph("graph t(%a: i64[3], %f: f32[3]) {\n  %b = add(%a, 1)\n  %m = amax(%a)\n  %i = to(%f, dtype=i64)\n  return (%b, %m, %i)\n}");
+  std::vector<Tensor> in = {Tensor::from_int64s(DType::i64, {3}, {INT64_MAX, -5, 9007199254740993}),
+                            Tensor::from_doubles(DType::f32, {3}, {NAN, 1e30, -2.5})};
+  auto ref = interpret(g, in), got = compile_graph(g, cpp_options())->run(in);
+  for (size_t k = 0; k < ref.size(); ++k) EXPECT_EQ(got[k].to_int64s(), ref[k].to_int64s()) << "output " << k;
+  EXPECT_EQ(got[1].get_int(0), INT64_MAX);  // amax starts from the lowest integer, not from -inf (= 0)
+}

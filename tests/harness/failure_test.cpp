@@ -76,3 +76,16 @@ TEST(FailureJson, RoundTripAndErrors) {
   EXPECT_THROW(Failure::from_json(nlohmann::json::array()), UserError);
   EXPECT_THROW(Failure::from_json({{"kind", 3}}), UserError);
 }
+
+// Regression: under LANG=C.UTF-8 GCC quotes with ‘ ’; cutting the signature at byte 200 split a
+// character and the manifest write threw json type_error.316, losing the bundle.
+TEST(Signature, CutNeverSplitsAUtf8CharacterAndRecordsStayValidJson) {
+  std::string message = "error: ";
+  for (int i = 0; i < 120; ++i) message += "\xe2\x80\x98x\xe2\x80\x99";  // ‘x’
+  std::string sig = normalise_signature(message);
+  EXPECT_LE(sig.size(), 200u);
+  Failure f{FailureKind::compile_error, message + "\xff\xfe (invalid bytes too)", sig, 0};
+  std::string dumped;
+  EXPECT_NO_THROW(dumped = f.to_json().dump());
+  EXPECT_EQ(Failure::from_json(nlohmann::json::parse(dumped)).signature, sig);
+}

@@ -5,6 +5,7 @@
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/graph_utils.h"
 #include "reprokit/ir/json_format.h"
+#include "reprokit/ir/names.h"
 #include "reprokit/ir/text_format.h"
 
 using namespace reprokit;
@@ -90,4 +91,19 @@ TEST(Examples, EveryExampleModelParses) {
     EXPECT_EQ(m.entry().name, name);
     EXPECT_EQ(print_graph(parse_graph(print_graph(m.entry()))), print_graph(m.entry()));
   }
+}
+
+// One rule for names everywhere: JSON (bundles) rejects what the text format cannot spell.
+TEST(Names, JsonRejectsNamesOutsideTheRuleAndGeneratedCodeEscapesText) {
+  for (std::string bad : std::vector<std::string>{"a\nb", "%s%n", "../x", "/tmp/x", "1abc", std::string(201, 'a'), ""}) {
+    nlohmann::json j = {{"name", "g"},
+                        {"inputs", {{{"name", bad}, {"dtype", "f32"}, {"shape", {2}}}}},
+                        {"nodes", nlohmann::json::array()},
+                        {"outputs", {bad}}};
+    EXPECT_THROW(graph_from_json(j), UserError) << printable(bad);
+  }
+  EXPECT_TRUE(is_valid_name("layer.0_out"));
+  EXPECT_EQ(c_string_literal("a\"b\n%s\\"), "\"a\\042b\\012\\045s\\134\"");
+  EXPECT_EQ(utf8_safe("ok\xe2\x80\x98", 3), "ok");  // never half a character
+  EXPECT_EQ(utf8_safe("a\xff"), "a?");
 }

@@ -150,3 +150,27 @@ TEST(Interpreter, RejectsInputsOfTheWrongType) {
     EXPECT_NE(std::string(e.what()).find("input %x of graph t must be f32[2], got f64[2]"), std::string::npos) << e.what();
   }
 }
+
+// Regression: the interpreter computed i64 through double, so add(a, 0) of 2^53 + 1 gave 2^53 and
+// 2^63 - 1 gave -2^63: level 4 then reported false accuracy bugs against correct cpp output.
+TEST(ReferenceKernels, IntegersAreExactAndWrapAsPyTorch) {
+  Graph g = parse_graph("graph t(%a: i64[3]) {\n  %b = add(%a, 0)\n  %c = add(%a, 1)\n  %d = mul(%a, %a)\n  return (%b, %c, %d)\n}");
+  const int64_t big = 9007199254740993, max = INT64_MAX;
+  Tensor a = Tensor::from_int64s(DType::i64, {3}, {big, max, -7});
+  auto out = interpret(g, {a});
+  EXPECT_EQ(out[0].to_int64s(), (std::vector<int64_t>{big, max, -7}));
+  EXPECT_EQ(out[1].to_int64s(), (std::vector<int64_t>{big + 1, INT64_MIN, -6}));  // 2^63 - 1 + 1 wraps
+  EXPECT_EQ(out[2].get_int(2), 49);
+  EXPECT_EQ(out[2].get_int(0), static_cast<int64_t>(static_cast<uint64_t>(big) * static_cast<uint64_t>(big)));
+  // Reductions and data movement stay exact too.
+  Graph r = parse_graph("graph t(%a: i64[3]) {\n  %s = sum(%a)\n  %m = amax(%a)\n  %p = slice(%a, dim=0, start=0, end=2)\n  return (%s, %m, %p)\n}");
+  auto ro = interpret(r, {Tensor::from_int64s(DType::i64, {3}, {big, 1, -1})});
+  EXPECT_EQ(ro[0].get_int(0), big);
+  EXPECT_EQ(ro[1].get_int(0), big);
+  EXPECT_EQ(ro[2].to_int64s(), (std::vector<int64_t>{big, 1}));
+  // i32 wraps at 32 bits; float -> int casts give the x86 result for NaN and out-of-range values.
+  Graph c = parse_graph("graph t(%a: i32[1], %f: f32[2]) {\n  %w = add(%a, 1)\n  %i = to(%f, dtype=i64)\n  return (%w, %i)\n}");
+  auto co = interpret(c, {Tensor::from_int64s(DType::i32, {1}, {INT32_MAX}), Tensor::from_doubles(DType::f32, {2}, {NAN, -2.7})});
+  EXPECT_EQ(co[0].get_int(0), INT32_MIN);
+  EXPECT_EQ(co[1].to_int64s(), (std::vector<int64_t>{INT64_MIN, -2}));
+}

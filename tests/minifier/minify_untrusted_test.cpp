@@ -1,0 +1,159 @@
+// minify on hostile bundles and hostile endings: it never writes outside its bundle, its workers
+// die with it (SIGKILL), and Ctrl-C says where the best repro is.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "../harness/cli_util.h"
+#include "reprokit/harness/bundle.h"
+#include "reprokit/support/files.h"
+
+using namespace reprokit;
+using namespace reprokit::testing;
+
+namespace {
+
+// Every regular file under root except those under `skip`, with its checksum.
+std::map<std::string, std::string> checksums_outside(const fs::path& root, const fs::path& skip) {
+  std::map<std::string, std::string> out;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    if (it->path() == skip) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_symlink()) out[it->path().string()] = "symlink -> " + fs::read_symlink(it->path()).string();
+    else if (it->is_regular_file()) out[it->path().string()] = checksum(read_file(it->path().string(), 1 << 30));
+  }
+  return out;
+}
+
+fs::path make_bundle(const fs::path& dir, const std::vector<std::string>& run_args, std::map<std::string, std::string> env) {
+  env.emplace("REPRO_DIR", "out");
+  auto r = reprokit_cli(run_args, dir, env);
+  auto b = bundles_in(dir / "out");
+  EXPECT_EQ(b.size(), 1u) << r.err;
+  return b.at(0);
+}
+
+// Processes whose parent is `pid` (from /proc).
+std::vector<int> children_of(int pid) {
+  std::vector<int> out;
+  for (auto& e : fs::directory_iterator("/proc")) {
+    std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string stat;
+    std::getline(in, stat);
+    auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 2));
+    char state;
+    int ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == pid) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+// Alive and not a zombie.
+bool running(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return false;
+  auto close = stat.rfind(')');
+  return close != std::string::npos && stat[close + 2] != 'Z' && stat[close + 2] != 'X';
+}
+
+template <class F>
+bool within(double seconds, F done) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return done();
+}
+
+struct StuckMinify {
+  std::unique_ptr<LineChild> minify;
+  std::vector<int> workers;
+  fs::path bundle;
+};
+
+// Starts `reprokit minify` on a bundle whose failure is a hang and waits until a worker is busy
+// on a hanging query (with `wait_for_repro`, one after the first repro was written).
+StuckMinify minify_stuck_in_a_hang(const fs::path& dir, const std::string& timeout, bool wait_for_repro) {
+  fs::path b = make_bundle(dir, {"run", example("mlp"), "--inject", "gelu:hang"}, {{"REPRO_AFTER", "dynamo"}, {"REPRO_TIMEOUT", "1"}});
+  ProcessSpec s;
+  s.argv = {REPROKIT_EXE, "minify", b.string(), "--timeout", timeout};
+  s.env_set = {{"REPRO_CACHE_DIR", std::string(REPROKIT_BINARY_DIR) + "/test-cache"}};
+  auto minify = std::make_unique<LineChild>(s);
+  std::vector<int> workers;
+  if (wait_for_repro) EXPECT_TRUE(within(60, [&] { return fs::exists(b / "repro.rk"); })) << "no repro was written";
+  EXPECT_TRUE(within(30, [&] {
+    workers = children_of(minify->pid());
+    return !workers.empty();
+  })) << "no worker started";
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the worker is inside the hang now
+  return {std::move(minify), workers, b};
+}
+
+}  // namespace
+
+TEST(MinifyUntrusted, HostileBundleNeverMakesMinifyWriteOutsideIt) {
+  fs::path root = fresh_dir("untrusted_tree");
+  fs::create_directories(root / "outside" / "deep");
+  std::ofstream(root / "outside" / "target.txt") << "keep me\n";
+  std::ofstream(root / "outside" / "deep" / "other.txt") << "and me\n";
+  fs::path b = make_bundle(root, {"run", example("mlp"), "--inject", "gelu:runtime_error"}, {{"REPRO_AFTER", "dynamo"}});
+  // The temporary names an earlier reprokit used, and a work directory, pointing out of the bundle.
+  fs::create_symlink(root / "outside" / "target.txt", b / "report.json.tmp");
+  fs::create_symlink(root / "outside" / "target.txt", b / "repro.rk.tmp");
+  fs::create_symlink(root / "outside" / "target.txt", b / "SUMMARY.txt");
+  fs::create_symlink(root / "outside" / "deep", b / "repro_inputs");
+  auto before = checksums_outside(root, b);
+
+  auto r = reprokit_cli({"minify", b.string()}, root);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(b / "repro.rk")) << r.err;
+  EXPECT_EQ(checksums_outside(root, b), before) << "minify changed a file outside its bundle";
+
+  // minify_work as a symlink out of the bundle is refused, not followed.
+  fs::remove_all(b / "minify_work");
+  fs::create_symlink(root / "outside" / "deep", b / "minify_work");
+  before = checksums_outside(root, b);
+  r = reprokit_cli({"minify", b.string()}, root);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("minify_work"), std::string::npos) << r.err;
+  EXPECT_EQ(checksums_outside(root, b), before);
+}
+
+TEST(MinifyUntrusted, SigkillOfMinifyLeavesNoWorkerBehind) {
+  auto [minify, workers, bundle] = minify_stuck_in_a_hang(fresh_dir("sigkill"), "120", false);
+  ASSERT_FALSE(workers.empty());
+  for (int w : workers) EXPECT_TRUE(running(w)) << "worker " << w;
+  ::kill(minify->pid(), SIGKILL);  // the minifier only: its workers must follow by themselves
+  EXPECT_TRUE(within(2.0, [&] {
+    for (int w : workers)
+      if (running(w)) return false;
+    return true;
+  })) << "a worker outlived the minifier by more than 2 s";
+}
+
+TEST(MinifyUntrusted, CtrlCKillsWorkersAndSaysWhereTheBestReproIs) {
+  auto [minify, workers, bundle] = minify_stuck_in_a_hang(fresh_dir("sigint"), "3", true);
+  ASSERT_FALSE(workers.empty());
+  ::kill(minify->pid(), SIGINT);
+  ProcessResult r = minify->wait_result();
+  EXPECT_EQ(r.exit_code, 128 + SIGINT);
+  EXPECT_NE(r.err.find("interrupted: the best repro so far is " + (bundle / "repro.rk").string()), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--resume"), std::string::npos) << r.err;
+  EXPECT_TRUE(within(2.0, [&] {
+    for (int w : workers)
+      if (running(w)) return false;
+    return true;
+  }));
+}
