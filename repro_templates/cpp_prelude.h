@@ -20,6 +20,9 @@ inline float rk_float_of(uint32_t x) { float f; std::memcpy(&f, &x, 4); return f
 // NaN-propagating max/min, as PyTorch's maximum/minimum/amax/amin.
 template <class T> inline T rk_max(T a, T b) { return (a != a || b != b) ? (a != a ? a : b) : (a > b ? a : b); }
 template <class T> inline T rk_min(T a, T b) { return (a != a || b != b) ? (a != a ? a : b) : (a < b ? a : b); }
+// torch.clamp: NaN stays NaN; with min > max every value becomes max.
+template <class T> inline T rk_clamp_min(T a, T lo) { return a < lo ? lo : a; }
+template <class T> inline T rk_clamp_max(T a, T hi) { return a > hi ? hi : a; }
 template <class T> inline T rk_relu(T a) { return a != a ? a : (a > T(0) ? a : T(0)); }
 template <class T> inline T rk_abs(T a) { return a < T(0) ? -a : (a == T(0) ? T(0) : a); }
 // The identity of amax / amin: -inf / inf for floats, the extremes for integers.

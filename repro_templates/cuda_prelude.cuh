@@ -17,6 +17,8 @@ __device__ inline float rk_float_of(uint32_t x) { return __uint_as_float(x); }
 
 template <class T> __device__ inline T rk_max(T a, T b) { return (a != a || b != b) ? (a != a ? a : b) : (a > b ? a : b); }
 template <class T> __device__ inline T rk_min(T a, T b) { return (a != a || b != b) ? (a != a ? a : b) : (a < b ? a : b); }
+template <class T> __device__ inline T rk_clamp_min(T a, T lo) { return a < lo ? lo : a; }
+template <class T> __device__ inline T rk_clamp_max(T a, T hi) { return a > hi ? hi : a; }
 template <class T> __device__ inline T rk_relu(T a) { return a != a ? a : (a > T(0) ? a : T(0)); }
 template <class T> __device__ inline T rk_abs(T a) { return a < T(0) ? -a : (a == T(0) ? T(0) : a); }
 // The identity of amax / amin: -inf / inf for floats, the extremes for integers.

@@ -123,6 +123,77 @@ Expr unembed(Expr w, Expr indices, Expr g) {
   return matmul(transpose(hot, 0, 1), reshape(g, {hot.shape()[0], cols}));
 }
 
+// x with spatial dim `dim` (2 or 3) spread by `step`: step - 1 zeros after each element, the
+// trailing ones dropped (the zeros a strided convolution skipped).
+Expr dilate(Expr x, int64_t dim, int64_t step) {
+  if (step == 1) return x;
+  Expr u = unsqueeze(x, dim + 1);
+  Shape zs = u.shape();
+  zs[static_cast<size_t>(dim + 1)] = step - 1;
+  Shape merged = x.shape();
+  int64_t len = merged[static_cast<size_t>(dim)];
+  merged[static_cast<size_t>(dim)] = len * step;
+  return slice(reshape(cat({u, zeros(x, zs, x.dtype())}, dim + 1), merged), dim, 0, (len - 1) * step + 1);
+}
+
+// x reversed along `dim` (a gather with the index k-1, ..., 0: the op set has no flip).
+Expr flip(Expr x, int64_t dim) {
+  int64_t k = x.shape()[static_cast<size_t>(dim)];
+  if (k == 1) return x;
+  Shape ones(static_cast<size_t>(x.rank()), 1);
+  ones[static_cast<size_t>(dim)] = k;
+  Expr index = reshape((iota(x, k) * int64_t{-1}) + (k - 1), ones);
+  return gather(x, expand(index, x.shape()), dim);
+}
+
+// conv2d's gradients, as convolutions (PyTorch's conv backward, without a transposed op):
+// dx = conv(g dilated by the stride and padded, the weight flipped with in/out swapped per group),
+// dw = conv(x with channels as the batch, g as the weight), both cut to size.
+Grads conv2d_grads(const Node& n, const std::vector<Arg>& a, Builder& b, Expr g, const std::vector<bool>& need) {
+  Expr x = b.value(a[0].operand), w = b.value(a[1].operand);
+  const Shape xs = x.shape(), ws = w.shape();
+  Window2d win = window_of(n, &ws[2]);
+  const int64_t groups = attr_int(n, "groups"), N = xs[0], C = xs[1], O = ws[0], cg = ws[1], og = O / groups;
+  Grads r(a.size());
+  if (need[0]) {
+    Expr gd = dilate(dilate(g, 2, win.stride[0]), 3, win.stride[1]);
+    std::vector<int64_t> before(2), after(2);
+    for (int d = 0; d < 2; ++d) {
+      int64_t span = win.dilation[d] * (win.kernel[d] - 1);
+      int64_t full = gd.shape()[static_cast<size_t>(2 + d)] - 1 - 2 * win.padding[d] + span + 1;  // transposed conv size
+      before[static_cast<size_t>(d)] = span - win.padding[d];
+      after[static_cast<size_t>(d)] = span - win.padding[d] + (xs[static_cast<size_t>(2 + d)] - full);
+    }
+    // Negative amounts crop instead of pad.
+    Expr p = pad(gd, {std::max<int64_t>(before[1], 0), std::max<int64_t>(after[1], 0), std::max<int64_t>(before[0], 0), std::max<int64_t>(after[0], 0)});
+    for (int d = 0; d < 2; ++d) {
+      int64_t lo = before[static_cast<size_t>(d)] < 0 ? -before[static_cast<size_t>(d)] : 0;
+      int64_t hi = p.shape()[static_cast<size_t>(2 + d)] - (after[static_cast<size_t>(d)] < 0 ? -after[static_cast<size_t>(d)] : 0);
+      if (lo > 0 || hi < p.shape()[static_cast<size_t>(2 + d)]) p = slice(p, 2 + d, lo, hi);
+    }
+    Expr wt = reshape(transpose(reshape(w, {groups, og, cg, ws[2], ws[3]}), 1, 2), {groups * cg, og, ws[2], ws[3]});
+    r[0] = conv2d(p, flip(flip(wt, 2), 3), {1, 1}, {0, 0}, {win.dilation[0], win.dilation[1]}, groups);
+  }
+  if (need[1]) {
+    Expr xc = reshape(permute(reshape(x, {N, groups, cg, xs[2], xs[3]}), {2, 1, 0, 3, 4}), {cg, groups * N, xs[2], xs[3]});
+    Expr gw = permute(g, {1, 0, 2, 3});  // [O, N, Ho, Wo]: per group, N input channels
+    Expr dw = conv2d(xc, gw, {win.dilation[0], win.dilation[1]}, {win.padding[0], win.padding[1]}, {win.stride[0], win.stride[1]}, groups);
+    for (int d = 0; d < 2; ++d)
+      if (dw.shape()[static_cast<size_t>(2 + d)] != ws[static_cast<size_t>(2 + d)]) dw = slice(dw, 2 + d, 0, ws[static_cast<size_t>(2 + d)]);
+    r[1] = permute(dw, {1, 0, 2, 3});
+  }
+  if (a.size() > 2 && need[2]) r[2] = sum(g, {0, 2, 3}, false);
+  (void)C;
+  return r;
+}
+
+// A pool's backward op: grad, then the forward input, with the forward's attributes.
+Expr pool_backward(Builder& b, Op op, const Node& n, Expr x, Expr g) {
+  Attrs attrs = n.attrs;
+  attrs.erase("group");
+  return b.op(op, {g, x}, attrs);
+}
+
 Grads pow_grads(Builder& b, const std::vector<Arg>& a, Expr y, Expr g, const std::vector<bool>& need) {
   Grads r{none(), none()};
   bool base_is_value = a[0].operand.is_value(), exp_is_value = a[1].operand.is_value();
@@ -206,12 +277,44 @@ Grads backward(Builder& b, const Node& n, const std::vector<Arg>& a, Expr y, Exp
       }
       return r;
     }
+    case Op::clamp: {  // g where min <= x <= max (PyTorch's clamp backward), 0 elsewhere and at NaN
+      Expr x = val(0), r = g;
+      if (auto hi = attr_opt(n, "max")) r = where(le(x, hi->as_float()), r, 0.0);
+      if (auto lo = attr_opt(n, "min")) r = where(ge(x, lo->as_float()), r, 0.0);
+      if (!attr_opt(n, "min") && !attr_opt(n, "max")) return {g};
+      return {r};
+    }
+    case Op::pad: {
+      auto amounts = pad_amounts(n, val(0).rank());
+      Expr r = g;
+      for (size_t d = 0; d < amounts.size(); ++d)
+        if (amounts[d].first || amounts[d].second)
+          r = slice(r, static_cast<int64_t>(d), amounts[d].first, amounts[d].first + val(0).shape()[d]);
+      return {r};
+    }
+    case Op::conv2d: return conv2d_grads(n, a, b, g, need);
+    case Op::max_pool2d: return {pool_backward(b, Op::max_pool2d_backward, n, val(0), g)};
+    case Op::avg_pool2d: return {pool_backward(b, Op::avg_pool2d_backward, n, val(0), g)};
+    case Op::adaptive_avg_pool2d: {
+      // Windows are uniform when the output size divides the input size: then it is an average
+      // pool with kernel = stride = in / out, and so is its backward.
+      Expr x = val(0);
+      auto os = attr_ints(n, "output_size");
+      if (os.size() == 1) os.push_back(os[0]);
+      int64_t h = x.shape()[2], w = x.shape()[3];
+      if (h % os[0] || w % os[1])
+        throw UserError(fmt::format("node %{} = adaptive_avg_pool2d: the backward rule needs the output size [{}, {}] to divide the input size [{}, {}]",
+                                    n.name, os[0], os[1], h, w));
+      Attrs attrs{{"kernel", AttrValue::ints({h / os[0], w / os[1]})}};
+      return {b.op(Op::avg_pool2d_backward, {g, x}, attrs)};
+    }
     case Op::embedding: return {unembed(val(0), val(1), g), none()};
     case Op::gather: return {ungather(n, val(0), val(1), g), none()};
     // Composite ops are decomposed before autodiff; the rest are not differentiable.
     case Op::input: case Op::sigmoid: case Op::silu: case Op::gelu: case Op::eq: case Op::ne: case Op::lt: case Op::le:
     case Op::gt: case Op::ge: case Op::mean: case Op::var: case Op::argmax: case Op::softmax: case Op::log_softmax:
-    case Op::layer_norm: case Op::linear: case Op::full:
+    case Op::layer_norm: case Op::linear: case Op::full: case Op::batch_norm: case Op::max_pool2d_backward:
+    case Op::avg_pool2d_backward:
       break;
   }
   throw InternalError(fmt::format("autodiff: op '{}' has no backward rule", op_name(n.op)));

@@ -57,6 +57,15 @@ Expr decompose_node(Builder& b, const Node& n, const std::vector<Arg>& a) {
       if (a.size() > 2) y = y + a[2];
       return y;
     }
+    case Op::batch_norm: {  // per channel (dim 1): parameters reshaped to [1, C, 1, ...]
+      Shape ps(static_cast<size_t>(x.rank()), 1);
+      ps[1] = x.shape()[1];
+      auto channel = [&](size_t i) { return reshape(b.value(a[i].operand), ps); };
+      Expr y = (x - channel(1)) * rsqrt(channel(2) + attr_float(n, "eps"));
+      if (a.size() > 3) y = y * channel(3);
+      if (a.size() > 4) y = y + channel(4);
+      return y;
+    }
     case Op::linear: {
       Expr wt = transpose(b.value(a[1].operand), 0, 1);
       Expr y = x.rank() >= 2 ? matmul(x, wt) : squeeze(matmul(unsqueeze(x, 0), wt), 0);
@@ -68,7 +77,9 @@ Expr decompose_node(Builder& b, const Node& n, const std::vector<Arg>& a) {
     case Op::ne: case Op::lt: case Op::le: case Op::gt: case Op::ge: case Op::where: case Op::to: case Op::clone:
     case Op::sum: case Op::amax: case Op::amin: case Op::argmax: case Op::matmul: case Op::reshape: case Op::permute:
     case Op::transpose: case Op::expand: case Op::slice: case Op::cat: case Op::squeeze: case Op::unsqueeze:
-    case Op::contiguous: case Op::embedding: case Op::gather: case Op::full:
+    case Op::contiguous: case Op::embedding: case Op::gather: case Op::full: case Op::clamp: case Op::conv2d:
+    case Op::max_pool2d: case Op::avg_pool2d: case Op::adaptive_avg_pool2d: case Op::max_pool2d_backward:
+    case Op::avg_pool2d_backward: case Op::pad:
       break;
   }
   throw InternalError(fmt::format("decompose: op '{}' is not composite", op_name(n.op)));

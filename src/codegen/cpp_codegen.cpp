@@ -245,12 +245,19 @@ class CppGen {
       case Op::where: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
       case Op::to: return convert_expr(a[0], operand_dtype(n.operands[0]), n.type.dtype);
       case Op::clone: return a[0];
+      case Op::clamp: {
+        std::string v = a[0];
+        if (auto lo = attr_opt(n, "min")) v = fmt::format("rk_clamp_min({}, {})", v, literal(*lo, ct));
+        if (auto hi = attr_opt(n, "max")) v = fmt::format("rk_clamp_max({}, {})", v, literal(*hi, ct));
+        return v;
+      }
       // Composite ops are decomposed before codegen; the rest are not pointwise.
       case Op::input: case Op::sigmoid: case Op::silu: case Op::gelu: case Op::sum: case Op::amax: case Op::amin:
       case Op::mean: case Op::var: case Op::argmax: case Op::softmax: case Op::log_softmax: case Op::layer_norm:
       case Op::matmul: case Op::linear: case Op::reshape: case Op::permute: case Op::transpose: case Op::expand:
       case Op::slice: case Op::cat: case Op::squeeze: case Op::unsqueeze: case Op::contiguous: case Op::embedding:
-      case Op::gather: case Op::full:
+      case Op::gather: case Op::full: case Op::batch_norm: case Op::conv2d: case Op::max_pool2d: case Op::avg_pool2d:
+      case Op::adaptive_avg_pool2d: case Op::max_pool2d_backward: case Op::avg_pool2d_backward: case Op::pad:
         break;
     }
     throw InternalError(fmt::format("cpp codegen: op '{}' has no pointwise spelling", op_name(n.op)));
@@ -288,6 +295,14 @@ class CppGen {
     return std::string(n * work_per_item >= (int64_t{1} << 21) ? "  #pragma omp parallel for schedule(static)\n" : "") +
            fmt::format("  for (int64_t {0} = 0; {0} < {1}; ++{0})", var, n);
   }
+  // A scratch array of `count` elements of type `ct`: a vector on the CPU, workspace on CUDA.
+  std::string scratch(const std::string& name, const char* ct, int64_t count) {
+    if (!cuda_) return fmt::format("  std::vector<{0}> {1}_v({2}); {0}* {1} = {1}_v.data();\n", ct, name, std::max<int64_t>(count, 1));
+    std::string s = fmt::format("  {0}* {1} = ({0}*)(ws + {2});\n", ct, name, workspace_bytes_);
+    workspace_bytes_ += (std::max<int64_t>(count, 1) * 8 + 15) / 16 * 16;
+    return s;
+  }
+
   // Kernels run one after another: on CUDA the block synchronises between them.
   std::string end_kernel() const { return cuda_ ? "  __syncthreads();\n" : ""; }
   // Reports an error: the CPU returns it; CUDA records a code (the host maps it to the message).
@@ -328,13 +343,18 @@ class CppGen {
       case Op::neg: case Op::abs: case Op::exp: case Op::log: case Op::sqrt: case Op::rsqrt: case Op::reciprocal:
       case Op::sin: case Op::cos: case Op::tanh: case Op::relu: case Op::erf: case Op::add: case Op::sub: case Op::mul:
       case Op::div: case Op::pow: case Op::maximum: case Op::minimum: case Op::eq: case Op::ne: case Op::lt: case Op::le:
-      case Op::gt: case Op::ge: case Op::where: case Op::to: case Op::clone:
+      case Op::gt: case Op::ge: case Op::where: case Op::to: case Op::clone: case Op::clamp:
         s += loop("i", n.type.numel(), 1) + " {\n";
         return s + pointwise_body({id}, n.type.shape, "i", "    ") + "  }\n" + end_kernel();
       case Op::sum: case Op::amax: case Op::amin: case Op::argmax: return s + reduction_kernel(id, {}) + end_kernel();
       case Op::matmul: return s + matmul_kernel(id) + end_kernel();
       case Op::cat: return s + cat_kernel(id) + end_kernel();
       case Op::embedding: case Op::gather: return s + index_kernel(id) + end_kernel();
+      case Op::conv2d: return s + conv2d_kernel(id) + end_kernel();
+      case Op::max_pool2d: case Op::avg_pool2d: return s + pool_kernel(id) + end_kernel();
+      case Op::max_pool2d_backward: case Op::avg_pool2d_backward: return s + pool_backward_kernel(id) + end_kernel();
+      case Op::adaptive_avg_pool2d: return s + adaptive_pool_kernel(id) + end_kernel();
+      case Op::pad: return s + pad_kernel(id) + end_kernel();
       case Op::full: {
         std::string v = literal(attr(n, "value"), compute_type(n.type.dtype));
         return s + loop("i", n.type.numel(), 1) +
@@ -345,7 +365,7 @@ class CppGen {
         return s + view_kernel(id) + end_kernel();
       // Composite ops are decomposed before codegen.
       case Op::input: case Op::sigmoid: case Op::silu: case Op::gelu: case Op::mean: case Op::var: case Op::softmax:
-      case Op::log_softmax: case Op::layer_norm: case Op::linear:
+      case Op::log_softmax: case Op::layer_norm: case Op::linear: case Op::batch_norm:
         break;
     }
     throw InternalError(fmt::format("cpp codegen: no kernel for op '{}' (node %{})", op_name(n.op), n.name));
@@ -424,6 +444,155 @@ class CppGen {
     if (perturbs(id)) result = "rk_perturb(" + result + ")";
     s += fmt::format("    b{}[o] = {};\n  }}\n", id, store_value(n.type.dtype, result));
     return s;
+  }
+
+  // Index of element (b, c, y, x) of 4-D value v through its strides.
+  std::string at4(int v, const std::string& b, const std::string& c, const std::string& y, const std::string& x) const {
+    Shape st = strides_of(v);
+    return fmt::format("({}) * {} + ({}) * {} + ({}) * {} + ({}) * {}", b, st[0], c, st[1], y, st[2], x, st[3]);
+  }
+  std::string load4(int v, const char* ct, const std::string& b, const std::string& c, const std::string& y, const std::string& x) const {
+    return fmt::format("({}){}", ct, load_expr(g_.node(v).type.dtype, "b" + std::to_string(v), at4(v, b, c, y, x)));
+  }
+
+  // Direct convolution: one (batch, output channel) plane per iteration of the outer loop.
+  std::string conv2d_kernel(int id) {
+    const Node& n = g_.node(id);
+    int x = n.operands[0].value, w = n.operands[1].value;
+    const Shape &xs = g_.node(x).type.shape, &ws = g_.node(w).type.shape, &os = n.type.shape;
+    Window2d win = window_of(n, &ws[2]);
+    int64_t groups = attr_int(n, "groups"), cg = ws[1], og = os[1] / groups;
+    const char* ct = compute_type(n.type.dtype);
+    std::string bias = n.operands.size() > 2 ? fmt::format("({}){}", ct, load_expr(g_.node(n.operands[2].value).type.dtype,
+                                                                                  "b" + std::to_string(n.operands[2].value), "oc"))
+                                             : fmt::format("({})0", ct);
+    std::string v = perturbs(id) ? "rk_perturb(acc)" : "acc";
+    std::string s = loop("nc", os[0] * os[1], os[2] * os[3] * cg * ws[2] * ws[3]) + " {\n";
+    s += fmt::format("    const int64_t nb = nc / {0}, oc = nc % {0}, c0 = (oc / {1}) * {2};\n", os[1], og, cg);
+    s += fmt::format("    for (int64_t oy = 0; oy < {}; ++oy) for (int64_t ox = 0; ox < {}; ++ox) {{\n", os[2], os[3]);
+    s += fmt::format("      {} acc = {};\n", ct, bias);
+    s += fmt::format("      for (int64_t ic = 0; ic < {}; ++ic) for (int64_t i = 0; i < {}; ++i) {{\n", cg, ws[2]);
+    s += fmt::format("        const int64_t y = oy * {} - {} + i * {}; if (y < 0 || y >= {}) continue;\n", win.stride[0], win.padding[0],
+                     win.dilation[0], xs[2]);
+    s += fmt::format("        for (int64_t j = 0; j < {}; ++j) {{\n", ws[3]);
+    s += fmt::format("          const int64_t xx = ox * {} - {} + j * {}; if (xx < 0 || xx >= {}) continue;\n", win.stride[1],
+                     win.padding[1], win.dilation[1], xs[3]);
+    s += fmt::format("          acc += {} * {};\n", load4(x, ct, "nb", "c0 + ic", "y", "xx"), load4(w, ct, "oc", "ic", "i", "j"));
+    s += "        }\n      }\n";
+    s += fmt::format("      b{}[((nb * {} + oc) * {} + oy) * {} + ox] = {};\n", id, os[1], os[2], os[3], store_value(n.type.dtype, v));
+    s += "    }\n  }\n";
+    return s;
+  }
+
+  // The loops over one window of a pool, at output (oy, ox) of plane (nb, ch): `body` runs for
+  // each element inside the input, with y and xx set; divisors as PyTorch's avg_pool2d.
+  std::string window_loops(const Window2d& win, const Shape& in, const std::string& body, bool declare = true) const {
+    std::string s;
+    if (declare) s += fmt::format("      const int64_t y0 = oy * {} - {}, x0 = ox * {} - {};\n", win.stride[0], win.padding[0], win.stride[1], win.padding[1]);
+    if (declare) {
+      s += fmt::format("      const int64_t padded = (rk_min<int64_t>(y0 + {}, {}) - y0) * (rk_min<int64_t>(x0 + {}, {}) - x0);\n", win.kernel[0],
+                       in[2] + win.padding[0], win.kernel[1], in[3] + win.padding[1]);
+      s += "      int64_t valid = 0;\n";
+    }
+    s += fmt::format("      for (int64_t i = 0; i < {}; ++i) {{\n        const int64_t y = y0 + i * {}; if (y < 0 || y >= {}) continue;\n", win.kernel[0],
+                     win.dilation[0], in[2]);
+    s += fmt::format("        for (int64_t j = 0; j < {}; ++j) {{\n          const int64_t xx = x0 + j * {}; if (xx < 0 || xx >= {}) continue;\n",
+                     win.kernel[1], win.dilation[1], in[3]);
+    s += (declare ? "          ++valid;\n" : "") + body + "        }\n      }\n";
+    if (declare) s += "      (void)padded;\n";
+    return s;
+  }
+
+  std::string pool_kernel(int id) {
+    const Node& n = g_.node(id);
+    int x = n.operands[0].value;
+    const Shape &in = g_.node(x).type.shape, &os = n.type.shape;
+    Window2d win = window_of(n);
+    const char* ct = compute_type(n.type.dtype);
+    bool is_max = n.op == Op::max_pool2d;
+    std::string s = loop("nc", os[0] * os[1], os[2] * os[3] * win.kernel[0] * win.kernel[1]) + " {\n";
+    s += fmt::format("    const int64_t nb = nc / {0}, ch = nc % {0};\n", os[1]);
+    s += fmt::format("    for (int64_t oy = 0; oy < {}; ++oy) for (int64_t ox = 0; ox < {}; ++ox) {{\n", os[2], os[3]);
+    s += fmt::format("      {} acc = ({})0;{}\n", ct, ct, is_max ? " bool any = false;" : "");
+    std::string v = load4(x, ct, "nb", "ch", "y", "xx");
+    // max: the first maximum, NaN winning (PyTorch); avg: the sum, then the divisor.
+    std::string body = is_max ? fmt::format("          {{ {} v = {}; if (!any || (acc == acc && (v != v || v > acc))) acc = v; any = true; }}\n", ct, v)
+                              : fmt::format("          acc += {};\n", v);
+    s += window_loops(win, in, body);
+    if (!is_max) s += fmt::format("      acc = acc / ({})({});\n", ct, attr_bool(n, "count_include_pad") ? "padded" : "valid");
+    std::string r = perturbs(id) ? "rk_perturb(acc)" : "acc";
+    s += fmt::format("      b{}[((nb * {} + ch) * {} + oy) * {} + ox] = {};\n    }}\n  }}\n", id, os[1], os[2], os[3], store_value(n.type.dtype, r));
+    return s;
+  }
+
+  // The pools' backward: per (batch, channel) plane, so overlapping windows never race.
+  std::string pool_backward_kernel(int id) {
+    const Node& n = g_.node(id);
+    int gr = n.operands[0].value, x = n.operands[1].value;
+    const Shape &in = g_.node(x).type.shape, &gs = g_.node(gr).type.shape;
+    Window2d win = window_of(n);
+    const char* ct = compute_type(n.type.dtype);
+    bool is_max = n.op == Op::max_pool2d_backward;
+    std::string s = scratch(fmt::format("acc_{}", id), ct, n.type.numel());
+    s += loop("nc", in[0] * in[1], gs[2] * gs[3] * win.kernel[0] * win.kernel[1]) + " {\n";
+    s += fmt::format("    const int64_t nb = nc / {0}, ch = nc % {0};\n", in[1]);
+    s += fmt::format("    {}* plane = acc_{} + nc * {};\n", ct, id, in[2] * in[3]);
+    s += fmt::format("    for (int64_t k = 0; k < {}; ++k) plane[k] = ({})0;\n", in[2] * in[3], ct);
+    s += fmt::format("    for (int64_t oy = 0; oy < {}; ++oy) for (int64_t ox = 0; ox < {}; ++ox) {{\n", gs[2], gs[3]);
+    std::string gv = load4(gr, ct, "nb", "ch", "oy", "ox");
+    if (is_max) {
+      s += fmt::format("      {} best = ({})0; int64_t at = -1; bool any = false;\n", ct, ct);
+      std::string v = load4(x, ct, "nb", "ch", "y", "xx");
+      s += window_loops(win, in, fmt::format("          {{ {} v = {}; if (!any || (best == best && (v != v || v > best))) {{ best = v; at = y * {} + xx; }} any = true; }}\n",
+                                             ct, v, in[3]));
+      s += fmt::format("      if (at >= 0) plane[at] += {};\n", gv);
+    } else {
+      s += window_loops(win, in, "");  // counts the divisor
+      s += fmt::format("      const {} share = {} / ({})({});\n", ct, gv, ct, attr_bool(n, "count_include_pad") ? "padded" : "valid");
+      s += window_loops(win, in, fmt::format("          plane[y * {} + xx] += share;\n", in[3]), false);
+    }
+    s += "    }\n";
+    std::string r = perturbs(id) ? "rk_perturb(plane[k])" : "plane[k]";
+    s += fmt::format("    for (int64_t k = 0; k < {}; ++k) b{}[nc * {} + k] = {};\n  }}\n", in[2] * in[3], id, in[2] * in[3], store_value(n.type.dtype, r));
+    return s;
+  }
+
+  std::string adaptive_pool_kernel(int id) {
+    const Node& n = g_.node(id);
+    int x = n.operands[0].value;
+    const Shape &in = g_.node(x).type.shape, &os = n.type.shape;
+    const char* ct = compute_type(n.type.dtype);
+    std::string s = loop("o", numel(os), in[2] * in[3] / (os[2] * os[3]) + 1) + " {\n";
+    s += fmt::format("    const int64_t ox = o % {0}, oy = (o / {0}) % {1}, ch = (o / {2}) % {3}, nb = o / {4};\n", os[3], os[2], os[2] * os[3], os[1],
+                     os[1] * os[2] * os[3]);
+    s += fmt::format("    const int64_t y0 = (oy * {0}) / {1}, y1 = ((oy + 1) * {0} + {1} - 1) / {1};\n", in[2], os[2]);
+    s += fmt::format("    const int64_t x0 = (ox * {0}) / {1}, x1 = ((ox + 1) * {0} + {1} - 1) / {1};\n", in[3], os[3]);
+    s += fmt::format("    {} acc = ({})0;\n    for (int64_t y = y0; y < y1; ++y) for (int64_t xx = x0; xx < x1; ++xx) acc += {};\n", ct, ct,
+                     load4(x, ct, "nb", "ch", "y", "xx"));
+    std::string r = fmt::format("acc / ({})((y1 - y0) * (x1 - x0))", ct);
+    if (perturbs(id)) r = "rk_perturb(" + r + ")";
+    s += fmt::format("    b{}[o] = {};\n  }}\n", id, store_value(n.type.dtype, r));
+    return s;
+  }
+
+  std::string pad_kernel(int id) {
+    const Node& n = g_.node(id);
+    int x = n.operands[0].value;
+    const TensorType& xt = g_.node(x).type;
+    auto amounts = pad_amounts(n, xt.rank());
+    const Shape& os = n.type.shape;
+    Shape ostr = contiguous_strides(os), xstr = strides_of(x);
+    const char* ct = compute_type(n.type.dtype);
+    std::string inside = "true", src = "0";
+    for (size_t d = 0; d < os.size(); ++d) {
+      std::string c = fmt::format("((i / {}) % {} - {})", ostr[d], os[d], amounts[d].first);
+      inside += fmt::format(" && {0} >= 0 && {0} < {1}", c, xt.shape[d]);
+      src += fmt::format(" + {} * {}", c, xstr[d]);
+    }
+    std::string v = fmt::format("(({}) ? ({}){} : {})", inside, ct, load_expr(xt.dtype, "b" + std::to_string(x), "rk_max<int64_t>(" + src + ", 0)"),
+                                literal(AttrValue(attr_float(n, "value")), ct));
+    if (perturbs(id)) v = "rk_perturb(" + v + ")";
+    return loop("i", n.type.numel(), 1) + fmt::format(" b{}[i] = {};\n", id, store_value(n.type.dtype, v));
   }
 
   std::string matmul_kernel(int id) {

@@ -115,6 +115,21 @@ Expr cat(const std::vector<Expr>& xs, int64_t dim) {
 }
 
 Expr matmul(Expr a, Expr b) { return a.builder().op(Op::matmul, {a, b}); }
+Expr gather(Expr x, Expr index, int64_t dim) { return x.builder().op(Op::gather, {x, index}, {{"dim", AttrValue(dim)}}); }
+
+Expr pad(Expr x, const std::vector<int64_t>& pads, double value) {
+  bool any = false;
+  for (auto p : pads) any |= p != 0;
+  if (!any) return x;
+  return x.builder().op(Op::pad, {x}, {{"pads", AttrValue::ints(pads)}, {"value", AttrValue(value)}});
+}
+
+Expr conv2d(Expr x, Expr w, const std::vector<int64_t>& stride, const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation,
+            int64_t groups) {
+  return x.builder().op(Op::conv2d, {x, w},
+                        {{"stride", AttrValue::ints(stride)}, {"padding", AttrValue::ints(padding)}, {"dilation", AttrValue::ints(dilation)},
+                         {"groups", AttrValue(groups)}});
+}
 
 Expr full(Builder& b, const Shape& shape, const AttrValue& value, DType dtype) {
   return b.op(Op::full, {}, {{"shape", AttrValue::ints(shape)}, {"value", value}, {"dtype", AttrValue(dtype)}});

@@ -197,6 +197,94 @@ TensorType infer_linear(const Graph& g, const Node& n) {
   return make_type(g, n, x.dtype, out);
 }
 
+TensorType infer_clamp(const Graph& g, const Node& n) {
+  const auto& x = operand_type(g, n, 0);
+  if (x.dtype == DType::boolean) fail("clamp of a bool tensor");
+  for (const char* bound : {"min", "max"}) {
+    auto v = attr_opt(n, bound);
+    if (v && v->is_bool()) fail(fmt::format("{} must be a number, got {}", bound, v->str()));
+    if (v && !is_floating(x.dtype) && !v->is_int()) fail(fmt::format("{} of an integer tensor must be an integer, got {}", bound, v->str()));
+  }
+  return make_type(g, n, x.dtype, x.shape);
+}
+
+TensorType infer_batch_norm(const Graph& g, const Node& n) {
+  const auto& x = operand_type(g, n, 0);
+  require_float(x, "input");
+  if (x.rank() < 2) fail(fmt::format("input must be [N, C, ...], got {}", shape_str(x.shape)));
+  const char* names[] = {"x", "mean", "var", "weight", "bias"};
+  for (size_t i = 1; i < n.operands.size(); ++i) {
+    const auto& p = operand_type(g, n, i);
+    if (p.shape != Shape{x.shape[1]}) fail(fmt::format("{} has shape {}, expected [{}] (the channels)", names[i], shape_str(p.shape), x.shape[1]));
+    if (p.dtype != x.dtype) fail(fmt::format("{} is {}, input is {}", names[i], dtype_name(p.dtype), dtype_name(x.dtype)));
+  }
+  return make_type(g, n, x.dtype, x.shape);
+}
+
+// [N, C, H, W] and the output spatial size of a window over it.
+Shape pooled_shape(const TensorType& x, const Window2d& w, int64_t channels) {
+  if (x.rank() != 4) fail(fmt::format("input must be 4-D [N, C, H, W], got {}", shape_str(x.shape)));
+  Shape out{x.shape[0], channels, w.output_size(0, x.shape[2]), w.output_size(1, x.shape[3])};
+  if (out[2] < 1 || out[3] < 1)
+    fail(fmt::format("the window (kernel [{}, {}], dilation [{}, {}], padding [{}, {}]) is larger than the input {}", w.kernel[0], w.kernel[1],
+                     w.dilation[0], w.dilation[1], w.padding[0], w.padding[1], shape_str(x.shape)));
+  return out;
+}
+
+TensorType infer_conv2d(const Graph& g, const Node& n) {
+  const auto& x = operand_type(g, n, 0);
+  const auto& w = operand_type(g, n, 1);
+  require_float(x, "input");
+  if (w.dtype != x.dtype) fail(fmt::format("weight is {}, input is {}", dtype_name(w.dtype), dtype_name(x.dtype)));
+  if (w.rank() != 4) fail(fmt::format("weight must be 4-D [out, in / groups, kH, kW], got {}", shape_str(w.shape)));
+  int64_t groups = attr_int(n, "groups");
+  if (groups < 1) fail(fmt::format("groups must be positive, got {}", groups));
+  if (x.rank() == 4 && x.shape[1] != w.shape[1] * groups)
+    fail(fmt::format("input has {} channels, weight {} expects {} x {} groups", x.shape[1], shape_str(w.shape), w.shape[1], groups));
+  if (w.shape[0] % groups) fail(fmt::format("{} output channels do not divide into {} groups", w.shape[0], groups));
+  if (n.operands.size() > 2) {
+    const auto& b = operand_type(g, n, 2);
+    if (b.shape != Shape{w.shape[0]}) fail(fmt::format("bias has shape {}, expected [{}]", shape_str(b.shape), w.shape[0]));
+    if (b.dtype != x.dtype) fail(fmt::format("bias is {}, input is {}", dtype_name(b.dtype), dtype_name(x.dtype)));
+  }
+  return make_type(g, n, x.dtype, pooled_shape(x, window_of(n, &w.shape[2]), w.shape[0]));
+}
+
+TensorType infer_pool2d(const Graph& g, const Node& n) {
+  const auto& x = operand_type(g, n, 0);
+  require_float(x, "input");
+  return make_type(g, n, x.dtype, pooled_shape(x, window_of(n), x.rank() == 4 ? x.shape[1] : 0));
+}
+
+TensorType infer_pool2d_backward(const Graph& g, const Node& n) {
+  const auto& grad = operand_type(g, n, 0);
+  const auto& x = operand_type(g, n, 1);
+  require_float(x, "input");
+  Shape pooled = pooled_shape(x, window_of(n), x.shape[1]);
+  if (grad.shape != pooled) fail(fmt::format("grad has shape {}, the pool's output is {}", shape_str(grad.shape), shape_str(pooled)));
+  if (grad.dtype != x.dtype) fail(fmt::format("grad is {}, input is {}", dtype_name(grad.dtype), dtype_name(x.dtype)));
+  return make_type(g, n, x.dtype, x.shape);
+}
+
+TensorType infer_adaptive_pool2d(const Graph& g, const Node& n) {
+  const auto& x = operand_type(g, n, 0);
+  require_float(x, "input");
+  if (x.rank() != 4) fail(fmt::format("input must be 4-D [N, C, H, W], got {}", shape_str(x.shape)));
+  auto os = attr_ints(n, "output_size");
+  if (os.size() == 1) os.push_back(os[0]);
+  if (os.size() != 2 || os[0] < 1 || os[1] < 1 || os[0] > kMaxTensorElements || os[1] > kMaxTensorElements)
+    fail(fmt::format("output_size must be 1 or 2 positive sizes, got {}", shape_str(attr_ints(n, "output_size"))));
+  return make_type(g, n, x.dtype, {x.shape[0], x.shape[1], os[0], os[1]});
+}
+
+TensorType infer_pad(const Graph& g, const Node& n) {
+  const auto& x = operand_type(g, n, 0);
+  auto amounts = pad_amounts(n, x.rank());
+  Shape out = x.shape;
+  for (size_t d = 0; d < out.size(); ++d) out[d] = checked_add(checked_add(out[d], amounts[d].first, "the padded dim"), amounts[d].second, "the padded dim");
+  return make_type(g, n, x.dtype, out);
+}
+
 TensorType infer_reshape(const Graph& g, const Node& n) {
   const auto& x = operand_type(g, n, 0);
   auto shape = attr_ints(n, "shape");

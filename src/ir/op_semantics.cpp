@@ -12,6 +12,10 @@
 
 namespace reprokit {
 
+namespace {
+constexpr int64_t kMaxPad = int64_t{1} << 31;
+}  // namespace
+
 int64_t normalize_dim(int64_t dim, int64_t rank) {
   int64_t r = std::max<int64_t>(rank, 1);  // a 0-d tensor accepts dim 0 / -1, as in torch
   if (dim < -r || dim >= r) throw VerifyError(fmt::format("dim {} is out of range for rank {}", dim, rank));
@@ -125,6 +129,72 @@ std::vector<int64_t> layer_norm_dims(const Node& n, int64_t rank) {
   std::vector<int64_t> dims;
   for (size_t i = 0; i < ns.size(); ++i) dims.push_back(rank - static_cast<int64_t>(ns.size()) + static_cast<int64_t>(i));
   return dims;
+}
+
+int64_t Window2d::output_size(int d, int64_t in) const {
+  int64_t span = dilation[d] * (kernel[d] - 1) + 1;
+  int64_t avail = in + 2 * padding[d] - span;
+  if (avail < 0) return 0;
+  int64_t out = (ceil_mode ? (avail + stride[d] - 1) / stride[d] : avail / stride[d]) + 1;
+  if (ceil_mode && (out - 1) * stride[d] >= in + padding[d]) --out;  // the last window starts in the right padding
+  return out;
+}
+
+Window2d window_of(const Node& n, const int64_t* weight_hw) {
+  Window2d w;
+  auto pair = [&](const char* name, int64_t* out, bool optional) {
+    auto v = attr_opt(n, name);
+    if (!v) {
+      if (!optional) throw VerifyError(fmt::format("missing attribute '{}'", name));
+      return false;
+    }
+    auto xs = v->as_ints();
+    if (xs.size() == 1) xs.push_back(xs[0]);  // one value stands for both dims, as in torch
+    if (xs.size() != 2) throw VerifyError(fmt::format("{} must have 1 or 2 values, got {}", name, xs.size()));
+    out[0] = xs[0];
+    out[1] = xs[1];
+    return true;
+  };
+  if (weight_hw) {
+    w.kernel[0] = weight_hw[0];
+    w.kernel[1] = weight_hw[1];
+  } else {
+    pair("kernel", w.kernel, false);
+  }
+  bool is_conv = n.op == Op::conv2d;
+  if (!pair("stride", w.stride, !is_conv) && !is_conv) {
+    w.stride[0] = w.kernel[0];
+    w.stride[1] = w.kernel[1];
+  }
+  pair("padding", w.padding, false);
+  if (n.op != Op::avg_pool2d && n.op != Op::avg_pool2d_backward) pair("dilation", w.dilation, false);
+  if (!is_conv) w.ceil_mode = attr_bool(n, "ceil_mode");
+  for (int d = 0; d < 2; ++d) {
+    if (w.kernel[d] <= 0 || w.stride[d] <= 0 || w.dilation[d] <= 0)
+      throw VerifyError(fmt::format("kernel, stride and dilation must be positive, got kernel [{}, {}] stride [{}, {}] dilation [{}, {}]", w.kernel[0],
+                                    w.kernel[1], w.stride[0], w.stride[1], w.dilation[0], w.dilation[1]));
+    if (w.padding[d] < 0) throw VerifyError(fmt::format("padding must not be negative, got [{}, {}]", w.padding[0], w.padding[1]));
+    if (w.kernel[d] > (int64_t{1} << 20) || w.stride[d] > (int64_t{1} << 20) || w.dilation[d] > (int64_t{1} << 20) ||
+        w.padding[d] > (int64_t{1} << 20))
+      throw VerifyError("a window size, stride, padding or dilation is over 2^20");
+    if (!is_conv && w.padding[d] * 2 > w.dilation[d] * (w.kernel[d] - 1) + 1)
+      throw VerifyError(fmt::format("pad should be at most half of the effective kernel size, got padding [{}, {}] for kernel [{}, {}]",
+                                    w.padding[0], w.padding[1], w.kernel[0], w.kernel[1]));
+  }
+  return w;
+}
+
+std::vector<std::pair<int64_t, int64_t>> pad_amounts(const Node& n, int64_t rank) {
+  auto pads = attr_ints(n, "pads");
+  if (pads.size() % 2 || static_cast<int64_t>(pads.size()) > 2 * rank)
+    throw VerifyError(fmt::format("pads [{}] must hold (before, after) pairs for at most {} dims", fmt::join(pads, ", "), rank));
+  std::vector<std::pair<int64_t, int64_t>> out(static_cast<size_t>(rank), {0, 0});
+  for (size_t k = 0; k < pads.size() / 2; ++k) {
+    if (pads[2 * k] < 0 || pads[2 * k + 1] < 0 || pads[2 * k] > kMaxPad || pads[2 * k + 1] > kMaxPad)
+      throw VerifyError(fmt::format("pads [{}] must be in [0, 2^31) (cropping is not supported)", fmt::join(pads, ", ")));
+    out[static_cast<size_t>(rank) - 1 - k] = {pads[2 * k], pads[2 * k + 1]};
+  }
+  return out;
 }
 
 }  // namespace reprokit

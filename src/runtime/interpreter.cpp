@@ -33,16 +33,19 @@ kernels::Values run_kernel(const Node& n, const std::vector<kernels::Values>& a)
     case Op::sin: case Op::cos: case Op::tanh: case Op::relu: case Op::erf: case Op::sigmoid: case Op::silu:
     case Op::gelu: case Op::add: case Op::sub: case Op::mul: case Op::div: case Op::pow: case Op::maximum:
     case Op::minimum: case Op::eq: case Op::ne: case Op::lt: case Op::le: case Op::gt: case Op::ge: case Op::where:
-    case Op::to: case Op::clone: case Op::contiguous:
+    case Op::to: case Op::clone: case Op::contiguous: case Op::clamp:
       return kernels::pointwise(n, a, out);
     case Op::sum: case Op::amax: case Op::amin: case Op::mean: case Op::var: case Op::argmax:
       return kernels::reduction(n, a, out);
-    case Op::softmax: case Op::log_softmax: case Op::layer_norm:
+    case Op::softmax: case Op::log_softmax: case Op::layer_norm: case Op::batch_norm:
       return kernels::normalization(n, a, out);
+    case Op::conv2d: case Op::max_pool2d: case Op::avg_pool2d: case Op::adaptive_avg_pool2d: case Op::max_pool2d_backward:
+    case Op::avg_pool2d_backward:
+      return kernels::conv(n, a, out);
     case Op::matmul: case Op::linear:
       return kernels::linalg(n, a, out);
     case Op::reshape: case Op::permute: case Op::transpose: case Op::expand: case Op::slice: case Op::cat:
-    case Op::squeeze: case Op::unsqueeze: case Op::embedding: case Op::gather:
+    case Op::squeeze: case Op::unsqueeze: case Op::embedding: case Op::gather: case Op::pad:
       return kernels::data_movement(n, a, out);
     case Op::full:
       return kernels::creation(n, out);

@@ -33,6 +33,7 @@ Values pointwise(const Node& n, const std::vector<Values>& a, const Shape& out);
 Values reduction(const Node& n, const std::vector<Values>& a, const Shape& out);
 Values normalization(const Node& n, const std::vector<Values>& a, const Shape& out);
 Values linalg(const Node& n, const std::vector<Values>& a, const Shape& out);
+Values conv(const Node& n, const std::vector<Values>& a, const Shape& out);  // conv and pooling
 Values data_movement(const Node& n, const std::vector<Values>& a, const Shape& out);  // shape, indexing
 Values creation(const Node& n, const Shape& out);
 

@@ -78,13 +78,15 @@ Fn function_of(const Node& n) {
     case Op::le: return {nullptr, [](double a, double b) { return a <= b ? 1.0 : 0.0; }, nullptr, [](int64_t a, int64_t b) { return int64_t{a <= b}; }};
     case Op::gt: return {nullptr, [](double a, double b) { return a > b ? 1.0 : 0.0; }, nullptr, [](int64_t a, int64_t b) { return int64_t{a > b}; }};
     case Op::ge: return {nullptr, [](double a, double b) { return a >= b ? 1.0 : 0.0; }, nullptr, [](int64_t a, int64_t b) { return int64_t{a >= b}; }};
-    // Elementwise copies and selection: no scalar function (see pointwise()).
-    case Op::where: case Op::to: case Op::clone: case Op::contiguous:
+    // Elementwise copies, selection and clamping: no scalar function (see pointwise()).
+    case Op::where: case Op::to: case Op::clone: case Op::contiguous: case Op::clamp:
     // Not pointwise.
     case Op::input: case Op::sum: case Op::amax: case Op::amin: case Op::mean: case Op::var: case Op::argmax:
     case Op::softmax: case Op::log_softmax: case Op::layer_norm: case Op::matmul: case Op::linear: case Op::reshape:
     case Op::permute: case Op::transpose: case Op::expand: case Op::slice: case Op::cat: case Op::squeeze:
-    case Op::unsqueeze: case Op::embedding: case Op::gather: case Op::full:
+    case Op::unsqueeze: case Op::embedding: case Op::gather: case Op::full: case Op::batch_norm: case Op::conv2d:
+    case Op::max_pool2d: case Op::avg_pool2d: case Op::adaptive_avg_pool2d: case Op::max_pool2d_backward:
+    case Op::avg_pool2d_backward: case Op::pad:
       break;
   }
   return {};
@@ -143,6 +145,28 @@ Values pointwise(const Node& n, const std::vector<Values>& a, const Shape& out) 
     }
     auto x = as_doubles(a[1], maps[1], ct), y = as_doubles(a[2], maps[2], ct);
     for (size_t i = 0; i < count; ++i) x[i] = c[i] ? x[i] : y[i];
+    return result_from_doubles(rt, out, std::move(x));
+  }
+  if (n.op == Op::clamp) {  // min then max, as torch.clamp: NaN stays, min > max gives max
+    auto lo = attr_opt(n, "min"), hi = attr_opt(n, "max");
+    if (int_compute) {
+      auto x = as_ints(a[0], maps[0]);
+      for (auto& v : x) {
+        if (lo && v < lo->as_int()) v = lo->as_int();
+        if (hi && v > hi->as_int()) v = hi->as_int();
+      }
+      return result_from_ints(rt, out, std::move(x));
+    }
+    auto x = as_doubles(a[0], maps[0], ct);
+    // Bounds in the compute type, as PyTorch's CPU kernel (a float32 tensor clamps at float32
+    // bounds; float64 values, in float64 mode too, at exact ones).
+    DType bound_type = a[0].dtype == DType::f64 ? DType::f64 : DType::f32;
+    double lov = lo ? round_to_dtype(lo->as_float(), bound_type) : 0;
+    double hiv = hi ? round_to_dtype(hi->as_float(), bound_type) : 0;
+    for (auto& v : x) {
+      if (lo && v < lov) v = lov;
+      if (hi && v > hiv) v = hiv;
+    }
     return result_from_doubles(rt, out, std::move(x));
   }
   if (n.op == Op::to || n.op == Op::clone || n.op == Op::contiguous) {  // copies, converting to rt

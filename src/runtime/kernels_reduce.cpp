@@ -160,10 +160,28 @@ std::vector<double> layer_norm(const Node& n, const std::vector<Values>& a) {
   return out;
 }
 
+// Inference form: (x - mean) / sqrt(var + eps) * weight + bias, per channel (dim 1).
+std::vector<double> batch_norm(const Node& n, const std::vector<Values>& a) {
+  const Values& x = a[0];
+  int64_t channels = x.shape[1], inner = 1;
+  for (size_t d = 2; d < x.shape.size(); ++d) inner *= x.shape[d];
+  double eps = attr_float(n, "eps");
+  std::vector<double> out(x.f.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    auto c = static_cast<size_t>((static_cast<int64_t>(i) / inner) % channels);
+    double v = (x.f[i] - a[1].f[c]) / std::sqrt(a[2].f[c] + eps);
+    if (a.size() > 3) v *= a[3].f[c];
+    if (a.size() > 4) v += a[4].f[c];
+    out[i] = v;
+  }
+  return out;
+}
+
 }  // namespace
 
 Values normalization(const Node& n, const std::vector<Values>& a, const Shape& out) {
   if (n.op == Op::layer_norm) return Values::floats(n.type.dtype, out, layer_norm(n, a));
+  if (n.op == Op::batch_norm) return Values::floats(n.type.dtype, out, batch_norm(n, a));
   return Values::floats(n.type.dtype, out, softmax(n, a[0].f, a[0].shape, n.op == Op::log_softmax));
 }
 

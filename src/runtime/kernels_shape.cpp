@@ -112,11 +112,46 @@ std::vector<int64_t> gather_map(const Node& n, const Values& x, const Values& id
   return map;
 }
 
+// Constant padding: the input's values, and `value` where a padded position has none.
+Values pad(const Node& n, const Values& x, const Shape& out) {
+  auto amounts = pad_amounts(n, static_cast<int64_t>(x.shape.size()));
+  Shape in_strides = contiguous_strides(x.shape);
+  std::vector<int64_t> map(static_cast<size_t>(numel(out)), -1);
+  std::vector<int64_t> pos(out.size(), 0);
+  for (size_t i = 0; i < map.size(); ++i) {
+    int64_t src = 0;
+    bool inside = true;
+    for (size_t d = 0; d < out.size(); ++d) {
+      int64_t c = pos[d] - amounts[d].first;
+      inside &= c >= 0 && c < x.shape[d];
+      src += c * in_strides[d];
+    }
+    if (inside) map[i] = src;
+    for (size_t d = out.size(); d-- > 0;) {
+      if (++pos[d] < out[d]) break;
+      pos[d] = 0;
+    }
+  }
+  double value = attr_float(n, "value");
+  Values r;
+  r.dtype = n.type.dtype;
+  r.shape = out;
+  if (x.is_int()) {
+    r.i.resize(map.size());
+    for (size_t k = 0; k < map.size(); ++k) r.i[k] = map[k] < 0 ? float_to_int64(value) : x.i[static_cast<size_t>(map[k])];
+  } else {
+    r.f.resize(map.size());
+    for (size_t k = 0; k < map.size(); ++k) r.f[k] = map[k] < 0 ? value : x.f[static_cast<size_t>(map[k])];
+  }
+  return r;
+}
+
 }  // namespace
 
 Values data_movement(const Node& n, const std::vector<Values>& a, const Shape& out) {
   DType dt = n.type.dtype;
   if (n.op == Op::cat) return cat(n, a, out);
+  if (n.op == Op::pad) return pad(n, a[0], out);
   if (n.op == Op::embedding) return take(a[0], embedding_map(n, a[0], a[1]), dt, out);
   if (n.op == Op::gather) return take(a[0], gather_map(n, a[0], a[1], out), dt, out);
   if (n.op == Op::permute || n.op == Op::transpose) return take(a[0], permute_map(n, a[0].shape, out), dt, out);

@@ -55,6 +55,20 @@ const std::vector<std::string>& differentiable_op_graphs() {
       "graph t(%e: f32[6, 3] grad, %i: i64[2, 4]) { %y = embedding(%e, %i)\n %z = mul(%y, %y)\n return (%z) }",
       "graph t(%x: f32[3, 5] grad, %i: i64[2, 4]) { %y = gather(%x, %i, dim=1)\n %z = mul(%y, %y)\n return (%z) }",
       "graph t(%x: f32[4, 3] grad, %i: i64[2, 3]) { %y = gather(%x, %i, dim=0)\n %z = mul(%y, %y)\n return (%z) }",
+      "graph t(%x: f32[3, 4] grad) { %y = clamp(%x, min=-0.5, max=0.7)\n %z = clamp(%x, max=0.1)\n return (%y, %z) }",
+      "graph t(%x: f32[2, 3] grad) { %y = pad(%x, pads=[1, 2, 0, 1], value=0.5)\n %z = mul(%y, %y)\n return (%z) }",
+      "graph t(%x: f32[2, 4, 5, 6] grad, %w: f32[6, 2, 3, 2] grad, %b: f32[6] grad) {"
+      " %y = conv2d(%x, %w, %b, stride=[2, 1], padding=[1, 0], dilation=[1, 2], groups=2)\n return (%y) }",
+      "graph t(%x: f32[1, 3, 6, 5] grad, %w: f32[3, 1, 3, 3] grad) { %y = conv2d(%x, %w, stride=[2, 2], padding=[2, 1], groups=3)\n return (%y) }",
+      "graph t(%x: f32[2, 2, 4, 4] grad, %w: f32[3, 2, 1, 1] grad) { %y = conv2d(%x, %w)\n return (%y) }",
+      "graph t(%x: f32[1, 2, 5, 5] grad) { %y = max_pool2d(%x, kernel=[3, 3], stride=[2, 2], padding=[1, 1], ceil_mode=true)\n return (%y) }",
+      "graph t(%x: f32[1, 2, 6, 7] grad) { %y = max_pool2d(%x, kernel=[2, 3], dilation=[2, 1])\n return (%y) }",
+      "graph t(%x: f32[1, 2, 5, 5] grad) { %y = avg_pool2d(%x, kernel=[3, 2], stride=[2, 2], padding=[1, 1], ceil_mode=true, count_include_pad=false)\n"
+      " %z = avg_pool2d(%x, kernel=[2, 2], padding=[1, 1])\n return (%y, %z) }",
+      "graph t(%x: f32[1, 2, 4, 6] grad) { %y = adaptive_avg_pool2d(%x, output_size=[1, 1])\n %z = adaptive_avg_pool2d(%x, output_size=[2, 3])\n"
+      " return (%y, %z) }",
+      "graph t(%x: f32[2, 3, 2, 2] grad, %m: f32[3], %v: f32[3], %w: f32[3] grad, %b: f32[3] grad) {"
+      " %a = abs(%v)\n %p = add(%a, 0.5)\n %y = batch_norm(%x, %m, %p, %w, %b, eps=0.001)\n return (%y) }",
   };
   return graphs;
 }

@@ -2,7 +2,7 @@
 #pragma once
 
 inline constexpr const char* kAllOpsGraph = R"RK(
-graph all_ops(%x: f32[2, 3] grad, %y: f32[3], %i: i64[2, 3], %c: bool[2, 3], %e: f32[10, 4], %t: i64[5], %m: f32[3, 4], %h: f16[2, 3] strides=[1, 2]) {
+graph all_ops(%x: f32[2, 3] grad, %y: f32[3], %i: i64[2, 3], %c: bool[2, 3], %e: f32[10, 4], %t: i64[5], %m: f32[3, 4], %h: f16[2, 3] strides=[1, 2], %im: f32[2, 4, 6, 6] grad, %cw: f32[6, 2, 3, 3] grad, %cb: f32[6] grad, %bm: f32[4], %bv: f32[4]) {
   %neg = neg(%x)
   %abs = abs(%neg)
   %exp = exp(%x)
@@ -60,6 +60,17 @@ graph all_ops(%x: f32[2, 3] grad, %y: f32[3], %i: i64[2, 3], %c: bool[2, 3], %e:
   %gather = gather(%x, %i, dim=1)
   %full = full(shape=[2, 2], value=3.5, dtype=f64)
   %hh = mul(%h, 0.5)
-  return (%neg, %log, %sqrt, %rsqrt, %rec, %sin, %cos, %tanh, %sig, %relu, %gelu, %gelu2, %silu, %erf, %add, %sub, %mul, %div, %pow, %max, %min, %eq, %ne, %lt, %le, %gt, %ge, %where, %to, %clone, %sumall, %mean, %amax, %amin, %var, %argmax, %softmax, %lsm, %ln, %mm, %reshape, %transpose, %expand, %slice, %cat, %squeeze, %unsqueeze, %contig, %emb, %gather, %full, %exp, %hh)
+  %clamp = clamp(%x, min=-0.5, max=0.5)
+  %clamp1 = clamp(%x, max=0.2)
+  %conv = conv2d(%im, %cw, %cb, stride=[2, 1], padding=[1, 1], dilation=[1, 2], groups=2)
+  %mp = max_pool2d(%im, kernel=[3, 3], stride=[2, 2], padding=[1, 1], ceil_mode=true)
+  %ap = avg_pool2d(%im, kernel=[2, 3], padding=[1, 1], count_include_pad=false)
+  %aap = adaptive_avg_pool2d(%im, output_size=[1, 1])
+  %bvp = abs(%bv)
+  %bn = batch_norm(%im, %bm, %bvp, %bm, %bv, eps=0.001)
+  %pad = pad(%x, pads=[1, 2, 0, 1], value=0.5)
+  %mpb = max_pool2d_backward(%mp, %im, kernel=[3, 3], stride=[2, 2], padding=[1, 1], ceil_mode=true)
+  %apb = avg_pool2d_backward(%ap, %im, kernel=[2, 3], padding=[1, 1], count_include_pad=false)
+  return (%neg, %log, %sqrt, %rsqrt, %rec, %sin, %cos, %tanh, %sig, %relu, %gelu, %gelu2, %silu, %erf, %add, %sub, %mul, %div, %pow, %max, %min, %eq, %ne, %lt, %le, %gt, %ge, %where, %to, %clone, %sumall, %mean, %amax, %amin, %var, %argmax, %softmax, %lsm, %ln, %mm, %reshape, %transpose, %expand, %slice, %cat, %squeeze, %unsqueeze, %contig, %emb, %gather, %full, %exp, %hh, %clamp, %clamp1, %conv, %mp, %ap, %aap, %bn, %pad, %mpb, %apb)
 }
 )RK";

@@ -125,6 +125,10 @@ Expr squeeze(Expr x, int64_t dim);
 Expr slice(Expr x, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
 Expr cat(const std::vector<Expr>& xs, int64_t dim);
 Expr matmul(Expr a, Expr b);
+Expr gather(Expr x, Expr index, int64_t dim);
+Expr pad(Expr x, const std::vector<int64_t>& pads, double value = 0.0);  // torch.nn.functional.pad order
+Expr conv2d(Expr x, Expr w, const std::vector<int64_t>& stride, const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation,
+            int64_t groups);
 Expr full(Builder& b, const Shape& shape, const AttrValue& value, DType dtype);
 
 }  // namespace reprokit

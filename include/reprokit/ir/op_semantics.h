@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "reprokit/ir/graph.h"
@@ -46,5 +47,28 @@ std::vector<int64_t> permutation(const Node& n, int64_t rank);
 
 // The dims of layer_norm's normalized_shape within an input of rank `rank` (its last dims).
 std::vector<int64_t> layer_norm_dims(const Node& n, int64_t rank);
+
+// The 2-D window of conv2d, max_pool2d, avg_pool2d and their backward ops: kernel, stride,
+// padding, dilation per spatial dim (H, W). Pools default stride to the kernel.
+struct Window2d {
+  int64_t kernel[2] = {1, 1}, stride[2] = {1, 1}, padding[2] = {0, 0}, dilation[2] = {1, 1};
+  bool ceil_mode = false;
+  // Output size along spatial dim d for an input of size `in` (PyTorch's rule, ceil_mode
+  // included: the last window must start inside the input or its left padding).
+  int64_t output_size(int d, int64_t in) const;
+};
+// The window of node n; for conv2d the kernel comes from the weight's shape `weight_hw`.
+// VerifyError for non-positive kernel, stride or dilation, negative padding, or padding over
+// half the (dilated) kernel of a pool.
+Window2d window_of(const Node& n, const int64_t* weight_hw = nullptr);
+
+// adaptive_avg_pool2d: the input range [start, end) of output index i (of `out`) over `in`.
+inline int64_t adaptive_start(int64_t i, int64_t in, int64_t out) { return (i * in) / out; }
+inline int64_t adaptive_end(int64_t i, int64_t in, int64_t out) { return ((i + 1) * in + out - 1) / out; }
+
+// pad's `pads`: pairs (before, after) from the last dim backwards, as torch.nn.functional.pad.
+// Returns per dim of an input of rank `rank` the (before, after) amounts. VerifyError when odd
+// in length, longer than 2 * rank, or negative.
+std::vector<std::pair<int64_t, int64_t>> pad_amounts(const Node& n, int64_t rank);
 
 }  // namespace reprokit

@@ -1,0 +1,155 @@
+// Reference kernels of convolution and pooling (NCHW): conv2d, max_pool2d, avg_pool2d,
+// adaptive_avg_pool2d and the pools' backward ops, as direct loops in double. They follow
+// PyTorch's CPU kernels: a max pool's NaN wins and ties go to the first element of the window;
+// an average pool divides by the padded window (count_include_pad) or the valid part of it.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+#include "kernel_util.h"
+#include "reprokit/ir/errors.h"
+#include "reprokit/ir/op_registry.h"
+#include "reprokit/ir/op_semantics.h"
+
+namespace reprokit::kernels {
+
+namespace {
+
+struct Dims {
+  int64_t n, c, h, w;
+  explicit Dims(const Shape& s) : n(s[0]), c(s[1]), h(s[2]), w(s[3]) {}
+  int64_t at(int64_t b, int64_t ch, int64_t y, int64_t x) const { return ((b * c + ch) * h + y) * w + x; }
+};
+
+std::vector<double> conv2d(const Node& n, const std::vector<Values>& a, const Shape& out) {
+  const Values &x = a[0], &wt = a[1];
+  Dims in(x.shape), o(out);
+  const int64_t kh = wt.shape[2], kw = wt.shape[3];
+  Window2d win = window_of(n, &wt.shape[2]);
+  const int64_t groups = attr_int(n, "groups"), cg = in.c / groups, og = o.c / groups;
+  std::vector<double> r(static_cast<size_t>(numel(out)), 0.0);
+  for (int64_t b = 0; b < o.n; ++b)
+    for (int64_t oc = 0; oc < o.c; ++oc) {
+      int64_t g = oc / og;
+      double bias = a.size() > 2 ? a[2].f[static_cast<size_t>(oc)] : 0.0;
+      for (int64_t oy = 0; oy < o.h; ++oy)
+        for (int64_t ox = 0; ox < o.w; ++ox) {
+          double acc = 0;
+          for (int64_t ic = 0; ic < cg; ++ic)
+            for (int64_t i = 0; i < kh; ++i) {
+              int64_t y = oy * win.stride[0] - win.padding[0] + i * win.dilation[0];
+              if (y < 0 || y >= in.h) continue;
+              for (int64_t j = 0; j < kw; ++j) {
+                int64_t xx = ox * win.stride[1] - win.padding[1] + j * win.dilation[1];
+                if (xx < 0 || xx >= in.w) continue;
+                acc += x.f[static_cast<size_t>(in.at(b, g * cg + ic, y, xx))] * wt.f[static_cast<size_t>(((oc * cg + ic) * kh + i) * kw + j)];
+              }
+            }
+          r[static_cast<size_t>(o.at(b, oc, oy, ox))] = acc + bias;
+        }
+    }
+  return r;
+}
+
+// Calls f(output index, input index) for every element of every window (in window order),
+// and done(output index, window divisor) after each window.
+template <class F, class Done>
+void for_each_window(const Node& n, const Shape& in_shape, const Shape& out_shape, F f, Done done) {
+  Dims in(in_shape), o(out_shape);
+  Window2d win = window_of(n);
+  bool avg = n.op == Op::avg_pool2d || n.op == Op::avg_pool2d_backward;
+  bool include_pad = avg && attr_bool(n, "count_include_pad");
+  for (int64_t b = 0; b < o.n; ++b)
+    for (int64_t ch = 0; ch < o.c; ++ch)
+      for (int64_t oy = 0; oy < o.h; ++oy)
+        for (int64_t ox = 0; ox < o.w; ++ox) {
+          int64_t y0 = oy * win.stride[0] - win.padding[0], x0 = ox * win.stride[1] - win.padding[1];
+          // PyTorch's avg divisor: the window clipped to the padded input, or to the input.
+          int64_t yend = std::min(y0 + win.kernel[0], in.h + win.padding[0]), xend = std::min(x0 + win.kernel[1], in.w + win.padding[1]);
+          int64_t padded = (yend - y0) * (xend - x0), valid = 0;
+          int64_t oi = o.at(b, ch, oy, ox);
+          for (int64_t i = 0; i < win.kernel[0]; ++i) {
+            int64_t y = y0 + i * win.dilation[0];
+            if (y < 0 || y >= in.h) continue;
+            for (int64_t j = 0; j < win.kernel[1]; ++j) {
+              int64_t xx = x0 + j * win.dilation[1];
+              if (xx < 0 || xx >= in.w) continue;
+              ++valid;
+              f(oi, in.at(b, ch, y, xx));
+            }
+          }
+          done(oi, static_cast<double>(include_pad ? padded : valid));
+        }
+}
+
+// The input index each max-pool output takes its value from (first maximum; NaN wins).
+std::vector<int64_t> max_positions(const Node& n, const Values& x, const Shape& out) {
+  std::vector<int64_t> arg(static_cast<size_t>(numel(out)), -1);
+  for_each_window(
+      n, x.shape, out,
+      [&](int64_t oi, int64_t ii) {
+        int64_t& best = arg[static_cast<size_t>(oi)];
+        double v = x.f[static_cast<size_t>(ii)];
+        if (best < 0 || (!std::isnan(x.f[static_cast<size_t>(best)]) && (std::isnan(v) || v > x.f[static_cast<size_t>(best)]))) best = ii;
+      },
+      [](int64_t, double) {});
+  return arg;
+}
+
+}  // namespace
+
+Values conv(const Node& n, const std::vector<Values>& a, const Shape& out) {
+  DType dt = n.type.dtype;
+  if (n.op == Op::conv2d) return Values::floats(dt, out, conv2d(n, a, out));
+  if (n.op == Op::max_pool2d) {
+      auto arg = max_positions(n, a[0], out);
+      std::vector<double> r(arg.size());
+      for (size_t k = 0; k < arg.size(); ++k) r[k] = a[0].f[static_cast<size_t>(arg[k])];
+      return Values::floats(dt, out, std::move(r));
+    }
+  if (n.op == Op::avg_pool2d) {
+      std::vector<double> r(static_cast<size_t>(numel(out)), 0.0);
+      for_each_window(n, a[0].shape, out, [&](int64_t oi, int64_t ii) { r[static_cast<size_t>(oi)] += a[0].f[static_cast<size_t>(ii)]; },
+                      [&](int64_t oi, double div) { r[static_cast<size_t>(oi)] /= div; });
+      return Values::floats(dt, out, std::move(r));
+    }
+  if (n.op == Op::max_pool2d_backward) {  // g flows to the position each output took its value from
+      const Values &g = a[0], &x = a[1];
+      auto arg = max_positions(n, x, g.shape);
+      std::vector<double> r(x.f.size(), 0.0);
+      for (size_t k = 0; k < arg.size(); ++k) r[static_cast<size_t>(arg[k])] += g.f[k];
+      return Values::floats(dt, out, std::move(r));
+    }
+  if (n.op == Op::avg_pool2d_backward) {  // each window element receives g / divisor
+      const Values &g = a[0], &x = a[1];
+      std::vector<double> r(x.f.size(), 0.0);
+      std::vector<int64_t> members;
+      for_each_window(
+          n, x.shape, g.shape, [&](int64_t, int64_t ii) { members.push_back(ii); },
+          [&](int64_t oi, double div) {
+            for (int64_t ii : members) r[static_cast<size_t>(ii)] += g.f[static_cast<size_t>(oi)] / div;
+            members.clear();
+          });
+      return Values::floats(dt, out, std::move(r));
+    }
+  if (n.op == Op::adaptive_avg_pool2d) {
+      Dims in(a[0].shape), o(out);
+      std::vector<double> r(static_cast<size_t>(numel(out)));
+      for (int64_t b = 0; b < o.n; ++b)
+        for (int64_t ch = 0; ch < o.c; ++ch)
+          for (int64_t oy = 0; oy < o.h; ++oy)
+            for (int64_t ox = 0; ox < o.w; ++ox) {
+              int64_t y0 = adaptive_start(oy, in.h, o.h), y1 = adaptive_end(oy, in.h, o.h);
+              int64_t x0 = adaptive_start(ox, in.w, o.w), x1 = adaptive_end(ox, in.w, o.w);
+              double acc = 0;
+              for (int64_t y = y0; y < y1; ++y)
+                for (int64_t xx = x0; xx < x1; ++xx) acc += a[0].f[static_cast<size_t>(in.at(b, ch, y, xx))];
+              r[static_cast<size_t>(o.at(b, ch, oy, ox))] = acc / static_cast<double>((y1 - y0) * (x1 - x0));
+            }
+      return Values::floats(dt, out, std::move(r));
+    }
+  throw InternalError(fmt::format("reference kernels: '{}' is not a convolution or pooling op", op_name(n.op)));
+}
+
+}  // namespace reprokit::kernels
