@@ -4,6 +4,7 @@
 // Usage: bench_models [--iters N]
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -60,16 +61,62 @@ with torch.no_grad():
   }
 }
 
+// Floating-point operations of one run: the matmuls, linears and convolutions (2 per multiply-add).
+double graph_flops(const Graph& g) {
+  double f = 0;
+  for (auto& n : g.nodes) {
+    if (n.is_input()) continue;
+    const Shape& out = n.type.shape;
+    if (n.op == Op::matmul) f += 2.0 * static_cast<double>(numel(out)) * static_cast<double>(g.node(n.operands[0].value).type.shape.back());
+    if (n.op == Op::linear) f += 2.0 * static_cast<double>(numel(out)) * static_cast<double>(g.node(n.operands[1].value).type.shape[1]);
+    if (n.op == Op::conv2d) {
+      const Shape& w = g.node(n.operands[1].value).type.shape;
+      f += 2.0 * static_cast<double>(numel(out)) * static_cast<double>(w[1] * w[2] * w[3]);
+    }
+  }
+  return f;
+}
+
+// Peak single-precision GFLOP/s of this machine, estimated from /proc/cpuinfo: cores x GHz x
+// FLOPs per cycle (32 with AVX2 FMA: two 8-wide FMA units; 64 with AVX-512).
+std::string peak_estimate() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, flags, model;
+  double mhz = 0;
+  int cores = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("processor", 0) == 0) ++cores;
+    if (line.rfind("cpu MHz", 0) == 0 && mhz == 0) mhz = std::stod(line.substr(line.find(':') + 1));
+    if (line.rfind("flags", 0) == 0 && flags.empty()) flags = line;
+    if (line.rfind("model name", 0) == 0 && model.empty()) model = line.substr(line.find(':') + 2);
+  }
+  int per_cycle = flags.find(" avx512f") != std::string::npos ? 64 : flags.find(" fma") != std::string::npos ? 32 : 16;
+  double peak = cores * mhz / 1000 * per_cycle;
+  return fmt::format("machine: {}, {} cores at {:.0f} MHz, {} FLOP/cycle/core -> peak about {:.0f} GFLOP/s (fp32)", model, cores, mhz, per_cycle, peak);
+}
+
 int main(int argc, char** argv) {
   int iters = 200;
-  for (int i = 1; i + 1 < argc; ++i)
+  std::vector<std::string> only;
+  for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--iters") iters = std::atoi(argv[i + 1]);
+    if (std::string(argv[i]) == "--only") only.push_back(argv[i + 1]);
+  }
   fs::path tmp = fs::temp_directory_path() / fmt::format("rk_bench_models_{}", ::getpid());
-  fmt::print("{:<22} {:>12} {:>12} {:>12} {:>10} {:>10} | {:>12} {:>12}\n", "model", "cpp us", "interp us", "torch us", "torch/cpp",
-             "interp/cpp", "cold compile", "warm compile");
-  for (auto name : {"mlp", "attention", "embedding_classifier", "mixed_precision"}) {
-    Graph g = load_module_file(std::string(REPROKIT_SOURCE_DIR) + "/examples/" + name + ".rk").entry();
-    fs::path dir = tmp / name;
+  fmt::print("{}\n", peak_estimate());
+  fmt::print("{:<20} {:>11} {:>11} {:>11} {:>9} {:>9} {:>9} {:>9} | {:>11} {:>11}\n", "model", "cpp us", "interp us", "torch us", "torch/cpp",
+             "interp/cpp", "cpp GF/s", "torch GF/s", "cold compile", "warm compile");
+  std::vector<std::string> models;
+  for (auto name : {"mlp", "attention", "embedding_classifier", "mixed_precision"})
+    models.push_back(std::string(REPROKIT_SOURCE_DIR) + "/examples/" + name + ".rk");
+  for (auto name : {"mlp_large", "bert_layer"}) models.push_back(std::string(REPROKIT_SOURCE_DIR) + "/bench/models/" + name + ".rk");
+  for (auto& path : models) {
+    Graph g = load_module_file(path).entry();
+    if (!only.empty() && std::find(only.begin(), only.end(), g.name) == only.end()) continue;
+    double flops = graph_flops(g);
+    bool large = flops > 1e8;  // real-size workloads: fewer iterations, one interpreter run
+    int n_iters = large ? std::max(3, iters / 20) : iters;
+    fs::path dir = tmp / g.name;
     fs::create_directories(dir / "in");
     auto inputs = generate_inputs(g, 0);
     for (int i = 0; i < g.num_inputs(); ++i) write_npy((dir / "in" / (g.node(i).name + ".npy")).string(), inputs[static_cast<size_t>(i)]);
@@ -82,12 +129,13 @@ int main(int argc, char** argv) {
     t0 = Clock::now();
     auto again = compile_graph(g, o);
     double warm_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    double cpp = time_us([&] { compiled->run(inputs); }, iters);
-    double interp = time_us([&] { interpret(g, inputs); }, std::max(10, iters / 10));
-    double torch = torch_us(g, dir, iters);
-    fmt::print("{:<22} {:>12.1f} {:>12.1f} {:>12} {:>10} {:>10.1f} | {:>9.0f} ms {:>9.1f} ms\n", name, cpp, interp,
-               torch < 0 ? "n/a" : fmt::format("{:.1f}", torch), torch < 0 ? "n/a" : fmt::format("{:.2f}", torch / cpp), interp / cpp, cold_ms,
-               warm_ms);
+    double cpp = time_us([&] { compiled->run(inputs); }, n_iters);
+    double interp = large ? time_us([&] { interpret(g, inputs); }, 1) : time_us([&] { interpret(g, inputs); }, std::max(10, iters / 10));
+    double torch = torch_us(g, dir, n_iters);
+    auto gflops = [&](double us) { return flops > 0 && us > 0 ? fmt::format("{:.1f}", flops / us / 1e3) : std::string("-"); };
+    fmt::print("{:<20} {:>11.1f} {:>11.1f} {:>11} {:>9} {:>9.1f} {:>9} {:>9} | {:>8.0f} ms {:>8.1f} ms\n", g.name, cpp, interp,
+               torch < 0 ? "n/a" : fmt::format("{:.1f}", torch), torch < 0 ? "n/a" : fmt::format("{:.2f}", torch / cpp), interp / cpp, gflops(cpp),
+               gflops(torch), cold_ms, warm_ms);
   }
   fmt::print("(torch/cpp > 1: the cpp backend is faster than PyTorch eager; warm compile = cache hit, no compiler run)\n");
   fs::remove_all(tmp);

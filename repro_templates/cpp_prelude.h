@@ -10,7 +10,18 @@
 #include <limits>
 #include <vector>
 
+// CBLAS (OpenBLAS): the matmul and convolution kernels call it. Declared here rather than
+// included, so the generated code needs no BLAS headers.
+extern "C" {
+void cblas_sgemm(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+                 float beta, float* c, int ldc);
+void cblas_dgemm(int order, int trans_a, int trans_b, int m, int n, int k, double alpha, const double* a, int lda, const double* b, int ldb,
+                 double beta, double* c, int ldc);
+}
+
 namespace {
+
+enum { RK_ROW_MAJOR = 101, RK_NO_TRANS = 111, RK_TRANS = 112 };
 
 #define RK_HD
 inline uint32_t rk_bits_of(float f) { uint32_t x; std::memcpy(&x, &f, 4); return x; }

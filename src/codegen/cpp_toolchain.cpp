@@ -14,6 +14,7 @@
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/ir/errors.h"
 #include "reprokit/process/subprocess.h"
+#include "reprokit/support/files.h"
 
 namespace reprokit {
 
@@ -22,9 +23,33 @@ namespace fs = std::filesystem;
 namespace {
 
 std::atomic<int> g_invocations{0};
+std::string g_last_warnings;  // what the compiler printed on the last successful compile
 
 // -fwrapv: integer arithmetic wraps, as PyTorch's does (and as the reference interpreter's).
-const std::vector<std::string> kFlags = {"-O3", "-fopenmp", "-shared", "-fPIC", "-fwrapv", "-w"};
+// -march=native: the cache key includes this machine's CPU (cpu_identity), so a cache shared
+// between machines never hands one a library built for another's instruction set.
+// Warnings stay on: generated code is expected to compile cleanly (a test checks).
+const std::vector<std::string> kFlags = {"-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-fwrapv", "-Wall", "-Wextra"};
+const std::vector<std::string> kLibs = {"-lopenblas"};
+
+// The CPU's model and feature flags (from /proc/cpuinfo): part of the cache key.
+const std::string& cpu_identity() {
+  static const std::string id = [] {
+    std::string model, flags;
+    try {
+      std::string info = read_file("/proc/cpuinfo", 1 << 24);
+      auto field = [&](const char* key) {
+        auto p = info.find(key);
+        return p == std::string::npos ? std::string() : info.substr(p, info.find('\n', p) - p);
+      };
+      model = field("model name");
+      flags = field("flags");
+    } catch (const std::exception&) {
+    }
+    return model + "|" + flags;
+  }();
+  return id;
+}
 
 uint64_t fnv1a(const std::string& s) {
   uint64_t h = 1469598103934665603ULL;
@@ -35,12 +60,15 @@ uint64_t fnv1a(const std::string& s) {
 std::string flags_text() {
   std::string s;
   for (auto& f : kFlags) s += " " + f;
+  for (auto& f : kLibs) s += " " + f;
+  s += " " + cpu_identity();
   return s;
 }
 
 }  // namespace
 
 int compiler_invocations() { return g_invocations.load(); }
+std::string last_compiler_output() { return g_last_warnings; }
 
 std::string default_cache_dir(const std::string& configured) {
   if (!configured.empty()) return configured;
@@ -74,6 +102,7 @@ CompiledLibrary build_shared_object(const std::string& source, const std::string
     ps.argv = {compiler};
     ps.argv.insert(ps.argv.end(), kFlags.begin(), kFlags.end());
     ps.argv.insert(ps.argv.end(), {"-o", tmp.string(), src.string()});
+    ps.argv.insert(ps.argv.end(), kLibs.begin(), kLibs.end());
     ProcessResult pr;
     try {
       pr = run_process(ps);
@@ -90,6 +119,7 @@ CompiledLibrary build_shared_object(const std::string& source, const std::string
       }
       throw CompileFailure(FailureKind::compile_error, fmt::format("C++ compiler rejected the generated code: {}\n{} log:\n{}", first, src.string(), log));
     }
+    g_last_warnings = log;
     fs::rename(tmp, so, ec);
     if (ec) throw UserError(fmt::format("cannot move the compiled library into the cache: {}", ec.message()));
     fs::rename(src, dir / ("rk_" + key + ".cpp"), ec);

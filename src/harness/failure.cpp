@@ -36,8 +36,10 @@ Failure Failure::from_json(const nlohmann::json& j) {
 Failure failure_from(FailureKind kind, const std::string& message) { return Failure{kind, message, normalise_signature(message), 0}; }
 
 std::string normalise_signature(const std::string& message) {
-  // The first line that says what went wrong, without what varies between runs.
+  // What went wrong, without what varies between runs. A compiler's diagnostic is its first
+  // "error:" line: the log after it names generated functions that differ between graphs.
   std::string s = message;
+  if (auto e = s.find("error:"); e != std::string::npos) s = s.substr(e, s.find('\n', e) - e);
   static const std::regex patterns[] = {
       std::regex(R"((/[^\s:'"()]+)+)"),          // paths
       std::regex(R"(0x[0-9a-fA-F]+)"),            // addresses

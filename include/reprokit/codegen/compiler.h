@@ -43,5 +43,8 @@ std::map<std::string, FaultKind> resolve_injections(const Graph& g, const Compil
 
 // How many times this process invoked the system compiler (a cache hit does not).
 int compiler_invocations();
+// What the system compiler printed on this process's last successful compile: its warnings, as
+// generated code compiles with warnings on ("" when clean).
+std::string last_compiler_output();
 
 }  // namespace reprokit

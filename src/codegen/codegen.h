@@ -1,0 +1,122 @@
+// The code generator shared by the cpp and cuda backends (private to src/codegen). It lowers a
+// decomposed, optimised graph to one function per kernel plus an entry point. The plan (what is
+// materialised, which view reads through which buffer) is in this class; the kernels of each op
+// family are emitted by the emit_*.cpp files.
+//
+// Values are read through an Access: a base buffer, an offset and strides, so view ops (permute,
+// transpose, expand, slice, squeeze, unsqueeze, reshape of viewable data) fold into their
+// consumers' indices instead of being copied. On the CPU, matmul and conv2d call BLAS (CBLAS
+// sgemm/dgemm; f16/bf16 through f32); on CUDA every kernel is a generated loop.
+#pragma once
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cpp_codegen.h"
+#include "reprokit/ir/graph.h"
+#include "reprokit/ir/op_semantics.h"
+
+namespace reprokit::codegen_detail {
+
+const char* storage_type(DType t);  // the element type in memory (f16/bf16 as uint16_t)
+const char* compute_type(DType t);  // the type arithmetic happens in (f16/bf16 in float)
+std::string load_expr(DType t, const std::string& ptr, const std::string& idx);  // in compute type
+std::string store_value(DType t, const std::string& v);                          // to storage type
+std::string literal(const AttrValue& v, const char* ct);
+
+// How a value is read: element (c0, c1, ...) of its shape is buffer[offset + sum c_d * strides[d]].
+struct Access {
+  int base = -1;  // the node whose buffer holds the data
+  DType dtype = DType::f32;
+  int64_t offset = 0;
+  Shape strides;
+};
+
+class Codegen {
+ public:
+  Codegen(const Graph& g, const NodeInjections& inj, bool cuda);
+  std::string run();  // the whole source
+  const std::vector<std::string>& error_messages() const { return errors_; }
+  int64_t workspace_bytes() const { return workspace_bytes_; }
+
+  // ---- the plan
+  const Graph& g_;
+  const NodeInjections& inj_;
+  const bool cuda_;
+  const std::string m_;  // math namespace: std:: on the CPU, CUDA's global overloads on the device
+  std::vector<std::vector<int>> users_;
+  std::map<int, int64_t> group_of_;            // node -> fusion group (groups of two or more)
+  std::map<int, std::vector<int>> group_last_;  // last node of a group -> its members in order
+  std::map<int, Access> views_;                // folded view nodes: read through their base
+  std::set<int> outputs_;
+
+  bool is_output(int id) const { return outputs_.count(id) > 0; }
+  bool is_view(int id) const { return views_.count(id) > 0; }
+  // A value lives in a buffer unless it is a folded view or used only inside its fusion group.
+  bool materialized(int id) const;
+  std::string buf(int id) const;  // the C++ name of node id's buffer (recorded as used by the kernel)
+  mutable std::set<int> used_;    // buffers the kernel being emitted names
+  Access access(int id) const;    // how to read node id
+  // A view op's value read through its operand's buffer, or nullopt when the layout needs a copy.
+  std::optional<Access> view_access(int id) const;
+
+  // ---- kernel helpers (cpp_codegen.cpp)
+  // A loop over [0, n): OpenMP-parallel on the CPU when the work is worth it, vectorisable
+  // (`simd`) when asked; on CUDA, strided over the block's threads.
+  std::string loop(const char* var, int64_t n, int64_t work_per_item, bool simd = false) const;
+  std::string end_kernel() const;
+  std::string fail(const std::string& msg);  // a statement reporting msg and leaving the kernel
+  std::string scratch(const std::string& name, const char* ct, int64_t count);
+  std::string injection_prologue(int id);
+  bool perturbs(int id) const;
+  static std::string sanitize(const std::string& s);
+  std::string kernel_header(const std::vector<int>& ids);
+
+  // The index of element `flat` (C order over `iter`) of an Access broadcast to `iter`.
+  std::string ptr(const Access& a) const { return buf(a.base); }
+  static std::string index_of(const Access& a, const Shape& shape, const Shape& iter, const std::string& flat);
+  std::string load(int v, const char* ct, const Shape& iter, const std::string& flat) const;
+
+  // ---- emit_pointwise.cpp
+  std::string pointwise_expr(int id, const Shape& iter, const std::string& flat);
+  static std::string convert_expr(const std::string& x, DType from, DType to);
+  std::string operand_expr(const Operand& o, const char* ct, const Shape& iter, const std::string& flat);
+  std::string pointwise_body(const std::vector<int>& ids, const Shape& iter, const std::string& flat, const std::string& indent);
+  std::string pointwise_kernel(const std::vector<int>& ids);
+  std::string reduction_kernel(int id, const std::vector<int>& prologue);
+  std::set<int> in_kernel_;                 // values computed as temporaries of the kernel being emitted
+  std::map<int, std::string> row_index_;    // per operand: its index inside a row loop
+
+  // ---- emit_linalg.cpp
+  std::string matmul_kernel(int id);
+  std::string conv2d_kernel(int id);
+  std::string conv2d_direct(int id);  // CUDA
+
+  // ---- emit_window.cpp
+  std::string pool_kernel(int id);
+  std::string pool_backward_kernel(int id);
+  std::string adaptive_pool_kernel(int id);
+  std::string pad_kernel(int id);
+  std::string window_loops(const Window2d& win, const Shape& in, const std::string& body, bool declare = true) const;
+  std::string at4(int v, const std::string& b, const std::string& c, const std::string& y, const std::string& x) const;
+  std::string load4(int v, const char* ct, const std::string& b, const std::string& c, const std::string& y, const std::string& x) const;
+
+  // ---- emit_data.cpp
+  std::string copy_kernel(int id);  // a view that must be materialised
+  std::string cat_kernel(int id);
+  std::string index_kernel(int id);
+  std::string full_kernel(int id);
+
+ private:
+  void plan_groups();
+  void plan_views();
+  std::string kernel_for_group(const std::vector<int>& ids);
+  std::string kernel_for_node(int id);
+
+  std::vector<std::string> errors_;
+  int64_t workspace_bytes_ = 0;
+};
+
+}  // namespace reprokit::codegen_detail

@@ -1,0 +1,93 @@
+// Data-movement kernels: views that could not be folded into their consumers (a reshape of a
+// layout that is not viewable, or a view with an injected fault), cat, embedding and gather
+// with their index checks, and full.
+#include <fmt/format.h>
+
+#include "codegen.h"
+#include "reprokit/ir/names.h"
+#include "reprokit/ir/op_registry.h"
+#include "reprokit/ir/op_semantics.h"
+
+namespace reprokit::codegen_detail {
+
+std::string Codegen::copy_kernel(int id) {
+  const Node& n = g_.node(id);
+  int src = n.operands[0].value;
+  const char* ct = compute_type(n.type.dtype);
+  std::string v;
+  if (auto a = view_access(id)) {
+    v = fmt::format("({}){}", ct, load_expr(a->dtype, ptr(*a), index_of(*a, n.type.shape, n.type.shape, "i")));
+  } else {  // a reshape: element i in C order of the operand
+    v = load(src, ct, g_.node(src).type.shape, "i");
+  }
+  if (perturbs(id)) v = "rk_perturb(" + v + ")";
+  return loop("i", n.type.numel(), 1, true) + fmt::format(" {}[i] = {};\n", buf(id), store_value(n.type.dtype, v));
+}
+
+std::string Codegen::cat_kernel(int id) {
+  const Node& n = g_.node(id);
+  int64_t dim = normalize_dim(attr_int(n, "dim"), n.type.rank());
+  std::string s;
+  int64_t offset = 0;
+  Shape os = contiguous_strides(n.type.shape);
+  for (auto& o : n.operands) {
+    int src = o.value;
+    const TensorType& t = g_.node(src).type;
+    // Output element of source element i: the same index with `offset` added along dim.
+    std::string out_idx = fmt::format("{} * {}", offset, os[static_cast<size_t>(dim)]);
+    Shape ts = contiguous_strides(t.shape);
+    for (size_t d = 0; d < t.shape.size(); ++d) out_idx += fmt::format(" + ((i / {}) % {}) * {}", ts[d], t.shape[d], os[d]);
+    std::string v = load(src, compute_type(n.type.dtype), t.shape, "i");
+    if (perturbs(id)) v = "rk_perturb(" + v + ")";
+    s += loop("i", t.numel(), 1) + fmt::format(" {}[{}] = {};\n", buf(id), out_idx, store_value(n.type.dtype, v));
+    offset += t.shape[static_cast<size_t>(dim)];
+  }
+  return s;
+}
+
+std::string Codegen::index_kernel(int id) {
+  const Node& n = g_.node(id);
+  int x = n.operands[0].value, ix = n.operands[1].value;
+  const TensorType &xt = g_.node(x).type, &it = g_.node(ix).type;
+  bool embedding = n.op == Op::embedding;
+  std::string idx = load(ix, "int64_t", it.shape, embedding ? "q" : "i");
+  std::string s;
+  int64_t bound = embedding ? xt.shape[0] : xt.shape[static_cast<size_t>(normalize_dim(attr_int(n, "dim"), xt.rank()))];
+  // The node is named through a string literal handed to a fixed format: never as a format.
+  std::string node = c_string_literal(fmt::format("node %{} = {}", n.name, op_name(n.op)));
+  std::string bad = cuda_ ? fail(fmt::format("node %{} = {}: an index is out of range for a dimension of size {}", n.name, op_name(n.op), bound))
+                                .insert(1, " raw = 0; c = 0;")
+                          : fmt::format("{{ rk_index_error(err, errlen, {}, raw, {}); return 1; }}", node, bound);
+  Access xa = access(x);
+  if (embedding) {
+    int64_t rows = xt.shape[0], cols = xt.shape[1];
+    s += loop("q", it.numel(), cols) + fmt::format(" {{\n    int64_t raw = {}, c = 0;\n", idx);
+    s += fmt::format("    if (raw < 0 || raw >= {}) {}\n", rows, bad);
+    std::string v = load_expr(xt.dtype, ptr(xa), fmt::format("{} + raw * {} + c * {}", xa.offset, xa.strides[0], xa.strides[1]));
+    if (perturbs(id)) v = "rk_perturb(" + v + ")";
+    s += fmt::format("    for (c = 0; c < {}; ++c) {}[q * {} + c] = {};\n  }}\n", cols, buf(id), cols, store_value(n.type.dtype, v));
+    return s;
+  }
+  int64_t dim = normalize_dim(attr_int(n, "dim"), xt.rank());
+  Shape os = contiguous_strides(n.type.shape);
+  int64_t size = xt.shape[static_cast<size_t>(dim)];
+  std::string off = std::to_string(xa.offset);
+  for (size_t d = 0; d < xt.shape.size(); ++d) {
+    std::string coord = static_cast<int64_t>(d) == dim ? "c" : fmt::format("((i / {}) % {})", os[d], n.type.shape[d]);
+    off += fmt::format(" + {} * {}", coord, xa.strides[d]);
+  }
+  s += loop("i", n.type.numel(), 1) + fmt::format(" {{\n    int64_t raw = {};\n    int64_t c = raw < 0 ? raw + {} : raw;\n", idx, size);
+  s += fmt::format("    if (c < 0 || c >= {}) {}\n", size, bad);
+  std::string v = load_expr(xt.dtype, ptr(xa), off);
+  if (perturbs(id)) v = "rk_perturb(" + v + ")";
+  s += fmt::format("    {}[i] = {};\n  }}\n", buf(id), store_value(n.type.dtype, v));
+  return s;
+}
+
+std::string Codegen::full_kernel(int id) {
+  const Node& n = g_.node(id);
+  std::string v = literal(attr(n, "value"), compute_type(n.type.dtype));
+  return loop("i", n.type.numel(), 1, true) + fmt::format(" {}[i] = {};\n", buf(id), store_value(n.type.dtype, perturbs(id) ? "rk_perturb(" + v + ")" : v));
+}
+
+}  // namespace reprokit::codegen_detail

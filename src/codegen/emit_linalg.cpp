@@ -1,0 +1,215 @@
+// Linear-algebra kernels. On the CPU, matmul and conv2d call BLAS (CBLAS sgemm/dgemm; f16/bf16
+// through f32 with PyTorch's rounding on store): operands whose last two dims are row- or
+// column-major go to BLAS as they are (a transposed weight is BLAS's Trans flag, not a copy);
+// others are packed first. conv2d is im2col + GEMM, except when each output reads only a few
+// inputs (depthwise), where a direct kernel over contiguous rows is faster. On CUDA both are
+// generated loops (no cuBLAS measured yet).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "codegen.h"
+#include "reprokit/ir/op_registry.h"
+#include "reprokit/ir/op_semantics.h"
+
+namespace reprokit::codegen_detail {
+
+namespace {
+
+// How BLAS reads one matrix operand of shape [..., R, C] (R rows, C columns).
+struct BlasOperand {
+  bool pack = false;   // copy to a contiguous (row-major) buffer first
+  bool trans = false;  // column-major: BLAS's Trans flag
+  int64_t ld = 0;      // leading dimension
+};
+
+BlasOperand blas_layout(const Access& a, int64_t rows, int64_t cols, bool low_precision) {
+  const int64_t sr = a.strides[a.strides.size() - 2], sc = a.strides.back();
+  if (!low_precision && (sc == 1 || cols == 1) && (sr >= cols || rows == 1)) return {false, false, std::max<int64_t>({sr, cols, 1})};
+  if (!low_precision && (sr == 1 || rows == 1) && (sc >= rows || cols == 1)) return {false, true, std::max<int64_t>({sc, rows, 1})};
+  return {true, false, std::max<int64_t>(cols, 1)};
+}
+
+}  // namespace
+
+std::string Codegen::matmul_kernel(int id) {
+  const Node& n = g_.node(id);
+  int a = n.operands[0].value, b = n.operands[1].value;
+  const Shape &as = g_.node(a).type.shape, &bs = g_.node(b).type.shape, &os = n.type.shape;
+  const int64_t M = as[as.size() - 2], K = as.back(), N = bs.back();
+  Shape batch(os.begin(), os.end() - 2);
+  const int64_t nb = numel(batch);
+  const DType dt = n.type.dtype;
+  const char* ct = compute_type(dt);
+  // Batch offsets of an operand as index expressions over the batch index `bi`.
+  auto batch_off = [&](const Access& acc, const Shape& shape) {
+    Access bacc = acc;
+    bacc.strides.assign(acc.strides.begin(), acc.strides.end() - 2);
+    return index_of(bacc, Shape(shape.begin(), shape.end() - 2), batch, "bi");
+  };
+  Access aa = access(a), ba = access(b);
+  if (cuda_) {  // a generated loop: one output row per thread
+    std::string s = fmt::format("  {{\n  const int64_t M = {}, K = {}, N = {};\n", M, K, N);
+    s += loop("bm", nb * M, N * K) + " {\n    const int64_t bi = bm / M, m = bm % M;\n";
+    s += fmt::format("    const int64_t ao = {} + m * {}, bo = {};\n", batch_off(aa, as), aa.strides[aa.strides.size() - 2], batch_off(ba, bs));
+    s += fmt::format("    for (int64_t j = 0; j < N; ++j) {{\n      {} acc = ({})0;\n", ct, ct);
+    s += fmt::format("      for (int64_t k = 0; k < K; ++k) acc += ({}){} * ({}){};\n", ct,
+                     load_expr(aa.dtype, ptr(aa), fmt::format("ao + k * {}", aa.strides.back())), ct,
+                     load_expr(ba.dtype, ptr(ba), fmt::format("bo + k * {} + j * {}", ba.strides[ba.strides.size() - 2], ba.strides.back())));
+    s += fmt::format("      {}[(bi * M + m) * N + j] = {};\n    }}\n  }}\n  }}\n", buf(id), store_value(dt, perturbs(id) ? "rk_perturb(acc)" : "acc"));
+    return s;
+  }
+  const bool low = dt == DType::f16 || dt == DType::bf16;
+  const char* blas_t = dt == DType::f64 ? "double" : "float";
+  const char* gemm = dt == DType::f64 ? "cblas_dgemm" : "cblas_sgemm";
+  BlasOperand la = blas_layout(aa, M, K, low), lb = blas_layout(ba, K, N, low);
+  std::string s = "  {\n";
+  // Packed operands: every batch of the operand, contiguous, in the BLAS type.
+  auto pack = [&](const char* name, int v, const Access& acc, const Shape& shape) {
+    const int64_t count = numel(shape);
+    s += scratch(name, blas_t, count);
+    s += loop("p", count, 1) + fmt::format(" {}[p] = {};\n", name, load(v, blas_t, shape, "p"));
+    (void)acc;
+  };
+  if (la.pack) pack("pa", a, aa, as);
+  if (lb.pack) pack("pb", b, ba, bs);
+  std::string a_ptr = la.pack ? "pa" : ptr(aa), b_ptr = lb.pack ? "pb" : ptr(ba);
+  std::string a_off = la.pack ? fmt::format("{} * {}", index_of(Access{-1, dt, 0, contiguous_strides(Shape(as.begin(), as.end() - 2))},
+                                                               Shape(as.begin(), as.end() - 2), batch, "bi"),
+                                            M * K)
+                              : batch_off(aa, as);
+  std::string b_off = lb.pack ? fmt::format("{} * {}", index_of(Access{-1, dt, 0, contiguous_strides(Shape(bs.begin(), bs.end() - 2))},
+                                                               Shape(bs.begin(), bs.end() - 2), batch, "bi"),
+                                            K * N)
+                              : batch_off(ba, bs);
+  // The result: straight into the output buffer, or through f32 for f16/bf16.
+  std::string c_ptr = buf(id);
+  if (low) {
+    s += scratch("pc", "float", numel(os));
+    c_ptr = "pc";
+  }
+  s += fmt::format("  for (int64_t bi = 0; bi < {}; ++bi)\n", nb);
+  s += fmt::format("    {}(RK_ROW_MAJOR, {}, {}, {}, {}, {}, ({})1, ({}*){} + {}, {}, ({}*){} + {}, {}, ({})0, ({}*){} + bi * {}, {});\n", gemm,
+                   la.trans ? "RK_TRANS" : "RK_NO_TRANS", lb.trans ? "RK_TRANS" : "RK_NO_TRANS", M, N, K, blas_t, blas_t, a_ptr, a_off, la.ld, blas_t,
+                   b_ptr, b_off, lb.ld, blas_t, blas_t, c_ptr, M * N, std::max<int64_t>(N, 1));
+  if (low || perturbs(id)) {
+    std::string v = low ? "pc[i]" : fmt::format("{}[i]", buf(id));
+    if (perturbs(id)) v = "rk_perturb(" + v + ")";
+    s += loop("i", numel(os), 1, true) + fmt::format(" {}[i] = {};\n", buf(id), store_value(dt, v));
+  }
+  return s + "  }\n";
+}
+
+// Direct convolution (CUDA): one (batch, output channel) plane per iteration of the outer loop.
+std::string Codegen::conv2d_direct(int id) {
+  const Node& n = g_.node(id);
+  int x = n.operands[0].value, w = n.operands[1].value;
+  const Shape &xs = g_.node(x).type.shape, &ws = g_.node(w).type.shape, &os = n.type.shape;
+  Window2d win = window_of(n, &ws[2]);
+  int64_t groups = attr_int(n, "groups"), cg = ws[1], og = os[1] / groups;
+  const char* ct = compute_type(n.type.dtype);
+  std::string bias = n.operands.size() > 2 ? load(n.operands[2].value, ct, {os[1]}, "oc") : fmt::format("({})0", ct);
+  std::string v = perturbs(id) ? "rk_perturb(acc)" : "acc";
+  std::string s = loop("nc", os[0] * os[1], os[2] * os[3] * cg * ws[2] * ws[3]) + " {\n";
+  s += fmt::format("    const int64_t nb = nc / {0}, oc = nc % {0}, c0 = (oc / {1}) * {2};\n", os[1], og, cg);
+  s += fmt::format("    for (int64_t oy = 0; oy < {}; ++oy) for (int64_t ox = 0; ox < {}; ++ox) {{\n", os[2], os[3]);
+  s += fmt::format("      {} acc = {};\n", ct, bias);
+  s += fmt::format("      for (int64_t ic = 0; ic < {}; ++ic) for (int64_t i = 0; i < {}; ++i) {{\n", cg, ws[2]);
+  s += fmt::format("        const int64_t y = oy * {} - {} + i * {}; if (y < 0 || y >= {}) continue;\n", win.stride[0], win.padding[0],
+                   win.dilation[0], xs[2]);
+  s += fmt::format("        for (int64_t j = 0; j < {}; ++j) {{\n", ws[3]);
+  s += fmt::format("          const int64_t xx = ox * {} - {} + j * {}; if (xx < 0 || xx >= {}) continue;\n", win.stride[1],
+                   win.padding[1], win.dilation[1], xs[3]);
+  s += fmt::format("          acc += {} * {};\n", load4(x, ct, "nb", "c0 + ic", "y", "xx"), load4(w, ct, "oc", "ic", "i", "j"));
+  s += "        }\n      }\n";
+  s += fmt::format("      {}[((nb * {} + oc) * {} + oy) * {} + ox] = {};\n", buf(id), os[1], os[2], os[3], store_value(n.type.dtype, v));
+  s += "    }\n  }\n";
+  return s;
+}
+
+
+std::string Codegen::conv2d_kernel(int id) {
+  if (cuda_) return conv2d_direct(id);
+  const Node& n = g_.node(id);
+  int x = n.operands[0].value, w = n.operands[1].value;
+  const Shape &xs = g_.node(x).type.shape, &ws = g_.node(w).type.shape, &os = n.type.shape;
+  const Window2d win = window_of(n, &ws[2]);
+  const int64_t groups = attr_int(n, "groups"), cg = ws[1], og = os[1] / groups, kk = cg * ws[2] * ws[3], plane = os[2] * os[3];
+  const DType dt = n.type.dtype;
+  const char* ct = compute_type(dt);
+  const bool low = dt == DType::f16 || dt == DType::bf16;
+  std::string bias = n.operands.size() > 2 ? load(n.operands[2].value, ct, {os[1]}, "oc") : fmt::format("({})0", ct);
+  if (kk < 32) {
+    // Few inputs per output (depthwise, 1x1 with few channels): accumulate each output plane
+    // tap by tap; the inner loop runs over a contiguous output row, its input range precomputed.
+    Access xa = access(x);
+    std::string s = loop("nc", os[0] * os[1], plane * kk) + " {\n";
+    s += fmt::format("    const int64_t nb = nc / {0}, oc = nc % {0}, c0 = (oc / {1}) * {2};\n", os[1], og, cg);
+    s += fmt::format("    std::vector<{0}> accv({1}, {2}); {0}* acc = accv.data();\n", ct, plane, bias);
+    s += fmt::format("    for (int64_t ic = 0; ic < {}; ++ic) for (int64_t i = 0; i < {}; ++i) for (int64_t j = 0; j < {}; ++j) {{\n", cg, ws[2], ws[3]);
+    s += fmt::format("      const {} wv = {};\n", ct, load4(w, ct, "oc", "ic", "i", "j"));
+    // ox with 0 <= ox * s - p + j * d < W: [lo, hi)
+    s += fmt::format("      const int64_t off = j * {} - {}, lo = off >= 0 ? 0 : (-off + {} - 1) / {}, hi = rk_min<int64_t>({}, off >= {} ? 0 : ({} - 1 - off) / {} + 1);\n",
+                     win.dilation[1], win.padding[1], win.stride[1], win.stride[1], os[3], xs[3], xs[3], win.stride[1]);
+    s += fmt::format("      for (int64_t oy = 0; oy < {}; ++oy) {{\n", os[2]);
+    s += fmt::format("        const int64_t y = oy * {} - {} + i * {}; if (y < 0 || y >= {}) continue;\n", win.stride[0], win.padding[0], win.dilation[0], xs[2]);
+    s += fmt::format("        const int64_t row = {} + nb * {} + (c0 + ic) * {} + y * {};\n", xa.offset, xa.strides[0], xa.strides[1], xa.strides[2]);
+    s += "        #pragma omp simd\n";
+    s += fmt::format("        for (int64_t ox = lo; ox < hi; ++ox) acc[oy * {} + ox] += wv * ({}){};\n", os[3], ct,
+                     load_expr(xa.dtype, ptr(xa), fmt::format("row + (ox * {} + off) * {}", win.stride[1], xa.strides[3])));
+    s += "      }\n    }\n";
+    std::string v = perturbs(id) ? "rk_perturb(acc[k])" : "acc[k]";
+    s += fmt::format("    for (int64_t k = 0; k < {}; ++k) {}[nc * {} + k] = {};\n  }}\n", plane, buf(id), plane, store_value(dt, v));
+    return s;
+  }
+  // im2col + GEMM per (batch, group): col[kk, plane] = the input under each kernel tap.
+  const char* blas_t = dt == DType::f64 ? "double" : "float";
+  const char* gemm = dt == DType::f64 ? "cblas_dgemm" : "cblas_sgemm";
+  Access wa = access(w);
+  bool w_direct = !low && wa.strides == contiguous_strides(ws);
+  bool pointwise_conv = ws[2] == 1 && ws[3] == 1 && win.stride[0] == 1 && win.stride[1] == 1 && win.padding[0] == 0 && win.padding[1] == 0;
+  Access xa = access(x);
+  bool x_direct = pointwise_conv && !low && xa.strides[3] == 1 && xa.strides[2] == xs[3] && xa.strides[1] == xs[2] * xs[3];
+  std::string s = "  {\n";
+  if (!w_direct) {
+    s += scratch("pw", blas_t, numel(ws));
+    s += loop("p", numel(ws), 1) + fmt::format(" pw[p] = {};\n", load(w, blas_t, ws, "p"));
+  }
+  std::string w_ptr = w_direct ? fmt::format("(const {}*){} + {}", blas_t, ptr(wa), wa.offset) : "pw";
+  std::string c_ptr = buf(id);
+  if (low) {
+    s += scratch("pc", "float", numel(os));
+    c_ptr = "pc";
+  }
+  if (!x_direct) s += scratch("col", blas_t, kk * plane);
+  s += fmt::format("  for (int64_t nb = 0; nb < {}; ++nb) for (int64_t g = 0; g < {}; ++g) {{\n", os[0], groups);
+  if (!x_direct) {
+    s += loop("r", kk, plane).substr(2) + " {\n";  // one row of col per (channel, tap)
+    s += fmt::format("    const int64_t ic = r / {0}, i = (r / {1}) % {2}, j = r % {1};\n", ws[2] * ws[3], ws[3], ws[2]);
+    s += fmt::format("    for (int64_t oy = 0; oy < {}; ++oy) {{\n", os[2]);
+    s += fmt::format("      const int64_t y = oy * {} - {} + i * {};\n", win.stride[0], win.padding[0], win.dilation[0]);
+    s += fmt::format("      for (int64_t ox = 0; ox < {}; ++ox) {{\n", os[3]);
+    s += fmt::format("        const int64_t xx = ox * {} - {} + j * {};\n", win.stride[1], win.padding[1], win.dilation[1]);
+    s += fmt::format("        col[r * {} + oy * {} + ox] = (y >= 0 && y < {} && xx >= 0 && xx < {}) ? {} : ({})0;\n", plane, os[3], xs[2], xs[3],
+                     load4(x, blas_t, "nb", "g * " + std::to_string(cg) + " + ic", "y", "xx"), blas_t);
+    s += "      }\n    }\n  }\n";
+  }
+  std::string b_ptr = x_direct ? fmt::format("(const {}*){} + {} + nb * {} + g * {} * {}", blas_t, ptr(xa), xa.offset, xa.strides[0], cg, xa.strides[1])
+                               : "col";
+  s += fmt::format("    {}(RK_ROW_MAJOR, RK_NO_TRANS, RK_NO_TRANS, {}, {}, {}, ({})1, {} + g * {}, {}, {}, {}, ({})0, ({}*){} + (nb * {} + g * {}) * {}, {});\n",
+                   gemm, og, plane, kk, blas_t, w_ptr, og * kk, kk, b_ptr, plane, blas_t, blas_t, c_ptr, os[1], og, plane, plane);
+  s += "  }\n";
+  // Bias (and f16/bf16 rounding, an injected error) over the output in one pass.
+  std::string v = low ? "pc[i]" : fmt::format("{}[i]", buf(id));
+  bool has_bias = n.operands.size() > 2;
+  if (has_bias || low || perturbs(id)) {
+    s += loop("i", numel(os), 1, true) + " {\n";
+    s += fmt::format("    const int64_t oc = (i / {}) % {};\n", plane, os[1]);
+    std::string e = has_bias ? fmt::format("({}){} + {}", ct, v, bias) : fmt::format("({}){}", ct, v);
+    if (perturbs(id)) e = "rk_perturb(" + e + ")";
+    s += fmt::format("    {}[i] = {};\n  }}\n", buf(id), store_value(dt, e));
+  }
+  return s + "  }\n";
+}
+
+}  // namespace reprokit::codegen_detail

@@ -1,0 +1,216 @@
+// Pointwise and reduction kernels: a fusion group is one loop nest; a reduction group is one loop
+// over the kept elements with the pointwise prologue computed inside its inner loop. Loops whose
+// operands all walk contiguously (or broadcast a scalar) are one flat, vectorisable loop; the
+// others run over rows of the last dim with per-row base indices, so the inner loop vectorises.
+#include <fmt/format.h>
+
+#include "codegen.h"
+#include "reprokit/ir/errors.h"
+#include "reprokit/ir/op_registry.h"
+#include "reprokit/ir/op_semantics.h"
+
+namespace reprokit::codegen_detail {
+
+namespace {
+
+bool all_zero(const Shape& s) {
+  for (auto v : s)
+    if (v) return false;
+  return true;
+}
+
+// True when reading `a` (of `shape`) at flat index i of `iter` is a[offset + i] or a[offset].
+bool linear_access(const Access& a, const Shape& shape, const Shape& iter) {
+  return (shape == iter && a.strides == contiguous_strides(shape)) || all_zero(a.strides) || numel(shape) == 1;
+}
+
+}  // namespace
+
+std::string Codegen::operand_expr(const Operand& o, const char* ct, const Shape& iter, const std::string& flat) {
+  if (!o.is_value()) return literal(o.literal, ct);
+  int v = o.value;
+  if (in_kernel_.count(v)) return fmt::format("({})t{}", ct, v);
+  if (auto it = row_index_.find(v); it != row_index_.end()) {
+    Access a = access(v);
+    return fmt::format("({}){}", ct, load_expr(a.dtype, ptr(a), it->second));
+  }
+  return load(v, ct, iter, flat);
+}
+
+std::string Codegen::convert_expr(const std::string& x, DType from, DType to) {
+  if (to == DType::boolean) return "(" + x + " != 0)";
+  if (is_floating(from) && to == DType::i32) return "(int64_t)rk_f2i32(" + x + ")";
+  if (is_floating(from) && to == DType::i64) return "rk_f2i64(" + x + ")";
+  return fmt::format("({})({})", compute_type(to), x);
+}
+
+std::string Codegen::pointwise_expr(int id, const Shape& iter, const std::string& flat) {
+  const Node& n = g_.node(id);
+  const char* ct = compute_type(n.type.dtype);
+  std::vector<DType> dtypes;
+  for (auto& o : n.operands) dtypes.push_back(o.is_value() ? g_.node(o.value).type.dtype : DType::f64);
+  const char* opct = compute_type(compute_dtype(n, dtypes));  // comparisons: the operands' promoted type
+  std::vector<std::string> a;
+  for (auto& o : n.operands) a.push_back(operand_expr(o, n.op == Op::where && a.empty() ? "bool" : opct, iter, flat));
+  switch (n.op) {
+    case Op::neg: return "(-" + a[0] + ")";
+    case Op::abs: return "rk_abs(" + a[0] + ")";
+    case Op::exp: return fmt::format("{}exp({})", m_, a[0]);
+    case Op::log: return fmt::format("{}log({})", m_, a[0]);
+    case Op::sqrt: return fmt::format("{}sqrt({})", m_, a[0]);
+    case Op::sin: return fmt::format("{}sin({})", m_, a[0]);
+    case Op::cos: return fmt::format("{}cos({})", m_, a[0]);
+    case Op::tanh: return fmt::format("{}tanh({})", m_, a[0]);
+    case Op::erf: return fmt::format("{}erf({})", m_, a[0]);
+    case Op::rsqrt: return fmt::format("(({})1 / {}sqrt({}))", ct, m_, a[0]);
+    case Op::reciprocal: return fmt::format("(({})1 / {})", ct, a[0]);
+    case Op::relu: return "rk_relu(" + a[0] + ")";
+    case Op::add: return "(" + a[0] + " + " + a[1] + ")";
+    case Op::sub: return "(" + a[0] + " - " + a[1] + ")";
+    case Op::mul: return "(" + a[0] + " * " + a[1] + ")";
+    case Op::div: return "(" + a[0] + " / " + a[1] + ")";
+    case Op::pow: return is_floating(n.type.dtype) ? fmt::format("({}){}pow({}, {})", ct, m_, a[0], a[1]) : fmt::format("rk_ipow({}, {})", a[0], a[1]);
+    case Op::maximum: return "rk_max(" + a[0] + ", " + a[1] + ")";
+    case Op::minimum: return "rk_min(" + a[0] + ", " + a[1] + ")";
+    case Op::eq: return "(" + a[0] + " == " + a[1] + ")";
+    case Op::ne: return "(" + a[0] + " != " + a[1] + ")";
+    case Op::lt: return "(" + a[0] + " < " + a[1] + ")";
+    case Op::le: return "(" + a[0] + " <= " + a[1] + ")";
+    case Op::gt: return "(" + a[0] + " > " + a[1] + ")";
+    case Op::ge: return "(" + a[0] + " >= " + a[1] + ")";
+    case Op::where: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+    case Op::to: return convert_expr(a[0], dtypes[0], n.type.dtype);
+    case Op::clone: return a[0];
+    case Op::clamp: {
+      std::string v = a[0];
+      if (auto lo = attr_opt(n, "min")) v = fmt::format("rk_clamp_min({}, {})", v, literal(*lo, ct));
+      if (auto hi = attr_opt(n, "max")) v = fmt::format("rk_clamp_max({}, {})", v, literal(*hi, ct));
+      return v;
+    }
+    // Composite ops are decomposed before codegen; the rest are not pointwise.
+    case Op::input: case Op::sigmoid: case Op::silu: case Op::gelu: case Op::sum: case Op::amax: case Op::amin:
+    case Op::mean: case Op::var: case Op::argmax: case Op::softmax: case Op::log_softmax: case Op::layer_norm:
+    case Op::matmul: case Op::linear: case Op::reshape: case Op::permute: case Op::transpose: case Op::expand:
+    case Op::slice: case Op::cat: case Op::squeeze: case Op::unsqueeze: case Op::contiguous: case Op::embedding:
+    case Op::gather: case Op::full: case Op::batch_norm: case Op::conv2d: case Op::max_pool2d: case Op::avg_pool2d:
+    case Op::adaptive_avg_pool2d: case Op::max_pool2d_backward: case Op::avg_pool2d_backward: case Op::pad:
+      break;
+  }
+  throw InternalError(fmt::format("cpp codegen: op '{}' has no pointwise spelling", op_name(n.op)));
+}
+
+std::string Codegen::pointwise_body(const std::vector<int>& ids, const Shape& iter, const std::string& flat, const std::string& indent) {
+  std::string s;
+  for (int id : ids) {
+    const Node& n = g_.node(id);
+    std::string e = pointwise_expr(id, iter, flat);
+    if (perturbs(id)) e = "rk_perturb(" + e + ")";
+    s += fmt::format("{}const {} t{} = {};\n", indent, compute_type(n.type.dtype), id, e);
+    in_kernel_.insert(id);
+    if (materialized(id)) s += fmt::format("{}{}[{}] = {};\n", indent, buf(id), flat, store_value(n.type.dtype, "t" + std::to_string(id)));
+  }
+  return s;
+}
+
+std::string Codegen::pointwise_kernel(const std::vector<int>& ids) {
+  const Shape& iter = g_.node(ids.back()).type.shape;
+  const int64_t count = numel(iter), work = static_cast<int64_t>(ids.size());
+  // The values the kernel reads from memory.
+  std::vector<int> reads;
+  std::set<int> members(ids.begin(), ids.end());
+  for (int id : ids)
+    for (auto& o : g_.node(id).operands)
+      if (o.is_value() && !members.count(o.value)) reads.push_back(o.value);
+  bool flat = iter.size() <= 1;
+  if (!flat) {
+    flat = true;
+    for (int v : reads) flat &= linear_access(access(v), g_.node(v).type.shape, iter);
+  }
+  if (flat) return loop("i", count, work, true) + " {\n" + pointwise_body(ids, iter, "i", "    ") + "  }\n";
+  // Rows of the last dim: each operand's base index once per row, then a contiguous inner loop.
+  const int64_t last = iter.back(), rows = last ? count / last : 0;
+  Shape outer(iter.begin(), iter.end() - 1);
+  std::string s = loop("r", rows, last * work) + " {\n";
+  for (int v : reads) {
+    if (row_index_.count(v)) continue;
+    Access a = access(v);
+    const Shape& shape = g_.node(v).type.shape;
+    size_t lead = iter.size() - shape.size();
+    // The operand's strides over `outer`, and its stride along the last dim.
+    Access row = a;
+    row.strides.clear();
+    Shape row_shape;
+    for (size_t d = 0; d + 1 < iter.size(); ++d) {
+      bool has = d >= lead;
+      row_shape.push_back(has ? shape[d - lead] : 1);
+      row.strides.push_back(has ? a.strides[d - lead] : 0);
+    }
+    int64_t inner = shape.empty() || shape.back() == 1 ? 0 : a.strides.back();
+    s += fmt::format("    const int64_t r{} = {};\n", v, index_of(row, row_shape, outer, "r"));
+    row_index_[v] = inner == 0 ? fmt::format("r{}", v) : inner == 1 ? fmt::format("r{} + j", v) : fmt::format("r{} + j * {}", v, inner);
+  }
+  s += cuda_ ? "" : "    #pragma omp simd\n";
+  s += fmt::format("    for (int64_t j = 0; j < {}; ++j) {{\n      const int64_t i = r * {} + j;\n", last, last);
+  s += pointwise_body(ids, iter, "i", "      ");
+  row_index_.clear();
+  return s + "    }\n  }\n";
+}
+
+std::string Codegen::reduction_kernel(int id, const std::vector<int>& prologue) {
+  const Node& n = g_.node(id);
+  int src = n.operands[0].value;
+  const Shape& in = g_.node(src).type.shape;
+  std::vector<bool> reduced(in.size(), false);
+  for (auto d : reduction_dims(n, static_cast<int64_t>(in.size()))) reduced[static_cast<size_t>(d)] = true;
+  Shape kept, red;
+  for (size_t d = 0; d < in.size(); ++d) (reduced[d] ? red : kept).push_back(in[d]);
+  const int64_t outer = numel(kept), inner = numel(red);
+  // ii: the flat index over `in` of element (o, r). When the reduced dims are the trailing ones
+  // it is o * inner + r, and the inner loop walks contiguously.
+  bool trailing = true, seen_reduced = false;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (in[d] == 1) continue;
+    if (reduced[d]) seen_reduced = true;
+    else if (seen_reduced) trailing = false;
+  }
+  std::string idx;
+  if (trailing) {
+    idx = inner == 1 ? "o" : fmt::format("o * {} + r", inner);
+  } else {
+    Shape instr = contiguous_strides(in), ks = contiguous_strides(kept), rs = contiguous_strides(red);
+    for (size_t d = 0, k = 0, r = 0; d < in.size(); ++d) {
+      if (in[d] == 1) {
+        reduced[d] ? ++r : ++k;
+        continue;
+      }
+      std::string part = reduced[d] ? fmt::format("((r / {}) % {})", rs[r], red[r]) : fmt::format("((o / {}) % {})", ks[k], kept[k]);
+      reduced[d] ? ++r : ++k;
+      idx += (idx.empty() ? "" : " + ") + fmt::format("{} * {}", part, instr[d]);
+    }
+    if (idx.empty()) idx = "0";
+  }
+  DType it = g_.node(src).type.dtype;
+  const char* act = n.op == Op::sum ? compute_type(n.type.dtype) : compute_type(it);
+  std::string init = n.op == Op::amax   ? fmt::format("rk_lowest<{}>()", act)
+                     : n.op == Op::amin ? fmt::format("rk_highest<{}>()", act)
+                                        : fmt::format("({})0", act);
+  std::string s = loop("o", outer, inner) + " {\n";
+  if (n.op == Op::argmax) s += fmt::format("    {} acc = ({})0; int64_t best = -1;\n", act, act);
+  else s += fmt::format("    {} acc = {};\n", act, init);
+  // A plain sum over a contiguous row vectorises (reassociated, as PyTorch's own sum does).
+  if (n.op == Op::sum && trailing && !cuda_) s += "    #pragma omp simd reduction(+:acc)\n";
+  s += fmt::format("    for (int64_t r = 0; r < {}; ++r) {{\n      const int64_t ii = {};\n", inner, idx);
+  s += pointwise_body(prologue, in, "ii", "      ");
+  std::string v = in_kernel_.count(src) ? fmt::format("({})t{}", act, src) : operand_expr(n.operands[0], act, in, "ii");
+  if (n.op == Op::sum) s += "      acc += " + v + ";\n";
+  else if (n.op == Op::amax) s += "      acc = rk_max(acc, " + v + ");\n";
+  else if (n.op == Op::amin) s += "      acc = rk_min(acc, " + v + ");\n";
+  else s += fmt::format("      {{ {} v = {}; if (best < 0 || (acc == acc && (v != v || v > acc))) {{ acc = v; best = r; }} }}\n", act, v);
+  s += "    }\n";
+  std::string result = n.op == Op::argmax ? "best" : "acc";
+  if (perturbs(id)) result = "rk_perturb(" + result + ")";
+  s += fmt::format("    {}[o] = {};\n  }}\n", buf(id), store_value(n.type.dtype, result));
+  return s;
+}
+
+}  // namespace reprokit::codegen_detail

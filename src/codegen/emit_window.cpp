@@ -1,0 +1,134 @@
+// Window kernels (NCHW): max/avg pooling and their backward ops (per (batch, channel) plane, so
+// overlapping windows never race), adaptive average pooling, and constant padding. All follow
+// PyTorch's CPU kernels: the first maximum wins, NaN wins, avg divisors as avg_pool2d's.
+#include <fmt/format.h>
+
+#include "codegen.h"
+#include "reprokit/ir/op_registry.h"
+#include "reprokit/ir/op_semantics.h"
+
+namespace reprokit::codegen_detail {
+
+// Index of element (b, c, y, x) of 4-D value v through its strides.
+std::string Codegen::at4(int v, const std::string& b, const std::string& c, const std::string& y, const std::string& x) const {
+  Access a = access(v);
+  const Shape& st = a.strides;
+  return fmt::format("{} + ({}) * {} + ({}) * {} + ({}) * {} + ({}) * {}", a.offset, b, st[0], c, st[1], y, st[2], x, st[3]);
+}
+std::string Codegen::load4(int v, const char* ct, const std::string& b, const std::string& c, const std::string& y, const std::string& x) const {
+  return fmt::format("({}){}", ct, load_expr(g_.node(v).type.dtype, ptr(access(v)), at4(v, b, c, y, x)));
+}
+
+// The loops over one window of a pool, at output (oy, ox) of plane (nb, ch): `body` runs for
+// each element inside the input, with y and xx set; divisors as PyTorch's avg_pool2d.
+std::string Codegen::window_loops(const Window2d& win, const Shape& in, const std::string& body, bool declare) const {
+  std::string s;
+  if (declare) s += fmt::format("      const int64_t y0 = oy * {} - {}, x0 = ox * {} - {};\n", win.stride[0], win.padding[0], win.stride[1], win.padding[1]);
+  if (declare) {
+    s += fmt::format("      const int64_t padded = (rk_min<int64_t>(y0 + {}, {}) - y0) * (rk_min<int64_t>(x0 + {}, {}) - x0);\n", win.kernel[0],
+                     in[2] + win.padding[0], win.kernel[1], in[3] + win.padding[1]);
+    s += "      int64_t valid = 0;\n";
+  }
+  s += fmt::format("      for (int64_t i = 0; i < {}; ++i) {{\n        const int64_t y = y0 + i * {}; if (y < 0 || y >= {}) continue;\n", win.kernel[0],
+                   win.dilation[0], in[2]);
+  s += fmt::format("        for (int64_t j = 0; j < {}; ++j) {{\n          const int64_t xx = x0 + j * {}; if (xx < 0 || xx >= {}) continue;\n",
+                   win.kernel[1], win.dilation[1], in[3]);
+  s += (declare ? "          ++valid;\n" : "") + body + "        }\n      }\n";
+  if (declare) s += "      (void)padded;\n";
+  return s;
+}
+
+std::string Codegen::pool_kernel(int id) {
+  const Node& n = g_.node(id);
+  int x = n.operands[0].value;
+  const Shape &in = g_.node(x).type.shape, &os = n.type.shape;
+  Window2d win = window_of(n);
+  const char* ct = compute_type(n.type.dtype);
+  bool is_max = n.op == Op::max_pool2d;
+  std::string s = loop("nc", os[0] * os[1], os[2] * os[3] * win.kernel[0] * win.kernel[1]) + " {\n";
+  s += fmt::format("    const int64_t nb = nc / {0}, ch = nc % {0};\n", os[1]);
+  s += fmt::format("    for (int64_t oy = 0; oy < {}; ++oy) for (int64_t ox = 0; ox < {}; ++ox) {{\n", os[2], os[3]);
+  s += fmt::format("      {} acc = ({})0;{}\n", ct, ct, is_max ? " bool any = false;" : "");
+  std::string v = load4(x, ct, "nb", "ch", "y", "xx");
+  // max: the first maximum, NaN winning (PyTorch); avg: the sum, then the divisor.
+  std::string body = is_max ? fmt::format("          {{ {} v = {}; if (!any || (acc == acc && (v != v || v > acc))) acc = v; any = true; }}\n", ct, v)
+                            : fmt::format("          acc += {};\n", v);
+  s += window_loops(win, in, body);
+  if (!is_max) s += fmt::format("      acc = acc / ({})({});\n", ct, attr_bool(n, "count_include_pad") ? "padded" : "valid");
+  std::string r = perturbs(id) ? "rk_perturb(acc)" : "acc";
+  s += fmt::format("      {}[((nb * {} + ch) * {} + oy) * {} + ox] = {};\n    }}\n  }}\n", buf(id), os[1], os[2], os[3], store_value(n.type.dtype, r));
+  return s;
+}
+
+// The pools' backward: per (batch, channel) plane, so overlapping windows never race.
+std::string Codegen::pool_backward_kernel(int id) {
+  const Node& n = g_.node(id);
+  int gr = n.operands[0].value, x = n.operands[1].value;
+  const Shape &in = g_.node(x).type.shape, &gs = g_.node(gr).type.shape;
+  Window2d win = window_of(n);
+  const char* ct = compute_type(n.type.dtype);
+  bool is_max = n.op == Op::max_pool2d_backward;
+  std::string s = scratch(fmt::format("acc_{}", id), ct, n.type.numel());
+  s += loop("nc", in[0] * in[1], gs[2] * gs[3] * win.kernel[0] * win.kernel[1]) + " {\n";
+  s += fmt::format("    const int64_t nb = nc / {0}, ch = nc % {0};\n", in[1]);
+  s += fmt::format("    {}* plane = acc_{} + nc * {};\n", ct, id, in[2] * in[3]);
+  s += fmt::format("    for (int64_t k = 0; k < {}; ++k) plane[k] = ({})0;\n", in[2] * in[3], ct);
+  s += fmt::format("    for (int64_t oy = 0; oy < {}; ++oy) for (int64_t ox = 0; ox < {}; ++ox) {{\n", gs[2], gs[3]);
+  std::string gv = load4(gr, ct, "nb", "ch", "oy", "ox");
+  if (is_max) {
+    s += fmt::format("      {} best = ({})0; int64_t at = -1; bool any = false;\n", ct, ct);
+    std::string v = load4(x, ct, "nb", "ch", "y", "xx");
+    s += window_loops(win, in, fmt::format("          {{ {} v = {}; if (!any || (best == best && (v != v || v > best))) {{ best = v; at = y * {} + xx; }} any = true; }}\n",
+                                           ct, v, in[3]));
+    s += fmt::format("      if (at >= 0) plane[at] += {};\n", gv);
+  } else {
+    s += window_loops(win, in, "");  // counts the divisor
+    s += fmt::format("      const {} share = {} / ({})({});\n", ct, gv, ct, attr_bool(n, "count_include_pad") ? "padded" : "valid");
+    s += window_loops(win, in, fmt::format("          plane[y * {} + xx] += share;\n", in[3]), false);
+  }
+  s += "    }\n";
+  std::string r = perturbs(id) ? "rk_perturb(plane[k])" : "plane[k]";
+  s += fmt::format("    for (int64_t k = 0; k < {}; ++k) {}[nc * {} + k] = {};\n  }}\n", in[2] * in[3], buf(id), in[2] * in[3], store_value(n.type.dtype, r));
+  return s;
+}
+
+std::string Codegen::adaptive_pool_kernel(int id) {
+  const Node& n = g_.node(id);
+  int x = n.operands[0].value;
+  const Shape &in = g_.node(x).type.shape, &os = n.type.shape;
+  const char* ct = compute_type(n.type.dtype);
+  std::string s = loop("o", numel(os), in[2] * in[3] / (os[2] * os[3]) + 1) + " {\n";
+  s += fmt::format("    const int64_t ox = o % {0}, oy = (o / {0}) % {1}, ch = (o / {2}) % {3}, nb = o / {4};\n", os[3], os[2], os[2] * os[3], os[1],
+                   os[1] * os[2] * os[3]);
+  s += fmt::format("    const int64_t y0 = (oy * {0}) / {1}, y1 = ((oy + 1) * {0} + {1} - 1) / {1};\n", in[2], os[2]);
+  s += fmt::format("    const int64_t x0 = (ox * {0}) / {1}, x1 = ((ox + 1) * {0} + {1} - 1) / {1};\n", in[3], os[3]);
+  s += fmt::format("    {} acc = ({})0;\n    for (int64_t y = y0; y < y1; ++y) for (int64_t xx = x0; xx < x1; ++xx) acc += {};\n", ct, ct,
+                   load4(x, ct, "nb", "ch", "y", "xx"));
+  std::string r = fmt::format("acc / ({})((y1 - y0) * (x1 - x0))", ct);
+  if (perturbs(id)) r = "rk_perturb(" + r + ")";
+  s += fmt::format("    {}[o] = {};\n  }}\n", buf(id), store_value(n.type.dtype, r));
+  return s;
+}
+
+std::string Codegen::pad_kernel(int id) {
+  const Node& n = g_.node(id);
+  int x = n.operands[0].value;
+  const TensorType& xt = g_.node(x).type;
+  auto amounts = pad_amounts(n, xt.rank());
+  const Shape& os = n.type.shape;
+  Access xa = access(x);
+  Shape ostr = contiguous_strides(os), xstr = xa.strides;
+  const char* ct = compute_type(n.type.dtype);
+  std::string inside = "true", src = std::to_string(xa.offset);
+  for (size_t d = 0; d < os.size(); ++d) {
+    std::string c = fmt::format("((i / {}) % {} - {})", ostr[d], os[d], amounts[d].first);
+    inside += fmt::format(" && {0} >= 0 && {0} < {1}", c, xt.shape[d]);
+    src += fmt::format(" + {} * {}", c, xstr[d]);
+  }
+  std::string v = fmt::format("(({}) ? ({}){} : {})", inside, ct, load_expr(xt.dtype, ptr(xa), "rk_max<int64_t>(" + src + ", 0)"),
+                              literal(AttrValue(attr_float(n, "value")), ct));
+  if (perturbs(id)) v = "rk_perturb(" + v + ")";
+  return loop("i", n.type.numel(), 1) + fmt::format(" {}[i] = {};\n", buf(id), store_value(n.type.dtype, v));
+}
+
+}  // namespace reprokit::codegen_detail
