@@ -31,6 +31,43 @@ inline float rk_float_of(uint32_t x) { float f; std::memcpy(&f, &x, 4); return f
 // NaN-propagating max/min, as PyTorch's maximum/minimum/amax/amin.
 template <class T> inline T rk_max(T a, T b) { return (a != a || b != b) ? (a != a ? a : b) : (a > b ? a : b); }
 template <class T> inline T rk_min(T a, T b) { return (a != a || b != b) ? (a != a ? a : b) : (a < b ? a : b); }
+// Float math the vectoriser can inline (std::expf and friends are opaque calls): the same kind of
+// approximations PyTorch's vectorised CPU kernels use (exp within about 1 ulp; erf by Abramowitz
+// and Stegun 7.1.26, absolute error below 1.5e-7, as ATen's Vectorized<float>::erf).
+inline float rk_expf(float x) {
+  const float xc = x < -87.0f ? -87.0f : (x > 88.7f ? 88.7f : x);
+  const float n = __builtin_floorf(xc * 1.44269504088896341f + 0.5f);
+  const float r = (xc - n * 0.693359375f) + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float y = p * r * r + r + 1.0f;
+  // 2^n as 2^(n-1) * 2, so n = 128 (just below overflow) stays finite.
+  const uint32_t bits = (uint32_t)((int32_t)n + 126) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, 4);
+  const float v = y * scale * 2.0f;
+  return x != x ? x : (x > 88.7228f ? __builtin_inff() : (x < -87.0f ? 0.0f : v));
+}
+inline float rk_erff(float x) {
+  const float a = x < 0 ? -x : x;
+  const float t = 1.0f / (1.0f + 0.3275911f * a);
+  const float poly = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
+  const float r = 1.0f - poly * rk_expf(-a * a);
+  return x != x ? x : (x < 0 ? -r : r);
+}
+inline float rk_tanhf(float x) {
+  // Near 0 an odd polynomial (Cephes), elsewhere 1 - 2 / (exp(2|x|) + 1).
+  const float a = x < 0 ? -x : x, z = x * x;
+  const float small = x + x * z * (((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z + 1.33314422036e-1f) * z -
+                      x * z * 3.33332819422e-1f;
+  const float big = 1.0f - 2.0f / (rk_expf(2.0f * a) + 1.0f);
+  return x != x ? x : (a < 0.625f ? small : (x < 0 ? -big : big));
+}
+
 // torch.clamp: NaN stays NaN; with min > max every value becomes max.
 template <class T> inline T rk_clamp_min(T a, T lo) { return a < lo ? lo : a; }
 template <class T> inline T rk_clamp_max(T a, T hi) { return a > hi ? hi : a; }

@@ -26,6 +26,9 @@ std::string load_expr(DType t, const std::string& ptr, const std::string& idx); 
 std::string store_value(DType t, const std::string& v);                          // to storage type
 std::string literal(const AttrValue& v, const char* ct);
 
+// The strides that view (shape, strides) as `target` without a copy, or nullopt (ATen's rule).
+std::optional<Shape> view_strides(const Shape& shape, const Shape& strides, const Shape& target);
+
 // How a value is read: element (c0, c1, ...) of its shape is buffer[offset + sum c_d * strides[d]].
 struct Access {
   int base = -1;  // the node whose buffer holds the data
@@ -81,6 +84,7 @@ class Codegen {
 
   // ---- emit_pointwise.cpp
   std::string pointwise_expr(int id, const Shape& iter, const std::string& flat);
+  bool fast_float_math(const char* ct) const;
   static std::string convert_expr(const std::string& x, DType from, DType to);
   std::string operand_expr(const Operand& o, const char* ct, const Shape& iter, const std::string& flat);
   std::string pointwise_body(const std::vector<int>& ids, const Shape& iter, const std::string& flat, const std::string& indent);

@@ -65,8 +65,6 @@ std::string literal(const AttrValue& v, const char* ct) {
   return fmt::format("({})({})", ct, fmt::format("{:.17g}", d));
 }
 
-namespace {
-
 // The strides that view data of (shape, strides) as `target` without a copy, or none when the
 // layout does not allow it (ATen's computeStride).
 std::optional<Shape> view_strides(const Shape& shape, const Shape& strides, const Shape& target) {
@@ -93,8 +91,6 @@ std::optional<Shape> view_strides(const Shape& shape, const Shape& strides, cons
   if (view_d != -1) return std::nullopt;
   return out;
 }
-
-}  // namespace
 
 Codegen::Codegen(const Graph& g, const NodeInjections& inj, bool cuda)
     : g_(g), inj_(inj), cuda_(cuda), m_(cuda ? "" : "std::"), users_(compute_users(g)), outputs_(g.outputs.begin(), g.outputs.end()) {}
@@ -301,49 +297,49 @@ std::string Codegen::kernel_for_node(int id) {
 std::string Codegen::run() {
   plan_groups();
   plan_views();
-  const int n = g_.size();
-  std::string entry, kernels;
-  // Buffers: inputs, outputs (a body node's first return writes straight into the caller's
-  // buffer), then intermediates.
+  const int n = g_.size(), n_out = static_cast<int>(g_.outputs.size());
+  // Buffers by node id in B: inputs; outputs (a body node's first return writes straight into the
+  // caller's buffer); intermediates in one workspace. B[n + k] is output k of the caller.
   std::map<int, int> direct;  // node -> output position
-  for (size_t k = 0; k < g_.outputs.size(); ++k) {
-    int o = g_.outputs[k];
-    if (!g_.node(o).is_input() && !is_view(o) && !direct.count(o)) direct[o] = static_cast<int>(k);
+  for (int k = 0; k < n_out; ++k) {
+    int o = g_.outputs[static_cast<size_t>(k)];
+    if (!g_.node(o).is_input() && !is_view(o) && !direct.count(o)) direct[o] = k;
   }
-  std::string setup;
-  for (int i = 0; i < g_.num_inputs(); ++i) setup += fmt::format("  B[{}] = (void*)inputs[{}];\n", i, i);
-  for (auto& [o, k] : direct) setup += fmt::format("  B[{}] = outputs[{}];\n", o, k);
+  std::vector<std::pair<int, int64_t>> placed;  // node -> byte offset in the workspace
+  int64_t ws_bytes = 0;
   for (int i = g_.num_inputs(); i < n; ++i) {
     if (!materialized(i) || direct.count(i)) continue;
-    const char* st = storage_type(g_.node(i).type.dtype);
-    int64_t count = std::max<int64_t>(g_.node(i).type.numel(), 1);
-    if (cuda_) {  // intermediates live in one device workspace the host allocates
-      setup += fmt::format("  B[{}] = (void*)(ws + {});\n", i, workspace_bytes_);
-      workspace_bytes_ += (count * static_cast<int64_t>(dtype_size(g_.node(i).type.dtype)) + 15) / 16 * 16;
-    } else {
-      setup += fmt::format("  std::vector<{}> v{}({}); B[{}] = v{}.data();\n", st, i, count, i, i);
-    }
+    placed.push_back({i, ws_bytes});
+    ws_bytes += (std::max<int64_t>(g_.node(i).type.numel(), 1) * static_cast<int64_t>(dtype_size(g_.node(i).type.dtype)) + 63) / 64 * 64;
   }
-  // One function per kernel: the compiler's time stays linear in the graph's size. Each names
-  // the buffers it uses as locals.
-  const std::string b_arg = cuda_ ? "B" : "B.data()";
-  int nk = 0;
-  auto declarations = [&] {
+  // Kernels go into functions of up to kKernelsPerFunction each, called from a table: the
+  // compiler's time stays linear in the graph's size (no entry point thousands of statements
+  // long, no per-function overhead paid for every one of thousands of tiny kernels).
+  constexpr int kKernelsPerFunction = 16;
+  std::string kernels, table, chunk;
+  std::set<int> chunk_used;
+  int nk = 0, in_chunk = 0;
+  auto flush = [&] {
+    if (!in_chunk) return;
     std::string decls;
-    for (int i : used_) decls += fmt::format("  {0}* {1} = ({0}*)B[{2}];\n", storage_type(g_.node(i).type.dtype), "b" + std::to_string(i), i);
-    used_.clear();
-    return decls;
+    for (int i : chunk_used) decls += fmt::format("  {0}* {1} = ({0}*)B[{2}];\n", storage_type(g_.node(i).type.dtype), "b" + std::to_string(i), i);
+    if (cuda_)
+      kernels += fmt::format("__device__ __noinline__ void k{}(void* const* B, unsigned char* ws, int* err) {{\n{}{}  (void)ws; (void)err;\n}}\n\n", nk,
+                             decls, chunk);
+    else
+      kernels += fmt::format("__attribute__((noinline)) static int k{}(void* const* B, char* err, int errlen) {{\n{}{}  (void)err; (void)errlen;\n  return 0;\n}}\n\n",
+                             nk, decls, chunk);
+    table += fmt::format("k{},{}", nk, (nk + 1) % 16 ? " " : "\n  ");
+    ++nk;
+    chunk.clear();
+    chunk_used.clear();
+    in_chunk = 0;
   };
   auto add_kernel = [&](const std::string& body) {
-    std::string name = fmt::format("k{}", nk++), decls = declarations();
-    if (cuda_) {
-      kernels += fmt::format("__device__ void {}(void* const* B, unsigned char* ws, int* err) {{\n{}{}  (void)ws; (void)err;\n}}\n\n", name, decls, body);
-      entry += fmt::format("  {}(B, ws, err);\n", name);
-    } else {
-      kernels += fmt::format("static int {}(void* const* B, char* err, int errlen) {{\n{}{}  (void)err; (void)errlen;\n  return 0;\n}}\n\n", name, decls,
-                             body);
-      entry += fmt::format("  if ({}(B.data(), err, errlen)) return 1;\n", name);
-    }
+    chunk += "  {\n" + body + "  }\n" + (cuda_ ? "  __syncthreads();\n" : "");
+    chunk_used.insert(used_.begin(), used_.end());
+    used_.clear();
+    if (++in_chunk == kKernelsPerFunction || chunk.size() > (1u << 16)) flush();
   };
   used_.clear();
   for (int i = g_.num_inputs(); i < n; ++i) {
@@ -352,23 +348,54 @@ std::string Codegen::run() {
     else if (!group_of_.count(i)) add_kernel(kernel_for_node(i));
   }
   // Outputs that are inputs, folded views, or returned twice are copied into the caller's buffer.
-  for (size_t k = 0; k < g_.outputs.size(); ++k) {
-    int o = g_.outputs[k];
-    if (direct.count(o) && direct.at(o) == static_cast<int>(k)) continue;
+  for (int k = 0; k < n_out; ++k) {
+    int o = g_.outputs[static_cast<size_t>(k)];
+    if (direct.count(o) && direct.at(o) == k) continue;
     const TensorType& t = g_.node(o).type;
-    std::string body = loop("i", t.numel(), 1) +
-                       fmt::format(" (({}*)out)[i] = {};\n", storage_type(t.dtype), store_value(t.dtype, load(o, compute_type(t.dtype), t.shape, "i")));
-    std::string name = fmt::format("k{}", nk++), decls = declarations();
-    kernels += fmt::format("{} void {}(void* const* B, void* out) {{\n{}{}}}\n\n", cuda_ ? "__device__" : "static", name, decls, body);
-    entry += fmt::format("  {}({}, outputs[{}]);\n{}", name, b_arg, k, cuda_ ? "  __syncthreads();\n" : "");
+    add_kernel(fmt::format("  {}* out = ({}*)B[{}];\n", storage_type(t.dtype), storage_type(t.dtype), n + k) + loop("i", t.numel(), 1) +
+               fmt::format(" out[i] = {};\n", store_value(t.dtype, load(o, compute_type(t.dtype), t.shape, "i"))));
   }
-  if (cuda_)
-    return template_text("cuda_prelude.cuh") + "\n" + kernels +
+  flush();
+  // The tables of the entry point.
+  std::string direct_ids, direct_pos, ws_ids, ws_offsets;
+  for (auto& [o, k] : direct) {
+    direct_ids += fmt::format("{}, ", o);
+    direct_pos += fmt::format("{}, ", k);
+  }
+  for (auto& [i, off] : placed) {
+    ws_ids += fmt::format("{}, ", i);
+    ws_offsets += fmt::format("{}, ", off);
+  }
+  std::string tables = fmt::format(
+      "static const int64_t kDirectIds[] = {{{}-1}}, kDirectPos[] = {{{}-1}};\n"
+      "static const int64_t kWorkspaceIds[] = {{{}-1}}, kWorkspaceOffsets[] = {{{}-1}};\n",
+      direct_ids, direct_pos, ws_ids, ws_offsets);
+  std::string fill = fmt::format(
+      "  for (int64_t i = 0; i < {0}; ++i) B[i] = (void*)inputs[i];\n"
+      "  for (int64_t k = 0; k < {1}; ++k) B[{2} + k] = outputs[k];\n"
+      "  for (int64_t k = 0; k < {3}; ++k) B[kDirectIds[k]] = outputs[kDirectPos[k]];\n"
+      "  for (int64_t k = 0; k < {4}; ++k) B[kWorkspaceIds[k]] = (void*)(ws + kWorkspaceOffsets[k]);\n",
+      g_.num_inputs(), n_out, n, direct.size(), placed.size());
+  if (cuda_) {
+    workspace_bytes_ += ws_bytes;  // kernel scratch was placed first; buffers follow it
+    std::string shifted;
+    for (auto& [i, off] : placed) shifted += fmt::format("{}, ", off + workspace_bytes_ - ws_bytes);
+    tables = fmt::format(
+        "__device__ const int64_t kDirectIds[] = {{{}-1}}, kDirectPos[] = {{{}-1}};\n"
+        "__device__ const int64_t kWorkspaceIds[] = {{{}-1}}, kWorkspaceOffsets[] = {{{}-1}};\n",
+        direct_ids, direct_pos, ws_ids, shifted);
+    std::string calls;
+    for (int k = 0; k < nk; ++k) calls += fmt::format("  k{}(B, ws, err);\n", k);
+    return template_text("cuda_prelude.cuh") + "\n" + tables + "\n" + kernels +
            "extern \"C\" __global__ void rk_graph_kernel(void* const* inputs, void* const* outputs, unsigned char* ws, int* err) {\n" +
-           fmt::format("  void* B[{}];\n", std::max(n, 1)) + setup + entry + "}\n";
-  return template_text("cpp_prelude.h") + "\n" + kernels +
+           fmt::format("  void* B[{}];\n", n + n_out) + fill + calls + "}\n";
+  }
+  return template_text("cpp_prelude.h") + "\n" + tables + "\n" + kernels +
+         "using Kernel = int (*)(void* const*, char*, int);\nstatic const Kernel kKernels[] = {\n  " + table + "nullptr};\n\n" +
          "extern \"C\" int rk_graph_run(void* const* inputs, void* const* outputs, char* err, int errlen) {\n" +
-         fmt::format("  std::vector<void*> B({});\n", std::max(n, 1)) + setup + entry + "  return 0;\n}\n";
+         fmt::format("  std::vector<void*> B({});\n  std::vector<unsigned char> workspace({});\n  unsigned char* ws = workspace.data();\n", n + n_out,
+                     std::max<int64_t>(ws_bytes, 64)) +
+         fill + "  for (const Kernel* k = kKernels; *k; ++k)\n    if ((*k)(B.data(), err, errlen)) return 1;\n  return 0;\n}\n";
 }
 
 }  // namespace codegen_detail

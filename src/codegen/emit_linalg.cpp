@@ -62,7 +62,21 @@ std::string Codegen::matmul_kernel(int id) {
   const bool low = dt == DType::f16 || dt == DType::bf16;
   const char* blas_t = dt == DType::f64 ? "double" : "float";
   const char* gemm = dt == DType::f64 ? "cblas_dgemm" : "cblas_sgemm";
-  BlasOperand la = blas_layout(aa, M, K, low), lb = blas_layout(ba, K, N, low);
+  // x [batch..., M, K] @ w [K, N] (a linear layer): one GEMM over batch * M rows when A's batch
+  // and row dims walk as one dim and B is the same for every batch.
+  int64_t rows = M, batches = nb;
+  bool b_shared = true;
+  for (size_t d = 0; d + 2 < ba.strides.size(); ++d) b_shared &= ba.strides[d] == 0 || bs[d] == 1;
+  if (nb > 1 && b_shared && as.size() == os.size()) {
+    Shape lead(as.begin(), as.end() - 1), lead_strides(aa.strides.begin(), aa.strides.end() - 1);
+    if (auto one = view_strides(lead, lead_strides, {nb * M})) {
+      rows = nb * M;
+      batches = 1;
+      aa.strides = {(*one)[0], aa.strides.back()};
+      ba.strides = {ba.strides[ba.strides.size() - 2], ba.strides.back()};
+    }
+  }
+  BlasOperand la = blas_layout(aa, rows, K, low), lb = blas_layout(ba, K, N, low);
   std::string s = "  {\n";
   // Packed operands: every batch of the operand, contiguous, in the BLAS type.
   auto pack = [&](const char* name, int v, const Access& acc, const Shape& shape) {
@@ -73,25 +87,26 @@ std::string Codegen::matmul_kernel(int id) {
   };
   if (la.pack) pack("pa", a, aa, as);
   if (lb.pack) pack("pb", b, ba, bs);
+
   std::string a_ptr = la.pack ? "pa" : ptr(aa), b_ptr = lb.pack ? "pb" : ptr(ba);
-  std::string a_off = la.pack ? fmt::format("{} * {}", index_of(Access{-1, dt, 0, contiguous_strides(Shape(as.begin(), as.end() - 2))},
-                                                               Shape(as.begin(), as.end() - 2), batch, "bi"),
-                                            M * K)
-                              : batch_off(aa, as);
-  std::string b_off = lb.pack ? fmt::format("{} * {}", index_of(Access{-1, dt, 0, contiguous_strides(Shape(bs.begin(), bs.end() - 2))},
-                                                               Shape(bs.begin(), bs.end() - 2), batch, "bi"),
-                                            K * N)
-                              : batch_off(ba, bs);
+  // Offsets of batch `bi` in each operand: through its strides, or in its packed copy.
+  auto offset = [&](const Access& acc, const Shape& shape, bool packed, int64_t matrix) {
+    if (batches == 1) return packed ? std::string("0") : std::to_string(acc.offset);
+    Shape bshape(shape.begin(), shape.end() - 2);
+    if (!packed) return batch_off(acc, shape);
+    return fmt::format("({}) * {}", index_of(Access{-1, dt, 0, contiguous_strides(bshape)}, bshape, batch, "bi"), matrix);
+  };
+  std::string a_off = offset(aa, as, la.pack, M * K), b_off = offset(ba, bs, lb.pack, K * N);
   // The result: straight into the output buffer, or through f32 for f16/bf16.
   std::string c_ptr = buf(id);
   if (low) {
     s += scratch("pc", "float", numel(os));
     c_ptr = "pc";
   }
-  s += fmt::format("  for (int64_t bi = 0; bi < {}; ++bi)\n", nb);
+  s += fmt::format("  for (int64_t bi = 0; bi < {}; ++bi)\n", batches);
   s += fmt::format("    {}(RK_ROW_MAJOR, {}, {}, {}, {}, {}, ({})1, ({}*){} + {}, {}, ({}*){} + {}, {}, ({})0, ({}*){} + bi * {}, {});\n", gemm,
-                   la.trans ? "RK_TRANS" : "RK_NO_TRANS", lb.trans ? "RK_TRANS" : "RK_NO_TRANS", M, N, K, blas_t, blas_t, a_ptr, a_off, la.ld, blas_t,
-                   b_ptr, b_off, lb.ld, blas_t, blas_t, c_ptr, M * N, std::max<int64_t>(N, 1));
+                   la.trans ? "RK_TRANS" : "RK_NO_TRANS", lb.trans ? "RK_TRANS" : "RK_NO_TRANS", rows, N, K, blas_t, blas_t, a_ptr, a_off, la.ld, blas_t,
+                   b_ptr, b_off, lb.ld, blas_t, blas_t, c_ptr, rows * N, std::max<int64_t>(N, 1));
   if (low || perturbs(id)) {
     std::string v = low ? "pc[i]" : fmt::format("{}[i]", buf(id));
     if (perturbs(id)) v = "rk_perturb(" + v + ")";

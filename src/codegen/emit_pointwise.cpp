@@ -44,6 +44,8 @@ std::string Codegen::convert_expr(const std::string& x, DType from, DType to) {
   return fmt::format("({})({})", compute_type(to), x);
 }
 
+bool Codegen::fast_float_math(const char* ct) const { return !cuda_ && std::string(ct) == "float"; }
+
 std::string Codegen::pointwise_expr(int id, const Shape& iter, const std::string& flat) {
   const Node& n = g_.node(id);
   const char* ct = compute_type(n.type.dtype);
@@ -55,13 +57,14 @@ std::string Codegen::pointwise_expr(int id, const Shape& iter, const std::string
   switch (n.op) {
     case Op::neg: return "(-" + a[0] + ")";
     case Op::abs: return "rk_abs(" + a[0] + ")";
-    case Op::exp: return fmt::format("{}exp({})", m_, a[0]);
+    // float math inlines (vectorises) on the CPU; double and CUDA keep the library's.
+    case Op::exp: return fast_float_math(ct) ? "rk_expf(" + a[0] + ")" : fmt::format("{}exp({})", m_, a[0]);
     case Op::log: return fmt::format("{}log({})", m_, a[0]);
     case Op::sqrt: return fmt::format("{}sqrt({})", m_, a[0]);
     case Op::sin: return fmt::format("{}sin({})", m_, a[0]);
     case Op::cos: return fmt::format("{}cos({})", m_, a[0]);
-    case Op::tanh: return fmt::format("{}tanh({})", m_, a[0]);
-    case Op::erf: return fmt::format("{}erf({})", m_, a[0]);
+    case Op::tanh: return fast_float_math(ct) ? "rk_tanhf(" + a[0] + ")" : fmt::format("{}tanh({})", m_, a[0]);
+    case Op::erf: return fast_float_math(ct) ? "rk_erff(" + a[0] + ")" : fmt::format("{}erf({})", m_, a[0]);
     case Op::rsqrt: return fmt::format("(({})1 / {}sqrt({}))", ct, m_, a[0]);
     case Op::reciprocal: return fmt::format("(({})1 / {})", ct, a[0]);
     case Op::relu: return "rk_relu(" + a[0] + ")";
@@ -197,16 +200,22 @@ std::string Codegen::reduction_kernel(int id, const std::vector<int>& prologue) 
   std::string s = loop("o", outer, inner) + " {\n";
   if (n.op == Op::argmax) s += fmt::format("    {} acc = ({})0; int64_t best = -1;\n", act, act);
   else s += fmt::format("    {} acc = {};\n", act, init);
-  // A plain sum over a contiguous row vectorises (reassociated, as PyTorch's own sum does).
+  // A plain sum over a contiguous row vectorises (reassociated, as PyTorch's own sum does); a
+  // float max/min too, with NaN tracked on the side (a NaN anywhere makes the result NaN).
+  const bool vector_extremum = (n.op == Op::amax || n.op == Op::amin) && trailing && !cuda_ && is_floating(it);
   if (n.op == Op::sum && trailing && !cuda_) s += "    #pragma omp simd reduction(+:acc)\n";
+  if (vector_extremum) s += fmt::format("    bool nan = false;\n    #pragma omp simd reduction({}:acc) reduction(|:nan)\n", n.op == Op::amax ? "max" : "min");
   s += fmt::format("    for (int64_t r = 0; r < {}; ++r) {{\n      const int64_t ii = {};\n", inner, idx);
   s += pointwise_body(prologue, in, "ii", "      ");
   std::string v = in_kernel_.count(src) ? fmt::format("({})t{}", act, src) : operand_expr(n.operands[0], act, in, "ii");
   if (n.op == Op::sum) s += "      acc += " + v + ";\n";
+  else if (vector_extremum)
+    s += fmt::format("      {{ const {} v = {}; nan |= v != v; acc = v {} acc ? v : acc; }}\n", act, v, n.op == Op::amax ? ">" : "<");
   else if (n.op == Op::amax) s += "      acc = rk_max(acc, " + v + ");\n";
   else if (n.op == Op::amin) s += "      acc = rk_min(acc, " + v + ");\n";
   else s += fmt::format("      {{ {} v = {}; if (best < 0 || (acc == acc && (v != v || v > acc))) {{ acc = v; best = r; }} }}\n", act, v);
   s += "    }\n";
+  if (vector_extremum) s += fmt::format("    if (nan) acc = ({})NAN;\n", act);
   std::string result = n.op == Op::argmax ? "best" : "acc";
   if (perturbs(id)) result = "rk_perturb(" + result + ")";
   s += fmt::format("    {}[o] = {};\n  }}\n", buf(id), store_value(n.type.dtype, result));

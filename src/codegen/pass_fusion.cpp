@@ -1,7 +1,9 @@
 // Fusion passes. They record decisions as the node attribute "group": nodes of one group become
 // one loop nest. Pointwise fusion merges a same-shape pointwise producer that has a single user into
 // its consumer's group; reduction fusion appends a reduction to the group producing its input.
+#include <algorithm>
 #include <map>
+#include <set>
 
 #include "graph_builder.h"
 #include "passes.h"
@@ -21,41 +23,56 @@ std::optional<int64_t> group_of(const Node& n) {
   return it->second.as_int();
 }
 
-bool is_output(const Graph& g, int id) { return std::find(g.outputs.begin(), g.outputs.end(), id) != g.outputs.end(); }
-
-bool group_has_reduction(const Graph& g, int64_t group) {
-  for (auto& n : g.nodes)
-    if (group_of(n) == group && is_reduction(n.op)) return true;
-  return false;
-}
+// A group's loop body grows with its members; past this many the compiler's time grows faster
+// than the saved memory traffic is worth (a 10,000-op chain is 157 loops, not one).
+constexpr size_t kMaxGroupSize = 64;
 
 // Shared walk of both fusion passes: `wants(node, producer)` says whether node may join the
-// producer's group. Works in place on attributes (types and wiring do not change).
+// producer's group. Works in place on attributes (types and wiring do not change). Group
+// membership is kept on the side, so the walk is linear in the graph.
 template <class Wants>
 bool fuse(Graph& g, RewriteBudget& budget, Wants wants) {
   auto users = compute_users(g);
+  std::set<int> outputs(g.outputs.begin(), g.outputs.end());
+  std::map<int64_t, std::vector<int>> members;
+  std::map<int64_t, bool> has_reduction;
   int64_t next_group = 0;
-  for (auto& n : g.nodes)
-    if (auto gr = group_of(n)) next_group = std::max(next_group, *gr + 1);
+  for (int i = 0; i < g.size(); ++i)
+    if (auto gr = group_of(g.node(i))) {
+      members[*gr].push_back(i);
+      has_reduction[*gr] = has_reduction[*gr] || is_reduction(g.node(i).op);
+      next_group = std::max(next_group, *gr + 1);
+    }
+  auto size_of = [&](std::optional<int64_t> gr) { return gr ? members[*gr].size() : size_t{1}; };
   bool changed = false;
-  std::vector<std::pair<int, int>> injected;  // (node, where) perturbations to add afterwards
+  std::vector<int> injected;  // nodes whose fused value is perturbed afterwards
   for (int i = g.num_inputs(); i < g.size(); ++i) {
     for (auto& o : g.node(i).operands) {
       if (!o.is_value()) continue;
       int p = o.value;
       const Node& prod = g.node(p);
-      if (prod.is_input() || users[static_cast<size_t>(p)].size() != 1 || is_output(g, p)) continue;
+      if (prod.is_input() || users[static_cast<size_t>(p)].size() != 1 || outputs.count(p)) continue;
       if (!wants(g.node(i), prod)) continue;
       auto gp = group_of(prod), gi = group_of(g.node(i));
       if (gp && gi && *gp == *gi) continue;
-      if (gp && group_has_reduction(g, *gp)) continue;
+      if (gp && has_reduction[*gp]) continue;
+      if (size_of(gp) + size_of(gi) > kMaxGroupSize) continue;
       if (!budget.allow()) continue;
       int64_t target = gi ? *gi : gp ? *gp : next_group++;
-      for (auto& n : g.nodes)  // relabel the producer's whole group
-        if (gp && group_of(n) == gp) n.attrs["group"] = AttrValue(target);
-      g.node(p).attrs["group"] = AttrValue(target);
-      g.node(i).attrs["group"] = AttrValue(target);
-      if (budget.inject_now()) injected.push_back({i, 0});
+      auto join = [&](int node) {
+        g.node(node).attrs["group"] = AttrValue(target);
+        members[target].push_back(node);
+        has_reduction[target] = has_reduction[target] || is_reduction(g.node(node).op);
+      };
+      if (gp && *gp != target) {  // the producer's whole group moves
+        for (int m : members[*gp]) join(m);
+        members.erase(*gp);
+      } else if (!gp) {
+        join(p);
+      }
+      if (!gi) join(i);
+      std::sort(members[target].begin(), members[target].end());
+      if (budget.inject_now()) injected.push_back(i);
       changed = true;
     }
   }
@@ -63,8 +80,7 @@ bool fuse(Graph& g, RewriteBudget& budget, Wants wants) {
     GraphBuilder b(g);
     for (int i = 0; i < g.size(); ++i) {
       int nid = b.copy(i);
-      for (auto& [node, unused] : injected)
-        if (node == i) b.alias(i, b.perturb(nid));
+      if (std::find(injected.begin(), injected.end(), i) != injected.end()) b.alias(i, b.perturb(nid));
     }
     g = b.finish();
   }

@@ -2,6 +2,8 @@
 // without passes; the compile cache avoids the compiler on a second compile.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "../ir/all_ops.h"
 #include "backend_test_util.h"
 #include "reprokit/codegen/pass_manager.h"
@@ -84,4 +86,38 @@ TEST(CppBackend, IntegerArithmeticMatchesTheExactReference) {
   auto ref = interpret(g, in), got = compile_graph(g, cpp_options())->run(in);
   for (size_t k = 0; k < ref.size(); ++k) EXPECT_EQ(got[k].to_int64s(), ref[k].to_int64s()) << "output " << k;
   EXPECT_EQ(got[1].get_int(0), INT64_MAX);  // amax starts from the lowest integer, not from -inf (= 0)
+}
+
+// Generated code compiles with -Wall -Wextra; a warning there is a codegen bug.
+TEST(CppBackend, GeneratedCodeCompilesWithoutWarnings) {
+  std::vector<Graph> graphs = {parse_graph(kAllOpsGraph)};
+  for (auto name : {"mlp", "attention", "embedding_classifier", "mixed_precision"})
+    graphs.push_back(load_module_file(std::string(REPROKIT_SOURCE_DIR) + "/examples/" + name + ".rk").entry());
+  for (auto name : {"mlp_large", "bert_layer"})
+    graphs.push_back(load_module_file(std::string(REPROKIT_SOURCE_DIR) + "/bench/models/" + name + ".rk").entry());
+  auto opts = cpp_options();
+  opts.cache_dir = std::string(REPROKIT_BINARY_DIR) + "/test-cache-warnings-" + std::to_string(::getpid());  // every compile is cold
+  for (auto& g : graphs) {
+    SCOPED_TRACE(g.name);
+    for (bool passes : {true, false}) {
+      opts.run_passes = passes;
+      compile_graph(g, opts);
+      EXPECT_EQ(last_compiler_output(), "") << "warnings in the generated code of " << g.name;
+    }
+  }
+  std::filesystem::remove_all(opts.cache_dir);
+}
+
+// Views are read through their base: a transposed weight reaches BLAS as its Trans flag, a
+// permuted attention operand as a leading dimension; no copy kernel is generated for them.
+TEST(CppBackend, ViewsFoldIntoTheirConsumers) {
+  Graph g = load_module_file(std::string(REPROKIT_SOURCE_DIR) + "/bench/models/bert_layer.rk").entry();
+  std::string src = compile_graph(g, cpp_options())->source();
+  EXPECT_NE(src.find("RK_TRANS"), std::string::npos) << "the transposed weights and keys should be BLAS's Trans operands";
+  EXPECT_EQ(src.find("pa[p]"), std::string::npos) << "no matmul operand of the BERT layer needs packing";
+  EXPECT_EQ(src.find("pb[p]"), std::string::npos) << "no matmul operand of the BERT layer needs packing";
+  for (auto view : {"q4", "k4", "v4", "qh", "kh", "vh", "ct"})
+    EXPECT_EQ(src.find(std::string("// kernel: ") + view + "\n"), std::string::npos) << "%" << view << " was copied";
+  // The context's permute + reshape is not viewable (as in PyTorch): that one is a copy.
+  EXPECT_NE(src.find("// kernel: cr\n"), std::string::npos);
 }
