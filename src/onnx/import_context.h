@@ -87,7 +87,7 @@ class Importer {
 
  private:
   void bind_inputs();
-  void infer_types();
+  void check_and_infer();  // ONNX's checker and shape inference (isolated in a child process)
   void import_node(const onnx::NodeProto& n, int index);
   void check_against_inferred(const onnx::NodeProto& n, int index, int k, const TensorType& t);
   ImportedModel finish();

@@ -7,8 +7,19 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cmath>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
 
 #include "import_context.h"
@@ -452,15 +463,113 @@ void Importer::bind_inputs() {
   }
 }
 
-void Importer::infer_types() {
-  try {
-    onnx::shape_inference::InferShapes(model);
-  } catch (const std::exception& e) {
-    throw UserError(fmt::format("{}: ONNX shape inference failed: {}", file, utf8_safe(e.what(), 2000)));
+namespace {
+
+bool write_all(int fd, const std::string& s) {
+  size_t off = 0;
+  while (off < s.size()) {
+    ssize_t n = ::write(fd, s.data() + off, s.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    off += static_cast<size_t>(n);
   }
-  const auto& g = model.graph();
-  for (const auto& vi : g.value_info()) inferred[vi.name()] = vi.type();
-  for (const auto& vi : g.output()) inferred.emplace(vi.name(), vi.type());
+  return true;
+}
+
+// ONNX's checker and shape inference, run in a child process: they are ONNX's code, not hardened
+// against hostile models (an out-of-range attribute crashes some inference functions, a huge
+// shape input makes them build huge shapes). Returns "OK" + the inferred value types (a
+// serialized GraphProto of value_info and outputs), "EC" + the checker's message or "EI" + shape
+// inference's; UserError when the child crashes, runs out of time or memory.
+std::string check_and_infer_isolated(const onnx::ModelProto& model, const std::string& file) {
+  auto work = [&]() -> std::string {
+    char stage = 'C';
+    try {
+      onnx::checker::check_model(model);
+      stage = 'I';
+      onnx::ModelProto m = model;
+      onnx::shape_inference::InferShapes(m);
+      onnx::GraphProto types;
+      for (const auto& vi : m.graph().value_info()) *types.add_value_info() = vi;
+      for (const auto& vi : m.graph().output()) *types.add_output() = vi;
+      return "OK" + types.SerializeAsString();
+    } catch (const std::exception& e) {
+      return std::string("E") + stage + e.what();
+    }
+  };
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return work();  // no child: run here
+  // Room for the child's own allocations beyond what this process already maps.
+  long vm_pages = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld", &vm_pages) != 1) vm_pages = 0;
+    std::fclose(f);
+  }
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return work();
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (vm_pages > 0) {
+      rlim_t limit = static_cast<rlim_t>(vm_pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE)) + (rlim_t{4} << 30);
+      rlimit rl{limit, limit};
+      ::setrlimit(RLIMIT_AS, &rl);
+    }
+    std::string out;
+    try {
+      out = work();
+    } catch (...) {
+      out = "EIout of memory";
+    }
+    write_all(fds[1], out);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string out;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  bool timed_out = false;
+  char buf[65536];
+  for (;;) {
+    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count());
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    int r = ::poll(&p, 1, left);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) continue;
+    ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  if (timed_out) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) throw UserError(fmt::format("{}: ONNX's checker and shape inference did not finish in 60 s on this model", file));
+  if (WIFSIGNALED(status))
+    throw UserError(fmt::format("{}: ONNX's checker or shape inference crashed on this model (signal {}): the model is malformed", file, WTERMSIG(status)));
+  if (out.size() < 2) throw UserError(fmt::format("{}: ONNX's checker and shape inference ended without a result", file));
+  return out;
+}
+
+}  // namespace
+
+void Importer::check_and_infer() {
+  std::string r = check_and_infer_isolated(model, file);
+  if (r.compare(0, 2, "EC") == 0) throw UserError(fmt::format("{}: not a valid ONNX model: {}", file, utf8_safe(r.substr(2), 2000)));
+  if (r.compare(0, 2, "EI") == 0) throw UserError(fmt::format("{}: ONNX shape inference failed: {}", file, utf8_safe(r.substr(2), 2000)));
+  onnx::GraphProto types;
+  if (r.compare(0, 2, "OK") != 0 || !types.ParseFromString(r.substr(2))) throw InternalError("malformed result of ONNX shape inference");
+  for (const auto& vi : types.value_info()) inferred[vi.name()] = vi.type();
+  for (const auto& vi : types.output()) inferred.emplace(vi.name(), vi.type());
 }
 
 void Importer::check_against_inferred(const onnx::NodeProto& n, int index, int k, const TensorType& t) {
@@ -635,13 +744,8 @@ ImportedModel Importer::run() {
     if (op.domain().empty() || op.domain() == "ai.onnx") opset = op.version();
   if (opset == 0) throw UserError(fmt::format("{}: the model imports no ai.onnx opset", file));
   if (opset > 17) throw UserError(fmt::format("{}: not supported: opset {} (reprokit imports ai.onnx opsets up to 17)", file, opset));
-  try {
-    onnx::checker::check_model(model);
-  } catch (const std::exception& e) {
-    throw UserError(fmt::format("{}: not a valid ONNX model: {}", file, utf8_safe(e.what(), 2000)));
-  }
   bind_inputs();
-  infer_types();
+  check_and_infer();
   for (int i = 0; i < g.node_size(); ++i)
     for (const auto& out : g.node(i).output())
       if (!out.empty()) foreign.map(out);

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "onnx_test_util.h"
 #include "reprokit/ir/errors.h"
@@ -202,6 +203,16 @@ TEST(OnnxImportErrors, HostileGraphs) {
   g.node("Gather", {"d", "i"}, {"t"});
   g.node("Add", {"x", "t"}, {"y"});
   EXPECT_HAS(import_error(g), "node 0 (Gather)");
+  // Attribute values and shapes that crash or stall ONNX's own shape inference: isolated in a
+  // child process, they are a UserError here.
+  ModelBuilder ln(17);
+  ln.input("x", F32, {3, 4}).input("w", F32, {3, 4}).output("y", F32, std::vector<int64_t>{3, 4});
+  attr(ln.node("LayerNormalization", {"x", "w"}, {"y"}), "axis", std::numeric_limits<int64_t>::max());
+  EXPECT_HAS(import_error(ln), "test.onnx");
+  ModelBuilder ex(13);
+  ex.input("x", F32, {3, 1}).input("s", I64, {int64_t{1} << 31}).output("y", F32, std::vector<int64_t>{3, 1});
+  ex.node("Expand", {"x", "s"}, {"y"});
+  EXPECT_HAS(import_error(ex), "test.onnx");
   // Reshape to a shape of the wrong size.
   ModelBuilder r(13);
   r.input("x", F32, {2, 3}).output("y", F32);
