@@ -62,6 +62,7 @@ Operand scalar_operand(NodeCtx& c, int i) {
 // the other dims, gathered).
 int take_along(NodeCtx& c, int x, int64_t axis, const std::vector<int64_t>& idx) {
   const Shape xs = c.type_of(x).shape;
+  if (static_cast<int64_t>(idx.size()) > kFoldLimit) c.unsupported("an index this long along one axis");
   Shape flat(xs.size(), 1);
   flat[static_cast<size_t>(axis)] = static_cast<int64_t>(idx.size());
   int i = c.const_value(Tensor::from_int64s(DType::i64, flat, idx));
@@ -513,6 +514,7 @@ void argmax(NodeCtx& c) {
     x = c.emit1(Op::neg, x);
   }
   if (last) {  // the first maximum of the reversed axis, counted from the end
+    if (dim > kFoldLimit) c.unsupported("select_last_index=1 over an axis this long");
     std::vector<int64_t> rev;
     for (int64_t i = dim - 1; i >= 0; --i) rev.push_back(i);
     x = take_along(c, x, a, rev);
@@ -759,6 +761,7 @@ void trilu(NodeCtx& c) {
   if (c.rank(0) < 2) c.bad("Trilu needs a tensor of rank >= 2");
   const Shape& s = c.shape(0);
   const int64_t rows = s[s.size() - 2], cols = s.back();
+  if (rows * cols > kFoldLimit) c.unsupported("a Trilu mask this large");
   std::vector<int64_t> mask(static_cast<size_t>(rows * cols));
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j) mask[static_cast<size_t>(i * cols + j)] = upper ? (j - i >= k) : (j - i <= k);
