@@ -5,9 +5,9 @@ include(CMakePackageConfigHelpers)
 
 add_library(reprokit_all INTERFACE)
 set_target_properties(reprokit_all PROPERTIES EXPORT_NAME reprokit)
-target_link_libraries(reprokit_all INTERFACE rk_harness rk_codegen rk_aot rk_runtime rk_ir rk_process rk_support)
+target_link_libraries(reprokit_all INTERFACE rk_harness rk_codegen rk_aot rk_onnx rk_runtime rk_ir rk_process rk_support)
 
-install(TARGETS rk_support rk_ir rk_runtime rk_aot rk_codegen rk_process rk_harness rk_minifier reprokit_all
+install(TARGETS rk_support rk_ir rk_runtime rk_onnx rk_aot rk_codegen rk_process rk_harness rk_minifier reprokit_all
         EXPORT reprokitTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
@@ -22,6 +22,8 @@ find_dependency(fmt)
 find_dependency(nlohmann_json)
 find_dependency(Threads)
 find_dependency(Boost COMPONENTS filesystem)
+find_dependency(Protobuf)
+find_dependency(ONNX)
 include("${CMAKE_CURRENT_LIST_DIR}/reprokitTargets.cmake")
 ]=])
 configure_package_config_file(${CMAKE_BINARY_DIR}/reprokitConfig.cmake.in ${CMAKE_BINARY_DIR}/reprokitConfig.cmake

@@ -2,8 +2,8 @@
 # Installs what reprokit needs from Debian's packages (run as root or with sudo available).
 # WITH_TORCH=1 also installs python3-torch, the independent numerics oracle used by tests.
 set -euo pipefail
-pkgs=(cmake g++ make git libboost1.81-dev libboost-filesystem1.81-dev libfmt-dev nlohmann-json3-dev libgtest-dev)
-if [ "${WITH_TORCH:-0}" = 1 ]; then pkgs+=(python3 python3-numpy python3-torch); fi
+pkgs=(cmake g++ make git libboost1.81-dev libboost-filesystem1.81-dev libfmt-dev nlohmann-json3-dev libgtest-dev libonnx-dev libprotobuf-dev libonnx-testdata)
+if [ "${WITH_TORCH:-0}" = 1 ]; then pkgs+=(python3 python3-numpy python3-torch python3-onnx); fi
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -eq 0 ]; then echo "install_deps: everything is already installed"; exit 0; fi

@@ -11,6 +11,7 @@
 #include "reprokit/harness/stack.h"
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/text_format.h"
+#include "reprokit/onnx/onnx_import.h"
 #include "reprokit/runtime/input_gen.h"
 #include "reprokit/runtime/npy.h"
 
@@ -56,10 +57,11 @@ static void print_summary(const std::string& name, const Tensor& t) {
 }
 
 static int run_model(const std::vector<std::string>& argv) {
-  Args args(argv, {"--backend", "--seed", "--inputs", "--save-outputs", "--inject", "--inject-pass", "--graph"},
+  Args args(argv, {"--backend", "--seed", "--inputs", "--save-outputs", "--inject", "--inject-pass", "--graph", "--shape"},
             {"--train", "--no-passes", "--verbose"});
   if (args.positional().size() != 1) throw UsageError("expected exactly one MODEL.rk");
-  Module m = load_module_file(args.positional()[0]);
+  std::map<std::string, Tensor> known;  // an ONNX model's initializers: default input values
+  Module m = load_model(args.positional()[0], parse_shape_specs(args.get_all("--shape")), &known);
   const Graph& g = args.get("--graph") ? m.get(*args.get("--graph")) : m.entry();
   StackOptions opts;
   opts.compile.backend = args.get_or("--backend", "cpp");
@@ -72,6 +74,8 @@ static int run_model(const std::vector<std::string>& argv) {
   long seed = args.get_int("--seed", 0);
   HarnessConfig cfg = HarnessConfig::from_env();
   std::vector<Tensor> inputs = generate_inputs(g, static_cast<uint64_t>(seed));
+  for (int i = 0; i < g.num_inputs(); ++i)
+    if (auto it = known.find(g.node(i).name); it != known.end()) inputs[static_cast<size_t>(i)] = it->second;
   if (auto dir = args.get("--inputs")) {
     if (!fs::is_directory(*dir)) throw UserError("--inputs: '" + *dir + "' is not a directory");
     for (int i = 0; i < g.num_inputs(); ++i) {
@@ -107,16 +111,17 @@ static int run_model(const std::vector<std::string>& argv) {
 
 static CommandRegistration reg({
     "run",
-    "reprokit run MODEL.rk [--backend B] [--train] [--seed S] [--inputs DIR] [--save-outputs DIR] [--inject OP:KIND] [--inject-pass PASS:N] [--graph NAME]",
+    "reprokit run MODEL.rk|MODEL.onnx [--backend B] [--train] [--seed S] [--inputs DIR] [--save-outputs DIR] [--inject OP:KIND] [--inject-pass PASS:N] [--graph NAME] [--shape NAME:[d0,...]]",
     "run a model through the compile stack, under the harness (REPRO_* variables)",
     "  --backend B         eager, aot_eager, cpp (default) or cuda\n"
     "  --seed S            seed of the random inputs (default 0)\n"
-    "  --inputs DIR        load DIR/<input name>.npy (random for any missing)\n"
+    "  --inputs DIR        load DIR/<input name>.npy (random for any missing; an ONNX model's weights by default)\n"
     "  --save-outputs DIR  write DIR/<returned value name>.npy\n"
     "  --inject OP:KIND    make the codegen misbehave on every node of OP (also REPRO_INJECT);\n"
     "                      KIND: compile_error runtime_error accuracy crash hang flaky\n"
     "  --inject-pass P:N   make the Nth rewrite of pass P wrong (also REPRO_INJECT_PASS)\n"
     "  --graph NAME        run graph NAME of a multi-graph file\n"
+    "  --shape NAME:[d,..] (.onnx models) the shape of an input with dynamic dimensions; repeatable\n"
     "  --no-passes         compile without optimisation passes\n"
     "  --verbose           log each compiler pass\n"
     "  --train             also run the backward pass on the sum of the outputs (gradients of inputs marked grad)\n"

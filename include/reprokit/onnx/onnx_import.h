@@ -1,0 +1,61 @@
+// ONNX import: an ONNX model (opsets 7-17 of the ops listed in onnx_supported_ops(); opset 6
+// models where their semantics agree) as a reprokit Graph. Model files are untrusted input: every
+// problem, and every op, attribute value or dtype the op set cannot express, is a UserError naming
+// the file and the ONNX node (index, name, op type) — never a wrong graph.
+//
+// The graph's inputs are the model's real inputs (model order), then one input per initializer the
+// graph uses as a tensor (weights; their values are in `values`), then constants that could not
+// become a `full` node. Nodes whose inputs are all known constants are evaluated at import time
+// (shape arithmetic: Shape, Gather, Concat, ... feeding Reshape targets). Foreign names are mapped
+// into the name rule (onnx_names.h).
+#pragma once
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "reprokit/ir/graph.h"
+#include "reprokit/ir/tensor_type.h"
+#include "reprokit/runtime/tensor.h"
+
+namespace reprokit {
+
+struct ImportedModel {
+  Graph graph;
+  std::map<std::string, Tensor> values;  // graph input name -> its known value (initializers, constants)
+  std::vector<std::string> input_sources;  // per graph input: the ONNX value it stands for
+  std::vector<std::string> output_sources;  // per graph output: the ONNX graph output
+  int64_t opset = 0;                        // the model's ai.onnx opset
+};
+
+struct ImportOptions {
+  // Sizes of dynamic dimensions, by ONNX input name (or its mapped name): the whole shape.
+  std::map<std::string, Shape> shapes;
+  // Values of real model inputs that the importer may use where an op needs a constant known at
+  // import time (a Reshape target, Slice bounds, axes given as inputs). Such an input that is only
+  // used that way is dropped from the graph's inputs. The conformance runner uses this; the CLI
+  // does not.
+  std::map<std::string, Tensor> known_inputs;
+};
+
+ImportedModel import_onnx(const std::string& path, const std::map<std::string, Shape>& shapes = {});
+ImportedModel import_onnx(const std::string& path, const ImportOptions& options);
+// A serialized ModelProto; `where` names it in messages.
+ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& where, const ImportOptions& options = {});
+
+// ONNX op types (domain ai.onnx) the importer maps, sorted.
+const std::vector<std::string>& onnx_supported_ops();
+bool onnx_op_supported(std::string_view op_type);
+
+// "NAME:[d0,d1,...]" of --shape; UserError on anything else (and on a name given twice).
+std::pair<std::string, Shape> parse_shape_spec(const std::string& spec);
+std::map<std::string, Shape> parse_shape_specs(const std::vector<std::string>& specs);
+
+// Whether the CLI reads `path` as an ONNX model (its extension is .onnx).
+bool is_onnx_path(const std::string& path);
+// A model file as the CLI reads it: an ONNX model imported (its known input values, the
+// initializers, go to `values`), or a .rk module loaded (then `shapes` must be empty).
+Module load_model(const std::string& path, const std::map<std::string, Shape>& shapes = {},
+                  std::map<std::string, Tensor>* values = nullptr);
+
+}  // namespace reprokit

@@ -1,0 +1,464 @@
+// ONNX export (opset 17, IR version 8). See onnx_export.h for the mapping of each op.
+#include "reprokit/onnx/onnx_export.h"
+
+#include <fmt/format.h>
+#include <onnx/checker.h>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <numbers>
+#include <set>
+
+#include "proto_util.h"
+#include "reprokit/ir/builder.h"
+#include "reprokit/ir/errors.h"
+#include "reprokit/ir/op_registry.h"
+#include "reprokit/ir/op_semantics.h"
+#include "reprokit/ir/text_format.h"
+#include "reprokit/onnx/onnx_tensor.h"
+
+namespace reprokit {
+
+namespace {
+
+constexpr int kOpset = 17;
+
+std::string onnx_type_str(DType dt) {
+  switch (dt) {
+    case DType::f16: return "tensor(float16)";
+    case DType::bf16: return "tensor(bfloat16)";
+    case DType::f32: return "tensor(float)";
+    case DType::f64: return "tensor(double)";
+    case DType::i32: return "tensor(int32)";
+    case DType::i64: return "tensor(int64)";
+    case DType::boolean: return "tensor(bool)";
+  }
+  return "";
+}
+
+// Whether opset 17's op_type accepts dtype for its input `index`.
+bool onnx_accepts(const std::string& op_type, DType dt, size_t index = 0) {
+  const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(op_type, kOpset, "");
+  if (!s || s->inputs().empty()) return false;
+  const auto& formal = s->inputs()[std::min(index, s->inputs().size() - 1)];
+  const std::string& param = formal.GetTypeStr();
+  for (const auto& tc : s->typeConstraintParams())
+    if (tc.type_param_str == param) {
+      for (const auto& t : tc.allowed_type_strs)
+        if (t == onnx_type_str(dt)) return true;
+      return false;
+    }
+  return param == onnx_type_str(dt);
+}
+
+using AttrFn = std::function<void(onnx::NodeProto&)>;
+
+AttrFn a_int(const std::string& name, int64_t v) {
+  return [=](onnx::NodeProto& n) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  };
+}
+AttrFn a_float(const std::string& name, double v) {
+  return [=](onnx::NodeProto& n) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(static_cast<float>(v));
+  };
+}
+AttrFn a_ints(const std::string& name, const std::vector<int64_t>& v) {
+  return [=](onnx::NodeProto& n) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (auto x : v) a->add_ints(x);
+  };
+}
+
+struct Val {
+  std::string name;
+  DType dtype;
+};
+
+class Exporter {
+ public:
+  explicit Exporter(const Graph& g) : g_(g), names_(g) {}
+
+  std::string run() {
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.set_producer_name("reprokit");
+    auto* op = model.add_opset_import();
+    op->set_domain("");
+    op->set_version(kOpset);
+    gp_ = model.mutable_graph();
+    gp_->set_name(g_.name);
+    vals_.resize(g_.nodes.size());
+    for (int id = 0; id < g_.size(); ++id) {
+      const Node& n = g_.node(id);
+      if (n.is_input()) {
+        add_value_info(gp_->add_input(), n.name, n.type.dtype, n.type.shape);
+        vals_[static_cast<size_t>(id)] = {n.name, n.type.dtype};
+        continue;
+      }
+      try {
+        Val out = export_node(id);
+        if (out.dtype != n.type.dtype) out = cast(out, n.type.dtype);
+        // The value keeps the reprokit name: the node that made it is renamed, or an Identity added.
+        auto* last = gp_->node_size() > 0 ? gp_->mutable_node(gp_->node_size() - 1) : nullptr;
+        if (last && last->output(0) == out.name && !is_graph_input(out.name)) {
+          last->set_output(0, n.name);
+          last->set_name(n.name);
+          out.name = n.name;
+        } else {
+          out = node("Identity", {out.name}, out.dtype, {}, n.name);
+        }
+        vals_[static_cast<size_t>(id)] = out;
+      } catch (const UserError& e) {
+        throw UserError(fmt::format("graph {}: node {}: cannot export to ONNX: {}", g_.name, print_node(g_, id), e.what()));
+      }
+    }
+    std::set<std::string> returned;
+    for (int o : g_.outputs) {
+      Val v = vals_[static_cast<size_t>(o)];
+      if (g_.node(o).is_input() || returned.count(v.name)) v = node("Identity", {v.name}, v.dtype, {}, names_.fresh(g_.node(o).name + ".out"));
+      returned.insert(v.name);
+      add_value_info(gp_->add_output(), v.name, v.dtype, g_.node(o).type.shape);
+    }
+    std::string bytes = model.SerializeAsString();
+    validate(model);
+    return bytes;
+  }
+
+ private:
+  const Graph& g_;
+  NameSet names_;
+  onnx::GraphProto* gp_ = nullptr;
+  std::vector<Val> vals_;
+  std::string base_ = "v";  // the node being exported: new names derive from it
+
+  bool is_graph_input(const std::string& name) const {
+    for (const auto& i : gp_->input())
+      if (i.name() == name) return true;
+    return false;
+  }
+
+  static void add_value_info(onnx::ValueInfoProto* vi, const std::string& name, DType dt, const Shape& shape) {
+    vi->set_name(name);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx_elem_type(dt));
+    auto* s = tt->mutable_shape();
+    for (int64_t d : shape) s->add_dim()->set_dim_value(d);
+  }
+
+  static void validate(const onnx::ModelProto& model) {
+    try {
+      onnx::checker::check_model(model);
+      onnx::ModelProto copy = model;
+      onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions(true, 1, false));
+    } catch (const std::exception& e) {
+      throw InternalError(fmt::format("the exported ONNX model does not check: {}", e.what()));
+    }
+  }
+
+  // A new ONNX node with one output of dtype `dt`; returns it.
+  Val node(const std::string& op_type, const std::vector<std::string>& inputs, DType dt, const std::vector<AttrFn>& attrs = {},
+           const std::string& out_name = "") {
+    auto* n = gp_->add_node();
+    n->set_op_type(op_type);
+    std::string out = out_name.empty() ? names_.fresh(fmt::format("{}.{}", base_, op_type)) : out_name;
+    names_.reserve(out);
+    n->set_name(out);
+    for (const auto& i : inputs) n->add_input(i);
+    n->add_output(out);
+    for (const auto& a : attrs) a(*n);
+    return {out, dt};
+  }
+
+  std::string initializer(const Tensor& t) {
+    auto* p = gp_->add_initializer();
+    onnx_detail::tensor_to_proto(t, p);
+    std::string name = names_.fresh(base_ + ".c");
+    p->set_name(name);
+    return name;
+  }
+  std::string ints(const std::vector<int64_t>& v) {
+    return initializer(Tensor::from_int64s(DType::i64, {static_cast<int64_t>(v.size())}, v));
+  }
+  std::string scalar(const AttrValue& a, DType dt) {
+    Tensor t = a.is_float() ? Tensor::from_doubles(dt, {}, {a.as_float()})
+                            : Tensor::from_int64s(dt, {}, {a.is_bool() ? int64_t{a.as_bool()} : a.as_int()});
+    return initializer(t);
+  }
+
+  Val cast(const Val& v, DType to) {
+    if (v.dtype == to) return v;
+    return node("Cast", {v.name}, to, {a_int("to", onnx_elem_type(to))});
+  }
+  Val in(const Node& n, size_t k) { return vals_[static_cast<size_t>(n.operands[k].value)]; }
+  // Operand k as an ONNX value of dtype dt (a literal becomes a 0-d initializer).
+  std::string operand(const Node& n, size_t k, DType dt) {
+    const Operand& o = n.operands[k];
+    if (!o.is_value()) return scalar(o.literal, dt);
+    return cast(vals_[static_cast<size_t>(o.value)], dt).name;
+  }
+  const TensorType& type(const Node& n, size_t k) const { return g_.node(n.operands[k].value).type; }
+
+  // The dtype op_type runs in for a value of dtype `want`: want itself when opset 17 allows it,
+  // else a wider one (f16/bf16 -> f32 as reprokit computes them; bool -> i32; i32 -> i64).
+  DType exec(const std::string& op_type, DType want, size_t index = 0) {
+    if (onnx_accepts(op_type, want, index)) return want;
+    std::vector<DType> alts;
+    if (want == DType::f16 || want == DType::bf16) alts = {DType::f32};
+    if (want == DType::boolean) alts = {DType::i32, DType::i64, DType::f32};
+    if (want == DType::i32) alts = {DType::i64};
+    for (DType a : alts)
+      if (onnx_accepts(op_type, a, index)) return a;
+    throw UserError(fmt::format("ONNX's {} (opset {}) does not take {}", op_type, kOpset, dtype_name(want)));
+  }
+
+  Val unary(const std::string& op_type, const Val& x, DType dt) {
+    DType e = exec(op_type, dt);
+    return node(op_type, {cast(x, e).name}, e);
+  }
+  Val binary(const std::string& op_type, const Val& a, const Val& b) {
+    DType e = exec(op_type, a.dtype);
+    return node(op_type, {cast(a, e).name, cast(b, e).name}, e);
+  }
+  Val lit(double x, DType dt) { return {initializer(Tensor::from_doubles(dt, {}, {x})), dt}; }
+
+  Val gelu(const Val& x0, bool tanh_form, DType dt) {
+    Val x = cast(x0, dt);
+    Val inner;
+    if (tanh_form) {  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+      Val x3 = binary("Mul", binary("Mul", x, x), x);
+      Val s = binary("Add", x, binary("Mul", x3, lit(0.044715, dt)));
+      inner = unary("Tanh", binary("Mul", s, lit(std::sqrt(2.0 / std::numbers::pi), dt)), dt);
+    } else {  // 0.5 x (1 + erf(x / sqrt 2))
+      inner = unary("Erf", binary("Mul", x, lit(1.0 / std::sqrt(2.0), dt)), dt);
+    }
+    return binary("Mul", binary("Mul", x, lit(0.5, dt)), binary("Add", inner, lit(1.0, dt)));
+  }
+
+  Val reduce(const std::string& op_type, const Val& x, const std::vector<int64_t>& dims, bool keepdim, bool axes_as_input) {
+    DType e = exec(op_type, x.dtype);
+    Val xe = cast(x, e);
+    if (axes_as_input) return node(op_type, {xe.name, ints(dims)}, e, {a_int("keepdims", keepdim)});
+    return node(op_type, {xe.name}, e, {a_ints("axes", dims), a_int("keepdims", keepdim)});
+  }
+
+  Val export_node(int id) {
+    const Node& n = g_.node(id);
+    base_ = n.name;
+    const DType od = n.type.dtype;
+    switch (n.op) {
+      case Op::input: throw InternalError("input in the body");
+      // ---- unary
+      case Op::neg: return unary("Neg", in(n, 0), od);
+      case Op::abs: return unary("Abs", in(n, 0), od);
+      case Op::exp: return unary("Exp", in(n, 0), od);
+      case Op::log: return unary("Log", in(n, 0), od);
+      case Op::sqrt: return unary("Sqrt", in(n, 0), od);
+      case Op::rsqrt: return unary("Reciprocal", unary("Sqrt", in(n, 0), od), od);
+      case Op::reciprocal: return unary("Reciprocal", in(n, 0), od);
+      case Op::sin: return unary("Sin", in(n, 0), od);
+      case Op::cos: return unary("Cos", in(n, 0), od);
+      case Op::tanh: return unary("Tanh", in(n, 0), od);
+      case Op::relu: return unary("Relu", in(n, 0), od);
+      case Op::erf: return unary("Erf", in(n, 0), od);
+      case Op::sigmoid: return unary("Sigmoid", in(n, 0), od);
+      case Op::silu: {  // x * sigmoid(x), in f32 for f16/bf16 as reprokit's decomposition
+        DType e = is_floating(od) && dtype_size(od) == 2 ? DType::f32 : od;
+        Val x = cast(in(n, 0), e);
+        return binary("Mul", x, unary("Sigmoid", x, e));
+      }
+      case Op::gelu: {
+        DType e = dtype_size(od) == 2 ? DType::f32 : od;
+        return gelu(in(n, 0), attr(n, "approximate").as_string() == "tanh", e);
+      }
+      // ---- binary
+      case Op::add: case Op::sub: case Op::mul: case Op::div: case Op::pow: case Op::maximum: case Op::minimum:
+      case Op::eq: case Op::ne: case Op::lt: case Op::le: case Op::gt: case Op::ge: {
+        std::vector<DType> dts;
+        for (const auto& o : n.operands) dts.push_back(o.is_value() ? g_.node(o.value).type.dtype : DType::f64);
+        const DType cd = compute_dtype(n, dts);
+        std::string op_type;
+        switch (n.op) {
+          case Op::add: op_type = "Add"; break;
+          case Op::sub: op_type = "Sub"; break;
+          case Op::mul: op_type = "Mul"; break;
+          case Op::div: op_type = "Div"; break;
+          case Op::pow: op_type = "Pow"; break;
+          case Op::maximum: op_type = "Max"; break;
+          case Op::minimum: op_type = "Min"; break;
+          case Op::eq: case Op::ne: op_type = "Equal"; break;
+          case Op::lt: op_type = "Less"; break;
+          case Op::le: op_type = "LessOrEqual"; break;
+          case Op::gt: op_type = "Greater"; break;
+          case Op::ge: op_type = "GreaterOrEqual"; break;
+          default: throw InternalError("not a binary op");
+        }
+        DType e = exec(op_type, cd);
+        const bool cmp = is_comparison(n.op);
+        Val y = node(op_type, {operand(n, 0, e), operand(n, 1, e)}, cmp ? DType::boolean : e);
+        if (n.op == Op::ne) y = node("Not", {y.name}, DType::boolean);
+        return y;
+      }
+      case Op::where: {
+        DType e = exec("Where", od, 1);
+        return node("Where", {operand(n, 0, DType::boolean), operand(n, 1, e), operand(n, 2, e)}, e);
+      }
+      case Op::to: return in(n, 0).dtype == od ? node("Identity", {in(n, 0).name}, od) : cast(in(n, 0), od);
+      case Op::clone: case Op::contiguous: return node("Identity", {in(n, 0).name}, in(n, 0).dtype);
+      // ---- reductions
+      case Op::sum: case Op::amax: case Op::amin: case Op::mean: {
+        const TensorType& xt = type(n, 0);
+        std::vector<int64_t> dims = reduction_dims(n, xt.rank());
+        const bool keep = attr_bool(n, "keepdim");
+        Val x = cast(in(n, 0), od);
+        if (dims.empty()) return node("Identity", {x.name}, od);
+        const char* op_type = n.op == Op::sum ? "ReduceSum" : n.op == Op::amax ? "ReduceMax" : n.op == Op::amin ? "ReduceMin" : "ReduceMean";
+        return reduce(op_type, x, dims, keep, n.op == Op::sum);
+      }
+      case Op::var: {
+        const TensorType& xt = type(n, 0);
+        std::vector<int64_t> dims = reduction_dims(n, xt.rank());
+        const bool keep = attr_bool(n, "keepdim");
+        DType e = dtype_size(od) == 2 ? DType::f32 : od;
+        Val x = cast(in(n, 0), e);
+        if (dims.empty()) {
+          // Reduces nothing: every element is its own mean, so the variance is 0/(1 - correction).
+          double denom = std::max(1.0 - static_cast<double>(attr_int(n, "correction")), 0.0);
+          Val d = binary("Sub", x, x);
+          return binary("Div", d, lit(denom, e));
+        }
+        Val m = reduce("ReduceMean", x, dims, true, false);
+        Val d = binary("Sub", x, m);
+        Val s = reduce("ReduceSum", binary("Mul", d, d), dims, keep, true);
+        double count = static_cast<double>(reduction_count(xt.shape, dims));
+        return binary("Div", s, lit(std::max(count - static_cast<double>(attr_int(n, "correction")), 0.0), e));
+      }
+      case Op::argmax: {
+        const TensorType& xt = type(n, 0);
+        Val x = in(n, 0);
+        DType e = exec("ArgMax", x.dtype);
+        x = cast(x, e);
+        if (!attr_opt(n, "dim")) {
+          Val flat = node("Reshape", {x.name, ints({-1})}, e);
+          Val y = node("ArgMax", {flat.name}, DType::i64, {a_int("axis", 0), a_int("keepdims", 0)});
+          if (n.type.shape.empty()) return y;
+          return node("Reshape", {y.name, ints(n.type.shape)}, DType::i64);
+        }
+        int64_t dim = normalize_dim(attr_int(n, "dim"), xt.rank());
+        if (xt.rank() == 0) return node("Reshape", {node("ArgMax", {node("Reshape", {x.name, ints({1})}, e).name}, DType::i64,
+                                                          {a_int("axis", 0), a_int("keepdims", 0)}).name, ints(n.type.shape)}, DType::i64);
+        return node("ArgMax", {x.name}, DType::i64, {a_int("axis", dim), a_int("keepdims", attr_bool(n, "keepdim"))});
+      }
+      // ---- normalization
+      case Op::softmax: case Op::log_softmax: {
+        const TensorType& xt = type(n, 0);
+        int64_t dim = normalize_dim(attr_int(n, "dim"), xt.rank());
+        const char* op_type = n.op == Op::softmax ? "Softmax" : "LogSoftmax";
+        DType e = exec(op_type, od);
+        if (xt.rank() == 0) {  // a softmax over one element
+          Val x1 = node("Reshape", {cast(in(n, 0), e).name, ints({1})}, e);
+          return node("Reshape", {node(op_type, {x1.name}, e, {a_int("axis", 0)}).name, ints({})}, e);
+        }
+        return node(op_type, {cast(in(n, 0), e).name}, e, {a_int("axis", dim)});
+      }
+      case Op::layer_norm: {
+        auto ns = attr_ints(n, "normalized_shape");
+        DType e = exec("LayerNormalization", od);
+        std::string scale = n.operands.size() > 1 ? operand(n, 1, e) : initializer(Tensor::from_doubles(e, ns, std::vector<double>(static_cast<size_t>(numel(ns)), 1.0)));
+        std::vector<std::string> ins{cast(in(n, 0), e).name, scale};
+        if (n.operands.size() > 2) ins.push_back(operand(n, 2, e));
+        return node("LayerNormalization", ins, e, {a_int("axis", -static_cast<int64_t>(ns.size())), a_float("epsilon", attr_float(n, "eps"))});
+      }
+      // ---- linear algebra
+      case Op::matmul: {
+        DType e = exec("MatMul", od);
+        return node("MatMul", {operand(n, 0, e), operand(n, 1, e)}, e);
+      }
+      case Op::linear: {
+        const TensorType& xt = type(n, 0);
+        const TensorType& wt = type(n, 1);
+        DType e = exec("Gemm", od);
+        std::vector<std::string> ins{cast(in(n, 0), e).name, operand(n, 1, e)};
+        if (n.operands.size() > 2) ins.push_back(operand(n, 2, e));
+        if (xt.rank() == 2) return node("Gemm", ins, e, {a_int("transB", 1)});
+        ins[0] = node("Reshape", {ins[0], ints({-1, wt.shape[1]})}, e).name;
+        Val y = node("Gemm", ins, e, {a_int("transB", 1)});
+        return node("Reshape", {y.name, ints(n.type.shape)}, e);
+      }
+      // ---- shape
+      case Op::reshape: {
+        bool zero = std::find(n.type.shape.begin(), n.type.shape.end(), 0) != n.type.shape.end();
+        std::vector<AttrFn> at;
+        if (zero) at.push_back(a_int("allowzero", 1));
+        return node("Reshape", {in(n, 0).name, ints(n.type.shape)}, in(n, 0).dtype, at);
+      }
+      case Op::permute: case Op::transpose:
+        return node("Transpose", {in(n, 0).name}, in(n, 0).dtype, {a_ints("perm", permutation(n, type(n, 0).rank()))});
+      case Op::expand: return node("Expand", {in(n, 0).name, ints(n.type.shape)}, in(n, 0).dtype);
+      case Op::slice: {
+        SliceBounds b = slice_bounds(n, type(n, 0).shape);
+        int64_t end = b.length > 0 ? b.start + (b.length - 1) * b.step + 1 : b.start;
+        return node("Slice", {in(n, 0).name, ints({b.start}), ints({end}), ints({b.dim}), ints({b.step})}, in(n, 0).dtype);
+      }
+      case Op::cat: {
+        std::vector<std::string> ins;
+        for (size_t k = 0; k < n.operands.size(); ++k) ins.push_back(operand(n, k, od));
+        return node("Concat", ins, od, {a_int("axis", normalize_dim(attr_int(n, "dim"), type(n, 0).rank()))});
+      }
+      case Op::squeeze: {
+        const TensorType& xt = type(n, 0);
+        if (xt.shape == n.type.shape) return node("Identity", {in(n, 0).name}, in(n, 0).dtype);
+        return node("Squeeze", {in(n, 0).name, ints({normalize_dim(attr_int(n, "dim"), xt.rank())})}, in(n, 0).dtype);
+      }
+      case Op::unsqueeze: {
+        const TensorType& xt = type(n, 0);
+        return node("Unsqueeze", {in(n, 0).name, ints({normalize_dim(attr_int(n, "dim"), xt.rank() + 1)})}, in(n, 0).dtype);
+      }
+      // ---- indexing
+      case Op::embedding: return node("Gather", {in(n, 0).name, in(n, 1).name}, in(n, 0).dtype, {a_int("axis", 0)});
+      case Op::gather:
+        return node("GatherElements", {in(n, 0).name, in(n, 1).name}, in(n, 0).dtype, {a_int("axis", normalize_dim(attr_int(n, "dim"), type(n, 0).rank()))});
+      // ---- creation
+      case Op::full: {
+        DType e = od == DType::bf16 ? DType::f32 : od;
+        const AttrValue& value = attr(n, "value");
+        Tensor one = value.is_float() ? Tensor::from_doubles(e, {1}, {value.as_float()})
+                                      : Tensor::from_int64s(e, {1}, {value.is_bool() ? int64_t{value.as_bool()} : value.as_int()});
+        std::string shape = ints(n.type.shape);
+        auto* nodep = gp_->add_node();
+        std::string out = names_.fresh(base_ + ".ConstantOfShape");
+        nodep->set_op_type("ConstantOfShape");
+        nodep->set_name(out);
+        nodep->add_input(shape);
+        nodep->add_output(out);
+        auto* a = nodep->add_attribute();
+        a->set_name("value");
+        a->set_type(onnx::AttributeProto::TENSOR);
+        onnx_detail::tensor_to_proto(one, a->mutable_t());
+        return {out, e};
+      }
+    }
+    throw InternalError("unknown op");
+  }
+
+};
+
+}  // namespace
+
+std::string export_onnx(const Graph& g) { return Exporter(g).run(); }
+
+void write_onnx_repro(const Dir& dir, const Graph& g) { dir.write("repro.onnx", export_onnx(g)); }
+
+}  // namespace reprokit

@@ -1,0 +1,833 @@
+// ONNX import: model checks, input binding, name mapping, import-time evaluation of constants, and
+// the assembly of the graph. The op handlers are in onnx_ops.cpp.
+#include "reprokit/onnx/onnx_import.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+
+#include "import_context.h"
+#include "proto_util.h"
+#include "reprokit/ir/errors.h"
+#include "reprokit/ir/names.h"
+#include "reprokit/ir/shape_check.h"
+#include "reprokit/ir/text_format.h"
+#include "reprokit/ir/verifier.h"
+#include "reprokit/onnx/onnx_tensor.h"
+#include "reprokit/runtime/interpreter.h"
+#include "reprokit/support/files.h"
+
+namespace reprokit {
+
+namespace onnx_detail {
+
+namespace {
+
+std::string shape_str(const Shape& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
+
+bool same_bits(double a, double b) {
+  if (std::isnan(a) && std::isnan(b)) return true;
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+// The one value of a uniform tensor, as a full node's `value`; nullopt when not uniform.
+std::optional<AttrValue> uniform_value(const Tensor& t) {
+  const int64_t n = t.numel();
+  if (t.dtype() == DType::boolean || is_integral(t.dtype())) {
+    int64_t v = n ? t.get_int(0) : 0;
+    for (int64_t i = 1; i < n; ++i)
+      if (t.get_int(i) != v) return std::nullopt;
+    if (t.dtype() == DType::boolean) return AttrValue(v != 0);
+    return AttrValue(v);
+  }
+  double v = n ? t.get(0) : 0.0;
+  for (int64_t i = 1; i < n; ++i)
+    if (!same_bits(t.get(i), v)) return std::nullopt;
+  return AttrValue(v);
+}
+
+AttrValue literal_of(const Tensor& t) {
+  if (t.dtype() == DType::boolean) return AttrValue(t.get_int(0) != 0);
+  if (is_integral(t.dtype())) return AttrValue(t.get_int(0));
+  return AttrValue(t.get(0));
+}
+
+}  // namespace
+
+std::string node_label(const onnx::NodeProto& n, int index) {
+  if (n.name().empty()) return fmt::format("node {} ({})", index, printable(n.op_type()));
+  return fmt::format("node {} '{}' ({})", index, printable(n.name()), printable(n.op_type()));
+}
+
+// ---- Target
+
+int Target::id(const std::string& name) const {
+  auto it = ids_.find(name);
+  return it == ids_.end() ? -1 : it->second;
+}
+
+int Target::add_input(const std::string& name, const TensorType& t) {
+  if (g.num_inputs() != g.size()) throw InternalError("an input added after other nodes");
+  int pos = g.add_input(name, t);
+  ids_[name] = pos;
+  return pos;
+}
+
+int Target::add_placeholder(const std::string& name, const Tensor& value) {
+  int id = add_node(name, Op::full, {},
+                    {{"shape", AttrValue::ints(value.shape())}, {"value", is_floating(value.dtype()) ? AttrValue(0.0) : value.dtype() == DType::boolean ? AttrValue(false) : AttrValue(int64_t{0})},
+                     {"dtype", AttrValue(value.dtype())}});
+  placeholder_values[name] = value;
+  placeholders.push_back(name);
+  return id;
+}
+
+int Target::add_node(const std::string& name, Op op, std::vector<Operand> operands, Attrs attrs) {
+  int id = g.add_node(name, op, std::move(operands), std::move(attrs));
+  ids_[name] = id;
+  return id;
+}
+
+Graph Target::hoisted(const std::vector<int>& inputs) const {
+  std::vector<int> remap(g.nodes.size(), -1);
+  Graph out;
+  out.name = g.name;
+  for (int id : inputs) {
+    remap[static_cast<size_t>(id)] = static_cast<int>(out.nodes.size());
+    Node n = g.nodes[static_cast<size_t>(id)];
+    n.op = Op::input;
+    n.attrs.clear();
+    out.nodes.push_back(std::move(n));
+  }
+  for (int id = 0; id < g.size(); ++id) {
+    if (remap[static_cast<size_t>(id)] >= 0 || g.node(id).is_input() || is_placeholder(id)) continue;
+    Node node = g.nodes[static_cast<size_t>(id)];
+    for (auto& o : node.operands)
+      if (o.is_value()) {
+        o.value = remap[static_cast<size_t>(o.value)];
+        if (o.value < 0) throw InternalError("an operand refers to a dropped input");
+      }
+    remap[static_cast<size_t>(id)] = static_cast<int>(out.nodes.size());
+    out.nodes.push_back(std::move(node));
+  }
+  for (int o : g.outputs) {
+    int r = remap[static_cast<size_t>(o)];
+    if (r < 0) throw InternalError("an output refers to a dropped input");
+    out.outputs.push_back(r);
+  }
+  try {
+    verify(out);
+  } catch (const UserError& e) {
+    throw InternalError(fmt::format("the imported graph does not verify: {}", e.what()));
+  }
+  return out;
+}
+
+void Target::rename(int id, const std::string& name) {
+  ids_.erase(g.node(id).name);
+  g.node(id).name = name;
+  ids_[name] = id;
+}
+
+// ---- NodeCtx
+
+NodeCtx::NodeCtx(Importer& imp, Target& t, const onnx::NodeProto& n, int index, bool folding)
+    : imp(imp), t(t), n(n), index(index), folding(folding) {
+  out_ids.resize(static_cast<size_t>(n.output_size()));
+  out_consts.resize(static_cast<size_t>(n.output_size()));
+  out_alias.resize(static_cast<size_t>(n.output_size()));
+  std::string first = n.output_size() && !n.output(0).empty() ? imp.foreign.map(n.output(0)) : std::string("v");
+  base_ = first.substr(0, 160);
+}
+
+void NodeCtx::unsupported(const std::string& what) const {
+  throw UserError(fmt::format("{}: {}: not supported: {}", imp.file, label(), what));
+}
+
+void NodeCtx::bad(const std::string& what) const { throw UserError(fmt::format("{}: {}: {}", imp.file, label(), what)); }
+
+const Value& NodeCtx::in(int i) const {
+  if (!has(i)) bad(fmt::format("input {} is missing", i + 1));
+  return imp.value(n.input(i));
+}
+
+const Tensor* NodeCtx::constant(int i) const {
+  const Value& v = in(i);
+  return v.constant ? &*v.constant : nullptr;
+}
+
+Tensor NodeCtx::need_constant(int i, std::string_view what) {
+  const Value& v = in(i);
+  if (v.constant) return *v.constant;
+  const std::string& name = n.input(i);
+  if (v.kind == Kind::real_input) {
+    auto it = imp.opts.known_inputs.find(name);
+    if (it != imp.opts.known_inputs.end()) {
+      const Tensor& k = it->second;
+      if (k.dtype() != v.type.dtype || k.shape() != v.type.shape)
+        throw UserError(fmt::format("{}: the value given for input '{}' is {}{}, the model declares {}", imp.file, printable(name),
+                                    dtype_name(k.dtype()), shape_str(k.shape()), v.type.str()));
+      imp.frozen.insert(name);
+      return k;
+    }
+  }
+  unsupported(fmt::format("{} (input {} '{}') is computed at run time; reprokit needs it known at import time", what, i + 1, printable(name)));
+}
+
+std::vector<int64_t> NodeCtx::need_ints(int i, std::string_view what) {
+  Tensor c = need_constant(i, what);
+  if (!is_integral(c.dtype()) || c.rank() > 1) bad(fmt::format("{} must be a 1-D integer tensor, got {}{}", what, dtype_name(c.dtype()), shape_str(c.shape())));
+  return c.to_int64s();
+}
+
+int NodeCtx::value(int i) {
+  const Value& v = in(i);
+  const std::string& name = n.input(i);
+  if (!folding) return imp.materialize(name);
+  auto it = scratch_names_.find(name);
+  if (it != scratch_names_.end()) return t.id(it->second);
+  if (!v.constant) throw InternalError("folding a node with an input that is not constant");
+  std::string s = t.names().fresh(sanitize_foreign_name(name, 100));
+  scratch_names_[name] = s;
+  return t.add_placeholder(s, *v.constant);
+}
+
+int NodeCtx::const_value(const Tensor& c) {
+  std::string name = t.names().fresh(base_ + ".const");
+  if (!folding) return imp.add_constant(name, c);
+  return t.add_placeholder(name, c);
+}
+
+std::vector<Operand> NodeCtx::pointwise(const std::vector<int>& inputs) {
+  // A one-element constant becomes a scalar literal when another operand stays a tensor and the
+  // constant's rank is at most that tensor's (so broadcasting cannot change the result's shape).
+  const size_t k = inputs.size();
+  std::vector<bool> lit(k);
+  for (size_t j = 0; j < k; ++j) {
+    const Tensor* c = constant(inputs[j]);
+    lit[j] = c && c->numel() == 1;
+  }
+  if (std::all_of(lit.begin(), lit.end(), [](bool b) { return b; })) lit[0] = false;
+  for (bool changed = true; changed;) {
+    changed = false;
+    int64_t max_rank = 0;
+    for (size_t j = 0; j < k; ++j)
+      if (!lit[j]) max_rank = std::max(max_rank, rank(inputs[j]));
+    for (size_t j = 0; j < k; ++j)
+      if (lit[j] && rank(inputs[j]) > max_rank) lit[j] = false, changed = true;
+  }
+  std::vector<Operand> out;
+  for (size_t j = 0; j < k; ++j)
+    out.push_back(lit[j] ? Operand::scalar(literal_of(*constant(inputs[j]))) : Operand::of(value(inputs[j])));
+  return out;
+}
+
+int NodeCtx::emit(Op op, std::vector<Operand> operands, Attrs attrs) {
+  std::string name = t.names().fresh(fmt::format("{}.{}", base_, op_name(op)));
+  int id;
+  try {
+    id = t.add_node(name, op, std::move(operands), std::move(attrs));
+  } catch (const VerifyError& e) {
+    throw UserError(fmt::format("{}: {}: reprokit cannot express it: {}", imp.file, label(), e.what()));
+  }
+  created_.insert(name);
+  return id;
+}
+
+int NodeCtx::cast(int id, DType dtype) {
+  if (type_of(id).dtype == dtype) return id;
+  return emit1(Op::to, id, {{"dtype", AttrValue(dtype)}});
+}
+
+int NodeCtx::reshape(int id, const Shape& shape) {
+  if (type_of(id).shape == shape) return id;
+  return emit1(Op::reshape, id, {{"shape", AttrValue::ints(shape)}});
+}
+
+void NodeCtx::set(int k, int id) {
+  if (!wants(k)) return;
+  out_ids[static_cast<size_t>(k)] = id;
+  if (folding) return;
+  const std::string name = t.g.node(id).name;
+  if (created_.count(name)) {  // a node of this ONNX node: it takes the ONNX output's name
+    t.rename(id, imp.foreign.map(n.output(k)));
+    created_.erase(name);
+  }
+}
+
+void NodeCtx::set_const(int k, Tensor value) {
+  if (!wants(k)) return;
+  out_consts[static_cast<size_t>(k)] = std::move(value);
+}
+
+void NodeCtx::pass(int k, int i) {
+  if (const Tensor* c = constant(i)) {
+    set_const(k, *c);
+    if (wants(k)) {
+      const Value& src = in(i);
+      out_alias[static_cast<size_t>(k)] = !src.alias_of.empty() ? src.alias_of : src.kind == Kind::initializer ? n.input(i) : std::string();
+    }
+  } else {
+    set(k, value(i));
+  }
+}
+
+const onnx::AttributeProto* NodeCtx::attr(std::string_view name) const {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+int64_t NodeCtx::attr_int(std::string_view name, int64_t def) const {
+  const auto* a = attr(name);
+  if (!a) return def;
+  if (a->type() != onnx::AttributeProto::INT) bad(fmt::format("attribute '{}' must be an int", name));
+  return a->i();
+}
+
+double NodeCtx::attr_float(std::string_view name, double def) const {
+  const auto* a = attr(name);
+  if (!a) return def;
+  if (a->type() != onnx::AttributeProto::FLOAT) bad(fmt::format("attribute '{}' must be a float", name));
+  return a->f();
+}
+
+std::string NodeCtx::attr_string(std::string_view name, const std::string& def) const {
+  const auto* a = attr(name);
+  if (!a) return def;
+  if (a->type() != onnx::AttributeProto::STRING) bad(fmt::format("attribute '{}' must be a string", name));
+  return a->s();
+}
+
+std::optional<std::vector<int64_t>> NodeCtx::attr_ints(std::string_view name) const {
+  const auto* a = attr(name);
+  if (!a) return std::nullopt;
+  if (a->type() != onnx::AttributeProto::INTS) bad(fmt::format("attribute '{}' must be a list of ints", name));
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+void NodeCtx::allow(std::initializer_list<std::string_view> names) const {
+  for (const auto& a : n.attribute()) {
+    if (!a.ref_attr_name().empty()) unsupported(fmt::format("attribute '{}' refers to a function attribute", printable(a.name())));
+    if (std::find(names.begin(), names.end(), a.name()) == names.end())
+      unsupported(fmt::format("attribute '{}' (reprokit's mapping of {} handles {})", printable(a.name()), printable(n.op_type()),
+                              names.size() ? fmt::format("{}", fmt::join(names, ", ")) : std::string("none")));
+  }
+}
+
+// ---- Importer
+
+Importer::Importer(onnx::ModelProto& model, std::string file, const ImportOptions& opts)
+    : model(model), file(std::move(file)), opts(opts) {}
+
+Value& Importer::value(const std::string& onnx_name) {
+  auto it = values.find(onnx_name);
+  if (it == values.end()) throw UserError(fmt::format("{}: value '{}' is used before it is defined", file, printable(onnx_name)));
+  return it->second;
+}
+
+int Importer::add_constant(const std::string& name, const Tensor& t) {
+  if (auto u = uniform_value(t)) {
+    return main.add_node(name, Op::full, {}, {{"shape", AttrValue::ints(t.shape())}, {"value", *u}, {"dtype", AttrValue(t.dtype())}});
+  }
+  return main.add_placeholder(name, t);
+}
+
+int Importer::materialize(const std::string& onnx_name) {
+  Value& v = value(onnx_name);
+  if (!v.rk.empty()) return main.id(v.rk);
+  if (!v.constant) throw InternalError("materializing a value with no node and no constant");
+  if (!v.alias_of.empty()) {  // the same input as the initializer it is an Identity of
+    int id = materialize(v.alias_of);
+    v.rk = main.g.node(id).name;
+    return id;
+  }
+  const std::string& name = foreign.map(onnx_name);
+  if (v.kind == Kind::initializer) {
+    main.add_placeholder(name, *v.constant);
+    initializer_inputs.push_back(name);
+  } else {
+    add_constant(name, *v.constant);
+    constant_sources_[name] = onnx_name;
+  }
+  v.rk = name;
+  return main.id(name);
+}
+
+static std::optional<Shape> find_shape(const std::map<std::string, Shape>& shapes, const std::string& a, const std::string& b) {
+  auto it = shapes.find(a);
+  if (it == shapes.end()) it = shapes.find(b);
+  if (it == shapes.end()) return std::nullopt;
+  return it->second;
+}
+
+void Importer::bind_inputs() {
+  const auto& g = model.graph();
+  std::set<std::string> init_names;
+  for (const auto& t : g.initializer()) init_names.insert(t.name());
+  if (g.sparse_initializer_size()) throw UserError(fmt::format("{}: sparse initializers are not supported", file));
+  std::set<std::string> known_shape_names;
+  std::vector<std::string> input_names;
+  for (const auto& vi : g.input())
+    if (!init_names.count(vi.name())) {
+      known_shape_names.insert(vi.name());
+      known_shape_names.insert(foreign.map(vi.name()));
+      input_names.push_back(printable(vi.name()));
+    }
+  for (const auto& [name, shape] : opts.shapes)
+    if (!known_shape_names.count(name))
+      throw UserError(fmt::format("{}: --shape {}: the model has no input of that name (inputs: {})", file, printable(name), fmt::join(input_names, ", ")));
+  for (int i = 0; i < g.input_size(); ++i) {
+    auto* vi = model.mutable_graph()->mutable_input(i);
+    if (init_names.count(vi->name())) continue;  // an initializer with a default: a constant here
+    const std::string& name = vi->name();
+    const std::string& mapped = foreign.map(name);
+    if (!vi->type().has_tensor_type())
+      throw UserError(fmt::format("{}: input '{}' is not a tensor (sequence, map and optional inputs are not supported)", file, printable(name)));
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    auto dt = dtype_from_onnx(tt->elem_type());
+    if (!dt)
+      throw UserError(fmt::format("{}: input '{}' has element type {}, which reprokit does not support (f16 bf16 f32 f64 i32 i64 bool)", file,
+                                  printable(name), onnx_elem_type_name(tt->elem_type())));
+    std::optional<Shape> given = find_shape(opts.shapes, name, mapped);
+    Shape shape;
+    if (given) {
+      if (tt->has_shape()) {
+        if (tt->shape().dim_size() != static_cast<int>(given->size()))
+          throw UserError(fmt::format("{}: --shape {}: the model's input has {} dimensions, not {}", file, printable(name), tt->shape().dim_size(), given->size()));
+        for (int d = 0; d < tt->shape().dim_size(); ++d) {
+          const auto& dim = tt->shape().dim(d);
+          if (dim.has_dim_value() && dim.dim_value() != (*given)[static_cast<size_t>(d)])
+            throw UserError(fmt::format("{}: --shape {}: dimension {} is {} in the model, not {}", file, printable(name), d, dim.dim_value(),
+                                        (*given)[static_cast<size_t>(d)]));
+        }
+      }
+      shape = *given;
+    } else {
+      if (!tt->has_shape())
+        throw UserError(fmt::format("{}: input '{}' has no shape in the model; give it with --shape {}:[d0,d1,...]", file, printable(name), mapped));
+      for (int d = 0; d < tt->shape().dim_size(); ++d) {
+        const auto& dim = tt->shape().dim(d);
+        if (!dim.has_dim_value() || dim.dim_value() < 0)
+          throw UserError(fmt::format("{}: input '{}' has a dynamic dimension {} ('{}'); give its size with --shape {}:[d0,d1,...]", file,
+                                      printable(name), d, printable(dim.dim_param()), mapped));
+        shape.push_back(dim.dim_value());
+      }
+    }
+    if (shape.size() > 64) throw UserError(fmt::format("{}: input '{}' has {} dimensions (at most 64 are supported)", file, printable(name), shape.size()));
+    for (int64_t d : shape)
+      if (d < 0) throw UserError(fmt::format("{}: input '{}': negative dimension {}", file, printable(name), d));
+    try {
+      check_shape(shape, "the input");
+    } catch (const UserError& e) {
+      throw UserError(fmt::format("{}: input '{}': {}", file, printable(name), e.what()));
+    }
+    // ONNX's shape inference then sees the bound shape.
+    tt->mutable_shape()->clear_dim();
+    for (int64_t d : shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
+    if (values.count(name)) throw UserError(fmt::format("{}: input '{}' is declared twice", file, printable(name)));
+    Value v;
+    v.kind = Kind::real_input;
+    v.type = TensorType{*dt, shape, {}, Device::cpu, false};
+    v.rk = mapped;
+    main.add_input(mapped, v.type);
+    values[name] = std::move(v);
+    real_inputs_.push_back(name);
+  }
+  for (const auto& t : g.initializer()) {
+    const std::string& name = t.name();
+    if (values.count(name)) throw UserError(fmt::format("{}: initializer '{}' is defined twice", file, printable(name)));
+    foreign.map(name);
+    Value v;
+    v.kind = Kind::initializer;
+    v.constant = tensor_from_proto(t, fmt::format("{}: initializer '{}'", file, printable(name)));
+    v.type = TensorType{v.constant->dtype(), v.constant->shape(), {}, Device::cpu, false};
+    values[name] = std::move(v);
+    initializers_.push_back(name);
+  }
+}
+
+namespace {
+
+bool write_all(int fd, const std::string& s) {
+  size_t off = 0;
+  while (off < s.size()) {
+    ssize_t n = ::write(fd, s.data() + off, s.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    off += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// ONNX's checker and shape inference, run in a child process: they are ONNX's code, not hardened
+// against hostile models (an out-of-range attribute crashes some inference functions, a huge
+// shape input makes them build huge shapes). Returns "OK" + the inferred value types (a
+// serialized GraphProto of value_info and outputs), "EC" + the checker's message or "EI" + shape
+// inference's; UserError when the child crashes, runs out of time or memory.
+std::string check_and_infer_isolated(const onnx::ModelProto& model, const std::string& file) {
+  auto work = [&]() -> std::string {
+    char stage = 'C';
+    try {
+      onnx::checker::check_model(model);
+      stage = 'I';
+      onnx::ModelProto m = model;
+      onnx::shape_inference::InferShapes(m);
+      onnx::GraphProto types;
+      for (const auto& vi : m.graph().value_info()) *types.add_value_info() = vi;
+      for (const auto& vi : m.graph().output()) *types.add_output() = vi;
+      return "OK" + types.SerializeAsString();
+    } catch (const std::exception& e) {
+      return std::string("E") + stage + e.what();
+    }
+  };
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return work();  // no child: run here
+  // Room for the child's own allocations beyond what this process already maps.
+  long vm_pages = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld", &vm_pages) != 1) vm_pages = 0;
+    std::fclose(f);
+  }
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return work();
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (vm_pages > 0) {
+      rlim_t limit = static_cast<rlim_t>(vm_pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE)) + (rlim_t{4} << 30);
+      rlimit rl{limit, limit};
+      ::setrlimit(RLIMIT_AS, &rl);
+    }
+    std::string out;
+    try {
+      out = work();
+    } catch (...) {
+      out = "EIout of memory";
+    }
+    write_all(fds[1], out);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string out;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  bool timed_out = false;
+  char buf[65536];
+  for (;;) {
+    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count());
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    int r = ::poll(&p, 1, left);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) continue;
+    ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  if (timed_out) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) throw UserError(fmt::format("{}: ONNX's checker and shape inference did not finish in 60 s on this model", file));
+  if (WIFSIGNALED(status))
+    throw UserError(fmt::format("{}: ONNX's checker or shape inference crashed on this model (signal {}): the model is malformed", file, WTERMSIG(status)));
+  if (out.size() < 2) throw UserError(fmt::format("{}: ONNX's checker and shape inference ended without a result", file));
+  return out;
+}
+
+}  // namespace
+
+void Importer::check_and_infer() {
+  std::string r = check_and_infer_isolated(model, file);
+  if (r.compare(0, 2, "EC") == 0) throw UserError(fmt::format("{}: not a valid ONNX model: {}", file, utf8_safe(r.substr(2), 2000)));
+  if (r.compare(0, 2, "EI") == 0) throw UserError(fmt::format("{}: ONNX shape inference failed: {}", file, utf8_safe(r.substr(2), 2000)));
+  onnx::GraphProto types;
+  if (r.compare(0, 2, "OK") != 0 || !types.ParseFromString(r.substr(2))) throw InternalError("malformed result of ONNX shape inference");
+  for (const auto& vi : types.value_info()) inferred[vi.name()] = vi.type();
+  for (const auto& vi : types.output()) inferred.emplace(vi.name(), vi.type());
+}
+
+void Importer::check_against_inferred(const onnx::NodeProto& n, int index, int k, const TensorType& t) {
+  auto it = inferred.find(n.output(k));
+  if (it == inferred.end() || !it->second.has_tensor_type()) return;
+  const auto& tt = it->second.tensor_type();
+  const std::string where = fmt::format("{}: {}: output '{}'", file, node_label(n, index), printable(n.output(k)));
+  if (tt.elem_type() != 0) {
+    auto dt = dtype_from_onnx(tt.elem_type());
+    if (!dt) throw UserError(fmt::format("{}: not supported: element type {}", where, onnx_elem_type_name(tt.elem_type())));
+    if (*dt != t.dtype)
+      throw UserError(fmt::format("{}: reprokit's mapping gives {}, ONNX infers {} (not imported rather than imported wrong)", where, dtype_name(t.dtype),
+                                  dtype_name(*dt)));
+  }
+  if (!tt.has_shape()) return;
+  Shape s;
+  for (const auto& d : tt.shape().dim()) {
+    if (!d.has_dim_value()) return;
+    s.push_back(d.dim_value());
+  }
+  if (s != t.shape)
+    throw UserError(fmt::format("{}: reprokit's mapping gives shape {}, ONNX infers {} (not imported rather than imported wrong)", where, shape_str(t.shape),
+                                shape_str(s)));
+}
+
+void Importer::import_node(const onnx::NodeProto& n, int index) {
+  Handler h = handlers().find(n.op_type())->second;
+  bool any_input = false, all_const = true;
+  for (const auto& in : n.input()) {
+    if (in.empty()) continue;
+    any_input = true;
+    if (!value(in).constant) all_const = false;
+  }
+  auto record = [&](NodeCtx& ctx, const std::vector<Tensor>* folded) {
+    size_t next_folded = 0;
+    for (int k = 0; k < n.output_size(); ++k) {
+      const std::string& name = n.output(k);
+      if (name.empty()) continue;
+      Value v;
+      const auto& c = ctx.out_consts[static_cast<size_t>(k)];
+      const auto& id = ctx.out_ids[static_cast<size_t>(k)];
+      if (c) {
+        v.kind = Kind::constant;
+        v.constant = *c;
+        v.alias_of = ctx.out_alias[static_cast<size_t>(k)];
+      } else if (id && folded) {
+        v.kind = Kind::constant;
+        v.constant = (*folded)[next_folded++];
+      } else if (id) {
+        v.kind = Kind::computed;
+        v.type = main.g.node(*id).type;
+        v.rk = main.g.node(*id).name;
+      } else {
+        ctx.unsupported(fmt::format("output {} ('{}')", k + 1, printable(name)));
+      }
+      if (v.constant) v.type = TensorType{v.constant->dtype(), v.constant->shape(), {}, Device::cpu, false};
+      check_against_inferred(n, index, k, v.type);
+      if (values.count(name)) throw UserError(fmt::format("{}: {}: value '{}' is defined twice", file, node_label(n, index), printable(name)));
+      values[name] = std::move(v);
+    }
+  };
+  if (any_input && all_const) {
+    NameSet scratch_names;
+    Target scratch(scratch_names);
+    NodeCtx ctx(*this, scratch, n, index, true);
+    h(ctx);
+    int64_t total = 0;
+    bool computed = false;
+    for (auto& id : ctx.out_ids)
+      if (id) computed = true;
+    for (const auto& node : scratch.g.nodes) total = std::min(total + node.type.numel(), kFoldLimit + 1);
+    if (!computed || total <= kFoldLimit) {
+      std::vector<Tensor> folded;
+      if (computed) {
+        for (size_t k = 0; k < ctx.out_ids.size(); ++k)
+          if (ctx.out_ids[k] && !ctx.out_consts[k]) scratch.g.outputs.push_back(*ctx.out_ids[k]);
+        std::vector<int> order;
+        std::vector<Tensor> inputs;
+        for (const auto& name : scratch.placeholders) {
+          order.push_back(scratch.id(name));
+          inputs.push_back(scratch.placeholder_values.at(name));
+        }
+        try {
+          folded = interpret(scratch.hoisted(order), inputs);
+        } catch (const UserError& e) {
+          throw UserError(fmt::format("{}: {}: evaluating it at import time failed: {}", file, node_label(n, index), e.what()));
+        }
+      }
+      record(ctx, &folded);
+      return;
+    }
+  }
+  NodeCtx ctx(*this, main, n, index, false);
+  h(ctx);
+  record(ctx, nullptr);
+}
+
+ImportedModel Importer::finish() {
+  const auto& g = model.graph();
+  std::vector<std::string> output_sources;
+  for (const auto& out : g.output()) {
+    const std::string& name = out.name();
+    int id = materialize(name);
+    const std::string& mapped = foreign.map(name);
+    if (main.g.node(id).name != mapped) {
+      if (main.id(mapped) >= 0) throw InternalError("output name taken");
+      id = main.add_node(mapped, Op::clone, {Operand::of(id)}, {});
+    }
+    main.g.outputs.push_back(id);
+    output_sources.push_back(name);
+  }
+  if (main.g.outputs.empty()) throw UserError(fmt::format("{}: the model has no outputs", file));
+
+  // Inputs: the real ones (minus those only used as import-time constants), the initializers, the
+  // other constants that are not uniform; then the body in its order.
+  std::vector<bool> used(main.g.nodes.size());
+  for (const auto& node : main.g.nodes)
+    for (const auto& o : node.operands)
+      if (o.is_value()) used[static_cast<size_t>(o.value)] = true;
+  for (int o : main.g.outputs) used[static_cast<size_t>(o)] = true;
+  std::vector<int> order;
+  std::map<std::string, std::string> source_of;  // rk input name -> ONNX name
+  for (const auto& name : real_inputs_) {
+    int id = main.id(values.at(name).rk);
+    source_of.emplace(values.at(name).rk, name);
+    if (frozen.count(name) && !used[static_cast<size_t>(id)]) continue;
+    order.push_back(id);
+  }
+  for (const auto& name : initializers_)
+    if (!values.at(name).rk.empty()) source_of.emplace(values.at(name).rk, name);
+  for (const auto& [rk, onnx_name] : constant_sources_) source_of.emplace(rk, onnx_name);
+  for (const auto& name : initializers_)  // in the model's order
+    if (!values.at(name).rk.empty()) order.push_back(main.id(values.at(name).rk));
+  for (const auto& rk : main.placeholders)
+    if (std::find(initializer_inputs.begin(), initializer_inputs.end(), rk) == initializer_inputs.end()) order.push_back(main.id(rk));
+  main.g.name = g.name().empty() ? std::string("main") : sanitize_foreign_name(g.name());
+  Graph out = main.hoisted(order);
+  ImportedModel result;
+  for (int i = 0; i < out.num_inputs(); ++i) {
+    const std::string& rk = out.node(i).name;
+    auto s = source_of.find(rk);
+    result.input_sources.push_back(s != source_of.end() ? s->second : rk);
+    auto sv = main.placeholder_values.find(rk);
+    if (sv != main.placeholder_values.end()) result.values[rk] = sv->second;
+  }
+  result.graph = std::move(out);
+  result.output_sources = std::move(output_sources);
+  result.opset = opset;
+  return result;
+}
+
+ImportedModel Importer::run() {
+  const auto& g = model.graph();
+  // Every op must be one the importer maps; name the first that is not (and count the rest).
+  {
+    std::vector<std::string> missing;
+    int first = -1;
+    for (int i = 0; i < g.node_size(); ++i) {
+      const auto& n = g.node(i);
+      bool ok = (n.domain().empty() || n.domain() == "ai.onnx") && handlers().count(n.op_type());
+      if (ok) continue;
+      if (first < 0) first = i;
+      std::string what = n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : n.domain() + "." + n.op_type();
+      if (std::find(missing.begin(), missing.end(), what) == missing.end()) missing.push_back(printable(what));
+    }
+    if (first >= 0)
+      throw UserError(fmt::format("{}: {}: not supported: op {}{}", file, node_label(g.node(first), first), missing[0],
+                                  missing.size() > 1 ? fmt::format(" (also unsupported in this model: {})", fmt::join(missing.begin() + 1, missing.end(), ", "))
+                                                     : std::string()));
+  }
+  for (const auto& op : model.opset_import())
+    if (op.domain().empty() || op.domain() == "ai.onnx") opset = op.version();
+  if (opset == 0) throw UserError(fmt::format("{}: the model imports no ai.onnx opset", file));
+  if (opset > 17) throw UserError(fmt::format("{}: not supported: opset {} (reprokit imports ai.onnx opsets up to 17)", file, opset));
+  bind_inputs();
+  check_and_infer();
+  for (int i = 0; i < g.node_size(); ++i)
+    for (const auto& out : g.node(i).output())
+      if (!out.empty()) foreign.map(out);
+  for (int i = 0; i < g.node_size(); ++i) import_node(g.node(i), i);
+  return finish();
+}
+
+}  // namespace onnx_detail
+
+ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& where, const ImportOptions& options) {
+  onnx::ModelProto model;
+  if (bytes.size() > onnx_detail::kMaxModelBytes || !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    throw UserError(fmt::format("{}: not an ONNX model (the protobuf does not parse)", where));
+  onnx_detail::Importer imp(model, where, options);
+  return imp.run();
+}
+
+ImportedModel import_onnx(const std::string& path, const ImportOptions& options) {
+  return import_onnx_bytes(read_file(path, onnx_detail::kMaxModelBytes), path, options);
+}
+
+ImportedModel import_onnx(const std::string& path, const std::map<std::string, Shape>& shapes) {
+  ImportOptions o;
+  o.shapes = shapes;
+  return import_onnx(path, o);
+}
+
+const std::vector<std::string>& onnx_supported_ops() {
+  static const std::vector<std::string> ops = [] {
+    std::vector<std::string> v;
+    for (const auto& [name, h] : onnx_detail::handlers()) v.push_back(name);
+    return v;
+  }();
+  return ops;
+}
+
+bool onnx_op_supported(std::string_view op_type) { return onnx_detail::handlers().count(op_type) > 0; }
+
+std::pair<std::string, Shape> parse_shape_spec(const std::string& spec) {
+  auto bad = [&] { return UserError(fmt::format("--shape '{}': expected NAME:[d0,d1,...]", printable(spec))); };
+  size_t colon = spec.rfind(":[");
+  if (colon == std::string::npos || colon == 0 || spec.back() != ']') throw bad();
+  std::string name = spec.substr(0, colon);
+  std::string body = spec.substr(colon + 2, spec.size() - colon - 3);
+  Shape shape;
+  size_t pos = 0;
+  while (pos < body.size()) {
+    size_t end = body.find(',', pos);
+    if (end == std::string::npos) end = body.size();
+    std::string tok = body.substr(pos, end - pos);
+    tok.erase(0, tok.find_first_not_of(' '));
+    tok.erase(tok.find_last_not_of(' ') + 1);
+    if (tok.empty() || tok.size() > 12 || tok.find_first_not_of("0123456789") != std::string::npos) throw bad();
+    shape.push_back(std::stoll(tok));
+    pos = end + 1;
+    if (end == body.size()) break;
+    if (pos == body.size()) throw bad();  // trailing comma
+  }
+  return {name, shape};
+}
+
+std::map<std::string, Shape> parse_shape_specs(const std::vector<std::string>& specs) {
+  std::map<std::string, Shape> out;
+  for (const auto& spec : specs) {
+    auto [name, shape] = parse_shape_spec(spec);
+    if (!out.emplace(name, shape).second) throw UserError(fmt::format("--shape {} is given twice", printable(name)));
+  }
+  return out;
+}
+
+bool is_onnx_path(const std::string& path) { return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0; }
+
+Module load_model(const std::string& path, const std::map<std::string, Shape>& shapes, std::map<std::string, Tensor>* values) {
+  Module m;
+  if (is_onnx_path(path)) {
+    ImportedModel im = import_onnx(path, shapes);
+    m.graphs.push_back(std::move(im.graph));
+    if (values) *values = std::move(im.values);
+    return m;
+  }
+  if (!shapes.empty()) throw UserError("--shape applies to ONNX models (.onnx) only");
+  return load_module_file(path);
+}
+
+}  // namespace reprokit

@@ -1,0 +1,139 @@
+// Export -> import round trips: every op (tests/ir/all_ops.h) and every example model give the
+// same results through the reference interpreter, and every export passes ONNX's checker.
+#include <gtest/gtest.h>
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "../ir/all_ops.h"
+#include "onnx_test_util.h"
+#include "reprokit/ir/errors.h"
+#include "reprokit/ir/op_registry.h"
+#include "reprokit/ir/text_format.h"
+#include "reprokit/onnx/onnx_export.h"
+#include "reprokit/runtime/input_gen.h"
+#include "reprokit/support/files.h"
+
+namespace reprokit::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Ops whose export is a formula (not one ONNX op) round to the dtype at every step, so they can
+// differ from reprokit's single rounding in the last bits; everything else must be exact.
+bool approximate_export(Op op) {
+  return op == Op::rsqrt || op == Op::silu || op == Op::gelu || op == Op::var || op == Op::layer_norm;
+}
+
+void expect_round_trip(const Graph& g) {
+  SCOPED_TRACE(g.name);
+  std::string bytes = export_onnx(g);
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(bytes));
+  EXPECT_NO_THROW(onnx::checker::check_model(model));
+  EXPECT_EQ(model.ir_version(), 8);
+  EXPECT_EQ(model.opset_import(0).version(), 17);
+  onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions(true, 1, false));
+
+  ImportedModel m = import_onnx_bytes(bytes, g.name + ".onnx");
+  std::vector<Tensor> inputs = generate_inputs(g, 7);
+  std::vector<Tensor> want = interpret(g, inputs);
+  // The imported graph's inputs: the original's by name (contiguous), then saved constants.
+  std::vector<Tensor> in2;
+  for (int i = 0; i < m.graph.num_inputs(); ++i) {
+    const std::string& name = m.graph.node(i).name;
+    auto v = m.values.find(name);
+    if (v != m.values.end()) {
+      in2.push_back(v->second);
+      continue;
+    }
+    int id = g.find(name);
+    ASSERT_GE(id, 0) << "imported input " << name << " is not an input of the original";
+    ASSERT_LT(id, g.num_inputs());
+    in2.push_back(inputs[static_cast<size_t>(id)].contiguous());
+  }
+  std::vector<Tensor> got = interpret(m.graph, in2);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t k = 0; k < want.size(); ++k) {
+    const Node& out = g.node(g.outputs[k]);
+    SCOPED_TRACE(out.name);
+    EXPECT_EQ(got[k].dtype(), want[k].dtype());
+    ASSERT_EQ(got[k].shape(), want[k].shape());
+    // The producer of an output, or of its operand for approximate ops feeding it.
+    bool approx = approximate_export(out.op);
+    for (const auto& o : out.operands)
+      if (o.is_value() && approximate_export(g.node(o.value).op)) approx = true;
+    if (g.name != "all_ops") approx = true;  // models chain many ops: compare within float tolerance
+    auto a = want[k].to_doubles(), b = got[k].to_doubles();
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (std::isnan(a[i])) {
+        EXPECT_TRUE(std::isnan(b[i])) << "at " << i;
+      } else if (approx) {
+        double tol = want[k].dtype() == DType::f32 ? 1e-5 : want[k].dtype() == DType::f64 ? 1e-12 : 1e-2;
+        EXPECT_NEAR(b[i], a[i], tol * (1 + std::fabs(a[i]))) << "at " << i;
+      } else {
+        EXPECT_EQ(b[i], a[i]) << "at " << i;
+      }
+    }
+  }
+}
+
+TEST(OnnxExport, EveryOpRoundTrips) {
+  Graph g = parse_graph(kAllOpsGraph, "all_ops.rk");
+  // The graph uses every op of the table.
+  std::set<Op> used;
+  for (const auto& n : g.nodes) used.insert(n.op);
+  for (const auto& s : op_table()) EXPECT_TRUE(used.count(s.op)) << s.name << " is missing from all_ops";
+  expect_round_trip(g);
+}
+
+TEST(OnnxExport, ExampleModelsRoundTrip) {
+  int n = 0;
+  for (auto& e : fs::directory_iterator(fs::path(REPROKIT_SOURCE_DIR) / "examples")) {
+    if (e.path().extension() != ".rk") continue;
+    ++n;
+    Module m = load_module_file(e.path().string());
+    for (const auto& g : m.graphs) expect_round_trip(g);
+  }
+  EXPECT_GE(n, 4);
+}
+
+TEST(OnnxExport, EdgeCases) {
+  // A graph returning an input and one value twice; literals of every kind; bf16; 0-d values.
+  const char* text = R"RK(
+graph edges(%x: f32[3], %b: bf16[2, 2], %i: i32[3], %s: f32[]) {
+  %y = add(%x, 1)
+  %z = mul(%i, 2.5)
+  %w = where(%c, %x, 0.0)
+  %c = gt(%x, 0.0)
+  %bb = sin(%b)
+  %bf = full(shape=[2], value=1.5, dtype=bf16)
+  %ss = softmax(%s, dim=0)
+  %am = argmax(%s)
+  %sq = squeeze(%x, dim=0)
+  %r0 = sum(%x, dims=[])
+  return (%x, %y, %y, %z, %bb, %bf, %ss, %am, %sq, %r0)
+}
+)RK";
+  // %w uses %c before its definition: fix the order.
+  std::string t = text;
+  t.replace(t.find("  %w = where(%c, %x, 0.0)\n  %c = gt(%x, 0.0)\n"), std::string("  %w = where(%c, %x, 0.0)\n  %c = gt(%x, 0.0)\n").size(),
+            "  %c = gt(%x, 0.0)\n  %w = where(%c, %x, 0.0)\n");
+  expect_round_trip(parse_graph(t, "edges.rk"));
+}
+
+TEST(OnnxExport, WritesReproOnnx) {
+  fs::path d = fs::temp_directory_path() / ("rk_onnx_repro_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  Dir dir = Dir::create(d.string());
+  write_onnx_repro(dir, parse_graph(kAllOpsGraph, "all_ops.rk"));
+  ASSERT_TRUE(fs::exists(d / "repro.onnx"));
+  ImportedModel m = import_onnx((d / "repro.onnx").string());
+  EXPECT_EQ(m.graph.name, "all_ops");
+  fs::remove_all(d);
+}
+
+}  // namespace
+}  // namespace reprokit::testing

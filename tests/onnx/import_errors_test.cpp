@@ -1,0 +1,225 @@
+// What the importer refuses: unsupported ops, dtypes and attribute values (named by node and op
+// type), dynamic shapes without --shape, and hostile files — always a UserError, never a crash.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "onnx_test_util.h"
+#include "reprokit/ir/errors.h"
+
+namespace reprokit::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string import_error(const ModelBuilder& b, const ImportOptions& o = {}) {
+  try {
+    b.import(o);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::string bytes_error(const std::string& bytes) {
+  try {
+    import_onnx_bytes(bytes, "hostile.onnx");
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+#define EXPECT_HAS(haystack, needle) EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
+
+TEST(OnnxImportErrors, UnsupportedOpNamesNodeAndOpType) {
+  ModelBuilder b(13);
+  b.input("x", F32, {1, 1, 4, 4}).output("y", F32);
+  b.init("w", f32({1, 1, 1, 1}, {1}));
+  b.node("Relu", {"x"}, {"r"}, "first");
+  b.node("Conv", {"r", "w"}, {"c"}, "conv1");
+  attr_ints(b.node("MaxPool", {"c"}, {"y"}, "pool"), "kernel_shape", {2, 2});
+  std::string e = import_error(b);
+  EXPECT_HAS(e, "test.onnx");
+  EXPECT_HAS(e, "node 1 'conv1' (Conv)");
+  EXPECT_HAS(e, "not supported: op Conv");
+  EXPECT_HAS(e, "MaxPool");
+}
+
+TEST(OnnxImportErrors, UnsupportedDtypes) {
+  ModelBuilder b(13);
+  b.input("x", U8, {2}).output("y", U8);
+  b.node("Identity", {"x"}, {"y"});
+  std::string e = import_error(b);
+  EXPECT_HAS(e, "input 'x'");
+  EXPECT_HAS(e, "UINT8");
+  ModelBuilder c(13);
+  c.input("x", F32, {2}).output("y", U8);
+  attr(c.node("Cast", {"x"}, {"y"}, "to_u8"), "to", U8);
+  e = import_error(c);
+  EXPECT_HAS(e, "node 0 'to_u8' (Cast)");
+  EXPECT_HAS(e, "Cast to UINT8");
+}
+
+TEST(OnnxImportErrors, UnsupportedAttributeValues) {
+  ModelBuilder b(17);
+  b.input("x", F32, {2, 3}).output("y", F32);
+  b.init("w", f32({3}, {1, 1, 1}));
+  attr(b.node("LayerNormalization", {"x", "w"}, {"y"}, "ln"), "stash_type", 11);
+  std::string e = import_error(b);
+  EXPECT_HAS(e, "node 0 'ln' (LayerNormalization)");
+  EXPECT_HAS(e, "stash_type");
+  // Training-mode dropout draws random masks.
+  ModelBuilder d(13);
+  d.input("x", F32, {2}).output("y", F32);
+  d.init("r", f32({}, {0.5})).init("t", Tensor::from_int64s(DType::boolean, {}, {1}));
+  d.node("Dropout", {"x", "r", "t"}, {"y"});
+  e = import_error(d);
+  EXPECT_HAS(e, "node 0 (Dropout)");
+  EXPECT_HAS(e, "training_mode");
+  // A shape computed at run time cannot become a reshape target.
+  ModelBuilder r(13);
+  r.input("x", F32, {2, 3}).input("s", I64, {2}).output("y", F32);
+  r.node("Reshape", {"x", "s"}, {"y"}, "rs");
+  e = import_error(r);
+  EXPECT_HAS(e, "node 0 'rs' (Reshape)");
+  EXPECT_HAS(e, "known at import time");
+  // An opset newer than 17.
+  ModelBuilder n(18);
+  n.input("x", F32, {2}).output("y", F32);
+  n.node("Relu", {"x"}, {"y"});
+  EXPECT_HAS(import_error(n), "opset 18");
+}
+
+TEST(OnnxImportErrors, DynamicDimensionsNeedShapes) {
+  ModelBuilder b(13);
+  b.dynamic_input("x", F32, {0, 4}, 0, "batch").output("y", F32);
+  b.node("Relu", {"x"}, {"y"});
+  std::string e = import_error(b);
+  EXPECT_HAS(e, "input 'x' has a dynamic dimension 0 ('batch')");
+  EXPECT_HAS(e, "--shape x:");
+  ImportOptions o;
+  o.shapes["x"] = {3, 4};
+  ImportedModel m = b.import(o);
+  EXPECT_EQ(m.graph.node(0).type.shape, (Shape{3, 4}));
+  o.shapes["x"] = {3, 5};
+  EXPECT_HAS(import_error(b, o), "dimension 1 is 4 in the model, not 5");
+  o.shapes = {{"nope", {1}}};
+  EXPECT_HAS(import_error(b, o), "no input of that name");
+  EXPECT_THROW(parse_shape_spec("x:[1,a]"), UserError);
+  EXPECT_THROW(parse_shape_spec("x[1]"), UserError);
+  EXPECT_EQ(parse_shape_spec("a.b:[2, 3]").second, (Shape{2, 3}));
+  EXPECT_EQ(parse_shape_spec("s:[]").second, Shape{});
+}
+
+TEST(OnnxImportErrors, HostileFiles) {
+  EXPECT_HAS(bytes_error("this is not a protobuf at all \xff\xff\xff\xff"), "hostile.onnx");
+  EXPECT_HAS(bytes_error(""), "hostile.onnx");
+  // A valid model, truncated.
+  ModelBuilder b(13);
+  b.input("x", F32, {2}).output("y", F32);
+  b.init("w", f32({64}, std::vector<double>(64, 1.0)));
+  b.node("Relu", {"x"}, {"y"});
+  std::string full = b.bytes();
+  for (size_t cut : {full.size() / 2, full.size() - 1, size_t{3}}) EXPECT_HAS(bytes_error(full.substr(0, cut)), "hostile.onnx");
+  // raw_data whose length does not match the dims.
+  {
+    ModelBuilder m(13);
+    m.input("x", F32, {3}).output("y", F32);
+    auto* t = m.m.mutable_graph()->add_initializer();
+    t->set_name("w");
+    t->set_data_type(F32);
+    t->add_dims(3);
+    t->set_raw_data(std::string(8, '\0'));
+    m.node("Mul", {"x", "w"}, {"y"});
+    std::string e = import_error(m);
+    EXPECT_HAS(e, "initializer 'w'");
+    EXPECT_HAS(e, "raw_data has 8 bytes");
+  }
+  // Typed data of the wrong length; huge dims with no data; negative dims.
+  for (std::vector<int64_t> dims : {std::vector<int64_t>{5}, std::vector<int64_t>{int64_t{1} << 40, int64_t{1} << 40}, std::vector<int64_t>{-1}}) {
+    ModelBuilder m(13);
+    m.input("x", F32, {3}).output("y", F32);
+    auto* t = m.m.mutable_graph()->add_initializer();
+    t->set_name("w");
+    t->set_data_type(F32);
+    for (auto d : dims) t->add_dims(d);
+    t->add_float_data(1);
+    m.node("Mul", {"x", "w"}, {"y"});
+    EXPECT_HAS(import_error(m), "test.onnx");
+  }
+  // A huge input shape, a huge ConstantOfShape.
+  {
+    ModelBuilder m(13);
+    m.input("x", F32, {int64_t{1} << 40, int64_t{1} << 40}).output("y", F32);
+    m.node("Relu", {"x"}, {"y"});
+    EXPECT_HAS(import_error(m), "input 'x'");
+    ModelBuilder c(13);
+    c.input("x", F32, {2}).output("y", F32);
+    c.init("s", i64({2}, {int64_t{1} << 40, int64_t{1} << 40}));
+    c.node("ConstantOfShape", {"s"}, {"y"});
+    EXPECT_HAS(import_error(c), "node 0 (ConstantOfShape)");
+  }
+  // External data would read other files: refused.
+  {
+    ModelBuilder m(13);
+    m.input("x", F32, {3}).output("y", F32);
+    auto* t = m.m.mutable_graph()->add_initializer();
+    t->set_name("w");
+    t->set_data_type(F32);
+    t->add_dims(3);
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* kv = t->add_external_data();
+    kv->set_key("location");
+    kv->set_value("/etc/passwd");
+    m.node("Mul", {"x", "w"}, {"y"});
+    EXPECT_HAS(import_error(m), "test.onnx");
+  }
+  // Not a regular file; missing.
+  fs::path dir = fs::temp_directory_path() / ("rk_onnx_hostile_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  EXPECT_THROW(import_onnx(dir.string()), UserError);
+  EXPECT_THROW(import_onnx((dir / "missing.onnx").string()), UserError);
+  fs::remove_all(dir);
+}
+
+TEST(OnnxImportErrors, HostileGraphs) {
+  // A node reading a value nobody defines, a cycle, a duplicate output: the checker refuses them.
+  ModelBuilder a(13);
+  a.input("x", F32, {2}).output("y", F32);
+  a.node("Add", {"x", "ghost"}, {"y"});
+  EXPECT_HAS(import_error(a), "test.onnx");
+  ModelBuilder c(13);
+  c.input("x", F32, {2}).output("y", F32);
+  c.node("Add", {"x", "y"}, {"z"});
+  c.node("Relu", {"z"}, {"y"});
+  EXPECT_HAS(import_error(c), "test.onnx");
+  // Gather indices out of range among constants: an error at import-time evaluation.
+  ModelBuilder g(13);
+  g.input("x", F32, {2}).output("y", F32);
+  g.init("d", f32({3}, {1, 2, 3})).init("i", i64({1}, {7}));
+  g.node("Gather", {"d", "i"}, {"t"});
+  g.node("Add", {"x", "t"}, {"y"});
+  EXPECT_HAS(import_error(g), "node 0 (Gather)");
+  // Attribute values and shapes that crash or stall ONNX's own shape inference: isolated in a
+  // child process, they are a UserError here.
+  ModelBuilder ln(17);
+  ln.input("x", F32, {3, 4}).input("w", F32, {3, 4}).output("y", F32, std::vector<int64_t>{3, 4});
+  attr(ln.node("LayerNormalization", {"x", "w"}, {"y"}), "axis", std::numeric_limits<int64_t>::max());
+  EXPECT_HAS(import_error(ln), "test.onnx");
+  ModelBuilder ex(13);
+  ex.input("x", F32, {3, 1}).input("s", I64, {int64_t{1} << 31}).output("y", F32, std::vector<int64_t>{3, 1});
+  ex.node("Expand", {"x", "s"}, {"y"});
+  EXPECT_HAS(import_error(ex), "test.onnx");
+  // Reshape to a shape of the wrong size.
+  ModelBuilder r(13);
+  r.input("x", F32, {2, 3}).output("y", F32);
+  r.init("s", i64({1}, {7}));
+  r.node("Reshape", {"x", "s"}, {"y"});
+  EXPECT_HAS(import_error(r), "node 0 (Reshape)");
+}
+
+}  // namespace
+}  // namespace reprokit::testing

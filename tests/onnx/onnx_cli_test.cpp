@@ -1,0 +1,154 @@
+// The CLI on ONNX models: `reprokit import`, `reprokit export`, `reprokit run MODEL.onnx`; and a
+// real model, nn.TransformerEncoder exported by PyTorch, through eager and cpp.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "../harness/cli_util.h"
+#include "onnx_test_util.h"
+#include "reprokit/codegen/compiler.h"
+#include "reprokit/ir/text_format.h"
+#include "reprokit/onnx/onnx_export.h"
+#include "reprokit/runtime/npy.h"
+#include "reprokit/support/files.h"
+
+namespace reprokit::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+#define EXPECT_HAS(haystack, needle) EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
+
+// A small model with weights, a foreign-named graph and a shape computation.
+std::string small_model() {
+  ModelBuilder b(13, "torch-jit-export");
+  b.input("input.1", F32, {2, 4}).output("/out/Relu_output_0", F32, std::vector<int64_t>{2, 3});
+  b.init("onnx::Gemm_5", f32({3, 4}, {0.1, -0.2, 0.3, 0.4, 0.5, -0.6, 0.7, 0.8, -0.9, 1.0, 1.1, 1.2}));
+  b.init("fc.bias", f32({3}, {0.5, -0.5, 0.25}));
+  attr(b.node("Gemm", {"input.1", "onnx::Gemm_5", "fc.bias"}, {"/fc/Gemm_output_0"}), "transB", 1);
+  b.node("Shape", {"/fc/Gemm_output_0"}, {"shape"});
+  b.node("Reshape", {"/fc/Gemm_output_0", "shape"}, {"r"});
+  b.node("Relu", {"r"}, {"/out/Relu_output_0"});
+  return b.bytes();
+}
+
+TEST(OnnxCli, ImportThenRunMatchesRunningTheOnnxModel) {
+  fs::path d = fresh_dir("onnx_import");
+  { std::ofstream(d / "m.onnx", std::ios::binary) << small_model(); }
+  auto a = reprokit_cli({"run", "m.onnx", "--backend", "eager", "--save-outputs", "direct"}, d);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  auto imp = reprokit_cli({"import", "m.onnx", "-o", "imported"}, d);
+  ASSERT_EQ(imp.exit_code, 0) << imp.err;
+  EXPECT_TRUE(fs::exists(d / "imported" / "torch_jit_export.rk"));
+  EXPECT_TRUE(fs::exists(d / "imported" / "inputs" / "onnx__Gemm_5.npy"));
+  EXPECT_TRUE(fs::exists(d / "imported" / "inputs" / "fc.bias.npy"));
+  auto b = reprokit_cli({"run", "imported/torch_jit_export.rk", "--inputs", "imported/inputs", "--backend", "eager", "--save-outputs", "via_rk"}, d);
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  Tensor x = read_npy((d / "direct" / "_out_Relu_output_0.npy").string());
+  Tensor y = read_npy((d / "via_rk" / "_out_Relu_output_0.npy").string());
+  EXPECT_EQ(x.to_doubles(), y.to_doubles());
+  // The cpp backend agrees.
+  auto c = reprokit_cli({"run", "m.onnx", "--save-outputs", "cpp"}, d);
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  Tensor z = read_npy((d / "cpp" / "_out_Relu_output_0.npy").string());
+  auto xv = x.to_doubles(), zv = z.to_doubles();
+  for (size_t i = 0; i < xv.size(); ++i) EXPECT_NEAR(xv[i], zv[i], 1e-5);
+}
+
+TEST(OnnxCli, ExportThenImport) {
+  fs::path d = fresh_dir("onnx_export");
+  auto e = reprokit_cli({"export", example("mlp"), "-o", "mlp.onnx"}, d);
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  ImportedModel m = import_onnx((d / "mlp.onnx").string());
+  Graph g = parse_graph(read_file(example("mlp"), kMaxTextFileBytes));
+  EXPECT_EQ(m.graph.name, g.name);
+  auto r = reprokit_cli({"run", "mlp.onnx", "--backend", "eager"}, d);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST(OnnxCli, HelpAndBadInput) {
+  fs::path d = fresh_dir("onnx_bad");
+  for (const char* cmd : {"import", "export"}) {
+    auto h = reprokit_cli({cmd, "--help"}, d);
+    EXPECT_EQ(h.exit_code, 0);
+    EXPECT_HAS(h.out, "usage: reprokit " + std::string(cmd));
+  }
+  EXPECT_EQ(reprokit_cli({"import", "m.onnx"}, d).exit_code, 2);  // no -o
+  { std::ofstream(d / "junk.onnx") << "not a model"; }
+  auto j = reprokit_cli({"import", "junk.onnx", "-o", "out"}, d);
+  EXPECT_EQ(j.exit_code, 2);
+  EXPECT_HAS(j.err, "junk.onnx");
+  auto r = reprokit_cli({"run", "junk.onnx"}, d);
+  EXPECT_EQ(r.exit_code, 2);
+  // A dynamic input: a clear error, then --shape.
+  ModelBuilder b(13);
+  b.dynamic_input("x", F32, {0, 3}, 0, "N").output("y", F32);
+  b.node("Relu", {"x"}, {"y"});
+  { std::ofstream(d / "dyn.onnx", std::ios::binary) << b.bytes(); }
+  auto dy = reprokit_cli({"run", "dyn.onnx", "--backend", "eager"}, d);
+  EXPECT_EQ(dy.exit_code, 2);
+  EXPECT_HAS(dy.err, "--shape x:");
+  auto ok = reprokit_cli({"run", "dyn.onnx", "--backend", "eager", "--shape", "x:[5,3]"}, d);
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_HAS(ok.out, "f32[5, 3]");
+  EXPECT_EQ(reprokit_cli({"run", example("mlp"), "--shape", "x:[1]"}, d).exit_code, 2);
+  // An unsupported op: exit 2 naming the node.
+  ModelBuilder u(13);
+  u.input("x", F32, {1, 1, 2, 2}).output("y", F32);
+  attr_ints(u.node("MaxPool", {"x"}, {"y"}, "pool"), "kernel_shape", {2, 2});
+  { std::ofstream(d / "pool.onnx", std::ios::binary) << u.bytes(); }
+  auto p = reprokit_cli({"import", "pool.onnx", "-o", "o"}, d);
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_HAS(p.err, "node 0 'pool' (MaxPool)");
+}
+
+// nn.TransformerEncoder (2 layers, d_model 32) exported by tests/models/export_models.py.
+TEST(OnnxRealModel, TransformerEncoderMatchesPyTorch) {
+  const char* python = "/usr/bin/python3";
+  ProcessSpec probe;
+  probe.argv = {python, "-c", "import torch, torchvision, onnx"};
+  probe.timeout_s = 120;
+  ProcessResult pr;
+  try {
+    pr = run_process(probe);
+  } catch (const std::exception& e) {
+    GTEST_SKIP() << "no " << python << ": " << e.what();
+  }
+  if (pr.exit_code != 0) GTEST_SKIP() << python << " cannot import torch, torchvision and onnx (WITH_TORCH=1 scripts/install_deps.sh installs them)";
+  fs::path d = fresh_dir("onnx_transformer");
+  ProcessSpec exp;
+  exp.argv = {python, std::string(REPROKIT_SOURCE_DIR) + "/tests/models/export_models.py", d.string(), "--only", "transformer_encoder"};
+  exp.timeout_s = 300;
+  ProcessResult er = run_process(exp);
+  ASSERT_EQ(er.exit_code, 0) << er.err;
+  fs::path md = d / "transformer_encoder";
+  ImportedModel m = import_onnx((md / "model.onnx").string());
+  Tensor x = read_npy((md / "input.npy").string());
+  Tensor expected = read_npy((md / "expected.npy").string());
+  std::vector<Tensor> inputs;
+  for (int i = 0; i < m.graph.num_inputs(); ++i) {
+    auto v = m.values.find(m.graph.node(i).name);
+    inputs.push_back(v != m.values.end() ? v->second : x);
+  }
+  auto check = [&](const char* backend, const Tensor& got) {
+    SCOPED_TRACE(backend);
+    ASSERT_EQ(got.shape(), expected.shape());
+    auto a = got.to_doubles(), b = expected.to_doubles();
+    double worst = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_LE(std::fabs(a[i] - b[i]), 1e-5 + 1e-3 * std::fabs(b[i])) << "at " << i;
+      worst = std::max(worst, std::fabs(a[i] - b[i]));
+    }
+    std::printf("%s: max abs error vs PyTorch %.3g\n", backend, worst);
+  };
+  check("eager", interpret(m.graph, inputs).at(0));
+  CompileOptions co;
+  co.backend = "cpp";
+  co.cache_dir = std::string(REPROKIT_BINARY_DIR) + "/test-cache";
+  check("cpp", compile_graph(m.graph, co)->run(inputs).at(0));
+}
+
+}  // namespace
+}  // namespace reprokit::testing
