@@ -63,7 +63,8 @@ static CommandRegistration reg({"minify", "reprokit minify BUNDLE_DIR [--jobs N]
                                 "  --only A,B          run only these strategies;  --skip A,B  never run these\n"
                                 "  --list-strategies   list the strategies in run order\n"
                                 "  --any-accuracy      also accept candidates whose accuracy failure is only in integer/bool outputs\n"
-                                "  --flaky-checks N    runs of the original used to measure a flaky failure rate (default 8)\n"
+                                "  --flaky-checks N    most runs of the original used to measure a flaky failure rate (default 8;\n"
+                                "                      after 3 runs it stops once 15 s are spent)\n"
                                 "  --no-verify         skip the final rerun of the repro in a fresh process",
                                 run_minify});
 

@@ -1,4 +1,4 @@
-// `reprokit print FILE`: prints a graph file (.rk, or the .json form / a bundle manifest) as .rk text.
+// `reprokit print FILE`: prints a graph file (.rk, .onnx, or the .json form / a bundle manifest) as .rk text.
 #include <fmt/core.h>
 
 
@@ -6,6 +6,7 @@
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/json_format.h"
 #include "reprokit/ir/text_format.h"
+#include "reprokit/onnx/onnx_import.h"
 #include "reprokit/support/files.h"
 
 namespace reprokit::cli {
@@ -31,7 +32,7 @@ static int run_print(const std::vector<std::string>& argv) {
       throw UserError(fmt::format("{}: malformed graph JSON: {}", path, e.what()));
     }
   } else {
-    m = load_module_file(path);
+    m = load_model(path);  // .rk, or an ONNX model (imported)
   }
   if (auto name = args.get("--graph")) fmt::print("{}", print_graph(m.get(*name)));
   else fmt::print("{}", print_module(m));
@@ -39,8 +40,8 @@ static int run_print(const std::vector<std::string>& argv) {
 }
 
 static CommandRegistration reg({
-    "print", "reprokit print FILE [--graph NAME]", "print a graph (.rk or .json) in the text format",
-    "  FILE          a .rk file, a graph .json, or a bundle's manifest.json\n  --graph NAME  print only the graph NAME",
+    "print", "reprokit print FILE [--graph NAME]", "print a graph (.rk, .onnx or .json) in the text format",
+    "  FILE          a .rk file, an ONNX model, a graph .json, or a bundle's manifest.json\n  --graph NAME  print only the graph NAME",
     run_print});
 
 }  // namespace reprokit::cli

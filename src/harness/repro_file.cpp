@@ -9,6 +9,7 @@
 #include "reprokit/harness/bundle.h"
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/text_format.h"
+#include "reprokit/onnx/onnx_export.h"
 #include "reprokit/runtime/npy.h"
 #include "reprokit/ir/names.h"
 #include "reprokit/runtime/templates.h"
@@ -43,6 +44,18 @@ void write_repro_files(const std::string& dir, const Graph& g, const std::vector
   for (auto& i : c.injections) inject += (inject.empty() ? "" : " ") + i.str();
   for (auto& p : c.pass_injections) inject += (inject.empty() ? "" : " ") + p.pass + ":" + std::to_string(p.n) + "(pass)";
   std::string failure = spec.expected.failed() ? std::string(spec.expected.kind_name()) + ": " + spec.expected.signature : "(none recorded)";
+  // repro.onnx lets the bug go to any ONNX consumer; a graph ONNX cannot hold still gets the rest.
+  std::string onnx_note;
+  try {
+    write_onnx_repro(d, g);
+    onnx_note = "`repro.onnx` is the same graph as an ONNX model (opset 17); its inputs are `repro_inputs/<input>.npy`.";
+  } catch (const UserError& e) {
+    d.remove_file("repro.onnx");
+    onnx_note = "No `repro.onnx`: " + comment_safe(e.what());
+  } catch (const InternalError& e) {  // a bug in the exporter must not cost the user the other files
+    d.remove_file("repro.onnx");
+    onnx_note = "No `repro.onnx` (a reprokit bug, please report it): " + comment_safe(e.what());
+  }
   std::string text = print_graph(g);
   std::map<std::string, std::string> vars = {
       {"GRAPH", g.name},
@@ -55,6 +68,7 @@ void write_repro_files(const std::string& dir, const Graph& g, const std::vector
       {"GRAPH_TEXT", text},
       {"NODES", std::to_string(g.num_ops())},
       {"SUMMARY", comment_safe(summary)},
+      {"ONNX", onnx_note},
       {"ENVIRONMENT", environment_info().dump(2)}};
   d.write("repro.rk", render_template("repro.rk", vars));
   d.write("repro_test.cpp", render_template("repro_test.cpp", vars));

@@ -62,6 +62,8 @@ class Target {
 class NodeCtx;
 using Handler = void (*)(NodeCtx&);
 const std::map<std::string, Handler, std::less<>>& handlers();
+// Conv, pooling, BatchNormalization and Pad (onnx_ops_conv.cpp), merged into handlers().
+const std::map<std::string, Handler, std::less<>>& conv_handlers();
 
 class Importer {
  public:

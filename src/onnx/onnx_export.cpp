@@ -82,6 +82,15 @@ AttrFn a_ints(const std::string& name, const std::vector<int64_t>& v) {
   };
 }
 
+AttrFn tensor_attr(const std::string& name, const Tensor& t) {
+  return [=](onnx::NodeProto& n) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::TENSOR);
+    onnx_detail::tensor_to_proto(t, a->mutable_t());
+  };
+}
+
 struct Val {
   std::string name;
   DType dtype;
@@ -254,6 +263,153 @@ class Exporter {
     return node(op_type, {xe.name}, e, {a_ints("axes", dims), a_int("keepdims", keepdim)});
   }
 
+  // ---- pooling. ONNX's ceil_mode may count one more window than PyTorch (whose last window must
+  // start inside the input or its left padding), so a pool exports with ceil_mode=0 and the end
+  // pads that give PyTorch's window count: padding never wins a max, and an average pool's
+  // divisor is kept exact by padding explicitly (count_include_pad) or not counting pads.
+  struct PoolGeometry {
+    Window2d w;
+    int64_t extra[2] = {0, 0};  // end pads beyond w.padding
+  };
+  PoolGeometry pool_geometry(const Node& n, const Shape& x, const Shape& y) const {
+    PoolGeometry p{window_of(n)};
+    for (int d = 0; d < 2; ++d) {
+      const int64_t span = p.w.dilation[d] * (p.w.kernel[d] - 1) + 1;
+      p.extra[d] = std::max<int64_t>((y[2 + d] - 1) * p.w.stride[d] + span - (x[2 + d] + 2 * p.w.padding[d]), 0);
+    }
+    return p;
+  }
+  std::vector<AttrFn> pool_attrs(const Window2d& w, const int64_t begin[2], const int64_t end[2], bool dilation) {
+    std::vector<AttrFn> a{a_ints("kernel_shape", {w.kernel[0], w.kernel[1]}), a_ints("strides", {w.stride[0], w.stride[1]}),
+                          a_ints("pads", {begin[0], begin[1], end[0], end[1]})};
+    if (dilation) a.push_back(a_ints("dilations", {w.dilation[0], w.dilation[1]}));
+    return a;
+  }
+  Val max_pool(const Node& n, DType od) {
+    DType e = exec("MaxPool", od);
+    PoolGeometry p = pool_geometry(n, type(n, 0).shape, n.type.shape);
+    const int64_t begin[2] = {p.w.padding[0], p.w.padding[1]}, end[2] = {p.w.padding[0] + p.extra[0], p.w.padding[1] + p.extra[1]};
+    return node("MaxPool", {operand(n, 0, e)}, e, pool_attrs(p.w, begin, end, true));
+  }
+  Val avg_pool(const Node& n, DType od) {
+    DType e = exec("AveragePool", od);
+    PoolGeometry p = pool_geometry(n, type(n, 0).shape, n.type.shape);
+    const bool include_pad = attr_bool(n, "count_include_pad");
+    std::string x = operand(n, 0, e);
+    int64_t begin[2] = {p.w.padding[0], p.w.padding[1]}, end[2] = {p.w.padding[0] + p.extra[0], p.w.padding[1] + p.extra[1]};
+    bool count_pads = include_pad;
+    if (include_pad && (p.extra[0] || p.extra[1]) && (begin[0] || begin[1])) {
+      // PyTorch counts the real padding but not the windows' overhang past it.
+      x = node("Pad", {x, ints({0, 0, begin[0], begin[1], 0, 0, begin[0], begin[1]})}, e).name;
+      begin[0] = begin[1] = 0;
+      end[0] = p.extra[0];
+      end[1] = p.extra[1];
+      count_pads = false;
+    } else if (p.extra[0] || p.extra[1]) {
+      count_pads = false;  // no real padding (or it is not counted): the overhang is never counted
+    }
+    auto a = pool_attrs(p.w, begin, end, false);
+    a.push_back(a_int("count_include_pad", count_pads));
+    return node("AveragePool", {x}, e, a);
+  }
+  // Adaptive average pooling is separable: y = A_h x A_w^T with A's rows averaging each range.
+  Val adaptive_avg_pool(const Node& n, DType od) {
+    DType e = exec("MatMul", od);
+    const Shape& xs = type(n, 0).shape;
+    const int64_t oh = n.type.shape[2], ow = n.type.shape[3];
+    if (oh == 1 && ow == 1) return node("GlobalAveragePool", {operand(n, 0, exec("GlobalAveragePool", od))}, exec("GlobalAveragePool", od));
+    auto averaging = [&](int64_t in, int64_t out, bool transposed) {
+      std::vector<double> m(static_cast<size_t>(in * out), 0.0);
+      for (int64_t i = 0; i < out; ++i) {
+        const int64_t s = adaptive_start(i, in, out), t = adaptive_end(i, in, out);
+        for (int64_t k = s; k < t; ++k) m[static_cast<size_t>(transposed ? k * out + i : i * in + k)] = 1.0 / static_cast<double>(t - s);
+      }
+      return initializer(Tensor::from_doubles(e, transposed ? Shape{in, out} : Shape{out, in}, m));
+    };
+    Val rows = node("MatMul", {operand(n, 0, e), averaging(xs[3], ow, true)}, e);
+    return node("MatMul", {averaging(xs[2], oh, false), rows.name}, e);
+  }
+  // The pools' backward ops, written with ops the importer maps back (ONNX's scatter has no
+  // reprokit counterpart): the gradient of each window goes to one element (max) or all of them
+  // (average), tap by tap. Tap t of every window is a strided view of the padded input, so each
+  // tap's share is g spread out by the stride (zeros between), shifted to the tap's offset.
+  struct PoolFrame {
+    Window2d w;
+    int64_t h, wd, oh, ow;
+    int64_t frame[2];  // the padded input, right pad grown to cover every window
+  };
+  PoolFrame pool_frame(const Node& n) const {
+    const Shape& xs = type(n, 1).shape;
+    const Shape& gs = type(n, 0).shape;
+    PoolFrame f{window_of(n), xs[2], xs[3], gs[2], gs[3], {0, 0}};
+    for (int d = 0; d < 2; ++d) {
+      const int64_t last = (gs[2 + d] - 1) * f.w.stride[d] + f.w.dilation[d] * (f.w.kernel[d] - 1) + 1;
+      f.frame[d] = std::max(xs[2 + d] + 2 * f.w.padding[d], last);
+    }
+    return f;
+  }
+  // v [N, C, OH, OW] placed in the frame: element (i, j) at (oy + i * sy, ox + j * sx).
+  Val place(const Val& v, const PoolFrame& f, int64_t oy, int64_t ox, const Shape& nc) {
+    const int64_t sy = f.w.stride[0], sx = f.w.stride[1];
+    Val u = node("Reshape", {v.name, ints({nc[0], nc[1], f.oh, 1, f.ow, 1})}, v.dtype);
+    if (sy > 1 || sx > 1) u = node("Pad", {u.name, ints({0, 0, 0, 0, 0, 0, 0, 0, 0, sy - 1, 0, sx - 1})}, v.dtype);
+    u = node("Reshape", {u.name, ints({nc[0], nc[1], f.oh * sy, f.ow * sx})}, v.dtype);
+    const int64_t end_y = std::max<int64_t>(f.frame[0] - oy - f.oh * sy, 0), end_x = std::max<int64_t>(f.frame[1] - ox - f.ow * sx, 0);
+    u = node("Pad", {u.name, ints({0, 0, oy, ox, 0, 0, end_y, end_x})}, v.dtype);
+    return node("Slice", {u.name, ints({0, 0}), ints({f.frame[0], f.frame[1]}), ints({2, 3})}, v.dtype);
+  }
+  // The sum of the taps' shares, cropped to the input.
+  Val gather_taps(const std::vector<Val>& shares, const PoolFrame& f) {
+    std::vector<std::string> names;
+    for (const auto& s : shares) names.push_back(s.name);
+    Val total = names.size() == 1 ? shares[0] : node("Sum", names, shares[0].dtype);
+    return node("Slice", {total.name, ints({f.w.padding[0], f.w.padding[1]}), ints({f.w.padding[0] + f.h, f.w.padding[1] + f.wd}), ints({2, 3})},
+                total.dtype);
+  }
+  int64_t tap_count(const Window2d& w) {
+    const int64_t taps = w.kernel[0] * w.kernel[1];
+    if (taps > 1024) throw UserError(fmt::format("a pool backward with {} taps per window (the export writes a few nodes per tap; at most 1024)", taps));
+    return taps;
+  }
+  Val max_pool_backward(const Node& n, DType od) {
+    DType e = exec("MaxPool", od);
+    const PoolFrame f = pool_frame(n);
+    const Shape& xs = type(n, 1).shape;
+    const int64_t taps = tap_count(f.w);
+    Val x = node("Pad", {operand(n, 1, e), ints({0, 0, f.w.padding[0], f.w.padding[1], 0, 0, f.frame[0] - f.h - f.w.padding[0], f.frame[1] - f.wd - f.w.padding[1]}),
+                         scalar(AttrValue(-HUGE_VAL), e)}, e);
+    std::vector<std::string> stacked;  // tap t of every window, along a new last dim
+    for (int64_t t = 0; t < taps; ++t) {
+      const int64_t oy = (t / f.w.kernel[1]) * f.w.dilation[0], ox = (t % f.w.kernel[1]) * f.w.dilation[1];
+      Val xt = node("Slice", {x.name, ints({oy, ox}), ints({oy + (f.oh - 1) * f.w.stride[0] + 1, ox + (f.ow - 1) * f.w.stride[1] + 1}), ints({2, 3}),
+                              ints({f.w.stride[0], f.w.stride[1]})}, e);
+      stacked.push_back(node("Unsqueeze", {xt.name, ints({4})}, e).name);
+    }
+    Val windows = stacked.size() == 1 ? Val{stacked[0], e} : node("Concat", stacked, e, {a_int("axis", 4)});
+    Val arg = node("ArgMax", {windows.name}, DType::i64, {a_int("axis", 4), a_int("keepdims", 0)});  // the first maximum
+    Val g = cast(in(n, 0), e);
+    std::vector<Val> shares;
+    for (int64_t t = 0; t < taps; ++t) {
+      Val hit = node("Cast", {node("Equal", {arg.name, initializer(Tensor::from_int64s(DType::i64, {}, {t}))}, DType::boolean).name}, e,
+                     {a_int("to", onnx_elem_type(e))});
+      shares.push_back(place(binary("Mul", g, hit), f, (t / f.w.kernel[1]) * f.w.dilation[0], (t % f.w.kernel[1]) * f.w.dilation[1], xs));
+    }
+    return gather_taps(shares, f);
+  }
+  Val avg_pool_backward(const Node& n, DType od) {
+    DType e = exec("Mul", od);
+    const PoolFrame f = pool_frame(n);
+    const Shape& xs = type(n, 1).shape;
+    const int64_t taps = tap_count(f.w);
+    std::vector<double> inv(static_cast<size_t>(f.oh * f.ow));
+    for_each_pool_window(f.w, attr_bool(n, "count_include_pad"), f.h, f.wd, f.oh, f.ow, [](int64_t, int64_t) {},
+                         [&](int64_t o, double div) { inv[static_cast<size_t>(o)] = 1.0 / div; });
+    Val g = binary("Mul", cast(in(n, 0), e), {initializer(Tensor::from_doubles(e, {f.oh, f.ow}, inv)), e});
+    std::vector<Val> shares;
+    for (int64_t t = 0; t < taps; ++t) shares.push_back(place(g, f, (t / f.w.kernel[1]) * f.w.dilation[0], (t % f.w.kernel[1]) * f.w.dilation[1], xs));
+    return gather_taps(shares, f);
+  }
+
   Val export_node(int id) {
     const Node& n = g_.node(id);
     base_ = n.name;
@@ -397,6 +553,37 @@ class Exporter {
         Val y = node("Gemm", ins, e, {a_int("transB", 1)});
         return node("Reshape", {y.name, ints(n.type.shape)}, e);
       }
+      case Op::batch_norm: {  // ONNX: X, scale, B, mean, var
+        DType e = dtype_size(od) == 2 ? DType::f32 : od;
+        const int64_t ch = n.type.shape[1];
+        std::string w = n.operands.size() > 3 ? operand(n, 3, e) : initializer(Tensor::from_doubles(e, {ch}, std::vector<double>(static_cast<size_t>(ch), 1.0)));
+        std::string b = n.operands.size() > 4 ? operand(n, 4, e) : initializer(Tensor::from_doubles(e, {ch}, std::vector<double>(static_cast<size_t>(ch), 0.0)));
+        return node("BatchNormalization", {operand(n, 0, e), w, b, operand(n, 1, e), operand(n, 2, e)}, e, {a_float("epsilon", attr_float(n, "eps"))});
+      }
+      // ---- convolution and pooling
+      case Op::conv2d: {
+        DType e = exec("Conv", od);
+        const Shape& ws = type(n, 1).shape;
+        const Window2d w = window_of(n, &ws[2]);
+        std::vector<std::string> ins{operand(n, 0, e), operand(n, 1, e)};
+        if (n.operands.size() > 2) ins.push_back(operand(n, 2, e));
+        return node("Conv", ins, e,
+                    {a_ints("kernel_shape", {ws[2], ws[3]}), a_ints("strides", {w.stride[0], w.stride[1]}), a_ints("dilations", {w.dilation[0], w.dilation[1]}),
+                     a_ints("pads", {w.padding[0], w.padding[1], w.padding[0], w.padding[1]}), a_int("group", attr_int(n, "groups"))});
+      }
+      case Op::max_pool2d: return max_pool(n, od);
+      case Op::avg_pool2d: return avg_pool(n, od);
+      case Op::adaptive_avg_pool2d: return adaptive_avg_pool(n, od);
+      case Op::max_pool2d_backward: return max_pool_backward(n, od);
+      case Op::avg_pool2d_backward: return avg_pool_backward(n, od);
+      case Op::clamp: {
+        DType e = exec("Clip", od);
+        std::vector<std::string> ins{operand(n, 0, e)};
+        auto lo = attr_opt(n, "min"), hi = attr_opt(n, "max");
+        ins.push_back(lo ? scalar(*lo, e) : "");
+        if (hi) ins.push_back(scalar(*hi, e));
+        return node("Clip", ins, e);
+      }
       // ---- shape
       case Op::reshape: {
         bool zero = std::find(n.type.shape.begin(), n.type.shape.end(), 0) != n.type.shape.end();
@@ -422,6 +609,17 @@ class Exporter {
         if (xt.shape == n.type.shape) return node("Identity", {in(n, 0).name}, in(n, 0).dtype);
         return node("Squeeze", {in(n, 0).name, ints({normalize_dim(attr_int(n, "dim"), xt.rank())})}, in(n, 0).dtype);
       }
+      case Op::pad: {  // ONNX's pads: every dim's begin, then every dim's end
+        const int64_t r = type(n, 0).rank();
+        auto amounts = pad_amounts(n, r);
+        std::vector<int64_t> pads(static_cast<size_t>(2 * r));
+        for (int64_t d = 0; d < r; ++d) {
+          pads[static_cast<size_t>(d)] = amounts[static_cast<size_t>(d)].first;
+          pads[static_cast<size_t>(d + r)] = amounts[static_cast<size_t>(d)].second;
+        }
+        DType e = exec("Pad", od);
+        return node("Pad", {operand(n, 0, e), ints(pads), scalar(attr(n, "value"), e)}, e, {});
+      }
       case Op::unsqueeze: {
         const TensorType& xt = type(n, 0);
         return node("Unsqueeze", {in(n, 0).name, ints({normalize_dim(attr_int(n, "dim"), xt.rank() + 1)})}, in(n, 0).dtype);
@@ -436,18 +634,7 @@ class Exporter {
         const AttrValue& value = attr(n, "value");
         Tensor one = value.is_float() ? Tensor::from_doubles(e, {1}, {value.as_float()})
                                       : Tensor::from_int64s(e, {1}, {value.is_bool() ? int64_t{value.as_bool()} : value.as_int()});
-        std::string shape = ints(n.type.shape);
-        auto* nodep = gp_->add_node();
-        std::string out = names_.fresh(base_ + ".ConstantOfShape");
-        nodep->set_op_type("ConstantOfShape");
-        nodep->set_name(out);
-        nodep->add_input(shape);
-        nodep->add_output(out);
-        auto* a = nodep->add_attribute();
-        a->set_name("value");
-        a->set_type(onnx::AttributeProto::TENSOR);
-        onnx_detail::tensor_to_proto(one, a->mutable_t());
-        return {out, e};
+        return node("ConstantOfShape", {ints(n.type.shape)}, e, {tensor_attr("value", one)});
       }
     }
     throw InternalError("unknown op");

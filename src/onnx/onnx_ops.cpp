@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "handler_util.h"
 #include "import_context.h"
 #include "proto_util.h"
 #include "reprokit/ir/errors.h"
@@ -19,13 +20,6 @@ namespace reprokit::onnx_detail {
 
 namespace {
 
-std::string shape_str(const Shape& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
-
-int64_t norm_axis(const NodeCtx& c, int64_t axis, int64_t rank, const char* what = "axis") {
-  if (axis < -rank || axis >= rank) c.bad(fmt::format("{} {} is out of range for a tensor of rank {}", what, axis, rank));
-  return axis < 0 ? axis + rank : axis;
-}
-
 // Normalised, distinct axes.
 std::vector<int64_t> norm_axes(const NodeCtx& c, const std::vector<int64_t>& axes, int64_t rank) {
   std::vector<int64_t> out;
@@ -35,27 +29,6 @@ std::vector<int64_t> norm_axes(const NodeCtx& c, const std::vector<int64_t>& axe
     out.push_back(d);
   }
   return out;
-}
-
-AttrValue lit(double x) { return AttrValue(x); }
-Operand flit(double x) { return Operand::scalar(AttrValue(x)); }
-Operand v(int id) { return Operand::of(id); }
-// A literal 0 (or `x`) of the kind matching dtype.
-Operand typed_lit(DType dt, double x) {
-  if (dt == DType::boolean) return Operand::scalar(AttrValue(x != 0));
-  if (is_integral(dt)) return Operand::scalar(AttrValue(static_cast<int64_t>(x)));
-  return Operand::scalar(AttrValue(x));
-}
-
-// A one-element constant input as a literal, else the input as a value.
-Operand scalar_operand(NodeCtx& c, int i) {
-  const Tensor* k = c.constant(i);
-  if (k && k->numel() == 1 && k->rank() == 0) {
-    if (k->dtype() == DType::boolean) return Operand::scalar(AttrValue(k->get_int(0) != 0));
-    if (is_integral(k->dtype())) return Operand::scalar(AttrValue(k->get_int(0)));
-    return Operand::scalar(AttrValue(k->get(0)));
-  }
-  return v(c.value(i));
 }
 
 // x's elements at positions idx along axis (a constant index laid along the axis, expanded over
@@ -70,10 +43,6 @@ int take_along(NodeCtx& c, int x, int64_t axis, const std::vector<int64_t>& idx)
   ex[static_cast<size_t>(axis)] = static_cast<int64_t>(idx.size());
   if (ex != flat) i = c.emit1(Op::expand, i, {{"shape", AttrValue::ints(ex)}});
   return c.emit(Op::gather, {v(x), v(i)}, {{"dim", AttrValue(axis)}});
-}
-
-void require_float(const NodeCtx& c, int i) {
-  if (!is_floating(c.dtype(i))) c.unsupported(fmt::format("input {} of type {} (reprokit's mapping needs a floating type)", i + 1, dtype_name(c.dtype(i))));
 }
 
 // ---- pointwise
@@ -209,17 +178,28 @@ void dropout(NodeCtx& c) {
 
 // ---- activations written with pointwise ops
 
+// Clip with bounds known at import time is clamp; a bound computed at run time is max/min.
 void clip(NodeCtx& c) {
-  int y = c.value(0);
+  std::optional<Operand> lo, hi;
   if (c.opset() < 11) {
     c.allow({"min", "max"});
-    if (c.attr("min")) y = c.emit(Op::maximum, {v(y), flit(c.attr_float("min", 0))});
-    if (c.attr("max")) y = c.emit(Op::minimum, {v(y), flit(c.attr_float("max", 0))});
+    if (c.attr("min")) lo = flit(c.attr_float("min", 0));
+    if (c.attr("max")) hi = flit(c.attr_float("max", 0));
   } else {
     c.allow({});
-    if (c.has(1)) y = c.emit(Op::maximum, {v(y), scalar_operand(c, 1)});
-    if (c.has(2)) y = c.emit(Op::minimum, {v(y), scalar_operand(c, 2)});
-    if (!c.has(1) && !c.has(2)) return c.pass(0, 0);
+    if (c.has(1)) lo = scalar_operand(c, 1);
+    if (c.has(2)) hi = scalar_operand(c, 2);
+  }
+  if (!lo && !hi) return c.pass(0, 0);
+  int y = c.value(0);
+  if ((!lo || !lo->is_value()) && (!hi || !hi->is_value())) {
+    Attrs bounds;
+    if (lo) bounds["min"] = lo->literal;
+    if (hi) bounds["max"] = hi->literal;
+    y = c.emit1(Op::clamp, y, std::move(bounds));
+  } else {
+    if (lo) y = c.emit(Op::maximum, {v(y), *lo});
+    if (hi) y = c.emit(Op::minimum, {v(y), *hi});
   }
   if (c.type_of(y).dtype != c.dtype(0)) c.unsupported("Clip bounds of another type");
   c.set(0, y);
@@ -922,7 +902,7 @@ void range(NodeCtx& c) {
 }  // namespace
 
 const std::map<std::string, Handler, std::less<>>& handlers() {
-  static const std::map<std::string, Handler, std::less<>> table = {
+  static std::map<std::string, Handler, std::less<>> table = {
       // pointwise
       {"Neg", unary<Op::neg>},
       {"Abs", unary<Op::abs>},
@@ -1016,6 +996,11 @@ const std::map<std::string, Handler, std::less<>>& handlers() {
       {"Size", size_op},
       {"Range", range},
   };
+  static const bool merged = [] {
+    for (const auto& [name, h] : conv_handlers()) table.emplace(name, h);
+    return true;
+  }();
+  (void)merged;
   return table;
 }
 

@@ -53,34 +53,19 @@ std::vector<double> conv2d(const Node& n, const std::vector<Values>& a, const Sh
 }
 
 // Calls f(output index, input index) for every element of every window (in window order),
-// and done(output index, window divisor) after each window.
+// and done(output index, window divisor) after each window, plane by plane.
 template <class F, class Done>
 void for_each_window(const Node& n, const Shape& in_shape, const Shape& out_shape, F f, Done done) {
   Dims in(in_shape), o(out_shape);
-  Window2d win = window_of(n);
-  bool avg = n.op == Op::avg_pool2d || n.op == Op::avg_pool2d_backward;
-  bool include_pad = avg && attr_bool(n, "count_include_pad");
-  for (int64_t b = 0; b < o.n; ++b)
-    for (int64_t ch = 0; ch < o.c; ++ch)
-      for (int64_t oy = 0; oy < o.h; ++oy)
-        for (int64_t ox = 0; ox < o.w; ++ox) {
-          int64_t y0 = oy * win.stride[0] - win.padding[0], x0 = ox * win.stride[1] - win.padding[1];
-          // PyTorch's avg divisor: the window clipped to the padded input, or to the input.
-          int64_t yend = std::min(y0 + win.kernel[0], in.h + win.padding[0]), xend = std::min(x0 + win.kernel[1], in.w + win.padding[1]);
-          int64_t padded = (yend - y0) * (xend - x0), valid = 0;
-          int64_t oi = o.at(b, ch, oy, ox);
-          for (int64_t i = 0; i < win.kernel[0]; ++i) {
-            int64_t y = y0 + i * win.dilation[0];
-            if (y < 0 || y >= in.h) continue;
-            for (int64_t j = 0; j < win.kernel[1]; ++j) {
-              int64_t xx = x0 + j * win.dilation[1];
-              if (xx < 0 || xx >= in.w) continue;
-              ++valid;
-              f(oi, in.at(b, ch, y, xx));
-            }
-          }
-          done(oi, static_cast<double>(include_pad ? padded : valid));
-        }
+  const Window2d win = window_of(n);
+  const bool avg = n.op == Op::avg_pool2d || n.op == Op::avg_pool2d_backward;
+  const bool include_pad = avg && attr_bool(n, "count_include_pad");
+  for (int64_t plane = 0; plane < o.n * o.c; ++plane) {
+    const int64_t ibase = plane * in.h * in.w, obase = plane * o.h * o.w;
+    for_each_pool_window(
+        win, include_pad, in.h, in.w, o.h, o.w, [&](int64_t oi, int64_t ii) { f(obase + oi, ibase + ii); },
+        [&](int64_t oi, double div) { done(obase + oi, div); });
+  }
 }
 
 // The input index each max-pool output takes its value from (first maximum; NaN wins).

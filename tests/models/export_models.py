@@ -43,28 +43,53 @@ class EncoderWrapper(torch.nn.Module):
         return self.encoder(x)
 
 
-MODELS = {  # name: (constructor, input shape)
-    "resnet18": (lambda: torchvision.models.resnet18(weights=None), [1, 3, 224, 224]),
-    "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), [1, 3, 224, 224]),
-    "squeezenet1_0": (lambda: torchvision.models.squeezenet1_0(weights=None), [1, 3, 224, 224]),
+MODELS = {  # name: (constructor, input shape, keep BatchNormalization nodes)
+    # resnet18's BatchNorms are folded into its convolutions by the export; mobilenet_v2 keeps
+    # them as BatchNormalization nodes (training_mode=0), so both forms are covered.
+    "resnet18": (lambda: torchvision.models.resnet18(weights=None), [1, 3, 224, 224], False),
+    "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), [1, 3, 224, 224], True),
+    "squeezenet1_0": (lambda: torchvision.models.squeezenet1_0(weights=None), [1, 3, 224, 224], False),
     "vit_small": (lambda: torchvision.models.vision_transformer.VisionTransformer(
         image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=64,
-        mlp_dim=128, num_classes=10), [1, 3, 32, 32]),
-    "transformer_encoder": (EncoderWrapper, [1, 8, 32]),
+        mlp_dim=128, num_classes=10), [1, 3, 32, 32], False),
+    "transformer_encoder": (EncoderWrapper, [1, 8, 32], False),
 }
 
 
-def export_one(name, make, shape, out_dir):
+def make_outputs_meaningful(model, shape):
+    """Random-init models can give outputs that are all zero (ViT's zero-initialized head) or
+    vanishingly small (BatchNorm statistics that do not fit the activations), which would make
+    any comparison pass. Give zero-filled parameters random values and set every BatchNorm's
+    running statistics from a few random batches, so outputs are of order one."""
+    g = torch.Generator().manual_seed(2)
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.numel() > 1 and not p.any():
+                p.normal_(0.0, 1.0 / max(p.shape[-1], 1) ** 0.5, generator=g)
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if bns:
+        for m in bns:
+            m.reset_running_stats()
+            m.momentum = None  # a cumulative average over the batches below
+        model.train()
+        with torch.no_grad():
+            for _ in range(3):
+                model(torch.randn([4] + shape[1:], generator=g))
+    return model.eval()
+
+
+def export_one(name, make, shape, keep_bn, out_dir):
     d = os.path.join(out_dir, name)
     os.makedirs(d, exist_ok=True)
     torch.manual_seed(0)
-    model = make().eval()
+    model = make_outputs_meaningful(make(), shape)
     x = torch.randn(shape, generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         expected = model(x)
     path = os.path.join(d, "model.onnx")
+    mode = torch.onnx.TrainingMode.PRESERVE if keep_bn else torch.onnx.TrainingMode.EVAL
     torch.onnx.export(model, (x,), path, opset_version=OPSET,
-                      do_constant_folding=True,
+                      do_constant_folding=not keep_bn, training=mode,
                       input_names=["input"], output_names=["output"])
     proto = onnx.load(path)
     onnx.checker.check_model(proto)
@@ -85,7 +110,8 @@ def export_one(name, make, shape, out_dir):
     with open(os.path.join(d, "info.json"), "w") as f:
         json.dump(info, f, indent=2)
         f.write("\n")
-    print(f"{name}: ops={ops} size={os.path.getsize(path)} bytes")
+    print(f"{name}: ops={ops} size={os.path.getsize(path)} bytes "
+          f"output std={expected.std().item():.3g}")
 
 
 def main():
@@ -99,9 +125,9 @@ def main():
         sys.exit(f"unknown model(s): {', '.join(unknown)}; known: {', '.join(MODELS)}")
     failed = []
     for name in names:
-        make, shape = MODELS[name]
+        make, shape, keep_bn = MODELS[name]
         try:
-            export_one(name, make, shape, args.out_dir)
+            export_one(name, make, shape, keep_bn, args.out_dir)
         except Exception as e:  # report and keep going with the other models
             print(f"FAILED {name}: {type(e).__name__}: {e}", file=sys.stderr)
             failed.append(name)

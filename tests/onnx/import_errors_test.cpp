@@ -39,13 +39,13 @@ TEST(OnnxImportErrors, UnsupportedOpNamesNodeAndOpType) {
   b.input("x", F32, {1, 1, 4, 4}).output("y", F32);
   b.init("w", f32({1, 1, 1, 1}, {1}));
   b.node("Relu", {"x"}, {"r"}, "first");
-  b.node("Conv", {"r", "w"}, {"c"}, "conv1");
-  attr_ints(b.node("MaxPool", {"c"}, {"y"}, "pool"), "kernel_shape", {2, 2});
+  b.node("ConvTranspose", {"r", "w"}, {"c"}, "up1");
+  b.node("Resize", {"c"}, {"y"}, "resize");
   std::string e = import_error(b);
   EXPECT_HAS(e, "test.onnx");
-  EXPECT_HAS(e, "node 1 'conv1' (Conv)");
-  EXPECT_HAS(e, "not supported: op Conv");
-  EXPECT_HAS(e, "MaxPool");
+  EXPECT_HAS(e, "node 1 'up1' (ConvTranspose)");
+  EXPECT_HAS(e, "not supported: op ConvTranspose");
+  EXPECT_HAS(e, "Resize");
 }
 
 TEST(OnnxImportErrors, UnsupportedDtypes) {

@@ -97,11 +97,11 @@ TEST(OnnxCli, HelpAndBadInput) {
   // An unsupported op: exit 2 naming the node.
   ModelBuilder u(13);
   u.input("x", F32, {1, 1, 2, 2}).output("y", F32);
-  attr_ints(u.node("MaxPool", {"x"}, {"y"}, "pool"), "kernel_shape", {2, 2});
+  attr_ints(u.node("LpPool", {"x"}, {"y"}, "pool"), "kernel_shape", {2, 2});
   { std::ofstream(d / "pool.onnx", std::ios::binary) << u.bytes(); }
   auto p = reprokit_cli({"import", "pool.onnx", "-o", "o"}, d);
   EXPECT_EQ(p.exit_code, 2);
-  EXPECT_HAS(p.err, "node 0 'pool' (MaxPool)");
+  EXPECT_HAS(p.err, "node 0 'pool' (LpPool)");
 }
 
 // nn.TransformerEncoder (2 layers, d_model 32) exported by tests/models/export_models.py.

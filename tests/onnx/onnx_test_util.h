@@ -116,6 +116,12 @@ inline void attr_ints(onnx::NodeProto& n, const std::string& name, std::vector<i
   a->set_type(onnx::AttributeProto::INTS);
   for (auto x : v) a->add_ints(x);
 }
+inline void attr_s(onnx::NodeProto& n, const std::string& name, const std::string& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
 inline void attr_tensor(onnx::NodeProto& n, const std::string& name, const Tensor& t) {
   auto* a = n.add_attribute();
   a->set_name(name);

@@ -1,6 +1,6 @@
 // Repro files: the minimal, self-contained artifacts of a failure. repro.rk holds the graph in
 // the text format with the ReproSpec as a `#! spec` directive and its inputs in repro_inputs/;
-// next to it go repro_test.cpp (+ CMakeLists.txt), repro_torch.py and BUG_REPORT.md.
+// next to it go repro.onnx, repro_test.cpp (+ CMakeLists.txt), repro_torch.py and BUG_REPORT.md.
 #pragma once
 #include <string>
 #include <vector>
@@ -16,8 +16,8 @@ struct ReproFile {
   std::vector<Tensor> inputs;
 };
 
-// Writes repro.rk, repro_inputs/, repro_test.cpp, CMakeLists.txt, repro_torch.py and
-// BUG_REPORT.md into dir (replacing earlier repro files there, never the bundle's own files).
+// Writes repro.rk, repro_inputs/, repro.onnx (when ONNX can hold the graph), repro_test.cpp,
+// CMakeLists.txt, repro_torch.py and BUG_REPORT.md into dir (replacing earlier repro files there, never the bundle's own files).
 // `summary` is a line or two for the bug report (e.g. how it was minified).
 void write_repro_files(const std::string& dir, const Graph& g, const std::vector<Tensor>& inputs, const ReproSpec& spec,
                        const std::string& summary);

@@ -2,6 +2,7 @@
 // decompositions, backward rules, codegen, emitters) uses to read an op's attributes the same
 // way. Each is the one place its rule is written.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -61,6 +62,32 @@ struct Window2d {
 // VerifyError for non-positive kernel, stride or dilation, negative padding, or padding over
 // half the (dilated) kernel of a pool.
 Window2d window_of(const Node& n, const int64_t* weight_hw = nullptr);
+
+// Every window of a 2-D pool over one [h, w] plane with [oh, ow] windows, in output order: calls
+// tap(o, i) for each window element inside the plane (o and i flat indices into the output and
+// input planes), then done(o, divisor) with PyTorch's average divisor: the window clipped to the
+// padded plane (count_include_pad) or the number of elements it covers.
+template <class Tap, class Done>
+void for_each_pool_window(const Window2d& win, bool count_include_pad, int64_t h, int64_t w, int64_t oh, int64_t ow, Tap tap, Done done) {
+  for (int64_t oy = 0; oy < oh; ++oy)
+    for (int64_t ox = 0; ox < ow; ++ox) {
+      const int64_t y0 = oy * win.stride[0] - win.padding[0], x0 = ox * win.stride[1] - win.padding[1];
+      const int64_t yend = std::min(y0 + win.kernel[0], h + win.padding[0]), xend = std::min(x0 + win.kernel[1], w + win.padding[1]);
+      const int64_t o = oy * ow + ox;
+      int64_t valid = 0;
+      for (int64_t i = 0; i < win.kernel[0]; ++i) {
+        const int64_t y = y0 + i * win.dilation[0];
+        if (y < 0 || y >= h) continue;
+        for (int64_t j = 0; j < win.kernel[1]; ++j) {
+          const int64_t x = x0 + j * win.dilation[1];
+          if (x < 0 || x >= w) continue;
+          ++valid;
+          tap(o, y * w + x);
+        }
+      }
+      done(o, static_cast<double>(count_include_pad ? (yend - y0) * (xend - x0) : valid));
+    }
+}
 
 // adaptive_avg_pool2d: the input range [start, end) of output index i (of `out`) over `in`.
 inline int64_t adaptive_start(int64_t i, int64_t in, int64_t out) { return (i * in) / out; }

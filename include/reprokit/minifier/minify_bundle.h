@@ -18,7 +18,7 @@ struct MinifyCommandOptions {
   long memory_limit_mb = 0;
   bool resume = false;
   bool any_accuracy = false;
-  int flaky_checks = 8;    // runs of the original to measure how often it fails
+  int flaky_checks = 8;    // most runs of the original to measure how often it fails (after 3, at most 15 s)
   std::set<std::string> only, skip;
   bool verify = true;
 };

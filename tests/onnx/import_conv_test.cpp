@@ -1,0 +1,159 @@
+// The importer's convolution, pooling, BatchNormalization, Pad and Clip mappings on tiny models,
+// against values computed by hand: 1-D forms, asymmetric and SAME pads, cropping pads.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "onnx_test_util.h"
+#include "reprokit/ir/errors.h"
+#include "reprokit/ir/op_registry.h"
+
+namespace reprokit::testing {
+namespace {
+
+#define EXPECT_HAS(haystack, needle) EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
+
+Tensor x3x3() { return f32({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}); }
+
+// A model with one node over input x (and initializers), output y.
+ImportedModel one(const std::string& op, const Tensor& x, std::vector<std::pair<std::string, Tensor>> inits,
+                  const std::function<void(onnx::NodeProto&)>& attrs, std::vector<std::string> extra_inputs = {}) {
+  ModelBuilder b(17);
+  b.input("x", F32, x.shape()).output("y", F32);
+  std::vector<std::string> ins{"x"};
+  for (auto& [name, t] : inits) b.init(name, t), ins.push_back(name);
+  for (auto& e : extra_inputs) ins.push_back(e);
+  attrs(b.node(op, ins, {"y"}, "n"));
+  return b.import();
+}
+
+int count_op(const Graph& g, Op op) {
+  int n = 0;
+  for (const auto& node : g.nodes) n += node.op == op;
+  return n;
+}
+
+std::string import_error(const std::function<ImportedModel()>& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(OnnxImportConv, Conv1dSameUpperPadsAtTheEnd) {
+  Tensor x = f32({1, 1, 5}, {1, 2, 3, 4, 5});
+  auto m = one("Conv", x, {{"w", f32({1, 1, 2}, {1, 1})}}, [](auto& n) { attr_s(n, "auto_pad", "SAME_UPPER"); });
+  // Total pad 1, all of it after: windows (1,2) (2,3) (3,4) (4,5) (5,0).
+  expect_values(run(m, {x})[0], {1, 1, 5}, {3, 5, 7, 9, 5});
+  EXPECT_EQ(count_op(m.graph, Op::pad), 1);
+  EXPECT_EQ(count_op(m.graph, Op::conv2d), 1);
+}
+
+TEST(OnnxImportConv, GroupedConvWithBiasAndStrides) {
+  Tensor x = f32({1, 2, 2, 2}, {1, 2, 3, 4, 10, 20, 30, 40});
+  auto m = one("Conv", x, {{"w", f32({2, 1, 1, 1}, {2, 3})}, {"b", f32({2}, {1, -1})}}, [](auto& n) {
+    attr(n, "group", 2);
+    attr_ints(n, "strides", {2, 2});
+  });
+  expect_values(run(m, {x})[0], {1, 2, 1, 1}, {1 * 2 + 1, 10 * 3 - 1});
+  EXPECT_EQ(count_op(m.graph, Op::pad), 0);  // no pads: none written
+}
+
+TEST(OnnxImportConv, MaxPoolAsymmetricPadsNeverWin) {
+  Tensor x = f32({1, 1, 3, 3}, {-1, -2, -3, -4, -5, -6, -7, -8, -9});
+  auto m = one("MaxPool", x, {}, [](auto& n) {
+    attr_ints(n, "kernel_shape", {2, 2});
+    attr_ints(n, "strides", {2, 2});
+    attr_ints(n, "pads", {0, 0, 1, 1});
+  });
+  // The padding is -inf, not 0: windows at the edge take the largest real element.
+  expect_values(run(m, {x})[0], {1, 1, 2, 2}, {-1, -3, -7, -9});
+}
+
+TEST(OnnxImportConv, AveragePoolAsymmetricPadsCountOrNot) {
+  Tensor x = x3x3();
+  auto pool = [&](int include) {
+    return one("AveragePool", x, {}, [=](auto& n) {
+      attr_ints(n, "kernel_shape", {2, 2});
+      attr_ints(n, "strides", {2, 2});
+      attr_ints(n, "pads", {0, 0, 1, 1});
+      attr(n, "count_include_pad", include);
+    });
+  };
+  auto excl = pool(0), incl = pool(1);
+  expect_values(run(excl, {x})[0], {1, 1, 2, 2}, {3, 4.5, 7.5, 9});
+  expect_values(run(incl, {x})[0], {1, 1, 2, 2}, {3, 2.25, 3.75, 2.25});
+}
+
+TEST(OnnxImportConv, AveragePool1dCeilMode) {
+  Tensor x = f32({1, 1, 5}, {1, 2, 3, 4, 5});
+  auto m = one("AveragePool", x, {}, [](auto& n) {
+    attr_ints(n, "kernel_shape", {2});
+    attr_ints(n, "strides", {2});
+    attr(n, "ceil_mode", 1);
+  });
+  expect_values(run(m, {x})[0], {1, 1, 3}, {1.5, 3.5, 5});
+}
+
+TEST(OnnxImportConv, GlobalPools) {
+  Tensor x = x3x3();
+  expect_values(run(one("GlobalAveragePool", x, {}, [](auto&) {}), {x})[0], {1, 1, 1, 1}, {5});
+  expect_values(run(one("GlobalMaxPool", x, {}, [](auto&) {}), {x})[0], {1, 1, 1, 1}, {9});
+}
+
+TEST(OnnxImportConv, BatchNormalizationInference) {
+  Tensor x = f32({1, 2, 1, 1}, {1, 2});
+  auto m = one("BatchNormalization", x,
+               {{"scale", f32({2}, {2, 3})}, {"bias", f32({2}, {0.5, -0.5})}, {"mean", f32({2}, {0, 1})}, {"var", f32({2}, {1, 4})}},
+               [](auto& n) { attr_f(n, "epsilon", 0.0f); });
+  expect_values(run(m, {x})[0], {1, 2, 1, 1}, {2.5, 1.0});
+  EXPECT_EQ(count_op(m.graph, Op::batch_norm), 1);
+}
+
+TEST(OnnxImportConv, PadGrowsAndCrops) {
+  ModelBuilder b(17);
+  b.input("x", F32, {2, 3}).output("y", F32);
+  b.init("pads", i64({4}, {1, -1, 0, 1}));  // begins (dim 0, dim 1), then ends
+  b.init("value", f32({}, {9}));
+  b.node("Pad", {"x", "pads", "value"}, {"y"});
+  Tensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  expect_values(run(b.import(), {x})[0], {3, 3}, {9, 9, 9, 2, 3, 9, 5, 6, 9});
+}
+
+TEST(OnnxImportConv, ClipWithConstantBoundsIsOneClamp) {
+  Tensor x = f32({4}, {-2, -0.5, 0.5, 2});
+  auto m = one("Clip", x, {{"lo", f32({}, {0})}, {"hi", f32({}, {1})}}, [](auto&) {});
+  expect_values(run(m, {x})[0], {4}, {0, 0, 0.5, 1});
+  EXPECT_EQ(count_op(m.graph, Op::clamp), 1);
+  EXPECT_EQ(count_op(m.graph, Op::maximum) + count_op(m.graph, Op::minimum), 0);
+}
+
+TEST(OnnxImportConv, WhatCannotBeExpressedIsNamed) {
+  Tensor x = x3x3();
+  EXPECT_HAS(import_error([&] {
+               ModelBuilder b(17);
+               b.input("x", F32, {1, 1, 3, 3}).output("y", F32).output("i", I64);
+               auto& n = b.node("MaxPool", {"x"}, {"y", "i"}, "pool");
+               attr_ints(n, "kernel_shape", {2, 2});
+               return b.import();
+             }),
+             "the Indices output");
+  EXPECT_HAS(import_error([&] {
+               return one("Pad", x, {{"pads", i64({8}, {0, 0, 1, 1, 0, 0, 1, 1})}}, [](auto& n) { attr_s(n, "mode", "reflect"); });
+             }),
+             "mode 'reflect'");
+  EXPECT_HAS(import_error([&] {
+               return one("BatchNormalization", x,
+                          {{"s", f32({1}, {1})}, {"b", f32({1}, {0})}, {"m", f32({1}, {0})}, {"v", f32({1}, {1})}},
+                          [](auto& n) { attr(n, "training_mode", 1); });
+             }),
+             "training_mode=1");
+  Tensor x5 = f32({1, 1, 2, 2, 2}, std::vector<double>(8, 1.0));
+  EXPECT_HAS(import_error([&] { return one("MaxPool", x5, {}, [](auto& n) { attr_ints(n, "kernel_shape", {1, 1, 1}); }); }), "5-D input");
+}
+
+}  // namespace
+}  // namespace reprokit::testing
