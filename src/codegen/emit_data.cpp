@@ -51,13 +51,16 @@ std::string Codegen::index_kernel(int id) {
   const TensorType &xt = g_.node(x).type, &it = g_.node(ix).type;
   bool embedding = n.op == Op::embedding;
   std::string idx = load(ix, "int64_t", it.shape, embedding ? "q" : "i");
-  std::string s;
   int64_t bound = embedding ? xt.shape[0] : xt.shape[static_cast<size_t>(normalize_dim(attr_int(n, "dim"), xt.rank()))];
   // The node is named through a string literal handed to a fixed format: never as a format.
   std::string node = c_string_literal(fmt::format("node %{} = {}", n.name, op_name(n.op)));
+  // A bad index is recorded and reported after the loop: a parallel loop cannot be left early.
+  const std::string flag = fmt::format("rk_bad_{}", id), flag_raw = fmt::format("rk_bad_raw_{}", id);
   std::string bad = cuda_ ? fail(fmt::format("node %{} = {}: an index is out of range for a dimension of size {}", n.name, op_name(n.op), bound))
                                 .insert(1, " raw = 0; c = 0;")
-                          : fmt::format("{{ rk_index_error(err, errlen, {}, raw, {}); return 1; }}", node, bound);
+                          : fmt::format("{{\n#pragma omp critical(rk_index)\n      if (!{0}) {0} = 1, {1} = raw;\n      continue;\n    }}", flag, flag_raw);
+  const std::string report = cuda_ ? "" : fmt::format("  if ({}) {{ rk_index_error(err, errlen, {}, {}, {}); return 1; }}\n", flag, node, flag_raw, bound);
+  std::string s = cuda_ ? "" : fmt::format("  int {} = 0; long long {} = 0;\n", flag, flag_raw);
   Access xa = access(x);
   if (embedding) {
     int64_t rows = xt.shape[0], cols = xt.shape[1];
@@ -66,7 +69,7 @@ std::string Codegen::index_kernel(int id) {
     std::string v = load_expr(xt.dtype, ptr(xa), fmt::format("{} + raw * {} + c * {}", xa.offset, xa.strides[0], xa.strides[1]));
     if (perturbs(id)) v = "rk_perturb(" + v + ")";
     s += fmt::format("    for (c = 0; c < {}; ++c) {}[q * {} + c] = {};\n  }}\n", cols, buf(id), cols, store_value(n.type.dtype, v));
-    return s;
+    return s + report;
   }
   int64_t dim = normalize_dim(attr_int(n, "dim"), xt.rank());
   Shape os = contiguous_strides(n.type.shape);
@@ -81,7 +84,7 @@ std::string Codegen::index_kernel(int id) {
   std::string v = load_expr(xt.dtype, ptr(xa), off);
   if (perturbs(id)) v = "rk_perturb(" + v + ")";
   s += fmt::format("    {}[i] = {};\n  }}\n", buf(id), store_value(n.type.dtype, v));
-  return s;
+  return s + report;
 }
 
 std::string Codegen::full_kernel(int id) {

@@ -96,6 +96,7 @@ class Importer {
 
   std::vector<std::string> real_inputs_, initializers_;  // ONNX names, model order
   std::map<std::string, std::string> constant_sources_;  // rk name of a materialized constant -> ONNX name
+  std::set<std::string> statistics_;                      // BatchNormalization's mean and var inputs
 };
 
 std::string node_label(const onnx::NodeProto& n, int index);

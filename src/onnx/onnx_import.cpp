@@ -707,6 +707,14 @@ ImportedModel Importer::finish() {
     if (std::find(initializer_inputs.begin(), initializer_inputs.end(), rk) == initializer_inputs.end()) order.push_back(main.id(rk));
   main.g.name = g.name().empty() ? std::string("main") : sanitize_foreign_name(g.name());
   Graph out = main.hoisted(order);
+  // Weights are what training differentiates (as PyTorch's parameters require grad): floating
+  // initializers, except BatchNormalization's running statistics (buffers in PyTorch).
+  const std::set<std::string> weights(initializers_.begin(), initializers_.end());
+  for (int i = 0; i < out.num_inputs(); ++i) {
+    auto s = source_of.find(out.node(i).name);
+    TensorType& t = out.nodes[static_cast<size_t>(i)].type;
+    if (s != source_of.end() && weights.count(s->second) && !statistics_.count(s->second) && is_floating(t.dtype)) t.requires_grad = true;
+  }
   ImportedModel result;
   for (int i = 0; i < out.num_inputs(); ++i) {
     const std::string& rk = out.node(i).name;
@@ -744,6 +752,9 @@ ImportedModel Importer::run() {
     if (op.domain().empty() || op.domain() == "ai.onnx") opset = op.version();
   if (opset == 0) throw UserError(fmt::format("{}: the model imports no ai.onnx opset", file));
   if (opset > 17) throw UserError(fmt::format("{}: not supported: opset {} (reprokit imports ai.onnx opsets up to 17)", file, opset));
+  for (const auto& n : g.node())
+    if (n.op_type() == "BatchNormalization")
+      for (int k = 3; k < std::min(n.input_size(), 5); ++k) statistics_.insert(n.input(k));
   bind_inputs();
   check_and_infer();
   for (int i = 0; i < g.node_size(); ++i)

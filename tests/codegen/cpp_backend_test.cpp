@@ -1,5 +1,6 @@
 // The cpp backend agrees with the float64 reference on every op and every example model, with and
 // without passes; the compile cache avoids the compiler on a second compile.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -75,6 +76,37 @@ TEST(CppBackend, OutOfRangeIndexErrorNamesTheNodeVerbatim) {
     EXPECT_EQ(e.kind, FailureKind::runtime_error);
     EXPECT_NE(std::string(e.what()).find("node %e = embedding: index 1000 is out of range for a dimension of size 4"), std::string::npos)
         << e.what();
+  }
+}
+
+// Index checks inside loops big enough to run in parallel (OpenMP forbids leaving them early):
+// right values when the indices are good, the error when one is not.
+TEST(CppBackend, IndexChecksInParallelLoops) {
+  const int64_t n = int64_t{1} << 21;
+  Graph g = parse_graph(fmt::format("graph t(%w: f32[4, 2], %x: f32[4], %i: i64[{0}], %j: i64[{0}]) {{\n  %e = embedding(%w, %i)\n"
+                                    "  %g = gather(%x, %j, dim=0)\n  return (%e, %g)\n}}",
+                                    n));
+  auto in = generate_inputs(g, 3);
+  std::vector<int64_t> idx(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) idx[static_cast<size_t>(k)] = (k * 7) % 4 - (k % 3 == 0 ? 4 : 0);  // negative indices count from the end in gather
+  for (auto& v : idx) v = v < 0 ? v + 4 : v;
+  in[2] = Tensor::from_int64s(DType::i64, {n}, idx);
+  in[3] = Tensor::from_int64s(DType::i64, {n}, idx);
+  auto program = compile_graph(g, cpp_options());
+  auto ref = interpret(g, in), got = program->run(in);
+  for (size_t k = 0; k < ref.size(); ++k) EXPECT_EQ(got[k].to_doubles(), ref[k].to_doubles()) << "output " << k;
+  for (int which : {2, 3}) {
+    auto bad = in;
+    auto b = idx;
+    b[static_cast<size_t>(n - 5)] = 1000;
+    bad[static_cast<size_t>(which)] = Tensor::from_int64s(DType::i64, {n}, b);
+    try {
+      program->run(bad);
+      ADD_FAILURE() << "an out-of-range index ran (input " << which << ")";
+    } catch (const CompileFailure& e) {
+      EXPECT_EQ(e.kind, FailureKind::runtime_error);
+      EXPECT_NE(std::string(e.what()).find(which == 2 ? "node %e = embedding: index 1000" : "node %g = gather: index 1000"), std::string::npos) << e.what();
+    }
   }
 }
 

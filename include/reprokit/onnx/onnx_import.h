@@ -4,7 +4,8 @@
 // the file and the ONNX node (index, name, op type) — never a wrong graph.
 //
 // The graph's inputs are the model's real inputs (model order), then one input per initializer the
-// graph uses as a tensor (weights; their values are in `values`), then constants that could not
+// graph uses as a tensor (weights, marked `grad` when floating, except BatchNormalization's running
+// statistics; their values are in `values`), then constants that could not
 // become a `full` node. Nodes whose inputs are all known constants are evaluated at import time
 // (shape arithmetic: Shape, Gather, Concat, ... feeding Reshape targets). Foreign names are mapped
 // into the name rule (onnx_names.h).
