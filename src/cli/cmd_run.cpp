@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include "command.h"
 #include "reprokit/aot/decompose.h"
@@ -73,9 +74,10 @@ static int run_model(const std::vector<std::string>& argv) {
     throw UsageError("--backend must be one of eager, aot_eager, cpp, cuda; got '" + opts.compile.backend + "'");
   long seed = args.get_int("--seed", 0);
   HarnessConfig cfg = HarnessConfig::from_env();
-  std::vector<Tensor> inputs = generate_inputs(g, static_cast<uint64_t>(seed));
+  // Values given (an ONNX model's weights, then --inputs files), random for the rest.
+  std::vector<std::optional<Tensor>> given(static_cast<size_t>(g.num_inputs()));
   for (int i = 0; i < g.num_inputs(); ++i)
-    if (auto it = known.find(g.node(i).name); it != known.end()) inputs[static_cast<size_t>(i)] = it->second;
+    if (auto it = known.find(g.node(i).name); it != known.end()) given[static_cast<size_t>(i)] = it->second;
   if (auto dir = args.get("--inputs")) {
     if (!fs::is_directory(*dir)) throw UserError("--inputs: '" + *dir + "' is not a directory");
     for (int i = 0; i < g.num_inputs(); ++i) {
@@ -85,9 +87,14 @@ static int run_model(const std::vector<std::string>& argv) {
       if (t.dtype() != g.node(i).type.dtype || t.shape() != g.node(i).type.shape)
         throw UserError(fmt::format("{}: holds {}[{} dims], input %{} is declared {}", f.string(), dtype_name(t.dtype()), t.rank(), g.node(i).name,
                                     g.node(i).type.str()));
-      inputs[static_cast<size_t>(i)] = t;
+      given[static_cast<size_t>(i)] = t;
     }
   }
+  std::vector<bool> provided;
+  for (auto& v : given) provided.push_back(v.has_value());
+  std::vector<Tensor> inputs = generate_inputs(g, static_cast<uint64_t>(seed), provided);
+  for (size_t i = 0; i < given.size(); ++i)
+    if (given[i]) inputs[i] = std::move(*given[i]);
   StackResult r;
   try {
     r = run_stack(g, inputs, opts, cfg, static_cast<uint64_t>(seed));

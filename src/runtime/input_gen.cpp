@@ -31,7 +31,9 @@ int64_t index_bound(const Graph& g, int input) {
 
 }  // namespace
 
-std::vector<Tensor> generate_inputs(const Graph& g, uint64_t seed) {
+std::vector<Tensor> generate_inputs(const Graph& g, uint64_t seed) { return generate_inputs(g, seed, std::vector<bool>(static_cast<size_t>(g.num_inputs()), false)); }
+
+std::vector<Tensor> generate_inputs(const Graph& g, uint64_t seed, const std::vector<bool>& provided) {
   std::mt19937_64 rng(seed);
   auto uniform = [&] { return static_cast<double>(rng() >> 11) * (1.0 / 9007199254740992.0); };
   auto normal = [&] {  // Box-Muller
@@ -41,6 +43,13 @@ std::vector<Tensor> generate_inputs(const Graph& g, uint64_t seed) {
   std::vector<Tensor> out;
   for (int i = 0; i < g.num_inputs(); ++i) {
     const TensorType& t = g.node(i).type;
+    if (i < static_cast<int>(provided.size()) && provided[static_cast<size_t>(i)]) {
+      // Skip its draws (two per float for Box-Muller, one otherwise): the other inputs get the
+      // values they would get without it.
+      rng.discard(static_cast<unsigned long long>(t.numel()) * (is_floating(t.dtype) ? 2 : 1));
+      out.emplace_back();
+      continue;
+    }
     Tensor x = Tensor::empty_strided(t.dtype, t.shape, t.effective_strides());
     int64_t n = x.numel();
     int64_t bound = is_integral(t.dtype) ? index_bound(g, i) : 0;

@@ -22,6 +22,15 @@ struct Dims {
   int64_t at(int64_t b, int64_t ch, int64_t y, int64_t x) const { return ((b * c + ch) * h + y) * w + x; }
 };
 
+// The output columns [lo, hi) whose input column ox * stride + off lies inside [0, w).
+std::pair<int64_t, int64_t> valid_columns(int64_t off, int64_t stride, int64_t w, int64_t ow) {
+  int64_t lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
+  int64_t hi = w - off <= 0 ? 0 : std::min(ow, (w - off - 1) / stride + 1);
+  return {lo, std::max(lo, hi)};
+}
+
+// Each output element sums its taps in (input channel, kernel row, kernel column) order, then adds
+// the bias; the loops run a whole output row per tap so that the inner loop is a plain axpy.
 std::vector<double> conv2d(const Node& n, const std::vector<Values>& a, const Shape& out) {
   const Values &x = a[0], &wt = a[1];
   Dims in(x.shape), o(out);
@@ -31,23 +40,24 @@ std::vector<double> conv2d(const Node& n, const std::vector<Values>& a, const Sh
   std::vector<double> r(static_cast<size_t>(numel(out)), 0.0);
   for (int64_t b = 0; b < o.n; ++b)
     for (int64_t oc = 0; oc < o.c; ++oc) {
-      int64_t g = oc / og;
-      double bias = a.size() > 2 ? a[2].f[static_cast<size_t>(oc)] : 0.0;
-      for (int64_t oy = 0; oy < o.h; ++oy)
-        for (int64_t ox = 0; ox < o.w; ++ox) {
-          double acc = 0;
-          for (int64_t ic = 0; ic < cg; ++ic)
-            for (int64_t i = 0; i < kh; ++i) {
-              int64_t y = oy * win.stride[0] - win.padding[0] + i * win.dilation[0];
+      const int64_t g = oc / og;
+      double* plane = r.data() + o.at(b, oc, 0, 0);
+      for (int64_t ic = 0; ic < cg; ++ic)
+        for (int64_t i = 0; i < kh; ++i)
+          for (int64_t j = 0; j < kw; ++j) {
+            const double w = wt.f[static_cast<size_t>(((oc * cg + ic) * kh + i) * kw + j)];
+            const int64_t off = j * win.dilation[1] - win.padding[1];
+            auto [lo, hi] = valid_columns(off, win.stride[1], in.w, o.w);
+            for (int64_t oy = 0; oy < o.h; ++oy) {
+              const int64_t y = oy * win.stride[0] - win.padding[0] + i * win.dilation[0];
               if (y < 0 || y >= in.h) continue;
-              for (int64_t j = 0; j < kw; ++j) {
-                int64_t xx = ox * win.stride[1] - win.padding[1] + j * win.dilation[1];
-                if (xx < 0 || xx >= in.w) continue;
-                acc += x.f[static_cast<size_t>(in.at(b, g * cg + ic, y, xx))] * wt.f[static_cast<size_t>(((oc * cg + ic) * kh + i) * kw + j)];
-              }
+              const double* row = x.f.data() + in.at(b, g * cg + ic, y, 0);
+              double* dst = plane + oy * o.w;
+              for (int64_t ox = lo; ox < hi; ++ox) dst[ox] += w * row[ox * win.stride[1] + off];
             }
-          r[static_cast<size_t>(o.at(b, oc, oy, ox))] = acc + bias;
-        }
+          }
+      if (a.size() > 2)
+        for (int64_t k = 0; k < o.h * o.w; ++k) plane[k] += a[2].f[static_cast<size_t>(oc)];
     }
   return r;
 }

@@ -1,0 +1,202 @@
+// Real models end to end: torchvision's resnet18, mobilenet_v2 (BatchNormalization kept),
+// squeezenet1_0 and a small VisionTransformer, exported to ONNX by tests/models/export_models.py
+// with random weights from a fixed seed, run through every backend under the harness, trained
+// through cpp, and minified with a bug injected into one op kind. PyTorch's own output on the same
+// input is the baseline of the accuracy rule. Skips when python3-torch/torchvision/onnx are absent.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+
+#include "../harness/cli_util.h"
+#include "reprokit/harness/accuracy.h"
+#include "reprokit/ir/text_format.h"
+#include "reprokit/onnx/onnx_import.h"
+#include "reprokit/runtime/interpreter.h"
+#include "reprokit/runtime/npy.h"
+
+namespace reprokit::testing {
+namespace {
+
+const char* kPython = "/usr/bin/python3";
+const std::vector<std::string> kModels = {"resnet18", "mobilenet_v2", "squeezenet1_0", "vit_small"};
+
+// The exported models, written once per build directory (the export is deterministic); an empty
+// path with the reason when they cannot be made here.
+struct ModelStore {
+  fs::path dir;
+  std::string why_not;
+};
+
+std::string file_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+const ModelStore& models() {
+  static const ModelStore store = [] {
+    ModelStore s;
+    ProcessSpec probe;
+    probe.argv = {kPython, "-c", "import torch, torchvision, onnx"};
+    probe.timeout_s = 60;
+    if (!fs::exists(kPython) || run_process(probe).exit_code != 0) {
+      s.why_not = "python3-torch, python3-torchvision or python3-onnx is not installed";
+      return s;
+    }
+    const fs::path script = fs::path(REPROKIT_SOURCE_DIR) / "tests/models/export_models.py";
+    const fs::path dir = fs::path(REPROKIT_BINARY_DIR) / "real-models";
+    // Reuse an export made by the same script; else export to a fresh directory and swap it in
+    // (tests run in parallel processes: whichever rename lands first wins, both are identical).
+    if (file_text(dir / "export_models.py") != file_text(script)) {
+      const fs::path tmp = fs::path(REPROKIT_BINARY_DIR) / ("real-models.tmp" + std::to_string(::getpid()));
+      fs::remove_all(tmp);
+      ProcessSpec e;
+      e.argv = {kPython, script.string(), tmp.string()};
+      e.timeout_s = 600;
+      ProcessResult r = run_process(e);
+      if (r.exit_code != 0) {
+        s.why_not = "export_models.py failed: " + r.err;
+        return s;
+      }
+      fs::copy_file(script, tmp / "export_models.py");
+      std::error_code ec;
+      if (file_text(dir / "export_models.py") != file_text(script)) {
+        fs::remove_all(dir, ec);
+        fs::rename(tmp, dir, ec);
+      }
+      fs::remove_all(tmp, ec);
+    }
+    s.dir = dir;
+    return s;
+  }();
+  return store;
+}
+
+#define REQUIRE_MODELS()                                      \
+  if (models().dir.empty()) GTEST_SKIP() << models().why_not; \
+  static_assert(true)
+
+std::string model_file(const std::string& name) { return (models().dir / name / "model.onnx").string(); }
+std::string model_dir(const std::string& name) { return (models().dir / name).string(); }
+
+std::map<std::string, std::string> harness_env(const std::string& after) {
+  return {{"REPRO_AFTER", after}, {"REPRO_LEVEL", "4"}, {"REPRO_DIR", "out"}};
+}
+
+// The float64 reference of the imported model on the exported input.
+Tensor reference_output(const std::string& name) {
+  ImportedModel m = import_onnx(model_file(name));
+  std::vector<Tensor> in;
+  for (int i = 0; i < m.graph.num_inputs(); ++i) {
+    auto v = m.values.find(m.graph.node(i).name);
+    in.push_back(v != m.values.end() ? v->second : read_npy(model_dir(name) + "/input.npy"));
+  }
+  InterpretOptions f64;
+  f64.cast_to_f64 = true;
+  return interpret(m.graph, in, f64).at(0);
+}
+
+class RealModel : public ::testing::TestWithParam<std::string> {};
+
+// Imported, run under REPRO_AFTER=aot REPRO_LEVEL=4 on eager, aot_eager and cpp: no failure, no
+// bundle left behind, and the output passes the accuracy rule with PyTorch as the baseline.
+TEST_P(RealModel, MatchesPyTorchOnEveryBackendUnderTheHarness) {
+  REQUIRE_MODELS();
+  const std::string name = GetParam();
+  const Tensor torch_out = read_npy(model_dir(name) + "/expected.npy");
+  const Tensor ref = reference_output(name);
+  for (const char* backend : {"eager", "aot_eager", "cpp"}) {
+    SCOPED_TRACE(backend);
+    fs::path d = fresh_dir(name + "_" + backend);
+    auto r = reprokit_cli({"run", model_file(name), "--backend", backend, "--inputs", model_dir(name), "--save-outputs", "o"}, d,
+                          harness_env("aot"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(bundles_in(d / "out").empty()) << "a bundle was left behind";
+    Tensor got = read_npy((d / "o/output.npy").string());
+    EXPECT_EQ(compare_output("output", got, torch_out, ref, default_tolerance(DType::f32)), "");
+  }
+}
+
+// --train through cpp under the harness (level 4 checks the backward graph's accuracy against
+// float64 too), and every weight gradient close to eager's.
+TEST_P(RealModel, TrainsThroughCppLikeEager) {
+  REQUIRE_MODELS();
+  const std::string name = GetParam();
+  fs::path d = fresh_dir(name + "_train");
+  auto eager = reprokit_cli({"run", model_file(name), "--train", "--backend", "eager", "--inputs", model_dir(name), "--save-outputs", "e"}, d);
+  ASSERT_EQ(eager.exit_code, 0) << eager.err;
+  auto cpp = reprokit_cli({"run", model_file(name), "--train", "--backend", "cpp", "--inputs", model_dir(name), "--save-outputs", "c"}, d,
+                          harness_env("aot"));
+  ASSERT_EQ(cpp.exit_code, 0) << cpp.err;
+  int grads = 0;
+  for (auto& f : fs::directory_iterator(d / "e")) {
+    if (f.path().filename().string().rfind("grad_", 0) != 0) continue;
+    ++grads;
+    SCOPED_TRACE(f.path().filename().string());
+    auto a = read_npy(f.path().string()).to_doubles(), b = read_npy((d / "c" / f.path().filename()).string()).to_doubles();
+    ASSERT_EQ(a.size(), b.size());
+    double scale = 0, worst = 0;
+    for (size_t k = 0; k < a.size(); ++k) scale = std::max(scale, std::fabs(a[k])), worst = std::max(worst, std::fabs(a[k] - b[k]));
+    EXPECT_LE(worst, 1e-4 * scale + 1e-6);
+  }
+  EXPECT_GT(grads, 10);  // every weight has one
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, RealModel, ::testing::ValuesIn(kModels), [](const auto& info) { return info.param; });
+
+// ---- the minifier on real models
+
+struct Injected {
+  const char* model;
+  const char* inject;  // OP:KIND
+  const char* after;   // REPRO_AFTER
+};
+
+void PrintTo(const Injected& c, std::ostream* os) { *os << c.model << " " << c.inject << " REPRO_AFTER=" << c.after; }
+
+class RealModelMinify : public ::testing::TestWithParam<Injected> {};
+
+// A bug injected into one op kind: the harness leaves a bundle, `reprokit minify` brings the model
+// down to one node of that op, and the repro reproduces in a fresh process.
+TEST_P(RealModelMinify, MinifiesToOneNodeOfTheInjectedOp) {
+  REQUIRE_MODELS();
+  const Injected c = GetParam();
+  const std::string op = std::string(c.inject).substr(0, std::string(c.inject).find(':'));
+  fs::path d = fresh_dir(fmt::format("{}_{}_{}", c.model, op, c.after));
+  auto run = reprokit_cli({"run", model_file(c.model), "--backend", "cpp", "--inputs", model_dir(c.model), "--inject", c.inject}, d,
+                          harness_env(c.after));
+  ASSERT_NE(run.exit_code, 0) << "the injected bug did not show";
+  auto bundles = bundles_in(d / "out");
+  ASSERT_EQ(bundles.size(), 1u) << run.err;
+  auto t0 = std::chrono::steady_clock::now();
+  auto m = reprokit_cli({"minify", bundles[0].string()}, d, {}, 600);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(m.exit_code, 0) << m.out << m.err;
+  EXPECT_NE(m.out.find("verified: REPRODUCED in a fresh process"), std::string::npos) << m.out;
+  Graph g = parse_module(file_text(bundles[0] / "repro.rk"), "repro.rk").entry();
+  ASSERT_EQ(g.num_ops(), 1) << print_graph(g);
+  EXPECT_EQ(op_name(g.node(g.outputs.at(0)).op), op) << print_graph(g);
+  EXPECT_TRUE(fs::exists(bundles[0] / "repro.onnx"));
+  auto report = read_json(bundles[0] / "report.json");
+  // For the table: queries and seconds per case.
+  fmt::print("[real-model minify] {} {} REPRO_AFTER={}: {} -> {} ops, {} queries, {:.1f} s\n", c.model, c.inject, c.after,
+             report["original_ops"].get<int>(), report["final_ops"].get<int>(), report["queries"].get<int>(), seconds);
+}
+
+INSTANTIATE_TEST_SUITE_P(Injected, RealModelMinify,
+                         ::testing::Values(Injected{"resnet18", "conv2d:accuracy", "dynamo"}, Injected{"resnet18", "conv2d:accuracy", "aot"},
+                                           Injected{"resnet18", "max_pool2d:crash", "dynamo"}, Injected{"resnet18", "max_pool2d:crash", "aot"},
+                                           Injected{"mobilenet_v2", "clamp:runtime_error", "dynamo"},
+                                           Injected{"mobilenet_v2", "clamp:runtime_error", "aot"}),
+                         [](const auto& info) {
+                           std::string s = fmt::format("{}_{}_{}", info.param.model, info.param.inject, info.param.after);
+                           for (char& ch : s)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return s;
+                         });
+
+}  // namespace
+}  // namespace reprokit::testing
