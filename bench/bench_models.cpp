@@ -1,7 +1,9 @@
 // Run-time and compile-time benchmark on the example models, side by side in one run: the cpp
 // backend vs the reference interpreter vs PyTorch eager (CPU, Debian's python3-torch, same .npy
 // inputs), and cpp compile time cold (fresh cache) and warm (cache hit).
-// Usage: bench_models [--iters N]
+// Models: the examples, bench/models/*.rk, and resnet18 and a small ViT exported from torchvision
+// by tests/models/export_models.py (random weights; skipped without python3-torch/torchvision).
+// Usage: bench_models [--iters N] [--only NAME]...
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/ir/text_format.h"
+#include "reprokit/onnx/onnx_import.h"
 #include "reprokit/process/subprocess.h"
 #include "reprokit/runtime/input_gen.h"
 #include "reprokit/runtime/interpreter.h"
@@ -106,19 +109,59 @@ int main(int argc, char** argv) {
   fmt::print("{}\n", peak_estimate());
   fmt::print("{:<20} {:>11} {:>11} {:>11} {:>9} {:>9} {:>9} {:>9} | {:>11} {:>11}\n", "model", "cpp us", "interp us", "torch us", "torch/cpp",
              "interp/cpp", "cpp GF/s", "torch GF/s", "cold compile", "warm compile");
-  std::vector<std::string> models;
+  struct Model {
+    std::string label;
+    Graph graph;
+    std::vector<Tensor> inputs;
+  };
+  std::vector<Model> models;
+  auto wanted = [&](const std::string& name) { return only.empty() || std::find(only.begin(), only.end(), name) != only.end(); };
+  std::vector<std::string> files;
   for (auto name : {"mlp", "attention", "embedding_classifier", "mixed_precision"})
-    models.push_back(std::string(REPROKIT_SOURCE_DIR) + "/examples/" + name + ".rk");
-  for (auto name : {"mlp_large", "bert_layer"}) models.push_back(std::string(REPROKIT_SOURCE_DIR) + "/bench/models/" + name + ".rk");
-  for (auto& path : models) {
+    files.push_back(std::string(REPROKIT_SOURCE_DIR) + "/examples/" + name + ".rk");
+  for (auto name : {"mlp_large", "bert_layer"}) files.push_back(std::string(REPROKIT_SOURCE_DIR) + "/bench/models/" + name + ".rk");
+  for (auto& path : files) {
     Graph g = load_module_file(path).entry();
-    if (!only.empty() && std::find(only.begin(), only.end(), g.name) == only.end()) continue;
+    if (!wanted(g.name)) continue;
+    auto inputs = generate_inputs(g, 0);
+    models.push_back({g.name, std::move(g), std::move(inputs)});
+  }
+  // Real models through ONNX: their weights and input as exported.
+  std::vector<std::string> real;
+  for (auto name : {"resnet18", "vit_small"})
+    if (wanted(name)) real.push_back(name);
+  if (!real.empty()) {
+    ProcessSpec e;
+    std::string list;
+    for (auto& r : real) list += (list.empty() ? "" : ",") + r;
+    e.argv = {"/usr/bin/python3", std::string(REPROKIT_SOURCE_DIR) + "/tests/models/export_models.py", (tmp / "onnx").string(), "--only", list};
+    e.timeout_s = 600;
+    ProcessResult r;
+    try {
+      r = run_process(e);
+    } catch (const std::exception& ex) {
+      r.exit_code = -1;
+      r.err = ex.what();
+    }
+    if (r.exit_code != 0) fmt::print("(real models skipped: export_models.py failed or python3-torch/torchvision are missing: {})\n", r.err.substr(0, 200));
+    for (auto& name : real) {
+      if (r.exit_code != 0) break;
+      std::string dir = (tmp / "onnx" / name).string();
+      ImportedModel m = import_onnx(dir + "/model.onnx");
+      std::vector<Tensor> inputs;
+      for (int i = 0; i < m.graph.num_inputs(); ++i) {
+        auto v = m.values.find(m.graph.node(i).name);
+        inputs.push_back(v != m.values.end() ? v->second : read_npy(dir + "/input.npy"));
+      }
+      models.push_back({name, std::move(m.graph), std::move(inputs)});
+    }
+  }
+  for (auto& [label, g, inputs] : models) {
     double flops = graph_flops(g);
     bool large = flops > 1e8;  // real-size workloads: fewer iterations, one interpreter run
     int n_iters = large ? std::max(3, iters / 20) : iters;
-    fs::path dir = tmp / g.name;
+    fs::path dir = tmp / label;
     fs::create_directories(dir / "in");
-    auto inputs = generate_inputs(g, 0);
     for (int i = 0; i < g.num_inputs(); ++i) write_npy((dir / "in" / (g.node(i).name + ".npy")).string(), inputs[static_cast<size_t>(i)]);
     CompileOptions o;
     o.backend = "cpp";
@@ -133,7 +176,7 @@ int main(int argc, char** argv) {
     double interp = large ? time_us([&] { interpret(g, inputs); }, 1) : time_us([&] { interpret(g, inputs); }, std::max(10, iters / 10));
     double torch = torch_us(g, dir, n_iters);
     auto gflops = [&](double us) { return flops > 0 && us > 0 ? fmt::format("{:.1f}", flops / us / 1e3) : std::string("-"); };
-    fmt::print("{:<20} {:>11.1f} {:>11.1f} {:>11} {:>9} {:>9.1f} {:>9} {:>9} | {:>8.0f} ms {:>8.1f} ms\n", g.name, cpp, interp,
+    fmt::print("{:<20} {:>11.1f} {:>11.1f} {:>11} {:>9} {:>9.1f} {:>9} {:>9} | {:>8.0f} ms {:>8.1f} ms\n", label, cpp, interp,
                torch < 0 ? "n/a" : fmt::format("{:.1f}", torch), torch < 0 ? "n/a" : fmt::format("{:.2f}", torch / cpp), interp / cpp, gflops(cpp),
                gflops(torch), cold_ms, warm_ms);
   }
