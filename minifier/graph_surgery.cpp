@@ -15,6 +15,18 @@ std::vector<int> body_nodes(const Graph& g) {
   return ids;
 }
 
+Graph reinfer_types(const Graph& g) {
+  Graph out;
+  out.name = g.name;
+  for (int i = 0; i < g.size(); ++i) {
+    const Node& n = g.node(i);
+    if (n.is_input()) out.nodes.push_back(n);
+    else out.add_node(n.name, n.op, n.operands, n.attrs);  // VerifyError when the types no longer fit
+  }
+  out.outputs = g.outputs;
+  return out;
+}
+
 Candidate cut_nodes(const Candidate& c, const std::vector<int>& cut) {
   if (cut.empty()) return c;
   std::set<int> cut_set(cut.begin(), cut.end());

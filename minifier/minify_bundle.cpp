@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "reprokit/codegen/pass_manager.h"
 #include "reprokit/harness/child_run.h"
 #include "reprokit/harness/repro_file.h"
 #include "reprokit/ir/errors.h"
@@ -38,12 +39,28 @@ int next_query_number(const Dir& queries) {
   return last + 1;
 }
 
-// The strategies of the table that options select, in table order.
-std::vector<Strategy> selected_strategies(const MinifyCommandOptions& o) {
+// The strategies of the table that options select and that apply to the spec, in table order.
+std::vector<Strategy> selected_strategies(const MinifyCommandOptions& o, const ReproSpec& spec) {
+  const CompileOptions& c = spec.options.compile;
+  const bool has_passes = c.run_passes && (c.backend == "cpp" || c.backend == "cuda");
   std::vector<Strategy> out;
   for (auto& s : strategy_table())
-    if ((o.only.empty() || o.only.count(s.name)) && !o.skip.count(s.name)) out.push_back(s);
+    if ((o.only.empty() || o.only.count(s.name)) && !o.skip.count(s.name) && (has_passes || !s.compiler_only)) out.push_back(s);
   return out;
+}
+
+int64_t input_elements(const Graph& g) {
+  int64_t n = 0;
+  for (int i = 0; i < g.num_inputs(); ++i) n += g.node(i).type.numel();
+  return n;
+}
+
+int enabled_passes(const ReproSpec& spec) {
+  const CompileOptions& c = spec.options.compile;
+  if (!c.run_passes || (c.backend != "cpp" && c.backend != "cuda")) return 0;
+  int n = 0;
+  for (auto& p : pass_table()) n += !c.disabled_passes.count(p.name) && !(c.pass_limits.count(p.name) && c.pass_limits.at(p.name) == 0);
+  return n;
 }
 
 // A live status line on a terminal, plain lines otherwise.
@@ -54,10 +71,10 @@ class ProgressPrinter {
     // Remaining work: about two binary searches over what is left, at the mean query time so far.
     double per_query = p.queries ? p.elapsed_s / p.queries : 0;
     double eta = per_query * (2 * std::log2(std::max(2, p.nodes)) + 10);
-    std::string s = fmt::format("[minify] {:>6} -> {:<6} nodes | {:>5} queries, {:>5} cached | {:7.1f}s | ~{:.0f}s left | {}", start_nodes,
-                                p.nodes, p.queries, p.cache_hits, p.elapsed_s, eta, p.strategy);
+    std::string s = fmt::format("[minify] {:>6} -> {:<6} nodes, {:>9} elements | {:>5} queries, {:>5} cached | {:7.1f}s | ~{:.0f}s left | {}",
+                                start_nodes, p.nodes, p.elements, p.queries, p.cache_hits, p.elapsed_s, eta, p.strategy);
     if (tty_) {
-      fmt::print(stderr, "\r{:<110}", s);
+      fmt::print(stderr, "\r{:<130}", s);
       if (success) fmt::print(stderr, "");
     } else if (success) {
       fmt::print(stderr, "{}\n", s);
@@ -154,15 +171,15 @@ int minify_bundle(const MinifyCommandOptions& o) {
   }
 
   // 3. Reduce; after every success the best repro so far is on disk and runnable.
-  std::vector<Tensor> values = interpret_all(b.graph, b.inputs);
+  KnownValues values(b);
   ReproSpec spec = b.spec;
   spec.expected = expected;
   if (expected.kind == FailureKind::timeout && spec.timeout_s <= 0) spec.timeout_s = wo.timeout_s;
   spec.attempts = mo.flaky_attempts;
   ProgressPrinter printer;
   int start_nodes = b.graph.num_ops();
-  auto save = [&](const Candidate& c, const std::string& how) {
-    write_repro_files(dir.string(), c.graph, candidate_inputs(c, b, values), spec, how);
+  auto save = [&](const Candidate& c, const std::string& how, const PassingTwin* twin = nullptr) {
+    write_repro_files(dir.string(), c.graph, candidate_inputs(c, b, values), candidate_spec(spec, c), how, twin);
     work.write("state.json", json{{"best", c.to_json()}}.dump());
   };
   save(start, "Minification in progress: this is the best repro so far.");
@@ -175,11 +192,18 @@ int minify_bundle(const MinifyCommandOptions& o) {
   };
   cb.on_progress = [&](const MinifyProgress& p) { printer.line(p, start_nodes, false); };
   if (rate < 1) mo.restarts = 2;  // a flaky oracle can still say "passes" wrongly
-  MinifyResult r = reduce(start, selected_strategies(o), oracle, mo, cb);
+  MinifyResult r = reduce(start, selected_strategies(o, b.spec), oracle, mo, cb);
   printer.done();
-  std::string how = fmt::format("Minified by reprokit from {} to {} ops in {} queries ({:.1f}s).", start_nodes, r.best.graph.num_ops(), r.queries,
-                                r.seconds);
-  save(r.best, how);
+  const ReproSpec final_spec = candidate_spec(spec, r.best);
+  std::string how = fmt::format("Minified by reprokit from {} to {} ops, {} to {} input elements, {} to {} compiler passes, in {} queries ({:.1f}s).",
+                                start_nodes, r.best.graph.num_ops(), input_elements(b.graph), input_elements(r.best.graph), enabled_passes(b.spec),
+                                enabled_passes(final_spec), r.queries, r.seconds);
+  std::optional<PassingTwin> twin;
+  if (r.twin) {
+    twin = PassingTwin{r.twin->graph, candidate_inputs(*r.twin, b, values), candidate_spec(spec, *r.twin), describe_difference(r.best, *r.twin)};
+    fmt::print(stderr, "[minify] passing twin: {}\n", twin->difference);
+  }
+  save(r.best, how, twin ? &*twin : nullptr);
 
   // 4. Verify in a fresh process, as a user would rerun it.
   bool reproduced = true;
@@ -206,6 +230,11 @@ int minify_bundle(const MinifyCommandOptions& o) {
                  {"failure", expected.to_json()},
                  {"original_ops", start_nodes},
                  {"final_ops", r.best.graph.num_ops()},
+                 {"original_elements", input_elements(b.graph)},
+                 {"final_elements", input_elements(r.best.graph)},
+                 {"original_passes", enabled_passes(b.spec)},
+                 {"final_passes", enabled_passes(final_spec)},
+                 {"twin", twin ? json{{"strategy", r.twin_strategy}, {"difference", twin->difference}} : json(nullptr)},
                  {"queries", r.queries},
                  {"cache_hits", r.cache_hits},
                  {"seconds", std::chrono::duration<double>(Clock::now() - t0).count()},
@@ -218,13 +247,15 @@ int minify_bundle(const MinifyCommandOptions& o) {
                  {"rerun", verify_cmd}};
   bundle.write("report.json", report.dump(2) + "\n");
   std::string summary = fmt::format(
-      "reprokit minify: {} -> {} ops, {} queries ({} answered from cache), {:.1f}s\nfailure: {}: {}\n{}\nrerun: {}\n\n{}", start_nodes,
-      r.best.graph.num_ops(), r.queries, r.cache_hits, report["seconds"].get<double>(), expected.kind_name(), expected.signature,
+      "reprokit minify: {} -> {} ops, {} -> {} input elements, {} -> {} passes, {} queries ({} answered from cache), {:.1f}s\nfailure: {}: {}\n{}\n"
+      "rerun: {}\n{}\n{}",
+      start_nodes, r.best.graph.num_ops(), input_elements(b.graph), input_elements(r.best.graph), enabled_passes(b.spec), enabled_passes(final_spec),
+      r.queries, r.cache_hits, report["seconds"].get<double>(), expected.kind_name(), expected.signature,
       o.verify ? (reproduced ? "verified: REPRODUCED in a fresh process" : "verified: NOT REPRODUCED (see the warning above)") : "not verified",
-      verify_cmd, print_graph(r.best.graph));
+      verify_cmd, twin ? "passing twin (twin.rk): " + twin->difference + "\n" : std::string(), print_graph(r.best.graph));
   bundle.write("SUMMARY.txt", summary);
   fmt::print("{}", summary);
-  fmt::print("\nfiles: {}/repro.rk repro_test.cpp repro_torch.py BUG_REPORT.md report.json\n", o.bundle_dir);
+  fmt::print("\nfiles: {}/repro.rk repro.onnx repro_test.cpp repro_torch.py BUG_REPORT.md report.json{}\n", o.bundle_dir, twin ? " twin.rk" : "");
   return reproduced ? 0 : 1;
 }
 

@@ -23,7 +23,7 @@ class Engine {
          const MinifyCallbacks& callbacks)
       : strategies_(strategies), oracle_(oracle), options_(options), callbacks_(callbacks), t0_(Clock::now()) {
     result_.best = start;
-    memo_[start.key()] = true;
+    memo_[start.key()] = {true, false};
   }
 
   MinifyResult run() {
@@ -31,10 +31,11 @@ class Engine {
     for (int again = 0; again < options_.restarts; ++again) {
       int before = result_.best.graph.num_ops();
       memo_.clear();
-      memo_[result_.best.key()] = true;
+      memo_[result_.best.key()] = {true, false};
       search();
       if (result_.best.graph.num_ops() >= before) break;
     }
+    pick_twin();
     result_.seconds = elapsed();
     return result_;
   }
@@ -65,11 +66,47 @@ class Engine {
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
 
   MinifyProgress progress() const {
-    return {result_.best.graph.num_ops(), result_.queries, result_.cache_hits, elapsed(), strategy_};
+    MinifyProgress p;
+    p.nodes = result_.best.graph.num_ops();
+    p.queries = result_.queries;
+    p.cache_hits = result_.cache_hits;
+    for (int i = 0; i < result_.best.graph.num_inputs(); ++i) p.elements += result_.best.graph.node(i).type.numel();
+    p.elapsed_s = elapsed();
+    p.strategy = strategy_;
+    return p;
+  }
+
+  struct Outcome {
+    bool interesting = false;
+    bool passed = false;  // no failure at all (not: failed differently)
+  };
+
+  // A candidate one unit away from the best that passes: a passing twin of the best.
+  void note(const std::optional<Candidate>& c, const Outcome& o, size_t units) {
+    if (c && units == 1 && o.passed && passing_.size() < kMaxTwins) passing_.push_back({strategy_, *c});
+  }
+
+  // The nearest passing candidate: one pass, rewrite, dimension, attribute or value away before
+  // one node away (those say most about the bug).
+  void pick_twin() {
+    static const char* kPreference[] = {"disable-passes", "limit-rewrites", "halve-shapes", "shrink-shapes", "simplify-attributes",
+                                        "zero-inputs",    "one-inputs",     "integer-inputs", "zero-elements"};
+    for (const char* want : kPreference)
+      for (auto& [strategy, c] : passing_)
+        if (strategy == want) {
+          result_.twin = c;
+          result_.twin_strategy = strategy;
+          return;
+        }
+    if (!passing_.empty()) {
+      result_.twin = passing_.front().second;
+      result_.twin_strategy = passing_.front().first;
+    }
   }
 
   // Judges candidates (nullopt = invalid = not interesting), answering from the memo when it can.
-  std::vector<bool> judge(const std::vector<std::optional<Candidate>>& cands) {
+  // `units[i]`: how many units candidate i removes (a one-unit step that passes is a twin).
+  std::vector<bool> judge(const std::vector<std::optional<Candidate>>& cands, const std::vector<size_t>& units) {
     std::vector<bool> out(cands.size(), false);
     std::vector<Candidate> batch;
     std::vector<size_t> where;
@@ -79,7 +116,8 @@ class Engine {
       if (!cands[i]) continue;
       uint64_t k = cands[i]->key();
       if (auto it = memo_.find(k); it != memo_.end()) {
-        out[i] = it->second;
+        out[i] = it->second.interesting;
+        note(cands[i], it->second, units[i]);
         ++result_.cache_hits;
         continue;
       }
@@ -92,7 +130,7 @@ class Engine {
       where.push_back(i);
     }
     if (!batch.empty()) {
-      std::vector<bool> verdict(batch.size(), false);
+      std::vector<bool> verdict(batch.size(), false), passed(batch.size(), true);
       // A flaky failure shows up only sometimes: a candidate counts as failing if any attempt fails.
       for (int attempt = 0; attempt < std::max(1, options_.flaky_attempts); ++attempt) {
         std::vector<Candidate> again;
@@ -103,11 +141,16 @@ class Engine {
         auto v = oracle_.judge(again);
         result_.queries += static_cast<int>(again.size());
         result_.per_strategy[strategy_].queries += static_cast<int>(again.size());
-        for (size_t j = 0; j < v.size(); ++j) verdict[pos[j]] = v[j].interesting;
+        for (size_t j = 0; j < v.size(); ++j) {
+          verdict[pos[j]] = v[j].interesting;
+          passed[pos[j]] = passed[pos[j]] && !v[j].got.failed();
+        }
       }
       for (size_t b = 0; b < batch.size(); ++b) {
+        Outcome o{verdict[b], !verdict[b] && passed[b]};
         out[where[b]] = verdict[b];
-        memo_[batch[b].key()] = verdict[b];
+        memo_[batch[b].key()] = o;
+        note(cands[where[b]], o, units[where[b]]);
       }
       for (auto& [i, b] : dup) out[i] = verdict[b];
     }
@@ -117,6 +160,7 @@ class Engine {
 
   void accept(Candidate c) {
     result_.best = std::move(c);
+    passing_.clear();  // twins are one step from the best
     ++result_.per_strategy[strategy_].successes;
     auto p = progress();
     result_.history.push_back(p);
@@ -138,8 +182,9 @@ class Engine {
       for (int i = 1; i <= j; ++i) points.push_back(lo + (span * i + j) / (j + 1));  // j points splitting (lo, hi] into j + 1 parts
       points.erase(std::unique(points.begin(), points.end()), points.end());
       std::vector<std::optional<Candidate>> cands;
-      for (int p : points) cands.push_back(try_apply(s, result_.best, first(units, p)));
-      auto v = judge(cands);
+      std::vector<size_t> sizes;
+      for (int p : points) cands.push_back(try_apply(s, result_.best, first(units, p))), sizes.push_back(static_cast<size_t>(p));
+      auto v = judge(cands, sizes);
       int new_lo = lo, new_hi = hi;
       for (size_t i = 0; i < points.size(); ++i) {
         if (v[i]) {
@@ -183,9 +228,10 @@ class Engine {
       size_t found_at = 0;
       for (size_t start = 0; start < removals.size() && !found; start += static_cast<size_t>(par)) {
         std::vector<std::optional<Candidate>> cands;
+        std::vector<size_t> sizes;
         for (size_t i = start; i < std::min(removals.size(), start + static_cast<size_t>(par)); ++i)
-          cands.push_back(try_apply(s, result_.best, removals[i]));
-        auto v = judge(cands);
+          cands.push_back(try_apply(s, result_.best, removals[i])), sizes.push_back(removals[i].size());
+        auto v = judge(cands, sizes);
         for (size_t i = 0; i < v.size(); ++i)
           if (v[i]) {
             found = cands[i];
@@ -211,8 +257,10 @@ class Engine {
   const MinifyCallbacks& callbacks_;
   Clock::time_point t0_;
   MinifyResult result_;
-  std::unordered_map<uint64_t, bool> memo_;
+  std::unordered_map<uint64_t, Outcome> memo_;
   std::string strategy_;
+  static constexpr size_t kMaxTwins = 64;
+  std::vector<std::pair<std::string, Candidate>> passing_;  // (strategy, candidate) one unit from the best
 };
 
 }  // namespace

@@ -10,5 +10,10 @@ Strategy bypass_strategy();
 Strategy cut_strategy();
 Strategy remove_outputs_strategy();
 Strategy fill_inputs_strategy(InputFill fill);
+Strategy zero_elements_strategy();
+Strategy resize_strategy(bool halve);  // halve-shapes, or shrink-shapes (to 1)
+Strategy simplify_attributes_strategy();
+Strategy disable_passes_strategy();
+Strategy limit_rewrites_strategy();
 
 }  // namespace reprokit

@@ -1,4 +1,5 @@
-// The strategy table: every reduction strategy, once, in run order.
+// The strategy table: every reduction strategy, once, in run order. Graph strategies first (they
+// remove the most per query), then the compiler's decisions, shapes, attributes and values.
 #include "reprokit/ir/graph_utils.h"
 #include "reprokit/minifier/strategies.h"
 #include "strategy_list.h"
@@ -7,13 +8,20 @@ namespace reprokit {
 
 const std::vector<Strategy>& strategy_table() {
   static const std::vector<Strategy> table = {
-      truncate_strategy(),       // binary search for the last node that still fails
-      cut_front_strategy(),      // binary search for the first node that is still needed
-      bypass_strategy(),         // a->b->c becomes a->c, delta debugging over node sets
-      cut_strategy(),            // replace node sets by inputs carrying their original values
-      remove_outputs_strategy(), // drop returned values
+      truncate_strategy(),        // binary search for the last node that still fails
+      cut_front_strategy(),       // binary search for the first node that is still needed
+      bypass_strategy(),          // a->b->c becomes a->c, delta debugging over node sets
+      cut_strategy(),             // replace node sets by inputs carrying their original values
+      remove_outputs_strategy(),  // drop returned values
+      disable_passes_strategy(),  // the fewest compiler passes
+      limit_rewrites_strategy(),  // the fewest rewrites of those passes
+      resize_strategy(false),     // input dims to 1
+      resize_strategy(true),      // input dims halved
+      simplify_attributes_strategy(),
       fill_inputs_strategy(InputFill::zeros),
       fill_inputs_strategy(InputFill::ones),
+      fill_inputs_strategy(InputFill::integers),
+      zero_elements_strategy(),   // single elements to 0 (small inputs only)
   };
   return table;
 }

@@ -71,9 +71,14 @@ class CppCompiledGraph : public CompiledGraph {
 
 NodeInjections resolve_injections(const Graph& g, const CompileOptions& options) {
   NodeInjections out = options.injection_nodes;
-  for (auto& inj : options.injections)
-    for (auto& n : g.nodes)
-      if (n.op == inj.op && !n.is_input()) out[n.name] = inj.kind;
+  if (options.injections.empty()) return out;
+  // The op may also be one that only the decomposition has (the exp of a softmax): its nodes
+  // there are named after the composite, the same names code generation sees.
+  const Graph d = decompose(g);
+  for (const Graph* graph : {&g, &d})
+    for (auto& inj : options.injections)
+      for (auto& n : graph->nodes)
+        if (n.op == inj.op && !n.is_input()) out[n.name] = inj.kind;
   return out;
 }
 

@@ -2,10 +2,12 @@
 #include "reprokit/harness/repro_file.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <sstream>
 
+#include "reprokit/codegen/pass_manager.h"
 #include "reprokit/harness/bundle.h"
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/text_format.h"
@@ -30,47 +32,93 @@ std::string comment_safe(std::string_view s) {
 
 }  // namespace
 
-void write_repro_files(const std::string& dir, const Graph& g, const std::vector<Tensor>& inputs, const ReproSpec& spec,
-                       const std::string& summary) {
-  Dir d = Dir::open(dir);
-  // New inputs are staged in a fresh directory and swapped in, so repro.rk and its inputs agree.
-  d.remove_tree("repro_inputs.new");
-  Dir staging = d.sub("repro_inputs.new", true);
-  for (int i = 0; i < g.num_inputs(); ++i) staging.write(g.node(i).name + ".npy", encode_npy(inputs.at(static_cast<size_t>(i))));
-  d.remove_tree("repro_inputs");
-  d.rename("repro_inputs.new", "repro_inputs");
+namespace {
+
+// What the spec does with the compiler's passes, in a few words.
+std::string passes_summary(const ReproSpec& spec) {
+  const CompileOptions& c = spec.options.compile;
+  if (c.backend == "eager" || c.backend == "aot_eager") return "none (no compiler)";
+  if (!c.run_passes) return "none";
+  std::vector<std::string> on;
+  for (auto& p : pass_table()) {
+    if (c.disabled_passes.count(p.name)) continue;
+    auto lim = c.pass_limits.find(p.name);
+    on.push_back(lim == c.pass_limits.end() ? p.name : fmt::format("{} (first {} rewrites)", p.name, lim->second));
+  }
+  if (on.size() == pass_table().size() && c.pass_limits.empty()) return "all";
+  if (on.empty()) return "none (all switched off)";
+  return fmt::format("only {}", fmt::join(on, ", "));
+}
+
+// The template variables of a repro (or twin) file.
+std::map<std::string, std::string> repro_vars(const std::string& stem, const Graph& g, const ReproSpec& spec, const std::string& summary) {
   const CompileOptions& c = spec.options.compile;
   std::string inject;
   for (auto& i : c.injections) inject += (inject.empty() ? "" : " ") + i.str();
   for (auto& p : c.pass_injections) inject += (inject.empty() ? "" : " ") + p.pass + ":" + std::to_string(p.n) + "(pass)";
   std::string failure = spec.expected.failed() ? std::string(spec.expected.kind_name()) + ": " + spec.expected.signature : "(none recorded)";
+  int64_t elements = 0;
+  for (int i = 0; i < g.num_inputs(); ++i) elements += g.node(i).type.numel();
+  return {{"GRAPH", g.name},
+          {"FILE", stem + ".rk"},
+          {"INPUTS_DIR", stem + "_inputs"},
+          {"STAGE", spec.stage},
+          {"BACKEND", c.backend},
+          {"PASSES", comment_safe(passes_summary(spec))},
+          {"INJECT", inject.empty() ? "none" : comment_safe(inject)},
+          {"FAILURE", comment_safe(failure)},
+          {"MESSAGE", utf8_safe(spec.expected.message)},
+          {"SPEC", spec.to_json().dump()},
+          {"GRAPH_TEXT", print_graph(g)},
+          {"NODES", std::to_string(g.num_ops())},
+          {"ELEMENTS", std::to_string(elements)},
+          {"SUMMARY", comment_safe(summary)},
+          {"ENVIRONMENT", environment_info().dump(2)}};
+}
+
+// <stem>.rk and its inputs in <stem>_inputs/ (staged in a fresh directory and swapped in, so the
+// file and its inputs agree).
+void write_rk(const Dir& d, const std::string& stem, const Graph& g, const std::vector<Tensor>& inputs,
+              const std::map<std::string, std::string>& vars) {
+  const std::string in_dir = stem + "_inputs";
+  d.remove_tree(in_dir + ".new");
+  Dir staging = d.sub(in_dir + ".new", true);
+  for (int i = 0; i < g.num_inputs(); ++i) staging.write(g.node(i).name + ".npy", encode_npy(inputs.at(static_cast<size_t>(i))));
+  d.remove_tree(in_dir);
+  d.rename(in_dir + ".new", in_dir);
+  d.write(stem + ".rk", render_template("repro.rk", vars));
+}
+
+}  // namespace
+
+void write_repro_files(const std::string& dir, const Graph& g, const std::vector<Tensor>& inputs, const ReproSpec& spec,
+                       const std::string& summary, const PassingTwin* twin) {
+  Dir d = Dir::open(dir);
+  std::map<std::string, std::string> vars = repro_vars("repro", g, spec, summary);
+  write_rk(d, "repro", g, inputs, vars);
+  // The passing twin, or none: a twin of an earlier repro must not outlive it.
+  if (twin) {
+    write_rk(d, "twin", twin->graph, twin->inputs, repro_vars("twin", twin->graph, twin->spec, "Passing twin of repro.rk: " + twin->difference));
+    vars["TWIN"] = fmt::format(
+        "## Passing twin\n\n{}\n\n```\nreprokit repro twin.rk             # prints NOT REPRODUCED: the nearest variant that passes\n```\n\n"
+        "```\n{}```\n",
+        comment_safe(twin->difference), print_graph(twin->graph));
+  } else {
+    d.remove_file("twin.rk");
+    d.remove_tree("twin_inputs");
+    vars["TWIN"] = "";
+  }
   // repro.onnx lets the bug go to any ONNX consumer; a graph ONNX cannot hold still gets the rest.
-  std::string onnx_note;
   try {
     write_onnx_repro(d, g);
-    onnx_note = "`repro.onnx` is the same graph as an ONNX model (opset 17); its inputs are `repro_inputs/<input>.npy`.";
+    vars["ONNX"] = "`repro.onnx` is the same graph as an ONNX model (opset 17); its inputs are `repro_inputs/<input>.npy`.";
   } catch (const UserError& e) {
     d.remove_file("repro.onnx");
-    onnx_note = "No `repro.onnx`: " + comment_safe(e.what());
+    vars["ONNX"] = "No `repro.onnx`: " + comment_safe(e.what());
   } catch (const InternalError& e) {  // a bug in the exporter must not cost the user the other files
     d.remove_file("repro.onnx");
-    onnx_note = "No `repro.onnx` (a reprokit bug, please report it): " + comment_safe(e.what());
+    vars["ONNX"] = "No `repro.onnx` (a reprokit bug, please report it): " + comment_safe(e.what());
   }
-  std::string text = print_graph(g);
-  std::map<std::string, std::string> vars = {
-      {"GRAPH", g.name},
-      {"STAGE", spec.stage},
-      {"BACKEND", c.backend},
-      {"INJECT", inject.empty() ? "none" : comment_safe(inject)},
-      {"FAILURE", comment_safe(failure)},
-      {"MESSAGE", utf8_safe(spec.expected.message)},
-      {"SPEC", spec.to_json().dump()},
-      {"GRAPH_TEXT", text},
-      {"NODES", std::to_string(g.num_ops())},
-      {"SUMMARY", comment_safe(summary)},
-      {"ONNX", onnx_note},
-      {"ENVIRONMENT", environment_info().dump(2)}};
-  d.write("repro.rk", render_template("repro.rk", vars));
   d.write("repro_test.cpp", render_template("repro_test.cpp", vars));
   d.write("CMakeLists.txt", render_template("repro_CMakeLists.txt", vars));
   d.write("repro_torch.py", emit_torch_program(g));
@@ -102,9 +150,11 @@ ReproFile load_repro_file(const std::string& path) {
   r.graph = parse_module(text, path).entry();
   std::filesystem::path parent = std::filesystem::path(path).parent_path();
   Dir d = Dir::open(parent.empty() ? "." : parent.string());
+  // FILE.rk's inputs are in FILE_inputs/ (repro.rk: repro_inputs/, twin.rk: twin_inputs/).
+  const std::string in_dir = std::filesystem::path(path).stem().string() + "_inputs";
   for (int i = 0; i < r.graph.num_inputs(); ++i) {
-    std::string file = "repro_inputs/" + r.graph.node(i).name + ".npy";
-    if (!d.exists("repro_inputs") || !d.sub("repro_inputs").exists(r.graph.node(i).name + ".npy"))
+    std::string file = in_dir + "/" + r.graph.node(i).name + ".npy";
+    if (!d.exists(in_dir) || !d.sub(in_dir).exists(r.graph.node(i).name + ".npy"))
       throw UserError(fmt::format("{}: input file {} is missing", path, d.path(file)));
     Tensor t = parse_npy(d.read(file, kMaxDataFileBytes), d.path(file));
     const TensorType& decl = r.graph.node(i).type;

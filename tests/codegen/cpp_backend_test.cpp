@@ -110,6 +110,24 @@ TEST(CppBackend, IndexChecksInParallelLoops) {
   }
 }
 
+// An injected op that only the decomposition has (the exp of a softmax) still misbehaves when
+// the graph is compiled before decomposition (REPRO_AFTER=dynamo compiles the captured graph).
+TEST(CppBackend, InjectionsReachOpsOfTheDecomposition) {
+  Graph g = parse_graph("graph t(%x: f32[4, 8]) {\n  %p = softmax(%x, dim=1)\n  return (%p)\n}");
+  CompileOptions o = cpp_options();
+  o.injections = {parse_fault_injection("exp:runtime_error")};
+  auto inj = resolve_injections(g, o);
+  EXPECT_EQ(inj.size(), 1u);
+  EXPECT_TRUE(inj.count("p.exp")) << (inj.empty() ? "none" : inj.begin()->first);
+  auto in = generate_inputs(g, 1);
+  try {
+    compile_graph(g, o)->run(in);
+    FAIL() << "the injected runtime error did not happen";
+  } catch (const CompileFailure& e) {
+    EXPECT_EQ(e.kind, FailureKind::runtime_error);
+  }
+}
+
 // Integer arithmetic in generated code wraps as PyTorch's (and the reference's) does.
 TEST(CppBackend, IntegerArithmeticMatchesTheExactReference) {
   Graph g = parse_graph("graph t(%a: i64[3], %f: f32[3]) {\n  %b = add(%a, 1)\n  %m = amax(%a)\n  %i = to(%f, dtype=i64)\n  return (%b, %m, %i)\n}");

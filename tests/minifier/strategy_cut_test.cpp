@@ -18,12 +18,14 @@ TEST(CutStrategy, CutNodesBecomeInputsOfTheSameNameAndType) {
   EXPECT_THROW(cut_nodes(c, {c.graph.find("c")}), UserError);  // nothing would be left to compute
 }
 
-TEST(CutStrategy, FillsFollowTheInputsThatRemain) {
+TEST(CutStrategy, EditsAndCompilerDecisionsFollowTheCandidate) {
   Candidate c;
   c.graph = parse_graph("graph g(%x: f32[4], %y: f32[4]) {\n  %a = neg(%x)\n  %b = add(%a, %y)\n  return (%b)\n}");
-  c.fills["x"] = InputFill::zeros;
-  c.fills["y"] = InputFill::ones;
+  c.edits["x"].fill = InputFill::zeros;
+  c.edits["y"].fill = InputFill::ones;
+  c.disabled_passes = {"pointwise-fusion"};
   auto r = cut_nodes(c, {c.graph.find("a")});
-  EXPECT_EQ(r.fills.count("x"), 0u);
-  EXPECT_EQ(r.fills.at("y"), InputFill::ones);
+  EXPECT_EQ(r.edits.count("x"), 0u);
+  EXPECT_EQ(r.edit("y").fill, InputFill::ones);
+  EXPECT_EQ(r.disabled_passes, c.disabled_passes);
 }

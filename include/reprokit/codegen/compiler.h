@@ -38,7 +38,8 @@ struct PassRecord;
 // enabled passes (fusion recorded as "group" attributes). Records each pass when asked.
 Graph lower_for_codegen(const Graph& g, const CompileOptions& options, std::vector<PassRecord>* records);
 
-// Nodes of g that the options' injections target (by op), merged with options.injection_nodes.
+// Nodes of g and of its decomposition that the options' injections target (by op), merged with
+// options.injection_nodes.
 std::map<std::string, FaultKind> resolve_injections(const Graph& g, const CompileOptions& options);
 
 // How many times this process invoked the system compiler (a cache hit does not).

@@ -16,11 +16,21 @@ struct ReproFile {
   std::vector<Tensor> inputs;
 };
 
+// The nearest variant of a repro that passes, and the one-line difference ("fails with pass X
+// on, passes without").
+struct PassingTwin {
+  Graph graph;
+  std::vector<Tensor> inputs;
+  ReproSpec spec;
+  std::string difference;
+};
+
 // Writes repro.rk, repro_inputs/, repro.onnx (when ONNX can hold the graph), repro_test.cpp,
-// CMakeLists.txt, repro_torch.py and BUG_REPORT.md into dir (replacing earlier repro files there, never the bundle's own files).
-// `summary` is a line or two for the bug report (e.g. how it was minified).
+// CMakeLists.txt, repro_torch.py and BUG_REPORT.md into dir (replacing earlier repro files
+// there, never the bundle's own files), and with a twin also twin.rk and twin_inputs/ (else it
+// removes an old twin). `summary` is a line or two for the bug report (how it was minified).
 void write_repro_files(const std::string& dir, const Graph& g, const std::vector<Tensor>& inputs, const ReproSpec& spec,
-                       const std::string& summary);
+                       const std::string& summary, const PassingTwin* twin = nullptr);
 
 // Loads repro.rk and its inputs; UserError naming the file for a missing or bad directive, a
 // missing input file or a graph that does not parse.

@@ -1,9 +1,12 @@
-// Candidate: one graph the minifier asks about, plus how its inputs are simplified. Input names
-// are original input names or original node names (cut points), whose values the oracle knows.
+// Candidate: one thing the minifier asks about: a graph, how each of its inputs' values is
+// derived from a value the oracle knows (an original input, or a cut point's value in the
+// original run, by name), and the compiler decisions it runs with.
 #pragma once
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -11,17 +14,39 @@
 
 namespace reprokit {
 
-enum class InputFill { original, zeros, ones };
+// The values of an input, simplified (the window and zeroed elements apply to every fill).
+enum class InputFill {
+  original,  // the known value
+  zeros,
+  ones,
+  integers,  // the known value rounded to the nearest integer in [-4, 4]
+};
+
+struct InputEdit {
+  InputFill fill = InputFill::original;
+  // Where the (possibly smaller) declared shape sits in the known value: a start per dim
+  // (empty: at the origin). Shrinking a dim keeps the leading elements.
+  std::vector<int64_t> start;
+  std::vector<int64_t> zeroed;  // flat indices (C order over the declared shape) set to 0
+  bool operator==(const InputEdit&) const = default;
+  bool is_identity() const { return fill == InputFill::original && zeroed.empty() && start.empty(); }
+};
 
 struct Candidate {
   Graph graph;
-  std::map<std::string, InputFill> fills;  // inputs not listed keep their original values
+  std::map<std::string, InputEdit> edits;  // inputs not listed take the known value as it is
+  // Compiler decisions on top of the bundle's: passes switched off, rewrite limits per pass.
+  std::set<std::string> disabled_passes;
+  std::map<std::string, int64_t> pass_limits;
 
-  uint64_t key() const;  // memo key: structure plus input names and fills
-  // A candidate of graph g with this one's fills for the inputs g still has.
+  const InputEdit& edit(const std::string& input) const;  // an identity edit when none is set
+  uint64_t key() const;  // memo key: structure, input names, edits and compiler decisions
+  // A candidate of graph g with this one's edits (for the inputs g still has) and decisions.
   Candidate with_graph(Graph g) const;
   nlohmann::json to_json() const;
-  static Candidate from_json(const nlohmann::json& j);
+  static Candidate from_json(const nlohmann::json& j);  // UserError on malformed input
 };
+
+std::string_view fill_name(InputFill f);
 
 }  // namespace reprokit

@@ -1,6 +1,7 @@
 // `reprokit minify`: minifies a saved failure with subprocess oracles, keeps the best repro on
 // disk after every success, verifies the final repro in a fresh process and writes report.json.
 #pragma once
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -27,8 +28,26 @@ struct MinifyCommandOptions {
 // repro does not reproduce. Throws UserError for a bad bundle.
 int minify_bundle(const MinifyCommandOptions& options);
 
-// The inputs of a candidate: original inputs, cut-point values (by node name) and fills.
-std::vector<Tensor> candidate_inputs(const Candidate& c, const Bundle& b, const std::vector<Tensor>& node_values);
+// The values cut points carry: each node's value in the original run (reference interpreter,
+// original precision), computed on first use and only as far back as needed.
+class KnownValues {
+ public:
+  explicit KnownValues(const Bundle& b);
+  const Tensor& of(int node_id);
+
+ private:
+  const Bundle& b_;
+  std::vector<std::optional<Tensor>> values_;
+};
+
+// The inputs of a candidate: original inputs and cut-point values (by node name), windowed to
+// the declared shapes, with the candidate's edits. UserError when they do not fit.
+std::vector<Tensor> candidate_inputs(const Candidate& c, const Bundle& b, KnownValues& known);
+// The bundle's spec with the candidate's compiler decisions (disabled passes, rewrite limits).
+ReproSpec candidate_spec(const ReproSpec& base, const Candidate& c);
+// One line on what a passing twin changed: "fails with pass X on, passes without it", "fails
+// with %x: f32[4, 3] (dim 0 = 4), passes with f32[2, 3]", ...
+std::string describe_difference(const Candidate& failing, const Candidate& passing);
 
 // The worker loop of `reprokit minify-worker BUNDLE`: one JSON candidate per stdin line, one
 // "VERDICT {failure json}" line per answer. With query_file, answers that one query and exits.

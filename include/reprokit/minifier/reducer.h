@@ -5,6 +5,7 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -28,12 +29,17 @@ struct StrategyStats {
 
 struct MinifyProgress {
   int nodes = 0, queries = 0, cache_hits = 0;
+  int64_t elements = 0;  // input elements of the best candidate
   double elapsed_s = 0;
   std::string strategy;
 };
 
 struct MinifyResult {
   Candidate best;
+  // The passing twin: a candidate one unit away from `best` (one pass, rewrite, dimension,
+  // attribute, value or node) that passed, and the strategy that made it.
+  std::optional<Candidate> twin;
+  std::string twin_strategy;
   int queries = 0, cache_hits = 0;
   std::map<std::string, StrategyStats> per_strategy;
   std::vector<MinifyProgress> history;  // one entry per success

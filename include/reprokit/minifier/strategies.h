@@ -4,6 +4,7 @@
 // owns validity (it verifies every candidate; an edit that throws UserError is simply invalid).
 #pragma once
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ struct Strategy {
   // The candidate with these units removed. May throw UserError (or VerifyError) when the edit
   // leaves no valid graph.
   std::function<Candidate(const Candidate&, const std::vector<int>&)> apply;
+  // Only for backends that run compiler passes (cpp, cuda).
+  bool compiler_only = false;
 };
 
 const std::vector<Strategy>& strategy_table();
@@ -35,5 +38,12 @@ std::vector<int> body_nodes(const Graph& g);
 Candidate cut_nodes(const Candidate& c, const std::vector<int>& cut);
 // Replaces each node in `bypass` by its first operand of the same dtype and shape.
 Candidate bypass_nodes(const Candidate& c, const std::vector<int>& bypass);
+// The same graph with every node's type inferred again (after inputs or attributes changed);
+// VerifyError when a node no longer fits.
+Graph reinfer_types(const Graph& g);
+// g with input dims resized: `dims` sets single (input, dim) sizes, `sizes` maps every input dim
+// of an old size (and the attributes naming that size) to a new one. Input strides keep their
+// layout kind. VerifyError when the graph no longer fits.
+Graph resize_inputs(const Graph& g, const std::map<std::pair<int, size_t>, int64_t>& dims, const std::map<int64_t, int64_t>& sizes);
 
 }  // namespace reprokit

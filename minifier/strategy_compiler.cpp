@@ -1,0 +1,80 @@
+// disable-passes and limit-rewrites: the fewest compiler passes, and within each the fewest
+// rewrites (the budget bisect uses: CompileOptions::pass_limits), with which the failure stays.
+// The repro's spec records the result, so `reprokit repro` runs exactly that configuration.
+#include "reprokit/codegen/compiler.h"
+#include "reprokit/codegen/pass_manager.h"
+#include "strategy_list.h"
+
+namespace reprokit {
+
+namespace {
+
+// The candidate's compiler decisions as options (for counting what each pass would rewrite).
+CompileOptions decisions(const Candidate& c) {
+  CompileOptions o;
+  o.disabled_passes = c.disabled_passes;
+  o.pass_limits = c.pass_limits;
+  return o;
+}
+
+// Per enabled pass, in pipeline order: how many rewrites it applies now.
+std::vector<std::pair<std::string, int64_t>> applied_rewrites(const Candidate& c) {
+  std::vector<PassRecord> records;
+  lower_for_codegen(c.graph, decisions(c), &records);
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (auto& r : records)
+    if (r.rewrites > 0) out.push_back({r.name, r.rewrites});
+  return out;
+}
+
+}  // namespace
+
+Strategy disable_passes_strategy() {
+  Strategy s{"disable-passes", "switch compiler passes off (delta debugging over the pipeline)", SearchKind::delta,
+             [](const Candidate& c) {
+               std::vector<int> units;
+               const auto& passes = pass_table();
+               for (size_t k = 0; k < passes.size(); ++k)
+                 if (!c.disabled_passes.count(passes[k].name)) units.push_back(static_cast<int>(k));
+               return units;
+             },
+             [](const Candidate& c, const std::vector<int>& removed) {
+               Candidate r = c;
+               for (int k : removed) {
+                 const std::string& name = pass_table().at(static_cast<size_t>(k)).name;
+                 r.disabled_passes.insert(name);
+                 r.pass_limits.erase(name);
+               }
+               return r;
+             }};
+  s.compiler_only = true;
+  return s;
+}
+
+// Units: the rewrites of every pass that applies some, last first, pass after pass; removing the
+// first k lowers the first pass's limit by k (then the next pass's), so a binary search finds the
+// smallest budget (and, with one pass left, the rewrite that introduces the failure).
+Strategy limit_rewrites_strategy() {
+  Strategy s{"limit-rewrites", "apply only the first rewrites of each pass (binary search, as bisect does)", SearchKind::prefix,
+             [](const Candidate& c) {
+               int64_t total = 0;
+               for (auto& [pass, n] : applied_rewrites(c)) total += n;
+               std::vector<int> units;
+               for (int64_t k = 0; k < std::min<int64_t>(total, 1 << 20); ++k) units.push_back(static_cast<int>(k));
+               return units;
+             },
+             [](const Candidate& c, const std::vector<int>& removed) {
+               Candidate r = c;
+               auto left = static_cast<int64_t>(removed.size());
+               for (auto& [pass, n] : applied_rewrites(c)) {
+                 int64_t cut = std::min(left, n);
+                 if (cut > 0) r.pass_limits[pass] = n - cut;
+                 left -= cut;
+               }
+               return r;
+             }};
+  s.compiler_only = true;
+  return s;
+}
+
+}  // namespace reprokit
