@@ -1,7 +1,8 @@
 // Minifier benchmark: reprokit's query counts on the chain benchmarks next to PyTorch's
 // fx_minifier (bench/fx_minifier_bench.py, run in the same invocation when python3-torch is
 // installed), and an end-to-end 10,000-node graph minified with the real cpp backend in
-// subprocesses. Usage: bench_minifier [--skip-e2e] [--e2e-nodes N]
+// subprocesses; and the chains again through `reprokit reduce` with a shell check (queries and
+// reprokit's own time per query). Usage: bench_minifier [--skip-e2e] [--e2e-nodes N]
 #include <fmt/core.h>
 
 #include <chrono>
@@ -9,6 +10,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "reprokit/harness/repro_file.h"
 #include "reprokit/ir/text_format.h"
@@ -56,10 +59,47 @@ void in_process(const char* label, int n, std::vector<std::string> culprits) {
     return true;
   });
   auto t0 = Clock::now();
-  auto r = reduce(c, strategy_table(), o, {});
+  std::vector<Strategy> strategies;  // those `reprokit reduce` runs (no compiler passes here)
+  for (auto& st : strategy_table())
+    if (!st.compiler_only) strategies.push_back(st);
+  auto r = reduce(c, strategies, o, {});
   fmt::print("reprokit   {:<22} queries={:<5} ops_left={:<4} seconds={:.2f}   (goal: {})\n", label, r.queries, r.best.graph.num_ops(),
              std::chrono::duration<double>(Clock::now() - t0).count(),
              culprits.size() == 1 ? fmt::format("<= 2*log2(N)+10 = {:.0f}", 2 * std::log2(n) + 10) : std::string("2 ops in < 300 queries"));
+}
+
+// The same chain reduced by `reprokit reduce` with a shell check (interesting while every culprit
+// is still an op), and the check alone timed on the original, to give reprokit's own cost per query.
+void with_shell_check(const fs::path& tmp, const char* label, int n, const std::vector<std::string>& culprits) {
+  fs::path dir = tmp / fmt::format("reduce_{}_{}", n, culprits.size());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "chain.rk") << chain_text(n, -1, nullptr);
+  std::string script;
+  for (auto& c : culprits) script += fmt::format("grep -q '%{} = ' \"$1\" && ", c);
+  script += "exit 1\nexit 0\n";
+  std::ofstream(dir / "check.sh") << script;
+  const std::string check_sh = (dir / "check.sh").string();
+  ProcessSpec check;
+  check.argv = {"sh", check_sh, (dir / "chain.rk").string()};
+  const int reps = 50;
+  auto t0 = Clock::now();
+  for (int i = 0; i < reps; ++i) run_process(check);
+  double check_s = std::chrono::duration<double>(Clock::now() - t0).count() / reps;
+  ProcessSpec red;
+  red.argv = {REPROKIT_EXE, "reduce", (dir / "chain.rk").string(), "--check", "sh " + check_sh + " {}", "-o", (dir / "out").string()};
+  red.timeout_s = 600;
+  ProcessResult pr = run_process(red);
+  if (pr.exit_code != 0) {
+    fmt::print("reduce     {:<22} FAILED: {}{}\n", label, pr.out, pr.err);
+    return;
+  }
+  std::ifstream in(dir / "out" / "report.json");
+  auto report = nlohmann::json::parse(in);
+  int q = report["queries"];
+  double reduce_s = report["reduce_seconds"];
+  fmt::print("reduce     {:<22} queries={:<5} ops_left={:<4} seconds={:.2f}   check alone {:.2f} ms; reprokit's own time per query {:.2f} ms (goal < 5)\n",
+             label, q, report["final_ops"].get<int>(), reduce_s, check_s * 1e3, (reduce_s / q - check_s) * 1e3);
 }
 
 }  // namespace
@@ -97,6 +137,11 @@ int main(int argc, char** argv) {
     fmt::print("fx_minifier: not run (python3-torch is not installed)\n");
   }
   fmt::print("(issue #5 quotes fx_minifier at 93 / 116 queries for one culprit, and 1,442 queries leaving 251 ops for its pair case)\n");
+
+  fmt::print("\n== the same chains through `reprokit reduce` with a shell check (a process per query)\n");
+  with_shell_check(tmp, "one culprit, N=1000", 1000, {"n333"});
+  with_shell_check(tmp, "one culprit, N=5000", 5000, {"n1666"});
+  with_shell_check(tmp, "pair, N=1000", 1000, {"n300", "n550"});
 
   if (!e2e) return 0;
   fmt::print("\n== end to end: {}-node chain, one planted culprit (erf: runtime_error), cpp backend, subprocess workers\n", e2e_nodes);

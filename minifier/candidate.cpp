@@ -126,4 +126,10 @@ Candidate Candidate::from_json(const nlohmann::json& j) {
   return c;
 }
 
+int64_t input_elements(const Graph& g) {
+  int64_t n = 0;
+  for (int i = 0; i < g.num_inputs(); ++i) n += g.node(i).type.numel();
+  return n;
+}
+
 }  // namespace reprokit

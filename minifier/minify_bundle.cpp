@@ -15,6 +15,8 @@
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/json_format.h"
 #include "reprokit/ir/text_format.h"
+#include "reprokit/minifier/probe.h"
+#include "reprokit/minifier/progress_printer.h"
 #include "reprokit/minifier/reducer.h"
 #include "reprokit/minifier/subprocess_oracle.h"
 #include "reprokit/process/subprocess.h"
@@ -49,12 +51,6 @@ std::vector<Strategy> selected_strategies(const MinifyCommandOptions& o, const R
   return out;
 }
 
-int64_t input_elements(const Graph& g) {
-  int64_t n = 0;
-  for (int i = 0; i < g.num_inputs(); ++i) n += g.node(i).type.numel();
-  return n;
-}
-
 int enabled_passes(const ReproSpec& spec) {
   const CompileOptions& c = spec.options.compile;
   if (!c.run_passes || (c.backend != "cpp" && c.backend != "cuda")) return 0;
@@ -62,31 +58,6 @@ int enabled_passes(const ReproSpec& spec) {
   for (auto& p : pass_table()) n += !c.disabled_passes.count(p.name) && !(c.pass_limits.count(p.name) && c.pass_limits.at(p.name) == 0);
   return n;
 }
-
-// A live status line on a terminal, plain lines otherwise.
-class ProgressPrinter {
- public:
-  ProgressPrinter() : tty_(isatty(2)) {}
-  void line(const MinifyProgress& p, int start_nodes, bool success) {
-    // Remaining work: about two binary searches over what is left, at the mean query time so far.
-    double per_query = p.queries ? p.elapsed_s / p.queries : 0;
-    double eta = per_query * (2 * std::log2(std::max(2, p.nodes)) + 10);
-    std::string s = fmt::format("[minify] {:>6} -> {:<6} nodes, {:>9} elements | {:>5} queries, {:>5} cached | {:7.1f}s | ~{:.0f}s left | {}",
-                                start_nodes, p.nodes, p.elements, p.queries, p.cache_hits, p.elapsed_s, eta, p.strategy);
-    if (tty_) {
-      fmt::print(stderr, "\r{:<130}", s);
-      if (success) fmt::print(stderr, "");
-    } else if (success) {
-      fmt::print(stderr, "{}\n", s);
-    }
-  }
-  void done() {
-    if (tty_) fmt::print(stderr, "\n");
-  }
-
- private:
-  bool tty_;
-};
 
 }  // namespace
 
@@ -97,7 +68,8 @@ int minify_bundle(const MinifyCommandOptions& o) {
   // Ctrl-C or a kill: the workers go with us (the message changes once a repro is on disk).
   on_termination_signal("\n[minify] interrupted before any repro was written: nothing to resume\n");
   Dir bundle = Dir::open(o.bundle_dir);
-  Dir work = bundle.sub("minify_work", true);  // a symlink there is refused, never followed
+  // The work directory: minify_work in the bundle, or --work-dir (shared with other machines).
+  Dir work = o.work_dir.empty() ? bundle.sub("minify_work", true) : Dir::create(o.work_dir);  // a symlink there is refused, never followed
   if (!o.resume) work.remove_tree("state.json");
   fmt::print(stderr, "[minify] bundle {}: graph {} ({} ops), stage {}, backend {}\n", o.bundle_dir, b.graph.name, b.graph.num_ops(), b.spec.stage,
              b.spec.options.compile.backend);
@@ -106,6 +78,7 @@ int minify_bundle(const MinifyCommandOptions& o) {
   wo.reprokit_exe = o.reprokit_exe;
   wo.bundle_dir = fs::absolute(dir).string();
   wo.work_dir = fs::absolute(work.path()).string();
+  wo.prefix = o.worker_prefix;
   if (o.resume && work.is_dir("queries")) wo.first_query = next_query_number(work.sub("queries"));
   wo.jobs = o.jobs;
   wo.memory_limit_mb = o.memory_limit_mb;
@@ -119,44 +92,29 @@ int minify_bundle(const MinifyCommandOptions& o) {
 
   // 1. The original must fail, and fail the way the bundle says (a level-3 bundle is classified now).
   SubprocessOracle probe(wo, expected);
-  int runs = hang ? 1 : std::max(1, o.flaky_checks), fails = 0;
-  // On a big graph each run costs seconds: after 3 runs, stop measuring once 15 s are spent.
-  const int min_runs = std::min(runs, 3);
-  const double probe_budget_s = 15;
-  fmt::print(stderr, "[minify] checking that the original fails ({} runs{})...\n", runs, runs > min_runs ? fmt::format(" at most; after {}, no more than {:.0f} s", min_runs, probe_budget_s) : "");
-  const auto probe_start = Clock::now();
-  auto measuring = [&](int i) { return i < min_runs || (i < runs && std::chrono::duration<double>(Clock::now() - probe_start).count() < probe_budget_s); };
-  // A recorded failure that does not show in the first runs may be flaky: look up to 10 times
-  // before saying the original does not fail (a 50% flake then goes unseen 0.1% of the time).
-  int max_runs = expected.failed() && !hang ? std::max(runs, 10) : runs;
-  double slowest = 0;
-  Failure seen;
-  int i = 0;
-  for (; i < max_runs && (measuring(i) || fails == 0); ++i) {
-    auto q0 = Clock::now();
+  ProbeOptions po;
+  po.runs = hang ? 1 : std::max(1, o.flaky_checks);
+  po.look_until = expected.failed() && !hang ? 10 : po.runs;
+  fmt::print(stderr, "[minify] checking that the original fails ({} runs{})...\n", po.runs,
+             po.runs > po.min_runs ? fmt::format(" at most; after {}, no more than {:.0f} s", po.min_runs, po.budget_s) : "");
+  ProbeResult pr = probe_original(po, [&] {
     Failure f = probe.run_one(original);
-    slowest = std::max(slowest, std::chrono::duration<double>(Clock::now() - q0).count());
     if (!expected.failed() && f.failed() && f.kind != FailureKind::invalid_candidate) expected = f;
-    if (minifier_interesting(expected, f, o.any_accuracy)) ++fails;
-    else if (f.failed()) seen = f;
-  }
-  runs = i;
-  if (fails == 0) {
-    fmt::print(stderr, "[minify] the original graph does not fail in {} run{}: nothing to minify.\n", runs, runs == 1 ? "" : "s");
-    if (seen.failed()) fmt::print(stderr, "[minify] it failed differently instead: {}: {}\n", seen.kind_name(), seen.message.substr(0, 200));
+    return Verdict{minifier_interesting(expected, f, o.any_accuracy), f};
+  });
+  if (pr.fails == 0) {
+    fmt::print(stderr, "[minify] the original graph does not fail in {} run{}: nothing to minify.\n", pr.runs, pr.runs == 1 ? "" : "s");
+    if (pr.other.failed()) fmt::print(stderr, "[minify] it failed differently instead: {}: {}\n", pr.other.kind_name(), pr.other.message.substr(0, 200));
     fmt::print(stderr, "[minify] expected: {}: {}\n", expected.failed() ? expected.kind_name() : "(any failure)", expected.signature);
     return 1;
   }
-  double rate = static_cast<double>(fails) / runs;
+  const double rate = pr.rate();
+  const double slowest = pr.slowest_s;
   MinifyOptions mo;
-  if (rate < 1) {
-    // Enough tries that a candidate which still fails is missed at most 0.1% of the time, using a
-    // cautious estimate of the rate (8 runs say little: 7 of 8 is often a coin toss).
-    double cautious = static_cast<double>(fails) / (runs + 4);
-    mo.flaky_attempts = std::min(12, static_cast<int>(std::ceil(std::log(0.001) / std::log(1 - cautious))));
-    fmt::print(stderr, "[minify] the failure is flaky: it happened in {} of {} runs ({:.0f}%); each candidate gets up to {} tries\n", fails, runs,
+  mo.flaky_attempts = pr.attempts_per_candidate();
+  if (rate < 1)
+    fmt::print(stderr, "[minify] the failure is flaky: it happened in {} of {} runs ({:.0f}%); each candidate gets up to {} tries\n", pr.fails, pr.runs,
                rate * 100, mo.flaky_attempts);
-  }
   wo.timeout_s = o.timeout_s > 0 ? o.timeout_s : expected.kind == FailureKind::timeout ? wo.timeout_s : std::max(10.0, 3 * slowest + 5);
   wo.first_query = next_query_number(work.sub("queries"));  // after the probe's queries
   fmt::print(stderr, "[minify] failure: {}: {}\n[minify] per-query timeout {:.0f}s, {} worker{}\n", expected.kind_name(),
@@ -176,8 +134,8 @@ int minify_bundle(const MinifyCommandOptions& o) {
   spec.expected = expected;
   if (expected.kind == FailureKind::timeout && spec.timeout_s <= 0) spec.timeout_s = wo.timeout_s;
   spec.attempts = mo.flaky_attempts;
-  ProgressPrinter printer;
   int start_nodes = b.graph.num_ops();
+  ProgressPrinter printer("minify", start_nodes);
   auto save = [&](const Candidate& c, const std::string& how, const PassingTwin* twin = nullptr) {
     write_repro_files(dir.string(), c.graph, candidate_inputs(c, b, values), candidate_spec(spec, c), how, twin);
     work.write("state.json", json{{"best", c.to_json()}}.dump());
@@ -188,9 +146,9 @@ int minify_bundle(const MinifyCommandOptions& o) {
   MinifyCallbacks cb;
   cb.on_success = [&](const Candidate& c, const MinifyProgress& p) {
     save(c, "Minification in progress: this is the best repro so far.");
-    printer.line(p, start_nodes, true);
+    printer.line(p, true);
   };
-  cb.on_progress = [&](const MinifyProgress& p) { printer.line(p, start_nodes, false); };
+  cb.on_progress = [&](const MinifyProgress& p) { printer.line(p, false); };
   if (rate < 1) mo.restarts = 2;  // a flaky oracle can still say "passes" wrongly
   MinifyResult r = reduce(start, selected_strategies(o, b.spec), oracle, mo, cb);
   printer.done();

@@ -43,7 +43,8 @@ namespace {
 
 ProcessSpec worker_spec(const WorkerPoolOptions& o) {
   ProcessSpec s;
-  s.argv = {o.reprokit_exe, "minify-worker", o.bundle_dir};
+  s.argv = o.prefix;
+  for (const auto& w : {o.reprokit_exe, std::string("minify-worker"), o.bundle_dir}) s.argv.push_back(w);
   s.memory_limit_mb = o.memory_limit_mb;
   return s;
 }

@@ -19,7 +19,9 @@ Args::Args(const std::vector<std::string>& argv, const std::vector<std::string>&
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& a = argv[i];
     if (a == "--help" || a == "-h") { help_ = true; continue; }
-    if (a.rfind("--", 0) != 0 || a == "--") { positional_.push_back(a); continue; }
+    // Single-dash short options exist only where a command lists them (reduce's -o).
+    const bool short_option = a.size() == 2 && a[0] == '-' && a[1] != '-' && (takes_value(a) || is_bool(a));
+    if (!short_option && (a.rfind("--", 0) != 0 || a == "--")) { positional_.push_back(a); continue; }
     std::string flag = a, value;
     bool inline_value = false;
     if (auto eq = a.find('='); eq != std::string::npos) {

@@ -8,10 +8,11 @@
 #include "reprokit/harness/child_run.h"
 #include "reprokit/minifier/minify_bundle.h"
 #include "reprokit/minifier/strategies.h"
+#include "reprokit/support/command_words.h"
 
 namespace reprokit::cli {
 
-static std::set<std::string> strategy_names(const std::string& csv) {
+std::set<std::string> strategy_names(const std::string& csv) {
   std::set<std::string> out;
   std::stringstream ss(csv);
   std::string item;
@@ -25,7 +26,7 @@ static std::set<std::string> strategy_names(const std::string& csv) {
 }
 
 static int run_minify(const std::vector<std::string>& argv) {
-  Args args(argv, {"--jobs", "--timeout", "--memory-limit", "--only", "--skip", "--flaky-checks"},
+  Args args(argv, {"--jobs", "--timeout", "--memory-limit", "--only", "--skip", "--flaky-checks", "--worker-prefix", "--work-dir"},
             {"--resume", "--any-accuracy", "--list-strategies", "--no-verify"});
   if (args.has("--list-strategies")) {
     for (auto& s : strategy_table()) fmt::print("{:<16} {}\n", s.name, s.description);
@@ -43,6 +44,8 @@ static int run_minify(const std::vector<std::string>& argv) {
   o.any_accuracy = args.has("--any-accuracy");
   o.verify = !args.has("--no-verify");
   o.flaky_checks = static_cast<int>(args.get_int("--flaky-checks", 8));
+  if (auto v = args.get("--worker-prefix")) o.worker_prefix = split_command_words(*v, "--worker-prefix");
+  o.work_dir = args.get_or("--work-dir", "");
   if (auto v = args.get("--only")) o.only = strategy_names(*v);
   if (auto v = args.get("--skip")) o.skip = strategy_names(*v);
   return minify_bundle(o);
@@ -54,7 +57,7 @@ static int run_worker(const std::vector<std::string>& argv) {
   return run_minify_worker(args.positional()[0], args.get_or("--query", ""));
 }
 
-static CommandRegistration reg({"minify", "reprokit minify BUNDLE_DIR [--jobs N] [--timeout S] [--resume]",
+static CommandRegistration reg({"minify", "reprokit minify BUNDLE_DIR [--jobs N] [--timeout S] [--resume] [--worker-prefix CMD] [--work-dir DIR]",
                                 "minify a saved failure to the smallest graph that fails the same way",
                                 "  --jobs N            oracle worker processes (default 1); the result does not depend on N\n"
                                 "  --timeout S         seconds per query before it counts as a hang (default: from the original run)\n"
@@ -65,7 +68,10 @@ static CommandRegistration reg({"minify", "reprokit minify BUNDLE_DIR [--jobs N]
                                 "  --any-accuracy      also accept candidates whose accuracy failure is only in integer/bool outputs\n"
                                 "  --flaky-checks N    most runs of the original used to measure a flaky failure rate (default 8;\n"
                                 "                      after 3 runs it stops once 15 s are spent)\n"
-                                "  --no-verify         skip the final rerun of the repro in a fresh process",
+                                "  --no-verify         skip the final rerun of the repro in a fresh process\n"
+                                "  --worker-prefix CMD run every worker under this launcher, e.g. \"srun -N1 -n1 --gres=gpu:1\" or\n"
+                                "                      \"ssh HOST\" (words split as a shell would, but no shell runs; docs/CLUSTER.md)\n"
+                                "  --work-dir DIR      queries and state here instead of BUNDLE/minify_work (a directory all workers see)",
                                 run_minify});
 
 static CommandRegistration worker_reg({"minify-worker", "reprokit minify-worker BUNDLE_DIR [--query FILE]",

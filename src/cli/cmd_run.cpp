@@ -75,26 +75,7 @@ static int run_model(const std::vector<std::string>& argv) {
   long seed = args.get_int("--seed", 0);
   HarnessConfig cfg = HarnessConfig::from_env();
   // Values given (an ONNX model's weights, then --inputs files), random for the rest.
-  std::vector<std::optional<Tensor>> given(static_cast<size_t>(g.num_inputs()));
-  for (int i = 0; i < g.num_inputs(); ++i)
-    if (auto it = known.find(g.node(i).name); it != known.end()) given[static_cast<size_t>(i)] = it->second;
-  if (auto dir = args.get("--inputs")) {
-    if (!fs::is_directory(*dir)) throw UserError("--inputs: '" + *dir + "' is not a directory");
-    for (int i = 0; i < g.num_inputs(); ++i) {
-      fs::path f = fs::path(*dir) / (g.node(i).name + ".npy");
-      if (!fs::exists(f)) continue;  // random for any missing
-      Tensor t = read_npy(f.string());
-      if (t.dtype() != g.node(i).type.dtype || t.shape() != g.node(i).type.shape)
-        throw UserError(fmt::format("{}: holds {}[{} dims], input %{} is declared {}", f.string(), dtype_name(t.dtype()), t.rank(), g.node(i).name,
-                                    g.node(i).type.str()));
-      given[static_cast<size_t>(i)] = t;
-    }
-  }
-  std::vector<bool> provided;
-  for (auto& v : given) provided.push_back(v.has_value());
-  std::vector<Tensor> inputs = generate_inputs(g, static_cast<uint64_t>(seed), provided);
-  for (size_t i = 0; i < given.size(); ++i)
-    if (given[i]) inputs[i] = std::move(*given[i]);
+  std::vector<Tensor> inputs = assemble_inputs(g, known, args.get_or("--inputs", ""), static_cast<uint64_t>(seed));
   StackResult r;
   try {
     r = run_stack(g, inputs, opts, cfg, static_cast<uint64_t>(seed));

@@ -3,6 +3,7 @@
 #pragma once
 #include <functional>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -49,5 +50,8 @@ class Args {
   std::vector<std::pair<std::string, std::string>> values_;
   bool help_ = false;
 };
+
+// The strategy names of --only/--skip (A,B,...); UsageError for one the table lacks.
+std::set<std::string> strategy_names(const std::string& csv);
 
 }  // namespace reprokit::cli

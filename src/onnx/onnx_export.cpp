@@ -98,7 +98,7 @@ struct Val {
 
 class Exporter {
  public:
-  explicit Exporter(const Graph& g) : g_(g), names_(g) {}
+  Exporter(const Graph& g, const std::map<std::string, Tensor>& initializers) : g_(g), names_(g), given_(initializers) {}
 
   std::string run() {
     onnx::ModelProto model;
@@ -113,7 +113,16 @@ class Exporter {
     for (int id = 0; id < g_.size(); ++id) {
       const Node& n = g_.node(id);
       if (n.is_input()) {
-        add_value_info(gp_->add_input(), n.name, n.type.dtype, n.type.shape);
+        if (auto it = given_.find(n.name); it != given_.end()) {
+          if (it->second.dtype() != n.type.dtype || it->second.shape() != n.type.shape)
+            throw UserError(fmt::format("the value given for input %{} is not {}", n.name, n.type.str()));
+          auto* p = gp_->add_initializer();
+          onnx_detail::tensor_to_proto(it->second.contiguous(), p);
+          p->set_name(n.name);
+          initializer_inputs_.insert(n.name);
+        } else {
+          add_value_info(gp_->add_input(), n.name, n.type.dtype, n.type.shape);
+        }
         vals_[static_cast<size_t>(id)] = {n.name, n.type.dtype};
         continue;
       }
@@ -149,11 +158,14 @@ class Exporter {
  private:
   const Graph& g_;
   NameSet names_;
+  const std::map<std::string, Tensor>& given_;  // inputs exported as initializers
+  std::set<std::string> initializer_inputs_;
   onnx::GraphProto* gp_ = nullptr;
   std::vector<Val> vals_;
   std::string base_ = "v";  // the node being exported: new names derive from it
 
   bool is_graph_input(const std::string& name) const {
+    if (initializer_inputs_.count(name)) return true;
     for (const auto& i : gp_->input())
       if (i.name() == name) return true;
     return false;
@@ -644,7 +656,7 @@ class Exporter {
 
 }  // namespace
 
-std::string export_onnx(const Graph& g) { return Exporter(g).run(); }
+std::string export_onnx(const Graph& g, const std::map<std::string, Tensor>& initializers) { return Exporter(g, initializers).run(); }
 
 void write_onnx_repro(const Dir& dir, const Graph& g) { dir.write("repro.onnx", export_onnx(g)); }
 

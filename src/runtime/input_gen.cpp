@@ -2,11 +2,17 @@
 // with every standard library.
 #include "reprokit/runtime/input_gen.h"
 
+#include <fmt/core.h>
+
 #include <cmath>
+#include <filesystem>
+#include <optional>
 #include <random>
 
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/op_semantics.h"
+#include "reprokit/ir/errors.h"
+#include "reprokit/runtime/npy.h"
 
 namespace reprokit {
 
@@ -69,6 +75,31 @@ std::vector<Tensor> generate_inputs(const Graph& g, uint64_t seed, const std::ve
     out.push_back(std::move(x));
   }
   return out;
+}
+
+std::vector<Tensor> assemble_inputs(const Graph& g, const std::map<std::string, Tensor>& given, const std::string& inputs_dir, uint64_t seed) {
+  namespace fs = std::filesystem;
+  std::vector<std::optional<Tensor>> have(static_cast<size_t>(g.num_inputs()));
+  for (int i = 0; i < g.num_inputs(); ++i)
+    if (auto it = given.find(g.node(i).name); it != given.end()) have[static_cast<size_t>(i)] = it->second;
+  if (!inputs_dir.empty()) {
+    if (!fs::is_directory(inputs_dir)) throw UserError("--inputs: '" + inputs_dir + "' is not a directory");
+    for (int i = 0; i < g.num_inputs(); ++i) {
+      fs::path f = fs::path(inputs_dir) / (g.node(i).name + ".npy");
+      if (!fs::exists(f)) continue;
+      Tensor t = read_npy(f.string());
+      if (t.dtype() != g.node(i).type.dtype || t.shape() != g.node(i).type.shape)
+        throw UserError(fmt::format("{}: holds {}[{} dims], input %{} is declared {}", f.string(), dtype_name(t.dtype()), t.rank(), g.node(i).name,
+                                    g.node(i).type.str()));
+      have[static_cast<size_t>(i)] = t;
+    }
+  }
+  std::vector<bool> provided;
+  for (auto& v : have) provided.push_back(v.has_value());
+  std::vector<Tensor> inputs = generate_inputs(g, seed, provided);
+  for (size_t i = 0; i < have.size(); ++i)
+    if (have[i]) inputs[i] = std::move(*have[i]);
+  return inputs;
 }
 
 }  // namespace reprokit

@@ -36,7 +36,9 @@ TEST(CudaBackend, EveryExampleModelAndEveryOpCompilesWithNvrtc) {
     Graph g = load_module_file(std::string(REPROKIT_SOURCE_DIR) + "/examples/" + name + ".rk").entry();
     std::unique_ptr<CompiledGraph> c;
     EXPECT_NO_THROW(c = compile_graph(g, cuda_options())) << name;
-    if (c) EXPECT_NE(c->source().find("__global__ void rk_graph_kernel"), std::string::npos);
+    if (c) {
+      EXPECT_NE(c->source().find("__global__ void rk_graph_kernel"), std::string::npos);
+    }
   }
   EXPECT_NO_THROW(compile_graph(parse_graph(kAllOpsGraph), cuda_options()));
 }

@@ -92,7 +92,9 @@ StuckMinify minify_stuck_in_a_hang(const fs::path& dir, const std::string& timeo
   s.env_set = {{"REPRO_CACHE_DIR", std::string(REPROKIT_BINARY_DIR) + "/test-cache"}};
   auto minify = std::make_unique<LineChild>(s);
   std::vector<int> workers;
-  if (wait_for_repro) EXPECT_TRUE(within(60, [&] { return fs::exists(b / "repro.rk"); })) << "no repro was written";
+  if (wait_for_repro) {
+    EXPECT_TRUE(within(60, [&] { return fs::exists(b / "repro.rk"); })) << "no repro was written";
+  }
   EXPECT_TRUE(within(30, [&] {
     workers = children_of(minify->pid());
     return !workers.empty();

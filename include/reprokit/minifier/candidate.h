@@ -48,5 +48,7 @@ struct Candidate {
 };
 
 std::string_view fill_name(InputFill f);
+// The elements of g's inputs, all together (how big a repro's data is).
+int64_t input_elements(const Graph& g);
 
 }  // namespace reprokit

@@ -22,6 +22,9 @@ struct MinifyCommandOptions {
   int flaky_checks = 8;    // most runs of the original to measure how often it fails (after 3, at most 15 s)
   std::set<std::string> only, skip;
   bool verify = true;
+  // Every worker runs under this launcher (e.g. srun -N1 -n1, ssh HOST); empty: directly.
+  std::vector<std::string> worker_prefix;
+  std::string work_dir;    // queries and state; empty: BUNDLE/minify_work
 };
 
 // Returns the exit status: 0 minified and verified; 1 the original does not fail, or the final

@@ -20,6 +20,7 @@ struct WorkerPoolOptions {
   double timeout_s = 60;     // per query
   long memory_limit_mb = 0;
   bool any_accuracy = false; // accept integer/bool-only accuracy divergences too
+  std::vector<std::string> prefix;  // a launcher each worker runs under (srun ..., ssh HOST)
 };
 
 class SubprocessOracle : public Oracle {

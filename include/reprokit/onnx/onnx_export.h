@@ -11,15 +11,18 @@
 // computed in f32 between Casts, as reprokit does. Graph inputs are contiguous (strides dropped).
 // What ONNX cannot express is a UserError naming the node.
 #pragma once
+#include <map>
 #include <string>
 
 #include "reprokit/ir/graph.h"
+#include "reprokit/runtime/tensor.h"
 #include "reprokit/support/files.h"
 
 namespace reprokit {
 
-// The serialized ModelProto.
-std::string export_onnx(const Graph& g);
+// The serialized ModelProto. Inputs named in `initializers` become initializers holding those
+// values (an imported model's weights stay weights); the rest are graph inputs.
+std::string export_onnx(const Graph& g, const std::map<std::string, Tensor>& initializers = {});
 // Writes dir/repro.onnx (atomically).
 void write_onnx_repro(const Dir& dir, const Graph& g);
 

@@ -2,6 +2,8 @@
 // valid, non-trivial values (embedding and gather indices in range, never all zeros).
 #pragma once
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "reprokit/ir/graph.h"
@@ -15,5 +17,11 @@ std::vector<Tensor> generate_inputs(const Graph& g, uint64_t seed);
 // The same, leaving an empty tensor for each input marked in `provided` (whose values the caller
 // has, e.g. a model's weights): the other inputs get the same values as above.
 std::vector<Tensor> generate_inputs(const Graph& g, uint64_t seed, const std::vector<bool>& provided);
+
+// The inputs of a run of g as the CLI assembles them: `given` values (an ONNX model's weights),
+// then inputs_dir/<input name>.npy where such a file exists (inputs_dir may be empty), random
+// (seed) for the rest. UserError naming the file when it is not a directory, or a file's dtype
+// or shape differs from the input's.
+std::vector<Tensor> assemble_inputs(const Graph& g, const std::map<std::string, Tensor>& given, const std::string& inputs_dir, uint64_t seed);
 
 }  // namespace reprokit

@@ -1,0 +1,66 @@
+// The oracle of `reprokit reduce`: a user's check command decides, as in Polygraphy's `debug
+// reduce --check`, llvm-reduce's `--test` and C-Vise's interestingness test. Each candidate is
+// written to its own directory (the model as .rk or .onnx plus inputs/<name>.npy) and the check
+// runs there from an argv (no shell), up to `jobs` at once, each in its own process group.
+#pragma once
+#include <functional>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "reprokit/minifier/oracle.h"
+#include "reprokit/runtime/tensor.h"
+#include "reprokit/support/files.h"
+
+namespace reprokit {
+
+enum class ModelFormat { rk, onnx };
+std::string_view model_extension(ModelFormat f);  // ".rk", ".onnx"
+
+// Writes dir/model.rk or dir/model.onnx and dir/inputs/<input>.npy, and returns the model's path.
+// In ONNX, inputs named in `weights` become initializers (an imported model's weights stay
+// weights) and get no .npy file.
+std::string write_model_files(const Dir& dir, const Graph& g, const std::vector<Tensor>& inputs, ModelFormat format,
+                              const std::set<std::string>& weights);
+
+struct CheckOptions {
+  std::vector<std::string> check;   // argv; "{}" and $REPRO_CANDIDATE name the candidate's model
+  std::vector<std::string> prefix;  // a launcher every check runs under (srun ..., ssh HOST)
+  ModelFormat format = ModelFormat::rk;
+  std::set<std::string> weights;    // ONNX initializers (see write_model_files)
+  std::string work_dir;             // candidates go to work_dir/candidates/c<N>/
+  int first_candidate = 1;          // a resumed run numbers on after the earlier candidates
+  int jobs = 1;
+  double timeout_s = 60;            // a check running longer is killed with its process group
+  std::string fail_regex;           // non-empty: interesting when the output matches (else: exit status != 0)
+  bool hang_is_interesting = false; // a check killed at the timeout counts as interesting
+  bool keep_candidates = false;     // else a candidate's directory goes once its check is judged
+};
+
+// The argv of one check of the model at `model_path` (prefix, then the check with it substituted).
+std::vector<std::string> check_argv(const CheckOptions& o, const std::string& model_path);
+
+// The candidate's input values (UserError when they cannot be made: then it is invalid).
+using CandidateInputs = std::function<std::vector<Tensor>(const Candidate&)>;
+
+class CheckOracle : public Oracle {
+ public:
+  CheckOracle(CheckOptions options, CandidateInputs inputs);
+  std::vector<Verdict> judge(const std::vector<Candidate>& candidates) override;
+  int parallelism() const override { return options_.jobs; }
+  // Runs the check once on the model files in `dir` (the final verification, the original).
+  Verdict run_in(const Dir& dir, const std::string& model_path) const;
+  const CheckOptions& options() const { return options_; }
+
+ private:
+  CheckOptions options_;
+  CandidateInputs inputs_;
+  std::optional<std::regex> regex_;
+  std::optional<Dir> candidates_;
+  int counter_;
+};
+
+}  // namespace reprokit

@@ -1,0 +1,134 @@
+// The check-command oracle of `reprokit reduce` (see check_oracle.h).
+#include "reprokit/minifier/check_oracle.h"
+
+#include <fmt/format.h>
+
+#include <future>
+
+#include "reprokit/ir/errors.h"
+#include "reprokit/ir/text_format.h"
+#include "reprokit/onnx/onnx_export.h"
+#include "reprokit/process/subprocess.h"
+#include "reprokit/runtime/npy.h"
+#include "reprokit/support/command_words.h"
+
+namespace reprokit {
+
+std::string_view model_extension(ModelFormat f) { return f == ModelFormat::onnx ? ".onnx" : ".rk"; }
+
+std::string write_model_files(const Dir& dir, const Graph& g, const std::vector<Tensor>& inputs, ModelFormat format,
+                              const std::set<std::string>& weights) {
+  Dir in = dir.sub("inputs", true);
+  std::map<std::string, Tensor> initializers;
+  for (int i = 0; i < g.num_inputs(); ++i) {
+    const std::string& name = g.node(i).name;
+    if (format == ModelFormat::onnx && weights.count(name)) initializers.emplace(name, inputs.at(static_cast<size_t>(i)));
+    else in.write(name + ".npy", encode_npy(inputs.at(static_cast<size_t>(i))));
+  }
+  std::string file = "model" + std::string(model_extension(format));
+  dir.write(file, format == ModelFormat::onnx ? export_onnx(g, initializers) : print_graph(g));
+  return dir.path(file);
+}
+
+std::vector<std::string> check_argv(const CheckOptions& o, const std::string& model_path) {
+  std::vector<std::string> argv = o.prefix;
+  for (auto& w : substitute_candidate(o.check, model_path)) argv.push_back(w);
+  return argv;
+}
+
+CheckOracle::CheckOracle(CheckOptions options, CandidateInputs inputs)
+    : options_(std::move(options)), inputs_(std::move(inputs)), counter_(options_.first_candidate - 1) {
+  options_.jobs = std::max(1, options_.jobs);
+  if (!options_.fail_regex.empty()) {
+    try {
+      regex_.emplace(options_.fail_regex, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      throw UserError(fmt::format("--fail-regex '{}': {}", options_.fail_regex, e.what()));
+    }
+  }
+  candidates_.emplace(Dir::create(options_.work_dir).sub("candidates", true));
+}
+
+namespace {
+
+// The first non-empty line of s (for a one-line verdict).
+std::string first_line(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  return s.substr(b, std::min(s.find('\n', b), b + 300) - b);
+}
+
+// ": <first line>" of what the check printed, or nothing.
+std::string said(const std::string& output) {
+  std::string l = first_line(output);
+  return l.empty() ? "" : ": " + l;
+}
+
+}  // namespace
+
+Verdict CheckOracle::run_in(const Dir& dir, const std::string& model_path) const {
+  ProcessSpec ps;
+  ps.argv = check_argv(options_, model_path);
+  ps.cwd = dir.path();
+  ps.env_set = {{"REPRO_CANDIDATE", model_path}, {"REPRO_CANDIDATE_DIR", dir.path()}};
+  ps.timeout_s = options_.timeout_s;
+  ProcessResult r;
+  try {
+    r = run_process(ps);
+  } catch (const std::runtime_error& e) {
+    throw UserError(fmt::format("the check '{}' cannot be started: {}", shell_quote_command(ps.argv), e.what()));
+  }
+  Verdict v;
+  if (r.timed_out) {
+    v.got = failure_from(FailureKind::timeout, fmt::format("the check ran past {:g} s and was killed", options_.timeout_s));
+    v.interesting = options_.hang_is_interesting;
+    return v;
+  }
+  std::string output = r.out + r.err;
+  bool nonzero = r.signal != 0 || r.exit_code != 0;
+  std::smatch m;
+  bool matched = regex_ && std::regex_search(output, m, *regex_);
+  v.interesting = regex_ ? matched : nonzero;
+  if (r.signal != 0) {
+    v.got = failure_from(FailureKind::crash, fmt::format("the check died of signal {}{}", r.signal, said(r.err)));
+    v.got.signal = r.signal;
+  } else if (matched) {
+    v.got = failure_from(FailureKind::runtime_error, fmt::format("the check's output matches: {}", first_line(m.str())));
+  } else if (nonzero) {
+    v.got = failure_from(FailureKind::runtime_error, fmt::format("the check exited with status {}{}", r.exit_code, said(r.err.empty() ? r.out : r.err)));
+  }
+  return v;
+}
+
+std::vector<Verdict> CheckOracle::judge(const std::vector<Candidate>& cands) {
+  std::vector<Verdict> out(cands.size());
+  for (size_t start = 0; start < cands.size(); start += static_cast<size_t>(options_.jobs)) {
+    size_t end = std::min(cands.size(), start + static_cast<size_t>(options_.jobs));
+    // Files are written here, one after another (input values come from a shared cache); the
+    // checks then run side by side.
+    std::vector<std::optional<std::pair<std::string, std::string>>> made(end - start);  // (dir name, model path)
+    for (size_t i = start; i < end; ++i) {
+      std::string name = fmt::format("c{:05d}", ++counter_);
+      candidates_->remove_tree(name);
+      Dir d = candidates_->sub(name, true);
+      try {
+        made[i - start] = {{name, write_model_files(d, cands[i].graph, inputs_(cands[i]), options_.format, options_.weights)}};
+      } catch (const UserError& e) {  // inputs that do not fit, a graph ONNX cannot hold: never shown to the check
+        out[i].got = failure_from(FailureKind::invalid_candidate, e.what());
+      }
+    }
+    std::vector<std::future<Verdict>> running(end - start);
+    for (size_t k = 0; k < made.size(); ++k)
+      if (made[k]) running[k] = std::async(std::launch::async, [this, k, &made] {
+        return run_in(candidates_->sub(made[k]->first), made[k]->second);
+      });
+    for (size_t k = 0; k < made.size(); ++k) {
+      if (!made[k]) continue;
+      out[start + k] = running[k].get();
+      if (!options_.keep_candidates) candidates_->remove_tree(made[k]->first);
+    }
+  }
+  return out;
+}
+
+}  // namespace reprokit

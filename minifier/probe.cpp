@@ -1,0 +1,33 @@
+// Probing the original before a reduction (see probe.h).
+#include "reprokit/minifier/probe.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace reprokit {
+
+int ProbeResult::attempts_per_candidate() const {
+  if (fails == 0 || fails == runs) return 1;
+  double cautious = static_cast<double>(fails) / (runs + 4);
+  return std::min(12, static_cast<int>(std::ceil(std::log(0.001) / std::log(1 - cautious))));
+}
+
+ProbeResult probe_original(const ProbeOptions& o, const std::function<Verdict()>& run_once) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const int runs = std::max(1, o.runs), min_runs = std::min(runs, std::max(1, o.min_runs));
+  auto measuring = [&](int i) { return i < min_runs || (i < runs && std::chrono::duration<double>(Clock::now() - start).count() < o.budget_s); };
+  ProbeResult r;
+  for (int i = 0; i < std::max(runs, o.look_until) && (measuring(i) || r.fails == 0); ++i) {
+    auto q0 = Clock::now();
+    Verdict v = run_once();
+    r.slowest_s = std::max(r.slowest_s, std::chrono::duration<double>(Clock::now() - q0).count());
+    ++r.runs;
+    if (v.interesting) ++r.fails;
+    else if (v.got.failed()) r.other = v.got;
+  }
+  return r;
+}
+
+}  // namespace reprokit

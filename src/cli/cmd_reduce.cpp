@@ -1,0 +1,73 @@
+// `reprokit reduce MODEL --check "CMD"`: the minifier for any compiler (see reduce_model.h).
+#include "command.h"
+#include "reprokit/minifier/reduce_model.h"
+#include "reprokit/onnx/onnx_import.h"
+#include "reprokit/support/command_words.h"
+
+namespace reprokit::cli {
+
+static int run_reduce(const std::vector<std::string>& argv) {
+  Args args(argv,
+            {"--check", "-o", "--out", "--inputs", "--format", "--jobs", "--timeout", "--fail-regex", "--worker-prefix", "--work-dir", "--only",
+             "--skip", "--flaky-checks", "--shape", "--seed"},
+            {"--resume", "--hang-is-interesting", "--keep-candidates", "--no-verify"});
+  if (args.positional().size() != 1) throw UsageError("expected exactly one MODEL (.rk or .onnx)");
+  auto check = args.get("--check");
+  if (!check) throw UsageError("--check \"CMD ...\" is required: the command that says whether a candidate is interesting");
+  ReduceCommandOptions o;
+  o.model = args.positional()[0];
+  o.check = split_command_words(*check, "--check");
+  if (auto v = args.get("--worker-prefix")) o.worker_prefix = split_command_words(*v, "--worker-prefix");
+  o.out_dir = args.get_or("-o", args.get_or("--out", ""));
+  o.inputs_dir = args.get_or("--inputs", "");
+  o.format = args.get_or("--format", "");
+  if (!o.format.empty() && o.format != "rk" && o.format != "onnx") throw UsageError("--format must be rk or onnx");
+  o.work_dir = args.get_or("--work-dir", "");
+  o.jobs = static_cast<int>(args.get_int("--jobs", 1));
+  if (o.jobs < 1 || o.jobs > 64) throw UsageError("--jobs must be between 1 and 64");
+  o.timeout_s = args.get_double("--timeout", 0);
+  o.fail_regex = args.get_or("--fail-regex", "");
+  o.hang_is_interesting = args.has("--hang-is-interesting");
+  o.keep_candidates = args.has("--keep-candidates");
+  o.resume = args.has("--resume");
+  o.verify = !args.has("--no-verify");
+  o.flaky_checks = static_cast<int>(args.get_int("--flaky-checks", 3));
+  if (o.flaky_checks < 1 || o.flaky_checks > 100) throw UsageError("--flaky-checks must be between 1 and 100");
+  long seed = args.get_int("--seed", 0);
+  if (seed < 0) throw UsageError("--seed must not be negative");
+  o.seed = static_cast<uint64_t>(seed);
+  o.shapes = parse_shape_specs(args.get_all("--shape"));
+  if (auto v = args.get("--only")) o.only = strategy_names(*v);
+  if (auto v = args.get("--skip")) o.skip = strategy_names(*v);
+  return reduce_model(o);
+}
+
+static CommandRegistration reg(
+    {"reduce",
+     "reprokit reduce MODEL.rk|MODEL.onnx --check \"CMD ...\" [-o OUT] [--inputs DIR] [--format rk|onnx] [--jobs N] [--timeout S] "
+     "[--fail-regex RE] [--resume]",
+     "reduce a model to the smallest one a check command still finds interesting (any compiler)",
+     "  --check \"CMD ...\"    the interestingness test: run in each candidate's directory, without a shell (split into\n"
+     "                      words as sh would; write sh -c '...' for pipes). {} and $REPRO_CANDIDATE are replaced by the\n"
+     "                      candidate model's path (also in the environment as REPRO_CANDIDATE; its inputs are in\n"
+     "                      inputs/<input name>.npy). Interesting: a non-zero exit status (a crash counts)\n"
+     "  --fail-regex RE     interesting instead when stdout+stderr match RE (ECMAScript), whatever the exit status\n"
+     "  --hang-is-interesting  a check killed at --timeout counts as interesting (default: not interesting)\n"
+     "  -o, --out OUT       where the repro goes (default: MODEL's stem + .reduced); never over another run's files\n"
+     "  --inputs DIR        input values as DIR/<input name>.npy (default: an ONNX model's weights, random for the rest)\n"
+     "  --shape NAME:[d,..] (.onnx) the shape of an input with dynamic dimensions; repeatable\n"
+     "  --seed S            seed of the random inputs (default 0)\n"
+     "  --format rk|onnx    the format candidates are written in (default: MODEL's)\n"
+     "  --jobs N            checks run at once (default 1); the result does not depend on N\n"
+     "  --timeout S         seconds per check before it is killed with its process group (default: 3x the original's + 5)\n"
+     "  --worker-prefix CMD run every check under this launcher, e.g. \"srun -N1 -n1 --gres=gpu:1\" (see docs/CLUSTER.md)\n"
+     "  --work-dir DIR      where candidate directories go (default OUT/reduce_work; on a cluster, a shared directory)\n"
+     "  --keep-candidates   keep every candidate's directory (default: removed once judged)\n"
+     "  --resume            continue from the best repro an interrupted run left in OUT\n"
+     "  --flaky-checks N    most runs of the original, to measure a flaky check (default 3)\n"
+     "  --only A,B / --skip A,B  strategies to run or not (`reprokit minify --list-strategies`; compiler ones do not apply)\n"
+     "  --no-verify         skip the final check of the repro in a fresh run\n"
+     "exit status: 0 reduced and verified; 1 the original is not interesting, or the final repro is not; 2 bad input",
+     run_reduce});
+
+}  // namespace reprokit::cli

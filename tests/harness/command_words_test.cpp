@@ -1,0 +1,38 @@
+// Splitting a check command into argv words without a shell (support/command_words.h).
+#include <gtest/gtest.h>
+
+#include "reprokit/ir/errors.h"
+#include "reprokit/support/command_words.h"
+
+using namespace reprokit;
+using Words = std::vector<std::string>;
+
+TEST(CommandWords, SplitsOnBlanksAndHonoursQuotesAndBackslashes) {
+  EXPECT_EQ(split_command_words("python3  check.py {}", "--check"), (Words{"python3", "check.py", "{}"}));
+  EXPECT_EQ(split_command_words("sh -c 'grep -q x \"$1\" | wc' sh {}", "--check"), (Words{"sh", "-c", "grep -q x \"$1\" | wc", "sh", "{}"}));
+  EXPECT_EQ(split_command_words("a \"b c\" d\\ e \"q\\\"x\" ''", "--check"), (Words{"a", "b c", "d e", "q\"x", ""}));
+  EXPECT_EQ(split_command_words("a\"b\"'c'", "--check"), (Words{"abc"}));
+}
+
+TEST(CommandWords, RefusesWhatOnlyAShellUnderstands) {
+  for (const char* bad : {"a | b", "a; b", "a && b", "a > out", "a < in", "echo `x`", "echo $HOME", "(a)"}) {
+    try {
+      split_command_words(bad, "--check");
+      ADD_FAILURE() << bad;
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("sh -c"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(split_command_words("a 'b", "--check"), UserError);
+  EXPECT_THROW(split_command_words("a \"b", "--check"), UserError);
+  EXPECT_THROW(split_command_words("   ", "--check"), UserError);
+  // The candidate variable is allowed unquoted: reprokit substitutes it.
+  EXPECT_EQ(split_command_words("check $REPRO_CANDIDATE ${REPRO_CANDIDATE}", "--check"), (Words{"check", "$REPRO_CANDIDATE", "${REPRO_CANDIDATE}"}));
+}
+
+TEST(CommandWords, SubstitutesTheCandidateEverywhereInAWord) {
+  EXPECT_EQ(substitute_candidate({"run", "{}", "--model={}", "$REPRO_CANDIDATE", "x${REPRO_CANDIDATE}y", "{}{}"}, "/w/c1/model.rk"),
+            (Words{"run", "/w/c1/model.rk", "--model=/w/c1/model.rk", "/w/c1/model.rk", "x/w/c1/model.rky", "/w/c1/model.rk/w/c1/model.rk"}));
+  // A candidate path holding the pattern is not substituted again.
+  EXPECT_EQ(substitute_candidate({"{}"}, "/a{}b"), (Words{"/a{}b"}));
+}

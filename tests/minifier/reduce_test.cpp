@@ -1,0 +1,250 @@
+// `reprokit reduce` end to end through the real binary, with checks a user would write: exit
+// status and --fail-regex modes, the candidate from {} and from $REPRO_CANDIDATE, hanging and
+// crashing checks, --jobs 2 against --jobs 1, --resume, a launcher prefix, .rk and .onnx, and a
+// model exported from PyTorch with a planted pattern.
+#include <gtest/gtest.h>
+#include <fmt/core.h>
+#include <signal.h>
+
+#include <fstream>
+
+#include "../harness/cli_util.h"
+#include "reprokit/ir/text_format.h"
+#include "reprokit/onnx/onnx_import.h"
+
+using namespace reprokit;
+using namespace reprokit::testing;
+
+namespace {
+
+// The ops of the reduced model (repro.rk in OUT), as "op op ..." in graph order.
+std::string reduced_ops(const fs::path& out) {
+  Graph g = load_module_file((out / "repro.rk").string()).entry();
+  std::string s;
+  for (int i = g.num_inputs(); i < g.size(); ++i) s += (s.empty() ? "" : " ") + std::string(op_name(g.node(i).op));
+  return s;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_script(const fs::path& p, const std::string& body) {
+  std::ofstream(p) << "#!/bin/sh\n" << body;
+  fs::permissions(p, fs::perms::owner_all);
+}
+
+bool have_python_module(const std::string& module) {
+  ProcessSpec s;
+  s.argv = {"/usr/bin/python3", "-c", "import " + module};
+  s.timeout_s = 60;
+  try {
+    return run_process(s).exit_code == 0;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// An mlp check: interesting (exits non-zero) when the candidate's text holds a gelu node.
+const std::vector<std::string> kGeluCheck = {"--check", "sh -c '! grep -q \"= gelu(\" \"$1\"' sh {}"};
+
+}  // namespace
+
+TEST(Reduce, ExitStatusCheckReadingTheCandidateFromBraces) {
+  auto dir = fresh_dir("reduce_braces");
+  auto r = reprokit_cli({"reduce", example("mlp"), kGeluCheck[0], kGeluCheck[1], "-o", "out"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(reduced_ops(dir / "out"), "gelu");
+  auto report = read_json(dir / "out" / "report.json");
+  EXPECT_EQ(report["original_ops"], 5);
+  EXPECT_EQ(report["final_ops"], 1);
+  EXPECT_TRUE(report["verified"].get<bool>());
+  EXPECT_GT(report["queries"].get<int>(), 0);
+  // The repro reruns as it ran: the check in OUT on repro.rk, with its inputs.
+  EXPECT_TRUE(fs::exists(dir / "out" / "inputs"));
+  EXPECT_FALSE(fs::is_empty(dir / "out" / "inputs"));
+  std::string bug = read_text(dir / "out" / "BUG_REPORT.md");
+  EXPECT_NE(bug.find("grep -q"), std::string::npos) << bug;
+  EXPECT_NE(bug.find("from 5 ops to 1 op"), std::string::npos) << bug;
+  EXPECT_NE(r.out.find("verified: the check still finds it interesting"), std::string::npos) << r.out;
+  // Candidates are removed once judged.
+  EXPECT_TRUE(fs::is_empty(dir / "out" / "reduce_work" / "candidates"));
+}
+
+TEST(Reduce, CheckReadingTheCandidateFromTheEnvironmentOrTheVariable) {
+  auto dir = fresh_dir("reduce_env");
+  // From the environment (sh expands it), and as a word reprokit substitutes (no shell).
+  auto a = reprokit_cli({"reduce", example("mlp"), "--check", "sh -c '! grep -q softmax \"$REPRO_CANDIDATE\"'", "-o", "a"}, dir);
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  EXPECT_EQ(reduced_ops(dir / "a"), "softmax");
+  auto b = reprokit_cli({"reduce", example("mlp"), "--check", "cat $REPRO_CANDIDATE", "--fail-regex", "= softmax\\(", "-o", "b"}, dir);
+  ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
+  EXPECT_EQ(reduced_ops(dir / "b"), "softmax");
+}
+
+TEST(Reduce, FailRegexDecidesWhateverTheExitStatus) {
+  auto dir = fresh_dir("reduce_regex");
+  // The check always exits 0; only its output says.
+  auto r = reprokit_cli({"reduce", example("mlp"), "--check", "cat {}", "--fail-regex", "= softmax\\(", "-o", "out"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(reduced_ops(dir / "out"), "softmax");
+  EXPECT_NE(read_json(dir / "out" / "report.json")["final_check_said"].get<std::string>().find("matches"), std::string::npos);
+  // A regex that never matches: the original is not interesting, exit 1; a bad regex is exit 2.
+  auto none = reprokit_cli({"reduce", example("mlp"), "--check", "cat {}", "--fail-regex", "no such text", "-o", "none"}, dir);
+  EXPECT_EQ(none.exit_code, 1) << none.out << none.err;
+  EXPECT_NE(none.err.find("not interesting"), std::string::npos) << none.err;
+  auto bad = reprokit_cli({"reduce", example("mlp"), "--check", "cat {}", "--fail-regex", "(", "-o", "bad"}, dir);
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+}
+
+TEST(Reduce, HangingCheckIsKilledWithItsProcessGroup) {
+  auto dir = fresh_dir("reduce_hang");
+  // The check's child sleeps (a grandchild of reprokit): killing only the check would leave it.
+  write_script(dir / "check.sh", "if grep -q '= gelu(' \"$1\"; then sleep 71.25 & wait; fi\nexit 0\n");
+  std::vector<std::string> args = {"reduce", example("mlp"), "--check", (dir / "check.sh").string() + " {}", "--timeout", "0.5", "-o"};
+  auto plain = reprokit_cli([&] { auto a = args; a.push_back("plain"); return a; }(), dir);
+  EXPECT_EQ(plain.exit_code, 1) << plain.out << plain.err;  // a hang is not interesting by default
+  auto hang = reprokit_cli([&] { auto a = args; a.insert(a.end(), {"hang", "--hang-is-interesting"}); return a; }(), dir);
+  ASSERT_EQ(hang.exit_code, 0) << hang.out << hang.err;
+  EXPECT_EQ(reduced_ops(dir / "hang"), "gelu");
+  ProcessSpec p;
+  p.argv = {"pgrep", "-f", "sleep 71.25"};
+  EXPECT_NE(run_process(p).exit_code, 0) << "a hanging check outlived reduce: " << run_process(p).out;
+}
+
+TEST(Reduce, CrashingCheckIsInteresting) {
+  auto dir = fresh_dir("reduce_crash");
+  write_script(dir / "check.sh", "grep -q '= linear(' \"$1\" && kill -SEGV $$\nexit 0\n");
+  auto r = reprokit_cli({"reduce", example("mlp"), "--check", (dir / "check.sh").string() + " {}", "-o", "out"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(reduced_ops(dir / "out"), "linear");
+  EXPECT_NE(read_json(dir / "out" / "report.json")["final_check_said"].get<std::string>().find("signal 11"), std::string::npos);
+}
+
+TEST(Reduce, TwoJobsGiveTheSameResultAsOne) {
+  auto dir = fresh_dir("reduce_jobs");
+  // Interesting when a softmax reads a matmul (the attention block has two matmuls, one softmax).
+  write_script(dir / "check.sh", "grep -q '= softmax(' \"$1\" && grep -q '= matmul(' \"$1\" && exit 1\nexit 0\n");
+  std::string check = (dir / "check.sh").string() + " {}";
+  auto one = reprokit_cli({"reduce", example("attention"), "--check", check, "-o", "one"}, dir);
+  auto two = reprokit_cli({"reduce", example("attention"), "--check", check, "-o", "two", "--jobs", "2"}, dir);
+  ASSERT_EQ(one.exit_code, 0) << one.out << one.err;
+  ASSERT_EQ(two.exit_code, 0) << two.out << two.err;
+  EXPECT_EQ(read_text(dir / "one" / "repro.rk"), read_text(dir / "two" / "repro.rk"));
+  // The same repro; two jobs may ask a few more speculative queries (judged side by side).
+  EXPECT_EQ(read_json(dir / "two" / "report.json")["jobs"], 2);
+  EXPECT_LE(read_json(dir / "one" / "report.json")["final_ops"].get<int>(), 2);
+}
+
+TEST(Reduce, ResumeContinuesFromTheBestSoFarAndOutIsNeverOverwritten) {
+  auto dir = fresh_dir("reduce_resume");
+  // A first run that stops early (only one strategy), then --resume with all of them.
+  auto first = reprokit_cli({"reduce", example("attention"), kGeluCheck[0], kGeluCheck[1], "-o", "out", "--only", "truncate"}, dir);
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  int after_first = read_json(dir / "out" / "report.json")["final_ops"];
+  EXPECT_GT(after_first, 1);
+  std::string repro_before = read_text(dir / "out" / "repro.rk");
+  // Without --resume the directory is refused and left as it was.
+  auto again = reprokit_cli({"reduce", example("attention"), kGeluCheck[0], kGeluCheck[1], "-o", "out"}, dir);
+  EXPECT_EQ(again.exit_code, 2) << again.out << again.err;
+  EXPECT_NE(again.err.find("--resume"), std::string::npos) << again.err;
+  EXPECT_EQ(read_text(dir / "out" / "repro.rk"), repro_before);
+  auto resumed = reprokit_cli({"reduce", example("attention"), kGeluCheck[0], kGeluCheck[1], "-o", "out", "--resume"}, dir);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_NE(resumed.err.find(fmt::format("resuming from {}", (dir / "out" / "reduce_work" / "state.json").string())), std::string::npos) << resumed.err;
+  EXPECT_NE(resumed.err.find(fmt::format("({} ops)", after_first)), std::string::npos) << resumed.err;
+  EXPECT_EQ(reduced_ops(dir / "out"), "gelu");
+}
+
+TEST(Reduce, WorkerPrefixRunsEveryCheckThroughTheLauncher) {
+  auto dir = fresh_dir("reduce_prefix");
+  // A local stand-in for `srun` / `ssh HOST`: records each call, then runs the command in place.
+  write_script(dir / "launch.sh", "echo \"$*\" >> " + (dir / "calls.log").string() + "\nexec \"$@\"\n");
+  write_script(dir / "check.sh", "grep -q '= softmax(' \"$1\" && sleep 61.75\nexit 0\n");
+  auto r = reprokit_cli({"reduce", example("mlp"), "--check", (dir / "check.sh").string() + " {}", "--worker-prefix", (dir / "launch.sh").string(),
+                         "--work-dir", (dir / "shared").string(), "--timeout", "0.5", "--hang-is-interesting", "--jobs", "2", "-o", "out"},
+                        dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(reduced_ops(dir / "out"), "softmax");
+  auto report = read_json(dir / "out" / "report.json");
+  // Every check went through the launcher: the probe's, the reduction's (less cache hits) and the final one.
+  std::string log = read_text(dir / "calls.log");
+  int calls = static_cast<int>(std::count(log.begin(), log.end(), '\n'));
+  EXPECT_EQ(calls, 3 + report["queries"].get<int>() + 1) << log;
+  EXPECT_NE(log.find((dir / "shared" / "candidates").string()), std::string::npos) << log;  // candidates on the shared directory
+  EXPECT_NE(log.find("check.sh"), std::string::npos);
+  ProcessSpec p;
+  p.argv = {"pgrep", "-f", "sleep 61.75"};
+  p.env_set = {};
+  // Killed through the launcher (it execs, so the check is in the group reprokit kills).
+  EXPECT_NE(run_process(p).exit_code, 0) << run_process(p).out;
+}
+
+TEST(Reduce, OnnxModelsStayOnnxAndRkModelsCanBeCheckedAsOnnx) {
+  auto dir = fresh_dir("reduce_onnx");
+  auto ex = reprokit_cli({"export", example("mlp"), "-o", "mlp.onnx"}, dir);
+  ASSERT_EQ(ex.exit_code, 0) << ex.out << ex.err;
+  // The check reads the binary ONNX file: interesting while it holds a Softmax.
+  auto a = reprokit_cli({"reduce", "mlp.onnx", "--check", "sh -c '! grep -q Softmax \"$1\"' sh {}", "-o", "a"}, dir);
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  EXPECT_EQ(reduced_ops(dir / "a"), "softmax");
+  ASSERT_TRUE(fs::exists(dir / "a" / "repro.onnx"));
+  EXPECT_EQ(import_onnx((dir / "a" / "repro.onnx").string()).graph.num_ops(), 1);
+  auto b = reprokit_cli({"reduce", example("mlp"), "--format", "onnx", "--check", "sh -c '! grep -q Softmax \"$1\"' sh {}", "-o", "b"}, dir);
+  ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
+  EXPECT_EQ(reduced_ops(dir / "b"), "softmax");
+  EXPECT_EQ(read_json(dir / "b" / "report.json")["format"], "onnx");
+  auto c = reprokit_cli({"reduce", "mlp.onnx", "--format", "rk", "--check", "sh -c '! grep -q softmax \"$1\"' sh {}", "-o", "c"}, dir);
+  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  EXPECT_EQ(reduced_ops(dir / "c"), "softmax");
+}
+
+TEST(Reduce, BadCommandLinesAndChecksAreUsageErrors) {
+  auto dir = fresh_dir("reduce_bad");
+  EXPECT_EQ(reprokit_cli({"reduce", example("mlp")}, dir).exit_code, 2);                                   // no --check
+  EXPECT_EQ(reprokit_cli({"reduce", example("mlp"), "--check", "grep x | wc", "-o", "o1"}, dir).exit_code, 2);  // a pipe without sh -c
+  auto missing = reprokit_cli({"reduce", example("mlp"), "--check", "/no/such/check {}", "-o", "o2"}, dir);
+  EXPECT_EQ(missing.exit_code, 2) << missing.out << missing.err;
+  EXPECT_NE(missing.err.find("cannot be started"), std::string::npos) << missing.err;
+  EXPECT_EQ(reprokit_cli({"reduce", "/no/such/model.rk", "--check", "true"}, dir).exit_code, 2);
+}
+
+TEST(Reduce, PyTorchModelWithAPlantedPatternReducesToThePattern) {
+  if (!have_python_module("torch") || !have_python_module("onnx")) GTEST_SKIP() << "python3-torch or python3-onnx is not installed";
+  auto dir = fresh_dir("reduce_torch");
+  // A small PyTorch network with sin -> mul planted in the middle of it.
+  std::ofstream(dir / "export.py") << R"(import torch
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(16, 32)
+        self.fc2 = torch.nn.Linear(32, 8)
+    def forward(self, x):
+        h = torch.relu(self.fc1(x))
+        h = torch.sin(h) * 3.0
+        h = torch.tanh(self.fc2(h))
+        return torch.softmax(h + x[:, :8], dim=-1)
+torch.manual_seed(0)
+torch.onnx.export(Net().eval(), torch.randn(4, 16), "net.onnx", opset_version=13)
+)";
+  std::ofstream(dir / "check.py") << R"(import sys, onnx
+g = onnx.load(sys.argv[1]).graph
+made_by = {o: n for n in g.node for o in n.output}
+planted = any(n.op_type == "Mul" and any(made_by.get(i) is not None and made_by[i].op_type == "Sin" for i in n.input) for n in g.node)
+sys.exit(1 if planted else 0)
+)";
+  ProcessSpec s;
+  s.argv = {"/usr/bin/python3", "export.py"};
+  s.cwd = dir.string();
+  s.timeout_s = 300;
+  auto ex = run_process(s);
+  ASSERT_EQ(ex.exit_code, 0) << ex.out << ex.err;
+  auto r = reprokit_cli({"reduce", "net.onnx", "--check", "/usr/bin/python3 " + (dir / "check.py").string() + " {}", "-o", "out"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(reduced_ops(dir / "out"), "sin mul");
+  Graph g = import_onnx((dir / "out" / "repro.onnx").string()).graph;
+  EXPECT_EQ(g.num_ops(), 2);
+}
