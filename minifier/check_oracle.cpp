@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <future>
 
 #include "reprokit/ir/errors.h"
@@ -29,6 +30,27 @@ std::string write_model_files(const Dir& dir, const Graph& g, const std::vector<
   dir.write(file, format == ModelFormat::onnx ? export_onnx(g, initializers) : print_graph(g));
   return dir.path(file);
 }
+
+std::vector<std::string> absolute_check_paths(const std::vector<std::string>& words, std::vector<std::string>* changed) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    const bool candidate_name = w == "inputs" || w == "model.rk" || w == "model.onnx";
+    const bool names_candidate = substitute_candidate({w}, "") != std::vector<std::string>{w};
+    std::error_code ec;
+    if (w.empty() || w[0] == '/' || w[0] == '-' || candidate_name || names_candidate || (i == 0 && w.find('/') == std::string::npos) ||
+        !fs::exists(w, ec)) {
+      out.push_back(w);
+      continue;
+    }
+    out.push_back(fs::absolute(w).lexically_normal().string());
+    if (changed) changed->push_back(w + " -> " + out.back());
+  }
+  return out;
+}
+
+bool check_could_not_run(int exit_code) { return exit_code == 126 || exit_code == 127; }
 
 std::vector<std::string> check_argv(const CheckOptions& o, const std::string& model_path) {
   std::vector<std::string> argv = o.prefix;
@@ -78,6 +100,10 @@ Verdict CheckOracle::run_in(const Dir& dir, const std::string& model_path) const
   } catch (const std::runtime_error& e) {
     throw UserError(fmt::format("the check '{}' cannot be started: {}", shell_quote_command(ps.argv), e.what()));
   }
+  if (r.signal == 0 && !r.timed_out && check_could_not_run(r.exit_code))  // not an answer: stop rather than guess
+    throw UserError(fmt::format("the check could not run (exit status {}: {}){}: {}", r.exit_code, r.exit_code == 127 ? "command not found" : "not executable",
+                                options_.prefix.empty() ? "" : " under the worker prefix", shell_quote_command(ps.argv)) +
+                    said(r.err));
   Verdict v;
   if (r.timed_out) {
     v.got = failure_from(FailureKind::timeout, fmt::format("the check ran past {:g} s and was killed", options_.timeout_s));

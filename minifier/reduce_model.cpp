@@ -69,6 +69,13 @@ void write_repro(const Dir& out, const Graph& g, const std::vector<Tensor>& inpu
   out.write("repro_torch.py", emit_torch_program(g));
 }
 
+// describe_difference speaks of failing and passing; here the check decides what is interesting.
+std::string in_check_terms(std::string s) {
+  for (auto [from, to] : {std::pair<std::string, std::string>{"fails with", "interesting with"}, {", passes ", ", not interesting "}})
+    for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  return s;
+}
+
 std::string repro_path(const Dir& out, const CheckOptions& co) { return out.path("repro" + std::string(model_extension(co.format))); }
 
 }  // namespace
@@ -83,8 +90,9 @@ int reduce_model(const ReduceCommandOptions& o) {
   KnownValues values(b);
 
   CheckOptions co;
-  co.check = o.check;
-  co.prefix = o.worker_prefix;
+  std::vector<std::string> resolved;
+  co.check = absolute_check_paths(o.check, &resolved);
+  co.prefix = absolute_check_paths(o.worker_prefix, &resolved);
   co.format = o.format.empty() ? (is_onnx_path(o.model) ? ModelFormat::onnx : ModelFormat::rk) : o.format == "onnx" ? ModelFormat::onnx : ModelFormat::rk;
   if (!o.format.empty() && o.format != "onnx" && o.format != "rk") throw UserError("--format must be rk or onnx; got '" + o.format + "'");
   for (auto& [name, t] : known) co.weights.insert(name);
@@ -109,6 +117,8 @@ int reduce_model(const ReduceCommandOptions& o) {
              b.graph.num_ops(), b.graph.num_inputs(), model_extension(co.format), co.work_dir,
              shell_quote_command(check_argv(co, "{}")));
 
+  for (auto& r : resolved) fmt::print(stderr, "[reduce] checks run in each candidate's directory: {}\n", r);
+
   // 1. The original must be interesting (several runs: a flaky check is measured).
   co.timeout_s = o.timeout_s > 0 ? o.timeout_s : 300;  // generous until the original is timed
   Candidate original;
@@ -118,12 +128,20 @@ int reduce_model(const ReduceCommandOptions& o) {
   po.look_until = po.runs;  // no recorded failure to look for: the check says what it says
   fmt::print(stderr, "[reduce] checking that the original is interesting (up to {} runs)...\n", po.runs);
   CheckOracle probe(co, candidate_values);
-  ProbeResult pr = probe_original(po, [&] { return probe.judge({original}).at(0); });
+  Verdict first_interesting;
+  ProbeResult pr = probe_original(po, [&] {
+    Verdict v = probe.judge({original}).at(0);
+    if (v.interesting && !first_interesting.interesting) first_interesting = v;
+    return v;
+  });
   if (pr.fails == 0) {
     fmt::print(stderr, "[reduce] the original model is not interesting in {} run{}: the check {}: nothing to reduce.\n", pr.runs, pr.runs == 1 ? "" : "s",
                pr.other.failed() ? pr.other.message : o.fail_regex.empty() ? std::string("exited with status 0") : "output does not match --fail-regex");
     return 1;
   }
+  // What made it interesting, so a check that fails for the wrong reason (a missing file, a
+  // typo) shows at once.
+  fmt::print(stderr, "[reduce] the original is interesting: {}\n", first_interesting.got.failed() ? first_interesting.got.message : "(the check said so)");
   co.first_candidate += pr.runs;  // after the probe's
   if (o.timeout_s <= 0) co.timeout_s = std::max(10.0, 3 * pr.slowest_s + 5);
   const int attempts = pr.attempts_per_candidate();
@@ -167,11 +185,11 @@ int reduce_model(const ReduceCommandOptions& o) {
   std::string twin_text;
   std::string difference;
   if (r.twin) {
-    difference = describe_difference(r.best, *r.twin);
+    difference = in_check_terms(describe_difference(r.best, *r.twin));
     out.remove_tree("twin");
     write_model_files(out.sub("twin", true), r.twin->graph, candidate_values(*r.twin), co.format, co.weights);
     twin_text = fmt::format("## The nearest variant that is not interesting\n\n`twin/` holds it: {}.\n", difference);
-    fmt::print(stderr, "[reduce] passing twin: {}\n", difference);
+    fmt::print(stderr, "[reduce] nearest variant that is not interesting (twin/): {}\n", difference);
   } else {
     out.remove_tree("twin");
   }
@@ -232,7 +250,7 @@ int reduce_model(const ReduceCommandOptions& o) {
              start_nodes, r.best.graph.num_ops(), input_elements(b.graph), input_elements(r.best.graph), r.queries, r.cache_hits,
              report["seconds"].get<double>(),
              !o.verify ? "not verified" : reproduced ? "verified: the check still finds it interesting in a fresh run" : "verified: NOT interesting (see the warning above)",
-             out.path(), rerun, r.twin ? "passing twin (twin/): " + difference + "\n" : std::string(), print_graph(r.best.graph));
+             out.path(), rerun, r.twin ? "twin/ (not interesting): " + difference + "\n" : std::string(), print_graph(r.best.graph));
   std::string files;
   for (const char* f : {"repro.rk", "repro.onnx", "inputs/", "repro_torch.py", "BUG_REPORT.md", "report.json", "twin/"})
     if (out.exists(std::string(f).substr(0, std::string(f).find('/')))) files += std::string(" ") + f;

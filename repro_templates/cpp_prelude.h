@@ -93,7 +93,14 @@ volatile int* volatile rk_null_target = nullptr;
 inline void rk_crash() { *rk_null_target = 1; }
 inline void rk_spin_forever() { volatile int spin = 1; while (spin) {} }
 inline bool rk_flaky() {
-  static unsigned state = (unsigned)time(nullptr) ^ ((unsigned)getpid() << 16) ^ (unsigned)(uintptr_t)&state;
+  // Seeded from the nanosecond clock: a worker reloads the same code at the same address in the
+  // same second, and a seed from time() and the pid alone then gave every run the same answer.
+  static unsigned state = 0;
+  if (state == 0) {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    state = ((unsigned)ts.tv_nsec ^ (unsigned)ts.tv_sec * 2654435761u ^ ((unsigned)getpid() << 16)) | 1u;
+  }
   state = state * 1103515245u + 12345u;
   return (state >> 16) & 1u;
 }

@@ -13,6 +13,8 @@ struct KindCase {
   int level;
   const char* after;
 };
+// How ctest lists a case (else gtest prints the struct's bytes).
+void PrintTo(const KindCase& c, std::ostream* os) { *os << c.kind << " at level " << c.level << ", REPRO_AFTER=" << c.after; }
 
 class HarnessKinds : public ::testing::TestWithParam<KindCase> {};
 

@@ -31,6 +31,8 @@ struct MinCase {
   const char* after;
   int level;
 };
+// How ctest lists a case (else gtest prints the struct's bytes).
+void PrintTo(const MinCase& c, std::ostream* os) { *os << c.kind << " at level " << c.level << ", REPRO_AFTER=" << c.after; }
 
 class MinifyKinds : public ::testing::TestWithParam<MinCase> {};
 
@@ -134,4 +136,26 @@ TEST(Minify, JobsDoNotChangeTheResult) {
   EXPECT_EQ(one.exit_code, 0);
   EXPECT_EQ(two.exit_code, 0);
   EXPECT_EQ(g1, g2);
+}
+
+TEST(Minify, WorkerPrefixLaunchesEveryWorkerAndWorkDirHoldsTheQueries) {
+  auto dir = fresh_dir("minify_prefix");
+  fs::path b = bundle_for("minify_prefix_bundle", "gelu:crash", "dynamo", 3);
+  // A local stand-in for `srun` / `ssh HOST`: records each launch, then runs the command in place.
+  std::ofstream(dir / "launch.sh") << "#!/bin/sh\necho \"$*\" >> " << (dir / "calls.log").string() << "\nexec \"$@\"\n";
+  fs::permissions(dir / "launch.sh", fs::perms::owner_all);
+  auto r = reprokit_cli({"minify", b.string(), "--worker-prefix", (dir / "launch.sh").string(), "--work-dir", (dir / "shared").string(), "--jobs", "2"}, b);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(load_repro_file((b / "repro.rk").string()).graph.num_ops(), 1);
+  std::ifstream log(dir / "calls.log");
+  std::string line;
+  int launches = 0;
+  while (std::getline(log, line)) {
+    ++launches;
+    EXPECT_NE(line.find(" minify-worker " + b.string()), std::string::npos) << line;
+  }
+  // A crash takes its worker with it, so crashing candidates need new launches: more than the two jobs.
+  EXPECT_GT(launches, 2);
+  EXPECT_FALSE(fs::is_empty(dir / "shared" / "queries"));
+  EXPECT_FALSE(fs::exists(b / "minify_work" / "queries"));
 }

@@ -215,36 +215,32 @@ TEST(Reduce, BadCommandLinesAndChecksAreUsageErrors) {
 TEST(Reduce, PyTorchModelWithAPlantedPatternReducesToThePattern) {
   if (!have_python_module("torch") || !have_python_module("onnx")) GTEST_SKIP() << "python3-torch or python3-onnx is not installed";
   auto dir = fresh_dir("reduce_torch");
-  // A small PyTorch network with sin -> mul planted in the middle of it.
-  std::ofstream(dir / "export.py") << R"(import torch
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = torch.nn.Linear(16, 32)
-        self.fc2 = torch.nn.Linear(32, 8)
-    def forward(self, x):
-        h = torch.relu(self.fc1(x))
-        h = torch.sin(h) * 3.0
-        h = torch.tanh(self.fc2(h))
-        return torch.softmax(h + x[:, :8], dim=-1)
-torch.manual_seed(0)
-torch.onnx.export(Net().eval(), torch.randn(4, 16), "net.onnx", opset_version=13)
-)";
-  std::ofstream(dir / "check.py") << R"(import sys, onnx
-g = onnx.load(sys.argv[1]).graph
-made_by = {o: n for n in g.node for o in n.output}
-planted = any(n.op_type == "Mul" and any(made_by.get(i) is not None and made_by[i].op_type == "Sin" for i in n.input) for n in g.node)
-sys.exit(1 if planted else 0)
-)";
+  // The README's example: a small PyTorch network with sin -> mul planted in the middle of it.
+  const std::string examples = std::string(REPROKIT_SOURCE_DIR) + "/examples/reduce/";
   ProcessSpec s;
-  s.argv = {"/usr/bin/python3", "export.py"};
+  s.argv = {"/usr/bin/python3", examples + "export_net.py"};
   s.cwd = dir.string();
   s.timeout_s = 300;
-  auto ex = run_process(s);
-  ASSERT_EQ(ex.exit_code, 0) << ex.out << ex.err;
-  auto r = reprokit_cli({"reduce", "net.onnx", "--check", "/usr/bin/python3 " + (dir / "check.py").string() + " {}", "-o", "out"}, dir);
+  auto exported = run_process(s);
+  ASSERT_EQ(exported.exit_code, 0) << exported.out << exported.err;
+  auto r = reprokit_cli({"reduce", "net.onnx", "--check", "/usr/bin/python3 " + examples + "check_sin_mul.py {}", "-o", "out"}, dir);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(reduced_ops(dir / "out"), "sin mul");
   Graph g = import_onnx((dir / "out" / "repro.onnx").string()).graph;
   EXPECT_EQ(g.num_ops(), 2);
+}
+
+TEST(Reduce, RelativePathsInTheCheckAreResolvedAndACheckThatCannotRunIsAnError) {
+  auto dir = fresh_dir("reduce_relative");
+  // Checks run in each candidate's directory: `check.sh` here must still be found.
+  write_script(dir / "check.sh", "grep -q '= softmax(' \"$1\" && exit 1\nexit 0\n");
+  auto r = reprokit_cli({"reduce", example("mlp"), "--check", "sh check.sh {}", "-o", "out"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(reduced_ops(dir / "out"), "softmax");
+  EXPECT_NE(r.err.find("check.sh -> " + (dir / "check.sh").string()), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the original is interesting: the check exited with status 1"), std::string::npos) << r.err;
+  // 127 is the shell's "command not found": the check is broken, not interesting.
+  auto broken = reprokit_cli({"reduce", example("mlp"), "--check", "sh -c 'no-such-command-rk \"$1\"' sh {}", "-o", "broken"}, dir);
+  EXPECT_EQ(broken.exit_code, 2) << broken.out << broken.err;
+  EXPECT_NE(broken.err.find("could not run (exit status 127: command not found)"), std::string::npos) << broken.err;
 }

@@ -40,6 +40,17 @@ struct CheckOptions {
   bool keep_candidates = false;     // else a candidate's directory goes once its check is judged
 };
 
+// Checks run in each candidate's directory, so a relative path the user wrote (`check.py`,
+// `./check.sh`) would not be found there: words naming an existing file or directory relative to
+// the current directory become absolute. Left alone: a command name without '/' (PATH finds it),
+// words holding {} or the candidate variable, and the names a candidate directory has (inputs,
+// model.rk, model.onnx). `changed` receives "word -> path" for each word made absolute.
+std::vector<std::string> absolute_check_paths(const std::vector<std::string>& words, std::vector<std::string>* changed = nullptr);
+
+// Exit statuses that mean the check itself could not run (126: not executable, 127: not found, as
+// sh reports them): an error (UserError), never an answer.
+bool check_could_not_run(int exit_code);
+
 // The argv of one check of the model at `model_path` (prefix, then the check with it substituted).
 std::vector<std::string> check_argv(const CheckOptions& o, const std::string& model_path);
 
