@@ -18,6 +18,7 @@
 #include "reprokit/minifier/probe.h"
 #include "reprokit/minifier/progress_printer.h"
 #include "reprokit/minifier/reducer.h"
+#include "reprokit/minifier/report_json.h"
 #include "reprokit/minifier/subprocess_oracle.h"
 #include "reprokit/process/subprocess.h"
 #include "reprokit/runtime/interpreter.h"
@@ -180,29 +181,15 @@ int minify_bundle(const MinifyCommandOptions& o) {
   }
 
   // 5. Report.
-  json per = json::object();
-  for (auto& [name, st] : r.per_strategy) per[name] = {{"queries", st.queries}, {"successes", st.successes}};
-  json hist = json::array();
-  for (auto& h : r.history) hist.push_back({{"nodes", h.nodes}, {"queries", h.queries}, {"seconds", h.elapsed_s}, {"strategy", h.strategy}});
-  json report = {{"bundle", o.bundle_dir},
+  json report = reduction_report(r, b.graph, rate, twin ? twin->difference : "");
+  report.update({{"bundle", o.bundle_dir},
                  {"failure", expected.to_json()},
-                 {"original_ops", start_nodes},
-                 {"final_ops", r.best.graph.num_ops()},
-                 {"original_elements", input_elements(b.graph)},
-                 {"final_elements", input_elements(r.best.graph)},
                  {"original_passes", enabled_passes(b.spec)},
                  {"final_passes", enabled_passes(final_spec)},
-                 {"twin", twin ? json{{"strategy", r.twin_strategy}, {"difference", twin->difference}} : json(nullptr)},
-                 {"queries", r.queries},
-                 {"cache_hits", r.cache_hits},
                  {"seconds", std::chrono::duration<double>(Clock::now() - t0).count()},
-                 {"reduce_seconds", r.seconds},
-                 {"failure_rate", rate},
                  {"jobs", o.jobs},
-                 {"per_strategy", per},
-                 {"history", hist},
                  {"verified", o.verify ? json(reproduced) : json(nullptr)},
-                 {"rerun", verify_cmd}};
+                 {"rerun", verify_cmd}});
   bundle.write("report.json", report.dump(2) + "\n");
   std::string summary = fmt::format(
       "reprokit minify: {} -> {} ops, {} -> {} input elements, {} -> {} passes, {} queries ({} answered from cache), {:.1f}s\nfailure: {}: {}\n{}\n"

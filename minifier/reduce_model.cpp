@@ -14,6 +14,7 @@
 #include "reprokit/minifier/probe.h"
 #include "reprokit/minifier/progress_printer.h"
 #include "reprokit/minifier/reducer.h"
+#include "reprokit/minifier/report_json.h"
 #include "reprokit/onnx/onnx_export.h"
 #include "reprokit/onnx/onnx_import.h"
 #include "reprokit/process/subprocess.h"
@@ -210,27 +211,16 @@ int reduce_model(const ReduceCommandOptions& o) {
   const std::string interesting_rule = !o.fail_regex.empty() ? fmt::format("interesting when its output matches /{}/", o.fail_regex)
                                                               : "interesting when it exits with a non-zero status";
   const std::string said = final_verdict.got.failed() ? final_verdict.got.message : "(not verified)";
-  json per = json::object();
-  for (auto& [name, st] : r.per_strategy) per[name] = {{"queries", st.queries}, {"successes", st.successes}};
-  json report = {{"model", o.model},
+  json report = reduction_report(r, b.graph, rate, difference);
+  report.update({{"model", o.model},
                  {"check", check_argv(co, "{}")},
                  {"interesting", interesting_rule},
                  {"format", std::string(model_extension(co.format)).substr(1)},
-                 {"original_ops", start_nodes},
-                 {"final_ops", r.best.graph.num_ops()},
-                 {"original_elements", input_elements(b.graph)},
-                 {"final_elements", input_elements(r.best.graph)},
-                 {"twin", r.twin ? json{{"strategy", r.twin_strategy}, {"difference", difference}} : json(nullptr)},
-                 {"queries", r.queries},
-                 {"cache_hits", r.cache_hits},
                  {"seconds", std::chrono::duration<double>(Clock::now() - t0).count()},
-                 {"reduce_seconds", r.seconds},
-                 {"failure_rate", rate},
                  {"jobs", co.jobs},
-                 {"per_strategy", per},
                  {"verified", o.verify ? json(reproduced) : json(nullptr)},
                  {"final_check_said", said},
-                 {"rerun", rerun}};
+                 {"rerun", rerun}});
   out.write("report.json", report.dump(2) + "\n");
   const int final_ops = r.best.graph.num_ops();
   out.write("BUG_REPORT.md", render_template("REDUCE_REPORT.md", {{"MODEL", fs::path(o.model).filename().string()},

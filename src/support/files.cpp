@@ -182,23 +182,28 @@ bool Dir::is_dir(const std::string& rel) const {
   return fstatat(fd_, rel.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
 }
 
+// Writes all of data to fd (retrying short writes and EINTR); 0, or the errno of the failure.
+static int write_all(int fd, std::string_view data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
+    done += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
 void Dir::write(const std::string& name, std::string_view data, bool executable) const {
   if (name.find('/') != std::string::npos || name == ".." || name == "." || name.empty())
     throw InternalError(fmt::format("Dir::write: '{}' is not a plain file name", name));
   std::string tmp = "." + name + ".tmp." + unique_suffix();
   int fd = openat(fd_, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, executable ? 0755 : 0644);
   if (fd < 0) fail_write(path(name), errno_text(errno));
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int e = errno;
-      close(fd);
-      unlinkat(fd_, tmp.c_str(), 0);
-      fail_write(path(name), errno_text(e));
-    }
-    done += static_cast<size_t>(n);
+  if (int e = write_all(fd, data); e != 0) {
+    close(fd);
+    unlinkat(fd_, tmp.c_str(), 0);
+    fail_write(path(name), errno_text(e));
   }
   if (close(fd) != 0 || renameat(fd_, tmp.c_str(), fd_, name.c_str()) != 0) {
     int e = errno;
@@ -211,16 +216,9 @@ bool Dir::write_new(const std::string& name, std::string_view data) const {
   int fd = openat(fd_, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0 && errno == EEXIST) return false;
   if (fd < 0) fail_write(path(name), errno_text(errno));
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int e = errno;
-      close(fd);
-      fail_write(path(name), errno_text(e));
-    }
-    done += static_cast<size_t>(n);
+  if (int e = write_all(fd, data); e != 0) {
+    close(fd);
+    fail_write(path(name), errno_text(e));
   }
   close(fd);
   return true;
