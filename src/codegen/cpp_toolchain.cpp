@@ -84,10 +84,13 @@ CompiledLibrary build_shared_object(const std::string& source, const std::string
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw UserError(fmt::format("cannot create the compile cache directory '{}': {}", dir.string(), ec.message()));
-  fs::path so = dir / ("rk_" + key + ".so");
+  fs::path so = dir / ("rk_" + key + ".so"), failed = dir / ("rk_" + key + ".error");
   CompiledLibrary lib;
   lib.path = so.string();
   lib.cache_hit = fs::exists(so);
+  // A source the compiler rejected before is rejected again: the minifier's probe, its final
+  // verification and reruns of a compile-error bundle then cost no compile each.
+  if (!lib.cache_hit && fs::is_regular_file(failed, ec)) throw CompileFailure(FailureKind::compile_error, read_file(failed.string(), kMaxTextFileBytes));
   if (!lib.cache_hit) {
     // Unique temporary names, renamed into place: concurrent compiles of one graph are safe.
     std::string tag = fmt::format("{}.{}", ::getpid(), g_invocations.load());
@@ -117,7 +120,17 @@ CompiledLibrary build_shared_object(const std::string& source, const std::string
       if (auto e = log.find("error:"); e != std::string::npos) {
         first = log.substr(e, log.find('\n', e) - e);
       }
-      throw CompileFailure(FailureKind::compile_error, fmt::format("C++ compiler rejected the generated code: {}\n{} log:\n{}", first, src.string(), log));
+      fs::path kept = dir / ("rk_" + key + ".cpp");
+      fs::rename(src, kept, ec);
+      std::string message = fmt::format("C++ compiler rejected the generated code: {}\n{} log:\n{}", first, (ec ? src : kept).string(), log);
+      // Only a plain rejection (status 1, diagnostics) is remembered; a killed or crashed
+      // compiler may do better next time.
+      if (pr.exit_code == 1 && pr.signal == 0 && !pr.timed_out) {
+        fs::path err_tmp = dir / ("rk_" + key + "." + tag + ".error.tmp");
+        std::ofstream(err_tmp) << message;
+        fs::rename(err_tmp, failed, ec);
+      }
+      throw CompileFailure(FailureKind::compile_error, message);
     }
     g_last_warnings = log;
     fs::rename(tmp, so, ec);

@@ -48,6 +48,29 @@ TEST(CppBackend, SecondCompileHitsTheCache) {
   EXPECT_EQ(compiler_invocations(), before + 1) << "the second compile invoked the compiler";
 }
 
+TEST(CppBackend, ARejectedSourceIsRejectedAgainFromTheCache) {
+  Graph g = parse_graph("graph cache_reject(%x: f32[5, 2]) {\n  %y = exp(%x)\n  return (%y)\n}");
+  auto opts = cpp_options();
+  opts.cache_dir = std::string(REPROKIT_BINARY_DIR) + "/test-cache-reject-" + std::to_string(::getpid());
+  opts.injections = {parse_fault_injection("exp:compile_error")};
+  opts.injection_nodes = {{"y", FaultKind::compile_error}};
+  int before = compiler_invocations();
+  std::string first, second;
+  try {
+    compile_graph(g, opts);
+  } catch (const CompileFailure& e) {
+    first = e.what();
+  }
+  try {
+    compile_graph(g, opts);
+  } catch (const CompileFailure& e) {
+    second = e.what();
+  }
+  EXPECT_NE(first.find("C++ compiler rejected the generated code"), std::string::npos) << first;
+  EXPECT_EQ(second, first) << "the cached rejection says what the compiler said";
+  EXPECT_EQ(compiler_invocations(), before + 1) << "the second compile invoked the compiler";
+}
+
 TEST(CppBackend, FusionFiresOnEveryExampleModel) {
   for (auto name : {"mlp", "attention", "embedding_classifier", "mixed_precision"}) {
     SCOPED_TRACE(name);
