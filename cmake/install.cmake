@@ -6,6 +6,10 @@ include(CMakePackageConfigHelpers)
 add_library(reprokit_all INTERFACE)
 set_target_properties(reprokit_all PROPERTIES EXPORT_NAME reprokit)
 target_link_libraries(reprokit_all INTERFACE rk_harness rk_codegen rk_aot rk_onnx rk_runtime rk_ir rk_process rk_support)
+# A sanitized build's libraries need the sanitizer runtimes wherever they are linked.
+if(REPROKIT_SANITIZE)
+  target_link_options(reprokit_all INTERFACE -fsanitize=address,undefined)
+endif()
 
 install(TARGETS rk_support rk_ir rk_runtime rk_onnx rk_aot rk_codegen rk_process rk_harness rk_minifier reprokit_all
         EXPORT reprokitTargets

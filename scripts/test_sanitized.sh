@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds reprokit with AddressSanitizer and UndefinedBehaviorSanitizer into ./build-asan and runs
-# the whole test suite there (scripts/test.sh runs it after the plain suite). Any sanitizer report
+# the whole test suite there (.ci/run runs it after the plain suite). Any sanitizer report
 # fails the run. The fuzz tests run in the plain suite only: they cap each child's address space,
 # which ASan's shadow memory cannot live with.
 set -euo pipefail

@@ -39,7 +39,9 @@ json value_to_json(const AttrValue& v) {
 AttrValue value_from_json(const json& j, int depth = 0) {
   if (depth > 16) bad("lists nest deeper than 16 levels");
   if (!j.is_object() || j.size() != 1) bad("a value must be an object with one key (int, float, bool, string, dtype, list)");
-  auto& [k, v] = *j.items().begin();
+  // The one key and its value (items() is a temporary: nothing may refer into it).
+  const std::string k = j.begin().key();
+  const json& v = j.begin().value();
   if (k == "int" && v.is_number_integer() && !(v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)))
     return AttrValue(v.get<int64_t>());
   if (k == "float") {

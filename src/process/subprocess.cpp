@@ -13,6 +13,7 @@
 
 #include <array>
 #include <atomic>
+#include <mutex>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/readable_pipe.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -337,7 +338,13 @@ void on_signal(int sig) {
 }  // namespace
 
 void on_termination_signal(const std::string& message) {
-  g_termination_message.store(new std::string(message));  // never freed: a handler may read it any time
+  // Every message stays alive to the end (a handler may be reading an earlier one right now);
+  // they are kept here, reachable, rather than leaked.
+  static std::mutex keep_mutex;
+  static std::vector<std::unique_ptr<const std::string>> kept;
+  std::lock_guard<std::mutex> lock(keep_mutex);
+  kept.push_back(std::make_unique<const std::string>(message));
+  g_termination_message.store(kept.back().get());
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);

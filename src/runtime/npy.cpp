@@ -133,7 +133,7 @@ Tensor parse_npy(std::string_view bytes, const std::string& where) {
   if (have < nbytes)
     throw bad(fmt::format("truncated data: {} bytes for shape [{}] of {}, expected {}", have, fmt::join(shape, ", "), dtype_name(*dt), nbytes));
   Tensor t = Tensor::zeros(*dt, shape);
-  std::memcpy(t.data(), bytes.data() + hstart + hlen, nbytes);
+  if (nbytes > 0) std::memcpy(t.data(), bytes.data() + hstart + hlen, nbytes);  // an empty tensor has no buffer
   return t;
 }
 

@@ -20,7 +20,7 @@ TEST(OnnxNames, SanitizesForeignNames) {
   EXPECT_EQ(sanitize_foreign_name("a b\xc3\xa9"), "a_b__");
   std::string longname(500, 'x');
   EXPECT_EQ(sanitize_foreign_name(longname).size(), kMaxNameLength);
-  for (const char* s : {"/layer.0/Add_output_0", "onnx::Gemm_12", "0", "", "9abc", "\n\t", std::string(300, '/').c_str()})
+  for (const std::string& s : std::vector<std::string>{"/layer.0/Add_output_0", "onnx::Gemm_12", "0", "", "9abc", "\n\t", std::string(300, '/')})
     EXPECT_TRUE(is_valid_name(sanitize_foreign_name(s))) << s;
 }
 

@@ -248,7 +248,11 @@ void run_child(Case& c, const std::string& self, const std::string& cache_dir, d
   ProcessSpec spec;
   spec.argv = {self, "--case", c.dir, "--cache-dir", cache_dir};
   spec.timeout_s = timeout;
+#ifdef __SANITIZE_ADDRESS__
+  spec.memory_limit_mb = 0;  // ASan's shadow memory cannot live under an address-space limit
+#else
   spec.memory_limit_mb = 8192;
+#endif
   ProcessResult r;
   try {
     r = run_process(spec);
