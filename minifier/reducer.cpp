@@ -42,12 +42,22 @@ class Engine {
 
  private:
   void search() {
+    auto run = [&](const Strategy& s) {
+      strategy_ = s.name;
+      return s.search == SearchKind::prefix ? prefix_search(s) : delta_debug(s);
+    };
     for (int round = 0; round < options_.max_rounds; ++round) {
       bool changed = false;
-      for (const Strategy& s : strategies_) {
-        strategy_ = s.name;
-        changed |= s.search == SearchKind::prefix ? prefix_search(s) : delta_debug(s);
+      // Fewest ops first: the node-removing strategies to their fixpoint, then the rest.
+      for (int inner = 0; inner < options_.max_rounds; ++inner) {
+        bool removed = false;
+        for (const Strategy& s : strategies_)
+          if (s.removes_nodes) removed |= run(s);
+        changed |= removed;
+        if (!removed) break;
       }
+      for (const Strategy& s : strategies_)
+        if (!s.removes_nodes) changed |= run(s);
       if (!changed) break;  // a full round without progress: 1-minimal for every strategy
     }
   }

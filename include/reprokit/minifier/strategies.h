@@ -28,6 +28,9 @@ struct Strategy {
   std::function<Candidate(const Candidate&, const std::vector<int>&)> apply;
   // Only for backends that run compiler passes (cpp, cuda).
   bool compiler_only = false;
+  // Removes nodes: such strategies run to a fixpoint before the others in each round, so a
+  // later strategy (fewer passes, smaller shapes) never settles a trade against fewer ops.
+  bool removes_nodes = false;
 };
 
 const std::vector<Strategy>& strategy_table();
