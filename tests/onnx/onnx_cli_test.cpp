@@ -148,6 +148,26 @@ TEST(OnnxRealModel, TransformerEncoderMatchesPyTorch) {
   co.backend = "cpp";
   co.cache_dir = std::string(REPROKIT_BINARY_DIR) + "/test-cache";
   check("cpp", compile_graph(m.graph, co)->run(inputs).at(0));
+
+  // Under the harness at the aot level with the accuracy check: no false failure; with a planted
+  // matmul accuracy bug, a bundle that minifies to one op whose repro.onnx ONNX's checker accepts.
+  fs::path model = md / "model.onnx";
+  auto clean = reprokit_cli({"run", model.string(), "--inputs", md.string()}, d, {{"REPRO_AFTER", "aot"}, {"REPRO_LEVEL", "4"}, {"REPRO_DIR", "clean_out"}});
+  EXPECT_EQ(clean.exit_code, 0) << clean.out << clean.err;
+  EXPECT_TRUE(bundles_in(d / "clean_out").empty()) << "a false failure: " << clean.err;
+  auto bad = reprokit_cli({"run", model.string(), "--inputs", md.string(), "--inject", "matmul:accuracy"}, d,
+                          {{"REPRO_AFTER", "aot"}, {"REPRO_LEVEL", "4"}, {"REPRO_DIR", "bad_out"}});
+  EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
+  auto bundles = bundles_in(d / "bad_out");
+  ASSERT_FALSE(bundles.empty()) << bad.err;
+  auto minify = reprokit_cli({"minify", bundles[0].string()}, bundles[0]);
+  ASSERT_EQ(minify.exit_code, 0) << minify.out << minify.err;
+  EXPECT_EQ(read_json(bundles[0] / "report.json")["final_ops"], 1);
+  ProcessSpec checker;
+  checker.argv = {python, "-c", "import onnx, sys; onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)", (bundles[0] / "repro.onnx").string()};
+  checker.timeout_s = 120;
+  auto cr = run_process(checker);
+  EXPECT_EQ(cr.exit_code, 0) << cr.err;
 }
 
 }  // namespace
