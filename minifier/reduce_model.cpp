@@ -70,13 +70,6 @@ void write_repro(const Dir& out, const Graph& g, const std::vector<Tensor>& inpu
   out.write("repro_torch.py", emit_torch_program(g));
 }
 
-// describe_difference speaks of failing and passing; here the check decides what is interesting.
-std::string in_check_terms(std::string s) {
-  for (auto [from, to] : {std::pair<std::string, std::string>{"fails with", "interesting with"}, {", passes ", ", not interesting "}})
-    for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
-  return s;
-}
-
 std::string repro_path(const Dir& out, const CheckOptions& co) { return out.path("repro" + std::string(model_extension(co.format))); }
 
 }  // namespace
@@ -94,8 +87,9 @@ int reduce_model(const ReduceCommandOptions& o) {
   std::vector<std::string> resolved;
   co.check = absolute_check_paths(o.check, &resolved);
   co.prefix = absolute_check_paths(o.worker_prefix, &resolved);
-  co.format = o.format.empty() ? (is_onnx_path(o.model) ? ModelFormat::onnx : ModelFormat::rk) : o.format == "onnx" ? ModelFormat::onnx : ModelFormat::rk;
   if (!o.format.empty() && o.format != "onnx" && o.format != "rk") throw UserError("--format must be rk or onnx; got '" + o.format + "'");
+  const bool onnx = o.format.empty() ? is_onnx_path(o.model) : o.format == "onnx";
+  co.format = onnx ? ModelFormat::onnx : ModelFormat::rk;
   for (auto& [name, t] : known) co.weights.insert(name);
   co.jobs = std::max(1, o.jobs);
   co.fail_regex = o.fail_regex;
@@ -186,7 +180,7 @@ int reduce_model(const ReduceCommandOptions& o) {
   std::string twin_text;
   std::string difference;
   if (r.twin) {
-    difference = in_check_terms(describe_difference(r.best, *r.twin));
+    difference = describe_difference(r.best, *r.twin, {"interesting", "not interesting"});
     out.remove_tree("twin");
     write_model_files(out.sub("twin", true), r.twin->graph, candidate_values(*r.twin), co.format, co.weights);
     twin_text = fmt::format("## The nearest variant that is not interesting\n\n`twin/` holds it: {}.\n", difference);

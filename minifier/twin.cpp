@@ -21,16 +21,17 @@ std::string edit_text(const InputEdit& e) {
 
 }  // namespace
 
-std::string describe_difference(const Candidate& failing, const Candidate& passing) {
-  std::vector<std::string> parts;
+std::string describe_difference(const Candidate& failing, const Candidate& passing, const DifferenceWords& words) {
+  // Each difference as (what the repro has, what the twin has): "<bad> with A, <good> B".
+  std::vector<std::pair<std::string, std::string>> parts;
   // Compiler decisions.
   for (auto& p : passing.disabled_passes)
-    if (!failing.disabled_passes.count(p)) parts.push_back(fmt::format("fails with pass {} on, passes without it", p));
+    if (!failing.disabled_passes.count(p)) parts.emplace_back(fmt::format("pass {} on", p), "without it");
   for (auto& [p, n] : passing.pass_limits) {
     auto f = failing.pass_limits.find(p);
     if (failing.disabled_passes.count(p) || passing.disabled_passes.count(p)) continue;
-    if (f == failing.pass_limits.end()) parts.push_back(fmt::format("fails with every rewrite of {}, passes with its first {}", p, n));
-    else if (f->second != n) parts.push_back(fmt::format("fails with the first {} rewrite{} of {}, passes with {}", f->second, f->second == 1 ? "" : "s", p, n));
+    if (f == failing.pass_limits.end()) parts.emplace_back(fmt::format("every rewrite of {}", p), fmt::format("with its first {}", n));
+    else if (f->second != n) parts.emplace_back(fmt::format("the first {} rewrite{} of {}", f->second, f->second == 1 ? "" : "s", p), fmt::format("with {}", n));
   }
   // Inputs: shapes, layouts and values.
   const Graph &fg = failing.graph, &pg = passing.graph;
@@ -43,27 +44,27 @@ std::string describe_difference(const Candidate& failing, const Candidate& passi
       std::vector<std::string> dims;
       for (size_t d = 0; d < a.shape.size() && d < b.shape.size(); ++d)
         if (a.shape[d] != b.shape[d]) dims.push_back(fmt::format("dim {} = {}", d, a.shape[d]));
-      parts.push_back(fmt::format("fails with %{}: {} ({}), passes with {}", in.name, shape_text(a), fmt::join(dims, ", "), shape_text(b)));
+      parts.emplace_back(fmt::format("%{}: {} ({})", in.name, shape_text(a), fmt::join(dims, ", ")), "with " + shape_text(b));
     } else if (a.strides != b.strides) {
-      parts.push_back(fmt::format("fails with %{} strided [{}], passes contiguous", in.name, fmt::join(a.strides, ", ")));
+      parts.emplace_back(fmt::format("%{} strided [{}]", in.name, fmt::join(a.strides, ", ")), "contiguous");
     }
     if (a.requires_grad != b.requires_grad)
-      parts.push_back(fmt::format("fails with %{} {}, passes {}", in.name, a.requires_grad ? "marked grad" : "not marked grad",
-                                  b.requires_grad ? "marked grad" : "without the mark"));
+      parts.emplace_back(fmt::format("%{} {}", in.name, a.requires_grad ? "marked grad" : "not marked grad"),
+                         b.requires_grad ? "marked grad" : "without the mark");
     const InputEdit &ea = failing.edit(in.name), &eb = passing.edit(in.name);
-    if (!(ea == eb) && a.shape == b.shape) parts.push_back(fmt::format("fails with %{} holding {}, passes with {}", in.name, edit_text(ea), edit_text(eb)));
+    if (!(ea == eb) && a.shape == b.shape) parts.emplace_back(fmt::format("%{} holding {}", in.name, edit_text(ea)), "with " + edit_text(eb));
   }
   // Nodes: attributes, and nodes the twin does without.
   for (int id = fg.num_inputs(); id < fg.size(); ++id) {
     const Node& n = fg.node(id);
     int j = pg.find(n.name);
     if (j < 0) {
-      parts.push_back(fmt::format("fails with {}, passes without it", print_node(fg, id)));
+      parts.emplace_back(print_node(fg, id), "without it");
       continue;
     }
     const Node& m = pg.node(j);
     if (m.op != n.op || m.is_input()) {
-      parts.push_back(fmt::format("fails with {}, passes with %{} as an input holding its original value", print_node(fg, id), n.name));
+      parts.emplace_back(print_node(fg, id), fmt::format("with %{} as an input holding its original value", n.name));
       continue;
     }
     for (auto& spec : op_schema(n.op).attrs) {
@@ -74,12 +75,14 @@ std::string describe_difference(const Candidate& failing, const Candidate& passi
         if (has) return it->second.str();
         return spec.default_value ? spec.default_value->str() + " (the default)" : std::string("absent");
       };
-      parts.push_back(fmt::format("fails with %{}'s {}={}, passes with {}", n.name, spec.name, text(hx, x), text(hy, y)));
+      parts.emplace_back(fmt::format("%{}'s {}={}", n.name, spec.name, text(hx, x)), "with " + text(hy, y));
     }
   }
-  if (pg.outputs.size() < fg.outputs.size()) parts.push_back("fails with more outputs returned, passes with fewer");
+  if (pg.outputs.size() < fg.outputs.size()) parts.emplace_back("more outputs returned", "with fewer");
   if (parts.empty()) return "the twin differs from the repro only in ways not described here (compare twin.rk with repro.rk)";
-  return fmt::format("{}", fmt::join(parts, "; "));
+  std::vector<std::string> lines;
+  for (auto& [repro_has, twin_has] : parts) lines.push_back(fmt::format("{} with {}, {} {}", words.bad, repro_has, words.good, twin_has));
+  return fmt::format("{}", fmt::join(lines, "; "));
 }
 
 }  // namespace reprokit

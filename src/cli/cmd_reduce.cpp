@@ -21,7 +21,6 @@ static int run_reduce(const std::vector<std::string>& argv) {
   o.out_dir = args.get_or("-o", args.get_or("--out", ""));
   o.inputs_dir = args.get_or("--inputs", "");
   o.format = args.get_or("--format", "");
-  if (!o.format.empty() && o.format != "rk" && o.format != "onnx") throw UsageError("--format must be rk or onnx");
   o.work_dir = args.get_or("--work-dir", "");
   o.jobs = static_cast<int>(args.get_int("--jobs", 1));
   if (o.jobs < 1 || o.jobs > 64) throw UsageError("--jobs must be between 1 and 64");
@@ -49,8 +48,9 @@ static CommandRegistration reg(
      "reduce a model to the smallest one a check command still finds interesting (any compiler)",
      "  --check \"CMD ...\"    the interestingness test: run in each candidate's directory, without a shell (split into\n"
      "                      words as sh would; write sh -c '...' for pipes). {} and $REPRO_CANDIDATE are replaced by the\n"
-     "                      candidate model's path (also in the environment as REPRO_CANDIDATE; its inputs are in\n"
-     "                      inputs/<input name>.npy). Interesting: a non-zero exit status (a crash counts)\n"
+     "                      candidate model's path (also in the environment as REPRO_CANDIDATE, and its directory as\n"
+     "                      REPRO_CANDIDATE_DIR; its inputs are in inputs/<input name>.npy). Interesting: a non-zero exit\n"
+     "                      status (a crash counts); 126 or 127 (not executable, not found) is an error, not an answer\n"
      "  --fail-regex RE     interesting instead when stdout+stderr match RE (ECMAScript), whatever the exit status\n"
      "  --hang-is-interesting  a check killed at --timeout counts as interesting (default: not interesting)\n"
      "  -o, --out OUT       where the repro goes (default: MODEL's stem + .reduced); never over another run's files\n"

@@ -210,6 +210,9 @@ TEST(Reduce, BadCommandLinesAndChecksAreUsageErrors) {
   EXPECT_EQ(missing.exit_code, 2) << missing.out << missing.err;
   EXPECT_NE(missing.err.find("cannot be started"), std::string::npos) << missing.err;
   EXPECT_EQ(reprokit_cli({"reduce", "/no/such/model.rk", "--check", "true"}, dir).exit_code, 2);
+  auto format = reprokit_cli({"reduce", example("mlp"), "--check", "true", "--format", "xml", "-o", "o3"}, dir);
+  EXPECT_EQ(format.exit_code, 2);
+  EXPECT_NE(format.err.find("--format must be rk or onnx; got 'xml'"), std::string::npos) << format.err;
 }
 
 TEST(Reduce, PyTorchModelWithAPlantedPatternReducesToThePattern) {

@@ -4,6 +4,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "reprokit/harness/bundle.h"
@@ -50,7 +51,11 @@ std::vector<Tensor> candidate_inputs(const Candidate& c, const Bundle& b, KnownV
 ReproSpec candidate_spec(const ReproSpec& base, const Candidate& c);
 // One line on what a passing twin changed: "fails with pass X on, passes without it", "fails
 // with %x: f32[4, 3] (dim 0 = 4), passes with f32[2, 3]", ...
-std::string describe_difference(const Candidate& failing, const Candidate& passing);
+// `words` name the two sides: minify says "fails"/"passes", reduce "interesting"/"not interesting".
+struct DifferenceWords {
+  std::string_view bad = "fails", good = "passes";
+};
+std::string describe_difference(const Candidate& failing, const Candidate& passing, const DifferenceWords& words = {});
 
 // The worker loop of `reprokit minify-worker BUNDLE`: one JSON candidate per stdin line, one
 // "VERDICT {failure json}" line per answer. With query_file, answers that one query and exits.
