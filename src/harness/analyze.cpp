@@ -6,14 +6,19 @@
 #include "reprokit/support/files.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/harness/accuracy.h"
+#include "reprokit/harness/noise_floor.h"
 #include "reprokit/harness/bundle.h"
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/graph_utils.h"
@@ -75,6 +80,48 @@ std::string svg_plot(const std::vector<std::string>& names, const std::vector<do
   for (size_t i = 0; i < names.size(); ++i)
     s += fmt::format("<text transform='translate({:.1f},{}) rotate(60)' fill='#555'>%{}</text>\n", x(i), bottom + 8, names[i]);
   return s + "</svg>\n";
+}
+
+// The floor of each graph output, and the nodes whose relative noise grows most over their
+// operands' (the amplifiers: cancellation, normalisation over few elements, ill-conditioned ops).
+void print_noise_floor(const Graph& g, const std::vector<int>& captured, const NoiseFloor& floor, const std::vector<Tensor>& ref) {
+  std::map<int, size_t> slot;
+  for (size_t k = 0; k < captured.size(); ++k) slot[captured[k]] = k;
+  auto relative = [&](int id) -> std::optional<double> {
+    auto it = slot.find(id);
+    if (it == slot.end() || !is_floating(g.node(id).type.dtype)) return std::nullopt;
+    double scale = deviation(ref[it->second].to_doubles(), std::vector<double>(static_cast<size_t>(ref[it->second].numel()), 0.0)).rms;
+    return scale > 0 ? floor.outputs[it->second].rms / scale : 0.0;
+  };
+  fmt::print("\nnoise floor (auto rule: error against float64 within {} x the floor + {} ulps; variants: {}):\n", kFloorFactor, kUlpSlack,
+             fmt::join(floor.variants, ", "));
+  int shown = 0, outputs = 0;
+  for (int id : g.outputs) {
+    auto it = slot.find(id);
+    if (it == slot.end() || !is_floating(g.node(id).type.dtype)) continue;
+    if (++outputs > 10) continue;  // analyze.json has every node's floor
+    ++shown;
+    const OutputNoise& o = floor.outputs[it->second];
+    fmt::print("  output %{:<24} rms {:.3g} ({}), largest {:.3g} ({}), relative {:.3g}\n", g.node(id).name, o.rms, o.rms_from, o.max, o.max_from,
+               relative(id).value_or(0));
+  }
+  if (outputs > shown) fmt::print("  ... and {} more outputs (analyze.json has the floor of every captured node)\n", outputs - shown);
+  std::vector<std::pair<double, int>> gain;
+  for (int id : captured) {
+    auto mine = relative(id);
+    if (!mine) continue;
+    double in = 0;
+    bool known = false;
+    for (auto& op : g.node(id).operands)
+      if (op.is_value())
+        if (auto r = relative(op.value); r || g.node(op.value).is_input()) in = std::max(in, r.value_or(0)), known = true;
+    if (known) gain.push_back({*mine / std::max(in, 1e-8), id});
+  }
+  std::sort(gain.rbegin(), gain.rend());
+  if (gain.empty()) return;
+  fmt::print("  amplifiers (relative noise over the operands'):");
+  for (size_t k = 0; k < gain.size() && k < 5; ++k) fmt::print("{} %{} ({}) x{:.3g}", k ? "," : "", g.node(gain[k].second).name, op_name(g.node(gain[k].second).op), gain[k].first);
+  fmt::print("\n");
 }
 
 }  // namespace
@@ -141,6 +188,15 @@ int analyze_bundle(const AnalyzeOptions& o) {
   auto ref = interpret_all(g, b.inputs, f64);
   auto eager = interpret_all(g, b.inputs);
 
+  // The noise floor of every captured node (auto rule; one measurement for all of them).
+  const bool fixed = b.spec.tolerance.has_value();
+  Graph watched = g;
+  watched.outputs = captured;
+  std::vector<Tensor> probe_ref, probe_eager;
+  for (int id : captured) probe_ref.push_back(ref[static_cast<size_t>(id)]), probe_eager.push_back(eager[static_cast<size_t>(id)]);
+  NoiseFloor floor = fixed ? NoiseFloor{} : measure_noise_floor(watched, b.inputs, probe_ref, &probe_eager);
+  if (!fixed) print_noise_floor(g, captured, floor, probe_ref);
+
   json rows = json::array();
   std::vector<std::string> names;
   std::vector<double> crmse, ermse;
@@ -151,8 +207,9 @@ int analyze_bundle(const AnalyzeOptions& o) {
     const Node& n = g.node(id);
     const Tensor& got = run1[first_extra + k];
     Errors ce = errors(got, ref[static_cast<size_t>(id)], n.type.dtype), ee = errors(eager[static_cast<size_t>(id)], ref[static_cast<size_t>(id)], n.type.dtype);
-    double tol = b.spec.tolerance ? *b.spec.tolerance : default_tolerance(n.type.dtype);
-    std::string why = compare_output(n.name, got, eager[static_cast<size_t>(id)], ref[static_cast<size_t>(id)], tol);
+    double tol = fixed ? *b.spec.tolerance : default_tolerance(n.type.dtype);
+    std::string why = fixed ? compare_output(n.name, got, eager[static_cast<size_t>(id)], ref[static_cast<size_t>(id)], tol)
+                            : compare_output_to_floor(n.name, got, eager[static_cast<size_t>(id)], ref[static_cast<size_t>(id)], floor.outputs[k]);
     std::string verdict = why.empty() ? "ok" : "DIVERGES";
     std::string origin;
     if (!why.empty()) {
@@ -170,9 +227,7 @@ int analyze_bundle(const AnalyzeOptions& o) {
       std::string own_why;
       try {
         auto out = compile_graph(alone, copts)->run(alone_inputs);
-        auto alone_eager = interpret(alone, alone_inputs);
-        auto alone_ref = interpret(alone, alone_inputs, f64);
-        own_why = compare_output(n.name, out[0], alone_eager[0], alone_ref[0], tol);
+        own_why = check_accuracy(alone, alone_inputs, out, b.spec.tolerance).message;
       } catch (const CompileFailure& e) {
         own_why = e.what();
       }
@@ -182,7 +237,8 @@ int analyze_bundle(const AnalyzeOptions& o) {
     }
     fmt::print("%{:<23} {:<8} {:>10.3g} {:>10.3g} {:>10.3g} {:>9.3g} {:>10.3g}  {}\n", n.name, op_name(n.op), ce.rmse, ce.max_abs, ce.max_rel, ce.max_ulp, ee.rmse, verdict);
     rows.push_back({{"node", n.name}, {"op", std::string(op_name(n.op))}, {"rmse", ce.rmse}, {"max_abs", ce.max_abs}, {"max_rel", ce.max_rel}, {"max_ulp", ce.max_ulp},
-                    {"eager_rmse", ee.rmse}, {"passes", why.empty()}, {"origin", origin.empty() ? json(nullptr) : json(origin)},
+                    {"eager_rmse", ee.rmse}, {"noise_floor_rms", fixed ? json(nullptr) : json(floor.outputs[k].rms)},
+                    {"noise_floor_max", fixed ? json(nullptr) : json(floor.outputs[k].max)}, {"passes", why.empty()}, {"origin", origin.empty() ? json(nullptr) : json(origin)},
                     {"why", why}});
     names.push_back(n.name);
     crmse.push_back(ce.rmse);
@@ -191,6 +247,7 @@ int analyze_bundle(const AnalyzeOptions& o) {
   if (first_bad >= 0) fmt::print("\nfirst divergence: %{} = {} (its own error; later divergences marked 'inherited' come from it)\n", g.node(first_bad).name, op_name(g.node(first_bad).op));
   else fmt::print("\nno node diverges\n");
   json out = {{"graph", g.name}, {"deterministic", deterministic}, {"per_node", o.per_node}, {"nodes", rows},
+              {"rule", fixed ? fmt::format("fixed tolerance {}", *b.spec.tolerance) : "auto (noise floor)"},
               {"first_divergence", first_bad >= 0 ? json(g.node(first_bad).name) : json(nullptr)}};
   // Never overwrite an earlier analysis: analyze.json, else analyze-2.json, ...; the plot takes
   // the same stem.

@@ -45,7 +45,13 @@ HarnessConfig HarnessConfig::from_env() {
     if (s != "0" && s != "1") throw UserError(fmt::format("REPRO_MINIFY={} is not 0 or 1", printable(v)));
     c.minify = s == "1";
   }
-  if (const char* v = env("REPRO_TOLERANCE")) c.tolerance = number("REPRO_TOLERANCE", v, 1e6);
+  // "auto" (or unset): judged against the measured noise floor; a number: a fixed tolerance.
+  if (const char* v = env("REPRO_TOLERANCE"); v && std::string(v) != "auto") {
+    char* end = nullptr;
+    std::strtod(v, &end);
+    if (end == v) throw UserError(fmt::format("REPRO_TOLERANCE={} is neither auto nor a number in [0, 1e6]", printable(v)));
+    c.tolerance = number("REPRO_TOLERANCE", v, 1e6);
+  }
   if (const char* v = env("REPRO_TIMEOUT")) c.timeout_s = number("REPRO_TIMEOUT", v, kMaxTimeoutSeconds);
   return c;
 }

@@ -6,6 +6,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
+#include <random>
+
 #include "kernel_util.h"
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/op_registry.h"
@@ -26,7 +29,7 @@ kernels::Values literal_values(const AttrValue& lit, DType compute, bool f64_mod
   return kernels::Values::floats(DType::f64, {}, {v});
 }
 
-kernels::Values run_kernel(const Node& n, const std::vector<kernels::Values>& a) {
+kernels::Values run_kernel(const Node& n, const std::vector<kernels::Values>& a, AccumulationOrder order = AccumulationOrder::exact) {
   const Shape& out = n.type.shape;
   switch (n.op) {
     case Op::neg: case Op::abs: case Op::exp: case Op::log: case Op::sqrt: case Op::rsqrt: case Op::reciprocal:
@@ -36,14 +39,14 @@ kernels::Values run_kernel(const Node& n, const std::vector<kernels::Values>& a)
     case Op::to: case Op::clone: case Op::contiguous: case Op::clamp:
       return kernels::pointwise(n, a, out);
     case Op::sum: case Op::amax: case Op::amin: case Op::mean: case Op::var: case Op::argmax:
-      return kernels::reduction(n, a, out);
+      return kernels::reduction(n, a, out, order);
     case Op::softmax: case Op::log_softmax: case Op::layer_norm: case Op::batch_norm:
       return kernels::normalization(n, a, out);
     case Op::conv2d: case Op::max_pool2d: case Op::avg_pool2d: case Op::adaptive_avg_pool2d: case Op::max_pool2d_backward:
     case Op::avg_pool2d_backward:
-      return kernels::conv(n, a, out);
+      return kernels::conv(n, a, out, order);
     case Op::matmul: case Op::linear:
-      return kernels::linalg(n, a, out);
+      return kernels::linalg(n, a, out, order);
     case Op::reshape: case Op::permute: case Op::transpose: case Op::expand: case Op::slice: case Op::cat:
     case Op::squeeze: case Op::unsqueeze: case Op::embedding: case Op::gather: case Op::pad:
       return kernels::data_movement(n, a, out);
@@ -53,6 +56,19 @@ kernels::Values run_kernel(const Node& n, const std::vector<kernels::Values>& a)
       break;
   }
   throw InternalError(fmt::format("no reference kernel for op '{}'", op_name(n.op)));
+}
+
+// Rounds each value to dtype, then moves the nonzero ones one ulp up or down at random.
+void round_the_other_way(kernels::Values& v, DType dtype, std::mt19937_64& rng) {
+  const int bits = dtype == DType::f16 ? 11 : dtype == DType::bf16 ? 8 : dtype == DType::f32 ? 24 : 53;
+  for (double& x : v.f) {
+    if (x == 0 || !std::isfinite(x)) continue;
+    if (dtype == DType::f32) x = static_cast<float>(x);
+    if (dtype == DType::f16) x = half_bits_to_float(float_to_half_bits(static_cast<float>(x)));
+    if (dtype == DType::bf16) x = bf16_bits_to_float(float_to_bf16_bits(static_cast<float>(x)));
+    if (x == 0 || !std::isfinite(x)) continue;
+    x += (rng() & 1 ? 1 : -1) * std::ldexp(1.0, std::ilogb(x) - (bits - 1));
+  }
 }
 
 Tensor to_tensor(const kernels::Values& v, DType dtype, const Shape& shape) {
@@ -77,6 +93,7 @@ std::vector<Tensor> interpret_all(const Graph& g, const std::vector<Tensor>& inp
   if (static_cast<int>(inputs.size()) != ni)
     throw UserError(fmt::format("graph {} takes {} inputs, got {}", g.name, ni, inputs.size()));
   std::vector<Tensor> values(static_cast<size_t>(g.size()));
+  std::mt19937_64 rng(opts.perturb_values_seed);
   for (int i = 0; i < ni; ++i) {
     const Node& in = g.node(i);
     const Tensor& t = inputs[static_cast<size_t>(i)];
@@ -93,7 +110,9 @@ std::vector<Tensor> interpret_all(const Graph& g, const std::vector<Tensor>& inp
     for (auto& o : n.operands)
       args.push_back(o.is_value() ? kernels::Values::of(values[static_cast<size_t>(o.value)])
                                   : literal_values(o.literal, n.type.dtype, opts.cast_to_f64));
-    values[static_cast<size_t>(id)] = to_tensor(run_kernel(n, args), value_dtype(n.type.dtype, opts.cast_to_f64), n.type.shape);
+    kernels::Values result = run_kernel(n, args, opts.accumulation);
+    if (opts.perturb_values_seed && !result.is_int()) round_the_other_way(result, n.type.dtype, rng);
+    values[static_cast<size_t>(id)] = to_tensor(result, value_dtype(n.type.dtype, opts.cast_to_f64), n.type.shape);
     if (opts.on_value) opts.on_value(id, values[static_cast<size_t>(id)]);
   }
   return values;

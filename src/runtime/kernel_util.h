@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "reprokit/ir/graph.h"
+#include "reprokit/runtime/interpreter.h"
 #include "reprokit/runtime/tensor.h"
 
 namespace reprokit::kernels {
@@ -30,10 +31,10 @@ struct Values {
 // results in float64 mode, shape `out`) from its operand values. Literal operands arrive as 0-d
 // values (int64 for int and bool literals). Integer arithmetic wraps as PyTorch's does.
 Values pointwise(const Node& n, const std::vector<Values>& a, const Shape& out);
-Values reduction(const Node& n, const std::vector<Values>& a, const Shape& out);
+Values reduction(const Node& n, const std::vector<Values>& a, const Shape& out, AccumulationOrder order);
 Values normalization(const Node& n, const std::vector<Values>& a, const Shape& out);
-Values linalg(const Node& n, const std::vector<Values>& a, const Shape& out);
-Values conv(const Node& n, const std::vector<Values>& a, const Shape& out);  // conv and pooling
+Values linalg(const Node& n, const std::vector<Values>& a, const Shape& out, AccumulationOrder order);
+Values conv(const Node& n, const std::vector<Values>& a, const Shape& out, AccumulationOrder order);  // conv and pooling
 Values data_movement(const Node& n, const std::vector<Values>& a, const Shape& out);  // shape, indexing
 Values creation(const Node& n, const Shape& out);
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "accumulation.h"
 #include "kernel_util.h"
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/op_registry.h"
@@ -31,31 +32,37 @@ std::pair<int64_t, int64_t> valid_columns(int64_t off, int64_t stride, int64_t w
 
 // Each output element sums its taps in (input channel, kernel row, kernel column) order, then adds
 // the bias; the loops run a whole output row per tap so that the inner loop is a plain axpy.
-std::vector<double> conv2d(const Node& n, const std::vector<Values>& a, const Shape& out) {
+std::vector<double> conv2d(const Node& n, const std::vector<Values>& a, const Shape& out, AccumulationOrder order) {
   const Values &x = a[0], &wt = a[1];
   Dims in(x.shape), o(out);
   const int64_t kh = wt.shape[2], kw = wt.shape[3];
   Window2d win = window_of(n, &wt.shape[2]);
   const int64_t groups = attr_int(n, "groups"), cg = in.c / groups, og = o.c / groups;
+  const bool exact = order == AccumulationOrder::exact;
   std::vector<double> r(static_cast<size_t>(numel(out)), 0.0);
   for (int64_t b = 0; b < o.n; ++b)
     for (int64_t oc = 0; oc < o.c; ++oc) {
       const int64_t g = oc / og;
       double* plane = r.data() + o.at(b, oc, 0, 0);
-      for (int64_t ic = 0; ic < cg; ++ic)
-        for (int64_t i = 0; i < kh; ++i)
-          for (int64_t j = 0; j < kw; ++j) {
-            const double w = wt.f[static_cast<size_t>(((oc * cg + ic) * kh + i) * kw + j)];
-            const int64_t off = j * win.dilation[1] - win.padding[1];
-            auto [lo, hi] = valid_columns(off, win.stride[1], in.w, o.w);
-            for (int64_t oy = 0; oy < o.h; ++oy) {
-              const int64_t y = oy * win.stride[0] - win.padding[0] + i * win.dilation[0];
-              if (y < 0 || y >= in.h) continue;
-              const double* row = x.f.data() + in.at(b, g * cg + ic, y, 0);
-              double* dst = plane + oy * o.w;
-              for (int64_t ox = lo; ox < hi; ++ox) dst[ox] += w * row[ox * win.stride[1] + off];
-            }
-          }
+      // In another order each tap is one step of a StepSum over the plane (see accumulation.h).
+      StepSum taps(order, exact ? 0 : o.h * o.w, cg * kh * kw, n.type.dtype == DType::f64);
+      for (int64_t s = 0; s < cg * kh * kw; ++s) {
+        const int64_t tap = exact ? s : taps.step_at(s);
+        const int64_t ic = tap / (kh * kw), i = tap / kw % kh, j = tap % kw;
+        double* step = exact ? plane : taps.open();
+        const double w = wt.f[static_cast<size_t>(((oc * cg + ic) * kh + i) * kw + j)];
+        const int64_t off = j * win.dilation[1] - win.padding[1];
+        auto [lo, hi] = valid_columns(off, win.stride[1], in.w, o.w);
+        for (int64_t oy = 0; oy < o.h; ++oy) {
+          const int64_t y = oy * win.stride[0] - win.padding[0] + i * win.dilation[0];
+          if (y < 0 || y >= in.h) continue;
+          const double* row = x.f.data() + in.at(b, g * cg + ic, y, 0);
+          double* dst = step + oy * o.w;
+          for (int64_t ox = lo; ox < hi; ++ox) dst[ox] += w * row[ox * win.stride[1] + off];
+        }
+        if (!exact) taps.close();
+      }
+      if (!exact) taps.finish(plane);
       if (a.size() > 2)
         for (int64_t k = 0; k < o.h * o.w; ++k) plane[k] += a[2].f[static_cast<size_t>(oc)];
     }
@@ -94,9 +101,9 @@ std::vector<int64_t> max_positions(const Node& n, const Values& x, const Shape& 
 
 }  // namespace
 
-Values conv(const Node& n, const std::vector<Values>& a, const Shape& out) {
+Values conv(const Node& n, const std::vector<Values>& a, const Shape& out, AccumulationOrder order) {
   DType dt = n.type.dtype;
-  if (n.op == Op::conv2d) return Values::floats(dt, out, conv2d(n, a, out));
+  if (n.op == Op::conv2d) return Values::floats(dt, out, conv2d(n, a, out, order));
   if (n.op == Op::max_pool2d) {
       auto arg = max_positions(n, a[0], out);
       std::vector<double> r(arg.size());

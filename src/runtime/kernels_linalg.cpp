@@ -1,5 +1,6 @@
 // Reference kernels of matmul (batched, broadcasting batch dims) and linear (x @ w^T + b), in
 // double. Independent of any BLAS: this is the ground truth the cpp backend is checked against.
+#include "accumulation.h"
 #include "kernel_util.h"
 #include "reprokit/ir/op_registry.h"
 
@@ -21,7 +22,27 @@ void matmul_2d(const double* a, const double* b, double* c, int64_t n, int64_t k
     }
 }
 
-std::vector<double> matmul(const std::vector<Values>& a, const Shape& out_shape) {
+// The same product with the k terms of each element added in `order` (one k per step).
+void matmul_2d_ordered(const double* a, const double* b, double* c, int64_t n, int64_t k, int64_t m, bool b_transposed,
+                       AccumulationOrder order, bool f64) {
+  StepSum sum(order, n * m, k, f64);
+  for (int64_t s = 0; s < k; ++s) {
+    const int64_t p = sum.step_at(s);
+    double* t = sum.open();
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < m; ++j) t[i * m + j] = a[i * k + p] * (b_transposed ? b[j * k + p] : b[p * m + j]);
+    sum.close();
+  }
+  sum.finish(c);
+}
+
+void product(const double* a, const double* b, double* c, int64_t n, int64_t k, int64_t m, bool b_transposed, AccumulationOrder order,
+             bool f64) {
+  if (order == AccumulationOrder::exact) matmul_2d(a, b, c, n, k, m, b_transposed);
+  else matmul_2d_ordered(a, b, c, n, k, m, b_transposed, order, f64);
+}
+
+std::vector<double> matmul(const std::vector<Values>& a, const Shape& out_shape, AccumulationOrder order, bool f64) {
   const Values &A = a[0], &B = a[1];
   int64_t n = A.shape[A.shape.size() - 2], k = A.shape.back(), m = B.shape.back();
   Shape batch(out_shape.begin(), out_shape.end() - 2);
@@ -29,16 +50,16 @@ std::vector<double> matmul(const std::vector<Values>& a, const Shape& out_shape)
   auto ia = broadcast_map(batch, ab), ib = broadcast_map(batch, bb);
   std::vector<double> out(static_cast<size_t>(numel(out_shape)), 0.0);
   for (size_t bi = 0; bi < ia.size(); ++bi)
-    matmul_2d(A.f.data() + ia[bi] * n * k, B.f.data() + ib[bi] * k * m, out.data() + static_cast<int64_t>(bi) * n * m, n, k, m, false);
+    product(A.f.data() + ia[bi] * n * k, B.f.data() + ib[bi] * k * m, out.data() + static_cast<int64_t>(bi) * n * m, n, k, m, false, order, f64);
   return out;
 }
 
-std::vector<double> linear(const std::vector<Values>& a, const Shape& out_shape) {
+std::vector<double> linear(const std::vector<Values>& a, const Shape& out_shape, AccumulationOrder order, bool f64) {
   const Values &X = a[0], &W = a[1];
   int64_t in = W.shape[1], outf = W.shape[0];
   int64_t rows = in ? static_cast<int64_t>(X.f.size()) / in : numel(out_shape) / std::max<int64_t>(outf, 1);
   std::vector<double> out(static_cast<size_t>(rows * outf), 0.0);
-  matmul_2d(X.f.data(), W.f.data(), out.data(), rows, in, outf, true);
+  product(X.f.data(), W.f.data(), out.data(), rows, in, outf, true, order, f64);
   if (a.size() > 2)
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < outf; ++j) out[static_cast<size_t>(r * outf + j)] += a[2].f[static_cast<size_t>(j)];
@@ -47,8 +68,9 @@ std::vector<double> linear(const std::vector<Values>& a, const Shape& out_shape)
 
 }  // namespace
 
-Values linalg(const Node& n, const std::vector<Values>& a, const Shape& out) {
-  return Values::floats(n.type.dtype, out, n.op == Op::linear ? linear(a, out) : matmul(a, out));
+Values linalg(const Node& n, const std::vector<Values>& a, const Shape& out, AccumulationOrder order) {
+  bool f64 = n.type.dtype == DType::f64;
+  return Values::floats(n.type.dtype, out, n.op == Op::linear ? linear(a, out, order, f64) : matmul(a, out, order, f64));
 }
 
 }  // namespace reprokit::kernels

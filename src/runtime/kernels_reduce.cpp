@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "accumulation.h"
 #include "kernel_util.h"
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/op_registry.h"
@@ -56,9 +57,22 @@ Values int_reduction(const Node& n, const Values& x, const std::vector<int64_t>&
   return Values::ints(n.type.dtype, out, n.op == Op::argmax ? arg : acc);
 }
 
+// A floating sum (or mean) with its terms added in `order` (see accumulation.h).
+std::vector<double> ordered_group_sums(const Values& x, const std::vector<int64_t>& group, int64_t groups, int64_t count,
+                                       AccumulationOrder order, bool f64) {
+  std::vector<double> terms(x.f.size()), acc(static_cast<size_t>(groups));
+  std::vector<int64_t> pos(static_cast<size_t>(groups), 0);
+  for (size_t i = 0; i < x.f.size(); ++i) {
+    auto g = static_cast<size_t>(group[i]);
+    terms[g * static_cast<size_t>(count) + static_cast<size_t>(pos[g]++)] = x.f[i];
+  }
+  for (size_t g = 0; g < acc.size(); ++g) acc[g] = ordered_sum(terms.data() + g * static_cast<size_t>(count), count, order, f64);
+  return acc;
+}
+
 }  // namespace
 
-Values reduction(const Node& n, const std::vector<Values>& a, const Shape& out) {
+Values reduction(const Node& n, const std::vector<Values>& a, const Shape& out, AccumulationOrder order) {
   const Values& x = a[0];
   auto dims = reduction_dims(n, static_cast<int64_t>(x.shape.size()));
   std::vector<int64_t> group;
@@ -68,6 +82,12 @@ Values reduction(const Node& n, const std::vector<Values>& a, const Shape& out) 
     return int_reduction(n, x, group, groups, out);
   }
   int64_t count = groups ? numel(x.shape) / groups : 0;
+  if (order != AccumulationOrder::exact && is_floating(n.type.dtype) && (n.op == Op::sum || n.op == Op::mean)) {
+    auto acc = ordered_group_sums(x, group, groups, count, order, n.type.dtype == DType::f64);
+    if (n.op == Op::mean)
+      for (auto& v : acc) v /= static_cast<double>(count);
+    return Values::floats(n.type.dtype, out, std::move(acc));
+  }
   std::vector<double> acc(static_cast<size_t>(groups), 0.0);
   if (n.op == Op::amax) acc.assign(acc.size(), -std::numeric_limits<double>::infinity());
   if (n.op == Op::amin) acc.assign(acc.size(), std::numeric_limits<double>::infinity());

@@ -64,12 +64,22 @@ TEST_F(HarnessConfigEnv, EveryVariableIsRead) {
   EXPECT_DOUBLE_EQ(c.timeout_s, 2.5);
 }
 
+// auto (and unset) judge against the noise floor: no fixed tolerance.
+TEST_F(HarnessConfigEnv, ToleranceAutoMeansTheNoiseFloor) {
+  ::setenv("REPRO_TOLERANCE", "auto", 1);
+  EXPECT_FALSE(HarnessConfig::from_env().tolerance.has_value());
+  ::unsetenv("REPRO_TOLERANCE");
+  EXPECT_FALSE(HarnessConfig::from_env().tolerance.has_value());
+}
+
 TEST_F(HarnessConfigEnv, BadValuesNameTheVariable) {
   expect_rejected("REPRO_AFTER", "inductor", "REPRO_AFTER=inductor is not one of: dynamo, aot");
   expect_rejected("REPRO_LEVEL", "0", "REPRO_LEVEL=0 is not one of: 1, 2, 3, 4");
   expect_rejected("REPRO_LEVEL", "22", "REPRO_LEVEL=22");
   expect_rejected("REPRO_MINIFY", "yes", "REPRO_MINIFY=yes is not 0 or 1");
-  expect_rejected("REPRO_TOLERANCE", "tight", "REPRO_TOLERANCE=tight is not a number in [0,");
+  expect_rejected("REPRO_TOLERANCE", "tight", "REPRO_TOLERANCE=tight is neither auto nor a number");
+  expect_rejected("REPRO_TOLERANCE", "5e", "REPRO_TOLERANCE=5e is not a number in [0,");
+  expect_rejected("REPRO_TOLERANCE", "-1", "REPRO_TOLERANCE=-1 is not a number in [0,");
   expect_rejected("REPRO_TIMEOUT", "-1", "REPRO_TIMEOUT=-1 is not a number in [0,");
   expect_rejected("REPRO_TIMEOUT", "5s", "REPRO_TIMEOUT=5s");
 }

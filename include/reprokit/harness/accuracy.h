@@ -1,28 +1,51 @@
-// The accuracy rule: compiled outputs against eager (original precision) and the float64
-// reference. Pass when close to eager within the tolerance, or when the compiled RMSE against
-// float64 is at most k * eager's RMSE against float64 + tolerance / 10 (k = 2, or 3 for f16/bf16).
-// Integer and bool outputs must match eager exactly; NaN/inf must appear where the reference has
-// them; a dtype or shape mismatch fails.
+// The accuracy rule: compiled outputs against eager (the graph's precision) and the float64
+// reference. Two forms:
+//  - auto (the default; REPRO_TOLERANCE unset or "auto"): each floating output's error against
+//    float64 must stay within kFloorFactor times its noise floor (harness/noise_floor.h: the widest
+//    deviation that legitimate ways of computing the graph show), as an RMS over the tensor and as
+//    its largest element, plus kUlpSlack ulps of the output's scale. docs/ACCURACY.md has the
+//    formula and a worked example.
+//  - a fixed tolerance (REPRO_TOLERANCE=number): pass when close to eager within the tolerance, or
+//    when the compiled RMSE against float64 is at most k * eager's RMSE + tolerance / 10 (k = 2, or
+//    3 for f16/bf16).
+// In both, integer and bool outputs must match eager exactly; NaN/inf must appear where the
+// reference has them; a dtype or shape mismatch fails.
 #pragma once
 #include <optional>
 #include <vector>
 
 #include "reprokit/harness/failure.h"
+#include "reprokit/harness/noise_floor.h"
 #include "reprokit/ir/graph.h"
 #include "reprokit/runtime/tensor.h"
 
 namespace reprokit {
 
-double default_tolerance(DType t);
+inline constexpr double kFloorFactor = 3;  // the compiled error may be this many times the floor
+inline constexpr double kUlpSlack = 4;     // plus this many ulps of the output's largest value
 
-// Compares each compiled output with the graph's eager and float64 outputs. Returns an empty
-// Failure when every output passes; otherwise kind "accuracy" and signature "accuracy" (some
-// floating output fails) or "accuracy-integer" (only integer/bool outputs differ).
+double default_tolerance(DType t);  // the fixed rule's default (1e-3; 1e-2 for f16/bf16)
+
+// Compares each compiled output with the graph's eager and float64 outputs. `tolerance`: a fixed
+// tolerance, or nullopt for auto (the noise floor is measured only when an output's error exceeds
+// what eager's own error allows). Returns an empty Failure when every output passes; otherwise kind
+// "accuracy" and signature "accuracy" (some floating output fails) or "accuracy-integer" (only
+// integer/bool outputs differ).
 Failure check_accuracy(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<Tensor>& compiled,
                        std::optional<double> tolerance);
 
-// The rule for one output, given eager and reference values; "" when it passes, else why not.
+// The fixed rule for one output, given eager and reference values; "" when it passes, else why not.
 std::string compare_output(const std::string& name, const Tensor& compiled, const Tensor& eager, const Tensor& reference,
                            double tolerance);
+
+// The auto rule for one output, given its noise floor; "" when it passes, else why not.
+std::string compare_output_to_floor(const std::string& name, const Tensor& compiled, const Tensor& eager, const Tensor& reference,
+                                    const OutputNoise& floor);
+
+// What the auto rule allows an output: its error against float64 may reach these.
+struct Allowance {
+  double rms = 0, max = 0;
+};
+Allowance allowance(const OutputNoise& floor, const Tensor& reference);
 
 }  // namespace reprokit

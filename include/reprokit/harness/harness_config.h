@@ -10,7 +10,7 @@ struct HarnessConfig {
   int level = 2;                // 1..4
   std::string dir = "reprokit_out";
   bool minify = false;
-  std::optional<double> tolerance;
+  std::optional<double> tolerance;  // a fixed tolerance; nullopt: auto (the noise floor)
   double timeout_s = 0;         // 0: no watchdog
 
   bool enabled() const { return !after.empty(); }

@@ -9,8 +9,21 @@
 
 namespace reprokit {
 
+// How sums (sum, matmul, linear, conv2d) add their terms. `exact` adds in double and rounds the
+// result once: the reference. The others round every partial sum to the result's precision (float
+// for f32/f16/bf16 results, as compiled kernels accumulate) in one order: the orders a correct
+// compiled kernel may use, which the noise floor (harness/noise_floor.h) runs to see how far
+// results move without any bug. blocked: 8 interleaved partial sums (SIMD lanes, threads),
+// combined pairwise.
+enum class AccumulationOrder { exact, forward, reversed, pairwise, blocked };
+
 struct InterpretOptions {
   bool cast_to_f64 = false;  // upcast every floating input and value to f64
+  AccumulationOrder accumulation = AccumulationOrder::exact;
+  // Nonzero: every floating value a node computes is moved one ulp (of its dtype) up or down at
+  // random from this seed, as if each op had rounded the other way (the noise floor's "values
+  // +-1 ulp" variant).
+  uint64_t perturb_values_seed = 0;
   // Called after each node is computed (node id, its value); used by analyze and the minifier.
   std::function<void(int, const Tensor&)> on_value;
 };

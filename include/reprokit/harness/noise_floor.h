@@ -1,0 +1,62 @@
+// The noise floor: how far a graph's floating results move, against its float64 reference, under
+// changes that are not bugs. Each variant is a legitimate way to compute the same graph:
+//   float32            the reference interpreter at the graph's precision (one rounding per op)
+//   decomposed         the same after aot decompositions (a rounding per primitive op)
+//   forward, reversed, pairwise, blocked accumulation
+//                      the decomposed graph with every sum, matmul and convolution adding its
+//                      terms at float32 precision in that order (see AccumulationOrder)
+//   values +-1 ulp    the decomposed graph with every value an op computes moved one ulp up or
+//                      down at random, as if each op had rounded the other way (what a rewrite
+//                      such as x / c -> x * (1 / c) does), showing how much the graph amplifies it
+//   inputs +-1 ulp #1, #2
+//                      float32 on the inputs with every nonzero floating element moved by one
+//                      unit in the last place, up or down at random (two seeds)
+// Variants run in the order that settles most results soonest (see measure_noise_floor).
+// For each output the floor is the largest deviation any variant shows, as an RMS over the tensor
+// and as a largest single element. docs/ACCURACY.md explains how the accuracy rule uses it.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "reprokit/ir/graph.h"
+#include "reprokit/runtime/interpreter.h"
+#include "reprokit/runtime/tensor.h"
+
+namespace reprokit {
+
+struct OutputNoise {
+  double rms = 0;         // the largest RMS deviation from float64 among the variants
+  double max = 0;         // the largest deviation of one element among the variants
+  std::string rms_from;   // the variant that gave each
+  std::string max_from;
+};
+
+struct NoiseFloor {
+  std::vector<std::string> variants;  // the variants run, in order
+  std::vector<OutputNoise> outputs;   // one per graph output (zero for integer and bool outputs)
+};
+
+// Runs the variants of g on `inputs` and measures each output's deviation from `reference` (the
+// float64 outputs on the same inputs). `eager` (the float32 outputs) is reused when given. After
+// each variant `enough` (when given) may end the measurement: the floor only widens with more
+// variants, so a result already within it stays within it.
+NoiseFloor measure_noise_floor(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<Tensor>& reference,
+                               const std::vector<Tensor>* eager = nullptr,
+                               const std::function<bool(const NoiseFloor&)>& enough = {});
+
+// RMS and largest deviation of `value` from `reference` over elements finite in both.
+struct Deviation {
+  double rms = 0, max = 0;
+};
+Deviation deviation(const std::vector<double>& value, const std::vector<double>& reference);
+
+// The inputs with every nonzero floating element moved one ulp (of its dtype) up or down, chosen
+// by `seed`. Integer and bool inputs are unchanged.
+std::vector<Tensor> perturb_by_one_ulp(const std::vector<Tensor>& inputs, uint64_t seed);
+
+// One unit in the last place of |x| in dtype t (f16, bf16, f32, f64), for x of order one or larger
+// down to the smallest normal.
+double ulp_of(double x, DType t);
+
+}  // namespace reprokit

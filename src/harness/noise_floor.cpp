@@ -1,0 +1,123 @@
+// The noise floor (see noise_floor.h).
+#include "reprokit/harness/noise_floor.h"
+
+#include <cmath>
+#include <random>
+
+#include "reprokit/aot/decompose.h"
+
+namespace reprokit {
+
+namespace {
+
+int mantissa_bits(DType t) {  // precision p, the implicit bit included
+  switch (t) {
+    case DType::f16: return 11;
+    case DType::bf16: return 8;
+    case DType::f32: return 24;
+    default: return 53;
+  }
+}
+
+// Ops that add many terms: where the accumulation order matters.
+bool accumulates(const Graph& g) {
+  for (const Node& n : g.nodes)
+    if (n.op == Op::sum || n.op == Op::matmul || n.op == Op::linear || n.op == Op::conv2d) return true;
+  return false;
+}
+
+bool has_composite(const Graph& g) {
+  for (const Node& n : g.nodes)
+    if (has_decomposition(n.op)) return true;
+  return false;
+}
+
+}  // namespace
+
+double ulp_of(double x, DType t) {
+  int p = mantissa_bits(t);
+  double a = std::fabs(x);
+  if (!std::isfinite(a)) return 0;
+  int e = a > 0 ? std::ilogb(a) : 0;
+  int min_exp = t == DType::f16 ? -14 : t == DType::f64 ? -1022 : -126;
+  return std::ldexp(1.0, std::max(e, min_exp) - (p - 1));
+}
+
+Deviation deviation(const std::vector<double>& value, const std::vector<double>& reference) {
+  Deviation d;
+  double s = 0;
+  size_t n = 0;
+  for (size_t i = 0; i < value.size() && i < reference.size(); ++i) {
+    if (!std::isfinite(value[i]) || !std::isfinite(reference[i])) continue;
+    double e = std::fabs(value[i] - reference[i]);
+    s += e * e;
+    d.max = std::max(d.max, e);
+    ++n;
+  }
+  d.rms = n ? std::sqrt(s / static_cast<double>(n)) : 0;
+  return d;
+}
+
+std::vector<Tensor> perturb_by_one_ulp(const std::vector<Tensor>& inputs, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Tensor> out;
+  for (const Tensor& t : inputs) {
+    if (!is_floating(t.dtype())) {
+      out.push_back(t);
+      continue;
+    }
+    std::vector<double> v = t.to_doubles();
+    for (double& x : v)
+      if (x != 0 && std::isfinite(x)) x += (rng() & 1 ? 1 : -1) * ulp_of(x, t.dtype());
+    out.push_back(Tensor::from_doubles(t.dtype(), t.shape(), v));
+  }
+  return out;
+}
+
+NoiseFloor measure_noise_floor(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<Tensor>& reference,
+                               const std::vector<Tensor>* eager, const std::function<bool(const NoiseFloor&)>& enough) {
+  NoiseFloor floor;
+  floor.outputs.resize(g.outputs.size());
+  std::vector<std::vector<double>> ref;
+  for (const Tensor& r : reference) ref.push_back(is_floating(r.dtype()) ? r.to_doubles() : std::vector<double>{});
+
+  // Adds one variant's deviations; true when the caller has seen enough.
+  auto record = [&](const std::string& name, const std::vector<Tensor>& outs) {
+    floor.variants.push_back(name);
+    for (size_t k = 0; k < floor.outputs.size() && k < outs.size(); ++k) {
+      if (!is_floating(outs[k].dtype()) || ref[k].empty()) continue;
+      Deviation d = deviation(outs[k].to_doubles(), ref[k]);
+      OutputNoise& o = floor.outputs[k];
+      if (o.rms_from.empty() || d.rms > o.rms) o.rms = d.rms, o.rms_from = name;
+      if (o.max_from.empty() || d.max > o.max) o.max = d.max, o.max_from = name;
+    }
+    return enough && enough(floor);
+  };
+  auto run = [&](const Graph& graph, const std::vector<Tensor>& in, InterpretOptions o = {}) { return interpret(graph, in, o); };
+
+  // The variants that usually move results most come first, so that a result within the floor is
+  // settled after one or two of them.
+  const bool composite = has_composite(g);
+  const Graph decomposed = composite ? decompose(g) : g;
+  if (record("float32", eager ? *eager : run(g, inputs))) return floor;
+  if (accumulates(decomposed)) {
+    const std::pair<AccumulationOrder, const char*> orders[] = {{AccumulationOrder::forward, "forward accumulation"},
+                                                                {AccumulationOrder::reversed, "reversed accumulation"},
+                                                                {AccumulationOrder::blocked, "blocked accumulation"},
+                                                                {AccumulationOrder::pairwise, "pairwise accumulation"}};
+    for (auto [order, name] : orders) {
+      InterpretOptions o;
+      o.accumulation = order;
+      if (record(name, run(decomposed, inputs, o))) return floor;
+    }
+  }
+  InterpretOptions other_way;
+  other_way.perturb_values_seed = 1;
+  if (record("values +-1 ulp", run(decomposed, inputs, other_way))) return floor;
+  if (composite && record("decomposed", run(decomposed, inputs))) return floor;
+  for (uint64_t seed : {1, 2})
+    if (record("inputs +-1 ulp #" + std::to_string(seed), run(g, perturb_by_one_ulp(inputs, seed)))) return floor;
+  return floor;
+}
+
+}  // namespace reprokit
