@@ -105,6 +105,17 @@ inline bool rk_flaky() {
   return (state >> 16) & 1u;
 }
 template <class T> inline T rk_perturb(T v) { return (T)(v * (T)1.01 + (T)0.01); }
+// Graded faults (--inject OP:accuracy=REL, OP:accuracy_one=K): a relative error REL on every
+// element; 1.01 v + 0.01 on one element in K, chosen by a hash of the value's bits.
+template <class T> inline T rk_perturb_rel(double rel, T v) { return (T)((double)v * (1.0 + rel)); }
+template <class T> inline T rk_perturb_one(long long k, T v) {
+  double d = (double)v;
+  unsigned long long b;
+  std::memcpy(&b, &d, sizeof b);
+  b += 0x9e3779b97f4a7c15ULL;  // so that 0.0 (bits 0, a fixed point of the mix) is not always chosen
+  b ^= b >> 33; b *= 0xff51afd7ed558ccdULL; b ^= b >> 33; b *= 0xc4ceb9fe1a85ec53ULL; b ^= b >> 33;
+  return b % (unsigned long long)k == 0 ? (T)(d * 1.01 + 0.01) : v;
+}
 
 inline void rk_error(char* err, int errlen, const char* msg) { std::snprintf(err, (size_t)errlen, "%s", msg); }
 inline void rk_index_error(char* err, int errlen, const char* node, long long index, long long size) {

@@ -38,6 +38,14 @@ __device__ inline int64_t rk_ipow(int64_t a, int64_t b) {
 __device__ inline int64_t rk_f2i64(double x) { return (x >= -9223372036854775808.0 && x < 9223372036854775808.0) ? (int64_t)x : (int64_t)(-9223372036854775807LL - 1); }
 __device__ inline int rk_f2i32(double x) { return (x > -2147483649.0 && x < 2147483648.0) ? (int)x : (int)(-2147483647 - 1); }
 template <class T> __device__ inline T rk_perturb(T v) { return (T)(v * (T)1.01 + (T)0.01); }
+template <class T> __device__ inline T rk_perturb_rel(double rel, T v) { return (T)((double)v * (1.0 + rel)); }
+template <class T> __device__ inline T rk_perturb_one(long long k, T v) {
+  double d = (double)v;
+  unsigned long long b = (unsigned long long)__double_as_longlong(d);
+  b += 0x9e3779b97f4a7c15ULL;  // so that 0.0 (bits 0, a fixed point of the mix) is not always chosen
+  b ^= b >> 33; b *= 0xff51afd7ed558ccdULL; b ^= b >> 33; b *= 0xc4ceb9fe1a85ec53ULL; b ^= b >> 33;
+  return b % (unsigned long long)k == 0 ? (T)(d * 1.01 + 0.01) : v;
+}
 
 // Fault injection helpers (only referenced when a test injects a fault).
 __device__ inline void rk_crash() { *(volatile int*)(uintptr_t)(clock64() & 0) = 1; }

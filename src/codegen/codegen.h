@@ -74,6 +74,9 @@ class Codegen {
   std::string scratch(const std::string& name, const char* ct, int64_t count);
   std::string injection_prologue(int id);
   bool perturbs(int id) const;
+  // The opening of the call that applies node id's accuracy fault to a value: "rk_perturb(",
+  // "rk_perturb_rel(REL, " or "rk_perturb_one(K, "; the caller closes it.
+  std::string perturb_open(int id) const;
   static std::string sanitize(const std::string& s);
   std::string kernel_header(const std::vector<int>& ids);
 

@@ -12,7 +12,7 @@
 
 namespace reprokit {
 
-std::string FaultInjection::str() const { return fmt::format("{}:{}", op_name(op), fault_kind_name(kind)); }
+std::string FaultInjection::str() const { return fmt::format("{}:{}", op_name(op), NodeFault(kind, amount).str()); }
 
 FaultInjection parse_fault_injection(const std::string& spec) {
   auto colon = spec.find(':');
@@ -21,11 +21,14 @@ FaultInjection parse_fault_injection(const std::string& spec) {
   std::string op = spec.substr(0, colon), kind = spec.substr(colon + 1);
   auto o = parse_op(op);
   if (!o) throw UserError(fmt::format("bad injection '{}': unknown op '{}'", printable(spec), printable(op)));
-  auto k = parse_fault_kind(kind);
-  if (!k)
-    throw UserError(fmt::format("bad injection '{}': unknown kind '{}' (expected compile_error, runtime_error, accuracy, crash, hang or flaky)",
+  std::string why;
+  auto k = parse_node_fault(kind, why);
+  if (!k && why == "unknown kind")
+    throw UserError(fmt::format("bad injection '{}': unknown kind '{}' (expected compile_error, runtime_error, accuracy, accuracy=REL, "
+                                "accuracy_one=K, crash, hang or flaky)",
                                 printable(spec), printable(kind)));
-  return {*o, *k};
+  if (!k) throw UserError(fmt::format("bad injection '{}': {}", printable(spec), why));
+  return {*o, k->kind, k->amount};
 }
 
 static std::vector<std::string> split_commas(const char* v) {

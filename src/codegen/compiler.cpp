@@ -78,7 +78,7 @@ NodeInjections resolve_injections(const Graph& g, const CompileOptions& options)
   for (const Graph* graph : {&g, &d})
     for (auto& inj : options.injections)
       for (auto& n : graph->nodes)
-        if (n.op == inj.op && !n.is_input()) out[n.name] = inj.kind;
+        if (n.op == inj.op && !n.is_input()) out[n.name] = NodeFault(inj.kind, inj.amount);
   return out;
 }
 

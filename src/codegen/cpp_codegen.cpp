@@ -225,20 +225,27 @@ std::string Codegen::injection_prologue(int id) {
   auto it = inj_.find(g_.node(id).name);
   if (it == inj_.end()) return "";
   std::string where = fmt::format("node %{} ({})", g_.node(id).name, op_name(g_.node(id).op));
-  switch (it->second) {
+  switch (it->second.kind) {
     case FaultKind::compile_error: return fmt::format("  rk_injected_compile_error_in_{}();\n", sanitize(g_.node(id).name));
     case FaultKind::runtime_error: return "  " + fail("injected runtime error in " + where) + "\n";
     case FaultKind::flaky: return "  if (rk_flaky()) " + fail("injected flaky failure in " + where) + "\n";
     case FaultKind::crash: return "  rk_crash();\n";
     case FaultKind::hang: return "  rk_spin_forever();\n";
-    case FaultKind::accuracy: return "";  // applied to the value
+    case FaultKind::accuracy: case FaultKind::accuracy_one: return "";  // applied to the value
   }
   return "";
 }
 
 bool Codegen::perturbs(int id) const {
   auto it = inj_.find(g_.node(id).name);
-  return it != inj_.end() && it->second == FaultKind::accuracy;
+  return it != inj_.end() && (it->second.kind == FaultKind::accuracy || it->second.kind == FaultKind::accuracy_one);
+}
+
+std::string Codegen::perturb_open(int id) const {
+  const NodeFault& f = inj_.at(g_.node(id).name);
+  if (f.kind == FaultKind::accuracy_one) return fmt::format("rk_perturb_one({}LL, ", static_cast<int64_t>(f.amount));
+  if (f.amount > 0) return fmt::format("rk_perturb_rel({:.17g}, ", f.amount);
+  return "rk_perturb(";
 }
 
 std::string Codegen::sanitize(const std::string& s) {

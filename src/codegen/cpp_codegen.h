@@ -11,7 +11,7 @@
 namespace reprokit {
 
 // Fault injections resolved to nodes: node name -> kind (compile_error, runtime_error, ...).
-using NodeInjections = std::map<std::string, FaultKind>;
+using NodeInjections = std::map<std::string, NodeFault>;
 
 // The generated source defines `extern "C" int rk_graph_run(void* const* inputs, void* const*
 // outputs, char* err, int errlen)`: inputs in graph order (with their declared strides), outputs

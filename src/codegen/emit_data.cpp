@@ -20,7 +20,7 @@ std::string Codegen::copy_kernel(int id) {
   } else {  // a reshape: element i in C order of the operand
     v = load(src, ct, g_.node(src).type.shape, "i");
   }
-  if (perturbs(id)) v = "rk_perturb(" + v + ")";
+  if (perturbs(id)) v = perturb_open(id) + v + ")";
   return loop("i", n.type.numel(), 1, true) + fmt::format(" {}[i] = {};\n", buf(id), store_value(n.type.dtype, v));
 }
 
@@ -38,7 +38,7 @@ std::string Codegen::cat_kernel(int id) {
     Shape ts = contiguous_strides(t.shape);
     for (size_t d = 0; d < t.shape.size(); ++d) out_idx += fmt::format(" + ((i / {}) % {}) * {}", ts[d], t.shape[d], os[d]);
     std::string v = load(src, compute_type(n.type.dtype), t.shape, "i");
-    if (perturbs(id)) v = "rk_perturb(" + v + ")";
+    if (perturbs(id)) v = perturb_open(id) + v + ")";
     s += loop("i", t.numel(), 1) + fmt::format(" {}[{}] = {};\n", buf(id), out_idx, store_value(n.type.dtype, v));
     offset += t.shape[static_cast<size_t>(dim)];
   }
@@ -67,7 +67,7 @@ std::string Codegen::index_kernel(int id) {
     s += loop("q", it.numel(), cols) + fmt::format(" {{\n    int64_t raw = {}, c = 0;\n", idx);
     s += fmt::format("    if (raw < 0 || raw >= {}) {}\n", rows, bad);
     std::string v = load_expr(xt.dtype, ptr(xa), fmt::format("{} + raw * {} + c * {}", xa.offset, xa.strides[0], xa.strides[1]));
-    if (perturbs(id)) v = "rk_perturb(" + v + ")";
+    if (perturbs(id)) v = perturb_open(id) + v + ")";
     s += fmt::format("    for (c = 0; c < {}; ++c) {}[q * {} + c] = {};\n  }}\n", cols, buf(id), cols, store_value(n.type.dtype, v));
     return s + report;
   }
@@ -82,7 +82,7 @@ std::string Codegen::index_kernel(int id) {
   s += loop("i", n.type.numel(), 1) + fmt::format(" {{\n    int64_t raw = {};\n    int64_t c = raw < 0 ? raw + {} : raw;\n", idx, size);
   s += fmt::format("    if (c < 0 || c >= {}) {}\n", size, bad);
   std::string v = load_expr(xt.dtype, ptr(xa), off);
-  if (perturbs(id)) v = "rk_perturb(" + v + ")";
+  if (perturbs(id)) v = perturb_open(id) + v + ")";
   s += fmt::format("    {}[i] = {};\n  }}\n", buf(id), store_value(n.type.dtype, v));
   return s + report;
 }
@@ -90,7 +90,7 @@ std::string Codegen::index_kernel(int id) {
 std::string Codegen::full_kernel(int id) {
   const Node& n = g_.node(id);
   std::string v = literal(attr(n, "value"), compute_type(n.type.dtype));
-  return loop("i", n.type.numel(), 1, true) + fmt::format(" {}[i] = {};\n", buf(id), store_value(n.type.dtype, perturbs(id) ? "rk_perturb(" + v + ")" : v));
+  return loop("i", n.type.numel(), 1, true) + fmt::format(" {}[i] = {};\n", buf(id), store_value(n.type.dtype, perturbs(id) ? perturb_open(id) + v + ")" : v));
 }
 
 }  // namespace reprokit::codegen_detail

@@ -56,7 +56,7 @@ std::string Codegen::matmul_kernel(int id) {
     s += fmt::format("      for (int64_t k = 0; k < K; ++k) acc += ({}){} * ({}){};\n", ct,
                      load_expr(aa.dtype, ptr(aa), fmt::format("ao + k * {}", aa.strides.back())), ct,
                      load_expr(ba.dtype, ptr(ba), fmt::format("bo + k * {} + j * {}", ba.strides[ba.strides.size() - 2], ba.strides.back())));
-    s += fmt::format("      {}[(bi * M + m) * N + j] = {};\n    }}\n  }}\n  }}\n", buf(id), store_value(dt, perturbs(id) ? "rk_perturb(acc)" : "acc"));
+    s += fmt::format("      {}[(bi * M + m) * N + j] = {};\n    }}\n  }}\n  }}\n", buf(id), store_value(dt, perturbs(id) ? perturb_open(id) + "acc)" : "acc"));
     return s;
   }
   const bool low = dt == DType::f16 || dt == DType::bf16;
@@ -109,7 +109,7 @@ std::string Codegen::matmul_kernel(int id) {
                    b_ptr, b_off, lb.ld, blas_t, blas_t, c_ptr, rows * N, std::max<int64_t>(N, 1));
   if (low || perturbs(id)) {
     std::string v = low ? "pc[i]" : fmt::format("{}[i]", buf(id));
-    if (perturbs(id)) v = "rk_perturb(" + v + ")";
+    if (perturbs(id)) v = perturb_open(id) + v + ")";
     s += loop("i", numel(os), 1, true) + fmt::format(" {}[i] = {};\n", buf(id), store_value(dt, v));
   }
   return s + "  }\n";
@@ -124,7 +124,7 @@ std::string Codegen::conv2d_direct(int id) {
   int64_t groups = attr_int(n, "groups"), cg = ws[1], og = os[1] / groups;
   const char* ct = compute_type(n.type.dtype);
   std::string bias = n.operands.size() > 2 ? load(n.operands[2].value, ct, {os[1]}, "oc") : fmt::format("({})0", ct);
-  std::string v = perturbs(id) ? "rk_perturb(acc)" : "acc";
+  std::string v = perturbs(id) ? perturb_open(id) + "acc)" : "acc";
   std::string s = loop("nc", os[0] * os[1], os[2] * os[3] * cg * ws[2] * ws[3]) + " {\n";
   s += fmt::format("    const int64_t nb = nc / {0}, oc = nc % {0}, c0 = (oc / {1}) * {2};\n", os[1], og, cg);
   s += fmt::format("    for (int64_t oy = 0; oy < {}; ++oy) for (int64_t ox = 0; ox < {}; ++ox) {{\n", os[2], os[3]);
@@ -173,7 +173,7 @@ std::string Codegen::conv2d_kernel(int id) {
     s += fmt::format("        for (int64_t ox = lo; ox < hi; ++ox) acc[oy * {} + ox] += wv * ({}){};\n", os[3], ct,
                      load_expr(xa.dtype, ptr(xa), fmt::format("row + (ox * {} + off) * {}", win.stride[1], xa.strides[3])));
     s += "      }\n    }\n";
-    std::string v = perturbs(id) ? "rk_perturb(acc[k])" : "acc[k]";
+    std::string v = perturbs(id) ? perturb_open(id) + "acc[k])" : "acc[k]";
     s += fmt::format("    for (int64_t k = 0; k < {}; ++k) {}[nc * {} + k] = {};\n  }}\n", plane, buf(id), plane, store_value(dt, v));
     return s;
   }
@@ -221,7 +221,7 @@ std::string Codegen::conv2d_kernel(int id) {
     s += loop("i", numel(os), 1, true) + " {\n";
     s += fmt::format("    const int64_t oc = (i / {}) % {};\n", plane, os[1]);
     std::string e = has_bias ? fmt::format("({}){} + {}", ct, v, bias) : fmt::format("({}){}", ct, v);
-    if (perturbs(id)) e = "rk_perturb(" + e + ")";
+    if (perturbs(id)) e = perturb_open(id) + e + ")";
     s += fmt::format("    {}[i] = {};\n  }}\n", buf(id), store_value(dt, e));
   }
   return s + "  }\n";

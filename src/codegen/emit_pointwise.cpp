@@ -107,7 +107,7 @@ std::string Codegen::pointwise_body(const std::vector<int>& ids, const Shape& it
   for (int id : ids) {
     const Node& n = g_.node(id);
     std::string e = pointwise_expr(id, iter, flat);
-    if (perturbs(id)) e = "rk_perturb(" + e + ")";
+    if (perturbs(id)) e = perturb_open(id) + e + ")";
     s += fmt::format("{}const {} t{} = {};\n", indent, compute_type(n.type.dtype), id, e);
     in_kernel_.insert(id);
     if (materialized(id)) s += fmt::format("{}{}[{}] = {};\n", indent, buf(id), flat, store_value(n.type.dtype, "t" + std::to_string(id)));
@@ -217,7 +217,7 @@ std::string Codegen::reduction_kernel(int id, const std::vector<int>& prologue) 
   s += "    }\n";
   if (vector_extremum) s += fmt::format("    if (nan) acc = ({})NAN;\n", act);
   std::string result = n.op == Op::argmax ? "best" : "acc";
-  if (perturbs(id)) result = "rk_perturb(" + result + ")";
+  if (perturbs(id)) result = perturb_open(id) + result + ")";
   s += fmt::format("    {}[o] = {};\n  }}\n", buf(id), store_value(n.type.dtype, result));
   return s;
 }

@@ -55,7 +55,7 @@ std::string Codegen::pool_kernel(int id) {
                             : fmt::format("          acc += {};\n", v);
   s += window_loops(win, in, body);
   if (!is_max) s += fmt::format("      acc = acc / ({})({});\n", ct, attr_bool(n, "count_include_pad") ? "padded" : "valid");
-  std::string r = perturbs(id) ? "rk_perturb(acc)" : "acc";
+  std::string r = perturbs(id) ? perturb_open(id) + "acc)" : "acc";
   s += fmt::format("      {}[((nb * {} + ch) * {} + oy) * {} + ox] = {};\n    }}\n  }}\n", buf(id), os[1], os[2], os[3], store_value(n.type.dtype, r));
   return s;
 }
@@ -87,7 +87,7 @@ std::string Codegen::pool_backward_kernel(int id) {
     s += window_loops(win, in, fmt::format("          plane[y * {} + xx] += share;\n", in[3]), false);
   }
   s += "    }\n";
-  std::string r = perturbs(id) ? "rk_perturb(plane[k])" : "plane[k]";
+  std::string r = perturbs(id) ? perturb_open(id) + "plane[k])" : "plane[k]";
   s += fmt::format("    for (int64_t k = 0; k < {}; ++k) {}[nc * {} + k] = {};\n  }}\n", in[2] * in[3], buf(id), in[2] * in[3], store_value(n.type.dtype, r));
   return s;
 }
@@ -105,7 +105,7 @@ std::string Codegen::adaptive_pool_kernel(int id) {
   s += fmt::format("    {} acc = ({})0;\n    for (int64_t y = y0; y < y1; ++y) for (int64_t xx = x0; xx < x1; ++xx) acc += {};\n", ct, ct,
                    load4(x, ct, "nb", "ch", "y", "xx"));
   std::string r = fmt::format("acc / ({})((y1 - y0) * (x1 - x0))", ct);
-  if (perturbs(id)) r = "rk_perturb(" + r + ")";
+  if (perturbs(id)) r = perturb_open(id) + r + ")";
   s += fmt::format("    {}[o] = {};\n  }}\n", buf(id), store_value(n.type.dtype, r));
   return s;
 }
@@ -127,7 +127,7 @@ std::string Codegen::pad_kernel(int id) {
   }
   std::string v = fmt::format("(({}) ? ({}){} : {})", inside, ct, load_expr(xt.dtype, ptr(xa), "rk_max<int64_t>(" + src + ", 0)"),
                               literal(AttrValue(attr_float(n, "value")), ct));
-  if (perturbs(id)) v = "rk_perturb(" + v + ")";
+  if (perturbs(id)) v = perturb_open(id) + v + ")";
   return loop("i", n.type.numel(), 1) + fmt::format(" {}[i] = {};\n", buf(id), store_value(n.type.dtype, v));
 }
 

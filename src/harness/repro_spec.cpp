@@ -19,9 +19,9 @@ using nlohmann::json;
 
 namespace {
 
-json injection_nodes_json(const std::map<std::string, FaultKind>& nodes) {
+json injection_nodes_json(const std::map<std::string, NodeFault>& nodes) {
   json j = json::object();
-  for (auto& [node, kind] : nodes) j[node] = std::string(fault_kind_name(kind));
+  for (auto& [node, fault] : nodes) j[node] = fault.str();
   return j;
 }
 
@@ -82,8 +82,9 @@ ReproSpec ReproSpec::from_json(const json& j) {
     for (auto& p : j.value("inject_pass", json::array())) s.options.compile.pass_injections.push_back(parse_pass_injection(p.get<std::string>()));
     for (auto& [node, kind] : j.value("injection_nodes", std::map<std::string, std::string>{})) {
       check_name(node, "value", "injection_nodes");
-      auto k = parse_fault_kind(kind);
-      if (!k) throw UserError(fmt::format("unknown injection kind '{}' for node %{}", printable(kind), node));
+      std::string why;
+      auto k = parse_node_fault(kind, why);
+      if (!k) throw UserError(fmt::format("bad injection kind '{}' for node %{}: {}", printable(kind), node, why));
       s.options.compile.injection_nodes[node] = *k;
     }
     s.options.compile.pass_limits = j.value("pass_limits", std::map<std::string, int64_t>{});

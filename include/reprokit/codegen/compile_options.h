@@ -12,12 +12,14 @@
 
 namespace reprokit {
 
-// --inject OP:KIND. KIND: compile_error runtime_error accuracy crash hang flaky.
+// --inject OP:KIND. KIND: compile_error runtime_error accuracy accuracy=REL accuracy_one=K crash
+// hang flaky.
 struct FaultInjection {
   Op op = Op::input;
   FaultKind kind = FaultKind::runtime_error;
+  double amount = 0;  // the graded kinds' size (see NodeFault)
   bool operator==(const FaultInjection&) const = default;
-  std::string str() const;  // "OP:KIND"
+  std::string str() const;  // "OP:KIND" or "OP:KIND=AMOUNT"
 };
 // --inject-pass PASS:N: the Nth (1-based) rewrite of PASS produces a wrong result.
 struct PassInjection {
@@ -32,7 +34,7 @@ struct CompileOptions {
   std::vector<PassInjection> pass_injections;
   // Injections resolved to node names (name -> kind). The stack fills this before decomposing,
   // so an injection on a composite op (gelu) follows the node that computes its value.
-  std::map<std::string, FaultKind> injection_nodes;
+  std::map<std::string, NodeFault> injection_nodes;
   std::map<std::string, int64_t> pass_limits;  // pass -> apply only the first N rewrites
   std::set<std::string> disabled_passes;
   bool run_passes = true;                  // false: lowering + codegen with no optimisation pass

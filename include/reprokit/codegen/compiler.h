@@ -40,7 +40,7 @@ Graph lower_for_codegen(const Graph& g, const CompileOptions& options, std::vect
 
 // Nodes of g and of its decomposition that the options' injections target (by op), merged with
 // options.injection_nodes.
-std::map<std::string, FaultKind> resolve_injections(const Graph& g, const CompileOptions& options);
+std::map<std::string, NodeFault> resolve_injections(const Graph& g, const CompileOptions& options);
 
 // How many times this process invoked the system compiler (a cache hit does not).
 int compiler_invocations();
