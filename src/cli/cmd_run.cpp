@@ -9,6 +9,7 @@
 #include "command.h"
 #include "reprokit/aot/decompose.h"
 #include "reprokit/harness/harness.h"
+#include "reprokit/harness/repro_spec.h"
 #include "reprokit/harness/stack.h"
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/text_format.h"
@@ -58,7 +59,7 @@ static void print_summary(const std::string& name, const Tensor& t) {
 }
 
 static int run_model(const std::vector<std::string>& argv) {
-  Args args(argv, {"--backend", "--seed", "--inputs", "--save-outputs", "--inject", "--inject-pass", "--graph", "--shape"},
+  Args args(argv, {"--backend", "--seed", "--inputs", "--save-outputs", "--inject", "--inject-pass", "--graph", "--shape", "--samples"},
             {"--train", "--no-passes", "--verbose"});
   if (args.positional().size() != 1) throw UsageError("expected exactly one MODEL.rk");
   std::map<std::string, Tensor> known;  // an ONNX model's initializers: default input values
@@ -74,6 +75,12 @@ static int run_model(const std::vector<std::string>& argv) {
     throw UsageError("--backend must be one of eager, aot_eager, cpp, cuda; got '" + opts.compile.backend + "'");
   long seed = args.get_int("--seed", 0);
   HarnessConfig cfg = HarnessConfig::from_env();
+  if (args.get("--samples")) {
+    long n = args.get_int("--samples", 1);
+    if (n < 1 || n > kMaxSamples) throw UsageError(fmt::format("option --samples expects a number of input samples in [1, {}], got {}", kMaxSamples, n));
+    if (!cfg.enabled()) throw UsageError("option --samples needs the harness: set REPRO_AFTER (dynamo or aot)");
+    cfg.samples = static_cast<int>(n);
+  }
   // Values given (an ONNX model's weights, then --inputs files), random for the rest.
   std::vector<Tensor> inputs = assemble_inputs(g, known, args.get_or("--inputs", ""), static_cast<uint64_t>(seed));
   StackResult r;
@@ -99,17 +106,19 @@ static int run_model(const std::vector<std::string>& argv) {
 
 static CommandRegistration reg({
     "run",
-    "reprokit run MODEL.rk|MODEL.onnx [--backend B] [--train] [--seed S] [--inputs DIR] [--save-outputs DIR] [--inject OP:KIND] [--inject-pass PASS:N] [--graph NAME] [--shape NAME:[d0,...]]",
+    "reprokit run MODEL.rk|MODEL.onnx [--backend B] [--train] [--seed S] [--inputs DIR] [--save-outputs DIR] [--inject OP:KIND] [--inject-pass PASS:N] [--graph NAME] [--shape NAME:[d0,...]] [--samples N]",
     "run a model through the compile stack, under the harness (REPRO_* variables)",
     "  --backend B         eager, aot_eager, cpp (default) or cuda\n"
     "  --seed S            seed of the random inputs (default 0)\n"
     "  --inputs DIR        load DIR/<input name>.npy (random for any missing; an ONNX model's weights by default)\n"
     "  --save-outputs DIR  write DIR/<returned value name>.npy\n"
     "  --inject OP:KIND    make the codegen misbehave on every node of OP (also REPRO_INJECT);\n"
-    "                      KIND: compile_error runtime_error accuracy crash hang flaky\n"
+    "                      KIND: compile_error runtime_error accuracy accuracy=REL accuracy_one=K crash hang flaky\n"
     "  --inject-pass P:N   make the Nth rewrite of pass P wrong (also REPRO_INJECT_PASS)\n"
     "  --graph NAME        run graph NAME of a multi-graph file\n"
     "  --shape NAME:[d,..] (.onnx models) the shape of an input with dynamic dimensions; repeatable\n"
+    "  --samples N         (under the harness) also check each stage on N - 1 input samples drawn like its inputs\n"
+    "                      (weights marked grad kept); the bundle records which samples fail\n"
     "  --no-passes         compile without optimisation passes\n"
     "  --verbose           log each compiler pass\n"
     "  --train             also run the backward pass on the sum of the outputs (gradients of inputs marked grad)\n"

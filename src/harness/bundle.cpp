@@ -124,11 +124,11 @@ std::string write_bundle(const std::string& root, const Graph& g, const std::vec
   return bundle.path();
 }
 
-void update_bundle_failure(const std::string& dir, const Failure& failure) {
+void update_bundle_failure(const std::string& dir, const ReproSpec& spec) {
   Dir d = open_bundle(dir);
   json m = read_manifest(d);
-  m["failure"] = failure.to_json();
-  m["spec"]["expected"] = failure.to_json();
+  m["failure"] = spec.expected.to_json();
+  m["spec"] = spec.to_json();
   d.write("manifest.json", m.dump(2) + "\n");
 }
 

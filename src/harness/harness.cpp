@@ -2,6 +2,7 @@
 #include "reprokit/harness/harness.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include "reprokit/harness/bundle.h"
 #include "reprokit/harness/child_run.h"
 #include "reprokit/harness/repro_file.h"
+#include "reprokit/harness/repro_spec.h"
 #include "reprokit/process/subprocess.h"
 #include "reprokit/support/files.h"
 
@@ -72,7 +74,7 @@ std::string record_failure(const std::string& pre, const HarnessConfig& cfg, con
   if (dir.empty()) {
     dir = write_bundle(cfg.dir, g, inputs, spec, cfg.level, seed);
   } else {
-    update_bundle_failure(dir, f);
+    update_bundle_failure(dir, spec);
     // The bundle was named "pending" before compiling; now that the kind is known, say it (the
     // bundle holds only relative paths, and a name that exists already is left alone).
     std::filesystem::path p(dir);
@@ -134,6 +136,31 @@ void maybe_minify(const HarnessConfig& cfg, const std::string& dir) {
   }
 }
 
+// --samples N: the stage on N - 1 more input samples (seeds 1 .. N-1) drawn like its inputs.
+// Records in the spec which samples fail and returns the failure to report: the original's, or
+// the first failing sample's, saying on which samples it shows.
+Failure check_samples(ReproSpec& spec, const Graph& g, const std::vector<Tensor>& inputs, Failure original, int samples) {
+  spec.sample_seeds.clear();
+  for (int k = 1; k < samples; ++k) spec.sample_seeds.push_back(static_cast<uint64_t>(k));
+  std::vector<int> failing;
+  Failure first = original;
+  if (original.failed()) failing.push_back(0);
+  ReproSpec one = spec;
+  one.failing_samples.clear();
+  for (int k = 1; k < samples; ++k) {
+    Failure f = run_and_classify(one, g, sample_inputs(spec, g, inputs, k));
+    if (!f.failed()) continue;
+    failing.push_back(k);
+    if (!first.failed()) first = f;
+  }
+  spec.failing_samples = failing;
+  if (failing.empty()) return first;
+  fmt::print(stderr, "reprokit: stage {} of graph {} fails on {} of {} input samples ({})\n", spec.stage, g.name, failing.size(), samples,
+             fmt::join(failing, ", "));
+  first.message = fmt::format("on input samples {} of {}: {}", fmt::join(failing, ", "), samples, first.message);
+  return first;
+}
+
 StackResult guarded(const std::string& stage, const Graph& g, const std::vector<Tensor>& inputs, const StackOptions& options,
                     const HarnessConfig& cfg, uint64_t seed) {
   ReproSpec spec;
@@ -166,9 +193,10 @@ StackResult guarded(const std::string& stage, const Graph& g, const std::vector<
   } catch (const CompileFailure& e) {
     f = failure_from(e.kind, e.what());
   }
+  if (!f.failed() && cfg.level >= 4) f = check_stage_accuracy(spec, g, inputs, result);
+  if (cfg.samples > 1) f = check_samples(spec, g, inputs, f, cfg.samples);  // under the same watchdog
   watchdog.stop();
   if (!pre.empty()) CrashRecorder::disarm();
-  if (!f.failed() && cfg.level >= 4) f = check_stage_accuracy(spec, g, inputs, result);
   if (!f.failed()) {
     if (!pre.empty()) std::filesystem::remove_all(pre);  // nothing failed: leave nothing behind
     return result;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include <cmath>
 
@@ -12,6 +13,8 @@
 #include "reprokit/harness/accuracy.h"
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/names.h"
+
+#include "reprokit/runtime/input_gen.h"
 
 namespace reprokit {
 
@@ -67,6 +70,7 @@ json ReproSpec::to_json() const {
             {"attempts", attempts},
             {"expected", expected.to_json()}};
   if (tolerance) j["tolerance"] = *tolerance;
+  if (!sample_seeds.empty()) j["sample_seeds"] = sample_seeds, j["failing_samples"] = failing_samples;
   return j;
 }
 
@@ -106,6 +110,13 @@ ReproSpec ReproSpec::from_json(const json& j) {
       if (!std::isfinite(*s.tolerance) || *s.tolerance < 0) throw UserError(fmt::format("tolerance {} is not a non-negative number", *s.tolerance));
     }
     s.expected = Failure::from_json(j.value("expected", json::object()));
+    s.sample_seeds = j.value("sample_seeds", std::vector<uint64_t>{});
+    if (s.samples() > kMaxSamples) throw UserError(fmt::format("sample_seeds: {} samples, at most {}", s.samples(), kMaxSamples));
+    s.failing_samples = j.value("failing_samples", std::vector<int>{});
+    std::set<int> seen;
+    for (int k : s.failing_samples)
+      if (k < 0 || k >= s.samples() || !seen.insert(k).second)
+        throw UserError(fmt::format("failing_samples: {} is not a distinct sample in [0, {})", k, s.samples()));
   } catch (const json::exception& e) {
     throw UserError(std::string("malformed repro options: ") + e.what());
   }
@@ -122,7 +133,13 @@ Failure check_stage_accuracy(const ReproSpec& spec, const Graph& g, const std::v
   return check_accuracy(t.joint.graph, joint_inputs, compiled, spec.tolerance);
 }
 
-Failure run_and_classify(const ReproSpec& spec, const Graph& g, const std::vector<Tensor>& inputs) {
+std::vector<Tensor> sample_inputs(const ReproSpec& spec, const Graph& g, const std::vector<Tensor>& inputs, int k) {
+  if (k <= 0 || k > static_cast<int>(spec.sample_seeds.size())) return inputs;
+  return sample_like(g, inputs, spec.sample_seeds[static_cast<size_t>(k - 1)]);
+}
+
+namespace {
+Failure classify_one(const ReproSpec& spec, const Graph& g, const std::vector<Tensor>& inputs) {
   Failure f;
   try {
     StackResult r = run_stage(spec.stage, g, inputs, spec.options);
@@ -131,6 +148,18 @@ Failure run_and_classify(const ReproSpec& spec, const Graph& g, const std::vecto
     f = failure_from(e.kind, e.what());
   }
   return f;
+}
+}  // namespace
+
+Failure run_and_classify(const ReproSpec& spec, const Graph& g, const std::vector<Tensor>& inputs) {
+  if (spec.failing_samples.empty()) return classify_one(spec, g, inputs);
+  Failure first;
+  for (int k : spec.failing_samples) {
+    Failure f = classify_one(spec, g, sample_inputs(spec, g, inputs, k));
+    if (!f.failed()) return f;  // the failure no longer shows on a sample the original failed on
+    if (!first.failed()) first = f;
+  }
+  return first;
 }
 
 }  // namespace reprokit

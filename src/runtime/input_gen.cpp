@@ -102,4 +102,49 @@ std::vector<Tensor> assemble_inputs(const Graph& g, const std::map<std::string, 
   return inputs;
 }
 
+std::vector<Tensor> sample_like(const Graph& g, const std::vector<Tensor>& inputs, uint64_t seed) {
+  std::mt19937_64 rng(seed * 0x9e3779b97f4a7c15ULL + 0x5851f42d4c957f2dULL);
+  // Own transforms, as above: the same samples with every standard library.
+  auto uniform = [&] { return static_cast<double>(rng() >> 11) * (1.0 / 9007199254740992.0); };
+  auto normal = [&] {
+    double u1 = uniform(), u2 = uniform();
+    return std::sqrt(-2.0 * std::log(u1 + 1e-300)) * std::cos(2.0 * M_PI * u2);
+  };
+  std::vector<Tensor> out;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Tensor& t = inputs[k];
+    const bool parameter = static_cast<int>(k) < g.num_inputs() && g.node(static_cast<int>(k)).type.requires_grad;
+    if (parameter || t.numel() == 0) {
+      out.push_back(t);
+      continue;
+    }
+    if (is_floating(t.dtype())) {
+      std::vector<double> v = t.to_doubles();
+      double sum = 0, sq = 0;
+      size_t n = 0;
+      for (double x : v)
+        if (std::isfinite(x)) sum += x, sq += x * x, ++n;
+      double mean = n ? sum / static_cast<double>(n) : 0, spread = n ? std::sqrt(std::max(0.0, sq / static_cast<double>(n) - mean * mean)) : 0;
+      for (double& x : v)
+        if (std::isfinite(x)) x = spread > 0 ? mean + spread * normal() : mean;
+      out.push_back(Tensor::from_doubles(t.dtype(), t.shape(), v));
+    } else if (t.dtype() == DType::boolean) {
+      std::vector<int64_t> v = t.to_int64s();
+      double share = 0;
+      for (int64_t x : v) share += x != 0;
+      share /= static_cast<double>(v.size());
+      for (int64_t& x : v) x = uniform() < share;
+      out.push_back(Tensor::from_int64s(t.dtype(), t.shape(), v));
+    } else {
+      std::vector<int64_t> v = t.to_int64s();
+      auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+      const int64_t low = *lo;
+      const uint64_t span = static_cast<uint64_t>(*hi) - static_cast<uint64_t>(*lo) + 1;  // 0: the whole range
+      for (int64_t& x : v) x = static_cast<int64_t>(static_cast<uint64_t>(low) + (span ? rng() % span : rng()));
+      out.push_back(Tensor::from_int64s(t.dtype(), t.shape(), v));
+    }
+  }
+  return out;
+}
+
 }  // namespace reprokit

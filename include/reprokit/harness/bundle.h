@@ -31,8 +31,9 @@ struct Bundle {
 // failure, writes everything and returns its path. Never reuses an existing directory.
 std::string write_bundle(const std::string& root, const Graph& g, const std::vector<Tensor>& inputs, const ReproSpec& spec,
                          int level, uint64_t seed);
-// Records a failure in an existing bundle's manifest (the level-3 and timeout paths).
-void update_bundle_failure(const std::string& dir, const Failure& failure);
+// Records a failure (spec.expected) in an existing bundle's manifest, with the rest of the spec
+// (what was learnt while it ran: the failing input samples) (the level-3 and timeout paths).
+void update_bundle_failure(const std::string& dir, const ReproSpec& spec);
 // Loads and validates a bundle: UserError naming the file for a missing manifest, bad JSON, an
 // unknown format version or stage or backend, a missing, non-regular or symlinked input file, an
 // input file other than inputs/<input name>.npy, or a checksum mismatch.

@@ -18,6 +18,12 @@ std::vector<Tensor> generate_inputs(const Graph& g, uint64_t seed);
 // has, e.g. a model's weights): the other inputs get the same values as above.
 std::vector<Tensor> generate_inputs(const Graph& g, uint64_t seed, const std::vector<bool>& provided);
 
+// Another input sample drawn like `inputs` (seeded): floating inputs from a normal distribution
+// with each input's own mean and spread (a constant input stays constant); integer inputs uniform
+// in each input's own [min, max] (so indices stay in range); bools with each input's own share of
+// true. Inputs marked `grad` (a model's weights) are kept: parameters stay, data varies.
+std::vector<Tensor> sample_like(const Graph& g, const std::vector<Tensor>& inputs, uint64_t seed);
+
 // The inputs of a run of g as the CLI assembles them: `given` values (an ONNX model's weights),
 // then inputs_dir/<input name>.npy where such a file exists (inputs_dir may be empty), random
 // (seed) for the rest. UserError naming the file when it is not a directory, or a file's dtype
