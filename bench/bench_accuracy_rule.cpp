@@ -50,12 +50,15 @@ bool torch_same(const Tensor& res, const Tensor& ref, const Tensor& fp64, double
 struct Verdicts {
   bool auto_rule = false, fixed_rule = false, torch_rule = false;  // true: passes
   double auto_seconds = 0;
+  std::string auto_why;  // the auto rule's message when it fails
 };
 
 Verdicts judge(const Graph& g, const std::vector<Tensor>& in, const std::vector<Tensor>& compiled) {
   Verdicts v;
   auto t0 = std::chrono::steady_clock::now();
-  v.auto_rule = !check_accuracy(g, in, compiled, std::nullopt).failed();
+  Failure f = check_accuracy(g, in, compiled, std::nullopt);
+  v.auto_rule = !f.failed();
+  v.auto_why = f.message;
   v.auto_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   v.fixed_rule = !check_accuracy(g, in, compiled, 1e-3).failed();
   auto eager = interpret(g, in);
@@ -181,7 +184,8 @@ void real_model(const fs::path& dir, const std::string& name, Totals& t) {
     compiled.push_back(read_npy((work / "c" / (joint.node(joint.outputs[static_cast<size_t>(k)]).name + ".npy")).string()));
   for (auto& one : ones_like_outputs(compiled, compiled.size())) in.push_back(one);
   for (int gi : tg.joint.grad_inputs) compiled.push_back(read_npy((work / "c" / ("grad_" + m.graph.node(gi).name + ".npy")).string()));
-  row(name + " --train (cpp vs float64)", judge(joint, in, compiled), false, t);
+  Verdicts v = judge(joint, in, compiled);
+  row(name + " --train (cpp vs float64)", v, false, t, v.auto_rule ? "" : v.auto_why.substr(0, 400));
   fs::remove_all(work);
 }
 
@@ -205,7 +209,8 @@ int main(int argc, char** argv) {
     Graph g = parse_graph(c.text, c.name);
     for (int seed = 1; seed <= seeds; ++seed) {
       auto in = c.inputs(g, static_cast<uint64_t>(seed));
-      row(fmt::format("{} (seed {})", c.name, seed), judge(g, in, compile_and_run(g, in)), false, noise);
+      Verdicts v = judge(g, in, compile_and_run(g, in));
+      row(fmt::format("{} (seed {})", c.name, seed), v, false, noise, v.auto_rule ? "" : v.auto_why.substr(0, 400));
     }
   }
   if (!models.empty())

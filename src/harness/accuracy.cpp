@@ -68,10 +68,13 @@ std::string compare_output(const std::string& name, const Tensor& compiled, cons
   return fmt::format("output %{}: compiled RMSE against float64 {:.3g} exceeds {} x eager's {:.3g} + {:.3g}", name, rc, k, re, tol / 10);
 }
 
+double floor_factor(int64_t elements) { return kFloorFactor * (1 + 2 / std::sqrt(static_cast<double>(std::max<int64_t>(elements, 1)))); }
+
 Allowance allowance(const OutputNoise& floor, const Tensor& reference) {
   auto r = reference.to_doubles();
   DType t = reference.dtype() == DType::f64 ? DType::f64 : reference.dtype();
-  return {kFloorFactor * floor.rms + kUlpSlack * ulp_of(rms_of(r), t), kFloorFactor * floor.max + kUlpSlack * ulp_of(largest_finite(r), t)};
+  const double k = floor_factor(reference.numel());
+  return {k * floor.rms + kUlpSlack * ulp_of(rms_of(r), t), k * floor.max + kUlpSlack * ulp_of(largest_finite(r), t)};
 }
 
 std::string compare_output_to_floor(const std::string& name, const Tensor& compiled, const Tensor& eager, const Tensor& reference,
@@ -82,9 +85,9 @@ std::string compare_output_to_floor(const std::string& name, const Tensor& compi
   Deviation e = deviation(compiled.to_doubles(), reference.to_doubles());
   if (e.rms <= a.rms && e.max <= a.max) return "";
   return fmt::format(
-      "output %{}: error against float64 (RMS {:.3g}, largest {:.3g}) exceeds {} x the noise floor + {} ulps (RMS {:.3g} under {}, largest "
+      "output %{}: error against float64 (RMS {:.3g}, largest {:.3g}) exceeds {:.3g} x the noise floor + {} ulps (RMS {:.3g} under {}, largest "
       "{:.3g} under {}: allowed {:.3g} and {:.3g})",
-      name, e.rms, e.max, kFloorFactor, kUlpSlack, floor.rms, floor.rms_from, floor.max, floor.max_from, a.rms, a.max);
+      name, e.rms, e.max, floor_factor(compiled.numel()), kUlpSlack, floor.rms, floor.rms_from, floor.max, floor.max_from, a.rms, a.max);
 }
 
 Failure check_accuracy(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<Tensor>& compiled, std::optional<double> tolerance) {

@@ -93,7 +93,8 @@ void print_noise_floor(const Graph& g, const std::vector<int>& captured, const N
     double scale = deviation(ref[it->second].to_doubles(), std::vector<double>(static_cast<size_t>(ref[it->second].numel()), 0.0)).rms;
     return scale > 0 ? floor.outputs[it->second].rms / scale : 0.0;
   };
-  fmt::print("\nnoise floor (auto rule: error against float64 within {} x the floor + {} ulps; variants: {}):\n", kFloorFactor, kUlpSlack,
+  fmt::print("\nnoise floor (auto rule: error against float64 within {} x (1 + 2/sqrt(elements)) x the floor + {} ulps; variants: {}):\n",
+             kFloorFactor, kUlpSlack,
              fmt::join(floor.variants, ", "));
   int shown = 0, outputs = 0;
   for (int id : g.outputs) {

@@ -26,6 +26,20 @@ bool accumulates(const Graph& g) {
   return false;
 }
 
+// Ops whose result jumps at a point (relu's kink, a comparison's threshold).
+bool has_kinks(const Graph& g) {
+  for (const Node& n : g.nodes)
+    switch (n.op) {
+      case Op::relu: case Op::lt: case Op::le: case Op::gt: case Op::ge: case Op::eq: case Op::ne: return true;
+      default: break;
+    }
+  return false;
+}
+
+// How near a kink a decision may be and still go either way: 2^-16 relative to the operand's scale,
+// what a float32 sum of some thousand terms moves a value by (a few hundred ulps).
+constexpr double kKinkBand = 1.0 / 65536;
+
 bool has_composite(const Graph& g) {
   for (const Node& n : g.nodes)
     if (has_decomposition(n.op)) return true;
@@ -104,6 +118,7 @@ NoiseFloor measure_noise_floor(const Graph& g, const std::vector<Tensor>& inputs
     const std::pair<AccumulationOrder, const char*> orders[] = {{AccumulationOrder::forward, "forward accumulation"},
                                                                 {AccumulationOrder::reversed, "reversed accumulation"},
                                                                 {AccumulationOrder::blocked, "blocked accumulation"},
+                                                                {AccumulationOrder::wide, "wide blocked accumulation"},
                                                                 {AccumulationOrder::pairwise, "pairwise accumulation"}};
     for (auto [order, name] : orders) {
       InterpretOptions o;
@@ -115,6 +130,11 @@ NoiseFloor measure_noise_floor(const Graph& g, const std::vector<Tensor>& inputs
   other_way.perturb_values_seed = 1;
   if (record("values +-1 ulp", run(decomposed, inputs, other_way))) return floor;
   if (composite && record("decomposed", run(decomposed, inputs))) return floor;
+  if (has_kinks(decomposed)) {
+    InterpretOptions kinks;
+    kinks.flip_kinks_band = kKinkBand;
+    if (record("kinks", run(decomposed, inputs, kinks))) return floor;
+  }
   for (uint64_t seed : {1, 2})
     if (record("inputs +-1 ulp #" + std::to_string(seed), run(g, perturb_by_one_ulp(inputs, seed)))) return floor;
   return floor;

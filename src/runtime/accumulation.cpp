@@ -6,12 +6,14 @@
 namespace reprokit::kernels {
 
 namespace {
-constexpr int64_t kLanes = 8;  // blocked: 8 interleaved partial sums, as a SIMD or 8-way split would keep
+// Interleaved partial sums: 8 (a 256-bit float vector), 32 (512-bit vectors, two accumulators).
+int64_t lanes_of(AccumulationOrder o) { return o == AccumulationOrder::wide ? 32 : 8; }
+bool interleaved(AccumulationOrder o) { return o == AccumulationOrder::blocked || o == AccumulationOrder::wide; }
 }
 
 StepSum::StepSum(AccumulationOrder order, int64_t n, int64_t steps, bool f64)
     : order_(order), n_(n), steps_(steps), f64_(f64), step_(static_cast<size_t>(n), 0.0) {
-  size_t parts = order == AccumulationOrder::blocked ? kLanes : order == AccumulationOrder::pairwise ? 64 : 1;
+  size_t parts = interleaved(order) ? static_cast<size_t>(lanes_of(order)) : order == AccumulationOrder::pairwise ? 64 : 1;
   if (order != AccumulationOrder::pairwise) parts_.assign(parts, std::vector<double>(static_cast<size_t>(n), 0.0));
   else parts_.resize(parts), used_.assign(parts, false);
 }
@@ -33,8 +35,8 @@ void StepSum::close() {
     case AccumulationOrder::forward: case AccumulationOrder::reversed:
       fold(parts_[0], step_);
       break;
-    case AccumulationOrder::blocked:
-      fold(parts_[static_cast<size_t>(done_ % kLanes)], step_);
+    case AccumulationOrder::blocked: case AccumulationOrder::wide:
+      fold(parts_[static_cast<size_t>(done_ % lanes_of(order_))], step_);
       break;
     case AccumulationOrder::pairwise: {
       // A binary counter of partial sums: level L holds the sum of 2^L consecutive steps.
@@ -59,9 +61,9 @@ void StepSum::finish(double* out) {
   if (order_ == AccumulationOrder::pairwise) {
     for (size_t level = 0; level < parts_.size(); ++level)
       if (used_[level]) fold(total, parts_[level]);
-  } else if (order_ == AccumulationOrder::blocked) {
+  } else if (interleaved(order_)) {
     // The lanes combined pairwise, as a horizontal SIMD sum does.
-    for (int64_t width = kLanes / 2; width >= 1; width /= 2)
+    for (int64_t width = lanes_of(order_) / 2; width >= 1; width /= 2)
       for (int64_t l = 0; l < width; ++l) fold(parts_[static_cast<size_t>(l)], parts_[static_cast<size_t>(l + width)]);
     total = parts_[0];
   } else {
@@ -94,10 +96,11 @@ double ordered_sum(const double* t, int64_t k, AccumulationOrder order, bool f64
       return acc;
     case AccumulationOrder::pairwise:
       return pairwise_sum(t, k, f64);
-    case AccumulationOrder::blocked: {
-      double lanes[kLanes] = {};
-      for (int64_t i = 0; i < k; ++i) lanes[i % kLanes] = rounded(lanes[i % kLanes] + t[i], f64);
-      for (int64_t width = kLanes / 2; width >= 1; width /= 2)
+    case AccumulationOrder::blocked: case AccumulationOrder::wide: {
+      const int64_t n = lanes_of(order);
+      double lanes[32] = {};
+      for (int64_t i = 0; i < k; ++i) lanes[i % n] = rounded(lanes[i % n] + t[i], f64);
+      for (int64_t width = n / 2; width >= 1; width /= 2)
         for (int64_t l = 0; l < width; ++l) lanes[l] = rounded(lanes[l] + lanes[l + width], f64);
       return lanes[0];
     }

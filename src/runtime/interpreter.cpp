@@ -71,6 +71,34 @@ void round_the_other_way(kernels::Values& v, DType dtype, std::mt19937_64& rng) 
   }
 }
 
+double rms_of(const kernels::Values& v) {
+  double s = 0;
+  size_t n = 0;
+  for (size_t i = 0; i < v.size(); ++i)
+    if (double x = v.as_double(i); std::isfinite(x)) s += x * x, ++n;
+  return n ? std::sqrt(s / static_cast<double>(n)) : 0;
+}
+
+// See InterpretOptions::flip_kinks_band.
+void flip_kinks(const Node& n, const std::vector<kernels::Values>& a, kernels::Values& result, double band) {
+  if (n.op == Op::relu && !result.is_int()) {
+    const double near = band * rms_of(a[0]);
+    for (size_t i = 0; i < result.f.size(); ++i) {
+      double x = a[0].f[i];
+      if (x != 0 && std::fabs(x) <= near) result.f[i] = x > 0 ? 0.0 : -x;
+    }
+    return;
+  }
+  if (n.op != Op::lt && n.op != Op::le && n.op != Op::gt && n.op != Op::ge && n.op != Op::eq && n.op != Op::ne) return;
+  if (a[0].is_int() && a[1].is_int()) return;  // integers are exact: no kink to cross
+  const double near = band * std::max(rms_of(a[0]), rms_of(a[1]));
+  auto ia = kernels::broadcast_map(n.type.shape, a[0].shape), ib = kernels::broadcast_map(n.type.shape, a[1].shape);
+  for (size_t i = 0; i < result.i.size(); ++i) {
+    double d = std::fabs(a[0].as_double(static_cast<size_t>(ia[i])) - a[1].as_double(static_cast<size_t>(ib[i])));
+    if (d != 0 && d <= near) result.i[i] = !result.i[i];
+  }
+}
+
 Tensor to_tensor(const kernels::Values& v, DType dtype, const Shape& shape) {
   if (v.is_int()) return Tensor::from_int64s(dtype, shape, v.i);
   return Tensor::from_doubles(dtype, shape, v.f);
@@ -112,6 +140,7 @@ std::vector<Tensor> interpret_all(const Graph& g, const std::vector<Tensor>& inp
                                   : literal_values(o.literal, n.type.dtype, opts.cast_to_f64));
     kernels::Values result = run_kernel(n, args, opts.accumulation);
     if (opts.perturb_values_seed && !result.is_int()) round_the_other_way(result, n.type.dtype, rng);
+    if (opts.flip_kinks_band > 0) flip_kinks(n, args, result, opts.flip_kinks_band);
     values[static_cast<size_t>(id)] = to_tensor(result, value_dtype(n.type.dtype, opts.cast_to_f64), n.type.shape);
     if (opts.on_value) opts.on_value(id, values[static_cast<size_t>(id)]);
   }

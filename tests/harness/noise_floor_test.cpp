@@ -110,6 +110,32 @@ TEST(NoiseFloor, WideWhereTheGraphAmplifiesRoundingNarrowWhereNot) {
   EXPECT_GE(s.variants.size(), 5u);
 }
 
+// The kinks variant: a relu input just above 0 and a comparison just past its threshold go the
+// other way; values far from the kink do not move.
+TEST(NoiseFloor, KinksVariantTakesNearDecisionsTheOtherWay) {
+  Graph g = parse_graph(
+      "graph k(%x: f32[4], %y: f32[4]) {\n  %r = relu(%x)\n  %c = gt(%x, %y)\n  return (%r, %c)\n}\n");
+  std::vector<Tensor> in = {Tensor::from_doubles(DType::f32, {4}, {1.0, 1e-6, -1e-6, -1.0}),
+                            Tensor::from_doubles(DType::f32, {4}, {0.0, 0.0, 0.0, 0.0})};
+  InterpretOptions o;
+  o.flip_kinks_band = 1.0 / 65536;
+  auto out = interpret(g, in, o);
+  auto r = out[0].to_doubles();
+  EXPECT_EQ(r[0], 1.0);
+  EXPECT_EQ(r[1], 0.0) << "1e-6 > 0, but within the band: treated as -1e-6";
+  EXPECT_FLOAT_EQ(static_cast<float>(r[2]), 1e-6f) << "-1e-6 treated as +1e-6";
+  EXPECT_EQ(r[3], 0.0);
+  EXPECT_EQ(out[1].to_int64s(), (std::vector<int64_t>{1, 0, 1, 0}));
+  auto plain = interpret(g, in);
+  EXPECT_EQ(plain[1].to_int64s(), (std::vector<int64_t>{1, 1, 0, 0}));
+  // The floor of a relu graph whose input sits at a kink is wide: the variant shows it.
+  InterpretOptions f64;
+  f64.cast_to_f64 = true;
+  NoiseFloor f = measure_noise_floor(g, in, interpret(g, in, f64));
+  EXPECT_GE(f.outputs[0].max, 9e-7);
+  EXPECT_EQ(f.outputs[0].max_from, "kinks");
+}
+
 // The auto rule (tolerance nullopt) on a matmul + softmax: a result computed in another float32
 // accumulation order passes; 1e-4 relative error on every element fails; so does one element in a
 // thousand off by 1%. (1% of a softmax probability near zero is within that output's noise: the

@@ -3,7 +3,8 @@
 //  - auto (the default; REPRO_TOLERANCE unset or "auto"): each floating output's error against
 //    float64 must stay within kFloorFactor times its noise floor (harness/noise_floor.h: the widest
 //    deviation that legitimate ways of computing the graph show), as an RMS over the tensor and as
-//    its largest element, plus kUlpSlack ulps of the output's scale. docs/ACCURACY.md has the
+//    its largest element, plus kUlpSlack ulps of the output's scale (the factor is wider for
+//    outputs of few elements: floor_factor). docs/ACCURACY.md has the
 //    formula and a worked example.
 //  - a fixed tolerance (REPRO_TOLERANCE=number): pass when close to eager within the tolerance, or
 //    when the compiled RMSE against float64 is at most k * eager's RMSE + tolerance / 10 (k = 2, or
@@ -21,7 +22,9 @@
 
 namespace reprokit {
 
-inline constexpr double kFloorFactor = 3;  // the compiled error may be this many times the floor
+// The compiled error may be kFloorFactor * (1 + 2 / sqrt(elements)) times the floor: the floor of
+// a small output rests on few numbers (a scalar: one per variant), so it gets more room.
+inline constexpr double kFloorFactor = 3;
 inline constexpr double kUlpSlack = 4;     // plus this many ulps of the output's largest value
 
 double default_tolerance(DType t);  // the fixed rule's default (1e-3; 1e-2 for f16/bf16)
@@ -41,6 +44,8 @@ std::string compare_output(const std::string& name, const Tensor& compiled, cons
 // The auto rule for one output, given its noise floor; "" when it passes, else why not.
 std::string compare_output_to_floor(const std::string& name, const Tensor& compiled, const Tensor& eager, const Tensor& reference,
                                     const OutputNoise& floor);
+
+double floor_factor(int64_t elements);  // kFloorFactor, widened for small outputs (above)
 
 // What the auto rule allows an output: its error against float64 may reach these.
 struct Allowance {

@@ -2,12 +2,16 @@
 // changes that are not bugs. Each variant is a legitimate way to compute the same graph:
 //   float32            the reference interpreter at the graph's precision (one rounding per op)
 //   decomposed         the same after aot decompositions (a rounding per primitive op)
-//   forward, reversed, pairwise, blocked accumulation
+//   forward, reversed, pairwise, blocked, wide blocked accumulation
 //                      the decomposed graph with every sum, matmul and convolution adding its
 //                      terms at float32 precision in that order (see AccumulationOrder)
 //   values +-1 ulp    the decomposed graph with every value an op computes moved one ulp up or
 //                      down at random, as if each op had rounded the other way (what a rewrite
 //                      such as x / c -> x * (1 / c) does), showing how much the graph amplifies it
+//   kinks              the decomposed graph with every decision taken within 2^-16 (relative) of a
+//                      kink going the other way: a relu input that close to 0 treated as its
+//                      negation, a comparison that close to its threshold flipped, as a rounding
+//                      difference upstream may make them go
 //   inputs +-1 ulp #1, #2
 //                      float32 on the inputs with every nonzero floating element moved by one
 //                      unit in the last place, up or down at random (two seeds)

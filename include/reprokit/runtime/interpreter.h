@@ -14,8 +14,8 @@ namespace reprokit {
 // for f32/f16/bf16 results, as compiled kernels accumulate) in one order: the orders a correct
 // compiled kernel may use, which the noise floor (harness/noise_floor.h) runs to see how far
 // results move without any bug. blocked: 8 interleaved partial sums (SIMD lanes, threads),
-// combined pairwise.
-enum class AccumulationOrder { exact, forward, reversed, pairwise, blocked };
+// combined pairwise; wide: 32 of them (512-bit vectors with two accumulators).
+enum class AccumulationOrder { exact, forward, reversed, pairwise, blocked, wide };
 
 struct InterpretOptions {
   bool cast_to_f64 = false;  // upcast every floating input and value to f64
@@ -24,6 +24,11 @@ struct InterpretOptions {
   // random from this seed, as if each op had rounded the other way (the noise floor's "values
   // +-1 ulp" variant).
   uint64_t perturb_values_seed = 0;
+  // Nonzero: decisions taken within this relative distance of a kink go the other way, as a
+  // rounding difference upstream could make them go (the noise floor's "kinks" variant): a relu
+  // input x with 0 < |x| <= band * rms(x) is treated as -x, and a comparison whose operands differ
+  // by 0 < |a - b| <= band * max(rms(a), rms(b)) is flipped.
+  double flip_kinks_band = 0;
   // Called after each node is computed (node id, its value); used by analyze and the minifier.
   std::function<void(int, const Tensor&)> on_value;
 };
