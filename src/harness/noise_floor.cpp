@@ -10,15 +10,6 @@ namespace reprokit {
 
 namespace {
 
-int mantissa_bits(DType t) {  // precision p, the implicit bit included
-  switch (t) {
-    case DType::f16: return 11;
-    case DType::bf16: return 8;
-    case DType::f32: return 24;
-    default: return 53;
-  }
-}
-
 // Ops that add many terms: where the accumulation order matters.
 bool accumulates(const Graph& g) {
   for (const Node& n : g.nodes)
@@ -47,15 +38,6 @@ bool has_composite(const Graph& g) {
 }
 
 }  // namespace
-
-double ulp_of(double x, DType t) {
-  int p = mantissa_bits(t);
-  double a = std::fabs(x);
-  if (!std::isfinite(a)) return 0;
-  int e = a > 0 ? std::ilogb(a) : 0;
-  int min_exp = t == DType::f16 ? -14 : t == DType::f64 ? -1022 : -126;
-  return std::ldexp(1.0, std::max(e, min_exp) - (p - 1));
-}
 
 Deviation deviation(const std::vector<double>& value, const std::vector<double>& reference) {
   Deviation d;

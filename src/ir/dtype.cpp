@@ -1,7 +1,9 @@
 // dtype names, sizes, categories and PyTorch's promotion lattice.
 #include "reprokit/ir/dtype.h"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <utility>
 
 namespace reprokit {
@@ -53,6 +55,14 @@ DType promote_with_scalar(DType tensor, ScalarKind scalar) {
   int cs = scalar == ScalarKind::boolean ? 0 : scalar == ScalarKind::integer ? 1 : 2;
   if (cs <= category(tensor)) return tensor;
   return cs == 1 ? DType::i64 : DType::f32;  // PyTorch's default int / float dtypes
+}
+
+double ulp_of(double x, DType t) {
+  const int bits = t == DType::f16 ? 11 : t == DType::bf16 ? 8 : t == DType::f32 ? 24 : 53;  // precision, implicit bit included
+  const int min_exp = t == DType::f16 ? -14 : t == DType::f64 ? -1022 : -126;
+  const double a = std::fabs(x);
+  if (!std::isfinite(a)) return 0;
+  return std::ldexp(1.0, std::max(a > 0 ? std::ilogb(a) : min_exp, min_exp) - (bits - 1));
 }
 
 }  // namespace reprokit

@@ -60,14 +60,13 @@ kernels::Values run_kernel(const Node& n, const std::vector<kernels::Values>& a,
 
 // Rounds each value to dtype, then moves the nonzero ones one ulp up or down at random.
 void round_the_other_way(kernels::Values& v, DType dtype, std::mt19937_64& rng) {
-  const int bits = dtype == DType::f16 ? 11 : dtype == DType::bf16 ? 8 : dtype == DType::f32 ? 24 : 53;
   for (double& x : v.f) {
     if (x == 0 || !std::isfinite(x)) continue;
     if (dtype == DType::f32) x = static_cast<float>(x);
     if (dtype == DType::f16) x = half_bits_to_float(float_to_half_bits(static_cast<float>(x)));
     if (dtype == DType::bf16) x = bf16_bits_to_float(float_to_bf16_bits(static_cast<float>(x)));
     if (x == 0 || !std::isfinite(x)) continue;
-    x += (rng() & 1 ? 1 : -1) * std::ldexp(1.0, std::ilogb(x) - (bits - 1));
+    x += (rng() & 1 ? 1 : -1) * ulp_of(x, dtype);
   }
 }
 

@@ -59,8 +59,5 @@ Deviation deviation(const std::vector<double>& value, const std::vector<double>&
 // by `seed`. Integer and bool inputs are unchanged.
 std::vector<Tensor> perturb_by_one_ulp(const std::vector<Tensor>& inputs, uint64_t seed);
 
-// One unit in the last place of |x| in dtype t (f16, bf16, f32, f64), for x of order one or larger
-// down to the smallest normal.
-double ulp_of(double x, DType t);
 
 }  // namespace reprokit

@@ -12,6 +12,9 @@ std::string_view dtype_name(DType t);                 // "f16", ..., "bool"
 std::optional<DType> parse_dtype(std::string_view s); // inverse of dtype_name
 std::size_t dtype_size(DType t);
 bool is_floating(DType t);
+// One unit in the last place of |x| in floating dtype t (f16, bf16, f32, f64); below the smallest
+// normal, that of the smallest normal; 0 for inf and NaN.
+double ulp_of(double x, DType t);
 bool is_integral(DType t);  // i32, i64 (not bool)
 
 // Result type of a binary op between two tensors, as torch.result_type does.
