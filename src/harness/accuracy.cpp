@@ -38,19 +38,16 @@ std::string mismatch(const std::string& name, const Tensor& compiled, const Tens
 
 double rmse(const std::vector<double>& a, const std::vector<double>& b) { return deviation(a, b).rms; }
 
-double largest_finite(const std::vector<double>& v) {
-  double m = 0;
-  for (double x : v)
-    if (std::isfinite(x)) m = std::max(m, std::fabs(x));
-  return m;
-}
-
-double rms_of(const std::vector<double>& v) {
-  double s = 0;
-  size_t n = 0;
-  for (double x : v)
-    if (std::isfinite(x)) s += x * x, ++n;
-  return n ? std::sqrt(s / static_cast<double>(n)) : 0;
+// The auto rule's verdict on a floating output that passed `mismatch`: "" or why not.
+std::string exceeds_floor(const std::string& name, const Tensor& compiled, const Tensor& reference, const OutputNoise& floor) {
+  const std::vector<double> r = reference.to_doubles();
+  Allowance a = allowance(floor, r, compiled.dtype());  // ulps of the output's own dtype, not float64's
+  Deviation e = deviation(compiled.to_doubles(), r);
+  if (e.rms <= a.rms && e.max <= a.max) return "";
+  return fmt::format(
+      "output %{}: error against float64 (RMS {:.3g}, largest {:.3g}) exceeds {:.3g} x the noise floor + {} ulps (RMS {:.3g} under {}, largest "
+      "{:.3g} under {}: allowed {:.3g} and {:.3g})",
+      name, e.rms, e.max, floor_factor(compiled.numel()), kUlpSlack, floor.rms, floor.rms_from, floor.max, floor.max_from, a.rms, a.max);
 }
 
 }  // namespace
@@ -70,24 +67,17 @@ std::string compare_output(const std::string& name, const Tensor& compiled, cons
 
 double floor_factor(int64_t elements) { return kFloorFactor * (1 + 2 / std::sqrt(static_cast<double>(std::max<int64_t>(elements, 1)))); }
 
-Allowance allowance(const OutputNoise& floor, const Tensor& reference) {
-  auto r = reference.to_doubles();
-  DType t = reference.dtype() == DType::f64 ? DType::f64 : reference.dtype();
-  const double k = floor_factor(reference.numel());
-  return {k * floor.rms + kUlpSlack * ulp_of(rms_of(r), t), k * floor.max + kUlpSlack * ulp_of(largest_finite(r), t)};
+Allowance allowance(const OutputNoise& floor, const std::vector<double>& reference, DType dtype) {
+  // The reference's size: its RMS and largest element (its deviation from zero).
+  const Deviation size = deviation(reference, std::vector<double>(reference.size(), 0.0));
+  const double k = floor_factor(static_cast<int64_t>(reference.size()));
+  return {k * floor.rms + kUlpSlack * ulp_of(size.rms, dtype), k * floor.max + kUlpSlack * ulp_of(size.max, dtype)};
 }
 
 std::string compare_output_to_floor(const std::string& name, const Tensor& compiled, const Tensor& eager, const Tensor& reference,
                                     const OutputNoise& floor) {
   if (std::string m = mismatch(name, compiled, eager, reference); !m.empty() || !is_floating(compiled.dtype())) return m;
-  // The reference is float64; ulps are those of the output's own dtype.
-  Allowance a = allowance(floor, Tensor::from_doubles(compiled.dtype(), reference.shape(), reference.to_doubles()));
-  Deviation e = deviation(compiled.to_doubles(), reference.to_doubles());
-  if (e.rms <= a.rms && e.max <= a.max) return "";
-  return fmt::format(
-      "output %{}: error against float64 (RMS {:.3g}, largest {:.3g}) exceeds {:.3g} x the noise floor + {} ulps (RMS {:.3g} under {}, largest "
-      "{:.3g} under {}: allowed {:.3g} and {:.3g})",
-      name, e.rms, e.max, floor_factor(compiled.numel()), kUlpSlack, floor.rms, floor.rms_from, floor.max, floor.max_from, a.rms, a.max);
+  return exceeds_floor(name, compiled, reference, floor);
 }
 
 Failure check_accuracy(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<Tensor>& compiled, std::optional<double> tolerance) {
@@ -107,13 +97,11 @@ Failure check_accuracy(const Graph& g, const std::vector<Tensor>& inputs, const 
       why[k] = compare_output(out.name, compiled[k], eager[k], ref[k], *tolerance);
       continue;
     }
-    OutputNoise own;
-    if (is_floating(eager[k].dtype())) {
-      Deviation d = deviation(eager[k].to_doubles(), ref[k].to_doubles());
-      own = {d.rms, d.max, "float32", "float32"};
-    }
-    why[k] = compare_output_to_floor(out.name, compiled[k], eager[k], ref[k], own);
-    judged_by_floor[k] = !why[k].empty() && mismatch(out.name, compiled[k], eager[k], ref[k]).empty();
+    why[k] = mismatch(out.name, compiled[k], eager[k], ref[k]);
+    if (!why[k].empty() || !is_floating(compiled[k].dtype())) continue;
+    Deviation d = deviation(eager[k].to_doubles(), ref[k].to_doubles());
+    why[k] = exceeds_floor(out.name, compiled[k], ref[k], {d.rms, d.max, "float32", "float32"});
+    judged_by_floor[k] = !why[k].empty();
     need_floor |= judged_by_floor[k];
   }
   if (need_floor) {
@@ -121,7 +109,7 @@ Failure check_accuracy(const Graph& g, const std::vector<Tensor>& inputs, const 
       bool all = true;
       for (size_t k = 0; k < n; ++k)
         if (judged_by_floor[k] && !why[k].empty()) {
-          why[k] = compare_output_to_floor(g.node(g.outputs[k]).name, compiled[k], eager[k], ref[k], floor.outputs[k]);
+          why[k] = exceeds_floor(g.node(g.outputs[k]).name, compiled[k], ref[k], floor.outputs[k]);
           all = all && why[k].empty();
         }
       return all;

@@ -51,6 +51,7 @@ double floor_factor(int64_t elements);  // kFloorFactor, widened for small outpu
 struct Allowance {
   double rms = 0, max = 0;
 };
-Allowance allowance(const OutputNoise& floor, const Tensor& reference);
+// `reference`: the output's float64 values; `dtype`: the output's own (the ulps are its).
+Allowance allowance(const OutputNoise& floor, const std::vector<double>& reference, DType dtype);
 
 }  // namespace reprokit
