@@ -17,13 +17,9 @@ bool accumulates(const Graph& g) {
   return false;
 }
 
-// Ops whose result jumps at a point (relu's kink, a comparison's threshold).
 bool has_kinks(const Graph& g) {
   for (const Node& n : g.nodes)
-    switch (n.op) {
-      case Op::relu: case Op::lt: case Op::le: case Op::gt: case Op::ge: case Op::eq: case Op::ne: return true;
-      default: break;
-    }
+    if (has_kink(n.op)) return true;
   return false;
 }
 

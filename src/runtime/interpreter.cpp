@@ -62,9 +62,7 @@ kernels::Values run_kernel(const Node& n, const std::vector<kernels::Values>& a,
 void round_the_other_way(kernels::Values& v, DType dtype, std::mt19937_64& rng) {
   for (double& x : v.f) {
     if (x == 0 || !std::isfinite(x)) continue;
-    if (dtype == DType::f32) x = static_cast<float>(x);
-    if (dtype == DType::f16) x = half_bits_to_float(float_to_half_bits(static_cast<float>(x)));
-    if (dtype == DType::bf16) x = bf16_bits_to_float(float_to_bf16_bits(static_cast<float>(x)));
+    x = round_to_dtype(x, dtype);
     if (x == 0 || !std::isfinite(x)) continue;
     x += (rng() & 1 ? 1 : -1) * ulp_of(x, dtype);
   }
@@ -88,7 +86,7 @@ void flip_kinks(const Node& n, const std::vector<kernels::Values>& a, kernels::V
     }
     return;
   }
-  if (n.op != Op::lt && n.op != Op::le && n.op != Op::gt && n.op != Op::ge && n.op != Op::eq && n.op != Op::ne) return;
+  if (!has_kink(n.op)) return;
   if (a[0].is_int() && a[1].is_int()) return;  // integers are exact: no kink to cross
   const double near = band * std::max(rms_of(a[0]), rms_of(a[1]));
   auto ia = kernels::broadcast_map(n.type.shape, a[0].shape), ib = kernels::broadcast_map(n.type.shape, a[1].shape);
@@ -104,6 +102,13 @@ Tensor to_tensor(const kernels::Values& v, DType dtype, const Shape& shape) {
 }
 
 }  // namespace
+
+bool has_kink(Op op) {
+  switch (op) {
+    case Op::relu: case Op::lt: case Op::le: case Op::gt: case Op::ge: case Op::eq: case Op::ne: return true;
+    default: return false;
+  }
+}
 
 Tensor run_reference_kernel(const Node& node, const std::vector<Tensor>& operands, bool f64_mode) {
   std::vector<kernels::Values> args;

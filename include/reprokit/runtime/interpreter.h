@@ -42,6 +42,10 @@ std::vector<Tensor> interpret(const Graph& g, const std::vector<Tensor>& inputs,
 std::vector<Tensor> interpret_all(const Graph& g, const std::vector<Tensor>& inputs,
                                   const InterpretOptions& opts = {});
 
+// Ops whose result jumps at a point (relu's kink, a comparison's threshold): those that
+// InterpretOptions::flip_kinks_band acts on.
+bool has_kink(Op op);
+
 // Reference kernel of one node, given its operand tensors in operand order (a literal operand's
 // entry is ignored: the node's literal is used). Output dtype/shape as node.type.
 Tensor run_reference_kernel(const Node& node, const std::vector<Tensor>& operands, bool f64_mode);
