@@ -58,6 +58,11 @@ void unregister_child(pid_t pid) {
   }
 }
 
+// How long a stopped child's group has between SIGTERM and SIGKILL. A launcher such as srun needs
+// SIGTERM to cancel its job (SIGKILL to its whole group leaves the job running on the cluster);
+// a local child dies of SIGTERM at once, so the grace costs nothing there.
+double g_stop_grace_s = 3;
+
 void append_tail(std::string& s, const char* buf, size_t n) {
   s.append(buf, n);
   if (s.size() > kTailLimit) s.erase(0, s.size() - kTailLimit);
@@ -117,6 +122,11 @@ void fill_status(ProcessResult& r, int status) {
   if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
 }
 
+Clock::time_point deadline_after(double seconds) {
+  if (seconds <= 0) return Clock::time_point{};
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
 // One started child with its pipes (stdin, stdout, stderr), registered until reaped.
 struct Started {
   std::vector<std::string> env;
@@ -146,27 +156,27 @@ struct Started {
     setpgid(pid, pid);  // also from here, so a kill right after the start reaches the group
     register_child(pid);
   }
-  ~Started() {
-    if (!reaped) {
-      ::kill(-pid, SIGKILL);
-      wait(Clock::time_point{});
-    }
-  }
+  ~Started() { stop(); }
   // Reaps the child, waiting at most until `deadline` (a zero time point: no limit) before
-  // killing its group. Returns false when it had to be killed for the deadline. Then kills what is
-  // left of the group (grandchildren).
+  // stopping its group (SIGTERM, then SIGKILL after the grace period). Returns false when it had
+  // to be stopped for the deadline. Then kills what is left of the group (grandchildren).
   bool wait(Clock::time_point deadline) {
     bool in_time = true;
+    Clock::time_point kill_at{};  // after SIGTERM: when SIGKILL follows
     while (!reaped) {
-      int options = deadline == Clock::time_point{} ? 0 : WNOHANG;
-      pid_t r = waitpid(pid, &status, options);
+      const bool limited = deadline != Clock::time_point{} || kill_at != Clock::time_point{};
+      pid_t r = waitpid(pid, &status, limited ? WNOHANG : 0);
       if (r == pid) {
         reaped = true;
       } else if (r < 0 && errno != EINTR) {
         reaped = true;  // not ours any more (ECHILD): nothing to wait for
-      } else if (r == 0 && Clock::now() >= deadline) {
-        in_time = false;
+      } else if (r == 0 && kill_at != Clock::time_point{} && Clock::now() >= kill_at) {
         ::kill(-pid, SIGKILL);
+        kill_at = Clock::time_point{};
+      } else if (r == 0 && deadline != Clock::time_point{} && Clock::now() >= deadline) {
+        in_time = false;
+        ::kill(-pid, SIGTERM);
+        kill_at = deadline_after(g_stop_grace_s);
         deadline = Clock::time_point{};
       } else if (r == 0) {
         usleep(1000);
@@ -176,12 +186,11 @@ struct Started {
     unregister_child(pid);
     return in_time;
   }
+  // Stops the child now: SIGTERM to its group, SIGKILL after the grace period.
+  void stop() {
+    if (!reaped) wait(Clock::now());
+  }
 };
-
-Clock::time_point deadline_after(double seconds) {
-  if (seconds <= 0) return Clock::time_point{};
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-}
 
 }  // namespace
 
@@ -212,13 +221,21 @@ ProcessResult run_process(const ProcessSpec& spec) {
   }
   if (!spec.stdin_text.empty())
     asio::async_write(s.in, asio::buffer(spec.stdin_text), [&](boost::system::error_code, size_t) { s.in.close(); });
+  // At the deadline the group is stopped: SIGTERM, SIGKILL after the grace period, and a moment
+  // later reading ends even if something outside the group still holds the pipes.
+  std::function<void(int)> stop_step = [&](int step) {
+    timer.async_wait([&, step](boost::system::error_code ec) {
+      if (ec) return;
+      if (step == 0) r.timed_out = true;
+      if (step == 2) return ctx.stop();
+      ::kill(-s.pid, step == 0 ? SIGTERM : SIGKILL);
+      timer.expires_after(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(step == 0 ? g_stop_grace_s : 1.0)));
+      stop_step(step + 1);
+    });
+  };
   if (spec.timeout_s > 0 && open > 0) {
     timer.expires_at(deadline);
-    timer.async_wait([&](boost::system::error_code ec) {
-      if (ec) return;
-      r.timed_out = true;
-      ::kill(-s.pid, SIGKILL);
-    });
+    stop_step(0);
   }
   ctx.run();
   if (!s.wait(deadline)) r.timed_out = true;
@@ -240,9 +257,12 @@ LineChild::LineChild(const ProcessSpec& spec) : impl_(std::make_unique<Impl>()) 
   fcntl(efd, F_SETFL, fcntl(efd, F_GETFL) | O_NONBLOCK);
 }
 
-LineChild::~LineChild() {
-  kill();
-  wait_result();
+LineChild::~LineChild() { finish(); }
+
+void LineChild::finish() {
+  Started& s = *impl_->s;
+  if (s.in.is_open()) s.in.close();  // end of input: a worker's signal to finish
+  if (!s.reaped) s.wait(deadline_after(g_stop_grace_s));
 }
 
 bool LineChild::write_line(const std::string& line) {
@@ -304,6 +324,8 @@ void LineChild::kill() {
   if (!impl_->s->reaped) ::kill(-impl_->s->pid, SIGKILL);
 }
 
+void LineChild::stop() { impl_->s->stop(); }
+
 ProcessResult LineChild::wait_result() {
   Started& s = *impl_->s;
   s.wait(Clock::time_point{});
@@ -320,10 +342,21 @@ ProcessResult LineChild::wait_result() {
 int LineChild::pid() const { return impl_->s->pid; }
 
 void kill_all_children() {
-  for (auto& slot : g_children) {
-    pid_t p = slot.load();
-    if (p > 0) ::kill(-p, SIGKILL);
+  for (auto& slot : g_children)
+    if (pid_t p = slot.load(); p > 0) ::kill(-p, SIGTERM);
+  // The grace period, while any child is still running (waitpid and nanosleep are
+  // async-signal-safe); then SIGKILL for what is left.
+  const long steps = static_cast<long>(g_stop_grace_s * 100);
+  for (long step = 0; step < steps; ++step) {
+    bool running = false;
+    for (auto& slot : g_children)
+      if (pid_t p = slot.load(); p > 0) running |= waitpid(p, nullptr, WNOHANG) == 0;
+    if (!running) break;
+    timespec ten_ms{0, 10'000'000};
+    nanosleep(&ten_ms, nullptr);
   }
+  for (auto& slot : g_children)
+    if (pid_t p = slot.load(); p > 0) ::kill(-p, SIGKILL);
 }
 
 namespace {

@@ -1,6 +1,8 @@
 // Child processes, behind one small translation unit (Boost.Process v2 and Asio are slow to
 // compile). Every child starts from an argv vector (never a shell), in its own process group (a
 // timeout or kill reaches its grandchildren too), and dies with its parent (PR_SET_PDEATHSIG).
+// A child is stopped with SIGTERM to its group and SIGKILL after a grace period: a launcher such
+// as srun cancels its job on SIGTERM, while SIGKILL to its whole group leaves the job running.
 // A child's result is a plain record; callers judge it.
 #pragma once
 #include <map>
@@ -38,7 +40,7 @@ ProcessResult run_process(const ProcessSpec& spec);
 class LineChild {
  public:
   explicit LineChild(const ProcessSpec& spec);  // starts it in its own process group
-  ~LineChild();                                  // kills the group
+  ~LineChild();                                  // finish()
   LineChild(const LineChild&) = delete;
   LineChild& operator=(const LineChild&) = delete;
   bool write_line(const std::string& line);
@@ -46,8 +48,12 @@ class LineChild {
   std::optional<std::string> read_line(double timeout_s);
   bool timed_out() const;
   bool alive();
-  void kill();                  // SIGKILL the group
-  ProcessResult wait_result();  // after EOF/kill: exit code / signal and the stderr tail
+  void kill();                  // SIGKILL the group (what `kill -9` of a whole job would do)
+  void stop();                  // stop it now: SIGTERM to the group, SIGKILL after the grace period
+  // End of input, then the grace period to exit by itself, then stop(). A worker reading its
+  // queries from stdin ends cleanly; through srun, the job ends with it.
+  void finish();
+  ProcessResult wait_result();  // after EOF/stop: exit code / signal and the stderr tail
   int pid() const;
 
  private:
@@ -55,8 +61,8 @@ class LineChild {
   std::unique_ptr<Impl> impl_;
 };
 
-// SIGKILLs the process group of every child this process started that is still running.
-// Async-signal-safe.
+// Stops the process group of every child this process started that is still running (SIGTERM,
+// the grace period while any still runs, SIGKILL). Async-signal-safe.
 void kill_all_children();
 // From now on, SIGINT and SIGTERM kill every child group, print `message` to stderr and end this
 // process with status 128 + signal. Call again to change the message.
