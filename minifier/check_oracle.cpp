@@ -59,7 +59,10 @@ std::vector<std::string> check_argv(const CheckOptions& o, const std::string& mo
 }
 
 CheckOracle::CheckOracle(CheckOptions options, CandidateInputs inputs)
-    : options_(std::move(options)), inputs_(std::move(inputs)), counter_(options_.first_candidate - 1) {
+    : options_(std::move(options)),
+      inputs_(std::move(inputs)),
+      limit_(options_.timeout_s, options_.hang_is_interesting),
+      counter_(options_.first_candidate - 1) {
   options_.jobs = std::max(1, options_.jobs);
   if (!options_.fail_regex.empty()) {
     try {
@@ -88,12 +91,13 @@ std::string said(const std::string& output) {
 
 }  // namespace
 
-Verdict CheckOracle::run_in(const Dir& dir, const std::string& model_path) const {
+Verdict CheckOracle::run_in(const Dir& dir, const std::string& model_path, double limit_s) const {
+  if (limit_s <= 0) limit_s = options_.timeout_s;
   ProcessSpec ps;
   ps.argv = check_argv(options_, model_path);
   ps.cwd = dir.path();
   ps.env_set = {{"REPRO_CANDIDATE", model_path}, {"REPRO_CANDIDATE_DIR", dir.path()}};
-  ps.timeout_s = options_.timeout_s;
+  ps.timeout_s = limit_s;
   ProcessResult r;
   try {
     r = run_process(ps);
@@ -105,9 +109,11 @@ Verdict CheckOracle::run_in(const Dir& dir, const std::string& model_path) const
                                 options_.prefix.empty() ? "" : " under the worker prefix", shell_quote_command(ps.argv)) +
                     said(r.err));
   Verdict v;
+  v.seconds = r.seconds;
   if (r.timed_out) {
-    v.got = failure_from(FailureKind::timeout, fmt::format("the check ran past {:g} s and was killed", options_.timeout_s));
+    v.got = failure_from(FailureKind::timeout, fmt::format("the check ran past {:g} s and was stopped", limit_s));
     v.interesting = options_.hang_is_interesting;
+    v.timeouts = 1;
     return v;
   }
   std::string output = r.out + r.err;
@@ -127,6 +133,12 @@ Verdict CheckOracle::run_in(const Dir& dir, const std::string& model_path) const
 }
 
 std::vector<Verdict> CheckOracle::judge(const std::vector<Candidate>& cands) {
+  return judge_within_limits(cands, limit_, [this](const std::vector<Candidate>& batch, const std::vector<double>& limits) {
+    return run_checks(batch, limits);
+  });
+}
+
+std::vector<Verdict> CheckOracle::run_checks(const std::vector<Candidate>& cands, const std::vector<double>& limits) {
   std::vector<Verdict> out(cands.size());
   for (size_t start = 0; start < cands.size(); start += static_cast<size_t>(options_.jobs)) {
     size_t end = std::min(cands.size(), start + static_cast<size_t>(options_.jobs));
@@ -145,8 +157,8 @@ std::vector<Verdict> CheckOracle::judge(const std::vector<Candidate>& cands) {
     }
     std::vector<std::future<Verdict>> running(end - start);
     for (size_t k = 0; k < made.size(); ++k)
-      if (made[k]) running[k] = std::async(std::launch::async, [this, k, &made] {
-        return run_in(candidates_->sub(made[k]->first), made[k]->second);
+      if (made[k]) running[k] = std::async(std::launch::async, [this, k, &made, limit = limits[start + k]] {
+        return run_in(candidates_->sub(made[k]->first), made[k]->second, limit);
       });
     for (size_t k = 0; k < made.size(); ++k) {
       if (!made[k]) continue;

@@ -92,17 +92,22 @@ int minify_bundle(const MinifyCommandOptions& o) {
   original.graph = b.graph;
 
   // 1. The original must fail, and fail the way the bundle says (a level-3 bundle is classified now).
-  SubprocessOracle probe(wo, expected);
+  //    The probe's workers end before the reduction's start (no step held twice on a cluster).
   ProbeOptions po;
   po.runs = hang ? 1 : std::max(1, o.flaky_checks);
   po.look_until = expected.failed() && !hang ? 10 : po.runs;
   fmt::print(stderr, "[minify] checking that the original fails ({} runs{})...\n", po.runs,
              po.runs > po.min_runs ? fmt::format(" at most; after {}, no more than {:.0f} s", po.min_runs, po.budget_s) : "");
-  ProbeResult pr = probe_original(po, [&] {
-    Failure f = probe.run_one(original);
-    if (!expected.failed() && f.failed() && f.kind != FailureKind::invalid_candidate) expected = f;
-    return Verdict{minifier_interesting(expected, f, o.any_accuracy), f};
-  });
+  ProbeResult pr;
+  {
+    SubprocessOracle probe(wo, expected);
+    pr = probe_original(po, [&] {
+      Verdict v = probe.run_one(original);
+      const Failure& f = v.got;
+      if (!v.unknown && !expected.failed() && f.failed() && f.kind != FailureKind::invalid_candidate) expected = f;
+      return Verdict{!v.unknown && minifier_interesting(expected, f, o.any_accuracy), f};
+    });
+  }
   if (pr.fails == 0) {
     fmt::print(stderr, "[minify] the original graph does not fail in {} run{}: nothing to minify.\n", pr.runs, pr.runs == 1 ? "" : "s");
     if (pr.other.failed()) fmt::print(stderr, "[minify] it failed differently instead: {}: {}\n", pr.other.kind_name(), pr.other.message.substr(0, 200));
@@ -118,8 +123,11 @@ int minify_bundle(const MinifyCommandOptions& o) {
                rate * 100, mo.flaky_attempts);
   wo.timeout_s = o.timeout_s > 0 ? o.timeout_s : expected.kind == FailureKind::timeout ? wo.timeout_s : std::max(10.0, 3 * slowest + 5);
   wo.first_query = next_query_number(work.sub("queries"));  // after the probe's queries
-  fmt::print(stderr, "[minify] failure: {}: {}\n[minify] per-query timeout {:.0f}s, {} worker{}\n", expected.kind_name(),
-             expected.message.substr(0, expected.message.find('\n')), wo.timeout_s, wo.jobs, wo.jobs == 1 ? "" : "s");
+  fmt::print(stderr, "[minify] failure: {}: {}\n[minify] per-query time limit {}, {} worker{}\n", expected.kind_name(),
+             expected.message.substr(0, expected.message.find('\n')),
+             expected.kind == FailureKind::timeout ? fmt::format("{:.0f}s (a hang)", wo.timeout_s)
+                                                    : fmt::format("at least {:.0f}s, growing with what candidates cost", wo.timeout_s),
+             wo.jobs, wo.jobs == 1 ? "" : "s");
   SubprocessOracle oracle(wo, expected);
 
   // 2. Resume from the best candidate an earlier run left behind.
@@ -153,6 +161,8 @@ int minify_bundle(const MinifyCommandOptions& o) {
   if (rate < 1) mo.restarts = 2;  // a flaky oracle can still say "passes" wrongly
   MinifyResult r = reduce(start, selected_strategies(o, b.spec), oracle, mo, cb);
   printer.done();
+  oracle.release();
+  report_time_limits("minify", r, oracle.limit().largest_given_s());
   const ReproSpec final_spec = candidate_spec(spec, r.best);
   std::string how = fmt::format("Minified by reprokit from {} to {} ops, {} to {} input elements, {} to {} compiler passes, in {} queries ({:.1f}s).",
                                 start_nodes, r.best.graph.num_ops(), input_elements(b.graph), input_elements(r.best.graph), enabled_passes(b.spec),

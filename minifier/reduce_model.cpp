@@ -144,7 +144,10 @@ int reduce_model(const ReduceCommandOptions& o) {
   if (rate < 1)
     fmt::print(stderr, "[reduce] the check is flaky: interesting in {} of {} runs ({:.0f}%); each candidate gets up to {} tries\n", pr.fails, pr.runs,
                rate * 100, attempts);
-  fmt::print(stderr, "[reduce] per-check timeout {:.0f}s, {} job{}\n", co.timeout_s, co.jobs, co.jobs == 1 ? "" : "s");
+  fmt::print(stderr, "[reduce] per-check time limit {}, {} job{}\n",
+             co.hang_is_interesting ? fmt::format("{:.0f}s (a hang is interesting)", co.timeout_s)
+                                    : fmt::format("at least {:.0f}s, growing with what candidates cost", co.timeout_s),
+             co.jobs, co.jobs == 1 ? "" : "s");
   CheckOracle oracle(co, candidate_values);
 
   // 2. Resume from the best candidate an earlier run left behind.
@@ -174,6 +177,7 @@ int reduce_model(const ReduceCommandOptions& o) {
   if (rate < 1) mo.restarts = 2;  // a flaky check can still say "not interesting" wrongly
   MinifyResult r = reduce(start, selected_strategies(o), oracle, mo, cb);
   printer.done();
+  report_time_limits("reduce", r, oracle.limit().largest_given_s());
   save(r.best);
 
   // The passing twin, in the check's format, for the bug report.
@@ -194,7 +198,7 @@ int reduce_model(const ReduceCommandOptions& o) {
   const std::string rerun = shell_quote_command(check_argv(co, model_file));
   Verdict final_verdict;
   if (o.verify) {
-    final_verdict = oracle.run_in(out, model_file);
+    final_verdict = oracle.run_in(out, model_file, oracle.limit().for_candidate(r.best));
     if (!final_verdict.interesting)
       fmt::print(stderr, "\n[reduce] !!! WARNING: the check does NOT find the final repro interesting in a fresh run !!!\n[reduce] !!! (cd {} && {})\n",
                  out.path(), rerun);

@@ -80,6 +80,8 @@ class Engine {
     p.nodes = result_.best.graph.num_ops();
     p.queries = result_.queries;
     p.cache_hits = result_.cache_hits;
+    p.timeouts = result_.timeouts;
+    p.unknown = result_.unknown;
     for (int i = 0; i < result_.best.graph.num_inputs(); ++i) p.elements += result_.best.graph.node(i).type.numel();
     p.elapsed_s = elapsed();
     p.strategy = strategy_;
@@ -140,7 +142,8 @@ class Engine {
       where.push_back(i);
     }
     if (!batch.empty()) {
-      std::vector<bool> verdict(batch.size(), false), passed(batch.size(), true);
+      std::vector<bool> verdict(batch.size(), false), passed(batch.size(), true), unknown(batch.size(), false);
+      StrategyStats& stats = result_.per_strategy[strategy_];
       // A flaky failure shows up only sometimes: a candidate counts as failing if any attempt fails.
       for (int attempt = 0; attempt < std::max(1, options_.flaky_attempts); ++attempt) {
         std::vector<Candidate> again;
@@ -150,15 +153,23 @@ class Engine {
         if (again.empty()) break;
         auto v = oracle_.judge(again);
         result_.queries += static_cast<int>(again.size());
-        result_.per_strategy[strategy_].queries += static_cast<int>(again.size());
+        stats.queries += static_cast<int>(again.size());
         for (size_t j = 0; j < v.size(); ++j) {
-          verdict[pos[j]] = v[j].interesting;
-          passed[pos[j]] = passed[pos[j]] && !v[j].got.failed();
+          verdict[pos[j]] = v[j].interesting && !v[j].unknown;
+          passed[pos[j]] = passed[pos[j]] && !v[j].got.failed() && !v[j].unknown;
+          unknown[pos[j]] = unknown[pos[j]] || v[j].unknown;
+          result_.timeouts += v[j].timeouts;
+          stats.timeouts += v[j].timeouts;
         }
       }
       for (size_t b = 0; b < batch.size(); ++b) {
         Outcome o{verdict[b], !verdict[b] && passed[b]};
         out[where[b]] = verdict[b];
+        if (unknown[b] && !verdict[b]) {  // not an answer: not taken, not remembered, no twin
+          ++result_.unknown;
+          ++stats.unknown;
+          continue;
+        }
         memo_[batch[b].key()] = o;
         note(cands[where[b]], o, units[where[b]]);
       }

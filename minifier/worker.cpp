@@ -9,6 +9,7 @@
 #include "reprokit/ir/errors.h"
 #include "reprokit/support/files.h"
 #include "reprokit/minifier/minify_bundle.h"
+#include "reprokit/minifier/worker_protocol.h"
 #include "reprokit/runtime/interpreter.h"
 
 namespace reprokit {
@@ -99,6 +100,8 @@ int run_minify_worker(const std::string& bundle_dir, const std::string& query_fi
   std::string line;
   while (std::getline(std::cin, line)) {
     if (line.empty()) continue;
+    fmt::print("{}\n", kBeginLine);
+    std::fflush(stdout);
     Failure f;
     try {
       f = answer(line);

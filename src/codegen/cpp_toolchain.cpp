@@ -66,6 +66,18 @@ std::string flags_text() {
   return s;
 }
 
+// REPRO_TEST_COMPILE_DELAY=SECONDS: every compiler invocation takes that much longer. A testing
+// knob: a loaded machine's slow compiles on demand, so the minifier's time limits are tested
+// against them (a cache hit costs nothing, as on a real machine).
+void simulate_slow_compiler() {
+  const char* e = std::getenv("REPRO_TEST_COMPILE_DELAY");
+  if (!e || !*e) return;
+  char* end = nullptr;
+  double s = std::strtod(e, &end);
+  if (end == e || !(s > 0) || s > 3600) return;
+  usleep(static_cast<useconds_t>(s * 1e6));
+}
+
 }  // namespace
 
 int compiler_invocations() { return g_invocations.load(); }
@@ -113,6 +125,7 @@ CompiledLibrary build_shared_object(const std::string& source, const std::string
       if (!out) throw UserError(fmt::format("cannot write generated source to '{}'", src.string()));
     }
     ++g_invocations;
+    simulate_slow_compiler();
     ProcessSpec ps;
     ps.argv = {compiler};
     ps.argv.insert(ps.argv.end(), kFlags.begin(), kFlags.end());

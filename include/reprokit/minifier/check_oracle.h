@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "reprokit/minifier/oracle.h"
+#include "reprokit/minifier/query_limit.h"
 #include "reprokit/runtime/tensor.h"
 #include "reprokit/support/files.h"
 
@@ -34,7 +35,7 @@ struct CheckOptions {
   std::string work_dir;             // candidates go to work_dir/candidates/c<N>/
   int first_candidate = 1;          // a resumed run numbers on after the earlier candidates
   int jobs = 1;
-  double timeout_s = 60;            // a check running longer is killed with its process group
+  double timeout_s = 60;            // the floor of QueryLimit (with hang_is_interesting: the hang threshold)
   std::string fail_regex;           // non-empty: interesting when the output matches (else: exit status != 0)
   bool hang_is_interesting = false; // a check killed at the timeout counts as interesting
   bool keep_candidates = false;     // else a candidate's directory goes once its check is judged
@@ -62,13 +63,18 @@ class CheckOracle : public Oracle {
   CheckOracle(CheckOptions options, CandidateInputs inputs);
   std::vector<Verdict> judge(const std::vector<Candidate>& candidates) override;
   int parallelism() const override { return options_.jobs; }
-  // Runs the check once on the model files in `dir` (the final verification, the original).
-  Verdict run_in(const Dir& dir, const std::string& model_path) const;
+  // Runs the check once on the model files in `dir` (the final verification, the original),
+  // within limit_s (0: the options' timeout).
+  Verdict run_in(const Dir& dir, const std::string& model_path, double limit_s = 0) const;
   const CheckOptions& options() const { return options_; }
+  const QueryLimit& limit() const { return limit_; }
 
  private:
+  std::vector<Verdict> run_checks(const std::vector<Candidate>& candidates, const std::vector<double>& limits);
+
   CheckOptions options_;
   CandidateInputs inputs_;
+  QueryLimit limit_;
   std::optional<std::regex> regex_;
   std::optional<Dir> candidates_;
   int counter_;

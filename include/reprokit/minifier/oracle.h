@@ -12,6 +12,11 @@ namespace reprokit {
 struct Verdict {
   bool interesting = false;  // fails the same way as the original
   Failure got;               // what happened (empty: it passed)
+  // Not judged: it ran out of time (twice, see query_limit.h) while a hang is not what is sought,
+  // or its launcher failed. Never an answer: the engine neither takes it nor remembers it.
+  bool unknown = false;
+  int timeouts = 0;          // times it ran past its limit
+  double seconds = 0;        // how long the query ran
 };
 
 class Oracle {

@@ -25,10 +25,12 @@ struct MinifyOptions {
 
 struct StrategyStats {
   int queries = 0, successes = 0;
+  int timeouts = 0, unknown = 0;  // queries that ran past their limit; candidates left unjudged
 };
 
 struct MinifyProgress {
   int nodes = 0, queries = 0, cache_hits = 0;
+  int timeouts = 0, unknown = 0;
   int64_t elements = 0;  // input elements of the best candidate
   double elapsed_s = 0;
   std::string strategy;
@@ -41,6 +43,9 @@ struct MinifyResult {
   std::optional<Candidate> twin;
   std::string twin_strategy;
   int queries = 0, cache_hits = 0;
+  // Queries that ran past their time limit, and candidates that could not be judged at all
+  // (unknown: kept out of the result, which may therefore be larger than it could be).
+  int timeouts = 0, unknown = 0;
   std::map<std::string, StrategyStats> per_strategy;
   std::vector<MinifyProgress> history;  // one entry per success
   double seconds = 0;

@@ -2,12 +2,14 @@
 // crashes or hangs is itself the verdict (crash with its signal; timeout) and is replaced; process
 // start-up stays off the critical path.
 #pragma once
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "reprokit/harness/failure.h"
 #include "reprokit/minifier/oracle.h"
+#include "reprokit/minifier/query_limit.h"
 
 namespace reprokit {
 
@@ -17,7 +19,8 @@ struct WorkerPoolOptions {
   std::string work_dir;      // queries are saved in work_dir/queries as q<N>.json
   int first_query = 1;       // number of the first query saved (a resumed run keeps earlier ones)
   int jobs = 1;
-  double timeout_s = 60;     // per query
+  double timeout_s = 60;     // per query: the floor of QueryLimit (the limit for a hang)
+  double launch_timeout_s = 300;  // from a query sent to the worker's BEGIN (srun may queue the job)
   long memory_limit_mb = 0;
   bool any_accuracy = false; // accept integer/bool-only accuracy divergences too
   std::vector<std::string> prefix;  // a launcher each worker runs under (srun ..., ssh HOST)
@@ -30,13 +33,21 @@ class SubprocessOracle : public Oracle {
   std::vector<Verdict> judge(const std::vector<Candidate>& candidates) override;
   int parallelism() const override;
   // Runs one candidate (used to classify the original and to measure flakiness).
-  Failure run_one(const Candidate& c);
+  Verdict run_one(const Candidate& c);
+  // Ends every worker now (end of input, then stopped after the grace period if need be); a
+  // later query starts fresh ones.
+  void release();
+  const QueryLimit& limit() const { return limit_; }
 
  private:
+  std::chrono::steady_clock::time_point begin(size_t worker, const std::string& query_line);
+  std::vector<Verdict> run_side_by_side(const std::vector<Candidate>& candidates, const std::vector<double>& limits);
+
   struct Pool;
   std::unique_ptr<Pool> pool_;
   WorkerPoolOptions options_;
   Failure expected_;
+  QueryLimit limit_;
   int query_counter_ = 0;
 };
 

@@ -1,0 +1,57 @@
+// Query time limits (see query_limit.h).
+#include "reprokit/minifier/query_limit.h"
+
+#include <algorithm>
+
+namespace reprokit {
+
+namespace {
+// The margin over the slowest cost seen: a busy machine is often 2-3x slower than a quiet one.
+constexpr double kMargin = 3;
+}  // namespace
+
+double QueryLimit::for_candidate(const Candidate& c) const {
+  if (hang_sought_) return floor_s_;
+  return std::max(floor_s_, kMargin * seconds_per_op_ * std::max(1, c.graph.num_ops()));
+}
+
+void QueryLimit::answered(const Candidate& c, double seconds) {
+  seconds_per_op_ = std::max(seconds_per_op_, seconds / std::max(1, c.graph.num_ops()));
+}
+
+std::vector<Verdict> judge_within_limits(const std::vector<Candidate>& cands, QueryLimit& limit, const LimitedAttempt& attempt) {
+  std::vector<double> limits;
+  for (auto& c : cands) limits.push_back(limit.for_candidate(c));
+  for (double l : limits) limit.note_given(l);
+  std::vector<Verdict> out = attempt(cands, limits);
+  std::vector<Candidate> again;
+  std::vector<double> again_limits;
+  std::vector<size_t> where;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i].timeouts == 0) {
+      limit.answered(cands[i], out[i].seconds);
+    } else if (!limit.hang_sought()) {
+      again.push_back(cands[i]);
+      again_limits.push_back(2 * limits[i]);
+      limit.note_given(again_limits.back());
+      where.push_back(i);
+    }
+  }
+  if (again.empty()) return out;
+  std::vector<Verdict> retried = attempt(again, again_limits);
+  for (size_t k = 0; k < where.size(); ++k) {
+    Verdict& v = out[where[k]];
+    const int earlier = v.timeouts;
+    v = retried[k];
+    v.timeouts += earlier;
+    if (retried[k].timeouts == 0) {
+      limit.answered(again[k], v.seconds);
+    } else {
+      v.unknown = true;
+      v.interesting = false;
+    }
+  }
+  return out;
+}
+
+}  // namespace reprokit
