@@ -16,15 +16,14 @@
 #include "reprokit/runtime/npy.h"
 #include "reprokit/runtime/templates.h"
 #include "reprokit/support/files.h"
+#include "reprokit/support/hash.h"
 
 namespace reprokit {
 
 using nlohmann::json;
 
 std::string checksum(std::string_view bytes) {
-  uint64_t h = 1469598103934665603ULL;
-  for (char c : bytes) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-  return fmt::format("fnv1a64:{:016x}", h);
+  return fmt::format("fnv1a64:{:016x}", fnv1a64(bytes));
 }
 
 namespace {

@@ -5,6 +5,7 @@
 
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/verifier.h"
+#include "reprokit/support/hash.h"
 
 namespace reprokit {
 
@@ -121,11 +122,7 @@ uint64_t mix(uint64_t h, uint64_t v) {
   h *= 0xff51afd7ed558ccdULL;
   return h ^ (h >> 33);
 }
-uint64_t hash_str(std::string_view s) {
-  uint64_t h = 1469598103934665603ULL;
-  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-  return h;
-}
+uint64_t hash_str(std::string_view s) { return fnv1a64(s); }
 }  // namespace
 
 uint64_t structural_hash(const Graph& g) {

@@ -1,0 +1,14 @@
+// 64-bit FNV-1a of bytes: the content hash behind cache keys, unit names and checksums.
+#pragma once
+#include <cstdint>
+#include <string_view>
+
+namespace reprokit {
+
+inline uint64_t fnv1a64(std::string_view bytes) {
+  uint64_t h = 1469598103934665603ULL;
+  for (char c : bytes) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  return h;
+}
+
+}  // namespace reprokit
