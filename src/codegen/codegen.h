@@ -40,7 +40,13 @@ struct Access {
 class Codegen {
  public:
   Codegen(const Graph& g, const NodeInjections& inj, bool cuda);
-  std::string run();  // the whole source
+  std::string run();  // CUDA: the whole source; CPU: the entry point (the kernels are in units())
+  // CPU: the separately compiled functions (see CppSource), and the buffers each one's pointer
+  // list holds, in order (indices into the entry point's buffer table).
+  struct Unit {
+    std::string name, text;
+  };
+  const std::vector<Unit>& units() const { return units_; }
   const std::vector<std::string>& error_messages() const { return errors_; }
   int64_t workspace_bytes() const { return workspace_bytes_; }
 
@@ -59,8 +65,12 @@ class Codegen {
   bool is_view(int id) const { return views_.count(id) > 0; }
   // A value lives in a buffer unless it is a folded view or used only inside its fusion group.
   bool materialized(int id) const;
+  // Names inside a kernel are numbered per kernel (node ids are not in the text), so a kernel's
+  // text, and the compiled unit holding it, stay the same when the nodes around it come and go.
   std::string buf(int id) const;  // the C++ name of node id's buffer (recorded as used by the kernel)
-  mutable std::set<int> used_;    // buffers the kernel being emitted names
+  std::string local(const char* prefix, int id) const;  // the kernel's name for a value of node id
+  mutable std::map<int, int> local_;  // node id -> its number in the kernel being emitted
+  mutable std::vector<int> used_;     // buffers the kernel being emitted names, in first-use order
   Access access(int id) const;    // how to read node id
   // A view op's value read through its operand's buffer, or nullopt when the layout needs a copy.
   std::optional<Access> view_access(int id) const;
@@ -124,6 +134,8 @@ class Codegen {
 
   std::vector<std::string> errors_;
   int64_t workspace_bytes_ = 0;
+  std::vector<Unit> units_;
+  std::vector<std::vector<int>> unit_args_;
 };
 
 }  // namespace reprokit::codegen_detail

@@ -97,9 +97,9 @@ std::unique_ptr<CompiledGraph> compile_graph(const Graph& g, const CompileOption
   NodeInjections inj = resolve_injections(g, options);
   Graph lowered = lower_for_codegen(g, options, nullptr);
   if (b == "cuda") return compile_cuda(lowered, inj, options);
-  std::string source = render_cpp(lowered, inj);
+  CppSource source = render_cpp(lowered, inj);
   CompiledLibrary lib = build_shared_object(source, default_cache_dir(options.cache_dir));
-  return std::make_unique<CppCompiledGraph>(std::move(lowered), std::move(source), lib);
+  return std::make_unique<CppCompiledGraph>(std::move(lowered), source.text(), lib);
 }
 
 }  // namespace reprokit

@@ -14,6 +14,7 @@
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/op_semantics.h"
 #include "reprokit/runtime/templates.h"
+#include "reprokit/support/hash.h"
 
 namespace reprokit {
 
@@ -160,9 +161,14 @@ bool Codegen::materialized(int id) const {
   return false;
 }
 
+std::string Codegen::local(const char* prefix, int id) const {
+  auto [it, fresh] = local_.emplace(id, static_cast<int>(local_.size()));
+  return prefix + std::to_string(it->second);
+}
+
 std::string Codegen::buf(int id) const {
-  used_.insert(id);
-  return "b" + std::to_string(id);
+  if (std::find(used_.begin(), used_.end(), id) == used_.end()) used_.push_back(id);
+  return local("b", id);
 }
 
 Access Codegen::access(int id) const {
@@ -319,36 +325,53 @@ std::string Codegen::run() {
     placed.push_back({i, ws_bytes});
     ws_bytes += (std::max<int64_t>(g_.node(i).type.numel(), 1) * static_cast<int64_t>(dtype_size(g_.node(i).type.dtype)) + 63) / 64 * 64;
   }
-  // Kernels go into functions of up to kKernelsPerFunction each, called from a table: the
-  // compiler's time stays linear in the graph's size (no entry point thousands of statements
-  // long, no per-function overhead paid for every one of thousands of tiny kernels).
-  constexpr int kKernelsPerFunction = 16;
-  std::string kernels, table, chunk;
-  std::set<int> chunk_used;
+  // Kernels go into functions of a few kernels each, called in order: the compiler's time stays
+  // linear in the graph's size (no entry point thousands of statements long, no per-function
+  // overhead paid for every one of thousands of tiny kernels). Where a function ends depends only
+  // on the kernels' text (a hash), so a candidate that keeps most of a graph's kernels keeps most
+  // of its functions too; on the CPU each is a unit compiled and cached on its own.
+  constexpr int kMinKernels = 6, kMaxKernels = 32, kCutEvery = 8;
+  constexpr size_t kMaxFunctionBytes = 1u << 17;
+  std::string kernels, calls;
+  std::string chunk;
+  std::vector<int> chunk_args;  // CPU: the buffers the function's pointer list holds, in order
   int nk = 0, in_chunk = 0;
   auto flush = [&] {
     if (!in_chunk) return;
-    std::string decls;
-    for (int i : chunk_used) decls += fmt::format("  {0}* {1} = ({0}*)B[{2}];\n", storage_type(g_.node(i).type.dtype), "b" + std::to_string(i), i);
-    if (cuda_)
-      kernels += fmt::format("__device__ __noinline__ void k{}(void* const* B, unsigned char* ws, int* err) {{\n{}{}  (void)ws; (void)err;\n}}\n\n", nk,
-                             decls, chunk);
-    else
-      kernels += fmt::format("__attribute__((noinline)) static int k{}(void* const* B, char* err, int errlen) {{\n{}{}  (void)err; (void)errlen;\n  return 0;\n}}\n\n",
-                             nk, decls, chunk);
-    table += fmt::format("k{},{}", nk, (nk + 1) % 16 ? " " : "\n  ");
+    if (cuda_) {
+      kernels += fmt::format("__device__ __noinline__ void k{}(void* const* B, unsigned char* ws, int* err) {{\n{}  (void)B; (void)ws; (void)err;\n}}\n\n", nk,
+                             chunk);
+      calls += fmt::format("  k{}(B, ws, err);\n", nk);
+    } else {
+      const std::string name = fmt::format("rk_u_{:016x}", fnv1a64(chunk));
+      units_.push_back({name, fmt::format("extern \"C\" int {}(void* const* P, char* err, int errlen) {{\n{}  (void)P; (void)err; (void)errlen;\n  return 0;\n}}\n",
+                                          name, chunk)});
+      unit_args_.push_back(chunk_args);
+    }
     ++nk;
     chunk.clear();
-    chunk_used.clear();
+    chunk_args.clear();
     in_chunk = 0;
   };
   auto add_kernel = [&](const std::string& body) {
-    chunk += "  {\n" + body + "  }\n" + (cuda_ ? "  __syncthreads();\n" : "");
-    chunk_used.insert(used_.begin(), used_.end());
+    std::string decls;
+    for (int i : used_) {
+      const std::string source = cuda_ ? fmt::format("B[{}]", i) : fmt::format("P[{}]", chunk_args.size());
+      // B[n + k] is the caller's output k (written by the copies below).
+      const DType dt = g_.node(i < n ? i : g_.outputs[static_cast<size_t>(i - n)]).type.dtype;
+      decls += fmt::format("    {0}* {1} = ({0}*){2};\n", storage_type(dt), local("b", i), source);
+      if (!cuda_) chunk_args.push_back(i);
+    }
+    const std::string kernel = "  {\n" + decls + body + "  }\n" + (cuda_ ? "  __syncthreads();\n" : "");
+    chunk += kernel;
     used_.clear();
-    if (++in_chunk == kKernelsPerFunction || chunk.size() > (1u << 16)) flush();
+    local_.clear();
+    ++in_chunk;
+    // The body alone decides (the declarations number slots from the function's start).
+    if ((in_chunk >= kMinKernels && fnv1a64(body) % kCutEvery == 0) || in_chunk == kMaxKernels || chunk.size() > kMaxFunctionBytes) flush();
   };
   used_.clear();
+  local_.clear();
   for (int i = g_.num_inputs(); i < n; ++i) {
     if (is_view(i)) continue;
     if (group_last_.count(i)) add_kernel(kernel_for_group(group_last_.at(i)));
@@ -359,8 +382,9 @@ std::string Codegen::run() {
     int o = g_.outputs[static_cast<size_t>(k)];
     if (direct.count(o) && direct.at(o) == k) continue;
     const TensorType& t = g_.node(o).type;
-    add_kernel(fmt::format("  {}* out = ({}*)B[{}];\n", storage_type(t.dtype), storage_type(t.dtype), n + k) + loop("i", t.numel(), 1) +
-               fmt::format(" out[i] = {};\n", store_value(t.dtype, load(o, compute_type(t.dtype), t.shape, "i"))));
+    used_.push_back(n + k);
+    const std::string out = local("b", n + k);
+    add_kernel(loop("i", t.numel(), 1) + fmt::format(" {}[i] = {};\n", out, store_value(t.dtype, load(o, compute_type(t.dtype), t.shape, "i"))));
   }
   flush();
   // The tables of the entry point.
@@ -391,23 +415,45 @@ std::string Codegen::run() {
         "__device__ const int64_t kDirectIds[] = {{{}-1}}, kDirectPos[] = {{{}-1}};\n"
         "__device__ const int64_t kWorkspaceIds[] = {{{}-1}}, kWorkspaceOffsets[] = {{{}-1}};\n",
         direct_ids, direct_pos, ws_ids, shifted);
-    std::string calls;
-    for (int k = 0; k < nk; ++k) calls += fmt::format("  k{}(B, ws, err);\n", k);
     return template_text("cuda_prelude.cuh") + "\n" + tables + "\n" + kernels +
            "extern \"C\" __global__ void rk_graph_kernel(void* const* inputs, void* const* outputs, unsigned char* ws, int* err) {\n" +
            fmt::format("  void* B[{}];\n", n + n_out) + fill + calls + "}\n";
   }
-  return template_text("cpp_prelude.h") + "\n" + tables + "\n" + kernels +
-         "using Kernel = int (*)(void* const*, char*, int);\nstatic const Kernel kKernels[] = {\n  " + table + "nullptr};\n\n" +
+  // The entry point: the buffer table, then each unit called with its slice of the pointer list.
+  std::string declared, args, call_table;
+  std::set<std::string> seen;
+  int64_t first = 0;
+  for (size_t u = 0; u < units_.size(); ++u) {
+    if (seen.insert(units_[u].name).second) declared += fmt::format("extern \"C\" int {}(void* const*, char*, int);\n", units_[u].name);
+    call_table += fmt::format("  {{{}, {}}},\n", units_[u].name, first);
+    for (int a : unit_args_[u]) args += fmt::format("{},{}", a, (++first) % 32 ? " " : "\n  ");
+  }
+  return template_text("cpp_prelude.h") + "\n" + tables + "\n" + declared + "\nstatic const int64_t kArgs[] = {\n  " + args + "-1};\n" +
+         "using Kernel = int (*)(void* const*, char*, int);\nstruct RkCall {\n  Kernel fn;\n  int64_t first;\n};\n" +
+         "static const RkCall kCalls[] = {\n" + call_table + "  {nullptr, 0}};\n\n" +
          "extern \"C\" int rk_graph_run(void* const* inputs, void* const* outputs, char* err, int errlen) {\n" +
          fmt::format("  std::vector<void*> B({});\n  std::vector<unsigned char> workspace({});\n  unsigned char* ws = workspace.data();\n", n + n_out,
                      std::max<int64_t>(ws_bytes, 64)) +
-         fill + "  for (const Kernel* k = kKernels; *k; ++k)\n    if ((*k)(B.data(), err, errlen)) return 1;\n  return 0;\n}\n";
+         fill + fmt::format("  std::vector<void*> P({});\n  for (int64_t i = 0; i < {}; ++i) P[i] = B[kArgs[i]];\n", std::max<int64_t>(first, 1), first) +
+         "  for (const RkCall* c = kCalls; c->fn; ++c)\n    if (c->fn(P.data() + c->first, err, errlen)) return 1;\n  return 0;\n}\n";
 }
 
 }  // namespace codegen_detail
 
-std::string render_cpp(const Graph& g, const NodeInjections& injections) { return codegen_detail::Codegen(g, injections, false).run(); }
+CppSource render_cpp(const Graph& g, const NodeInjections& injections) {
+  codegen_detail::Codegen gen(g, injections, false);
+  CppSource out;
+  const std::string prelude = template_text("cpp_prelude.h") + "\n";
+  out.entry = gen.run();
+  for (auto& u : gen.units()) out.units.push_back(prelude + u.text);
+  return out;
+}
+
+std::string CppSource::text() const {
+  std::string s = entry;
+  for (auto& u : units) s += "\n" + u;
+  return s;
+}
 
 CudaSource render_cuda(const Graph& g, const NodeInjections& injections) {
   codegen_detail::Codegen gen(g, injections, true);

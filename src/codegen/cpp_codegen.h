@@ -13,10 +13,19 @@ namespace reprokit {
 // Fault injections resolved to nodes: node name -> kind (compile_error, runtime_error, ...).
 using NodeInjections = std::map<std::string, NodeFault>;
 
-// The generated source defines `extern "C" int rk_graph_run(void* const* inputs, void* const*
-// outputs, char* err, int errlen)`: inputs in graph order (with their declared strides), outputs
-// contiguous, allocated by the caller; returns 0, or 1 with a message in err.
-std::string render_cpp(const Graph& g, const NodeInjections& injections);
+// The generated C++ of a graph, as translation units compiled on their own and linked together.
+// `entry` defines `extern "C" int rk_graph_run(void* const* inputs, void* const* outputs, char*
+// err, int errlen)`: inputs in graph order (with their declared strides), outputs contiguous,
+// allocated by the caller; returns 0, or 1 with a message in err. It calls the `units`, each one
+// function of a few kernels named rk_u_<hash of its text>: a unit's text depends only on the
+// kernels it holds (buffers arrive as a pointer list, names inside are numbered per kernel), so
+// candidates that keep most of a graph share most of its compiled units.
+struct CppSource {
+  std::vector<std::string> units;
+  std::string entry;
+  std::string text() const;  // all of it, for reading (not compilable as one unit)
+};
+CppSource render_cpp(const Graph& g, const NodeInjections& injections);
 
 // The same lowering rendered as CUDA C++: one `rk_graph_kernel(inputs, outputs, ws, err)` run by a
 // single thread block, each kernel a block-strided loop followed by __syncthreads(). Errors set

@@ -6,16 +6,20 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <mutex>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <mutex>
+#include <thread>
 
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/ir/errors.h"
 #include "reprokit/process/subprocess.h"
 #include "reprokit/support/files.h"
+#include "reprokit/support/hash.h"
 
 namespace reprokit {
 
@@ -31,6 +35,7 @@ std::string g_last_warnings;  // what the compiler printed on the last successfu
 // between machines never hands one a library built for another's instruction set.
 // Warnings stay on: generated code is expected to compile cleanly (a test checks).
 const std::vector<std::string> kFlags = {"-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-fwrapv", "-Wall", "-Wextra"};
+const std::vector<std::string> kUnitFlags = {"-O3", "-march=native", "-fopenmp", "-c", "-fPIC", "-fwrapv", "-Wall", "-Wextra"};
 const std::vector<std::string> kLibs = {"-lopenblas"};
 
 // The CPU's model and feature flags (from /proc/cpuinfo): part of the cache key.
@@ -52,15 +57,10 @@ const std::string& cpu_identity() {
   return id;
 }
 
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ULL;
-  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-  return h;
-}
-
 std::string flags_text() {
   std::string s;
   for (auto& f : kFlags) s += " " + f;
+  for (auto& f : kUnitFlags) s += " " + f;
   for (auto& f : kLibs) s += " " + f;
   s += " " + cpu_identity();
   return s;
@@ -100,67 +100,126 @@ static void prefer_passive_openmp_threads() {
   std::call_once(once, [] { setenv("OMP_WAIT_POLICY", "passive", 0); });
 }
 
-CompiledLibrary build_shared_object(const std::string& source, const std::string& cache_dir) {
-  prefer_passive_openmp_threads();
-  std::string compiler = REPROKIT_CXX_COMPILER;
-  std::string key = fmt::format("{:016x}", fnv1a(source + "\n" + compiler + flags_text()));
-  fs::path dir(cache_dir);
+namespace {
+
+// One compiler run over `src` (written to `dir` under a unique name first) producing `out`;
+// throws CompileFailure with the compiler's first error and log when it fails, and remembers a
+// plain rejection in `remembered` (a killed or crashed compiler may do better next time).
+void run_compiler(const std::string& compiler, const std::vector<std::string>& flags, const std::string& src_text, const fs::path& kept_src,
+                  const fs::path& out, const std::vector<std::string>& extra_inputs, const fs::path& remembered, std::string& log_out) {
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw UserError(fmt::format("cannot create the compile cache directory '{}': {}", dir.string(), ec.message()));
-  fs::path so = dir / ("rk_" + key + ".so"), failed = dir / ("rk_" + key + ".error");
+  std::string tag = fmt::format("{}.{}", ::getpid(), g_invocations.fetch_add(1));
+  fs::path src = kept_src.parent_path() / (kept_src.stem().string() + "." + tag + ".cpp");
+  fs::path tmp = out.parent_path() / (out.filename().string() + "." + tag + ".tmp");
+  {
+    std::ofstream f(src);
+    f << src_text;
+    if (!f) throw UserError(fmt::format("cannot write generated source to '{}'", src.string()));
+  }
+  ProcessSpec ps;
+  ps.argv = {compiler};
+  ps.argv.insert(ps.argv.end(), flags.begin(), flags.end());
+  ps.argv.insert(ps.argv.end(), {"-o", tmp.string(), src.string()});
+  ps.argv.insert(ps.argv.end(), extra_inputs.begin(), extra_inputs.end());
+  ProcessResult pr;
+  try {
+    pr = run_process(ps);
+  } catch (const std::runtime_error& e) {
+    fs::remove(src, ec);
+    throw UserError(fmt::format("cannot run the C++ compiler {}: {}", compiler, e.what()));
+  }
+  std::string log = pr.out + pr.err;
+  fs::rename(src, kept_src, ec);
+  if (pr.exit_code != 0) {
+    fs::remove(tmp, ec);
+    // First the diagnostic that says what is wrong, then the whole log.
+    std::string first = log;
+    if (auto e = log.find("error:"); e != std::string::npos) first = log.substr(e, log.find('\n', e) - e);
+    std::string message = fmt::format("C++ compiler rejected the generated code: {}\n{} log:\n{}", first, (ec ? src : kept_src).string(), log);
+    if (pr.exit_code == 1 && pr.signal == 0 && !pr.timed_out) {
+      fs::path err_tmp = remembered.parent_path() / (remembered.filename().string() + "." + tag + ".tmp");
+      std::ofstream(err_tmp) << message;
+      fs::rename(err_tmp, remembered, ec);
+    }
+    throw CompileFailure(FailureKind::compile_error, message);
+  }
+  log_out = log;
+  fs::rename(tmp, out, ec);
+  if (ec) throw UserError(fmt::format("cannot move '{}' into the compile cache: {}", out.string(), ec.message()));
+}
+
+// Runs `jobs` side by side on up to as many threads as the machine has cores; rethrows the first
+// failure in list order once all have ended.
+void run_side_by_side(const std::vector<std::function<void()>>& jobs) {
+  const size_t width = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::exception_ptr> failed(jobs.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < jobs.size();) {
+      try {
+        jobs[i]();
+      } catch (...) {
+        failed[i] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < std::min(width, jobs.size()); ++t) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  for (auto& f : failed)
+    if (f) std::rethrow_exception(f);
+}
+
+}  // namespace
+
+CompiledLibrary build_shared_object(const CppSource& source, const std::string& cache_dir) {
+  prefer_passive_openmp_threads();
+  const std::string compiler = REPROKIT_CXX_COMPILER;
+  const std::string salt = "\n" + compiler + flags_text();
+  std::string whole = source.entry;
+  for (auto& u : source.units) whole += u;
+  const std::string key = fmt::format("{:016x}", fnv1a64(whole + salt));
+  fs::path dir(cache_dir), units_dir = dir / "units";
+  std::error_code ec;
+  fs::create_directories(units_dir, ec);
+  if (ec) throw UserError(fmt::format("cannot create the compile cache directory '{}': {}", units_dir.string(), ec.message()));
+  fs::path so = dir / ("rk_" + key + ".so");
   CompiledLibrary lib;
   lib.path = so.string();
   lib.cache_hit = fs::exists(so);
-  // A source the compiler rejected before is rejected again: the minifier's probe, its final
-  // verification and reruns of a compile-error bundle then cost no compile each.
-  if (!lib.cache_hit && fs::is_regular_file(failed, ec)) throw CompileFailure(FailureKind::compile_error, read_file(failed.string(), kMaxTextFileBytes));
+  const fs::path rejected_whole = dir / ("rk_" + key + ".error");
+  if (!lib.cache_hit && fs::is_regular_file(rejected_whole, ec))
+    throw CompileFailure(FailureKind::compile_error, read_file(rejected_whole.string(), kMaxTextFileBytes));
   if (!lib.cache_hit) {
-    // Unique temporary names, renamed into place: concurrent compiles of one graph are safe.
-    std::string tag = fmt::format("{}.{}", ::getpid(), g_invocations.load());
-    fs::path src = dir / ("rk_" + key + "." + tag + ".cpp"), tmp = dir / ("rk_" + key + "." + tag + ".so.tmp");
-    {
-      std::ofstream out(src);
-      out << source;
-      if (!out) throw UserError(fmt::format("cannot write generated source to '{}'", src.string()));
+    // Each unit compiles to an object of its own, kept by the hash of its text; a unit the
+    // compiler rejected before is rejected again at once (the minifier's probe, its final
+    // verification and reruns of a compile-error bundle then cost no compile each).
+    std::vector<fs::path> objects;
+    std::vector<std::function<void()>> compiles;
+    std::vector<std::string> logs(source.units.size());
+    for (size_t i = 0; i < source.units.size(); ++i) {
+      const std::string& text = source.units[i];
+      const std::string ukey = fmt::format("{:016x}", fnv1a64(text + salt));
+      fs::path obj = units_dir / ("u_" + ukey + ".o"), rejected = units_dir / ("u_" + ukey + ".error");
+      objects.push_back(obj);
+      if (fs::exists(obj)) continue;
+      if (fs::is_regular_file(rejected, ec)) throw CompileFailure(FailureKind::compile_error, read_file(rejected.string(), kMaxTextFileBytes));
+      compiles.push_back([&, i, obj, rejected, ukey] {
+        run_compiler(compiler, kUnitFlags, text, units_dir / ("u_" + ukey + ".cpp"), obj, {}, rejected, logs[i]);
+      });
     }
-    ++g_invocations;
     simulate_slow_compiler();
-    ProcessSpec ps;
-    ps.argv = {compiler};
-    ps.argv.insert(ps.argv.end(), kFlags.begin(), kFlags.end());
-    ps.argv.insert(ps.argv.end(), {"-o", tmp.string(), src.string()});
-    ps.argv.insert(ps.argv.end(), kLibs.begin(), kLibs.end());
-    ProcessResult pr;
-    try {
-      pr = run_process(ps);
-    } catch (const std::runtime_error& e) {
-      throw UserError(fmt::format("cannot run the C++ compiler {}: {}", compiler, e.what()));
-    }
-    std::string log = pr.out + pr.err;
-    if (pr.exit_code != 0) {
-      fs::remove(tmp, ec);
-      // First the diagnostic that says what is wrong, then the whole log.
-      std::string first = log;
-      if (auto e = log.find("error:"); e != std::string::npos) {
-        first = log.substr(e, log.find('\n', e) - e);
-      }
-      fs::path kept = dir / ("rk_" + key + ".cpp");
-      fs::rename(src, kept, ec);
-      std::string message = fmt::format("C++ compiler rejected the generated code: {}\n{} log:\n{}", first, (ec ? src : kept).string(), log);
-      // Only a plain rejection (status 1, diagnostics) is remembered; a killed or crashed
-      // compiler may do better next time.
-      if (pr.exit_code == 1 && pr.signal == 0 && !pr.timed_out) {
-        fs::path err_tmp = dir / ("rk_" + key + "." + tag + ".error.tmp");
-        std::ofstream(err_tmp) << message;
-        fs::rename(err_tmp, failed, ec);
-      }
-      throw CompileFailure(FailureKind::compile_error, message);
-    }
-    g_last_warnings = log;
-    fs::rename(tmp, so, ec);
-    if (ec) throw UserError(fmt::format("cannot move the compiled library into the cache: {}", ec.message()));
-    fs::rename(src, dir / ("rk_" + key + ".cpp"), ec);
+    run_side_by_side(compiles);
+    // The entry point, compiled and linked with the units into the library.
+    std::vector<std::string> inputs;
+    for (auto& o : objects) inputs.push_back(o.string());
+    inputs.insert(inputs.end(), kLibs.begin(), kLibs.end());
+    std::string link_log;
+    run_compiler(compiler, kFlags, source.entry, dir / ("rk_" + key + ".cpp"), so, inputs, rejected_whole, link_log);
+    std::string all;
+    for (auto& l : logs) all += l;
+    g_last_warnings = all + link_log;
   }
   lib.handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib.handle) throw CompileFailure(FailureKind::compile_error, fmt::format("cannot load '{}': {}", so.string(), dlerror()));

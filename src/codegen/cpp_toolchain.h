@@ -1,7 +1,11 @@
 // The cpp backend's toolchain: compiles generated source to a shared object through a persistent
-// cache keyed by a hash of the source and flags, and loads it.
+// cache, and loads it. Each unit of the source compiles to an object kept by the hash of its text
+// and the flags (units/ in the cache), shared by every graph that holds the same kernels; the
+// library links them with the entry point and is kept by the hash of the whole.
 #pragma once
 #include <string>
+
+#include "cpp_codegen.h"
 
 namespace reprokit {
 
@@ -13,7 +17,7 @@ struct CompiledLibrary {
 };
 
 // Throws CompileFailure{"compile_error"} with the compiler's output when it fails.
-CompiledLibrary build_shared_object(const std::string& source, const std::string& cache_dir);
+CompiledLibrary build_shared_object(const CppSource& source, const std::string& cache_dir);
 // How many times this process invoked the system compiler (the cache test counts these).
 int compiler_invocations();
 std::string default_cache_dir(const std::string& configured);

@@ -55,7 +55,7 @@ std::string Codegen::index_kernel(int id) {
   // The node is named through a string literal handed to a fixed format: never as a format.
   std::string node = c_string_literal(fmt::format("node %{} = {}", n.name, op_name(n.op)));
   // A bad index is recorded and reported after the loop: a parallel loop cannot be left early.
-  const std::string flag = fmt::format("rk_bad_{}", id), flag_raw = fmt::format("rk_bad_raw_{}", id);
+  const std::string flag = local("rk_bad_", id), flag_raw = local("rk_bad_raw_", id);
   std::string bad = cuda_ ? fail(fmt::format("node %{} = {}: an index is out of range for a dimension of size {}", n.name, op_name(n.op), bound))
                                 .insert(1, " raw = 0; c = 0;")
                           : fmt::format("{{\n#pragma omp critical(rk_index)\n      if (!{0}) {0} = 1, {1} = raw;\n      continue;\n    }}", flag, flag_raw);

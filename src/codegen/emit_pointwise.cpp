@@ -29,7 +29,7 @@ bool linear_access(const Access& a, const Shape& shape, const Shape& iter) {
 std::string Codegen::operand_expr(const Operand& o, const char* ct, const Shape& iter, const std::string& flat) {
   if (!o.is_value()) return literal(o.literal, ct);
   int v = o.value;
-  if (in_kernel_.count(v)) return fmt::format("({})t{}", ct, v);
+  if (in_kernel_.count(v)) return fmt::format("({}){}", ct, local("t", v));
   if (auto it = row_index_.find(v); it != row_index_.end()) {
     Access a = access(v);
     return fmt::format("({}){}", ct, load_expr(a.dtype, ptr(a), it->second));
@@ -108,9 +108,9 @@ std::string Codegen::pointwise_body(const std::vector<int>& ids, const Shape& it
     const Node& n = g_.node(id);
     std::string e = pointwise_expr(id, iter, flat);
     if (perturbs(id)) e = perturb_open(id) + e + ")";
-    s += fmt::format("{}const {} t{} = {};\n", indent, compute_type(n.type.dtype), id, e);
+    s += fmt::format("{}const {} {} = {};\n", indent, compute_type(n.type.dtype), local("t", id), e);
     in_kernel_.insert(id);
-    if (materialized(id)) s += fmt::format("{}{}[{}] = {};\n", indent, buf(id), flat, store_value(n.type.dtype, "t" + std::to_string(id)));
+    if (materialized(id)) s += fmt::format("{}{}[{}] = {};\n", indent, buf(id), flat, store_value(n.type.dtype, local("t", id)));
   }
   return s;
 }
@@ -207,7 +207,7 @@ std::string Codegen::reduction_kernel(int id, const std::vector<int>& prologue) 
   if (vector_extremum) s += fmt::format("    bool nan = false;\n    #pragma omp simd reduction({}:acc) reduction(|:nan)\n", n.op == Op::amax ? "max" : "min");
   s += fmt::format("    for (int64_t r = 0; r < {}; ++r) {{\n      const int64_t ii = {};\n", inner, idx);
   s += pointwise_body(prologue, in, "ii", "      ");
-  std::string v = in_kernel_.count(src) ? fmt::format("({})t{}", act, src) : operand_expr(n.operands[0], act, in, "ii");
+  std::string v = in_kernel_.count(src) ? fmt::format("({}){}", act, local("t", src)) : operand_expr(n.operands[0], act, in, "ii");
   if (n.op == Op::sum) s += "      acc += " + v + ";\n";
   else if (vector_extremum)
     s += fmt::format("      {{ const {} v = {}; nan |= v != v; acc = v {} acc ? v : acc; }}\n", act, v, n.op == Op::amax ? ">" : "<");

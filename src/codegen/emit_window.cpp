@@ -68,10 +68,11 @@ std::string Codegen::pool_backward_kernel(int id) {
   Window2d win = window_of(n);
   const char* ct = compute_type(n.type.dtype);
   bool is_max = n.op == Op::max_pool2d_backward;
-  std::string s = scratch(fmt::format("acc_{}", id), ct, n.type.numel());
+  const std::string acc = local("acc_", id);
+  std::string s = scratch(acc, ct, n.type.numel());
   s += loop("nc", in[0] * in[1], gs[2] * gs[3] * win.kernel[0] * win.kernel[1]) + " {\n";
   s += fmt::format("    const int64_t nb = nc / {0}, ch = nc % {0};\n", in[1]);
-  s += fmt::format("    {}* plane = acc_{} + nc * {};\n", ct, id, in[2] * in[3]);
+  s += fmt::format("    {}* plane = {} + nc * {};\n", ct, acc, in[2] * in[3]);
   s += fmt::format("    for (int64_t k = 0; k < {}; ++k) plane[k] = ({})0;\n", in[2] * in[3], ct);
   s += fmt::format("    for (int64_t oy = 0; oy < {}; ++oy) for (int64_t ox = 0; ox < {}; ++ox) {{\n", gs[2], gs[3]);
   std::string gv = load4(gr, ct, "nb", "ch", "oy", "ox");

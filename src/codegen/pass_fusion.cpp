@@ -10,6 +10,7 @@
 #include "reprokit/ir/graph_utils.h"
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/op_semantics.h"
+#include "reprokit/support/hash.h"
 
 namespace reprokit {
 
@@ -26,6 +27,13 @@ std::optional<int64_t> group_of(const Node& n) {
 // A group's loop body grows with its members; past this many the compiler's time grows faster
 // than the saved memory traffic is worth (a 10,000-op chain is 157 loops, not one).
 constexpr size_t kMaxGroupSize = 64;
+// Where a long group ends depends on its members, not on where it started: past kCutFrom members
+// a group closes after a node whose name hashes to 0 mod kCutEvery. A graph with nodes removed in
+// front (the minifier's cuts) then has the same groups, so the same kernels and compiled units,
+// from the first such node on.
+constexpr size_t kCutFrom = 32;
+constexpr uint64_t kCutEvery = 16;
+bool ends_long_group(const Node& n) { return fnv1a64(n.name) % kCutEvery == 0; }
 
 // Shared walk of both fusion passes: `wants(node, producer)` says whether node may join the
 // producer's group. Works in place on attributes (types and wiring do not change). Group
@@ -57,6 +65,7 @@ bool fuse(Graph& g, RewriteBudget& budget, Wants wants) {
       if (gp && gi && *gp == *gi) continue;
       if (gp && has_reduction[*gp]) continue;
       if (size_of(gp) + size_of(gi) > kMaxGroupSize) continue;
+      if (size_of(gp) >= kCutFrom && ends_long_group(prod)) continue;
       if (!budget.allow()) continue;
       int64_t target = gi ? *gi : gp ? *gp : next_group++;
       auto join = [&](int node) {
