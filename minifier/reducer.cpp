@@ -56,10 +56,29 @@ class Engine {
         changed |= removed;
         if (!removed) break;
       }
+      if (round == 0) changed |= simplify_everything_at_once();
       for (const Strategy& s : strategies_)
         if (!s.removes_nodes) changed |= run(s);
       if (!changed) break;  // a full round without progress: 1-minimal for every strategy
     }
+  }
+
+  // One guess before the other strategies search one by one: every pass off, every shape, attribute
+  // and value at its simplest, all in one candidate. Often the bug does not care, and one query
+  // does what would take each strategy at least one (a passing guess costs one query).
+  bool simplify_everything_at_once() {
+    std::optional<Candidate> all = result_.best;
+    for (const Strategy& s : strategies_) {
+      if (s.removes_nodes) continue;
+      auto units = s.units(*all);
+      if (units.empty()) continue;
+      if (auto next = try_apply(s, *all, units)) all = next;
+    }
+    if (all->key() == result_.best.key()) return false;
+    strategy_ = "simplify-all";
+    if (!judge({all}, {2})[0]) return false;
+    accept(*all);
+    return true;
   }
 
   // The strategy's edit, if it gives a valid graph that still computes something.
@@ -197,6 +216,15 @@ class Engine {
     int lo = 0, hi = static_cast<int>(units.size());
     int par = std::max(1, oracle_.parallelism());
     std::optional<Candidate> lo_cand;
+    if (s.guess_ends && hi >= 2) {  // all but the last unit first (see Strategy::guess_ends)
+      if (auto all_but_last = try_apply(s, result_.best, first(units, hi - 1))) {
+        if (judge({all_but_last}, {static_cast<size_t>(hi - 1)})[0]) {
+          accept(*all_but_last);
+          return true;
+        }
+        hi -= 2;  // removing that many (or more) no longer fails
+      }
+    }
     while (lo < hi) {
       int span = hi - lo, j = std::min(par, span);
       std::vector<int> points;
@@ -230,6 +258,14 @@ class Engine {
     bool progress = false;
     int n = 2;
     int par = std::max(1, oracle_.parallelism());
+    if (auto units = s.units(result_.best); s.guess_ends && units.size() > 2) {  // only the ends first (Strategy::guess_ends)
+      std::vector<int> middle(units.begin() + 1, units.end() - 1);
+      auto ends = try_apply(s, result_.best, middle);
+      if (ends && judge({ends}, {middle.size()})[0]) {
+        accept(*ends);
+        progress = true;
+      }
+    }
     for (;;) {
       auto units = s.units(result_.best);
       int size = static_cast<int>(units.size());

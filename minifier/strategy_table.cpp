@@ -11,13 +11,17 @@ Strategy removing_nodes(Strategy s) {
   s.removes_nodes = true;
   return s;
 }
+Strategy guessing_ends(Strategy s) {
+  s.guess_ends = true;
+  return s;
+}
 }  // namespace
 
 const std::vector<Strategy>& strategy_table() {
   static const std::vector<Strategy> table = {
       removing_nodes(truncate_strategy()),        // binary search for the last node that still fails
-      removing_nodes(cut_front_strategy()),       // binary search for the first node that is still needed
-      removing_nodes(bypass_strategy()),          // a->b->c becomes a->c, delta debugging over node sets
+      removing_nodes(guessing_ends(cut_front_strategy())),  // binary search for the first node that is still needed
+      removing_nodes(guessing_ends(bypass_strategy())),     // a->b->c becomes a->c, delta debugging over node sets
       removing_nodes(cut_strategy()),             // replace node sets by inputs carrying their original values
       removing_nodes(remove_outputs_strategy()),  // drop returned values
       disable_passes_strategy(),  // the fewest compiler passes

@@ -31,6 +31,11 @@ struct Strategy {
   // Removes nodes: such strategies run to a fixpoint before the others in each round, so a
   // later strategy (fewer passes, smaller shapes) never settles a trade against fewer ops.
   bool removes_nodes = false;
+  // Ask a first guess before searching (one query; the whole search when it is right). prefix:
+  // remove every unit but the last — the candidate truncation left ends in a node that fails, and
+  // often that node alone does. delta: remove every unit but the first and the last — what the
+  // prefix searches left has a needed node at each end.
+  bool guess_ends = false;
 };
 
 const std::vector<Strategy>& strategy_table();
