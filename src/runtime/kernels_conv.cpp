@@ -40,6 +40,9 @@ std::vector<double> conv2d(const Node& n, const std::vector<Values>& a, const Sh
   const int64_t groups = attr_int(n, "groups"), cg = in.c / groups, og = o.c / groups;
   const bool exact = order == AccumulationOrder::exact;
   std::vector<double> r(static_cast<size_t>(numel(out)), 0.0);
+  // Output planes are independent (each sums its own taps in the same order): side by side on
+  // the machine's cores, with the same result as one after another.
+#pragma omp parallel for collapse(2) schedule(dynamic) if (numel(out) * cg * kh * kw > (int64_t{1} << 22))
   for (int64_t b = 0; b < o.n; ++b)
     for (int64_t oc = 0; oc < o.c; ++oc) {
       const int64_t g = oc / og;
