@@ -4,8 +4,13 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <mutex>
+#include <optional>
 
+#include "reprokit/harness/noise_floor.h"
+#include "reprokit/ir/graph_utils.h"
 #include "reprokit/runtime/interpreter.h"
+#include "reprokit/support/hash.h"
 
 namespace reprokit {
 
@@ -80,11 +85,50 @@ std::string compare_output_to_floor(const std::string& name, const Tensor& compi
   return exceeds_floor(name, compiled, reference, floor);
 }
 
+namespace {
+
+// The reference side of a check — eager's outputs, the float64 outputs and the noise floor —
+// depends only on the graph and its inputs, and costs up to a dozen interpreter runs (13 s on
+// resnet18). A process that checks the same graph on the same inputs again (the minifier's probe
+// of the original, a flaky candidate's tries, --samples reruns) reuses the last one.
+struct ReferenceSide {
+  uint64_t key = 0;
+  std::vector<Tensor> eager, ref;
+  std::optional<NoiseFloor> floor;  // only when every variant was run (no early stop)
+};
+
+uint64_t reference_key(const Graph& g, const std::vector<Tensor>& inputs) {
+  std::string bytes = std::to_string(structural_hash(g));
+  for (const Tensor& t : inputs) {
+    Tensor c = t.contiguous();
+    bytes += fmt::format("|{}:{}:", static_cast<int>(t.dtype()), t.numel());
+    for (int64_t d : t.shape()) bytes += std::to_string(d) + ",";
+    bytes.append(reinterpret_cast<const char*>(c.data()), static_cast<size_t>(c.numel()) * dtype_size(c.dtype()));
+  }
+  return fnv1a64(bytes);
+}
+
+std::mutex g_last_reference_mutex;
+ReferenceSide g_last_reference;
+
+}  // namespace
+
 Failure check_accuracy(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<Tensor>& compiled, std::optional<double> tolerance) {
-  auto eager = interpret(g, inputs);
-  InterpretOptions f64;
-  f64.cast_to_f64 = true;
-  auto ref = interpret(g, inputs, f64);
+  const uint64_t key = reference_key(g, inputs);
+  ReferenceSide side;
+  {
+    std::lock_guard<std::mutex> lock(g_last_reference_mutex);
+    if (g_last_reference.key == key && !g_last_reference.ref.empty()) side = g_last_reference;
+  }
+  if (side.ref.empty()) {
+    side.key = key;
+    side.eager = interpret(g, inputs);
+    InterpretOptions f64;
+    f64.cast_to_f64 = true;
+    side.ref = interpret(g, inputs, f64);
+  }
+  const std::vector<Tensor>& eager = side.eager;
+  const std::vector<Tensor>& ref = side.ref;
   const size_t n = std::min(g.outputs.size(), compiled.size());
   // Auto: first against eager's own deviation alone (a floor no wider than the real one, so a pass
   // here passes the full rule); the full floor is measured only for outputs that fail that.
@@ -114,7 +158,18 @@ Failure check_accuracy(const Graph& g, const std::vector<Tensor>& inputs, const 
         }
       return all;
     };
-    judge(measure_noise_floor(g, inputs, ref, &eager, judge));
+    if (!side.floor) {
+      bool stopped_early = false;
+      NoiseFloor floor = measure_noise_floor(g, inputs, ref, &eager, [&](const NoiseFloor& f) { return stopped_early = judge(f); });
+      if (!stopped_early) side.floor = floor;
+      else judge(floor);
+    } else {
+      judge(*side.floor);
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(g_last_reference_mutex);
+    g_last_reference = side;
   }
   Failure f;
   bool float_fail = false;
