@@ -7,6 +7,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -106,7 +107,17 @@ struct ChildSetup {
       setrlimit(RLIMIT_AS, &rl);
     }
     if (cwd && *cwd && chdir(cwd) != 0) return bp::error_code(errno, bp::system_category());
+    keep_only_stdio();
     return {};
+  }
+  // The child gets fds 0-2 and nothing else. Without this it inherited the ends of our other
+  // pipes and /dev/null fds (Boost's own closing leaves them), and a daemon it started (munged,
+  // a build server) kept our stdout pipe open: reading waited for an end-of-file that never came.
+  // Close-on-exec rather than closed: Boost's exec-error pipe must live until exec.
+  static void keep_only_stdio() {
+    if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return;
+    const long limit = std::min(sysconf(_SC_OPEN_MAX), 65536L);
+    for (int fd = 3; fd < limit; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);  // older kernels
   }
 };
 
@@ -190,6 +201,12 @@ struct Started {
   void stop() {
     if (!reaped) wait(Clock::now());
   }
+  // Reaps the child if it has exited (its group is left alone: output may still be draining).
+  void reap_if_exited() {
+    if (reaped) return;
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid || (r < 0 && errno == ECHILD)) reaped = true;
+  }
 };
 
 }  // namespace
@@ -237,6 +254,19 @@ ProcessResult run_process(const ProcessSpec& spec) {
     timer.expires_at(deadline);
     stop_step(0);
   }
+  // Reading ends a moment after the child itself exits, not at end-of-file: a daemon it left
+  // behind (a build server) may hold the pipes for ever.
+  asio::steady_timer exit_watch(ctx);
+  std::function<void()> watch_exit = [&] {
+    exit_watch.expires_after(std::chrono::milliseconds(s.reaped ? 1000 : 20));
+    exit_watch.async_wait([&](boost::system::error_code ec) {
+      if (ec || open == 0) return;
+      if (s.reaped) return ctx.stop();  // its output had a second to arrive
+      s.reap_if_exited();
+      watch_exit();
+    });
+  };
+  if (open > 0) watch_exit();
   ctx.run();
   if (!s.wait(deadline)) r.timed_out = true;
   fill_status(r, s.status);

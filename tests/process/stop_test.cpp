@@ -95,3 +95,25 @@ TEST(Stop, ALineChildThatIgnoresEndOfInputIsStopped) {
   EXPECT_FALSE(process_exists(pid));
   EXPECT_LT(seconds, 15.0);
 }
+
+TEST(Stop, AChildGetsOnlyStdinStdoutAndStderr) {
+  ProcessSpec s;
+  s.argv = {"sh", "-c", "ls /proc/$$/fd"};
+  s.timeout_s = 10;
+  ProcessResult r = run_process(s);
+  EXPECT_EQ(r.out, "0\n1\n2\n") << "inherited descriptors keep our pipes open in daemons the child starts";
+}
+
+TEST(Stop, ReadingEndsWhenTheChildExitsEvenIfADaemonHoldsThePipes) {
+  auto dir = fresh_dir("daemon_no_timeout");
+  ProcessSpec s;
+  // No timeout at all: the daemon (its own session, out of the group's reach) keeps stdout open.
+  s.argv = {"sh", "-c", "setsid sh -c 'echo $$ > " + (dir / "daemon.pid").string() + "; sleep 30' & echo done"};
+  ProcessResult r = run_process(s);
+  EXPECT_EQ(r.out, "done\n");
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_LT(r.seconds, 10.0);
+  std::string pid = slurp(dir / "daemon.pid");
+  if (!pid.empty()) ::kill(std::stoi(pid), SIGKILL);
+}
