@@ -13,6 +13,7 @@
 #include <fstream>
 #include <functional>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "reprokit/codegen/compiler.h"
@@ -198,9 +199,11 @@ CompiledLibrary build_shared_object(const CppSource& source, const std::string& 
     std::vector<fs::path> objects;
     std::vector<std::function<void()>> compiles;
     std::vector<std::string> logs(source.units.size());
+    std::set<std::string> seen;  // a unit can occur twice in one graph (copies of like outputs)
     for (size_t i = 0; i < source.units.size(); ++i) {
       const std::string& text = source.units[i];
       const std::string ukey = fmt::format("{:016x}", fnv1a64(text + salt));
+      if (!seen.insert(ukey).second) continue;
       fs::path obj = units_dir / ("u_" + ukey + ".o"), rejected = units_dir / ("u_" + ukey + ".error");
       objects.push_back(obj);
       if (fs::exists(obj)) continue;

@@ -52,6 +52,21 @@ TEST(CppBackend, SecondCompileHitsTheCache) {
 // A candidate that keeps most of a graph (the minifier's truncations and cuts) reuses the
 // compiled units of the kernels it kept: only the units around the edit, the entry point and
 // the link run the compiler.
+// Units are named by their text, so one graph can hold the same unit twice (here: 100 copies of
+// an input into the caller's outputs, 32 identical kernels a unit): it is compiled and linked once.
+TEST(CppBackend, AUnitThatOccursTwiceInOneGraphLinks) {
+  std::string s = "graph twice(%x: f32[3]) {\n  %y = neg(%x)\n  return (%y";
+  for (int i = 0; i < 100; ++i) s += ", %x";
+  Graph g = parse_graph(s + ")\n}");
+  auto opts = cpp_options();
+  opts.cache_dir = std::string(REPROKIT_BINARY_DIR) + "/test-cache-twice-" + std::to_string(::getpid());  // cold: really linked
+  auto outs = compile_graph(g, opts)->run({Tensor::from_doubles(DType::f32, {3}, {1, 2, 3})});
+  std::filesystem::remove_all(opts.cache_dir);
+  ASSERT_EQ(outs.size(), 101u);
+  EXPECT_EQ(outs[0].to_doubles(), (std::vector<double>{-1, -2, -3}));
+  EXPECT_EQ(outs[100].to_doubles(), (std::vector<double>{1, 2, 3}));
+}
+
 TEST(CppBackend, AGraphThatKeepsMostKernelsRecompilesOnlyWhatChanged) {
   auto chain = [](int n, int first) {
     auto name = [](int i) { return i < 0 ? std::string("x") : fmt::format("n{}", i); };
