@@ -219,13 +219,13 @@ ProcessResult run_process(const ProcessSpec& spec) {
   ProcessResult r;
   std::array<char, 65536> obuf{}, ebuf{};
   int open = spec.inherit_output ? 0 : 2;
-  asio::steady_timer timer(ctx);
+  asio::steady_timer timer(ctx), exit_watch(ctx);
   // Reads until EOF; output ends when every writer (the child, a grandchild holding the pipe) is
   // gone, and then nothing but the timer is left to wait for.
   std::function<void(asio::readable_pipe&, std::array<char, 65536>&, std::string&)> drain = [&](auto& pipe, auto& buf, std::string& to) {
     pipe.async_read_some(asio::buffer(buf), [&](boost::system::error_code ec, size_t n) {
       if (ec) {
-        if (--open == 0) timer.cancel();
+        if (--open == 0) timer.cancel(), exit_watch.cancel();
         return;
       }
       append_tail(to, buf.data(), n);
@@ -256,7 +256,6 @@ ProcessResult run_process(const ProcessSpec& spec) {
   }
   // Reading ends a moment after the child itself exits, not at end-of-file: a daemon it left
   // behind (a build server) may hold the pipes for ever.
-  asio::steady_timer exit_watch(ctx);
   std::function<void()> watch_exit = [&] {
     exit_watch.expires_after(std::chrono::milliseconds(s.reaped ? 1000 : 20));
     exit_watch.async_wait([&](boost::system::error_code ec) {
