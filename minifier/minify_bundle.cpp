@@ -139,6 +139,13 @@ int minify_bundle(const MinifyCommandOptions& o) {
 
   // 3. Reduce; after every success the best repro so far is on disk and runnable.
   KnownValues values(b);
+  if (o.resume && work.exists("state.json")) {  // untrusted: every window and index must fit
+    try {
+      candidate_inputs(start, b, values);
+    } catch (const UserError& e) {
+      throw UserError(fmt::format("{}: {}", work.path("state.json"), e.what()));
+    }
+  }
   ReproSpec spec = b.spec;
   spec.expected = expected;
   if (expected.kind == FailureKind::timeout && spec.timeout_s <= 0) spec.timeout_s = wo.timeout_s;

@@ -130,8 +130,8 @@ int reduce_model(const ReduceCommandOptions& o) {
     return v;
   });
   if (pr.fails == 0) {
-    fmt::print(stderr, "[reduce] the original model is not interesting in {} run{}: the check {}: nothing to reduce.\n", pr.runs, pr.runs == 1 ? "" : "s",
-               pr.other.failed() ? pr.other.message : o.fail_regex.empty() ? std::string("exited with status 0") : "output does not match --fail-regex");
+    fmt::print(stderr, "[reduce] the original model is not interesting in {} run{}: {}: nothing to reduce.\n", pr.runs, pr.runs == 1 ? "" : "s",
+               pr.other.failed() ? pr.other.message : o.fail_regex.empty() ? std::string("the check exited with status 0") : "the check's output does not match --fail-regex");
     return 1;
   }
   // What made it interesting, so a check that fails for the wrong reason (a missing file, a
@@ -154,6 +154,11 @@ int reduce_model(const ReduceCommandOptions& o) {
   Candidate start = original;
   if (o.resume && state_dir.exists("state.json")) {
     start = Candidate::from_json(json::parse(state_dir.read("state.json", kMaxTextFileBytes)).at("best"));
+    try {  // untrusted: every window and index must fit
+      candidate_values(start);
+    } catch (const UserError& e) {
+      throw UserError(fmt::format("{}: {}", state_dir.path("state.json"), e.what()));
+    }
     fmt::print(stderr, "[reduce] resuming from {} ({} ops)\n", state_dir.path("state.json"), start.graph.num_ops());
   }
 

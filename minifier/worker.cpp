@@ -25,7 +25,7 @@ Tensor window(const Tensor& t, const Shape& shape, const std::vector<int64_t>& s
   int64_t offset = 0;
   for (size_t d = 0; d < shape.size(); ++d) {
     int64_t s = start.empty() ? 0 : start[d];
-    if (s < 0 || s + shape[d] > t.shape()[d])
+    if (s < 0 || shape[d] < 0 || s > t.shape()[d] - shape[d])  // no s + size: a tampered start overflows it
       throw UserError(fmt::format("candidate input %{}: the window does not fit in the known value", name));
     offset += s * in_strides[d];
   }

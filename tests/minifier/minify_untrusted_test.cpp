@@ -159,3 +159,23 @@ TEST(MinifyUntrusted, CtrlCKillsWorkersAndSaysWhereTheBestReproIs) {
     return true;
   }));
 }
+
+// A tampered state.json (a bundle's is untrusted) with a window start near INT64_MAX: the bound
+// check overflowed and the read landed before the buffer (exit 139). Now a clear error naming the
+// file, exit 2.
+TEST(MinifyUntrusted, ATamperedStateFileIsRefusedNamingIt) {
+  auto dir = fresh_dir("tampered_state");
+  fs::path b = make_bundle(dir, {"run", example("mlp"), "--inject", "gelu:runtime_error"}, {{"REPRO_AFTER", "aot"}});
+  auto first = reprokit_cli({"minify", b.string()}, dir);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  auto state = read_json(b / "minify_work" / "state.json");
+  auto& best = state["best"];
+  std::string input = best["graph"]["inputs"][0]["name"];
+  best["edits"][input] = {{"fill", "original"}, {"start", std::vector<int64_t>(best["graph"]["inputs"][0]["shape"].size(), 9223372036854775807LL)}};
+  std::ofstream(b / "minify_work" / "state.json") << state.dump();
+  auto r = reprokit_cli({"minify", b.string(), "--resume"}, dir);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.signal, 0);
+  EXPECT_NE(r.err.find("state.json"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("does not fit"), std::string::npos) << r.err;
+}
