@@ -254,13 +254,13 @@ ProcessResult run_process(const ProcessSpec& spec) {
     timer.expires_at(deadline);
     stop_step(0);
   }
-  // Reading ends a moment after the child itself exits, not at end-of-file: a daemon it left
+  // Reading ends a quarter second after the child itself exits, not at end-of-file: a daemon it left
   // behind (a build server) may hold the pipes for ever.
   std::function<void()> watch_exit = [&] {
-    exit_watch.expires_after(std::chrono::milliseconds(s.reaped ? 1000 : 20));
+    exit_watch.expires_after(std::chrono::milliseconds(s.reaped ? 250 : 20));
     exit_watch.async_wait([&](boost::system::error_code ec) {
       if (ec || open == 0) return;
-      if (s.reaped) return ctx.stop();  // its output had a second to arrive
+      if (s.reaped) return ctx.stop();  // what it wrote before exiting had a quarter second to arrive
       s.reap_if_exited();
       watch_exit();
     });

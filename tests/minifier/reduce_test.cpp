@@ -247,3 +247,26 @@ TEST(Reduce, RelativePathsInTheCheckAreResolvedAndACheckThatCannotRunIsAnError) 
   EXPECT_EQ(broken.exit_code, 2) << broken.out << broken.err;
   EXPECT_NE(broken.err.find("could not run (exit status 127: command not found)"), std::string::npos) << broken.err;
 }
+
+// A check that leaves a daemon behind (a build server) and one that leaves a background job: the
+// verdict is the check's own exit status, at its exit. Before, the daemon held reprokit's pipes
+// (inherited descriptors) and reduce hung whatever --timeout said, and the background job turned
+// "exit 1" into a timeout.
+TEST(Reduce, ChecksLeavingDaemonsOrBackgroundJobsAreJudgedWhenTheyExit) {
+  auto dir = fresh_dir("reduce_daemon");
+  for (const char* leftover : {"setsid sleep 7771 &", "sleep 7772 &"}) {
+    SCOPED_TRACE(leftover);
+    write_script(dir / "check.sh", std::string(leftover) + "\n! grep -q '= gelu(' \"$1\"\n");
+    fs::remove_all(dir / "out");
+    auto r = reprokit_cli({"reduce", example("mlp"), "--check", "sh " + (dir / "check.sh").string() + " {}", "--timeout", "20", "-o", "out"}, dir,
+                          {}, 120);
+    EXPECT_FALSE(r.timed_out) << "reduce hung on a check's leftover";
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(reduced_ops(dir / "out"), "gelu");
+    auto report = read_json(dir / "out" / "report.json");
+    EXPECT_EQ(report["timeouts"], 0) << r.err;
+  }
+  ProcessSpec p;
+  p.argv = {"pkill", "-f", "sleep 777[12]"};
+  run_process(p);
+}
