@@ -110,7 +110,7 @@ int reduce_model(const ReduceCommandOptions& o) {
   auto candidate_values = [&](const Candidate& c) { return candidate_inputs(c, b, values); };
   fmt::print(stderr, "[reduce] model {}: graph {} ({} ops, {} inputs), candidates as {} in {}\n[reduce] check: {}\n", o.model, b.graph.name,
              b.graph.num_ops(), b.graph.num_inputs(), model_extension(co.format), co.work_dir,
-             shell_quote_command(check_argv(co, "{}")));
+             shell_quote_command(check_argv_as_written(co)));
 
   for (auto& r : resolved) fmt::print(stderr, "[reduce] checks run in each candidate's directory: {}\n", r);
 
@@ -216,7 +216,7 @@ int reduce_model(const ReduceCommandOptions& o) {
   const std::string said = final_verdict.got.failed() ? final_verdict.got.message : "(not verified)";
   json report = reduction_report(r, b.graph, rate, difference);
   report.update({{"model", o.model},
-                 {"check", check_argv(co, "{}")},
+                 {"check", check_argv_as_written(co)},
                  {"interesting", interesting_rule},
                  {"format", std::string(model_extension(co.format)).substr(1)},
                  {"seconds", std::chrono::duration<double>(Clock::now() - t0).count()},

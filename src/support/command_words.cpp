@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 
+#include <cctype>
 #include <string_view>
 
 #include "reprokit/ir/errors.h"
@@ -13,11 +14,26 @@ namespace {
 
 constexpr std::string_view kCandidateVars[] = {"${REPRO_CANDIDATE}", "$REPRO_CANDIDATE"};
 
+// The length of the candidate variable at s[i] (0: none). `$REPRO_CANDIDATE_DIR` is another
+// variable, not the candidate followed by "_DIR".
+size_t candidate_var_at(std::string_view s, size_t i) {
+  for (auto v : kCandidateVars) {
+    if (s.compare(i, v.size(), v) != 0) continue;
+    const size_t end = i + v.size();
+    const bool longer_name = v.back() != '}' && end < s.size() && (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == '_');
+    if (!longer_name) return v.size();
+  }
+  return 0;
+}
+
 // Where an unquoted `$` starts one of the candidate variables (marked so quoting keeps them).
-bool starts_candidate_var(const std::string& s, size_t i) {
-  for (auto v : kCandidateVars)
-    if (s.compare(i, v.size(), v) == 0) return true;
-  return false;
+bool starts_candidate_var(const std::string& s, size_t i) { return candidate_var_at(s, i) > 0; }
+
+// Characters a path may hold and still mean itself inside a shell script.
+bool shell_inert(std::string_view path) {
+  for (char c : path)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && std::string_view("_-./+,=:@%").find(c) == std::string_view::npos) return false;
+  return true;
 }
 
 [[noreturn]] void refuse(const std::string& what, const std::string& command, char c) {
@@ -72,11 +88,26 @@ std::vector<std::string> split_command_words(const std::string& command, const s
 
 std::vector<std::string> substitute_candidate(const std::vector<std::string>& words, const std::string& candidate) {
   std::vector<std::string> out;
-  for (std::string w : words) {
-    for (std::string_view pattern : {std::string_view("{}"), kCandidateVars[0], kCandidateVars[1]})
-      for (size_t at = w.find(pattern); at != std::string::npos; at = w.find(pattern, at + candidate.size()))
-        w.replace(at, pattern.size(), candidate);
-    out.push_back(std::move(w));
+  for (const std::string& w : words) {
+    std::string r;
+    bool embedded = false;  // the candidate lands inside a longer word (a `sh -c` script, --model=...)
+    for (size_t i = 0; i < w.size();) {
+      size_t n = w.compare(i, 2, "{}") == 0 ? 2 : w[i] == '$' ? candidate_var_at(w, i) : 0;
+      if (n == 0) {
+        r += w[i++];
+        continue;
+      }
+      embedded |= n != w.size();
+      r += candidate;
+      i += n;
+    }
+    // Inside a longer word the path may become shell text (sh -c 'check {}'): a name such as
+    // m$(touch X).rk would run a command. One argv word of its own is always safe.
+    if (embedded && !shell_inert(candidate))
+      throw UserError(fmt::format("the candidate's path '{}' has characters a shell would interpret, and {{}} is inside a longer word of the "
+                                  "check; give it a word of its own (sh -c '... \"$1\"' sh {{}}) or use $REPRO_CANDIDATE inside the script",
+                                  candidate));
+    out.push_back(std::move(r));
   }
   return out;
 }

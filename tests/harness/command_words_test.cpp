@@ -36,3 +36,20 @@ TEST(CommandWords, SubstitutesTheCandidateEverywhereInAWord) {
   // A candidate path holding the pattern is not substituted again.
   EXPECT_EQ(substitute_candidate({"{}"}, "/a{}b"), (Words{"/a{}b"}));
 }
+
+// $REPRO_CANDIDATE_DIR is another variable, not the candidate followed by "_DIR".
+TEST(CommandWords, TheCandidateDirectoryVariableIsNotTheCandidate) {
+  EXPECT_EQ(substitute_candidate({"$REPRO_CANDIDATE_DIR", "$REPRO_CANDIDATEx", "${REPRO_CANDIDATE}_DIR"}, "/w/m.rk"),
+            (Words{"$REPRO_CANDIDATE_DIR", "$REPRO_CANDIDATEx", "/w/m.rk_DIR"}));
+  EXPECT_THROW(split_command_words("ls $REPRO_CANDIDATE_DIR", "--check"), UserError);  // unquoted: a shell's variable
+}
+
+// A path with shell syntax in it (a model named m$(touch X).rk gives an output directory of that
+// name) is never put inside a longer word — a `sh -c` script would run it; a word of its own is fine.
+TEST(CommandWords, APathAShellWouldInterpretIsNeverEmbedded) {
+  const std::string hostile = "/w/m$(touch X).reduced/c1/model.rk";
+  EXPECT_EQ(substitute_candidate({"sh", "-c", "check \"$1\"", "sh", "{}"}, hostile), (Words{"sh", "-c", "check \"$1\"", "sh", hostile}));
+  EXPECT_THROW(substitute_candidate({"sh", "-c", "check {}"}, hostile), UserError);
+  EXPECT_THROW(substitute_candidate({"sh", "-c", "check $REPRO_CANDIDATE"}, hostile), UserError);
+  EXPECT_EQ(substitute_candidate({"sh", "-c", "check {}"}, "/w/ok-1.reduced/c1/model.rk"), (Words{"sh", "-c", "check /w/ok-1.reduced/c1/model.rk"}));
+}

@@ -270,3 +270,18 @@ TEST(Reduce, ChecksLeavingDaemonsOrBackgroundJobsAreJudgedWhenTheyExit) {
   p.argv = {"pkill", "-f", "sleep 777[12]"};
   run_process(p);
 }
+
+// A model whose name holds shell syntax, and a check with {} inside a `sh -c` script: the path
+// (under m$(touch X).reduced) would run `touch X`. Refused with a clear message, exit 2, and X is
+// never made; with {} as a word of its own the same model reduces.
+TEST(Reduce, AModelNameWithShellSyntaxNeverReachesAShellScript) {
+  auto dir = fresh_dir("reduce_shell_name");
+  fs::copy_file(example("mlp"), dir / "m$(touch X).rk");
+  auto bad = reprokit_cli({"reduce", "m$(touch X).rk", "--check", "sh -c '! grep -q \"= gelu(\" {}'"}, dir);
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("a word of its own"), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(dir / "X")) << "the model's name ran as a command";
+  auto good = reprokit_cli({"reduce", "m$(touch X).rk", "--check", "sh -c '! grep -q \"= gelu(\" \"$1\"' sh {}", "-o", "out"}, dir);
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_FALSE(fs::exists(dir / "X"));
+}

@@ -54,6 +54,8 @@ bool check_could_not_run(int exit_code);
 
 // The argv of one check of the model at `model_path` (prefix, then the check with it substituted).
 std::vector<std::string> check_argv(const CheckOptions& o, const std::string& model_path);
+// The same before substitution ({} and $REPRO_CANDIDATE as written), for messages and reports.
+std::vector<std::string> check_argv_as_written(const CheckOptions& o);
 
 // The candidate's input values (UserError when they cannot be made: then it is invalid).
 using CandidateInputs = std::function<std::vector<Tensor>(const Candidate&)>;
