@@ -4,7 +4,7 @@
 
 #include <reprokit/harness/repro_file.h>
 
-TEST(Repro, {{GRAPH}}) {
+TEST(Repro, {{TEST_NAME}}) {
   // Expected failure while the bug is present: {{FAILURE}}
   reprokit::ReproFile r = reprokit::load_repro_file(REPRO_DIR "/repro.rk");
   reprokit::Failure f = reprokit::run_and_classify(r.spec, r.graph, r.inputs);

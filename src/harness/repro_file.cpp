@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cctype>
 #include <filesystem>
 #include <sstream>
 
@@ -50,6 +51,16 @@ std::string passes_summary(const ReproSpec& spec) {
   return fmt::format("only {}", fmt::join(on, ", "));
 }
 
+// The graph's name as a GoogleTest test name: a C++ identifier that GoogleTest runs (a name
+// starting with DISABLED_ would make a test that silently never runs; '.' and other characters
+// are valid in graph names but not in identifiers).
+std::string test_name(const std::string& graph) {
+  std::string n;
+  for (char c : graph) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (n.empty() || !std::isalpha(static_cast<unsigned char>(n[0])) || n.rfind("DISABLED_", 0) == 0) n = "g_" + n;
+  return n;
+}
+
 // The template variables of a repro (or twin) file.
 std::map<std::string, std::string> repro_vars(const std::string& stem, const Graph& g, const ReproSpec& spec, const std::string& summary) {
   const CompileOptions& c = spec.options.compile;
@@ -60,6 +71,7 @@ std::map<std::string, std::string> repro_vars(const std::string& stem, const Gra
   int64_t elements = 0;
   for (int i = 0; i < g.num_inputs(); ++i) elements += g.node(i).type.numel();
   return {{"GRAPH", g.name},
+          {"TEST_NAME", test_name(g.name)},
           {"FILE", stem + ".rk"},
           {"INPUTS_DIR", stem + "_inputs"},
           {"STAGE", spec.stage},

@@ -8,6 +8,7 @@
 
 #include "cli_util.h"
 #include "reprokit/harness/repro_file.h"
+#include "reprokit/ir/text_format.h"
 #include "reprokit/runtime/interpreter.h"
 #include "reprokit/runtime/npy.h"
 
@@ -67,4 +68,17 @@ TEST(ReproFiles, PyTorchProgramMatchesEagerOutputs) {
       for (size_t i = 0; i < ours.size(); ++i) EXPECT_NEAR(theirs[i], ours[i], 1e-4 * scale) << name << "[" << i << "]";
     }
   }
+}
+
+// The generated GoogleTest is named after the graph, but always as a test that runs: a graph named
+// DISABLED_g made a disabled test that passed silently.
+TEST(ReproFiles, TheGeneratedTestIsNeverDisabled) {
+  auto dir = fresh_dir("repro_disabled_name");
+  Graph g = parse_graph("graph DISABLED_g(%x: f32[2]) {\n  %y = neg(%x)\n  return (%y)\n}");
+  ReproSpec spec;
+  write_repro_files(dir.string(), g, {Tensor::from_doubles(DType::f32, {2}, {1, 2})}, spec, "test");
+  std::ifstream in(dir / "repro_test.cpp");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(text.find("TEST(Repro, g_DISABLED_g)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("TEST(Repro, DISABLED_"), std::string::npos);
 }
