@@ -203,7 +203,13 @@ int reduce_model(const ReduceCommandOptions& o) {
   const std::string rerun = shell_quote_command(check_argv(co, model_file));
   Verdict final_verdict;
   if (o.verify) {
-    final_verdict = oracle.run_in(out, model_file, oracle.limit().for_candidate(r.best));
+    // In a copy of the repro's files under the work directory, as every candidate ran: a check
+    // that cleans its directory ($REPRO_CANDIDATE_DIR) must not clean OUT.
+    state_dir.remove_tree("verify");
+    Dir verify = state_dir.sub("verify", true);
+    const std::string copy = write_model_files(verify, r.best.graph, candidate_values(r.best), co.format, co.weights);
+    final_verdict = oracle.run_in(verify, copy, oracle.limit().for_candidate(r.best));
+    state_dir.remove_tree("verify");
     if (!final_verdict.interesting)
       fmt::print(stderr, "\n[reduce] !!! WARNING: the check does NOT find the final repro interesting in a fresh run !!!\n[reduce] !!! (cd {} && {})\n",
                  out.path(), rerun);

@@ -285,3 +285,15 @@ TEST(Reduce, AModelNameWithShellSyntaxNeverReachesAShellScript) {
   EXPECT_EQ(good.exit_code, 0) << good.err;
   EXPECT_FALSE(fs::exists(dir / "X"));
 }
+
+// The final verification runs in a copy of the repro's files: a check that cleans its candidate
+// directory (rm -rf "$REPRO_CANDIDATE_DIR"/*) used to delete OUT's repro.
+TEST(Reduce, AFinalCheckThatCleansItsDirectoryLeavesOutAlone) {
+  auto dir = fresh_dir("reduce_cleaning_check");
+  write_script(dir / "check.sh", "grep -q '= gelu(' \"$1\"; found=$?\nrm -rf \"$REPRO_CANDIDATE_DIR\"/*\n[ $found -ne 0 ]\n");
+  auto r = reprokit_cli({"reduce", example("mlp"), "--check", "sh " + (dir / "check.sh").string() + " {}", "-o", "out"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir / "out" / "repro.rk"));
+  EXPECT_TRUE(fs::exists(dir / "out" / "BUG_REPORT.md"));
+  EXPECT_EQ(reduced_ops(dir / "out"), "gelu");
+}
