@@ -34,13 +34,7 @@ namespace {
 
 // The number after the last query an earlier run saved in `queries` (q00001.json, ...), so a
 // resumed run never overwrites them.
-int next_query_number(const Dir& queries) {
-  int last = 0;
-  for (auto& name : queries.list())
-    if (name.size() > 6 && name[0] == 'q' && name.substr(name.size() - 5) == ".json")
-      last = std::max(last, std::atoi(name.substr(1, name.size() - 6).c_str()));
-  return last + 1;
-}
+int64_t next_query_number(const Dir& queries) { return next_number_after(queries.list(), "q", ".json"); }
 
 // The strategies of the table that options select and that apply to the spec, in table order.
 std::vector<Strategy> selected_strategies(const MinifyCommandOptions& o, const ReproSpec& spec) {

@@ -33,14 +33,11 @@ namespace {
 
 // The highest c<N> an earlier run left in candidates/ (kept with --keep-candidates), so a resumed
 // run never reuses a directory.
-int next_candidate_number(const std::string& work_dir) {
-  int last = 0;
+int64_t next_candidate_number(const std::string& work_dir) {
+  std::vector<std::string> names;
   std::error_code ec;
-  for (auto& e : fs::directory_iterator(fs::path(work_dir) / "candidates", ec)) {
-    std::string n = e.path().filename().string();
-    if (n.size() > 1 && n[0] == 'c') last = std::max(last, std::atoi(n.c_str() + 1));
-  }
-  return last + 1;
+  for (auto& e : fs::directory_iterator(fs::path(work_dir) / "candidates", ec)) names.push_back(e.path().filename().string());
+  return next_number_after(names, "c", "");
 }
 
 std::vector<Strategy> selected_strategies(const ReduceCommandOptions& o) {

@@ -270,4 +270,17 @@ std::vector<std::string> Dir::list() const {
   return out;
 }
 
+int64_t next_number_after(const std::vector<std::string>& names, std::string_view prefix, std::string_view suffix) {
+  int64_t last = 0;
+  for (const std::string& name : names) {
+    if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string_view digits = std::string_view(name).substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+    if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string_view::npos) continue;
+    last = std::max<int64_t>(last, std::stoll(std::string(digits)));
+  }
+  return last + 1;
+}
+
 }  // namespace reprokit

@@ -8,6 +8,7 @@
 
 #include "cli_util.h"
 #include "reprokit/harness/repro_file.h"
+#include "reprokit/support/files.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/runtime/interpreter.h"
 #include "reprokit/runtime/npy.h"
@@ -81,4 +82,12 @@ TEST(ReproFiles, TheGeneratedTestIsNeverDisabled) {
   std::string text((std::istreambuf_iterator<char>(in)), {});
   EXPECT_NE(text.find("TEST(Repro, g_DISABLED_g)"), std::string::npos) << text;
   EXPECT_EQ(text.find("TEST(Repro, DISABLED_"), std::string::npos);
+}
+
+// Resumed runs number on after an earlier run's files; the names are untrusted.
+TEST(NumberedFiles, NextNumberAfterIgnoresWhatIsNotASmallNumber) {
+  EXPECT_EQ(next_number_after({}, "c", ""), 1);
+  EXPECT_EQ(next_number_after({"c00003", "c00010", "cx", "c", "d00099"}, "c", ""), 11);
+  EXPECT_EQ(next_number_after({"c2147483647", "c99999999999999999999", "c00002"}, "c", ""), 3) << "an int's overflow";
+  EXPECT_EQ(next_number_after({"q00007.json", "q00008.json.tmp", "q-1.json"}, "q", ".json"), 8);
 }

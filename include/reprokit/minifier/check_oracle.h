@@ -33,7 +33,7 @@ struct CheckOptions {
   ModelFormat format = ModelFormat::rk;
   std::set<std::string> weights;    // ONNX initializers (see write_model_files)
   std::string work_dir;             // candidates go to work_dir/candidates/c<N>/
-  int first_candidate = 1;          // a resumed run numbers on after the earlier candidates
+  int64_t first_candidate = 1;      // a resumed run numbers on after the earlier candidates
   int jobs = 1;
   double timeout_s = 60;            // the floor of QueryLimit (with hang_is_interesting: the hang threshold)
   std::string fail_regex;           // non-empty: interesting when the output matches (else: exit status != 0)
@@ -79,7 +79,7 @@ class CheckOracle : public Oracle {
   QueryLimit limit_;
   std::optional<std::regex> regex_;
   std::optional<Dir> candidates_;
-  int counter_;
+  int64_t counter_;
 };
 
 }  // namespace reprokit

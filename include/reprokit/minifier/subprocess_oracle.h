@@ -17,7 +17,7 @@ struct WorkerPoolOptions {
   std::string reprokit_exe;  // the binary to run workers from
   std::string bundle_dir;
   std::string work_dir;      // queries are saved in work_dir/queries as q<N>.json
-  int first_query = 1;       // number of the first query saved (a resumed run keeps earlier ones)
+  int64_t first_query = 1;   // number of the first query saved (a resumed run keeps earlier ones)
   int jobs = 1;
   double timeout_s = 60;     // per query: the floor of QueryLimit (the limit for a hang)
   double launch_timeout_s = 300;  // from a query sent to the worker's BEGIN (srun may queue the job)
@@ -48,7 +48,7 @@ class SubprocessOracle : public Oracle {
   WorkerPoolOptions options_;
   Failure expected_;
   QueryLimit limit_;
-  int query_counter_ = 0;
+  int64_t query_counter_ = 0;
 };
 
 // Whether `got` counts as the same bug as `expected` for the minifier (same_failure, plus the

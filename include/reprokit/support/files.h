@@ -67,4 +67,9 @@ std::string write_unique(const Dir& dir, const std::string& stem, const std::str
 // Splits a relative path into components; UserError for an absolute path, "..", or an empty one.
 std::vector<std::string> relative_components(const std::string& rel, std::string_view what);
 
+// The number after the largest N among names PREFIX<N>SUFFIX (1 when there is none): how a
+// resumed run numbers on after an earlier run's files. Names are untrusted: N must be 1 to 9
+// digits (c2147483647 overflowed an int), anything else is not a numbered name.
+int64_t next_number_after(const std::vector<std::string>& names, std::string_view prefix, std::string_view suffix);
+
 }  // namespace reprokit
