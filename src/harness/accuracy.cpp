@@ -98,14 +98,15 @@ struct ReferenceSide {
 };
 
 uint64_t reference_key(const Graph& g, const std::vector<Tensor>& inputs) {
-  std::string bytes = std::to_string(structural_hash(g));
-  for (const Tensor& t : inputs) {
+  uint64_t h = fnv1a64(std::to_string(structural_hash(g)));
+  for (const Tensor& t : inputs) {  // hashed where they lie (a model's weights: tens of MB)
     Tensor c = t.contiguous();
-    bytes += fmt::format("|{}:{}:", static_cast<int>(t.dtype()), t.numel());
-    for (int64_t d : t.shape()) bytes += std::to_string(d) + ",";
-    bytes.append(reinterpret_cast<const char*>(c.data()), static_cast<size_t>(c.numel()) * dtype_size(c.dtype()));
+    std::string header = fmt::format("|{}:{}:", static_cast<int>(t.dtype()), t.numel());
+    for (int64_t d : t.shape()) header += std::to_string(d) + ",";
+    h = fnv1a64(header, h);
+    h = fnv1a64(std::string_view(reinterpret_cast<const char*>(c.data()), static_cast<size_t>(c.numel()) * dtype_size(c.dtype())), h);
   }
-  return fnv1a64(bytes);
+  return h;
 }
 
 std::mutex g_last_reference_mutex;
