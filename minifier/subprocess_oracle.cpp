@@ -73,10 +73,8 @@ std::vector<Verdict> SubprocessOracle::judge(const std::vector<Candidate>& cands
   return judge_within_limits(cands, limit_, [this](const std::vector<Candidate>& batch, const std::vector<double>& limits) {
     std::vector<Verdict> out;
     for (size_t start = 0; start < batch.size(); start += static_cast<size_t>(options_.jobs)) {
-      size_t end = std::min(batch.size(), start + static_cast<size_t>(options_.jobs));
-      std::vector<Candidate> part(batch.begin() + static_cast<long>(start), batch.begin() + static_cast<long>(end));
-      std::vector<double> part_limits(limits.begin() + static_cast<long>(start), limits.begin() + static_cast<long>(end));
-      for (auto& v : run_side_by_side(part, part_limits)) out.push_back(std::move(v));
+      const size_t n = std::min(batch.size() - start, static_cast<size_t>(options_.jobs));
+      for (auto& v : run_side_by_side(std::span(batch).subspan(start, n), std::span(limits).subspan(start, n))) out.push_back(std::move(v));
     }
     return out;
   });
@@ -107,7 +105,7 @@ Clock::time_point SubprocessOracle::begin(size_t w, const std::string& line) {
   throw UserError(fmt::format("the minifier's worker could not start (3 tries): {}\n  command: {}", said, shell_quote_command(worker_spec(options_).argv)));
 }
 
-std::vector<Verdict> SubprocessOracle::run_side_by_side(const std::vector<Candidate>& cands, const std::vector<double>& limits) {
+std::vector<Verdict> SubprocessOracle::run_side_by_side(std::span<const Candidate> cands, std::span<const double> limits) {
   std::vector<Verdict> out(cands.size());
   std::vector<Clock::time_point> began(cands.size());
   // Hand out one candidate per worker, then collect the answers.

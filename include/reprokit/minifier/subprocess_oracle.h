@@ -4,6 +4,7 @@
 #pragma once
 #include <chrono>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,8 @@ class SubprocessOracle : public Oracle {
 
  private:
   std::chrono::steady_clock::time_point begin(size_t worker, const std::string& query_line);
-  std::vector<Verdict> run_side_by_side(const std::vector<Candidate>& candidates, const std::vector<double>& limits);
+  // One candidate per worker (at most `jobs`), all running at once.
+  std::vector<Verdict> run_side_by_side(std::span<const Candidate> candidates, std::span<const double> limits);
 
   struct Pool;
   std::unique_ptr<Pool> pool_;
