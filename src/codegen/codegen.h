@@ -41,10 +41,10 @@ class Codegen {
  public:
   Codegen(const Graph& g, const NodeInjections& inj, bool cuda);
   std::string run();  // CUDA: the whole source; CPU: the entry point (the kernels are in units())
-  // CPU: the separately compiled functions (see CppSource), and the buffers each one's pointer
-  // list holds, in order (indices into the entry point's buffer table).
+  // CPU: the separately compiled functions (see CppSource).
   struct Unit {
     std::string name, text;
+    std::vector<int> args;  // its pointer list: indices into the entry point's buffer table
   };
   const std::vector<Unit>& units() const { return units_; }
   const std::vector<std::string>& error_messages() const { return errors_; }
@@ -135,7 +135,6 @@ class Codegen {
   std::vector<std::string> errors_;
   int64_t workspace_bytes_ = 0;
   std::vector<Unit> units_;
-  std::vector<std::vector<int>> unit_args_;
 };
 
 }  // namespace reprokit::codegen_detail

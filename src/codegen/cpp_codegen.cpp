@@ -345,8 +345,8 @@ std::string Codegen::run() {
     } else {
       const std::string name = fmt::format("rk_u_{:016x}", fnv1a64(chunk));
       units_.push_back({name, fmt::format("extern \"C\" int {}(void* const* P, char* err, int errlen) {{\n{}  (void)P; (void)err; (void)errlen;\n  return 0;\n}}\n",
-                                          name, chunk)});
-      unit_args_.push_back(chunk_args);
+                                          name, chunk),
+                        chunk_args});
     }
     ++nk;
     chunk.clear();
@@ -423,10 +423,10 @@ std::string Codegen::run() {
   std::string declared, args, call_table;
   std::set<std::string> seen;
   int64_t first = 0;
-  for (size_t u = 0; u < units_.size(); ++u) {
-    if (seen.insert(units_[u].name).second) declared += fmt::format("extern \"C\" int {}(void* const*, char*, int);\n", units_[u].name);
-    call_table += fmt::format("  {{{}, {}}},\n", units_[u].name, first);
-    for (int a : unit_args_[u]) args += fmt::format("{},{}", a, (++first) % 32 ? " " : "\n  ");
+  for (const Unit& u : units_) {
+    if (seen.insert(u.name).second) declared += fmt::format("extern \"C\" int {}(void* const*, char*, int);\n", u.name);
+    call_table += fmt::format("  {{{}, {}}},\n", u.name, first);
+    for (int a : u.args) args += fmt::format("{},{}", a, (++first) % 32 ? " " : "\n  ");
   }
   return template_text("cpp_prelude.h") + "\n" + tables + "\n" + declared + "\nstatic const int64_t kArgs[] = {\n  " + args + "-1};\n" +
          "using Kernel = int (*)(void* const*, char*, int);\nstruct RkCall {\n  Kernel fn;\n  int64_t first;\n};\n" +
