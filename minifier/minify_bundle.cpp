@@ -117,12 +117,9 @@ int minify_bundle(const MinifyCommandOptions& o) {
                rate * 100, mo.flaky_attempts);
   wo.timeout_s = o.timeout_s > 0 ? o.timeout_s : expected.kind == FailureKind::timeout ? wo.timeout_s : std::max(10.0, 3 * slowest + 5);
   wo.first_query = next_query_number(work.sub("queries"));  // after the probe's queries
-  fmt::print(stderr, "[minify] failure: {}: {}\n[minify] per-query time limit {}, {} worker{}\n", expected.kind_name(),
-             expected.message.substr(0, expected.message.find('\n')),
-             expected.kind == FailureKind::timeout ? fmt::format("{:.0f}s (a hang)", wo.timeout_s)
-                                                    : fmt::format("at least {:.0f}s, growing with what candidates cost", wo.timeout_s),
-             wo.jobs, wo.jobs == 1 ? "" : "s");
   SubprocessOracle oracle(wo, expected);
+  fmt::print(stderr, "[minify] failure: {}: {}\n[minify] per-query time limit {}, {} worker{}\n", expected.kind_name(),
+             expected.message.substr(0, expected.message.find('\n')), oracle.limit().describe("a hang"), wo.jobs, wo.jobs == 1 ? "" : "s");
 
   // 2. Resume from the best candidate an earlier run left behind.
   Candidate start = original;

@@ -1,6 +1,8 @@
 // Query time limits (see query_limit.h).
 #include "reprokit/minifier/query_limit.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace reprokit {
@@ -13,6 +15,10 @@ constexpr double kMargin = 3;
 double QueryLimit::for_candidate(const Candidate& c) const {
   if (hang_sought_) return floor_s_;
   return std::max(floor_s_, kMargin * seconds_per_op_ * std::max(1, c.graph.num_ops()));
+}
+
+std::string QueryLimit::describe(const std::string& hang_is) const {
+  return hang_sought_ ? fmt::format("{:.0f}s ({})", floor_s_, hang_is) : fmt::format("at least {:.0f}s, growing with what candidates cost", floor_s_);
 }
 
 void QueryLimit::answered(const Candidate& c, double seconds) {

@@ -141,11 +141,8 @@ int reduce_model(const ReduceCommandOptions& o) {
   if (rate < 1)
     fmt::print(stderr, "[reduce] the check is flaky: interesting in {} of {} runs ({:.0f}%); each candidate gets up to {} tries\n", pr.fails, pr.runs,
                rate * 100, attempts);
-  fmt::print(stderr, "[reduce] per-check time limit {}, {} job{}\n",
-             co.hang_is_interesting ? fmt::format("{:.0f}s (a hang is interesting)", co.timeout_s)
-                                    : fmt::format("at least {:.0f}s, growing with what candidates cost", co.timeout_s),
-             co.jobs, co.jobs == 1 ? "" : "s");
   CheckOracle oracle(co, candidate_values);
+  fmt::print(stderr, "[reduce] per-check time limit {}, {} job{}\n", oracle.limit().describe("a hang is interesting"), co.jobs, co.jobs == 1 ? "" : "s");
 
   // 2. Resume from the best candidate an earlier run left behind.
   Candidate start = original;

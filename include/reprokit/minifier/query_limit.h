@@ -10,6 +10,7 @@
 // interesting", counted and reported.
 #pragma once
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "reprokit/minifier/oracle.h"
@@ -25,7 +26,8 @@ class QueryLimit {
   // A query of `c` answered in `seconds`: the cost per op learned so far may grow.
   void answered(const Candidate& c, double seconds);
   bool hang_sought() const { return hang_sought_; }
-  double floor_s() const { return floor_s_; }
+  // For the start-up line: "3s (a hang)" or "at least 10s, growing with what candidates cost".
+  std::string describe(const std::string& hang_is) const;
   double largest_given_s() const { return largest_given_s_; }
   void note_given(double s) { largest_given_s_ = std::max(largest_given_s_, s); }
 
