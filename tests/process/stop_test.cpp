@@ -29,25 +29,33 @@ std::string slurp(const fs::path& p) {
 
 bool process_exists(pid_t pid) { return ::kill(pid, 0) == 0; }
 
+// `script` run by sh, within timeout_s (0: none).
+ProcessResult run_sh(const std::string& script, double timeout_s) {
+  ProcessSpec s;
+  s.argv = {"sh", "-c", script};
+  s.timeout_s = timeout_s;
+  return run_process(s);
+}
+
+// Kills the daemon a test left behind (it wrote its pid to dir/daemon.pid).
+void kill_daemon(const fs::path& dir) {
+  std::string pid = slurp(dir / "daemon.pid");
+  if (!pid.empty()) ::kill(std::stoi(pid), SIGKILL);
+}
+
 }  // namespace
 
 TEST(Stop, ATimeoutSendsSigtermBeforeSigkill) {
   auto dir = fresh_dir("term");
-  ProcessSpec s;
   // The trap runs only if SIGTERM comes first (SIGKILL cannot be trapped).
-  s.argv = {"sh", "-c", "trap 'echo terminated > " + (dir / "said").string() + "; exit 0' TERM; sleep 100 & wait"};
-  s.timeout_s = 0.5;
-  ProcessResult r = run_process(s);
+  ProcessResult r = run_sh("trap 'echo terminated > " + (dir / "said").string() + "; exit 0' TERM; sleep 100 & wait", 0.5);
   EXPECT_TRUE(r.timed_out);
   EXPECT_EQ(slurp(dir / "said"), "terminated\n");
   EXPECT_LT(r.seconds, 3.0) << "a child that obeys SIGTERM must not wait out the grace period";
 }
 
 TEST(Stop, WhatIgnoresSigtermIsKilledAfterTheGracePeriod) {
-  ProcessSpec s;
-  s.argv = {"sh", "-c", "trap '' TERM; while :; do sleep 0.1; done"};
-  s.timeout_s = 0.3;
-  ProcessResult r = run_process(s);
+  ProcessResult r = run_sh("trap '' TERM; while :; do sleep 0.1; done", 0.3);
   EXPECT_TRUE(r.timed_out);
   EXPECT_EQ(r.signal, SIGKILL);
   EXPECT_GT(r.seconds, 2.0);
@@ -56,15 +64,11 @@ TEST(Stop, WhatIgnoresSigtermIsKilledAfterTheGracePeriod) {
 
 TEST(Stop, ReadingEndsAfterTheTimeoutEvenIfADaemonHoldsThePipes) {
   auto dir = fresh_dir("daemon");
-  ProcessSpec s;
   // setsid: a grandchild in a group of its own keeps stdout open, out of reach of the group kill.
-  s.argv = {"sh", "-c", "setsid sh -c 'echo $$ > " + (dir / "daemon.pid").string() + "; trap \"\" TERM; sleep 30' & sleep 100"};
-  s.timeout_s = 0.5;
-  ProcessResult r = run_process(s);
+  ProcessResult r = run_sh("setsid sh -c 'echo $$ > " + (dir / "daemon.pid").string() + "; trap \"\" TERM; sleep 30' & sleep 100", 0.5);
   EXPECT_TRUE(r.timed_out);
   EXPECT_LT(r.seconds, 10.0);
-  std::string pid = slurp(dir / "daemon.pid");
-  if (!pid.empty()) ::kill(std::stoi(pid), SIGKILL);
+  kill_daemon(dir);
 }
 
 TEST(Stop, ALineChildGetsEndOfInputAndExitsByItself) {
@@ -97,23 +101,17 @@ TEST(Stop, ALineChildThatIgnoresEndOfInputIsStopped) {
 }
 
 TEST(Stop, AChildGetsOnlyStdinStdoutAndStderr) {
-  ProcessSpec s;
-  s.argv = {"sh", "-c", "ls /proc/$$/fd"};
-  s.timeout_s = 10;
-  ProcessResult r = run_process(s);
+  ProcessResult r = run_sh("ls /proc/$$/fd", 10);
   EXPECT_EQ(r.out, "0\n1\n2\n") << "inherited descriptors keep our pipes open in daemons the child starts";
 }
 
 TEST(Stop, ReadingEndsWhenTheChildExitsEvenIfADaemonHoldsThePipes) {
   auto dir = fresh_dir("daemon_no_timeout");
-  ProcessSpec s;
   // No timeout at all: the daemon (its own session, out of the group's reach) keeps stdout open.
-  s.argv = {"sh", "-c", "setsid sh -c 'echo $$ > " + (dir / "daemon.pid").string() + "; sleep 30' & echo done"};
-  ProcessResult r = run_process(s);
+  ProcessResult r = run_sh("setsid sh -c 'echo $$ > " + (dir / "daemon.pid").string() + "; sleep 30' & echo done", 0);
   EXPECT_EQ(r.out, "done\n");
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_LT(r.seconds, 10.0);
-  std::string pid = slurp(dir / "daemon.pid");
-  if (!pid.empty()) ::kill(std::stoi(pid), SIGKILL);
+  kill_daemon(dir);
 }
