@@ -60,7 +60,9 @@ static int run_worker(const std::vector<std::string>& argv) {
 static CommandRegistration reg({"minify", "reprokit minify BUNDLE_DIR [--jobs N] [--timeout S] [--resume] [--worker-prefix CMD] [--work-dir DIR]",
                                 "minify a saved failure to the smallest graph that fails the same way",
                                 "  --jobs N            oracle worker processes (default 1); the result does not depend on N\n"
-                                "  --timeout S         seconds per query before it counts as a hang (default: from the original run)\n"
+                                "  --timeout S         least seconds per query (default: 3x the original's run + 5, at least 10); the limit grows\n"
+                                "                      with what candidates cost; a query past it is asked again with twice the\n"
+                                "                      limit, then is unknown (never 'not interesting'); for a hang bundle, the hang threshold\n"
                                 "  --memory-limit MB   address-space limit of each worker\n"
                                 "  --resume            continue from the best repro an interrupted run left behind\n"
                                 "  --only A,B          run only these strategies;  --skip A,B  never run these\n"
