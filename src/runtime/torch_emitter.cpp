@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <set>
 
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/op_registry.h"
@@ -14,11 +15,33 @@ namespace reprokit {
 
 namespace {
 
-std::string py_name(const std::string& n) {
-  std::string s = "v_";
-  for (char c : n) s += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
-  return s;
-}
+// Python identifiers of the graph's values: "v_" and the name with '.' as '_', plus a number
+// where that would repeat an identifier already given (%a.b and %a_b), so two values never
+// share a variable. The prefix keeps them clear of keywords, builtins and the script's globals.
+class PyNames {
+ public:
+  explicit PyNames(const Graph& g) {
+    std::set<std::string> used;
+    for (auto& n : g.nodes) {
+      std::string base = identifier("v_", n.name), id = base;
+      for (int k = 1; !used.insert(id).second; ++k) id = fmt::format("{}_{}", base, k);
+      ids_.push_back(id);
+    }
+  }
+  const std::string& operator[](int node) const { return ids_[static_cast<size_t>(node)]; }
+
+  static std::string identifier(std::string prefix, const std::string& name) {
+    for (char c : name) prefix += c == '.' ? '_' : c;
+    return prefix;
+  }
+
+ private:
+  std::vector<std::string> ids_;
+};
+
+// The graph's function: "run_<graph>", never a keyword (class), a module (torch) or a global
+// the script relies on (main, __name__).
+std::string function_name(const Graph& g) { return PyNames::identifier("run_", g.name); }
 
 const char* torch_dtype(DType t) {
   switch (t) {
@@ -86,9 +109,9 @@ std::string pool_args(const Node& n, bool with_dilation) {
   return s + ", " + py_bool(w.ceil_mode);
 }
 
-std::string emit_node(const Graph& g, const Node& n) {
+std::string emit_node(const Graph& g, const PyNames& ids, const Node& n) {
   std::vector<std::string> a;
-  for (auto& o : n.operands) a.push_back(o.is_value() ? py_name(g.node(o.value).name) : py_value(o.literal));
+  for (auto& o : n.operands) a.push_back(o.is_value() ? ids[o.value] : py_value(o.literal));
   switch (n.op) {
     case Op::neg: return fmt::format("torch.neg({})", a[0]);
     case Op::abs: return fmt::format("torch.abs({})", a[0]);
@@ -190,15 +213,16 @@ std::string emit_node(const Graph& g, const Node& n) {
 }  // namespace
 
 std::string emit_torch_function(const Graph& g) {
+  PyNames ids(g);
   std::vector<std::string> params;
-  for (int i = 0; i < g.num_inputs(); ++i) params.push_back(py_name(g.node(i).name));
-  std::string s = fmt::format("def {}({}):\n", py_name(g.name).substr(2), fmt::join(params, ", "));
+  for (int i = 0; i < g.num_inputs(); ++i) params.push_back(ids[i]);
+  std::string s = fmt::format("def {}({}):\n", function_name(g), fmt::join(params, ", "));
   for (int i = g.num_inputs(); i < g.size(); ++i) {
     const Node& n = g.node(i);
-    s += fmt::format("    {} = {}  # {}\n", py_name(n.name), emit_node(g, n), op_name(n.op));
+    s += fmt::format("    {} = {}  # {}\n", ids[i], emit_node(g, ids, n), op_name(n.op));
   }
   std::vector<std::string> outs;
-  for (int o : g.outputs) outs.push_back(py_name(g.node(o).name));
+  for (int o : g.outputs) outs.push_back(ids[o]);
   s += fmt::format("    return ({},)\n", fmt::join(outs, ", "));
   return s;
 }
@@ -215,7 +239,7 @@ std::string emit_torch_program(const Graph& g) {
                                             {"FUNCTION", emit_torch_function(g)},
                                             {"INPUTS", inputs},
                                             {"OUTPUTS", outputs},
-                                            {"ENTRY", py_name(g.name).substr(2)}});
+                                            {"ENTRY", function_name(g)}});
 }
 
 }  // namespace reprokit

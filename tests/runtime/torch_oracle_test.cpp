@@ -52,6 +52,7 @@ std::string compare_with_torch(const Graph& g, const fs::path& dir, bool f64, do
   auto ours = interpret(g, inputs, opts);
   for (size_t k = 0; k < g.outputs.size(); ++k) {
     const Node& out = g.node(g.outputs[k]);
+    if (!fs::exists(dir / "out" / (out.name + ".npy"))) return "the torch program wrote no %" + out.name;
     Tensor theirs = read_npy((dir / "out" / (out.name + ".npy")).string());
     if (theirs.shape() != ours[k].shape()) return "%" + out.name + ": shape differs";
     auto a = ours[k].to_doubles(), b = theirs.to_doubles();
@@ -93,5 +94,24 @@ TEST(TorchOracle, ExampleModelsFloat32AndFloat64) {
     Graph g = load_module_file(std::string(REPROKIT_SOURCE_DIR) + "/examples/" + name + ".rk").entry();
     EXPECT_EQ(compare_with_torch(g, work_dir(std::string(name) + "32"), false, 10), "");
     EXPECT_EQ(compare_with_torch(g, work_dir(std::string(name) + "64"), true), "");
+  }
+}
+
+// Names in the script are injective and never Python's or the script's own (issue 28 item 4):
+// '.' -> '_' made %a.b and %a_b one variable (torch printed 4x where reprokit computes 3x + 1),
+// and graphs named class, main, torch or __name__ gave a SyntaxError, a script that shadowed its
+// own main or the torch module, or one that silently did nothing.
+TEST(TorchOracle, NamesThatCollideOrArePythonsOwn) {
+  if (!have_torch()) GTEST_SKIP() << "python3-torch is not installed: the PyTorch oracle test did not run";
+  for (std::string name : {"g", "class", "main", "torch", "__name__", "F", "np", "my.graph", "v_a_b"}) {
+    SCOPED_TRACE(name);
+    Graph g = parse_graph("graph " + name + R"((%x: f32[3], %a_b_1: f32[3]) {
+  %a.b = add(%x, 1.0)
+  %a_b = mul(%x, 2.0)
+  %c = add(%a.b, %a_b)
+  %d = sub(%c, %a_b_1)
+  return (%d, %a_b)
+})");
+    EXPECT_EQ(compare_with_torch(g, work_dir("names_" + name), false), "");
   }
 }

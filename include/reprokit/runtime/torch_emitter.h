@@ -7,8 +7,9 @@
 
 namespace reprokit {
 
-// `def <graph name>(<inputs>):` with one line per node using torch calls of the same semantics,
-// returning a tuple of the outputs.
+// `def run_<graph name>(<inputs>):` with one line per node using torch calls of the same semantics,
+// returning a tuple of the outputs. Values are distinct variables "v_<name>" ('.' as '_', numbered
+// where that repeats one), so no name a graph holds breaks or shadows the code around it.
 std::string emit_torch_function(const Graph& g);
 
 // A standalone script: `python3 script.py INPUT_DIR OUTPUT_DIR [--f64]` loads INPUT_DIR/<input>.npy
