@@ -19,6 +19,10 @@ namespace reprokit {
 
 namespace {
 
+// A character of a name after its first (names.h): value names, graph names, and the op, dtype
+// and attribute words, which simply never hold a '.'.
+bool is_name_char(char x) { return std::isalnum(static_cast<unsigned char>(x)) || x == '_' || x == '.'; }
+
 enum class Tok { ident, value, number, string, punct, end };
 
 struct Token {
@@ -52,14 +56,14 @@ class Lexer {
       char ch = src_[pos_];
       if (ch == '%') {
         advance();
-        std::string name = take_while([](char x) { return std::isalnum(static_cast<unsigned char>(x)) || x == '_' || x == '.'; });
+        std::string name = take_while(is_name_char);
         if (name.empty()) throw ParseError(file_, l, c, "expected a value name after '%'");
         out.push_back({Tok::value, name, l, c});
       } else if (std::isdigit(static_cast<unsigned char>(ch)) || ((ch == '-' || ch == '+' || ch == '.') && pos_ + 1 < src_.size() &&
                                                                  (std::isdigit(static_cast<unsigned char>(src_[pos_ + 1])) || src_[pos_ + 1] == '.' || src_[pos_ + 1] == 'i'))) {
         out.push_back({Tok::number, lex_number(l, c), l, c});
       } else if (std::isalpha(static_cast<unsigned char>(ch)) || ch == '_') {
-        out.push_back({Tok::ident, take_while([](char x) { return std::isalnum(static_cast<unsigned char>(x)) || x == '_'; }), l, c});
+        out.push_back({Tok::ident, take_while(is_name_char), l, c});
       } else if (ch == '"') {
         out.push_back({Tok::string, lex_string(l, c), l, c});
       } else if (std::string_view("()[]{},:=@").find(ch) != std::string_view::npos) {

@@ -54,6 +54,21 @@ TEST(TextFormat, SeveralGraphsFirstIsEntry) {
   EXPECT_THROW(m.get("zz"), UserError);
 }
 
+// Graph names may hold '.' (DESIGN.md's pattern; ONNX graphs are often named so): the printer's
+// text parses back (issue 28 item 5: "expected '(' after the graph name").
+TEST(TextFormat, GraphNamesWithDotsRoundTrip) {
+  for (std::string name : {"my.graph", "a.", "a..b", "torch_jit.v1.2"}) {
+    Graph g = parse_graph("graph " + name + "(%x: f32[2]) {\n  %y.z = neg(%x)\n  return (%y.z)\n}\n");
+    EXPECT_EQ(g.name, name);
+    std::string once = print_graph(g);
+    EXPECT_EQ(parse_graph(once).name, name);
+    EXPECT_EQ(print_graph(parse_graph(once)), once);
+  }
+  Module m = parse_module("graph a.b(%x: f32[1]) { return (%x) }\ngraph a(%x: f32[2]) { return (%x) }\n");
+  EXPECT_EQ(m.entry().name, "a.b");
+  EXPECT_EQ(m.get("a").name, "a");
+}
+
 struct BadCase {
   const char* text;
   const char* message;  // expected substring, including the line:col

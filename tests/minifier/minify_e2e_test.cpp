@@ -65,6 +65,25 @@ INSTANTIATE_TEST_SUITE_P(Kinds, MinifyKinds,
                                            MinCase{"flaky", "dynamo", 2}, MinCase{"flaky", "aot", 2}),
                          [](const auto& info) { return std::string(info.param.kind) + "_" + info.param.after; });
 
+// A graph name with '.' (valid, and what ONNX exporters write) is valid all the way: the bundle,
+// the minified repro.rk, `reprokit repro` of it and its GoogleTest and torch files (issue 28 item 5:
+// the parser refused the name, so such repros did not parse).
+TEST(Minify, AGraphNamedWithADotMinifiesAndReproduces) {
+  auto dir = fresh_dir("min_dotted_name");
+  std::ofstream(dir / "model.rk") << "graph my.graph(%x: f32[4, 3]) {\n  %h = sin(%x)\n  %a = gelu(%h)\n  %y = mul(%a, 2.0)\n  return (%y)\n}\n";
+  auto run = reprokit_cli({"run", "model.rk", "--inject", "gelu:runtime_error"}, dir, {{"REPRO_AFTER", "dynamo"}, {"REPRO_DIR", "out"}});
+  ASSERT_EQ(run.exit_code, 1) << run.out << run.err;
+  auto b = bundles_in(dir / "out");
+  ASSERT_EQ(b.size(), 1u);
+  auto m = reprokit_cli({"minify", b[0].string()}, dir);
+  ASSERT_EQ(m.exit_code, 0) << m.out << m.err;
+  EXPECT_NE(m.out.find("verified: REPRODUCED"), std::string::npos) << m.out;
+  EXPECT_EQ(load_repro_file((b[0] / "repro.rk").string()).graph.name, "my.graph");
+  auto rep = reprokit_cli({"repro", (b[0] / "repro.rk").string()}, dir);
+  EXPECT_EQ(rep.exit_code, 1) << rep.out << rep.err;
+  EXPECT_NE(rep.out.find("REPRODUCED: runtime_error"), std::string::npos) << rep.out << rep.err;
+}
+
 TEST(MinifySignatures, ADifferentFailureIsNotTheSameBug) {
   Failure rt{FailureKind::runtime_error, "x", "generated code for graph g failed: injected runtime error in node %<v> (erf)", 0};
   Failure other{FailureKind::runtime_error, "y", "generated code for graph g failed: node %<v> = embedding: index <n> is out of range", 0};
