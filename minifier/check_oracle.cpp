@@ -71,11 +71,7 @@ CheckOracle::CheckOracle(CheckOptions options, CandidateInputs inputs)
       counter_(options_.first_candidate - 1) {
   options_.jobs = std::max(1, options_.jobs);
   if (!options_.fail_regex.empty()) {
-    try {
-      regex_.emplace(options_.fail_regex, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      throw UserError(fmt::format("--fail-regex '{}': {}", options_.fail_regex, e.what()));
-    }
+    regex_.emplace(options_.fail_regex, "--fail-regex");
   }
   candidates_.emplace(Dir::create(options_.work_dir).sub("candidates", true));
 }
@@ -124,14 +120,14 @@ Verdict CheckOracle::run_in(const Dir& dir, const std::string& model_path, doubl
   }
   std::string output = r.out + r.err;
   bool nonzero = r.signal != 0 || r.exit_code != 0;
-  std::smatch m;
-  bool matched = regex_ && std::regex_search(output, m, *regex_);
+  std::optional<std::string> match = regex_ ? regex_->search(output) : std::nullopt;
+  bool matched = match.has_value();
   v.interesting = regex_ ? matched : nonzero;
   if (r.signal != 0) {
     v.got = failure_from(FailureKind::crash, fmt::format("the check died of signal {}{}", r.signal, said(r.err)));
     v.got.signal = r.signal;
   } else if (matched) {
-    v.got = failure_from(FailureKind::runtime_error, fmt::format("the check's output matches: {}", first_line(m.str())));
+    v.got = failure_from(FailureKind::runtime_error, fmt::format("the check's output matches: {}", first_line(*match)));
   } else if (nonzero) {
     v.got = failure_from(FailureKind::runtime_error, fmt::format("the check exited with status {}{}", r.exit_code, said(r.err.empty() ? r.out : r.err)));
   }

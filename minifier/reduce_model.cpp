@@ -22,6 +22,7 @@
 #include "reprokit/runtime/npy.h"
 #include "reprokit/runtime/templates.h"
 #include "reprokit/runtime/torch_emitter.h"
+#include "reprokit/support/regex.h"
 
 namespace reprokit {
 
@@ -90,6 +91,7 @@ int reduce_model(const ReduceCommandOptions& o) {
   for (auto& [name, t] : known) co.weights.insert(name);
   co.jobs = std::max(1, o.jobs);
   co.fail_regex = o.fail_regex;
+  if (!co.fail_regex.empty()) Regex(co.fail_regex, "--fail-regex");  // a pattern RE2 refuses: before anything is written
   co.hang_is_interesting = o.hang_is_interesting;
   co.keep_candidates = o.keep_candidates;
 

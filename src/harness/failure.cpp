@@ -3,10 +3,9 @@
 
 #include <fmt/format.h>
 
-#include <regex>
-
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/names.h"
+#include "reprokit/support/regex.h"
 
 namespace reprokit {
 
@@ -40,15 +39,16 @@ std::string normalise_signature(const std::string& message) {
   // "error:" line: the log after it names generated functions that differ between graphs.
   std::string s = message;
   if (auto e = s.find("error:"); e != std::string::npos) s = s.substr(e, s.find('\n', e) - e);
-  static const std::regex patterns[] = {
-      std::regex(R"((/[^\s:'"()]+)+)"),          // paths
-      std::regex(R"(0x[0-9a-fA-F]+)"),            // addresses
-      std::regex(R"(%[A-Za-z0-9_.]+)"),           // value names
-      std::regex(R"(\b\d+(\.\d+)?(e[-+]?\d+)?\b)"),  // numbers (ids, line:col, sizes, timings)
-      std::regex(R"(\s+)"),
+  // Linear time (a compiler's message has no size limit). [\t\n\v\f\r ] is std::regex's \s,
+  // which the signatures of existing bundles were made with (RE2's \s has no \v).
+  static const std::pair<Regex, const char*> rules[] = {
+      {Regex(R"((/[^\t\n\v\f\r :'"()]+)+)", "signature rule"), "<path>"},             // paths
+      {Regex(R"(0x[0-9a-fA-F]+)", "signature rule"), "<addr>"},                      // addresses
+      {Regex(R"(%[A-Za-z0-9_.]+)", "signature rule"), "%<v>"},                     // value names
+      {Regex(R"(\b\d+(\.\d+)?(e[-+]?\d+)?\b)", "signature rule"), "<n>"},  // numbers: ids, line:col, sizes, timings
+      {Regex(R"([\t\n\v\f\r ]+)", "signature rule"), " "},
   };
-  static const char* repl[] = {"<path>", "<addr>", "%<v>", "<n>", " "};
-  for (size_t i = 0; i < 5; ++i) s = std::regex_replace(s, patterns[i], repl[i]);
+  for (auto& [rule, with] : rules) s = rule.replace_all(std::move(s), with);
   // Keep the part that names the error: compiler diagnostics carry their text after "error:".
   auto e = s.find("error:");
   if (e != std::string::npos) s = s.substr(e);

@@ -3,6 +3,8 @@
 // the JSON form with its errors.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "reprokit/harness/failure.h"
 #include "reprokit/ir/errors.h"
 
@@ -35,6 +37,38 @@ TEST(Signature, DifferentErrorsStayDifferent) {
 TEST(Signature, IsBounded) {
   std::string long_message(5000, 'x');
   EXPECT_LE(normalise_signature("error: " + long_message).size(), 200u);
+}
+
+// Signatures of existing bundles stay valid: the rules give what std::regex gave (these outputs
+// were produced by the std::regex version) — numbers with exponents, word boundaries, \v and \f as
+// space, paths in quotes and parentheses.
+TEST(Signature, SameAsTheStdRegexRulesGave) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"bad access at 0x7ffdeadbeef in node %h.matmul (x1 12.5e-3 3e 7e+2, a1b 1.2.3 10.)",
+       "bad access at <addr> in node %<v> (x1 <n> 3e <n>, a1b <n>.<n> <n>.)"},
+      {"  spaced \n  out\t\v text \f\r", "spaced out text"},
+      {"injected runtime error in node %a.b_c (mul) at /tmp/x (\"/q/r's\") 0xZZ 0x1f2g",
+       "injected runtime error in node %<v> (mul) at <path> (\"<path>'s\") 0xZZ <addr>g"},
+      {"shape [2, 3] vs [4,5]: 6 != 20; _7 x7 7x 8_ 9.5.6 -3 +4e5 1e-9",
+       "shape [<n>, <n>] vs [<n>,<n>]: <n> != <n>; _7 x7 7x 8_ <n>.<n> -<n> +<n> <n>"},
+      {"cuda: /usr/local/cuda/include/x.h(12): error: identifier \"__x\" is undefined\nsecond line /a/b 42",
+       "error: identifier \"__x\" is undefined"},
+      {"paths: a/b/c //x/ /y:/z 'p/q' (m/n) /\xc3\xa9/\xc3\xbc 3\xc3\xa9",
+       "paths: a<path> <path> <path>:<path> 'p<path>' (m<path>) <path> <n>\xc3\xa9"},
+  };
+  for (auto& [message, signature] : cases) EXPECT_EQ(normalise_signature(message), signature) << message;
+}
+
+// A compiler's message has no size limit: std::regex recursed once per character of a path and
+// died of SIGSEGV on 100 KB (issue 28 item 7). Linear now, in time and stack.
+TEST(Signature, HugeMessagesAreLinear) {
+  std::string path, numbers;
+  for (int i = 0; i < 500000; ++i) path += "/a";
+  for (int i = 0; i < 500000; ++i) numbers += "1.5e3 ";
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(normalise_signature("error: cannot open " + path + ": no such file"), "error: cannot open <path>: no such file");
+  EXPECT_EQ(normalise_signature("error: " + numbers).substr(0, 17), "error: <n> <n> <n");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10);
 }
 
 TEST(SameFailure, KindSignatureSignalAndLevelThreeBundles) {

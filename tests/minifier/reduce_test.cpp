@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 #include <signal.h>
 
+#include <chrono>
 #include <fstream>
 
 #include "../harness/cli_util.h"
@@ -98,6 +99,30 @@ TEST(Reduce, FailRegexDecidesWhateverTheExitStatus) {
   EXPECT_NE(none.err.find("not interesting"), std::string::npos) << none.err;
   auto bad = reprokit_cli({"reduce", example("mlp"), "--check", "cat {}", "--fail-regex", "(", "-o", "bad"}, dir);
   EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+}
+
+// --fail-regex runs in time linear in the output (RE2): std::regex died of SIGSEGV on (a|b)*c
+// against 100 KB and never finished ^(a|aa)*$ against 40 a's and a b (issue 28 item 7). A pattern
+// RE2 does not take (a backreference) is a usage error naming --fail-regex.
+TEST(Reduce, FailRegexIsLinearInTheOutput) {
+  auto dir = fresh_dir("reduce_regex_linear");
+  write_script(dir / "long.sh", "head -c 100000 /dev/zero | tr '\\000' a\necho c\n");
+  write_script(dir / "aab.sh", "echo aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab\n");
+  auto t0 = std::chrono::steady_clock::now();
+  auto deep = reprokit_cli({"reduce", example("mlp"), "--check", (dir / "long.sh").string(), "--fail-regex", "(a|b)*c", "-o", "deep"}, dir, {}, 120);
+  EXPECT_EQ(deep.exit_code, 0) << deep.out << deep.err;  // every candidate matches
+  auto slow = reprokit_cli({"reduce", example("mlp"), "--check", (dir / "aab.sh").string(), "--fail-regex", "^(a|aa)*$", "-o", "slow"}, dir, {}, 120);
+  EXPECT_EQ(slow.exit_code, 1) << slow.out << slow.err;  // nothing matches: the original is not interesting
+  EXPECT_FALSE(slow.timed_out);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 100);
+  auto backref = reprokit_cli({"reduce", example("mlp"), "--check", "cat {}", "--fail-regex", "(gelu).*\\1", "-o", "backref"}, dir);
+  EXPECT_EQ(backref.exit_code, 2) << backref.out << backref.err;
+  EXPECT_NE(backref.err.find("--fail-regex '(gelu).*\\1'"), std::string::npos) << backref.err;
+  EXPECT_FALSE(fs::exists(dir / "backref"));
+  // ECMAScript's classes and escapes keep working.
+  auto classes = reprokit_cli({"reduce", example("mlp"), "--check", "cat {}", "--fail-regex", "%\\w+ = soft(?:max)\\(\\s*%\\w+", "-o", "classes"}, dir);
+  ASSERT_EQ(classes.exit_code, 0) << classes.out << classes.err;
+  EXPECT_EQ(reduced_ops(dir / "classes"), "softmax");
 }
 
 TEST(Reduce, HangingCheckIsKilledWithItsProcessGroup) {

@@ -6,7 +6,6 @@
 #include <functional>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,6 +14,7 @@
 #include "reprokit/minifier/query_limit.h"
 #include "reprokit/runtime/tensor.h"
 #include "reprokit/support/files.h"
+#include "reprokit/support/regex.h"
 
 namespace reprokit {
 
@@ -77,7 +77,7 @@ class CheckOracle : public Oracle {
   CheckOptions options_;
   CandidateInputs inputs_;
   QueryLimit limit_;
-  std::optional<std::regex> regex_;
+  std::optional<Regex> regex_;
   std::optional<Dir> candidates_;
   int64_t counter_;
 };
