@@ -424,7 +424,9 @@ void Importer::bind_inputs() {
         throw UserError(fmt::format("{}: input '{}' has no shape in the model; give it with --shape {}:[d0,d1,...]", file, printable(name), mapped));
       for (int d = 0; d < tt->shape().dim_size(); ++d) {
         const auto& dim = tt->shape().dim(d);
-        if (!dim.has_dim_value() || dim.dim_value() < 0)
+        if (dim.has_dim_value() && dim.dim_value() < 0)  // a size, not a placeholder: --shape would not be the fix
+          throw UserError(fmt::format("{}: input '{}': dimension {} is negative ({})", file, printable(name), d, dim.dim_value()));
+        if (!dim.has_dim_value())
           throw UserError(fmt::format("{}: input '{}' has a dynamic dimension {} ('{}'); give its size with --shape {}:[d0,d1,...]", file,
                                       printable(name), d, printable(dim.dim_param()), mapped));
         shape.push_back(dim.dim_value());

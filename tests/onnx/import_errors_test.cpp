@@ -114,6 +114,17 @@ TEST(OnnxImportErrors, DynamicDimensionsNeedShapes) {
   EXPECT_EQ(parse_shape_spec("s:[]").second, Shape{});
 }
 
+// A negative size is a broken model, not a dynamic dimension that --shape would fix (issue 28
+// item 12: it was reported as "a dynamic dimension 1 ('')").
+TEST(OnnxImportErrors, NegativeDimensionsAreNamedAsSuch) {
+  ModelBuilder b(13);
+  b.input("x", F32, {2, -3}).output("y", F32);
+  b.node("Relu", {"x"}, {"y"});
+  std::string e = import_error(b);
+  EXPECT_HAS(e, "test.onnx: input 'x': dimension 1 is negative (-3)");
+  EXPECT_EQ(e.find("dynamic"), std::string::npos) << e;
+}
+
 TEST(OnnxImportErrors, HostileFiles) {
   EXPECT_HAS(bytes_error("this is not a protobuf at all \xff\xff\xff\xff"), "hostile.onnx");
   EXPECT_HAS(bytes_error(""), "hostile.onnx");
