@@ -41,6 +41,17 @@ int64_t next_candidate_number(const std::string& work_dir) {
   return next_number_after(names, "c", "");
 }
 
+// Whether OUT is a reduction's output: its state file is there, or (a run interrupted before its
+// first repro) reduce_work/ is all it holds.
+bool holds_a_reduction(const fs::path& out) {
+  std::error_code ec;
+  if (fs::is_regular_file(out / "reduce_work" / "state.json", ec)) return true;
+  fs::directory_iterator it(out, ec), end;
+  if (ec || it == end || it->path().filename() != "reduce_work" || !it->is_directory(ec)) return false;
+  it.increment(ec);
+  return !ec && it == end;
+}
+
 std::vector<Strategy> selected_strategies(const ReduceCommandOptions& o) {
   std::vector<Strategy> out;
   for (auto& s : strategy_table())  // compiler strategies switch reprokit's own passes: not here
@@ -98,8 +109,12 @@ int reduce_model(const ReduceCommandOptions& o) {
   // OUT: never over an earlier run's files unless resuming it.
   std::string out_path = o.out_dir.empty() ? fs::path(o.model).stem().string() + ".reduced" : o.out_dir;
   std::error_code ec;
-  if (!o.resume && fs::exists(out_path, ec) && !(fs::is_directory(out_path, ec) && fs::is_empty(out_path, ec)))
+  const bool empty_out = fs::is_directory(out_path, ec) && fs::is_empty(out_path, ec);
+  if (!o.resume && fs::exists(out_path, ec) && !empty_out)
     throw UserError(fmt::format("'{}' already exists: pass --resume to continue the reduction it holds, or -o a new directory", out_path));
+  if (o.resume && fs::exists(out_path, ec) && !empty_out && !holds_a_reduction(out_path))  // else its inputs/*.npy would be replaced
+    throw UserError(fmt::format("'{}' holds no reduction to resume (no reduce_work/state.json in it) and is never written into: -o a new directory",
+                                out_path));
   Dir out = Dir::create(fs::absolute(out_path).string());  // checks run in it: an absolute path
   Dir state_dir = out.sub("reduce_work", true);  // a symlink there is refused, never followed
   co.work_dir = o.work_dir.empty() ? fs::absolute(state_dir.path()).string() : fs::absolute(o.work_dir).string();

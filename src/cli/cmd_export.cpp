@@ -25,14 +25,14 @@ static int run_export(const std::vector<std::string>& argv) {
   std::filesystem::path p(*out);
   if (p.filename().empty()) throw UsageError("-o must name a file");
   Dir dir = Dir::open(p.has_parent_path() ? p.parent_path().string() : std::string("."));
-  dir.write(p.filename().string(), bytes);
+  write_new_file(dir, p.filename().string(), bytes, "reprokit export");
   fmt::print("wrote {} (graph {}, {} nodes, ONNX opset 17)\n", *out, g.name, g.num_ops());
   return 0;
 }
 
 static CommandRegistration reg({
     "export", "reprokit export FILE.rk -o FILE.onnx [--graph NAME]", "write a graph as an ONNX model (opset 17)",
-    "  -o, --output FILE.onnx  the model to write\n"
+    "  -o, --output FILE.onnx  the model to write (never an existing file: that is refused, exit 2)\n"
     "  --graph NAME            export graph NAME of a multi-graph file (default: the first)\n"
     "Every op of the op set is exported (composites such as gelu, silu and var as their formulas);\n"
     "inputs become contiguous ONNX inputs. The model passes onnx.checker and strict shape inference.",

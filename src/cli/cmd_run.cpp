@@ -3,7 +3,7 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
+#include <map>
 #include <optional>
 
 #include "command.h"
@@ -16,10 +16,9 @@
 #include "reprokit/onnx/onnx_import.h"
 #include "reprokit/runtime/input_gen.h"
 #include "reprokit/runtime/npy.h"
+#include "reprokit/support/files.h"
 
 namespace reprokit::cli {
-
-namespace fs = std::filesystem;
 
 // Injections from the flags and from REPRO_INJECT / REPRO_INJECT_PASS. An injection on an op that
 // the stack never compiles (not in the model, its decomposition or, training, its backward graph)
@@ -58,6 +57,25 @@ static void print_summary(const std::string& name, const Tensor& t) {
   fmt::print("\n");
 }
 
+// The files of --save-outputs, in order: DIR/<output>.npy for each returned value (once), then with
+// --train DIR/grad_<input>.npy for each input marked grad. An output named grad_x beside the
+// gradient of %x would make two tensors one file: refused, as a file already in DIR is.
+static std::vector<std::string> saved_files(const Graph& g, bool train, const std::string& dir) {
+  std::vector<std::string> files;
+  std::map<std::string, std::string> what;  // file -> what it holds, for the collision message
+  for (int o : g.outputs)
+    if (what.emplace(g.node(o).name + ".npy", "output %" + g.node(o).name).second) files.push_back(g.node(o).name + ".npy");
+  for (int i = 0; train && i < g.num_inputs(); ++i) {
+    if (!g.node(i).type.requires_grad) continue;
+    std::string file = "grad_" + g.node(i).name + ".npy";
+    if (auto [it, fresh] = what.emplace(file, "the gradient of input %" + g.node(i).name); !fresh)
+      throw UsageError(fmt::format("--save-outputs: {} and {} would both be '{}/{}'; rename the output", it->second,
+                                   "the gradient of input %" + g.node(i).name, dir, file));
+    files.push_back(file);
+  }
+  return files;
+}
+
 static int run_model(const std::vector<std::string>& argv) {
   Args args(argv, {"--backend", "--seed", "--inputs", "--save-outputs", "--inject", "--inject-pass", "--graph", "--shape", "--samples"},
             {"--train", "--no-passes", "--verbose"});
@@ -81,6 +99,13 @@ static int run_model(const std::vector<std::string>& argv) {
     if (!cfg.enabled()) throw UsageError("option --samples needs the harness: set REPRO_AFTER (dynamo or aot)");
     cfg.samples = static_cast<int>(n);
   }
+  std::optional<Dir> save_dir;  // checked before the run, so a refusal costs no run and writes nothing
+  std::vector<std::string> save_files;
+  if (auto dir = args.get("--save-outputs")) {
+    save_files = saved_files(g, opts.train, *dir);
+    save_dir.emplace(Dir::create(*dir));
+    refuse_existing(*save_dir, save_files, "reprokit run --save-outputs");
+  }
   // Values given (an ONNX model's weights, then --inputs files), random for the rest.
   std::vector<Tensor> inputs = assemble_inputs(g, known, args.get_or("--inputs", ""), static_cast<uint64_t>(seed));
   StackResult r;
@@ -95,11 +120,12 @@ static int run_model(const std::vector<std::string>& argv) {
   for (int i = 0; i < g.num_inputs(); ++i)
     if (g.node(i).type.requires_grad) grad_names.push_back(g.node(i).name);
   for (size_t k = 0; k < r.grads.size() && k < grad_names.size(); ++k) print_summary("grad_" + grad_names[k], r.grads[k]);
-  if (auto dir = args.get("--save-outputs")) {
-    fs::create_directories(*dir);
-    for (size_t k = 0; k < r.outputs.size(); ++k) write_npy((fs::path(*dir) / (g.node(g.outputs[k]).name + ".npy")).string(), r.outputs[k]);
-    for (size_t k = 0; k < r.grads.size() && k < grad_names.size(); ++k)
-      write_npy((fs::path(*dir) / ("grad_" + grad_names[k] + ".npy")).string(), r.grads[k]);
+  if (save_dir) {
+    std::map<std::string, const Tensor*> holds;  // file -> its tensor
+    for (size_t k = 0; k < r.outputs.size(); ++k) holds.emplace(g.node(g.outputs[k]).name + ".npy", &r.outputs[k]);
+    for (size_t k = 0; k < r.grads.size() && k < grad_names.size(); ++k) holds.emplace("grad_" + grad_names[k] + ".npy", &r.grads[k]);
+    for (const auto& file : save_files)
+      if (auto it = holds.find(file); it != holds.end()) write_new_file(*save_dir, file, encode_npy(*it->second), "reprokit run --save-outputs");
   }
   return 0;
 }
@@ -111,7 +137,8 @@ static CommandRegistration reg({
     "  --backend B         eager, aot_eager, cpp (default) or cuda\n"
     "  --seed S            seed of the random inputs (default 0)\n"
     "  --inputs DIR        load DIR/<input name>.npy (random for any missing; an ONNX model's weights by default)\n"
-    "  --save-outputs DIR  write DIR/<returned value name>.npy\n"
+    "  --save-outputs DIR  write DIR/<returned value name>.npy (and DIR/grad_<input name>.npy with --train);\n"
+    "                      a file already there, or an output named like a gradient's file, is refused (exit 2)\n"
     "  --inject OP:KIND    make the codegen misbehave on every node of OP (also REPRO_INJECT);\n"
     "                      KIND: compile_error runtime_error accuracy accuracy=REL accuracy_one=K crash hang flaky\n"
     "  --inject-pass P:N   make the Nth rewrite of pass P wrong (also REPRO_INJECT_PASS)\n"

@@ -84,6 +84,21 @@ std::string write_unique(const Dir& dir, const std::string& stem, const std::str
   }
 }
 
+namespace {
+[[noreturn]] void fail_exists(const std::string& path, std::string_view what) {
+  throw UserError(fmt::format("'{}' already exists: {} never overwrites a file (remove it or write elsewhere)", path, what));
+}
+}  // namespace
+
+void refuse_existing(const Dir& dir, const std::vector<std::string>& rels, std::string_view what) {
+  for (const auto& rel : rels)
+    if (dir.exists(rel)) fail_exists(dir.path(rel), what);
+}
+
+void write_new_file(const Dir& dir, const std::string& name, std::string_view data, std::string_view what) {
+  if (!dir.write_new(name, data)) fail_exists(dir.path(name), what);
+}
+
 std::vector<std::string> relative_components(const std::string& rel, std::string_view what) {
   if (rel.empty()) throw UserError(fmt::format("{}: empty path", what));
   if (rel[0] == '/') throw UserError(fmt::format("{}: '{}' is an absolute path; it must stay inside the directory", what, rel));

@@ -62,6 +62,28 @@ TEST(Cli, RunInputsAndOutputsAsNpy) {
   EXPECT_NE(r.err.find("input %x is declared f32[8, 16]"), std::string::npos) << r.err;
 }
 
+// --save-outputs never overwrites (issue 28 item 11), and an output named like a gradient's file
+// is refused rather than written over by the gradient (issue 28 item 12); both before the run.
+TEST(Cli, SaveOutputsNeverOverwrites) {
+  auto dir = fresh_dir("cli_save_no_overwrite");
+  ASSERT_EQ(reprokit_cli({"run", example("mlp"), "--backend", "eager", "--save-outputs", "out"}, dir).exit_code, 0);
+  { std::ofstream(dir / "out" / "t.npy") << "mine"; }
+  auto again = reprokit_cli({"run", example("mlp"), "--backend", "eager", "--save-outputs", "out"}, dir);
+  EXPECT_EQ(again.exit_code, 2) << again.out << again.err;
+  EXPECT_NE(again.err.find("out/t.npy' already exists"), std::string::npos) << again.err;
+  std::ifstream in(dir / "out" / "t.npy");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "mine");
+
+  std::ofstream(dir / "g.rk") << "graph g(%x: f32[2] grad) {\n  %grad_x = mul(%x, 3.0)\n  return (%grad_x)\n}\n";
+  auto clash = reprokit_cli({"run", "g.rk", "--train", "--backend", "eager", "--save-outputs", "o"}, dir);
+  EXPECT_EQ(clash.exit_code, 2) << clash.out << clash.err;
+  EXPECT_NE(clash.err.find("output %grad_x and the gradient of input %x would both be 'o/grad_x.npy'"), std::string::npos) << clash.err;
+  EXPECT_FALSE(fs::exists(dir / "o"));
+  // Without --train there is no gradient file: the output is saved.
+  EXPECT_EQ(reprokit_cli({"run", "g.rk", "--backend", "eager", "--save-outputs", "o"}, dir).exit_code, 0);
+  EXPECT_TRUE(fs::exists(dir / "o" / "grad_x.npy"));
+}
+
 TEST(Cli, PrintAndPasses) {
   auto dir = fresh_dir("cli_print");
   auto r = reprokit_cli({"print", example("mlp")}, dir);

@@ -184,6 +184,23 @@ TEST(Reduce, ResumeContinuesFromTheBestSoFarAndOutIsNeverOverwritten) {
   EXPECT_EQ(reduced_ops(dir / "out"), "gelu");
 }
 
+// --resume continues a reduction; a directory that never held one is refused, never written
+// into (issue 28 item 11: its inputs/*.npy were deleted for the repro's).
+TEST(Reduce, ResumeOfADirectoryThatHeldNoReductionIsRefused) {
+  auto dir = fresh_dir("reduce_resume_foreign");
+  fs::create_directories(dir / "mine" / "inputs");
+  { std::ofstream(dir / "mine" / "inputs" / "mydata.npy") << "my data"; }
+  auto r = reprokit_cli({"reduce", example("mlp"), kGeluCheck[0], kGeluCheck[1], "-o", "mine", "--resume"}, dir);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("'mine' holds no reduction to resume"), std::string::npos) << r.err;
+  EXPECT_EQ(read_text(dir / "mine" / "inputs" / "mydata.npy"), "my data");
+  EXPECT_FALSE(fs::exists(dir / "mine" / "reduce_work"));
+  // A new or empty directory is simply a first run.
+  fs::create_directories(dir / "empty");
+  auto fresh = reprokit_cli({"reduce", example("mlp"), kGeluCheck[0], kGeluCheck[1], "-o", "empty", "--resume", "--only", "truncate"}, dir);
+  EXPECT_EQ(fresh.exit_code, 0) << fresh.out << fresh.err;
+}
+
 TEST(Reduce, WorkerPrefixRunsEveryCheckThroughTheLauncher) {
   auto dir = fresh_dir("reduce_prefix");
   // A local stand-in for `srun` / `ssh HOST`: records each call, then runs the command in place.

@@ -57,6 +57,54 @@ TEST(OnnxCli, ImportThenRunMatchesRunningTheOnnxModel) {
   for (size_t i = 0; i < xv.size(); ++i) EXPECT_NEAR(xv[i], zv[i], 1e-5);
 }
 
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// An ONNX graph named with a '.' (a valid name) imports to a .rk that parses and runs (issue 28
+// item 5: the parser refused the graph name it was given).
+TEST(OnnxCli, AGraphNameWithADotImportsToARkThatRuns) {
+  fs::path d = fresh_dir("onnx_dotted");
+  ModelBuilder b(13, "my.graph");
+  b.input("x", F32, {2}).output("y", F32);
+  b.node("Relu", {"x"}, {"y"});
+  { std::ofstream(d / "m.onnx", std::ios::binary) << b.bytes(); }
+  auto imp = reprokit_cli({"import", "m.onnx", "-o", "imp"}, d);
+  ASSERT_EQ(imp.exit_code, 0) << imp.err;
+  auto run = reprokit_cli({"run", "imp/my.graph.rk", "--backend", "eager"}, d);
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+}
+
+// "Nothing already written is overwritten" (issue 28 item 11): the model's graph name picks the
+// file import writes, and export's -o names one; an existing file is refused (exit 2, naming it)
+// before anything is written.
+TEST(OnnxCli, ImportAndExportNeverOverwrite) {
+  fs::path d = fresh_dir("onnx_no_overwrite");
+  { std::ofstream(d / "m.onnx", std::ios::binary) << small_model(); }
+  ASSERT_EQ(reprokit_cli({"import", "m.onnx", "-o", "imported"}, d).exit_code, 0);
+  { std::ofstream(d / "imported" / "torch_jit_export.rk") << "mine"; }
+  auto again = reprokit_cli({"import", "m.onnx", "-o", "imported"}, d);
+  EXPECT_EQ(again.exit_code, 2) << again.out << again.err;
+  EXPECT_HAS(again.err, "imported/torch_jit_export.rk' already exists");
+  EXPECT_EQ(read_text(d / "imported" / "torch_jit_export.rk"), "mine");
+  // A weight's file already there: refused before the .rk is written.
+  fs::create_directories(d / "data" / "inputs");
+  { std::ofstream(d / "data" / "inputs" / "fc.bias.npy") << "my data"; }
+  auto weights = reprokit_cli({"import", "m.onnx", "-o", "data"}, d);
+  EXPECT_EQ(weights.exit_code, 2) << weights.out << weights.err;
+  EXPECT_HAS(weights.err, "data/inputs/fc.bias.npy' already exists");
+  EXPECT_EQ(read_text(d / "data" / "inputs" / "fc.bias.npy"), "my data");
+  EXPECT_FALSE(fs::exists(d / "data" / "torch_jit_export.rk"));
+  // export -o onto an existing file.
+  { std::ofstream(d / "out.onnx") << "mine"; }
+  auto exp = reprokit_cli({"export", example("mlp"), "-o", "out.onnx"}, d);
+  EXPECT_EQ(exp.exit_code, 2) << exp.out << exp.err;
+  EXPECT_HAS(exp.err, "out.onnx' already exists");
+  EXPECT_EQ(read_text(d / "out.onnx"), "mine");
+  EXPECT_EQ(reprokit_cli({"export", example("mlp"), "-o", "new.onnx"}, d).exit_code, 0);
+}
+
 TEST(OnnxCli, ExportThenImport) {
   fs::path d = fresh_dir("onnx_export");
   auto e = reprokit_cli({"export", example("mlp"), "-o", "mlp.onnx"}, d);

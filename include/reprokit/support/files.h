@@ -64,6 +64,13 @@ class Dir {
 // overwriting), and returns the name written. UserError naming the path when the write fails.
 std::string write_unique(const Dir& dir, const std::string& stem, const std::string& ext, std::string_view data);
 
+// "Nothing already written is overwritten": refuses, before a command writes anything, when any of
+// `rels` (paths relative to dir) already names something — UserError "'<path>' already exists:
+// <what> never overwrites a file ...".
+void refuse_existing(const Dir& dir, const std::vector<std::string>& rels, std::string_view what);
+// Creates `name` in dir where nothing has that name (one made since refuse_existing is refused too).
+void write_new_file(const Dir& dir, const std::string& name, std::string_view data, std::string_view what);
+
 // Splits a relative path into components; UserError for an absolute path, "..", or an empty one.
 std::vector<std::string> relative_components(const std::string& rel, std::string_view what);
 
