@@ -98,6 +98,7 @@ Expr unslice(const Node& n, const Shape& in, Expr g) {
 // gather backward without scatter: a one-hot mask [.., J, M, ..] (index == iota) times g, summed
 // over the gathered dim, then zero-padded where the index is smaller than the input.
 Expr ungather(const Node& n, Expr x, Expr index, Expr g) {
+  if (x.rank() == 0) return g;  // a 0-d input's only element (the index was checked) gets all of g
   int64_t dim = normalize_dim(attr_int(n, "dim"), x.rank());
   int64_t m = x.shape()[static_cast<size_t>(dim)];
   // Negative indices count from the end in gather: normalize them first.

@@ -51,7 +51,7 @@ std::string Codegen::index_kernel(int id) {
   const TensorType &xt = g_.node(x).type, &it = g_.node(ix).type;
   bool embedding = n.op == Op::embedding;
   std::string idx = load(ix, "int64_t", it.shape, embedding ? "q" : "i");
-  int64_t bound = embedding ? xt.shape[0] : xt.shape[static_cast<size_t>(normalize_dim(attr_int(n, "dim"), xt.rank()))];
+  int64_t bound = embedding ? xt.shape[0] : gather_dim_size(n, xt.shape);
   // The node is named through a string literal handed to a fixed format: never as a format.
   std::string node = c_string_literal(fmt::format("node %{} = {}", n.name, op_name(n.op)));
   // A bad index is recorded and reported after the loop: a parallel loop cannot be left early.
@@ -73,7 +73,7 @@ std::string Codegen::index_kernel(int id) {
   }
   int64_t dim = normalize_dim(attr_int(n, "dim"), xt.rank());
   Shape os = contiguous_strides(n.type.shape);
-  int64_t size = xt.shape[static_cast<size_t>(dim)];
+  int64_t size = gather_dim_size(n, xt.shape);
   std::string off = std::to_string(xa.offset);
   for (size_t d = 0; d < xt.shape.size(); ++d) {
     std::string coord = static_cast<int64_t>(d) == dim ? "c" : fmt::format("((i / {}) % {})", os[d], n.type.shape[d]);

@@ -260,7 +260,7 @@ TensorType infer_pool2d_backward(const Graph& g, const Node& n) {
   const auto& grad = operand_type(g, n, 0);
   const auto& x = operand_type(g, n, 1);
   require_float(x, "input");
-  Shape pooled = pooled_shape(x, window_of(n), x.shape[1]);
+  Shape pooled = pooled_shape(x, window_of(n), x.rank() == 4 ? x.shape[1] : 0);  // pooled_shape refuses other ranks
   if (grad.shape != pooled) fail(fmt::format("grad has shape {}, the pool's output is {}", shape_str(grad.shape), shape_str(pooled)));
   if (grad.dtype != x.dtype) fail(fmt::format("grad is {}, input is {}", dtype_name(grad.dtype), dtype_name(x.dtype)));
   return make_type(g, n, x.dtype, x.shape);
@@ -347,6 +347,7 @@ TensorType infer_slice(const Graph& g, const Node& n) {
 TensorType infer_cat(const Graph& g, const Node& n) {
   if (n.operands.empty()) fail("cat needs at least one tensor");
   const auto& first = operand_type(g, n, 0);
+  if (first.rank() == 0) fail("zero-dimensional tensors cannot be concatenated (as in torch.cat)");
   int64_t dim = normalize_dim(attr_int(n, "dim"), first.rank());
   Shape out = first.shape;
   DType dt = first.dtype;

@@ -72,6 +72,9 @@ std::vector<int64_t> reduction_dims(const Node& n, int64_t rank) {
     if (!seen.insert(nd).second) throw VerifyError(fmt::format("dim {} appears twice in {}", d, name));
     dims.push_back(nd);
   }
+  // A 0-d tensor accepts dim 0 and -1 (as torch) but has no dim to reduce: every layer below
+  // indexes its shape with these.
+  if (rank == 0) dims.clear();
   return dims;
 }
 
@@ -83,7 +86,8 @@ int64_t reduction_count(const Shape& in, const std::vector<int64_t>& dims) {
 
 Shape keepdim_shape(const Shape& in, const std::vector<int64_t>& dims) {
   Shape s = in;
-  for (auto d : dims) s[static_cast<size_t>(d)] = 1;
+  for (auto d : dims)  // a 0-d tensor's dim 0 is itself: its shape stays []
+    if (static_cast<size_t>(d) < s.size()) s[static_cast<size_t>(d)] = 1;
   return s;
 }
 
@@ -104,12 +108,17 @@ SliceBounds slice_bounds(const Node& n, const Shape& in) {
   return b;
 }
 
+int64_t gather_dim_size(const Node& n, const Shape& x) {
+  const int64_t d = normalize_dim(attr_int(n, "dim"), static_cast<int64_t>(x.size()));
+  return x.empty() ? 1 : x[static_cast<size_t>(d)];
+}
+
 std::vector<int64_t> permutation(const Node& n, int64_t rank) {
   std::vector<int64_t> dims;
   if (n.op == Op::transpose) {
     for (int64_t d = 0; d < rank; ++d) dims.push_back(d);
-    std::swap(dims[static_cast<size_t>(normalize_dim(attr_int(n, "dim0"), rank))],
-              dims[static_cast<size_t>(normalize_dim(attr_int(n, "dim1"), rank))]);
+    const int64_t d0 = normalize_dim(attr_int(n, "dim0"), rank), d1 = normalize_dim(attr_int(n, "dim1"), rank);
+    if (rank > 0) std::swap(dims[static_cast<size_t>(d0)], dims[static_cast<size_t>(d1)]);  // a 0-d tensor: itself
     return dims;
   }
   auto given = attr_ints(n, "dims");

@@ -28,7 +28,7 @@ int64_t index_bound(const Graph& g, int input) {
     if (n.op == Op::embedding) b = g.node(n.operands[0].value).type.shape.at(0);
     if (n.op == Op::gather) {
       const auto& x = g.node(n.operands[0].value).type;
-      b = x.shape.at(static_cast<size_t>(normalize_dim(attr_int(n, "dim"), x.rank())));
+      b = gather_dim_size(n, x.shape);
     }
     if (b > 0) bound = bound ? std::min(bound, b) : b;
   }

@@ -99,6 +99,7 @@ std::vector<int64_t> gather_map(const Node& n, const Values& x, const Values& id
   std::vector<int64_t> pos(out.size(), 0);
   for (size_t i = 0; i < idx.size(); ++i) {
     int64_t off = 0;
+    if (x.shape.empty()) checked_index(idx.as_int(i), gather_dim_size(n, x.shape), n);  // a 0-d input: no dim loop checks it
     for (size_t d = 0; d < pos.size(); ++d) {
       int64_t coord = static_cast<int64_t>(d) == dim ? checked_index(idx.as_int(i), x.shape[d], n) : pos[d];
       off += coord * xs[d];

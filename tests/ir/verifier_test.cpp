@@ -44,7 +44,13 @@ INSTANTIATE_TEST_SUITE_P(
         VerifyCase{"%a = permute(%x, dims=[0, 0])\nreturn (%a)", "node %a = permute: dims [0, 0] is not a permutation"},
         VerifyCase{"%a = gelu(%x, approximate=\"fast\")\nreturn (%a)", "node %a = gelu: approximate must be \"none\" or \"tanh\""},
         VerifyCase{"%a = expand(%x, shape=[2, 4])\nreturn (%a)", "node %a = expand: cannot expand [2, 3] to [2, 4]"},
-        VerifyCase{"%a = layer_norm(%x, normalized_shape=[2])\nreturn (%a)", "node %a = layer_norm: normalized_shape [2] is not a suffix"}));
+        VerifyCase{"%a = layer_norm(%x, normalized_shape=[2])\nreturn (%a)", "node %a = layer_norm: normalized_shape [2] is not a suffix"},
+        // Found by `reprokit generate`: the pool backward's inference read the channel dim of an
+        // input of rank < 2 (SIGSEGV in `reprokit print`).
+        VerifyCase{"%a = avg_pool2d_backward(%y, %y, kernel=[1, 1])\nreturn (%a)", "node %a = avg_pool2d_backward: input must be 4-D"},
+        VerifyCase{"%s = sum(%y)\n%a = max_pool2d_backward(%y, %s, kernel=[1, 1])\nreturn (%a)", "node %a = max_pool2d_backward: input must be 4-D"},
+        // Found by `reprokit generate`: cat of 0-d tensors wrote past the end of its shape.
+        VerifyCase{"%s = sum(%y)\n%a = cat(%s, %s)\nreturn (%a)", "node %a = cat: zero-dimensional tensors cannot be concatenated"}));
 
 TEST(Verifier, UseBeforeDefinitionAndCycles) {
   Graph g = parse_graph("graph g(%x: f32[2]) {\n  %a = neg(%x)\n  %b = neg(%a)\n  return (%b)\n}\n");
@@ -74,4 +80,12 @@ TEST(Verifier, DuplicateNamesAndInputsAfterBody) {
 
 TEST(Verifier, GradOnlyOnFloats) {
   EXPECT_THROW(parse_graph("graph g(%i: i64[2] grad) { return (%i) }"), UserError);
+}
+
+// Found by `reprokit generate`: transpose of a 0-d tensor and a keepdim reduction of one indexed
+// past the end of their (empty) shapes. Both are the tensor itself, as in torch.
+TEST(Verifier, ZeroDimTransposeAndKeepdimReduction) {
+  Graph g = parse_graph("graph g(%x: f32[]) {\n %t = transpose(%x, dim0=0, dim1=-1)\n %s = sum(%x, dims=[0], keepdim=true)\n return (%t, %s)\n}\n");
+  EXPECT_TRUE(g.node(g.outputs[0]).type.shape.empty());
+  EXPECT_TRUE(g.node(g.outputs[1]).type.shape.empty());
 }

@@ -1,5 +1,7 @@
 // Reference kernels against independent, hand-computed values: at least one case per op.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
+#include "reprokit/runtime/input_gen.h"
 
 #include <cmath>
 #include <set>
@@ -198,4 +200,28 @@ TEST(ReferenceKernels, IntegersAreExactAndWrapAsPyTorch) {
   auto co = interpret(c, {Tensor::from_int64s(DType::i32, {1}, {INT32_MAX}), Tensor::from_doubles(DType::f32, {2}, {NAN, -2.7})});
   EXPECT_EQ(co[0].get_int(0), INT32_MIN);
   EXPECT_EQ(co[1].to_int64s(), (std::vector<int64_t>{INT64_MIN, -2}));
+}
+
+// Found by `reprokit generate`: a reduction of a 0-d tensor over dims=[0] (or [-1], which torch
+// accepts) wrote past the end of the kernel's dim mask (SIGSEGV). It reduces nothing.
+TEST(ReferenceKernels, ReductionOfAZeroDimTensorOverItsOnlyDim) {
+  for (const char* op : {"sum", "amax", "amin", "mean"})
+    for (const char* dims : {"[0]", "[-1]"}) {
+      Case c{op, "", {{2.5}}, {2.5}};
+      const std::string text = fmt::format("graph t(%x: f32[]) {{ %r = {}(%x, dims={})\n return (%r) }}", op, dims);
+      c.graph = text.c_str();
+      EXPECT_EQ(run_case(c), std::vector<double>{2.5}) << text;
+      EXPECT_EQ(run_case(c, true), std::vector<double>{2.5}) << text;
+    }
+}
+
+// Found by `reprokit generate`: gather of a 0-d input never checked its index in the reference
+// (any index read the element) and input generation died of out_of_range (exit 3).
+TEST(ReferenceKernels, GatherOfAZeroDimInput) {
+  Case ok{"gather", "graph t(%x: f32[], %i: i64[]) { %r = gather(%x, %i, dim=0)\n return (%r) }", {{2.5}, {0}}, {2.5}};
+  EXPECT_EQ(run_case(ok), std::vector<double>{2.5});
+  Case bad{"gather", "graph t(%x: f32[], %i: i64[]) { %bad = gather(%x, %i, dim=0)\n return (%bad) }", {{2.5}, {5}}, {}};
+  EXPECT_THROW(run_case(bad), std::exception);
+  Graph g = parse_graph("graph t(%x: f32[], %i: i64[]) { %r = gather(%x, %i, dim=-1)\n return (%r) }");
+  EXPECT_EQ(generate_inputs(g, 7).at(1).get_int(0), 0);
 }

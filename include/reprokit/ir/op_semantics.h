@@ -46,6 +46,10 @@ SliceBounds slice_bounds(const Node& n, const Shape& in);
 // The source dim of each output dim of permute or transpose.
 std::vector<int64_t> permutation(const Node& n, int64_t rank);
 
+// The size of gather's indexed dim of an input of shape x: 1 for a 0-d input (its only element,
+// which torch.gather accepts at index 0 or -1).
+int64_t gather_dim_size(const Node& n, const Shape& x);
+
 // The dims of layer_norm's normalized_shape within an input of rank `rank` (its last dims).
 std::vector<int64_t> layer_norm_dims(const Node& n, int64_t rank);
 
