@@ -1,0 +1,228 @@
+// Triage: reading repros of every kind reprokit writes, their signatures, and the grouping.
+#include "reprokit/campaign/triage.h"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+#include <utility>
+#include <functional>
+#include <tuple>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "reprokit/codegen/pass_manager.h"
+#include "reprokit/harness/bundle.h"
+#include "reprokit/harness/failure.h"
+#include "reprokit/harness/repro_file.h"
+#include "reprokit/ir/errors.h"
+#include "reprokit/onnx/onnx_import.h"
+#include "reprokit/support/files.h"
+
+namespace reprokit {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+bool is_file(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(fs::symlink_status(p, ec));
+}
+
+std::optional<json> read_json(const fs::path& p) {
+  if (!is_file(p)) return std::nullopt;
+  std::ifstream in(p);
+  json j = json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  return j;
+}
+
+void count_graph(ReproRecord& r, const Graph& g) {
+  for (int i = g.num_inputs(); i < g.size(); ++i) ++r.ops[std::string(op_name(g.node(i).op))];
+  r.ops_count = g.num_ops();
+  for (int i = 0; i < g.num_inputs(); ++i) r.elements += g.node(i).type.numel();
+}
+
+// The passes a repro keeps on, as the minifier left them (those it could turn off are off).
+std::vector<std::string> kept_passes(const CompileOptions& c) {
+  std::vector<std::string> kept;
+  if (!c.run_passes || (c.backend != "cpp" && c.backend != "cuda")) return kept;
+  for (auto& p : pass_table()) {
+    if (c.disabled_passes.count(p.name)) continue;
+    auto lim = c.pass_limits.find(p.name);
+    if (lim == c.pass_limits.end()) kept.push_back(p.name);
+    else if (lim->second > 0) kept.push_back(fmt::format("{}:{}", p.name, lim->second));
+  }
+  return kept;
+}
+
+// What varies between repros of one bug beyond normalise_signature's rule: the graph's name
+// ("generated code for graph a failed") and identifiers a compiler quotes, which generated code
+// derives from value names ('rk_injected_compile_error_in_s').
+constexpr std::pair<std::string_view, std::string_view> kQuotes[] = {{"\u2018", "\u2019"}, {"'", "'"}};  // g++'s quotes, ASCII quotes
+
+std::string triage_message(const std::string& signature) {
+  std::string out;
+  for (size_t i = 0; i < signature.size();) {
+    if (signature.compare(i, 6, "graph ") == 0 && (i == 0 || !std::isalnum(static_cast<unsigned char>(signature[i - 1])))) {
+      out += "graph <g>";
+      i += 6;
+      while (i < signature.size() && (std::isalnum(static_cast<unsigned char>(signature[i])) || signature[i] == '_' || signature[i] == '.')) ++i;
+      continue;
+    }
+    bool quoted = false;
+    for (auto [open, close] : kQuotes) {
+      const size_t end = signature.compare(i, open.size(), open) == 0 ? signature.find(close, i + open.size()) : std::string::npos;
+      if (end == std::string::npos) continue;
+      out += std::string(open) + "<id>" + std::string(close);
+      i = end + close.size();
+      quoted = true;
+      break;
+    }
+    if (!quoted) out += signature[i++];
+  }
+  return out;
+}
+
+void from_spec(ReproRecord& r, const ReproSpec& spec, const Graph& g) {
+  r.backend = spec.options.compile.backend;
+  r.kind = std::string(spec.expected.kind_name());
+  r.stage = spec.stage;
+  r.passes = kept_passes(spec.options.compile);
+  r.message = triage_message(spec.expected.signature.empty() ? normalise_signature(spec.expected.message) : spec.expected.signature);
+  count_graph(r, g);
+}
+
+// A `reduce` OUT directory: the user's check decided, so the kind is "check" and the message is
+// what the final check said.
+std::optional<ReproRecord> from_reduce(const fs::path& dir, const fs::path& model, const json& report) {
+  ReproRecord r;
+  r.dir = dir.string();
+  r.repro = model.string();
+  r.kind = "check";
+  std::string said = report.value("final_check_said", std::string());
+  if (said == "(not verified)") said.clear();
+  r.message = triage_message(normalise_signature(said));
+  count_graph(r, load_model(model.string()).entry());
+  return r;
+}
+
+}  // namespace
+
+std::string ReproRecord::ops_text() const {
+  std::vector<std::string> parts;
+  for (auto& [op, n] : ops) parts.push_back(n == 1 ? op : fmt::format("{} x{}", op, n));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string ReproRecord::signature() const {
+  return fmt::format("{}|{}|passes:{}|ops:{}|{}", backend.empty() ? "external" : backend, kind, passes.empty() ? "none" : fmt::format("{}", fmt::join(passes, ",")),
+                     ops_text(), message);
+}
+
+std::optional<ReproRecord> read_repro(const std::string& dir_str, std::string* why) {
+  const fs::path dir(dir_str);
+  auto fail = [&](std::string w) -> std::optional<ReproRecord> {
+    if (why) *why = std::move(w);
+    return std::nullopt;
+  };
+  try {
+    const auto report = read_json(dir / "report.json");
+    const bool from_check = report && report->contains("check");
+    if (from_check) {
+      for (const char* name : {"repro.rk", "repro.onnx"})
+        if (is_file(dir / name)) return from_reduce(dir, dir / name, *report);
+      return fail(fmt::format("{}: a reduce report without repro.rk or repro.onnx", dir_str));
+    }
+    if (is_file(dir / "repro.rk")) {
+      ReproFile f = load_repro_file((dir / "repro.rk").string());
+      ReproRecord r;
+      r.dir = dir_str;
+      r.repro = (dir / "repro.rk").string();
+      from_spec(r, f.spec, f.graph);
+      return r;
+    }
+    if (is_file(dir / "manifest.json")) {
+      Bundle b = load_bundle(dir_str);
+      ReproRecord r;
+      r.dir = dir_str;
+      r.repro = (dir / "original" / "repro.rk").string();
+      r.minimized = false;
+      from_spec(r, b.spec, b.graph);
+      return r;
+    }
+    if (auto finding = read_json(dir / "finding.json"); finding && is_file(dir / "model.rk")) {
+      // A failure with no bundle to minify (reprokit itself exited 3 or died): the generated graph.
+      ReproRecord r;
+      r.dir = dir_str;
+      r.repro = (dir / "model.rk").string();
+      r.minimized = false;
+      r.backend = finding->value("backend", std::string());
+      r.kind = finding->value("kind", std::string("internal"));
+      r.stage = finding->value("mode", std::string());
+      r.message = triage_message(normalise_signature(finding->value("message", std::string())));
+      count_graph(r, load_model(r.repro).entry());
+      return r;
+    }
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+  return fail(fmt::format("{}: no repro.rk, repro.onnx, manifest.json or finding.json", dir_str));
+}
+
+std::vector<std::string> find_repro_dirs(const std::string& root) {
+  std::vector<std::string> found;
+  auto holds_repro = [](const fs::path& d) {
+    for (const char* f : {"repro.rk", "manifest.json"})
+      if (is_file(d / f)) return true;
+    auto report = read_json(d / "report.json");
+    if (report && report->contains("check")) return true;
+    auto finding = read_json(d / "finding.json");
+    return finding && finding->contains("kind") && !fs::exists(d / "bundles") && !fs::exists(d / "reduced");
+  };
+  std::function<void(const fs::path&, int)> walk = [&](const fs::path& d, int depth) {
+    if (holds_repro(d)) {
+      found.push_back(d.string());
+      return;  // its subdirectories (original/, twin/, work) are parts of it
+    }
+    if (depth == 0) return;
+    std::error_code ec;
+    std::vector<fs::path> subs;
+    for (auto& e : fs::directory_iterator(d, ec))
+      if (e.is_directory(ec) && !e.is_symlink(ec)) subs.push_back(e.path());
+    std::sort(subs.begin(), subs.end());
+    for (auto& s : subs) {
+      const std::string name = s.filename().string();
+      if (name == "minify_work" || name == "reduce_work" || name == "original" || name == "twin" || name == "graphs") continue;
+      walk(s, depth - 1);
+    }
+  };
+  std::error_code ec;
+  if (fs::is_directory(fs::symlink_status(root, ec))) walk(fs::path(root), 8);
+  return found;
+}
+
+std::vector<BugGroup> group_repros(std::vector<ReproRecord> records) {
+  std::vector<BugGroup> groups;
+  std::map<std::string, size_t> index;
+  for (auto& r : records) {
+    std::string sig = r.signature();
+    auto [it, fresh] = index.emplace(sig, groups.size());
+    if (fresh) groups.push_back(BugGroup{sig, {}});
+    groups[it->second].members.push_back(std::move(r));
+  }
+  for (auto& g : groups)
+    std::stable_sort(g.members.begin(), g.members.end(), [](const ReproRecord& a, const ReproRecord& b) {
+      if (a.minimized != b.minimized) return a.minimized;
+      return std::tie(a.ops_count, a.elements) < std::tie(b.ops_count, b.elements);
+    });
+  return groups;
+}
+
+}  // namespace reprokit

@@ -1,0 +1,59 @@
+// `reprokit triage DIR...`: groups repros (minified bundles, reduce outputs, campaign
+// directories, whole CI-farm trees) into distinct bugs by triage.h's signature.
+#include <fmt/core.h>
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "command.h"
+#include "reprokit/campaign/triage.h"
+#include "reprokit/ir/errors.h"
+
+namespace reprokit::cli {
+
+static int run_triage(const std::vector<std::string>& argv) {
+  Args args(argv, {}, {"--json"});
+  if (args.positional().empty()) throw UsageError("expected one or more DIRs (bundles, reduce outputs or campaigns)");
+  std::vector<ReproRecord> records;
+  std::vector<std::string> unreadable;
+  for (const std::string& root : args.positional()) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(root, ec)) throw UserError(fmt::format("{}: not a directory", root));
+    for (const std::string& dir : find_repro_dirs(root)) {
+      std::string why;
+      if (auto r = read_repro(dir, &why)) records.push_back(std::move(*r));
+      else unreadable.push_back(why);
+    }
+  }
+  for (auto& why : unreadable) fmt::print(stderr, "reprokit triage: skipped {}\n", why);
+  const size_t total = records.size();
+  std::vector<BugGroup> groups = group_repros(std::move(records));
+  if (args.has("--json")) {
+    nlohmann::json out = nlohmann::json::array();
+    for (auto& g : groups) {
+      const ReproRecord& s = g.smallest();
+      out.push_back({{"signature", g.signature}, {"count", g.members.size()}, {"kind", s.kind}, {"ops", s.ops_text()},
+                     {"repro", s.dir}, {"minimized", s.minimized}, {"backend", s.backend}, {"stage", s.stage}});
+    }
+    fmt::print("{}\n", out.dump(2));
+    return 0;
+  }
+  fmt::print("{} repro{} in {} distinct bug{}\n", total, total == 1 ? "" : "s", groups.size(), groups.size() == 1 ? "" : "s");
+  for (auto& g : groups) {
+    const ReproRecord& s = g.smallest();
+    fmt::print("{:>4}x  {:<14} {:<10} ops: {:<28} {}{}\n      smallest: {}\n", g.members.size(), s.kind, s.backend.empty() ? "external" : s.backend,
+               s.ops_text(), s.message.substr(0, 80), s.minimized ? "" : "  (not minimized)", s.dir);
+  }
+  return 0;
+}
+
+static CommandRegistration reg({
+    "triage", "reprokit triage DIR... [--json]", "group repros (bundles, reduce outputs, fuzz campaigns) into distinct bugs",
+    "  DIR     a minified bundle, a reduce OUT directory, a campaign, or any tree holding them\n"
+    "  --json  the groups as a JSON array of {signature, count, kind, ops, repro, ...}\n"
+    "Two repros are the same bug when backend, failure kind, the passes the repro keeps on, the multiset\n"
+    "of its ops and its normalised message agree (docs/FUZZING.md). The smallest repro of each group is named.",
+    run_triage});
+
+}  // namespace reprokit::cli

@@ -1,0 +1,79 @@
+// Triage end to end: bundles of planted bugs, minified, then `reprokit triage` groups them —
+// one group per planted bug (no splits across graphs, no merges of different bugs), each naming
+// its smallest repro; a reduce output is read too.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "../harness/cli_util.h"
+#include "reprokit/campaign/triage.h"
+
+using namespace reprokit;
+using namespace reprokit::testing;
+
+namespace {
+
+void write(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+// Runs `graph` with `inject` under the harness and minifies the bundle it leaves in `root`.
+void planted_bundle(const fs::path& root, const std::string& name, const std::string& graph, const std::string& inject) {
+  const fs::path model = root / "models" / (name + ".rk");
+  write(model, graph);
+  auto r = reprokit_cli({"run", model.string(), "--backend", "cpp", "--inject", inject}, root,
+                        {{"REPRO_AFTER", "aot"}, {"REPRO_LEVEL", "2"}, {"REPRO_DIR", (root / "farm" / name).string()}});
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  auto bundles = bundles_in(root / "farm" / name);
+  ASSERT_EQ(bundles.size(), 1u);
+  auto m = reprokit_cli({"minify", bundles[0].string()}, root);
+  ASSERT_EQ(m.exit_code, 0) << m.out << m.err;
+}
+
+}  // namespace
+
+TEST(Triage, OneGroupPerPlantedBug) {
+  const fs::path root = fresh_dir("triage");
+  planted_bundle(root, "a", "graph a(%x: f32[4, 3], %y: f32[3]) {\n %e = exp(%x)\n %m = mul(%e, %y)\n %s = sin(%m)\n return (%s)\n}\n", "exp:runtime_error");
+  planted_bundle(root, "b", "graph b(%x: f32[2, 5]) {\n %n = neg(%x)\n %t = tanh(%n)\n %e = exp(%t)\n return (%e)\n}\n", "exp:runtime_error");
+  planted_bundle(root, "c", "graph c(%x: f32[6]) {\n %r = relu(%x)\n %s = sin(%r)\n %c = cos(%s)\n return (%c)\n}\n", "sin:compile_error");
+
+  auto t = reprokit_cli({"triage", (root / "farm").string(), "--json"}, root);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  auto groups = nlohmann::json::parse(t.out);
+  ASSERT_EQ(groups.size(), 2u) << t.out;
+  std::map<std::string, int> count_of_kind;
+  for (auto& g : groups) {
+    count_of_kind[g["kind"].get<std::string>()] = g["count"].get<int>();
+    EXPECT_TRUE(fs::exists(fs::path(g["repro"].get<std::string>()) / "repro.rk")) << g.dump();
+    EXPECT_TRUE(g.contains("signature") && g.contains("ops")) << g.dump();
+  }
+  EXPECT_EQ(count_of_kind["runtime_error"], 2) << t.out;
+  EXPECT_EQ(count_of_kind["compile_error"], 1) << t.out;
+  for (auto& g : groups)
+    if (g["kind"] == "runtime_error") { EXPECT_EQ(g["ops"], "exp") << g.dump(); }
+
+  auto text = reprokit_cli({"triage", (root / "farm").string()}, root);
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("3 repros in 2 distinct bugs"), std::string::npos) << text.out;
+}
+
+TEST(Triage, ReadsReduceOutputsAndRefusesWhatIsNoDirectory) {
+  const fs::path root = fresh_dir("triage_reduce");
+  write(root / "m.rk", "graph m(%x: f32[3]) {\n %a = sin(%x)\n %b = mul(%a, 3.0)\n %c = exp(%b)\n return (%c)\n}\n");
+  auto r = reprokit_cli({"reduce", (root / "m.rk").string(), "--check", std::string(REPROKIT_EXE) + " run {} --backend cpp --inject mul:runtime_error",
+                         "--fail-regex", "FAILED: runtime_error", "-o", (root / "m.reduced").string()},
+                        root);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::string why;
+  auto rec = read_repro((root / "m.reduced").string(), &why);
+  ASSERT_TRUE(rec) << why;
+  EXPECT_EQ(rec->kind, "check");
+  EXPECT_EQ(rec->ops_text(), "mul");
+  EXPECT_EQ(find_repro_dirs(root.string()), std::vector<std::string>{(root / "m.reduced").string()});
+
+  auto bad = reprokit_cli({"triage", (root / "missing").string()}, root);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("missing: not a directory"), std::string::npos) << bad.err;
+}
