@@ -150,6 +150,7 @@ std::optional<ReproRecord> read_repro(const std::string& dir_str, std::string* w
     }
     if (is_file(dir / "manifest.json")) {
       Bundle b = load_bundle(dir_str);
+      if (!b.spec.expected.failed()) return fail(fmt::format("{}: no failure recorded yet (a level-3 bundle written before compiling)", dir_str));
       ReproRecord r;
       r.dir = dir_str;
       r.repro = (dir / "original" / "repro.rk").string();
