@@ -58,7 +58,7 @@ std::string store_value(DType t, const std::string& v) {
 }
 
 std::string literal(const AttrValue& v, const char* ct) {
-  if (v.is_bool()) return v.as_bool() ? "true" : "false";
+  if (v.is_bool()) return fmt::format("({})({})", ct, v.as_bool() ? 1 : 0);  // maximum(x, true): one type for rk_max
   if (v.is_int()) return fmt::format("({})({}LL)", ct, v.as_int());
   double d = v.as_float();
   if (std::isnan(d)) return fmt::format("({})NAN", ct);
