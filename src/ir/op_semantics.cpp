@@ -86,8 +86,7 @@ int64_t reduction_count(const Shape& in, const std::vector<int64_t>& dims) {
 
 Shape keepdim_shape(const Shape& in, const std::vector<int64_t>& dims) {
   Shape s = in;
-  for (auto d : dims)  // a 0-d tensor's dim 0 is itself: its shape stays []
-    if (static_cast<size_t>(d) < s.size()) s[static_cast<size_t>(d)] = 1;
+  for (auto d : dims) s[static_cast<size_t>(d)] = 1;
   return s;
 }
 

@@ -22,8 +22,7 @@ namespace {
 int64_t group_elements(const Shape& in, const std::vector<int64_t>& dims, std::vector<int64_t>& group_of) {
   Shape kept_shape;
   std::vector<bool> reduced(in.size(), false);
-  for (auto d : dims)  // a 0-d tensor's dim 0 (or -1) is the tensor itself: nothing to mark
-    if (static_cast<size_t>(d) < reduced.size()) reduced[static_cast<size_t>(d)] = true;
+  for (auto d : dims) reduced[static_cast<size_t>(d)] = true;
   for (size_t d = 0; d < in.size(); ++d)
     if (!reduced[d]) kept_shape.push_back(in[d]);
   Shape view(in.size(), 0);  // out index strides per input dim (0 for reduced dims)
