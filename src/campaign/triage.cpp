@@ -11,7 +11,6 @@
 #include <functional>
 #include <tuple>
 #include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -37,8 +36,7 @@ bool is_file(const fs::path& p) {
 
 std::optional<json> read_json(const fs::path& p) {
   if (!is_file(p)) return std::nullopt;
-  std::ifstream in(p);
-  json j = json::parse(in, nullptr, false);
+  json j = json::parse(read_file(p.string(), kMaxTextFileBytes), nullptr, false);
   if (j.is_discarded() || !j.is_object()) return std::nullopt;
   return j;
 }

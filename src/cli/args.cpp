@@ -3,10 +3,19 @@
 #include <cmath>
 #include <algorithm>
 #include <cstdlib>
+#include <sstream>
 
 #include "command.h"
 
 namespace reprokit::cli {
+
+std::vector<std::string> csv_items(const std::string& csv) {
+  std::vector<std::string> items;
+  std::stringstream ss(csv);
+  std::string item;
+  while (std::getline(ss, item, ',')) items.push_back(item);
+  return items;
+}
 
 Args::Args(const std::vector<std::string>& argv, const std::vector<std::string>& value_flags,
            const std::vector<std::string>& bool_flags) {

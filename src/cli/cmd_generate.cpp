@@ -17,16 +17,12 @@ namespace reprokit::cli {
 
 static std::set<Op> op_set(const std::string& csv, const char* flag) {
   std::set<Op> ops;
-  size_t start = 0;
-  while (start <= csv.size()) {
-    size_t end = csv.find(',', start);
-    std::string name = csv.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  for (const std::string& name : csv_items(csv)) {
     const OpSchema* s = find_op(name);
     if (!s) throw UsageError(fmt::format("{}: '{}' is not an op (reprokit's ops are those of docs/DESIGN.md's op set)", flag, name));
     ops.insert(s->op);
-    if (end == std::string::npos) break;
-    start = end + 1;
   }
+  if (ops.empty()) throw UsageError(fmt::format("{} expects op names A,B,...", flag));  // empty is not "every op"
   return ops;
 }
 

@@ -14,9 +14,7 @@ namespace reprokit::cli {
 
 std::set<std::string> strategy_names(const std::string& csv) {
   std::set<std::string> out;
-  std::stringstream ss(csv);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
+  for (const std::string& item : csv_items(csv)) {
     bool known = false;
     for (auto& s : strategy_table()) known |= s.name == item;
     if (!known) throw UsageError("unknown strategy '" + item + "' (--list-strategies lists them)");

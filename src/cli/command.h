@@ -51,6 +51,9 @@ class Args {
   bool help_ = false;
 };
 
+// The items of a comma-separated flag value (A,B,...), as std::getline splits them.
+std::vector<std::string> csv_items(const std::string& csv);
+
 // The strategy names of --only/--skip (A,B,...); UsageError for one the table lacks.
 std::set<std::string> strategy_names(const std::string& csv);
 
