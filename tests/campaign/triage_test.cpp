@@ -77,3 +77,35 @@ TEST(Triage, ReadsReduceOutputsAndRefusesWhatIsNoDirectory) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("missing: not a directory"), std::string::npos) << bad.err;
 }
+
+// `reprokit generate`: graphs that run, bad flags named, and nothing written over.
+TEST(Generate, WritesRunnableGraphsAndRefusesBadInput) {
+  const fs::path root = fresh_dir("generate");
+  auto g = reprokit_cli({"generate", "-o", "g", "--count", "3", "--seed", "5", "--max-nodes", "3"}, root);
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  EXPECT_NE(g.out.find("graphs in"), std::string::npos) << g.out;
+  int graphs = 0;
+  for (auto& d : fs::directory_iterator(root / "g")) {
+    ++graphs;
+    auto r = reprokit_cli({"run", (d.path() / "model.rk").string(), "--inputs", (d.path() / "inputs").string(), "--backend", "eager"}, root);
+    EXPECT_EQ(r.exit_code, 0) << d.path() << r.err;
+  }
+  EXPECT_GE(graphs, 1);
+  const auto before = fs::last_write_time(*fs::directory_iterator(root / "g"));
+  auto again = reprokit_cli({"generate", "-o", "g", "--count", "3", "--seed", "5", "--max-nodes", "3"}, root);
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_NE(again.err.find("already exists; nothing was overwritten"), std::string::npos) << again.err;
+  EXPECT_EQ(fs::last_write_time(*fs::directory_iterator(root / "g")), before);
+  for (auto [flags, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--ops", "exp,nope"}, "--ops: 'nope' is not an op"},
+           {{"--ops", ""}, "--ops expects op names"},
+           {{"--count", "x"}, "--count expects an integer"},
+           {{"--count", "0"}, "--count expects 1..1000000"},
+           {{"--ops", "exp", "--skip-ops", "sin"}, "exclude each other"}}) {
+    std::vector<std::string> argv = {"generate", "-o", "h"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    auto r = reprokit_cli(argv, root);
+    EXPECT_EQ(r.exit_code, 2) << message;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  }
+}
