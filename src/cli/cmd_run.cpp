@@ -20,22 +20,28 @@
 
 namespace reprokit::cli {
 
-// Injections from the flags and from REPRO_INJECT / REPRO_INJECT_PASS. An injection on an op that
-// the stack never compiles (not in the model, its decomposition or, training, its backward graph)
-// would silently do nothing: say so instead.
+// Injections from the flags and from REPRO_INJECT / REPRO_INJECT_PASS. An injection the flags ask
+// for on an op that the stack never compiles (not in the model, its decomposition or, training,
+// its backward graph) would silently do nothing: say so instead. The environment's are ambient,
+// as for a C++ program (capture_api.cpp): they plant a bug wherever the op is, and a graph
+// without it runs clean (how `reprokit fuzz` runs a planted campaign).
 static void add_injections(const Args& args, const Graph& g, bool train, CompileOptions& c) {
   for (auto& spec : args.get_all("--inject")) c.injections.push_back(parse_fault_injection(spec));
   for (auto& spec : args.get_all("--inject-pass")) c.pass_injections.push_back(parse_pass_injection(spec));
+  const size_t from_flags = c.injections.size();
   add_injections_from_env(c);
   if (c.injections.empty()) return;
   const Graph decomposed = train ? build_training_graphs(g).joint.graph : decompose(g);
-  for (auto& inj : c.injections) {
+  for (size_t k = 0; k < c.injections.size(); ++k) {
+    const FaultInjection& inj = c.injections[k];
     bool found = false;
     for (const Graph* h : {&g, &decomposed})
       for (auto& n : h->nodes) found |= n.op == inj.op;
-    if (!found)
-      throw UserError(fmt::format("--inject {}: graph {} has no node of op {}{}", inj.str(), g.name, op_name(inj.op),
-                                  train ? " (nor has its decomposition or backward graph)" : " (nor has its decomposition)"));
+    if (found) continue;
+    const std::string why = fmt::format("graph {} has no node of op {}{}", g.name, op_name(inj.op),
+                                        train ? " (nor has its decomposition or backward graph)" : " (nor has its decomposition)");
+    if (k < from_flags) throw UserError(fmt::format("--inject {}: {}", inj.str(), why));
+    fmt::print(stderr, "reprokit run: note: REPRO_INJECT {}: {}; it runs without it\n", inj.str(), why);
   }
 }
 
