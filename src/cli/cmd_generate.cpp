@@ -26,12 +26,8 @@ static std::set<Op> op_set(const std::string& csv, const char* flag) {
   return ops;
 }
 
-static int run_generate(const std::vector<std::string>& argv) {
-  Args args(argv, {"-o", "--count", "--seed", "--max-nodes", "--ops", "--skip-ops"}, {"--train"});
-  if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
-  if (!args.get("-o")) throw UsageError("-o DIR is required");
-  const long count = args.get_int("--count", 10), seed = args.get_int("--seed", 1), max_nodes = args.get_int("--max-nodes", 8);
-  if (count < 1 || count > 1000000) throw UsageError(fmt::format("--count expects 1..1000000, got {}", count));
+GeneratorOptions generator_options(const Args& args) {
+  const long max_nodes = args.get_int("--max-nodes", 8);
   if (max_nodes < 1 || max_nodes > 200) throw UsageError(fmt::format("--max-nodes expects 1..200, got {}", max_nodes));
   if (args.get("--ops") && args.get("--skip-ops")) throw UsageError("--ops and --skip-ops exclude each other");
   GeneratorOptions o;
@@ -41,7 +37,19 @@ static int run_generate(const std::vector<std::string>& argv) {
   if (auto skip = args.get("--skip-ops")) {
     o.ops = all_fuzzable_ops();
     for (Op op : op_set(*skip, "--skip-ops")) o.ops.erase(op);
+    if (o.ops.empty()) throw UsageError("--skip-ops leaves no op to generate");
   }
+  return o;
+}
+
+static int run_generate(const std::vector<std::string>& argv) {
+  Args args(argv, {"-o", "--count", "--seed", "--max-nodes", "--ops", "--skip-ops"}, {"--train"});
+  if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
+  if (!args.get("-o")) throw UsageError("-o DIR is required");
+  const long count = args.get_int("--count", 10), seed = args.get_int("--seed", 1);
+  if (count < 1 || count > 1000000) throw UsageError(fmt::format("--count expects 1..1000000, got {}", count));
+  if (seed < 0) throw UsageError(fmt::format("--seed expects a non-negative integer, got {}", seed));
+  const GeneratorOptions o = generator_options(args);
   Dir out = Dir::create(*args.get("-o"));
   long made = 0, no_graph = 0, no_values = 0;
   const auto t0 = std::chrono::steady_clock::now();

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "reprokit/campaign/graph_generator.h"
+
 namespace reprokit::cli {
 
 struct Command {
@@ -56,5 +58,9 @@ std::vector<std::string> csv_items(const std::string& csv);
 
 // The strategy names of --only/--skip (A,B,...); UsageError for one the table lacks.
 std::set<std::string> strategy_names(const std::string& csv);
+
+// The generator's flags, as `generate` and `fuzz` take them: --max-nodes N, --ops A,B or
+// --skip-ops A,B (ops of the table; UsageError naming an unknown one), --train.
+GeneratorOptions generator_options(const Args& args);
 
 }  // namespace reprokit::cli

@@ -1,0 +1,161 @@
+// `reprokit fuzz` end to end: a campaign with planted bugs finds, minifies and groups them (one
+// distinct bug per planted injection), an external check's findings are reduced, an interrupted
+// campaign resumes, and bad input is exit 2 with nothing overwritten.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "../harness/cli_util.h"
+
+using namespace reprokit;
+using namespace reprokit::testing;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::map<std::string, std::string> ops_by_kind(const nlohmann::json& report) {
+  std::map<std::string, std::string> m;
+  for (auto& b : report["bugs"]) m[b["kind"].get<std::string>()] += b["ops"].get<std::string>() + ";";
+  return m;
+}
+
+}  // namespace
+
+// Two bugs planted at once on two ops: every finding is minified to its op, and the campaign's
+// report counts exactly two distinct bugs (no split across graphs, no merge of the two).
+TEST(Fuzz, PlantedBugsGiveOneDistinctBugEach) {
+  const fs::path root = fresh_dir("fuzz_planted");
+  auto r = reprokit_cli({"fuzz", "-o", (root / "c").string(), "--ops", "exp,sin,mul,add,neg", "--max-nodes", "4", "--max-graphs", "8", "--budget",
+                         "600", "--seed", "3"},
+                        root, {{"REPRO_INJECT", "exp:runtime_error,sin:compile_error"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto report = read_json(root / "c" / "report.json");
+  EXPECT_EQ(report["counts"]["graphs"], 8) << report.dump(2);
+  EXPECT_GE(report["counts"]["findings"].get<int>(), 3) << report.dump(2);
+  EXPECT_EQ(report["counts"]["rejected"], 0) << report.dump(2);
+  ASSERT_EQ(report["distinct_bugs"], 2) << report.dump(2);
+  auto kinds = ops_by_kind(report);
+  EXPECT_EQ(kinds["runtime_error"], "exp;") << report.dump(2);
+  EXPECT_EQ(kinds["compile_error"], "sin;") << report.dump(2);
+  for (auto& f : report["findings"]) EXPECT_EQ(f["minify"], "minimized") << f.dump();
+  for (auto& b : report["bugs"]) {
+    EXPECT_TRUE(b["minimized"].get<bool>()) << b.dump();
+    EXPECT_TRUE(fs::exists(fs::path(b["repro"].get<std::string>()) / "repro.rk")) << b.dump();
+  }
+  EXPECT_NE(slurp(root / "c" / "SUMMARY.txt").find("distinct bugs 2"), std::string::npos) << slurp(root / "c" / "SUMMARY.txt");
+  EXPECT_TRUE(!fs::exists(root / "c" / "graphs") || fs::is_empty(root / "c" / "graphs")) << "scratch graphs are removed once judged";
+
+  // triage over the campaign directory agrees with the report.
+  auto t = reprokit_cli({"triage", (root / "c").string(), "--json"}, root);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_EQ(nlohmann::json::parse(t.out).size(), 2u) << t.out;
+
+  // Each finding can be rerun by hand: finding.json holds the command.
+  for (auto& e : fs::directory_iterator(root / "c" / "findings")) {
+    auto f = read_json(e.path() / "finding.json");
+    EXPECT_NE(f["rerun"].get<std::string>().find("REPRO_LEVEL=4"), std::string::npos) << f.dump();
+  }
+}
+
+// A campaign without bugs to find: every run passes (the stack agrees with float64 on generated
+// graphs), forward and --train; then --resume continues where it stopped, with its own options.
+TEST(Fuzz, CleanCampaignResumesWhereItStopped) {
+  const fs::path root = fresh_dir("fuzz_resume");
+  const std::string c = (root / "c").string();
+  auto first = reprokit_cli({"fuzz", "-o", c, "--max-graphs", "3", "--max-nodes", "4", "--train", "--seed", "7", "--backend", "cpp,aot_eager"}, root);
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  auto s1 = read_json(root / "c" / "state.json");
+  EXPECT_EQ(s1["counts"]["graphs"], 3);
+  EXPECT_EQ(s1["counts"]["runs"], 12) << "3 graphs x 2 backends x (forward, train)";
+  EXPECT_EQ(s1["counts"]["passed"], 12) << s1.dump(2);
+
+  auto refused = reprokit_cli({"fuzz", "-o", c, "--resume", "--seed", "8"}, root);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("--seed with --resume"), std::string::npos) << refused.err;
+
+  auto second = reprokit_cli({"fuzz", "-o", c, "--resume", "--max-graphs", "2"}, root);
+  ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+  auto s2 = read_json(root / "c" / "state.json");
+  EXPECT_EQ(s2["counts"]["graphs"], 5);
+  EXPECT_GT(s2["next_index"].get<int>(), s1["next_index"].get<int>());
+  EXPECT_EQ(s2["options"]["seed"], 7);
+  EXPECT_EQ(s2["options"]["backends"], nlohmann::json::array({"cpp", "aot_eager"}));
+
+  // The same five graphs in one go: a resumed campaign is the campaign.
+  auto whole = reprokit_cli({"fuzz", "-o", (root / "whole").string(), "--max-graphs", "5", "--max-nodes", "4", "--train", "--seed", "7", "--backend",
+                             "cpp,aot_eager"},
+                            root);
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  auto sw = read_json(root / "whole" / "state.json");
+  EXPECT_EQ(sw["next_index"], s2["next_index"]);
+  EXPECT_EQ(sw["counts"]["runs"], s2["counts"]["runs"]);
+}
+
+// A check nobody here wrote the harness for: findings go to `reprokit reduce` and group by their
+// reduced graphs.
+TEST(Fuzz, ExternalCheckFindingsAreReduced) {
+  const fs::path root = fresh_dir("fuzz_check");
+  const std::string check = std::string(REPROKIT_EXE) + " run {} --backend cpp --inject exp:runtime_error";
+  auto r = reprokit_cli({"fuzz", "-o", (root / "c").string(), "--check", check, "--format", "rk", "--fail-regex", "FAILED: runtime_error", "--ops",
+                         "exp,mul,add", "--max-nodes", "3", "--max-graphs", "4", "--seed", "2"},
+                        root);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto report = read_json(root / "c" / "report.json");
+  ASSERT_GE(report["counts"]["findings"].get<int>(), 1) << report.dump(2);
+  ASSERT_EQ(report["distinct_bugs"], 1) << report.dump(2);
+  EXPECT_EQ(report["bugs"][0]["kind"], "check");
+  EXPECT_EQ(report["bugs"][0]["ops"], "exp");
+  EXPECT_TRUE(fs::exists(fs::path(report["bugs"][0]["repro"].get<std::string>()) / "repro.rk"));
+}
+
+TEST(Fuzz, BadInputIsExitTwoAndOverwritesNothing) {
+  const fs::path root = fresh_dir("fuzz_bad");
+  const std::string c = (root / "c").string();
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  } cases[] = {
+      {{"fuzz", "-o", c, "--budget", "soon"}, "--budget"},
+      {{"fuzz", "-o", c, "--seed", "x1"}, "--seed"},
+      {{"fuzz", "-o", c, "--seed", "-4"}, "--seed"},
+      {{"fuzz", "-o", c, "--ops", "exp,frobnicate"}, "frobnicate"},
+      {{"fuzz", "-o", c, "--backend", "tpu"}, "tpu"},
+      {{"fuzz", "-o", c, "--check", "x {}", "--train"}, "--train"},
+      {{"fuzz", "-o", c, "--resume"}, "no such campaign"},
+      {{"fuzz"}, "-o CAMPAIGN"},
+  };
+  for (auto& k : cases) {
+    auto r = reprokit_cli(k.args, root);
+    EXPECT_EQ(r.exit_code, 2) << k.args.back() << ": " << r.err;
+    EXPECT_NE(r.err.find(k.says), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(c)) << k.args.back();
+  }
+  // A check that cannot run (127): exit 2, and the campaign it would have started is not left behind.
+  auto missing = reprokit_cli({"fuzz", "-o", c, "--check", "/nonexistent/compiler {}", "--max-graphs", "2"}, root);
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
+  EXPECT_NE(missing.err.find("nonexistent"), std::string::npos) << missing.err;
+  EXPECT_FALSE(fs::exists(c));
+
+  // An existing directory is never written into without --resume, nor resumed when it holds no campaign.
+  fs::create_directories(c);
+  std::ofstream(fs::path(c) / "notes.txt") << "mine";
+  auto existing = reprokit_cli({"fuzz", "-o", c, "--max-graphs", "1"}, root);
+  EXPECT_EQ(existing.exit_code, 2);
+  EXPECT_NE(existing.err.find("already exists"), std::string::npos) << existing.err;
+  auto not_campaign = reprokit_cli({"fuzz", "-o", c, "--resume"}, root);
+  EXPECT_EQ(not_campaign.exit_code, 2);
+  EXPECT_NE(not_campaign.err.find("no state.json"), std::string::npos) << not_campaign.err;
+  EXPECT_EQ(slurp(fs::path(c) / "notes.txt"), "mine");
+  std::vector<fs::path> entries{fs::directory_iterator(c), fs::directory_iterator()};
+  EXPECT_EQ(entries.size(), 1u);
+
+  // A state.json that is not one reprokit wrote: exit 2 naming the file.
+  std::ofstream(fs::path(c) / "state.json") << R"({"format_version": 1, "options": {"seed": -3}})";
+  auto bad_state = reprokit_cli({"fuzz", "-o", c, "--resume"}, root);
+  EXPECT_EQ(bad_state.exit_code, 2);
+  EXPECT_NE(bad_state.err.find("state.json"), std::string::npos) << bad_state.err;
+}
