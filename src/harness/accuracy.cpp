@@ -112,9 +112,9 @@ uint64_t reference_key(const Graph& g, const std::vector<Tensor>& inputs) {
 std::mutex g_last_reference_mutex;
 ReferenceSide g_last_reference;
 
-}  // namespace
-
-Failure check_accuracy(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<Tensor>& compiled, std::optional<double> tolerance) {
+// check_accuracy; fills `verdicts` when given (the harness's checks need only the Failure).
+Failure check_outputs(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<Tensor>& compiled, std::optional<double> tolerance,
+                      std::vector<OutputVerdict>* verdicts) {
   const uint64_t key = reference_key(g, inputs);
   ReferenceSide side;
   {
@@ -172,6 +172,14 @@ Failure check_accuracy(const Graph& g, const std::vector<Tensor>& inputs, const 
     std::lock_guard<std::mutex> lock(g_last_reference_mutex);
     g_last_reference = side;
   }
+  if (verdicts) {
+    verdicts->assign(n, {});
+    for (size_t k = 0; k < n; ++k) {
+      (*verdicts)[k].why = why[k];
+      if (is_floating(compiled[k].dtype()) && compiled[k].dtype() == eager[k].dtype() && compiled[k].shape() == ref[k].shape())
+        (*verdicts)[k].error = deviation(compiled[k].to_doubles(), ref[k].to_doubles());
+    }
+  }
   Failure f;
   bool float_fail = false;
   std::string msgs;
@@ -188,6 +196,17 @@ Failure check_accuracy(const Graph& g, const std::vector<Tensor>& inputs, const 
   f.message = "accuracy check failed: " + msgs;
   f.signature = float_fail || compiled.size() != g.outputs.size() ? "accuracy" : "accuracy-integer";
   return f;
+}
+
+}  // namespace
+
+Failure check_accuracy(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<Tensor>& compiled, std::optional<double> tolerance) {
+  return check_outputs(g, inputs, compiled, tolerance, nullptr);
+}
+
+Failure check_accuracy(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<Tensor>& compiled, std::optional<double> tolerance,
+                       std::vector<OutputVerdict>& verdicts) {
+  return check_outputs(g, inputs, compiled, tolerance, &verdicts);
 }
 
 }  // namespace reprokit

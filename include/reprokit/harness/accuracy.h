@@ -13,6 +13,7 @@
 // reference has them; a dtype or shape mismatch fails.
 #pragma once
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "reprokit/harness/failure.h"
@@ -36,6 +37,16 @@ double default_tolerance(DType t);  // the fixed rule's default (1e-3; 1e-2 for 
 // integer/bool outputs differ).
 Failure check_accuracy(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<Tensor>& compiled,
                        std::optional<double> tolerance);
+
+// One output's share of check_accuracy's verdict, for reports with a line per output.
+struct OutputVerdict {
+  std::string why;                 // "" when the output passes
+  std::optional<Deviation> error;  // its error against float64: floating outputs of the reference's dtype and shape
+};
+// check_accuracy, also giving each output's verdict in `verdicts` (one per output compared:
+// the first min(g.outputs.size(), compiled.size())).
+Failure check_accuracy(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<Tensor>& compiled,
+                       std::optional<double> tolerance, std::vector<OutputVerdict>& verdicts);
 
 // The fixed rule for one output, given eager and reference values; "" when it passes, else why not.
 std::string compare_output(const std::string& name, const Tensor& compiled, const Tensor& eager, const Tensor& reference,
