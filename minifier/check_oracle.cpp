@@ -119,6 +119,7 @@ Verdict CheckOracle::run_in(const Dir& dir, const std::string& model_path, doubl
     return v;
   }
   std::string output = r.out + r.err;
+  v.output = output;
   bool nonzero = r.signal != 0 || r.exit_code != 0;
   std::optional<std::string> match = regex_ ? regex_->search(output) : std::nullopt;
   bool matched = match.has_value();

@@ -42,7 +42,7 @@ std::string last_line(const std::string& text) {
 
 // One run of a graph: a backend and mode of the stack, or the user's check.
 struct RunOutcome {
-  enum What { pass, finding, rejected, timeout, not_exportable } what = pass;
+  enum What { pass, unsupported, not_exportable, timeout, rejected, finding } what = pass;
   std::string backend, mode, kind, message;
   std::string bundles;  // the scratch directory holding the run's bundles (internal mode)
 };
@@ -132,14 +132,21 @@ std::vector<RunOutcome> judge_on_stack(const CampaignOptions& o, const Dir& scra
 }
 
 // The graph through the user's check (as `reprokit reduce` runs it).
-RunOutcome judge_by_check(const CheckOracle& oracle, ModelFormat format, const Dir& scratch, const GeneratedCase& c) {
+RunOutcome judge_by_check(const CheckOracle& oracle, const std::optional<Regex>& unsupported, ModelFormat format, const Dir& scratch,
+                          const GeneratedCase& c) {
   RunOutcome out;
   out.mode = "check";
   std::string model;
   try {
     model = write_model_files(scratch, c.graph, c.inputs, format, {});
-  } catch (const UserError& e) {
+  } catch (const UserError& e) {  // an op or dtype ONNX has no form for
     out.what = RunOutcome::not_exportable;
+    out.message = e.what();
+    return out;
+  } catch (const std::exception& e) {  // the exporter wrote a model ONNX's checker refuses: reprokit's bug
+    out.what = RunOutcome::finding;
+    out.backend = "onnx_export";
+    out.kind = "internal";
     out.message = e.what();
     return out;
   }
@@ -150,6 +157,11 @@ RunOutcome judge_by_check(const CheckOracle& oracle, ModelFormat format, const D
     out.what = RunOutcome::finding;
     out.kind = "check";
     out.message = v.got.message;
+  } else if (unsupported) {
+    if (auto m = unsupported->search(v.output)) {
+      out.what = RunOutcome::unsupported;
+      out.message = *m;
+    }
   }
   return out;
 }
@@ -164,6 +176,7 @@ class Campaign {
       co.timeout_s = o_.timeout_s;
       co.fail_regex = o_.fail_regex;
       co.work_dir = dir_.path("graphs/check");  // the oracle's candidate area (unused: whole graphs are judged in graphs/<name>)
+      if (!o_.unsupported_regex.empty()) unsupported_.emplace(o_.unsupported_regex, "--unsupported-regex");
       oracle_.emplace(co, [](const Candidate&) -> std::vector<Tensor> { throw UserError("a campaign's check judges whole graphs only"); });
     }
   }
@@ -230,15 +243,9 @@ class Campaign {
     return batch;
   }
 
-  RunOutcome::What worst(const std::vector<RunOutcome>& runs) const {
-    RunOutcome::What w = RunOutcome::pass;
-    for (auto& r : runs) w = std::max(w, r.what);
-    return w;
-  }
-
   std::vector<RunOutcome> judge(const Judged& j) {
     Dir scratch = dir_.sub("graphs/" + j.c.graph.name, true);
-    if (oracle_) return {judge_by_check(*oracle_, oracle_->options().format, scratch, j.c)};
+    if (oracle_) return {judge_by_check(*oracle_, unsupported_, oracle_->options().format, scratch, j.c)};
     write_graph(scratch, j.c);
     return judge_on_stack(o_, scratch);
   }
@@ -257,6 +264,7 @@ class Campaign {
         case RunOutcome::pass: ++st_.counts.passed; break;
         case RunOutcome::timeout: ++st_.counts.timeouts; break;
         case RunOutcome::not_exportable: ++st_.counts.not_exportable; break;
+        case RunOutcome::unsupported: ++st_.counts.unsupported; break;
         case RunOutcome::rejected:
           ++st_.counts.rejected;
           if (st_.rejected_examples.size() < kRejectedExamples) st_.rejected_examples.push_back(fmt::format("{} ({}, {}): {}", j.c.graph.name, r.backend, r.mode, r.message));
@@ -277,7 +285,9 @@ class Campaign {
     write_graph(d, j.c);
     std::vector<std::string> rerun;
     std::map<std::string, std::string> env;
-    if (oracle_) {
+    if (oracle_ && r.backend == "onnx_export") {
+      rerun = {self_executable(), "export", d.path("model.rk"), "-o", d.path("model.onnx")};
+    } else if (oracle_) {
       std::string model = write_model_files(d, j.c.graph, j.c.inputs, oracle_->options().format, {});
       rerun = check_argv(oracle_->options(), model);
     } else {
@@ -290,7 +300,7 @@ class Campaign {
                          {"message", r.message},    {"rerun", shell_quote_command(rerun, env)}};
     d.write("finding.json", fj.dump(2) + "\n");
     CampaignFinding f{id, j.c.graph.name, j.index, r.backend, r.mode, r.kind, r.message};
-    const bool has_bundles = oracle_ || d.is_dir("bundles");
+    const bool has_bundles = (oracle_ && r.backend != "onnx_export") || d.is_dir("bundles");
     f.minify = !o_.minify ? "off" : has_bundles ? "pending" : "not needed";
     st_.findings.push_back(std::move(f));
   }
@@ -359,12 +369,16 @@ class Campaign {
   Dir dir_;
   CampaignState st_;
   std::optional<CheckOracle> oracle_;
+  std::optional<Regex> unsupported_;
   double last_progress_s_ = -1e9;
 };
 
 }  // namespace
 
-int run_campaign(const CampaignOptions& options) {
+int run_campaign(const CampaignOptions& given) {
+  // Absolute: a check runs in its graph's directory, so a relative model path would name nothing there.
+  CampaignOptions options = given;
+  options.dir = fs::absolute(given.dir).lexically_normal().string();
   CampaignState state;
   std::optional<Dir> dir;
   bool fresh = false;

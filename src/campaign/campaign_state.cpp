@@ -20,7 +20,7 @@ static json options_json(const CampaignOptions& o) {
   for (Op op : o.generator.ops) ops.push_back(std::string(op_name(op)));
   return {{"seed", o.seed},       {"max_nodes", o.generator.max_nodes}, {"ops", ops},        {"train", o.generator.train},
           {"backends", o.backends}, {"timeout_s", o.timeout_s},         {"check", o.check},  {"format", o.format},
-          {"fail_regex", o.fail_regex}, {"minify", o.minify}};
+          {"fail_regex", o.fail_regex}, {"unsupported_regex", o.unsupported_regex}, {"minify", o.minify}};
 }
 
 static json finding_json(const CampaignFinding& f) {
@@ -31,7 +31,7 @@ static json finding_json(const CampaignFinding& f) {
 static json counts_json(const CampaignCounts& c) {
   return {{"graphs", c.graphs},     {"runs", c.runs},         {"passed", c.passed},
           {"findings", c.findings}, {"rejected", c.rejected}, {"timeouts", c.timeouts},
-          {"not_exportable", c.not_exportable}, {"seeds_without_graph", c.no_graph}, {"seeds_without_values", c.no_values}};
+          {"not_exportable", c.not_exportable}, {"unsupported", c.unsupported}, {"seeds_without_graph", c.no_graph}, {"seeds_without_values", c.no_values}};
 }
 
 void write_state(const Dir& campaign, const CampaignState& s) {
@@ -122,6 +122,7 @@ CampaignState read_state(const Dir& campaign) {
   s.options.format = r.str(o, "format");
   if (s.options.format != "rk" && s.options.format != "onnx") r.bad("\"format\" is not rk or onnx");
   s.options.fail_regex = r.str(o, "fail_regex");
+  s.options.unsupported_regex = r.str(o, "unsupported_regex");
   s.options.minify = r.boolean(o, "minify");
   s.next_index = r.integer(j, "next_index", 0, int64_t{1} << 40);
   s.elapsed_s = r.number(j, "elapsed_s", 0, 1e9);
@@ -132,7 +133,7 @@ CampaignState read_state(const Dir& campaign) {
   constexpr int64_t big = int64_t{1} << 40;
   s.counts = {r.integer(c, "graphs", 0, big),   r.integer(c, "runs", 0, big),     r.integer(c, "passed", 0, big),
               r.integer(c, "findings", 0, big), r.integer(c, "rejected", 0, big), r.integer(c, "timeouts", 0, big),
-              r.integer(c, "not_exportable", 0, big), r.integer(c, "seeds_without_graph", 0, big), r.integer(c, "seeds_without_values", 0, big)};
+              r.integer(c, "not_exportable", 0, big), r.integer(c, "unsupported", 0, big), r.integer(c, "seeds_without_graph", 0, big), r.integer(c, "seeds_without_values", 0, big)};
   const json& fs = r.field(j, "findings");
   if (!fs.is_array()) r.bad("\"findings\" is not an array");
   for (auto& e : fs) {
@@ -193,8 +194,8 @@ std::string write_report(const Dir& campaign, const CampaignState& s, const std:
   t += fmt::format("  {} graphs in {:.0f} s ({:.2f} graphs/s; the generator alone: {:.0f} graphs/s), {} runs\n", c.graphs, s.elapsed_s, per_s,
                    gen_per_s, c.runs);
   t += fmt::format("  time: generating {:.1f} s, judging {:.1f} s, minifying {:.1f} s\n", s.generate_s, s.judge_s, s.minify_s);
-  t += fmt::format("  passed {}, findings {}, distinct bugs {}, rejected by reprokit {}, timeouts {}, not exportable {}\n", c.passed,
-                   c.findings, bugs.size(), c.rejected, c.timeouts, c.not_exportable);
+  t += fmt::format("  passed {}, findings {}, distinct bugs {}, rejected by reprokit {}, timeouts {}, not exportable {}, unsupported {}\n",
+                   c.passed, c.findings, bugs.size(), c.rejected, c.timeouts, c.not_exportable, c.unsupported);
   t += fmt::format("  seeds with no graph {}, with no finite values {}\n", c.no_graph, c.no_values);
   if (!bugs.empty()) {
     t += fmt::format("\n  {:>5}  {:<14} {:<10} {:<30} {}\n", "count", "kind", "backend", "ops", "smallest repro");

@@ -10,12 +10,13 @@ namespace reprokit::cli {
 // What a campaign is (its graphs and how they are judged) is fixed when it starts: a resumed one
 // keeps it, so these flags are refused with --resume rather than silently ignored.
 static const std::vector<std::string> kCampaignDefiningFlags = {"--seed",    "--max-nodes", "--ops",    "--skip-ops",   "--backend", "--train",
-                                                                "--timeout", "--check",     "--format", "--fail-regex", "--no-minify"};
+                                                                "--timeout", "--check",     "--format", "--fail-regex", "--unsupported-regex",
+                                                                "--no-minify"};
 
 static int run_fuzz(const std::vector<std::string>& argv) {
   Args args(argv,
             {"-o", "--budget", "--seed", "--max-nodes", "--ops", "--skip-ops", "--backend", "--jobs", "--timeout", "--check", "--format",
-             "--fail-regex", "--max-graphs"},
+             "--fail-regex", "--unsupported-regex", "--max-graphs"},
             {"--train", "--resume", "--no-minify"});
   if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
   if (!args.get("-o")) throw UsageError("-o CAMPAIGN is required");
@@ -47,8 +48,10 @@ static int run_fuzz(const std::vector<std::string>& argv) {
     o.format = args.get_or("--format", "onnx");
     if (o.format != "rk" && o.format != "onnx") throw UsageError(fmt::format("--format expects rk or onnx, got '{}'", o.format));
     o.fail_regex = args.get_or("--fail-regex", "");
+    o.unsupported_regex = args.get_or("--unsupported-regex", "");
   } else {
-    if (args.get("--format") || args.get("--fail-regex")) throw UsageError("--format and --fail-regex go with --check");
+    if (args.get("--format") || args.get("--fail-regex") || args.get("--unsupported-regex"))
+      throw UsageError("--format, --fail-regex and --unsupported-regex go with --check");
     o.backends = csv_items(args.get_or("--backend", "cpp"));
     if (o.backends.empty()) throw UsageError("--backend expects B[,B...]");
     for (auto& b : o.backends)
@@ -80,6 +83,8 @@ static CommandRegistration reg({
     "                      126/127: the check cannot run, exit 2); findings are reduced with `reprokit reduce`\n"
     "  --format onnx|rk    the format the check is handed (default onnx)\n"
     "  --fail-regex RE     with --check: a finding when the check's output matches RE, whatever its exit status\n"
+    "  --unsupported-regex RE  with --check: a passing check whose output matches RE counts as \"unsupported\" (the\n"
+    "                      compiler declined the graph), not as passed\n"
     "  --max-graphs N      stop after N graphs (default: the budget decides)\n"
     "  --no-minify         record findings without minifying them\n"
     "  --resume            continue the campaign in CAMPAIGN (its options are kept; --budget, --jobs and --max-graphs\n"

@@ -100,7 +100,8 @@ TEST(Fuzz, CleanCampaignResumesWhereItStopped) {
 TEST(Fuzz, ExternalCheckFindingsAreReduced) {
   const fs::path root = fresh_dir("fuzz_check");
   const std::string check = std::string(REPROKIT_EXE) + " run {} --backend cpp --inject exp:runtime_error";
-  auto r = reprokit_cli({"fuzz", "-o", (root / "c").string(), "--check", check, "--format", "rk", "--fail-regex", "FAILED: runtime_error", "--ops",
+  // -o relative to the working directory: each check runs in its graph's directory, and still finds its model.
+  auto r = reprokit_cli({"fuzz", "-o", "c", "--check", check, "--format", "rk", "--fail-regex", "FAILED: runtime_error", "--ops",
                          "exp,mul,add", "--max-nodes", "3", "--max-graphs", "4", "--seed", "2"},
                         root);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -110,6 +111,23 @@ TEST(Fuzz, ExternalCheckFindingsAreReduced) {
   EXPECT_EQ(report["bugs"][0]["kind"], "check");
   EXPECT_EQ(report["bugs"][0]["ops"], "exp");
   EXPECT_TRUE(fs::exists(fs::path(report["bugs"][0]["repro"].get<std::string>()) / "repro.rk"));
+  EXPECT_EQ(report["counts"]["passed"].get<int>() + report["counts"]["findings"].get<int>(), 4) << report.dump(2);
+}
+
+// A check that declines a graph (here: any graph with a mul) is "unsupported", not "passed".
+TEST(Fuzz, UnsupportedRegexCountsDeclinedGraphs) {
+  const fs::path root = fresh_dir("fuzz_unsupported");
+  const fs::path check = root / "check.sh";
+  std::ofstream(check) << "#!/bin/sh\nif grep -q ' = mul(' \"$1\"; then echo 'mycc: unsupported op mul'; fi\nexit 0\n";
+  fs::permissions(check, fs::perms::owner_all);
+  auto r = reprokit_cli({"fuzz", "-o", "c", "--check", check.string() + " {}", "--format", "rk", "--unsupported-regex", "mycc: unsupported", "--ops",
+                         "mul,add", "--max-nodes", "3", "--max-graphs", "6", "--seed", "2"},
+                        root);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto report = read_json(root / "c" / "report.json");
+  EXPECT_GT(report["counts"]["unsupported"].get<int>(), 0) << report.dump(2);
+  EXPECT_EQ(report["counts"]["unsupported"].get<int>() + report["counts"]["passed"].get<int>(), 6) << report.dump(2);
+  EXPECT_EQ(report["counts"]["findings"], 0);
 }
 
 TEST(Fuzz, BadInputIsExitTwoAndOverwritesNothing) {

@@ -33,6 +33,7 @@ struct CampaignOptions {
   std::string check;
   std::string format = "onnx";           // "rk" or "onnx": what the check is handed
   std::string fail_regex;
+  std::string unsupported_regex;         // a check that passes with output matching it: "unsupported", not "passed"
   bool minify = true;                    // minify each finding in the same run
   bool resume = false;
   long max_graphs = 0;                   // stop after this many graphs (0: the budget decides)

@@ -17,6 +17,7 @@ struct Verdict {
   bool unknown = false;
   int timeouts = 0;          // times it ran past its limit
   double seconds = 0;        // how long the query ran
+  std::string output{};      // CheckOracle::run_in only: the check's stdout + stderr (tails)
 };
 
 class Oracle {
