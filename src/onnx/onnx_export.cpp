@@ -604,6 +604,8 @@ class Exporter {
         return node("Reshape", {in(n, 0).name, ints(n.type.shape)}, in(n, 0).dtype, at);
       }
       case Op::permute: case Op::transpose:
+        // A 0-d tensor is its own transpose; ONNX's checker refuses a Transpose with an empty perm.
+        if (type(n, 0).rank() == 0) return node("Identity", {in(n, 0).name}, in(n, 0).dtype);
         return node("Transpose", {in(n, 0).name}, in(n, 0).dtype, {a_ints("perm", permutation(n, type(n, 0).rank()))});
       case Op::expand: return node("Expand", {in(n, 0).name, ints(n.type.shape)}, in(n, 0).dtype);
       case Op::slice: {
@@ -623,6 +625,7 @@ class Exporter {
       }
       case Op::pad: {  // ONNX's pads: every dim's begin, then every dim's end
         const int64_t r = type(n, 0).rank();
+        if (r == 0) return node("Identity", {in(n, 0).name}, in(n, 0).dtype);  // no dim to pad; ONNX Runtime refuses a rank-0 Pad
         auto amounts = pad_amounts(n, r);
         std::vector<int64_t> pads(static_cast<size_t>(2 * r));
         for (int64_t d = 0; d < r; ++d) {
@@ -639,6 +642,8 @@ class Exporter {
       // ---- indexing
       case Op::embedding: return node("Gather", {in(n, 0).name, in(n, 1).name}, in(n, 0).dtype, {a_int("axis", 0)});
       case Op::gather:
+        // Of a 0-d tensor every index is 0: the value, broadcast to the index's shape (GatherElements needs rank >= 1).
+        if (type(n, 0).rank() == 0) return node("Expand", {in(n, 0).name, ints(n.type.shape)}, in(n, 0).dtype);
         return node("GatherElements", {in(n, 0).name, in(n, 1).name}, in(n, 0).dtype, {a_int("axis", normalize_dim(attr_int(n, "dim"), type(n, 0).rank()))});
       // ---- creation
       case Op::full: {

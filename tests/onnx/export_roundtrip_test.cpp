@@ -133,6 +133,26 @@ graph edges(%x: f32[3], %b: bf16[2, 2], %i: i32[3], %s: f32[]) {
   expect_round_trip(parse_graph(t, "edges.rk"));
 }
 
+// Found by `reprokit fuzz --check` against ONNX Runtime: a Transpose of a 0-d tensor (empty perm)
+// fails ONNX's checker, and ONNX Runtime refuses a rank-0 Pad or GatherElements. A 0-d tensor is
+// its own transpose and padding; gathering from it broadcasts its value to the index's shape.
+TEST(OnnxExport, ZeroDimViewsPadAndGatherAreIdentityOrExpand) {
+  Graph g = parse_graph(R"RK(
+graph zero_d(%x: f32[], %i: i64[]) {
+  %a = permute(%x, dims=[])
+  %b = transpose(%x, dim0=0, dim1=-1)
+  %c = pad(%x, pads=[], value=3.0)
+  %d = gather(%x, %i, dim=0)
+  return (%a, %b, %c, %d)
+}
+)RK", "zero_d.rk");
+  expect_round_trip(g);
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(export_onnx(g)));
+  for (const auto& node : model.graph().node())
+    EXPECT_TRUE(node.op_type() == "Identity" || node.op_type() == "Expand") << node.op_type() << " on a 0-d tensor";
+}
+
 TEST(OnnxExport, WritesReproOnnx) {
   fs::path d = fs::temp_directory_path() / ("rk_onnx_repro_" + std::to_string(::getpid()));
   fs::remove_all(d);
