@@ -313,9 +313,11 @@ class Campaign {
     std::vector<std::vector<std::string>> commands;
     const std::string jobs = std::to_string(o_.jobs);
     if (oracle_) {
-      std::vector<std::string> argv{self_executable(), "reduce", d.path(std::string("model") + std::string(model_extension(oracle_->options().format))),
-                                    "--check", o_.check, "--inputs", d.path("inputs"), "-o", d.path("reduced"), "--jobs", jobs,
-                                    "--timeout", fmt::format("{}", o_.timeout_s)};
+      // The generated graph itself is reduced (its candidates written in the check's format): an
+      // ONNX model read back would be the importer's rendering of it, and could be refused by it.
+      std::vector<std::string> argv{self_executable(), "reduce",  d.path("model.rk"), "--format",         o_.format,
+                                    "--check",         o_.check,  "--inputs",         d.path("inputs"), "-o",
+                                    d.path("reduced"), "--jobs",  jobs,               "--timeout",      fmt::format("{}", o_.timeout_s)};
       if (!o_.fail_regex.empty()) argv.insert(argv.end(), {"--fail-regex", o_.fail_regex});
       if (resume && d.is_dir("reduced")) argv.push_back("--resume");
       commands.push_back(std::move(argv));
