@@ -24,6 +24,7 @@
 #include "reprokit/harness/child_run.h"
 #include "reprokit/harness/repro_file.h"
 #include "reprokit/harness/repro_spec.h"
+#include "reprokit/ir/errors.h"
 #include "reprokit/process/subprocess.h"
 #include "reprokit/support/files.h"
 
@@ -189,12 +190,23 @@ StackResult guarded(const std::string& stage, const Graph& g, const std::vector<
   Failure f;
   StackResult result;
   try {
-    result = run_stage(stage, g, inputs, options);
-  } catch (const CompileFailure& e) {
-    f = failure_from(e.kind, e.what());
+    try {
+      result = run_stage(stage, g, inputs, options);
+    } catch (const CompileFailure& e) {
+      f = failure_from(e.kind, e.what());
+    }
+    if (!f.failed() && cfg.level >= 4) f = check_stage_accuracy(spec, g, inputs, result);
+    if (cfg.samples > 1) f = check_samples(spec, g, inputs, f, cfg.samples);  // under the same watchdog
+  } catch (const UserError&) {
+    // Bad input (a model too large for the memory budget, ...) is no failure of the compiler: the
+    // bundle written before compiling would record nothing.
+    watchdog.stop();
+    if (!pre.empty()) {
+      CrashRecorder::disarm();
+      std::filesystem::remove_all(pre);
+    }
+    throw;
   }
-  if (!f.failed() && cfg.level >= 4) f = check_stage_accuracy(spec, g, inputs, result);
-  if (cfg.samples > 1) f = check_samples(spec, g, inputs, f, cfg.samples);  // under the same watchdog
   watchdog.stop();
   if (!pre.empty()) CrashRecorder::disarm();
   if (!f.failed()) {

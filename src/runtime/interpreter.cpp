@@ -2,6 +2,7 @@
 // in double, integers exactly in int64) and stores the result in the node's dtype (or keeps f64
 // for floating values in float64 mode).
 #include "reprokit/runtime/interpreter.h"
+#include "reprokit/runtime/memory_budget.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -137,6 +138,11 @@ std::vector<Tensor> interpret_all(const Graph& g, const std::vector<Tensor>& inp
   }
   for (int id = ni; id < g.size(); ++id) {
     const Node& n = g.node(id);
+    // The kernel works on copies as doubles (8 bytes an element) of its operands and its result.
+    int64_t working = n.type.numel();
+    for (auto& o : n.operands)
+      if (o.is_value()) working += g.node(o.value).type.numel();
+    ScopedBytes budget(static_cast<size_t>(working) * sizeof(double));
     std::vector<kernels::Values> args;
     args.reserve(n.operands.size());
     for (auto& o : n.operands)

@@ -3,9 +3,11 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/shape_check.h"
+#include "reprokit/runtime/memory_budget.h"
 #include "strided_walk.h"
 
 namespace reprokit {
@@ -113,7 +115,20 @@ Tensor Tensor::empty_strided(DType dtype, const Shape& shape, const Shape& strid
   t.dtype_ = dtype;
   t.shape_ = shape;
   t.strides_ = strides;
-  t.storage_ = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(storage_span(shape, strides)) * dtype_size(dtype));
+  const size_t bytes = static_cast<size_t>(storage_span(shape, strides)) * dtype_size(dtype);
+  reserve_tensor_bytes(bytes);  // the memory budget: a clear refusal rather than the OOM killer
+  std::unique_ptr<std::vector<uint8_t>> storage;
+  try {
+    storage = std::make_unique<std::vector<uint8_t>>(bytes);
+  } catch (...) {
+    release_tensor_bytes(bytes);
+    throw;
+  }
+  // From here the deleter releases the bytes (also when the shared_ptr's own allocation throws).
+  t.storage_ = std::shared_ptr<std::vector<uint8_t>>(storage.release(), [bytes](std::vector<uint8_t>* v) {
+    delete v;
+    release_tensor_bytes(bytes);
+  });
   return t;
 }
 
