@@ -11,6 +11,10 @@
 
 namespace reprokit::kernels {
 
+// A float as a value of an integer or bool dtype, as PyTorch casts it: bool is "nonzero" (0.5 is
+// true), integers truncate toward zero.
+inline int64_t to_integer_dtype(double x, DType dtype) { return dtype == DType::boolean ? int64_t{x != 0} : float_to_int64(x); }
+
 // Values of one tensor in C order: `f` when floating, `i` otherwise.
 struct Values {
   DType dtype = DType::f64;

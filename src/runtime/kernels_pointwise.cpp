@@ -113,7 +113,7 @@ std::vector<int64_t> as_ints(const Values& v, const std::vector<int64_t>& map) {
 Values result_from_doubles(DType rt, const Shape& out, std::vector<double> v) {
   if (is_floating(rt)) return Values::floats(rt, out, std::move(v));
   std::vector<int64_t> iv(v.size());
-  for (size_t i = 0; i < v.size(); ++i) iv[i] = rt == DType::boolean ? (v[i] != 0) : float_to_int64(v[i]);
+  for (size_t i = 0; i < v.size(); ++i) iv[i] = to_integer_dtype(v[i], rt);
   return Values::ints(rt, out, std::move(iv));
 }
 

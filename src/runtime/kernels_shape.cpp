@@ -42,7 +42,7 @@ Values convert(const Values& v, DType dtype) {
   if (v.is_int()) {
     for (auto x : v.i) r.f.push_back(static_cast<double>(x));
   } else {
-    for (auto x : v.f) r.i.push_back(dtype == DType::boolean ? (x != 0) : float_to_int64(x));
+    for (auto x : v.f) r.i.push_back(to_integer_dtype(x, dtype));
   }
   return r;
 }
@@ -139,7 +139,7 @@ Values pad(const Node& n, const Values& x, const Shape& out) {
   r.shape = out;
   if (x.is_int()) {
     r.i.resize(map.size());
-    for (size_t k = 0; k < map.size(); ++k) r.i[k] = map[k] < 0 ? float_to_int64(value) : x.i[static_cast<size_t>(map[k])];
+    for (size_t k = 0; k < map.size(); ++k) r.i[k] = map[k] < 0 ? to_integer_dtype(value, r.dtype) : x.i[static_cast<size_t>(map[k])];
   } else {
     r.f.resize(map.size());
     for (size_t k = 0; k < map.size(); ++k) r.f[k] = map[k] < 0 ? value : x.f[static_cast<size_t>(map[k])];
@@ -165,7 +165,7 @@ Values creation(const Node& n, const Shape& out) {
   const AttrValue& v = attr(n, "value");
   auto count = static_cast<size_t>(numel(out));
   if (!is_floating(n.type.dtype)) {
-    int64_t x = v.is_bool() ? v.as_bool() : v.is_int() ? v.as_int() : float_to_int64(v.as_float());
+    int64_t x = v.is_bool() ? v.as_bool() : v.is_int() ? v.as_int() : to_integer_dtype(v.as_float(), n.type.dtype);
     return Values::ints(n.type.dtype, out, std::vector<int64_t>(count, x));
   }
   double x = v.is_bool() ? (v.as_bool() ? 1.0 : 0.0) : v.as_float();
