@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 #include <string_view>
 #include <utility>
 #include <functional>
@@ -41,7 +42,30 @@ std::optional<json> read_json(const fs::path& p) {
   return j;
 }
 
+// The repro graph's value names in its message, as whole words, become <v>: a compiler names
+// what it reports after them ("node (v2/QuickGeluFusion/)"), and the minifier keeps the original
+// graph's names, which differ from repro to repro of one bug.
+std::string strip_value_names(const std::string& message, const Graph& g) {
+  std::set<std::string> names;
+  for (const Node& n : g.nodes) names.insert(n.name);
+  auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  std::string out;
+  for (size_t i = 0; i < message.size();) {
+    if (!word_char(message[i]) || (i > 0 && word_char(message[i - 1]))) {
+      out += message[i++];
+      continue;
+    }
+    size_t end = i;
+    while (end < message.size() && word_char(message[end])) ++end;
+    const std::string word = message.substr(i, end - i);
+    out += names.count(word) ? "<v>" : word;
+    i = end;
+  }
+  return out;
+}
+
 void count_graph(ReproRecord& r, const Graph& g) {
+  r.message = strip_value_names(r.message, g);
   for (int i = g.num_inputs(); i < g.size(); ++i) ++r.ops[std::string(op_name(g.node(i).op))];
   r.ops_count = g.num_ops();
   for (int i = 0; i < g.num_inputs(); ++i) r.elements += g.node(i).type.numel();
@@ -75,7 +99,10 @@ std::string triage_message(const std::string& signature) {
       continue;
     }
     bool quoted = false;
+    // A quote right after a letter or digit is an apostrophe ("Runtime's"), not an opening quote.
+    const bool after_word = i > 0 && std::isalnum(static_cast<unsigned char>(signature[i - 1]));
     for (auto [open, close] : kQuotes) {
+      if (after_word) break;
       const size_t end = signature.compare(i, open.size(), open) == 0 ? signature.find(close, i + open.size()) : std::string::npos;
       if (end == std::string::npos) continue;
       out += std::string(open) + "<id>" + std::string(close);
