@@ -238,7 +238,11 @@ async function main(argv) {
     process.stdout.write(r.stdout);
     process.stderr.write(r.stderr);
     if (r.status === 0) return [EXIT_PASS, `ort_check: PASS: ${session.outputNames.length} output(s) of ${path.basename(model)} agree with reprokit's float64 reference`];
-    if (r.status === 1) return [EXIT_FAIL, `ort_check: MISMATCH: ONNX Runtime's outputs fail reprokit's accuracy rule (above)`];
+    if (r.status === 1) {
+      // What failed, on the verdict line itself: a bug report (and triage's grouping) reads this line.
+      const verdict = (r.stdout.split('\n').find((l) => l.startsWith('reprokit compare: MISMATCH')) || '').replace(/^reprokit compare: MISMATCH[^:]*:\s*/, '');
+      return [EXIT_FAIL, `ort_check: MISMATCH: ONNX Runtime's outputs fail reprokit's accuracy rule: ${verdict || '(see above)'}`];
+    }
     const how = r.status === null ? `was killed by ${r.signal}` : `exited ${r.status}`;
     return [EXIT_CANNOT_JUDGE, `ort_check: cannot judge: reprokit compare ${how} (above)`];
   } finally {
