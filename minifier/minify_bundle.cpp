@@ -62,6 +62,7 @@ int minify_bundle(const MinifyCommandOptions& o) {
   fs::path dir(o.bundle_dir);
   // Ctrl-C or a kill: the workers go with us (the message changes once a repro is on disk).
   on_termination_signal("\n[minify] interrupted before any repro was written: nothing to resume\n");
+  adopt_orphans();  // a daemon a check or worker leaves behind is stopped, not left running (subprocess.h)
   Dir bundle = Dir::open(o.bundle_dir);
   // The work directory: minify_work in the bundle, or --work-dir (shared with other machines).
   Dir work = o.work_dir.empty() ? bundle.sub("minify_work", true) : Dir::create(o.work_dir);  // a symlink there is refused, never followed

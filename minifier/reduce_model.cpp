@@ -120,6 +120,7 @@ int reduce_model(const ReduceCommandOptions& o) {
   co.work_dir = o.work_dir.empty() ? fs::absolute(state_dir.path()).string() : fs::absolute(o.work_dir).string();
   co.first_candidate = next_candidate_number(co.work_dir);
   on_termination_signal("\n[reduce] interrupted before any repro was written: nothing to resume\n");
+  adopt_orphans();  // a daemon a check or worker leaves behind is stopped, not left running (subprocess.h)
 
   auto candidate_values = [&](const Candidate& c) { return candidate_inputs(c, b, values); };
   fmt::print(stderr, "[reduce] model {}: graph {} ({} ops, {} inputs), candidates as {} in {}\n[reduce] check: {}\n", o.model, b.graph.name,

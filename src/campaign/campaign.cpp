@@ -404,6 +404,7 @@ int run_campaign(const CampaignOptions& given) {
     fresh = true;
     state.options = options;
   }
+  adopt_orphans();  // a daemon a run or check leaves behind is stopped, not left running (subprocess.h)
   on_termination_signal(fmt::format("\nreprokit fuzz: interrupted; {}/state.json holds the campaign: continue with `reprokit fuzz -o {} --resume`\n",
                                     options.dir, options.dir));
   try {

@@ -10,6 +10,7 @@
 #include <linux/close_range.h>
 #include <poll.h>
 #include <sys/wait.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #include <array>
@@ -24,10 +25,13 @@
 #include <boost/process/v2/process.hpp>
 #include <boost/process/v2/stdio.hpp>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <optional>
 #include <stdexcept>
+#include <vector>
 
 extern char** environ;
 
@@ -41,28 +45,151 @@ namespace {
 constexpr size_t kTailLimit = 1 << 20;
 using Clock = std::chrono::steady_clock;
 
-// ---- the registry of live children, for kill_all_children (async-signal-safe: plain atomics)
+// How long a stopped child's group has between SIGTERM and SIGKILL. A launcher such as srun needs
+// SIGTERM to cancel its job (SIGKILL to its whole group leaves the job running on the cluster);
+// a local child dies of SIGTERM at once, so the grace costs nothing there.
+double g_stop_grace_s = 3;
+
 constexpr int kMaxChildren = 1024;
+
+// ---- the group reaper: a process of its own that stops our children's groups when we die.
+// PR_SET_PDEATHSIG reaches a child but not its children: after `kill -9` of reprokit, a check's
+// grandchild ran on with ppid 1. The reaper is forked at the first child; we tell it each group
+// we start and reap over a pipe only we hold, and when that pipe ends (we exited or were killed,
+// by any signal) it stops every group still listed: SIGTERM, the grace period, SIGKILL. It is in a
+// session of its own, so neither the terminal's Ctrl-C nor a kill of our process group ends it first.
+int g_reaper_fd = -1;
+pid_t g_reaper_pid = -1;
+
+// After fork, in a process that had threads: async-signal-safe calls only.
+[[noreturn]] void reaper_main(int rd) {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) signal(sig, SIG_IGN);
+  setsid();
+  prctl(PR_SET_NAME, "rk-reaper");  // what `ps -o comm` shows
+  int null_fd = open("/dev/null", O_RDWR);
+  for (int fd = 0; fd < 3; ++fd)
+    if (null_fd >= 0 && null_fd != fd) dup2(null_fd, fd);
+  if (rd > 3) close_range(3, static_cast<unsigned>(rd) - 1, 0);
+  close_range(static_cast<unsigned>(rd) + 1, ~0U, 0);
+  static pid_t groups[kMaxChildren];
+  char buf[4096];
+  char op = 0;
+  pid_t num = 0;
+  for (;;) {
+    ssize_t n = read(rd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    for (ssize_t k = 0; k < n; ++k) {
+      const char c = buf[k];
+      if (c == '+' || c == '-') {
+        op = c;
+        num = 0;
+      } else if (c >= '0' && c <= '9') {
+        num = num * 10 + (c - '0');
+      } else if (c == '\n' && num > 0) {
+        for (pid_t& g : groups)
+          if (op == '+' ? g == 0 : g == num) {
+            g = op == '+' ? num : 0;
+            break;
+          }
+      }
+    }
+  }
+  bool any = false;
+  for (pid_t g : groups)
+    if (g > 0) any |= ::kill(-g, SIGTERM) == 0;
+  for (long step = 0; any && step < static_cast<long>(g_stop_grace_s * 100); ++step) {
+    any = false;
+    for (pid_t g : groups)
+      if (g > 0) any |= ::kill(-g, 0) == 0;
+    timespec ten_ms{0, 10'000'000};
+    nanosleep(&ten_ms, nullptr);
+  }
+  for (pid_t g : groups)
+    if (g > 0) ::kill(-g, SIGKILL);
+  _exit(0);
+}
+
+void start_reaper() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return;  // no reaper: children still die with us (PDEATHSIG)
+  pid_t pid = fork();
+  if (pid == 0) reaper_main(fds[0]);
+  close(fds[0]);
+  if (pid < 0) {
+    close(fds[1]);
+    return;
+  }
+  g_reaper_pid = pid;
+  g_reaper_fd = fds[1];
+}
+
+void tell_reaper(char op, pid_t pid) {
+  static std::once_flag once;
+  std::call_once(once, start_reaper);
+  if (g_reaper_fd < 0) return;
+  char line[32];
+  int n = snprintf(line, sizeof line, "%c%d\n", op, static_cast<int>(pid));
+  if (n > 0) (void)!write(g_reaper_fd, line, static_cast<size_t>(n));  // shorter than PIPE_BUF: one atomic write
+}
+
+// ---- the registry of live children, for kill_all_children (async-signal-safe: plain atomics)
 std::atomic<pid_t> g_children[kMaxChildren];
 
 void register_child(pid_t pid) {
+  tell_reaper('+', pid);
   for (auto& slot : g_children) {
     pid_t empty = 0;
     if (slot.compare_exchange_strong(empty, pid)) return;
   }
 }
 
+// ---- orphans we adopted (adopt_orphans): daemons a child left when it exited
+std::atomic<bool> g_subreaper{false};
+
+bool any_child_running() {
+  for (auto& slot : g_children)
+    if (slot.load() > 0) return true;
+  return false;
+}
+
+// Our children we did not start (the reaper aside): orphans reparented to us as subreaper.
+std::vector<pid_t> adopted_orphans() {
+  std::vector<pid_t> found;
+  DIR* proc = opendir("/proc");
+  if (!proc) return found;
+  const pid_t self = getpid();
+  while (dirent* e = readdir(proc)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0 || pid == g_reaper_pid) continue;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char stat[512];
+    ssize_t n = read(fd, stat, sizeof stat - 1);
+    close(fd);
+    if (n <= 0) continue;
+    stat[n] = '\0';
+    // pid (comm) state ppid ...: comm may hold spaces and parentheses, so parse after the last ')'.
+    const char* close_paren = strrchr(stat, ')');
+    int ppid = 0;
+    char state = 0;
+    if (close_paren && sscanf(close_paren + 1, " %c %d", &state, &ppid) == 2 && ppid == self) found.push_back(static_cast<pid_t>(pid));
+  }
+  closedir(proc);
+  return found;
+}
+
 void unregister_child(pid_t pid) {
   for (auto& slot : g_children) {
     pid_t p = pid;
-    if (slot.compare_exchange_strong(p, 0)) return;
+    if (slot.compare_exchange_strong(p, 0)) break;
   }
+  tell_reaper('-', pid);
+  if (g_subreaper && !any_child_running()) stop_adopted_orphans();
 }
-
-// How long a stopped child's group has between SIGTERM and SIGKILL. A launcher such as srun needs
-// SIGTERM to cancel its job (SIGKILL to its whole group leaves the job running on the cluster);
-// a local child dies of SIGTERM at once, so the grace costs nothing there.
-double g_stop_grace_s = 3;
 
 void append_tail(std::string& s, const char* buf, size_t n) {
   s.append(buf, n);
@@ -369,6 +496,22 @@ ProcessResult LineChild::wait_result() {
 }
 
 int LineChild::pid() const { return impl_->s->pid; }
+
+void adopt_orphans() {
+  if (prctl(PR_SET_CHILD_SUBREAPER, 1) == 0) g_subreaper = true;
+}
+
+int stop_adopted_orphans() {
+  int stopped = 0;
+  for (pid_t pid : adopted_orphans()) {
+    // Not ours to spare: a daemon a finished child left. Its own group too, where it leads one.
+    if (getpgid(pid) == pid) ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    ++stopped;
+  }
+  return stopped;
+}
 
 void kill_all_children() {
   for (auto& slot : g_children)

@@ -61,6 +61,15 @@ class LineChild {
   std::unique_ptr<Impl> impl_;
 };
 
+// Orphans: a child's grandchild that left its process group (setsid, a daemon) survives the
+// group's kill and is reparented to init. adopt_orphans() makes this process their subreaper
+// (PR_SET_CHILD_SUBREAPER), so they are reparented to it instead; whenever no child of ours is
+// running (and at stop_adopted_orphans()) each one is killed. What stays out of reach: a daemon
+// that outlives us after `kill -9` of this process (it goes to init; containing it needs a cgroup).
+// Children's process groups are covered after `kill -9` too: a reaper process stops them.
+void adopt_orphans();
+int stop_adopted_orphans();  // kills (and reaps) every adopted orphan now; returns how many
+
 // Stops the process group of every child this process started that is still running (SIGTERM,
 // the grace period while any still runs, SIGKILL). Async-signal-safe.
 void kill_all_children();
