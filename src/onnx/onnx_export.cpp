@@ -219,6 +219,16 @@ class Exporter {
     return initializer(t);
   }
 
+  // A Reshape to a static shape. A 0 in ONNX's shape means "keep the input's dim" unless
+  // allowzero=1: a value with a zero-size dim must say it (found by fuzzing: linear of a [4, 0, 2]
+  // value made a model ONNX's checker refused).
+  Val reshape(const std::string& x, const Shape& shape, DType dt) {
+    const bool zero = std::find(shape.begin(), shape.end(), 0) != shape.end();
+    std::vector<AttrFn> at;
+    if (zero) at.push_back(a_int("allowzero", 1));
+    return node("Reshape", {x, ints(shape)}, dt, at);
+  }
+
   Val cast(const Val& v, DType to) {
     if (v.dtype == to) return v;
     return node("Cast", {v.name}, to, {a_int("to", onnx_elem_type(to))});
@@ -363,9 +373,9 @@ class Exporter {
   // v [N, C, OH, OW] placed in the frame: element (i, j) at (oy + i * sy, ox + j * sx).
   Val place(const Val& v, const PoolFrame& f, int64_t oy, int64_t ox, const Shape& nc) {
     const int64_t sy = f.w.stride[0], sx = f.w.stride[1];
-    Val u = node("Reshape", {v.name, ints({nc[0], nc[1], f.oh, 1, f.ow, 1})}, v.dtype);
+    Val u = reshape(v.name, {nc[0], nc[1], f.oh, 1, f.ow, 1}, v.dtype);
     if (sy > 1 || sx > 1) u = node("Pad", {u.name, ints({0, 0, 0, 0, 0, 0, 0, 0, 0, sy - 1, 0, sx - 1})}, v.dtype);
-    u = node("Reshape", {u.name, ints({nc[0], nc[1], f.oh * sy, f.ow * sx})}, v.dtype);
+    u = reshape(u.name, {nc[0], nc[1], f.oh * sy, f.ow * sx}, v.dtype);
     const int64_t end_y = std::max<int64_t>(f.frame[0] - oy - f.oh * sy, 0), end_x = std::max<int64_t>(f.frame[1] - ox - f.ow * sx, 0);
     u = node("Pad", {u.name, ints({0, 0, oy, ox, 0, 0, end_y, end_x})}, v.dtype);
     return node("Slice", {u.name, ints({0, 0}), ints({f.frame[0], f.frame[1]}), ints({2, 3})}, v.dtype);
@@ -522,7 +532,7 @@ class Exporter {
           Val flat = node("Reshape", {x.name, ints({-1})}, e);
           Val y = node("ArgMax", {flat.name}, DType::i64, {a_int("axis", 0), a_int("keepdims", 0)});
           if (n.type.shape.empty()) return y;
-          return node("Reshape", {y.name, ints(n.type.shape)}, DType::i64);
+          return reshape(y.name, n.type.shape, DType::i64);
         }
         int64_t dim = normalize_dim(attr_int(n, "dim"), xt.rank());
         if (xt.rank() == 0) return node("Reshape", {node("ArgMax", {node("Reshape", {x.name, ints({1})}, e).name}, DType::i64,
@@ -561,9 +571,11 @@ class Exporter {
         std::vector<std::string> ins{cast(in(n, 0), e).name, operand(n, 1, e)};
         if (n.operands.size() > 2) ins.push_back(operand(n, 2, e));
         if (xt.rank() == 2) return node("Gemm", ins, e, {a_int("transB", 1)});
-        ins[0] = node("Reshape", {ins[0], ints({-1, wt.shape[1]})}, e).name;
+        int64_t rows = 1;  // the leading dims as one: explicit, since -1 cannot be inferred beside a 0
+        for (int64_t d = 0; d + 1 < xt.rank(); ++d) rows *= xt.shape[static_cast<size_t>(d)];
+        ins[0] = reshape(ins[0], {rows, wt.shape[1]}, e).name;
         Val y = node("Gemm", ins, e, {a_int("transB", 1)});
-        return node("Reshape", {y.name, ints(n.type.shape)}, e);
+        return reshape(y.name, n.type.shape, e);
       }
       case Op::batch_norm: {  // ONNX: X, scale, B, mean, var
         DType e = dtype_size(od) == 2 ? DType::f32 : od;
@@ -597,12 +609,7 @@ class Exporter {
         return node("Clip", ins, e);
       }
       // ---- shape
-      case Op::reshape: {
-        bool zero = std::find(n.type.shape.begin(), n.type.shape.end(), 0) != n.type.shape.end();
-        std::vector<AttrFn> at;
-        if (zero) at.push_back(a_int("allowzero", 1));
-        return node("Reshape", {in(n, 0).name, ints(n.type.shape)}, in(n, 0).dtype, at);
-      }
+      case Op::reshape: return reshape(in(n, 0).name, n.type.shape, in(n, 0).dtype);
       case Op::permute: case Op::transpose:
         // A 0-d tensor is its own transpose; ONNX's checker refuses a Transpose with an empty perm.
         if (type(n, 0).rank() == 0) return node("Identity", {in(n, 0).name}, in(n, 0).dtype);

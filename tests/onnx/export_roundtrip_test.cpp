@@ -153,6 +153,19 @@ graph zero_d(%x: f32[], %i: i64[]) {
     EXPECT_TRUE(node.op_type() == "Identity" || node.op_type() == "Expand") << node.op_type() << " on a 0-d tensor";
 }
 
+// Found by fuzzing ONNX Runtime: a Reshape to a shape with a 0 dim copies the input's dim unless
+// allowzero=1, so linear of a [4, 0, 2] value exported a model ONNX's checker refused.
+TEST(OnnxExport, ZeroSizeDimsStayZero) {
+  expect_round_trip(parse_graph(R"RK(
+graph zero_size(%x: f32[4, 0, 2], %w: f32[3, 2], %e: f32[0, 5], %w0: f32[2, 0], %z: f32[3, 1, 0]) {
+  %a = linear(%x, %w)
+  %b = reshape(%e, shape=[5, 0])
+  %c = linear(%z, %w0)
+  return (%a, %b, %c)
+}
+)RK", "zero_size.rk"));
+}
+
 TEST(OnnxExport, WritesReproOnnx) {
   fs::path d = fs::temp_directory_path() / ("rk_onnx_repro_" + std::to_string(::getpid()));
   fs::remove_all(d);
