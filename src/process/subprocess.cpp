@@ -122,6 +122,14 @@ void start_reaper() {
   }
   g_reaper_pid = pid;
   g_reaper_fd = fds[1];
+  // A normal exit ends the reaper first (it stops any group still listed, then exits), so it never
+  // outlives us as a stray process; only a death by signal or _exit leaves it the work it is for.
+  std::atexit([] {
+    if (g_reaper_fd < 0 || getpid() == g_reaper_pid) return;
+    close(g_reaper_fd);
+    g_reaper_fd = -1;
+    waitpid(g_reaper_pid, nullptr, 0);
+  });
 }
 
 void tell_reaper(char op, pid_t pid) {
@@ -496,6 +504,8 @@ ProcessResult LineChild::wait_result() {
 }
 
 int LineChild::pid() const { return impl_->s->pid; }
+
+int reaper_pid() { return g_reaper_pid; }
 
 void adopt_orphans() {
   if (prctl(PR_SET_CHILD_SUBREAPER, 1) == 0) g_subreaper = true;

@@ -287,7 +287,8 @@ int reap_leftovers() {
       char state;
       long ppid = 0, pgid = 0;
       rest >> state >> ppid >> pgid;
-      if (ppid == self) kids.push_back(static_cast<pid_t>(std::stol(n)));
+      const auto pid = static_cast<pid_t>(std::stol(n));
+      if (ppid == self && pid != reprokit::reaper_pid()) kids.push_back(pid);  // our own reaper is no leftover
     }
     // Reap zombies and anything already gone.
     while (waitpid(-1, nullptr, WNOHANG) > 0) {

@@ -68,6 +68,8 @@ class LineChild {
 // that outlives us after `kill -9` of this process (it goes to init; containing it needs a cgroup).
 // Children's process groups are covered after `kill -9` too: a reaper process stops them.
 void adopt_orphans();
+// The reaper's pid (-1 before the first child): a child of this process that is no leftover.
+int reaper_pid();
 int stop_adopted_orphans();  // kills (and reaps) every adopted orphan now; returns how many
 
 // Stops the process group of every child this process started that is still running (SIGTERM,
