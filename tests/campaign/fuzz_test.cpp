@@ -3,7 +3,9 @@
 // campaign resumes, and bad input is exit 2 with nothing overwritten.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "../harness/cli_util.h"
 
@@ -176,4 +178,31 @@ TEST(Fuzz, BadInputIsExitTwoAndOverwritesNothing) {
   auto bad_state = reprokit_cli({"fuzz", "-o", c, "--resume"}, root);
   EXPECT_EQ(bad_state.exit_code, 2);
   EXPECT_NE(bad_state.err.find("state.json"), std::string::npos) << bad_state.err;
+}
+
+// SIGTERM (as Ctrl-C) stops every child, says how to go on, and leaves a campaign --resume continues.
+TEST(Fuzz, InterruptedCampaignResumes) {
+  const fs::path root = fresh_dir("fuzz_interrupt");
+  ProcessSpec s;
+  s.argv = {REPROKIT_EXE, "fuzz", "-o", (root / "c").string(), "--budget", "600", "--seed", "5", "--max-nodes", "4"};
+  s.cwd = root.string();
+  s.env_set = {{"REPRO_CACHE_DIR", std::string(REPROKIT_BINARY_DIR) + "/test-cache"}};
+  LineChild fuzz(s);
+  auto graphs_done = [&] {
+    try {
+      return read_json(root / "c" / "state.json")["counts"]["graphs"].get<int>();
+    } catch (...) {
+      return 0;  // not written yet, or being replaced
+    }
+  };
+  for (int i = 0; i < 600 && graphs_done() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_GE(graphs_done(), 2) << "the campaign made no progress";
+  fuzz.stop();  // SIGTERM to its group
+  ProcessResult r = fuzz.wait_result();
+  EXPECT_EQ(r.exit_code, 143) << r.err;
+  EXPECT_NE(r.err.find("--resume"), std::string::npos) << r.err;
+  const int before = graphs_done();
+  auto resumed = reprokit_cli({"fuzz", "-o", (root / "c").string(), "--resume", "--max-graphs", "2"}, root);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(graphs_done(), before + 2);
 }
