@@ -48,7 +48,8 @@ std::string Codegen::pool_kernel(int id) {
   std::string s = loop("nc", os[0] * os[1], os[2] * os[3] * win.kernel[0] * win.kernel[1]) + " {\n";
   s += fmt::format("    const int64_t nb = nc / {0}, ch = nc % {0};\n", os[1]);
   s += fmt::format("    for (int64_t oy = 0; oy < {}; ++oy) for (int64_t ox = 0; ox < {}; ++ox) {{\n", os[2], os[3]);
-  s += fmt::format("      {} acc = ({})0;{}\n", ct, ct, is_max ? " bool any = false;" : "");
+  // A max over a window with no element (all of it padding) is -inf, as PyTorch's.
+  s += fmt::format("      {} acc = ({}){};{}\n", ct, ct, is_max ? "-INFINITY" : "0", is_max ? " bool any = false;" : "");
   std::string v = load4(x, ct, "nb", "ch", "y", "xx");
   // max: the first maximum, NaN winning (PyTorch); avg: the sum, then the divisor.
   std::string body = is_max ? fmt::format("          {{ {} v = {}; if (!any || (acc == acc && (v != v || v > acc))) acc = v; any = true; }}\n", ct, v)

@@ -88,7 +88,8 @@ void for_each_window(const Node& n, const Shape& in_shape, const Shape& out_shap
   }
 }
 
-// The input index each max-pool output takes its value from (first maximum; NaN wins).
+// The input index each max-pool output takes its value from (first maximum; NaN wins); -1 for a
+// window with no element (all of it padding, which dilation allows).
 std::vector<int64_t> max_positions(const Node& n, const Values& x, const Shape& out) {
   std::vector<int64_t> arg(static_cast<size_t>(numel(out)), -1);
   for_each_window(
@@ -110,7 +111,7 @@ Values conv(const Node& n, const std::vector<Values>& a, const Shape& out, Accum
   if (n.op == Op::max_pool2d) {
       auto arg = max_positions(n, a[0], out);
       std::vector<double> r(arg.size());
-      for (size_t k = 0; k < arg.size(); ++k) r[k] = a[0].f[static_cast<size_t>(arg[k])];
+      for (size_t k = 0; k < arg.size(); ++k) r[k] = arg[k] < 0 ? -INFINITY : a[0].f[static_cast<size_t>(arg[k])];  // as PyTorch
       return Values::floats(dt, out, std::move(r));
     }
   if (n.op == Op::avg_pool2d) {
@@ -123,7 +124,8 @@ Values conv(const Node& n, const std::vector<Values>& a, const Shape& out, Accum
       const Values &g = a[0], &x = a[1];
       auto arg = max_positions(n, x, g.shape);
       std::vector<double> r(x.f.size(), 0.0);
-      for (size_t k = 0; k < arg.size(); ++k) r[static_cast<size_t>(arg[k])] += g.f[k];
+      for (size_t k = 0; k < arg.size(); ++k)
+        if (arg[k] >= 0) r[static_cast<size_t>(arg[k])] += g.f[k];  // an empty window passes no gradient
       return Values::floats(dt, out, std::move(r));
     }
   if (n.op == Op::avg_pool2d_backward) {  // each window element receives g / divisor

@@ -225,3 +225,19 @@ TEST(ReferenceKernels, GatherOfAZeroDimInput) {
   Graph g = parse_graph("graph t(%x: f32[], %i: i64[]) { %r = gather(%x, %i, dim=-1)\n return (%r) }");
   EXPECT_EQ(generate_inputs(g, 7).at(1).get_int(0), 0);
 }
+
+// Found by fuzzing ONNX Runtime: with dilation, a max-pool window can hold only padding. PyTorch
+// gives -inf there (and no gradient); the reference read the input at index -1.
+TEST(ReferenceKernels, MaxPoolWindowOfOnlyPaddingIsMinusInfinity) {
+  reprokit::Graph g = reprokit::parse_graph(
+      "graph p(%x: f32[1, 1, 2, 1], %g: f32[1, 1, 1, 1]) {\n"
+      "  %v = max_pool2d(%x, kernel=[2, 1], padding=[1, 0], dilation=[3, 3])\n"
+      "  %b = max_pool2d_backward(%g, %x, kernel=[2, 1], padding=[1, 0], dilation=[3, 3])\n"
+      "  return (%v, %b)\n}\n",
+      "p.rk");
+  auto x = reprokit::Tensor::from_doubles(reprokit::DType::f32, {1, 1, 2, 1}, {5, 7});
+  auto gr = reprokit::Tensor::from_doubles(reprokit::DType::f32, {1, 1, 1, 1}, {1});
+  auto out = reprokit::interpret(g, {x, gr});
+  EXPECT_EQ(out[0].to_doubles(), std::vector<double>{-INFINITY});
+  EXPECT_EQ(out[1].to_doubles(), (std::vector<double>{0, 0}));
+}
