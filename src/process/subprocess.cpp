@@ -154,6 +154,11 @@ void register_child(pid_t pid) {
 
 // ---- orphans we adopted (adopt_orphans): daemons a child left when it exited
 std::atomic<bool> g_subreaper{false};
+// Held from a child's fork until it is registered, and while orphans are swept: a child just
+// forked is ours but not yet in the registry, and a sweep must never take it for an orphan (it
+// did, under `reduce --jobs 2`: a check killed as it started).
+std::mutex g_spawn_mutex;
+int stop_adopted_orphans_locked();
 
 bool any_child_running() {
   for (auto& slot : g_children)
@@ -196,7 +201,9 @@ void unregister_child(pid_t pid) {
     if (slot.compare_exchange_strong(p, 0)) break;
   }
   tell_reaper('-', pid);
-  if (g_subreaper && !any_child_running()) stop_adopted_orphans();
+  if (!g_subreaper) return;
+  std::lock_guard<std::mutex> lock(g_spawn_mutex);
+  if (!any_child_running()) stop_adopted_orphans_locked();
 }
 
 void append_tail(std::string& s, const char* buf, size_t n) {
@@ -293,6 +300,7 @@ struct Started {
     ::signal(SIGPIPE, SIG_IGN);  // a child that exits early must not kill us when we write to it
     bp::error_code ec;
     std::optional<bp::process> proc;
+    std::lock_guard<std::mutex> spawning(g_spawn_mutex);  // until registered (see g_spawn_mutex)
     if (pipe_stdin && !spec.inherit_output) proc.emplace(ctx.get_executor(), exe, args, bp::process_stdio{in, out, err}, setup);
     else if (pipe_stdin) proc.emplace(ctx.get_executor(), exe, args, bp::process_stdio{in, {}, {}}, setup);
     else if (!spec.inherit_output) proc.emplace(ctx.get_executor(), exe, args, bp::process_stdio{nullptr, out, err}, setup);
@@ -512,6 +520,12 @@ void adopt_orphans() {
 }
 
 int stop_adopted_orphans() {
+  std::lock_guard<std::mutex> lock(g_spawn_mutex);
+  return stop_adopted_orphans_locked();
+}
+
+namespace {
+int stop_adopted_orphans_locked() {
   int stopped = 0;
   for (pid_t pid : adopted_orphans()) {
     // Not ours to spare: a daemon a finished child left. Its own group too, where it leads one.
@@ -522,6 +536,7 @@ int stop_adopted_orphans() {
   }
   return stopped;
 }
+}  // namespace
 
 void kill_all_children() {
   for (auto& slot : g_children)
