@@ -28,11 +28,6 @@ const char* kModel =
     "  return (%s, %r, %i)\n"
     "}\n";
 
-void write_text(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-}
-
 // `graph`'s inputs (seeded) as dir/<input>.npy.
 void write_inputs(const Graph& g, const fs::path& dir, uint64_t seed) {
   fs::create_directories(dir);

@@ -13,15 +13,10 @@ using namespace reprokit::testing;
 
 namespace {
 
-void write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
-}
-
 // Runs `graph` with `inject` under the harness and minifies the bundle it leaves in `root`.
 void planted_bundle(const fs::path& root, const std::string& name, const std::string& graph, const std::string& inject) {
   const fs::path model = root / "models" / (name + ".rk");
-  write(model, graph);
+  write_text(model, graph);
   auto r = reprokit_cli({"run", model.string(), "--backend", "cpp", "--inject", inject}, root,
                         {{"REPRO_AFTER", "aot"}, {"REPRO_LEVEL", "2"}, {"REPRO_DIR", (root / "farm" / name).string()}});
   ASSERT_EQ(r.exit_code, 1) << r.err;
@@ -61,7 +56,7 @@ TEST(Triage, OneGroupPerPlantedBug) {
 
 TEST(Triage, ReadsReduceOutputsAndRefusesWhatIsNoDirectory) {
   const fs::path root = fresh_dir("triage_reduce");
-  write(root / "m.rk", "graph m(%x: f32[3]) {\n %a = sin(%x)\n %b = mul(%a, 3.0)\n %c = exp(%b)\n return (%c)\n}\n");
+  write_text(root / "m.rk", "graph m(%x: f32[3]) {\n %a = sin(%x)\n %b = mul(%a, 3.0)\n %c = exp(%b)\n return (%c)\n}\n");
   auto r = reprokit_cli({"reduce", (root / "m.rk").string(), "--check", std::string(REPROKIT_EXE) + " run {} --backend cpp --inject mul:runtime_error",
                          "--fail-regex", "FAILED: runtime_error", "-o", (root / "m.reduced").string()},
                         root);
@@ -116,8 +111,8 @@ TEST(Generate, WritesRunnableGraphsAndRefusesBadInput) {
 TEST(Triage, ValueNamesInMessagesDoNotSplitABug) {
   const fs::path root = fresh_dir("triage_names");
   auto reduce_out = [&](const std::string& name, const std::string& value) {
-    write(root / name / "repro.rk", "graph g(%" + value + ": f64[1]) {\n  %y" + value + " = silu(%" + value + ")\n  return (%y" + value + ")\n}\n");
-    write(root / name / "report.json",
+    write_text(root / name / "repro.rk", "graph g(%" + value + ": f64[1]) {\n  %y" + value + " = silu(%" + value + ")\n  return (%y" + value + ")\n}\n");
+    write_text(root / name / "report.json",
           nlohmann::json{{"check", "node check.mjs {}"},
                          {"final_check_said", "ort_check: FAILED: ONNX Runtime's session: no kernel (node:'y" + value + "/QuickGeluFusion/'). Op with name (y" +
                                                   value + "/QuickGeluFusion/) is not supported"}}

@@ -48,6 +48,12 @@ inline nlohmann::json read_json(const fs::path& p) {
   return nlohmann::json::parse(in);
 }
 
+// Writes `text` to p, creating its directory.
+inline void write_text(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
 inline std::string example(const std::string& name) { return std::string(REPROKIT_SOURCE_DIR) + "/examples/" + name + ".rk"; }
 
 }  // namespace reprokit::testing

@@ -10,17 +10,10 @@
 using namespace reprokit;
 using namespace reprokit::testing;
 
-namespace {
-void write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
-}
-}  // namespace
-
 TEST(MemoryBudget, AHugeValueIsRefusedBeforeItIsAllocated) {
   const fs::path root = fresh_dir("memory_budget");
   // 168 bytes of text, 400 million elements: 1.6 GB as f32, 3.2 GB as the reference's doubles.
-  write(root / "big.rk", "graph big(%x: f32[2]) {\n  %y = full(shape=[20000, 20000], value=1.5)\n  %s = sum(%y)\n  return (%s)\n}\n");
+  write_text(root / "big.rk", "graph big(%x: f32[2]) {\n  %y = full(shape=[20000, 20000], value=1.5)\n  %s = sum(%y)\n  return (%s)\n}\n");
   for (const char* backend : {"eager", "cpp"}) {
     auto r = reprokit_cli({"run", (root / "big.rk").string(), "--backend", backend}, root, {{"REPRO_MEMORY_BUDGET", "256"}});
     EXPECT_EQ(r.exit_code, 2) << backend << ": " << r.err;
@@ -36,7 +29,7 @@ TEST(MemoryBudget, AHugeValueIsRefusedBeforeItIsAllocated) {
 
 TEST(MemoryBudget, ABadBudgetNamesTheVariableAndASmallModelRunsWithinIt) {
   const fs::path root = fresh_dir("memory_budget_bad");
-  write(root / "m.rk", "graph m(%x: f32[64, 64]) {\n  %y = exp(%x)\n  %z = sum(%y)\n  return (%z)\n}\n");
+  write_text(root / "m.rk", "graph m(%x: f32[64, 64]) {\n  %y = exp(%x)\n  %z = sum(%y)\n  return (%z)\n}\n");
   for (const char* bad : {"lots", "-5", "0", "nan"}) {
     auto r = reprokit_cli({"run", (root / "m.rk").string(), "--backend", "eager"}, root, {{"REPRO_MEMORY_BUDGET", bad}});
     EXPECT_EQ(r.exit_code, 2) << bad;
