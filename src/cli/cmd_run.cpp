@@ -155,7 +155,8 @@ static CommandRegistration reg({
     "  --no-passes         compile without optimisation passes\n"
     "  --verbose           log each compiler pass\n"
     "  --train             also run the backward pass on the sum of the outputs (gradients of inputs marked grad)\n"
-    "environment: REPRO_AFTER (dynamo|aot) REPRO_LEVEL (1-4) REPRO_DIR REPRO_MINIFY REPRO_TOLERANCE REPRO_TIMEOUT",
+    "environment: REPRO_AFTER (dynamo|aot) REPRO_LEVEL (1-4) REPRO_DIR REPRO_MINIFY REPRO_TOLERANCE REPRO_TIMEOUT\n"
+    "             REPRO_INJECT REPRO_INJECT_PASS (ambient: a graph without the op runs clean) REPRO_MEMORY_BUDGET (MB)",
     run_model});
 
 }  // namespace reprokit::cli
