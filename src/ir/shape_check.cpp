@@ -1,6 +1,8 @@
 // Checked shape arithmetic (see shape_check.h).
 #include "reprokit/ir/shape_check.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -22,21 +24,24 @@ int64_t checked_add(int64_t a, int64_t b, std::string_view what) {
   return r;
 }
 
+namespace {
+bool numel_is_zero(const Shape& shape) { return std::find(shape.begin(), shape.end(), 0) != shape.end(); }
+}  // namespace
+
 void check_shape(const Shape& shape, std::string_view what) {
   if (shape.size() > 64) throw VerifyError(fmt::format("{} has rank {} (at most 64)", what, shape.size()));
-  bool empty = false;
-  for (auto d : shape) {
+  for (auto d : shape)
     if (d < 0) throw VerifyError(fmt::format("{} has a negative dimension: [{}]", what, fmt::join(shape, ", ")));
-    empty |= d == 0;
-  }
-  // Multiply all dims, also past a zero: a [0, 2^40, 2^40] tensor is empty, but its siblings of
-  // the same dims would not be, and no dim may exceed the limit on its own.
+  // Multiply the dims, zeros counted as 1: a [0, 2^40, 2^40] tensor is empty, but its contiguous
+  // strides (and its siblings of the same other dims) would overflow, and no dim may exceed the
+  // limit on its own. (libFuzzer's npy target found [0, 90, 999999999, ...] overflowing strides.)
   int64_t n = 1;
   for (auto d : shape) {
     if (d > kMaxTensorElements)
       throw VerifyError(fmt::format("{} [{}] has a dimension over the limit of {} elements", what, fmt::join(shape, ", "), kMaxTensorElements));
-    if (!empty && (__builtin_mul_overflow(n, d, &n) || n > kMaxTensorElements))
-      throw VerifyError(fmt::format("{} [{}] has more than {} elements (the size limit)", what, fmt::join(shape, ", "), kMaxTensorElements));
+    if (__builtin_mul_overflow(n, std::max<int64_t>(d, 1), &n) || n > kMaxTensorElements)
+      throw VerifyError(fmt::format("{} [{}] has more than {} elements (the size limit{})", what, fmt::join(shape, ", "), kMaxTensorElements,
+                                    numel_is_zero(shape) ? ", its dims other than 0 counted" : ""));
   }
 }
 

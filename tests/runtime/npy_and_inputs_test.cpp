@@ -74,6 +74,23 @@ TEST(Npy, ErrorsNameThePathAndTheProblem) {
   EXPECT_NE(error_of((dir / "complex.npy").string()).find("unsupported dtype '<c8'"), std::string::npos);
 }
 
+// An empty array whose other dims multiply past the size limit is refused: its contiguous strides
+// would overflow (signed overflow under UBSan; found by tests/libfuzzer/npy_fuzzer).
+TEST(Npy, EmptyArrayWithHugeOtherDimsIsRefused) {
+  auto npy = [](const std::string& shape) {
+    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+    return std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' + header;
+  };
+  try {
+    parse_npy(npy("(0, 90, 999999999, 9995, 90)"), "empty.npy");
+    ADD_FAILURE() << "accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("empty.npy"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("size limit"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(parse_npy(npy("(0, 1024, 1024)"), "fine.npy").shape(), (Shape{0, 1024, 1024}));
+}
+
 TEST(InputGen, DeterministicHonoursStridesAndIndexRanges) {
   Graph g = parse_graph(R"(graph g(%x: f32[4, 3] strides=[1, 4], %w: f32[7, 2], %i: i64[5, 6], %n: i32[3], %b: bool[10], %s: f32[2, 9], %j: i64[2, 4]) {
   %e = embedding(%w, %i)
