@@ -88,6 +88,7 @@ class Importer {
   std::vector<std::string> initializer_inputs;  // placeholders of initializers, in creation order
 
  private:
+  void refuse_external_data();  // before anything reads the model's tensors
   void bind_inputs();
   void check_and_infer();  // ONNX's checker and shape inference (isolated in a child process)
   void import_node(const onnx::NodeProto& n, int index);

@@ -562,7 +562,50 @@ std::string check_and_infer_isolated(const onnx::ModelProto& model, const std::s
   return out;
 }
 
+bool is_external(const onnx::TensorProto& t) { return t.data_location() == onnx::TensorProto::EXTERNAL || t.external_data_size() > 0; }
+
+// Names the first tensor anywhere in `g` (initializers, node attributes, subgraphs) whose data
+// lives in another file, or "" when none does.
+std::string first_external_tensor(const onnx::GraphProto& g, const std::string& graph_label, int depth = 0) {
+  if (depth > 64) return "";  // the checker refuses such nesting itself; nothing here opens a file
+  for (const auto& t : g.initializer())
+    if (is_external(t)) return fmt::format("{}initializer '{}'", graph_label, printable(t.name()));
+  for (const auto& st : g.sparse_initializer())
+    if (is_external(st.values()) || is_external(st.indices())) return fmt::format("{}sparse initializer '{}'", graph_label, printable(st.values().name()));
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto& n = g.node(i);
+    for (const auto& a : n.attribute()) {
+      std::string where = fmt::format("{}{}: attribute '{}'", graph_label, node_label(n, i), printable(a.name()));
+      bool ext = is_external(a.t()) || is_external(a.sparse_tensor().values()) || is_external(a.sparse_tensor().indices());
+      for (const auto& t : a.tensors()) ext = ext || is_external(t);
+      for (const auto& st : a.sparse_tensors()) ext = ext || is_external(st.values()) || is_external(st.indices());
+      if (ext) return where;
+      if (a.has_g())
+        if (auto sub = first_external_tensor(a.g(), where + ": subgraph: ", depth + 1); !sub.empty()) return sub;
+      for (const auto& sg : a.graphs())
+        if (auto sub = first_external_tensor(sg, where + ": subgraph: ", depth + 1); !sub.empty()) return sub;
+    }
+  }
+  return "";
+}
+
 }  // namespace
+
+// External data is refused before ONNX's checker runs: the checker stat()s the named files, which
+// would tell whoever wrote the model whether a path exists on this machine.
+void Importer::refuse_external_data() {
+  std::string where = first_external_tensor(model.graph(), "");
+  for (int f = 0; where.empty() && f < model.functions_size(); ++f) {
+    const auto& fn = model.functions(f);
+    for (int i = 0; where.empty() && i < fn.node_size(); ++i)
+      for (const auto& a : fn.node(i).attribute())
+        if (is_external(a.t()) || std::any_of(a.tensors().begin(), a.tensors().end(), is_external)) {
+          where = fmt::format("function '{}': {}: attribute '{}'", printable(fn.name()), node_label(fn.node(i), i), printable(a.name()));
+          break;
+        }
+  }
+  if (!where.empty()) throw UserError(fmt::format("{}: {}: tensors stored in external data files are not supported", file, where));
+}
 
 void Importer::check_and_infer() {
   std::string r = check_and_infer_isolated(model, file);
@@ -605,6 +648,16 @@ void Importer::import_node(const onnx::NodeProto& n, int index) {
     any_input = true;
     if (!value(in).constant) all_const = false;
   }
+  // A message from below the handler (a shape check, an element limit) gets the file and node.
+  auto call_handler = [&](NodeCtx& ctx) {
+    try {
+      h(ctx);
+    } catch (const UserError& e) {
+      std::string_view msg = e.what();
+      if (msg.substr(0, file.size() + 2) == file + ": ") throw;
+      throw UserError(fmt::format("{}: {}: {}", file, node_label(n, index), msg));
+    }
+  };
   auto record = [&](NodeCtx& ctx, const std::vector<Tensor>* folded) {
     size_t next_folded = 0;
     for (int k = 0; k < n.output_size(); ++k) {
@@ -637,7 +690,7 @@ void Importer::import_node(const onnx::NodeProto& n, int index) {
     NameSet scratch_names;
     Target scratch(scratch_names);
     NodeCtx ctx(*this, scratch, n, index, true);
-    h(ctx);
+    call_handler(ctx);
     int64_t total = 0;
     bool computed = false;
     for (auto& id : ctx.out_ids)
@@ -665,7 +718,7 @@ void Importer::import_node(const onnx::NodeProto& n, int index) {
     }
   }
   NodeCtx ctx(*this, main, n, index, false);
-  h(ctx);
+  call_handler(ctx);
   record(ctx, nullptr);
 }
 
@@ -757,6 +810,7 @@ ImportedModel Importer::run() {
   for (const auto& n : g.node())
     if (n.op_type() == "BatchNormalization")
       for (int k = 3; k < std::min(n.input_size(), 5); ++k) statistics_.insert(n.input(k));
+  refuse_external_data();
   bind_inputs();
   check_and_infer();
   for (int i = 0; i < g.node_size(); ++i)

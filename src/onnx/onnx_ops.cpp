@@ -883,15 +883,17 @@ void range(NodeCtx& c) {
     if (d == 0) c.bad("delta is 0");
     double count = std::ceil((static_cast<double>(l) - static_cast<double>(s)) / static_cast<double>(d));
     int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
-    if (n > kFoldLimit) c.unsupported("a Range this long");
+    if (n > kFoldLimit) c.unsupported(fmt::format("a Range of {:.0f} elements (import-time evaluation stops at {})", count, kFoldLimit));
     std::vector<int64_t> vals;
     for (int64_t i = 0; i < n; ++i) vals.push_back(s + i * d);
     return c.set_const(0, Tensor::from_int64s(dt, {n}, vals));
   }
   double s = start.get(0), l = limit.get(0), d = delta.get(0);
   if (d == 0) c.bad("delta is 0");
+  if (!std::isfinite(s) || !std::isfinite(l) || !std::isfinite(d)) c.bad("start, limit and delta must be finite");
   double count = std::ceil((l - s) / d);
-  if (!(count < static_cast<double>(kFoldLimit))) c.unsupported("a Range this long");
+  if (!(count < static_cast<double>(kFoldLimit)))
+    c.unsupported(fmt::format("a Range of {:.3g} elements (import-time evaluation stops at {})", count, kFoldLimit));
   int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
   std::vector<double> vals;
   double x = s;

@@ -2,6 +2,7 @@
 // type), dynamic shapes without --shape, and hostile files — always a UserError, never a crash.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -125,6 +126,22 @@ TEST(OnnxImportErrors, NegativeDimensionsAreNamedAsSuch) {
   EXPECT_EQ(e.find("dynamic"), std::string::npos) << e;
 }
 
+// Errors raised below an op's handler (an element limit, a shape check) name the file and the node
+// like the handler's own (issue 28 item 12: Tile's "the tiled shape ... has more than ..." named
+// neither), and Range says what is wrong with non-finite bounds.
+TEST(OnnxImportErrors, LimitsBelowAHandlerNameTheFileAndNode) {
+  ModelBuilder t(13);
+  t.input("x", F32, {2, 2}).output("y", F32, std::vector<int64_t>{1 << 30, 1 << 30});
+  t.init("r", i64({2}, {1 << 29, 1 << 29}));
+  t.node("Tile", {"x", "r"}, {"y"});
+  EXPECT_HAS(import_error(t), "test.onnx: node 0 (Tile): the tiled shape");
+  ModelBuilder r(13);
+  r.output("y", F32, std::vector<int64_t>{0});  // what ONNX infers for a NaN limit
+  r.init("s", f32({}, {0})).init("l", f32({}, {std::nanf("")})).init("d", f32({}, {1}));
+  r.node("Range", {"s", "l", "d"}, {"y"});
+  EXPECT_HAS(import_error(r), "test.onnx: node 0 (Range): start, limit and delta must be finite");
+}
+
 TEST(OnnxImportErrors, HostileFiles) {
   EXPECT_HAS(bytes_error("this is not a protobuf at all \xff\xff\xff\xff"), "hostile.onnx");
   EXPECT_HAS(bytes_error(""), "hostile.onnx");
@@ -187,6 +204,29 @@ TEST(OnnxImportErrors, HostileFiles) {
     kv->set_value("/etc/passwd");
     m.node("Mul", {"x", "w"}, {"y"});
     EXPECT_HAS(import_error(m), "test.onnx");
+  }
+  // External data in a Constant's value (issue 28 item 12): refused before ONNX's checker, which
+  // stat()s the path. The message names the node and is the same whether the file exists or not.
+  {
+    auto constant_from = [](const std::string& location) {
+      ModelBuilder m(13);
+      m.output("y", F32);
+      auto& n = m.node("Constant", {}, {"y"}, "c");
+      auto* a = n.add_attribute();
+      a->set_name("value");
+      a->set_type(onnx::AttributeProto::TENSOR);
+      auto* t = a->mutable_t();
+      t->set_data_type(F32);
+      t->add_dims(3);
+      t->set_data_location(onnx::TensorProto::EXTERNAL);
+      auto* kv = t->add_external_data();
+      kv->set_key("location");
+      kv->set_value(location);
+      return import_error(m);
+    };
+    std::string existing = constant_from("/etc/passwd"), missing = constant_from("/nonexistent/rk_no_such_file");
+    EXPECT_HAS(existing, "test.onnx: node 0 'c' (Constant): attribute 'value': tensors stored in external data files are not supported");
+    EXPECT_EQ(existing, missing) << "the message must not tell whether the file exists";
   }
   // Not a regular file; missing.
   fs::path dir = fs::temp_directory_path() / ("rk_onnx_hostile_" + std::to_string(::getpid()));
