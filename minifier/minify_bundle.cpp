@@ -201,10 +201,10 @@ int minify_bundle(const MinifyCommandOptions& o) {
                  {"rerun", verify_cmd}});
   bundle.write("report.json", report.dump(2) + "\n");
   std::string summary = fmt::format(
-      "reprokit minify: {} -> {} ops, {} -> {} input elements, {} -> {} passes, {} queries ({} answered from cache), {:.1f}s\nfailure: {}: {}\n{}\n"
+      "reprokit minify: {} -> {} ops, {} -> {} input elements, {} -> {} passes, {} queries ({} answered from cache), {:.1f}s\nfailure: {}\n{}\n"
       "rerun: {}\n{}\n{}",
       start_nodes, r.best.graph.num_ops(), input_elements(b.graph), input_elements(r.best.graph), enabled_passes(b.spec), enabled_passes(final_spec),
-      r.queries, r.cache_hits, report["seconds"].get<double>(), expected.kind_name(), expected.signature,
+      r.queries, r.cache_hits, report["seconds"].get<double>(), expected.label(),
       o.verify ? (reproduced ? "verified: REPRODUCED in a fresh process" : "verified: NOT REPRODUCED (see the warning above)") : "not verified",
       verify_cmd, twin ? "passing twin (twin.rk): " + twin->difference + "\n" : std::string(), print_graph(r.best.graph));
   bundle.write("SUMMARY.txt", summary);

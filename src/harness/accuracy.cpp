@@ -193,7 +193,7 @@ Failure check_outputs(const Graph& g, const std::vector<Tensor>& inputs, const s
   if (compiled.size() != g.outputs.size()) msgs = fmt::format("compiled graph returned {} outputs, expected {}", compiled.size(), g.outputs.size());
   if (msgs.empty()) return f;
   f.kind = FailureKind::accuracy;
-  f.message = "accuracy check failed: " + msgs;
+  f.message = msgs;  // printed after the kind: "accuracy: output %y: error against float64 ..."
   f.signature = float_fail || compiled.size() != g.outputs.size() ? "accuracy" : "accuracy-integer";
   return f;
 }

@@ -32,6 +32,11 @@ Failure Failure::from_json(const nlohmann::json& j) {
   return f;
 }
 
+std::string Failure::label() const {
+  std::string kind(kind_name());
+  return signature.empty() || signature == kind ? kind : kind + ": " + signature;
+}
+
 Failure failure_from(FailureKind kind, const std::string& message) { return Failure{kind, message, normalise_signature(message), 0}; }
 
 std::string normalise_signature(const std::string& message) {

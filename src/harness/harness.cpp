@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 
 #include <chrono>
@@ -59,12 +60,27 @@ class Watchdog {
   std::thread thread_;
 };
 
+// What a failure's bundle is and what to do with it, as printed (also precomputed for a crash).
+std::string announcement(const Failure& f, const std::string& stage, const Graph& g, const ReproSpec& spec, const std::string& dir, int level) {
+  std::string s = fmt::format("reprokit: {} in stage {} of graph {} ({} backend)\n", f.kind_name(), stage, g.name, spec.options.compile.backend);
+  s += fmt::format("reprokit:   {}\n", f.message.substr(0, f.message.find('\n')));
+  s += fmt::format("reprokit: wrote {}/\n", dir);
+  if (level >= 2) s += fmt::format("reprokit:   minify with: {}/minifier_launcher\n", dir);
+  s += fmt::format("reprokit:   rerun with:  reprokit repro {}/original/repro.rk\n", dir);
+  return s;
+}
+
 void announce(const Failure& f, const std::string& stage, const Graph& g, const ReproSpec& spec, const std::string& dir, int level) {
-  fmt::print(stderr, "reprokit: {} in stage {} of graph {} ({} backend)\n", f.kind_name(), stage, g.name, spec.options.compile.backend);
-  fmt::print(stderr, "reprokit:   {}\n", f.message.substr(0, f.message.find('\n')));
-  fmt::print(stderr, "reprokit: wrote {}/\n", dir);
-  if (level >= 2) fmt::print(stderr, "reprokit:   minify with: {}/minifier_launcher\n", dir);
-  fmt::print(stderr, "reprokit:   rerun with:  reprokit repro {}/original/repro.rk\n", dir);
+  fmt::print(stderr, "{}", announcement(f, stage, g, spec, dir, level));
+}
+
+// A level-3 bundle is written as NAME-pending-... before compiling; a failure renames it after
+// its kind (a name that exists already is left alone).
+std::string named_after(const std::string& dir, const Failure& f) {
+  std::filesystem::path p(dir);
+  std::string name = p.filename().string();
+  if (auto at = name.rfind("-pending-"); at != std::string::npos) name.replace(at, 9, "-" + std::string(f.kind_name()) + "-");
+  return (p.parent_path() / name).string();
 }
 
 // Writes the failure's bundle (or completes the level-3 one) and the un-minified repro files.
@@ -76,15 +92,12 @@ std::string record_failure(const std::string& pre, const HarnessConfig& cfg, con
     dir = write_bundle(cfg.dir, g, inputs, spec, cfg.level, seed);
   } else {
     update_bundle_failure(dir, spec);
-    // The bundle was named "pending" before compiling; now that the kind is known, say it (the
-    // bundle holds only relative paths, and a name that exists already is left alone).
-    std::filesystem::path p(dir);
-    std::string name = p.filename().string(), named = name;
-    if (auto at = named.rfind("-pending-"); at != std::string::npos) named.replace(at, 9, "-" + std::string(f.kind_name()) + "-");
+    // Now that the kind is known, say it in the name (the bundle holds only relative paths).
+    std::filesystem::path p(dir), named(named_after(dir, f));
     Dir root = Dir::open(p.parent_path().string());
-    if (named != name && !root.exists(named)) {
-      root.rename(name, named);
-      dir = (p.parent_path() / named).string();
+    if (named != p && !root.exists(named.filename().string())) {
+      root.rename(p.filename().string(), named.filename().string());
+      dir = named.string();
     }
   }
   Dir bundle = Dir::open(dir);
@@ -95,10 +108,12 @@ std::string record_failure(const std::string& pre, const HarnessConfig& cfg, con
 }
 
 // Level 3's crash recorder: if the stage dies of a signal, a handler writes a precomputed failure
-// record (only async-signal-safe calls) into the bundle before the process dies for real.
+// record into the bundle, renames the bundle from -pending- to -crash- (never over an existing
+// name) and prints where it is, as for any other failure, before the process dies for real. Only
+// async-signal-safe calls: open, write, close, renameat2.
 struct CrashRecorder {
-  static inline std::string path;
-  static inline std::string records[32];
+  static inline std::string path, from, to;
+  static inline std::string records[32], renamed_note[32], kept_note[32];
   static void handler(int sig) {
     if (sig > 0 && sig < 32 && !records[sig].empty()) {
       int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -106,15 +121,22 @@ struct CrashRecorder {
         (void)!::write(fd, records[sig].data(), records[sig].size());
         ::close(fd);
       }
+      bool renamed = from != to && ::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0;
+      const std::string& note = renamed ? renamed_note[sig] : kept_note[sig];
+      (void)!::write(STDERR_FILENO, note.data(), note.size());
     }
     ::signal(sig, SIG_DFL);
     ::raise(sig);
   }
-  static void arm(const std::string& dir) {
+  static void arm(const std::string& dir, const std::string& stage, const Graph& g, const ReproSpec& spec, int level) {
     path = dir + "/crash.json";
+    from = dir;
     for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) {
       Failure f{FailureKind::crash, fmt::format("the process was killed by signal {} ({})", sig, strsignal(sig)), strsignal(sig), sig};
       records[sig] = f.to_json().dump();
+      to = named_after(dir, f);
+      renamed_note[sig] = announcement(f, stage, g, spec, to, level);
+      kept_note[sig] = announcement(f, stage, g, spec, dir, level);
       ::signal(sig, handler);
     }
   }
@@ -175,8 +197,10 @@ StackResult guarded(const std::string& stage, const Graph& g, const std::vector<
     pre = write_bundle(cfg.dir, g, inputs, spec, cfg.level, seed);
     // The un-minified repro too: if this process dies, it reproduces whatever failure happens.
     write_repro_files(Dir::open(pre).sub("original", true).path(), g, inputs, spec, "Written before compiling (level 3): any failure counts.");
-    fmt::print(stderr, "reprokit: level {}: wrote {}/minifier_launcher before compiling graph {}\n", cfg.level, pre, g.name);
-    CrashRecorder::arm(pre);
+    // The name is the one it has now: it is removed if the stage passes, renamed after the failure otherwise.
+    fmt::print(stderr, "reprokit: level {}: recorded graph {} in {}/ before compiling it (kept, and renamed after the failure, only if stage {} fails)\n",
+               cfg.level, g.name, pre, stage);
+    CrashRecorder::arm(pre, stage, g, spec, cfg.level);
   }
   Watchdog watchdog(cfg.timeout_s, [&] {
     Failure f{FailureKind::timeout, fmt::format("stage {} of graph {} did not finish within REPRO_TIMEOUT={}s", stage, g.name, cfg.timeout_s), "timeout", 0};

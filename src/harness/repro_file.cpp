@@ -67,7 +67,7 @@ std::map<std::string, std::string> repro_vars(const std::string& stem, const Gra
   std::string inject;
   for (auto& i : c.injections) inject += (inject.empty() ? "" : " ") + i.str();
   for (auto& p : c.pass_injections) inject += (inject.empty() ? "" : " ") + p.pass + ":" + std::to_string(p.n) + "(pass)";
-  std::string failure = spec.expected.failed() ? std::string(spec.expected.kind_name()) + ": " + spec.expected.signature : "(none recorded)";
+  std::string failure = spec.expected.failed() ? spec.expected.label() : "(none recorded)";
   int64_t elements = 0;
   for (int i = 0; i < g.num_inputs(); ++i) elements += g.node(i).type.numel();
   return {{"GRAPH", g.name},

@@ -110,10 +110,6 @@ bool within(double seconds, const std::function<bool()>& done) {
   return done();
 }
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  return std::string((std::istreambuf_iterator<char>(in)), {});
-}
 
 void write_script(const fs::path& p, const std::string& body) {
   std::ofstream(p) << "#!/bin/sh\n" << body;

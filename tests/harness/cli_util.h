@@ -48,6 +48,11 @@ inline nlohmann::json read_json(const fs::path& p) {
   return nlohmann::json::parse(in);
 }
 
+inline std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 // Writes `text` to p, creating its directory.
 inline void write_text(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());

@@ -35,6 +35,17 @@ TEST_P(HarnessKinds, BundleManifestAndRepro) {
   std::string recorded = kind == "crash" ? read_json(bundles[0] / "crash.json")["kind"].get<std::string>() : manifest["failure"]["kind"].get<std::string>();
   EXPECT_EQ(recorded, kind == "hang" ? "timeout" : kind);
   EXPECT_TRUE(fs::exists(bundles[0] / "minifier_launcher"));
+  // The bundle is named after the failure (a crash too: the signal handler renames it), and the
+  // path printed last is the one that exists (issue 27 item 5).
+  const std::string recorded_name = bundles[0].filename().string();
+  EXPECT_NE(recorded_name.find("-" + recorded + "-"), std::string::npos) << recorded_name;
+  EXPECT_EQ(recorded_name.find("pending"), std::string::npos) << recorded_name;
+  EXPECT_NE(r.err.find("wrote out/" + recorded_name + "/\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("minify with: out/" + recorded_name + "/minifier_launcher"), std::string::npos) << r.err;
+  // The kind is said once: no "accuracy: accuracy" in the report or the messages.
+  std::string report = read_text(bundles[0] / "original" / "BUG_REPORT.md");
+  EXPECT_EQ(report.find(recorded + ": " + recorded), std::string::npos) << report;
+  EXPECT_EQ(r.err.find(recorded + ": " + recorded), std::string::npos) << r.err;
   auto rep = reprokit_cli({"repro", (bundles[0] / "original" / "repro.rk").string()}, dir);
   EXPECT_EQ(rep.exit_code, 1) << rep.out << rep.err;
   EXPECT_NE(rep.out.find("REPRODUCED: " + (kind == "hang" ? std::string("timeout") : kind)), std::string::npos) << rep.out << rep.err;

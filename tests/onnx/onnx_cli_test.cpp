@@ -57,10 +57,6 @@ TEST(OnnxCli, ImportThenRunMatchesRunningTheOnnxModel) {
   for (size_t i = 0; i < xv.size(); ++i) EXPECT_NEAR(xv[i], zv[i], 1e-5);
 }
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 // An ONNX graph named with a '.' (a valid name) imports to a .rk that parses and runs (issue 28
 // item 5: the parser refused the graph name it was given).

@@ -17,6 +17,9 @@ struct Failure {
 
   bool failed() const { return kind != FailureKind::none; }
   std::string_view kind_name() const { return failure_kind_name(kind); }
+  // "compile_error: <signature>", or the kind alone where the signature is just its name
+  // ("accuracy", not "accuracy: accuracy").
+  std::string label() const;
   // Strings are made valid UTF-8 here, so any compiler output can be recorded.
   nlohmann::json to_json() const;
   static Failure from_json(const nlohmann::json& j);  // UserError on malformed input
