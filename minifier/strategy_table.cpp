@@ -24,6 +24,7 @@ const std::vector<Strategy>& strategy_table() {
       removing_nodes(guessing_ends(bypass_strategy())),     // a->b->c becomes a->c, delta debugging over node sets
       removing_nodes(cut_strategy()),             // replace node sets by inputs carrying their original values
       removing_nodes(remove_outputs_strategy()),  // drop returned values
+      removing_nodes(drop_operands_strategy()),   // drop operands of variadic ops (cat)
       disable_passes_strategy(),  // the fewest compiler passes
       limit_rewrites_strategy(),  // the fewest rewrites of those passes
       resize_strategy(false),     // input dims to 1

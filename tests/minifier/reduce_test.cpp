@@ -26,13 +26,6 @@ std::string reduced_ops(const fs::path& out) {
   return s;
 }
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 void write_script(const fs::path& p, const std::string& body) {
   std::ofstream(p) << "#!/bin/sh\n" << body;
   fs::permissions(p, fs::perms::owner_all);
