@@ -156,6 +156,8 @@ std::vector<Verdict> CheckOracle::run_checks(const std::vector<Candidate>& cands
         made[i - start] = {{name, write_model_files(d, cands[i].graph, inputs_(cands[i]), options_.format, options_.weights)}};
       } catch (const UserError& e) {  // inputs that do not fit, a graph ONNX cannot hold: never shown to the check
         out[i].got = failure_from(FailureKind::invalid_candidate, e.what());
+        candidates_->remove_tree(name);  // its number goes to the next check that runs: dirs count runs
+        --counter_;
       }
     }
     std::vector<std::future<Verdict>> running(end - start);

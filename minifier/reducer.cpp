@@ -101,6 +101,7 @@ class Engine {
     p.cache_hits = result_.cache_hits;
     p.timeouts = result_.timeouts;
     p.unknown = result_.unknown;
+    p.in_flight = in_flight_;
     for (int i = 0; i < result_.best.graph.num_inputs(); ++i) p.elements += result_.best.graph.node(i).type.numel();
     p.elapsed_s = elapsed();
     p.strategy = strategy_;
@@ -170,7 +171,10 @@ class Engine {
         for (size_t b = 0; b < batch.size(); ++b)
           if (!verdict[b]) { again.push_back(batch[b]); pos.push_back(b); }
         if (again.empty()) break;
+        in_flight_ = static_cast<int>(again.size());
+        if (callbacks_.on_progress) callbacks_.on_progress(progress());  // the heartbeat says what runs
         auto v = oracle_.judge(again);
+        in_flight_ = 0;
         result_.queries += static_cast<int>(again.size());
         stats.queries += static_cast<int>(again.size());
         for (size_t j = 0; j < v.size(); ++j) {
@@ -314,6 +318,7 @@ class Engine {
   const MinifyCallbacks& callbacks_;
   Clock::time_point t0_;
   MinifyResult result_;
+  int in_flight_ = 0;
   std::unordered_map<uint64_t, Outcome> memo_;
   std::string strategy_;
   static constexpr size_t kMaxTwins = 64;

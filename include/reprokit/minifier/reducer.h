@@ -31,6 +31,7 @@ struct StrategyStats {
 struct MinifyProgress {
   int nodes = 0, queries = 0, cache_hits = 0;
   int timeouts = 0, unknown = 0;
+  int in_flight = 0;     // candidates being judged now
   int64_t elements = 0;  // input elements of the best candidate
   double elapsed_s = 0;
   std::string strategy;
