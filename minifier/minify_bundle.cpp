@@ -144,8 +144,8 @@ int minify_bundle(const MinifyCommandOptions& o) {
   spec.attempts = mo.flaky_attempts;
   int start_nodes = b.graph.num_ops();
   ProgressPrinter printer("minify", start_nodes);
-  auto save = [&](const Candidate& c, const std::string& how, const PassingTwin* twin = nullptr) {
-    write_repro_files(dir.string(), c.graph, candidate_inputs(c, b, values), candidate_spec(spec, c), how, twin);
+  auto save = [&](const Candidate& c, const std::string& how, const PassingTwin* twin = nullptr, const std::vector<Tensor>* compiled = nullptr) {
+    write_repro_files(dir.string(), c.graph, candidate_inputs(c, b, values), candidate_spec(spec, c), how, twin, compiled);
     work.write("state.json", json{{"best", c.to_json()}}.dump());
   };
   save(start, "Minification in progress: this is the best repro so far.");
@@ -168,10 +168,17 @@ int minify_bundle(const MinifyCommandOptions& o) {
                                 enabled_passes(final_spec), r.queries, r.seconds);
   std::optional<PassingTwin> twin;
   if (r.twin) {
-    twin = PassingTwin{r.twin->graph, candidate_inputs(*r.twin, b, values), candidate_spec(spec, *r.twin), describe_difference(r.best, *r.twin)};
+    twin = PassingTwin{r.twin->graph, candidate_inputs(*r.twin, b, values), candidate_spec(spec, *r.twin), describe_difference(r.best, *r.twin), {}};
     fmt::print(stderr, "[minify] passing twin: {}\n", twin->difference);
   }
-  save(r.best, how, twin ? &*twin : nullptr);
+  // An accuracy bug: the compiled outputs go beside the repro (and the twin), so repro_torch.py
+  // shows the difference to whoever gets the report without reprokit.
+  std::optional<std::vector<Tensor>> compiled;
+  if (expected.kind == FailureKind::accuracy && (spec.failing_samples.empty() || spec.failing_samples.front() == 0)) {
+    compiled = compiled_outputs(final_spec, r.best.graph, candidate_inputs(r.best, b, values));
+    if (twin) twin->compiled = compiled_outputs(twin->spec, twin->graph, twin->inputs);
+  }
+  save(r.best, how, twin ? &*twin : nullptr, compiled ? &*compiled : nullptr);
 
   // 4. Verify in a fresh process, as a user would rerun it.
   bool reproduced = true;

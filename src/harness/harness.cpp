@@ -84,8 +84,9 @@ std::string named_after(const std::string& dir, const Failure& f) {
 }
 
 // Writes the failure's bundle (or completes the level-3 one) and the un-minified repro files.
+// `compiled`: the stage's outputs when it ran to the end (an accuracy failure), for repro_torch.py.
 std::string record_failure(const std::string& pre, const HarnessConfig& cfg, const Graph& g, const std::vector<Tensor>& inputs,
-                           ReproSpec spec, const Failure& f, uint64_t seed) {
+                           ReproSpec spec, const Failure& f, uint64_t seed, const std::vector<Tensor>* compiled = nullptr) {
   spec.expected = f;
   std::string dir = pre;
   if (dir.empty()) {
@@ -103,7 +104,7 @@ std::string record_failure(const std::string& pre, const HarnessConfig& cfg, con
   Dir bundle = Dir::open(dir);
   if (cfg.level == 1) bundle.remove_file("minifier_launcher");
   // The un-minified repro goes to original/: the minifier writes its repro beside the manifest.
-  write_repro_files(bundle.sub("original", true).path(), g, inputs, spec, "Un-minified: the whole graph the harness saw.");
+  write_repro_files(bundle.sub("original", true).path(), g, inputs, spec, "Un-minified: the whole graph the harness saw.", nullptr, compiled);
   return dir;
 }
 
@@ -237,7 +238,10 @@ StackResult guarded(const std::string& stage, const Graph& g, const std::vector<
     if (!pre.empty()) std::filesystem::remove_all(pre);  // nothing failed: leave nothing behind
     return result;
   }
-  std::string dir = record_failure(pre, cfg, g, inputs, spec, f, seed);
+  // The saved inputs are sample 0: its compiled outputs show the bug only when sample 0 fails.
+  const bool sample0_fails = spec.failing_samples.empty() || spec.failing_samples.front() == 0;
+  const bool ran_to_end = f.kind == FailureKind::accuracy && result.outputs.size() == g.outputs.size() && sample0_fails;
+  std::string dir = record_failure(pre, cfg, g, inputs, spec, f, seed, ran_to_end ? &result.outputs : nullptr);
   announce(f, stage, g, spec, dir, cfg.level);
   maybe_minify(cfg, dir);
   throw StackFailure(f, dir);

@@ -8,8 +8,10 @@
 #include <filesystem>
 #include <sstream>
 
+#include "reprokit/codegen/compiler.h"
 #include "reprokit/codegen/pass_manager.h"
 #include "reprokit/harness/bundle.h"
+#include "reprokit/harness/stack.h"
 #include "reprokit/ir/errors.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/onnx/onnx_export.h"
@@ -61,12 +63,35 @@ std::string test_name(const std::string& graph) {
   return n;
 }
 
+// "OP:KIND" for each planted fault. An injection on a composite op (sigmoid) lands on the node that
+// computes its value, which after decomposition is the last primitive of it (reciprocal): when the
+// repro holds no node of the op asked about, say which node carries the fault.
+std::string injection_summary(const Graph& g, const CompileOptions& c) {
+  std::string out;
+  for (const auto& inj : c.injections) {
+    std::string s = inj.str();
+    bool op_present = false;
+    for (const Node& n : g.nodes) op_present |= !n.is_input() && n.op == inj.op;
+    if (!op_present) {
+      std::vector<std::string> carriers;
+      for (const auto& [name, fault] : c.injection_nodes) {
+        int id = g.find(name);
+        if (id >= 0 && !g.node(id).is_input() && fault.kind == inj.kind) carriers.push_back(print_node(g, id));
+      }
+      if (!carriers.empty())
+        s += fmt::format(" (no {} node is left: the fault sits on {}, the last primitive of {}'s decomposition, which computes its value)", op_name(inj.op),
+                         fmt::join(carriers, "; "), op_name(inj.op));
+    }
+    out += (out.empty() ? "" : " ") + s;
+  }
+  for (const auto& p : c.pass_injections) out += (out.empty() ? "" : " ") + p.pass + ":" + std::to_string(p.n) + "(pass)";
+  return out;
+}
+
 // The template variables of a repro (or twin) file.
 std::map<std::string, std::string> repro_vars(const std::string& stem, const Graph& g, const ReproSpec& spec, const std::string& summary) {
   const CompileOptions& c = spec.options.compile;
-  std::string inject;
-  for (auto& i : c.injections) inject += (inject.empty() ? "" : " ") + i.str();
-  for (auto& p : c.pass_injections) inject += (inject.empty() ? "" : " ") + p.pass + ":" + std::to_string(p.n) + "(pass)";
+  std::string inject = injection_summary(g, c);
   std::string failure = spec.expected.failed() ? spec.expected.label() : "(none recorded)";
   int64_t elements = 0;
   for (int i = 0; i < g.num_inputs(); ++i) elements += g.node(i).type.numel();
@@ -101,23 +126,53 @@ void write_rk(const Dir& d, const std::string& stem, const Graph& g, const std::
   d.write(stem + ".rk", render_template("repro.rk", vars));
 }
 
+// <stem>_compiled/<output>.npy: what the compiled graph computed (staged and swapped in like the
+// inputs), or no such directory (a compiled result of an earlier repro must not outlive it).
+void write_compiled(const Dir& d, const std::string& stem, const Graph& g, const std::vector<Tensor>* compiled) {
+  const std::string out_dir = stem + "_compiled";
+  d.remove_tree(out_dir + ".new");
+  if (!compiled || compiled->size() != g.outputs.size()) {
+    d.remove_tree(out_dir);
+    return;
+  }
+  Dir staging = d.sub(out_dir + ".new", true);
+  for (size_t k = 0; k < g.outputs.size(); ++k) staging.write(g.node(g.outputs[k]).name + ".npy", encode_npy((*compiled)[k]));
+  d.remove_tree(out_dir);
+  d.rename(out_dir + ".new", out_dir);
+}
+
 }  // namespace
 
+std::optional<std::vector<Tensor>> compiled_outputs(const ReproSpec& spec, const Graph& g, const std::vector<Tensor>& inputs) {
+  if (spec.expected.kind != FailureKind::accuracy) return std::nullopt;
+  try {
+    return run_stage(spec.stage, g, inputs, spec.options).outputs;
+  } catch (const CompileFailure&) {
+  } catch (const UserError&) {
+  }
+  return std::nullopt;
+}
+
 void write_repro_files(const std::string& dir, const Graph& g, const std::vector<Tensor>& inputs, const ReproSpec& spec,
-                       const std::string& summary, const PassingTwin* twin) {
+                       const std::string& summary, const PassingTwin* twin, const std::vector<Tensor>* compiled) {
   Dir d = Dir::open(dir);
   std::map<std::string, std::string> vars = repro_vars("repro", g, spec, summary);
   write_rk(d, "repro", g, inputs, vars);
+  write_compiled(d, "repro", g, compiled);
   // The passing twin, or none: a twin of an earlier repro must not outlive it.
   if (twin) {
     write_rk(d, "twin", twin->graph, twin->inputs, repro_vars("twin", twin->graph, twin->spec, "Passing twin of repro.rk: " + twin->difference));
+    write_compiled(d, "twin", twin->graph, twin->compiled ? &*twin->compiled : nullptr);
+    d.write("twin_torch.py", emit_torch_program(twin->graph, "twin"));
     vars["TWIN"] = fmt::format(
         "## Passing twin\n\n{}\n\n```\nreprokit repro twin.rk             # prints NOT REPRODUCED: the nearest variant that passes\n```\n\n"
         "```\n{}```\n",
         comment_safe(twin->difference), print_graph(twin->graph));
   } else {
     d.remove_file("twin.rk");
+    d.remove_file("twin_torch.py");
     d.remove_tree("twin_inputs");
+    d.remove_tree("twin_compiled");
     vars["TWIN"] = "";
   }
   // repro.onnx lets the bug go to any ONNX consumer; a graph ONNX cannot hold still gets the rest.

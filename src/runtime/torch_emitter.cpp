@@ -227,18 +227,25 @@ std::string emit_torch_function(const Graph& g) {
   return s;
 }
 
-std::string emit_torch_program(const Graph& g) {
-  std::string inputs, outputs;
+std::string emit_torch_program(const Graph& g, const std::string& stem) {
+  std::string inputs, outputs, output_dtypes;
   for (int i = 0; i < g.num_inputs(); ++i) {
     const TensorType& t = g.node(i).type;
     inputs += fmt::format("{}('{}', {}, {}, {})", i ? ", " : "", g.node(i).name, torch_dtype(t.dtype), ints(t.shape),
                           t.strides.empty() ? "None" : ints(t.strides));
   }
-  for (size_t i = 0; i < g.outputs.size(); ++i) outputs += fmt::format("{}'{}'", i ? ", " : "", g.node(g.outputs[i]).name);
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    outputs += fmt::format("{}'{}'", i ? ", " : "", g.node(g.outputs[i]).name);
+    output_dtypes += fmt::format("{}{}", i ? ", " : "", torch_dtype(g.node(g.outputs[i]).type.dtype));
+  }
   return render_template("repro_torch.py", {{"GRAPH", g.name},
                                             {"FUNCTION", emit_torch_function(g)},
                                             {"INPUTS", inputs},
                                             {"OUTPUTS", outputs},
+                                            {"OUTPUT_DTYPES", output_dtypes},
+                                            {"INPUTS_DIR", stem + "_inputs"},
+                                            {"COMPILED_DIR", stem + "_compiled"},
+                                            {"TORCH_OUTPUTS_DIR", stem == "repro" ? "torch_outputs" : stem + "_torch_outputs"},
                                             {"ENTRY", function_name(g)}});
 }
 

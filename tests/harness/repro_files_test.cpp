@@ -71,6 +71,41 @@ TEST(ReproFiles, PyTorchProgramMatchesEagerOutputs) {
   }
 }
 
+// repro_torch.py shows an accuracy bug on its own (issue 27 item 4): the compiled outputs are saved
+// beside it, and it exits 1 on the planted bug (un-minified and minified) and 0 on the twin. A
+// planted wrong rewrite of pointwise-fusion always has a twin: the same graph without the pass.
+TEST(ReproFiles, PyTorchProgramShowsAnAccuracyBugAndPassesOnTheTwin) {
+  if (std::system("/usr/bin/python3 -c 'import torch, numpy' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "python3-torch is not installed: the generated PyTorch program was not run";
+  auto dir = fresh_dir("torch_accuracy");
+  auto run = reprokit_cli({"run", example("mlp"), "--backend", "cpp", "--inject-pass", "pointwise-fusion:1"}, dir,
+                          {{"REPRO_AFTER", "aot"}, {"REPRO_LEVEL", "4"}, {"REPRO_DIR", "out"}});
+  ASSERT_EQ(run.exit_code, 1) << run.err;
+  auto bundles = bundles_in(dir / "out");
+  ASSERT_EQ(bundles.size(), 1u);
+  fs::path original = bundles[0] / "original";
+  ASSERT_TRUE(fs::is_directory(original / "repro_compiled")) << "the compiled outputs of an accuracy failure are saved";
+  auto r = shell("/usr/bin/python3 repro_torch.py", original);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("MISMATCH"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("PyTorch torch.float32 error"), std::string::npos) << r.out;
+
+  auto m = reprokit_cli({"minify", bundles[0].string(), "--jobs", "2"}, dir);
+  ASSERT_EQ(m.exit_code, 0) << m.out << m.err;
+  r = shell("/usr/bin/python3 repro_torch.py", bundles[0]);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("MISMATCH"), std::string::npos) << r.out;
+  ASSERT_TRUE(fs::exists(bundles[0] / "twin.rk")) << m.out;
+  ASSERT_TRUE(fs::is_directory(bundles[0] / "twin_compiled"));
+  auto t = shell("/usr/bin/python3 twin_torch.py", bundles[0]);
+  EXPECT_EQ(t.exit_code, 0) << t.out << t.err;
+  EXPECT_NE(t.out.find("AGREE"), std::string::npos) << t.out;
+  // A failure that is not about numbers leaves nothing to compare: the script runs and exits 0.
+  fs::path crash = failing_bundle("torch_no_compiled", "mlp", "exp:runtime_error");
+  EXPECT_FALSE(fs::exists(crash / "repro_compiled"));
+  EXPECT_EQ(shell("/usr/bin/python3 repro_torch.py", crash).exit_code, 0);
+}
+
 // The generated GoogleTest is named after the graph, but always as a test that runs: a graph named
 // DISABLED_g made a disabled test that passed silently.
 TEST(ReproFiles, TheGeneratedTestIsNeverDisabled) {

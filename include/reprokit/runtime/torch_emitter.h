@@ -15,6 +15,9 @@ std::string emit_torch_function(const Graph& g);
 // A standalone script: `python3 script.py INPUT_DIR OUTPUT_DIR [--f64]` loads INPUT_DIR/<input>.npy
 // (bf16 from uint16 bits), runs the function (with --f64, every floating tensor in float64), saves
 // OUTPUT_DIR/<output value name>.npy (bf16 as uint16 bits) and prints each output's shape and sum.
-std::string emit_torch_program(const Graph& g);
+// `stem` names the files beside it: <stem>_inputs/ (default inputs), <stem>_compiled/ (the
+// compiled graph's outputs: when present the script compares them against float64 and exits 1 on a
+// mismatch), and where the outputs go (torch_outputs/ for "repro", else <stem>_torch_outputs/).
+std::string emit_torch_program(const Graph& g, const std::string& stem = "repro");
 
 }  // namespace reprokit
