@@ -123,6 +123,11 @@ int reduce_model(const ReduceCommandOptions& o) {
   adopt_orphans();  // a daemon a check or worker leaves behind is stopped, not left running (subprocess.h)
 
   auto candidate_values = [&](const Candidate& c) { return candidate_inputs(c, b, values); };
+  // What the check is shown: a value edit that drives an op out of its domain is never asked about.
+  auto checked_values = [&](const Candidate& c) {
+    if (auto why = value_edit_leaves_domain(c, b, values)) throw UserError(*why);
+    return candidate_inputs(c, b, values);
+  };
   fmt::print(stderr, "[reduce] model {}: graph {} ({} ops, {} inputs), candidates as {} in {}\n[reduce] check: {}\n", o.model, b.graph.name,
              b.graph.num_ops(), b.graph.num_inputs(), model_extension(co.format), co.work_dir,
              shell_quote_command(check_argv_as_written(co)));
@@ -137,7 +142,7 @@ int reduce_model(const ReduceCommandOptions& o) {
   po.runs = std::max(1, o.flaky_checks);
   po.look_until = po.runs;  // no recorded failure to look for: the check says what it says
   fmt::print(stderr, "[reduce] checking that the original is interesting (up to {} runs)...\n", po.runs);
-  CheckOracle probe(co, candidate_values);
+  CheckOracle probe(co, checked_values);
   Verdict first_interesting;
   ProbeResult pr = probe_original(po, [&] {
     Verdict v = probe.judge({original}).at(0);
@@ -159,7 +164,7 @@ int reduce_model(const ReduceCommandOptions& o) {
   if (rate < 1)
     fmt::print(stderr, "[reduce] the check is flaky: interesting in {} of {} runs ({:.0f}%); each candidate gets up to {} tries\n", pr.fails, pr.runs,
                rate * 100, attempts);
-  CheckOracle oracle(co, candidate_values);
+  CheckOracle oracle(co, checked_values);
   fmt::print(stderr, "[reduce] per-check time limit {}, {} job{}\n", oracle.limit().describe("a hang is interesting"), co.jobs, co.jobs == 1 ? "" : "s");
 
   // 2. Resume from the best candidate an earlier run left behind.

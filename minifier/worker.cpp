@@ -82,11 +82,38 @@ ReproSpec candidate_spec(const ReproSpec& base, const Candidate& c) {
   return s;
 }
 
+std::optional<std::string> value_edit_leaves_domain(const Candidate& c, const Bundle& b, KnownValues& known) {
+  bool edited = false;
+  Candidate plain = c;
+  for (auto& [name, e] : plain.edits) {
+    edited |= e.fill != InputFill::original || !e.zeroed.empty();
+    e.fill = InputFill::original;
+    e.zeroed.clear();
+  }
+  if (!edited) return std::nullopt;
+  InterpretOptions f64;
+  f64.cast_to_f64 = true;
+  auto with_edit = interpret_all(c.graph, candidate_inputs(c, b, known), f64);
+  auto without = interpret_all(c.graph, candidate_inputs(plain, b, known), f64);
+  for (int id = 0; id < c.graph.size(); ++id) {
+    const Tensor &e = with_edit[static_cast<size_t>(id)], &o = without[static_cast<size_t>(id)];
+    if (!is_floating(e.dtype())) continue;
+    for (int64_t k = 0; k < e.numel(); ++k)
+      if (!std::isfinite(e.get(k)) && std::isfinite(o.get(k)))
+        return fmt::format("the edited input values make %{} {} (element {}) where the original values keep it finite", c.graph.node(id).name,
+                           std::isnan(e.get(k)) ? "NaN" : "infinite", k);
+  }
+  return std::nullopt;
+}
+
 int run_minify_worker(const std::string& bundle_dir, const std::string& query_file) {
   Bundle b = load_bundle(bundle_dir);
   KnownValues values(b);
   auto answer = [&](const std::string& line) {
     Candidate c = Candidate::from_json(nlohmann::json::parse(line));
+    // A value edit that drives an op out of its domain (1/0, log 0) proves nothing either way:
+    // neither a repro nor a twin may rest on it.
+    if (auto why = value_edit_leaves_domain(c, b, values)) return Failure{FailureKind::invalid_candidate, *why, "invalid", 0};
     Failure f = run_and_classify(candidate_spec(b.spec, c), c.graph, candidate_inputs(c, b, values));
     return f;
   };

@@ -47,6 +47,10 @@ class KnownValues {
 // The inputs of a candidate: original inputs and cut-point values (by node name), windowed to
 // the declared shapes, with the candidate's edits. UserError when they do not fit.
 std::vector<Tensor> candidate_inputs(const Candidate& c, const Bundle& b, KnownValues& known);
+// Why an input-value edit of c (zeros, ones, integers, zeroed elements) is not allowed: it makes
+// some value NaN or infinite in float64 where c on its unedited values keeps it finite (a 0 into
+// reciprocal, log or rsqrt); nullopt when c has no value edit or the edit stays in every op's domain.
+std::optional<std::string> value_edit_leaves_domain(const Candidate& c, const Bundle& b, KnownValues& known);
 // The bundle's spec with the candidate's compiler decisions (disabled passes, rewrite limits).
 ReproSpec candidate_spec(const ReproSpec& base, const Candidate& c);
 // One line on what a passing twin changed: "fails with pass X on, passes without it", "fails
