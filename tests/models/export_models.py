@@ -6,6 +6,7 @@ PyTorch eager output saved next to them. Weights are random from a fixed seed
 (torch.manual_seed(0) before constructing each model), so nothing is downloaded.
 
 Usage: /usr/bin/python3 tests/models/export_models.py OUT_DIR [--only NAME,NAME]
+(--only also exports densenet121, efficientnet_b0 and gpt2_block, which the suite does not use.)
 
 For each model, OUT_DIR/<name>/ gets model.onnx, input.npy (batch-1 float32
 input), expected.npy (eager float32 output) and info.json.
@@ -43,6 +44,24 @@ class EncoderWrapper(torch.nn.Module):
         return self.encoder(x)
 
 
+class Gpt2Block(torch.nn.Module):
+    """One GPT-2 block (pre-norm, causal self-attention, tanh-GELU MLP) on [batch, seq, 64]."""
+
+    def __init__(self, d=64, heads=4, seq=16):
+        super().__init__()
+        self.ln1 = torch.nn.LayerNorm(d)
+        self.attn = torch.nn.MultiheadAttention(d, heads, batch_first=True)
+        self.ln2 = torch.nn.LayerNorm(d)
+        self.fc = torch.nn.Linear(d, 4 * d)
+        self.proj = torch.nn.Linear(4 * d, d)
+        self.register_buffer("mask", torch.triu(torch.full((seq, seq), float("-inf")), 1))
+
+    def forward(self, x):
+        h = self.ln1(x)
+        x = x + self.attn(h, h, h, attn_mask=self.mask, need_weights=False)[0]
+        return x + self.proj(torch.nn.functional.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
 MODELS = {  # name: (constructor, input shape, keep BatchNormalization nodes)
     # resnet18's BatchNorms are folded into its convolutions by the export; mobilenet_v2 keeps
     # them as BatchNormalization nodes (training_mode=0), so both forms are covered.
@@ -53,6 +72,14 @@ MODELS = {  # name: (constructor, input shape, keep BatchNormalization nodes)
         image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=64,
         mlp_dim=128, num_classes=10), [1, 3, 32, 32], False),
     "transformer_encoder": (EncoderWrapper, [1, 8, 32], False),
+}
+
+# Exported only when named with --only: models a user would debug (the trials of issue 27), too
+# slow to export and run in every suite run.
+EXTRA_MODELS = {
+    "densenet121": (lambda: torchvision.models.densenet121(weights=None), [1, 3, 224, 224], False),
+    "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(weights=None), [1, 3, 224, 224], False),
+    "gpt2_block": (Gpt2Block, [1, 16, 64], False),
 }
 
 
@@ -119,13 +146,14 @@ def main():
     ap.add_argument("out_dir")
     ap.add_argument("--only", help="comma-separated model names")
     args = ap.parse_args()
+    known = {**MODELS, **EXTRA_MODELS}
     names = args.only.split(",") if args.only else list(MODELS)
-    unknown = [n for n in names if n not in MODELS]
+    unknown = [n for n in names if n not in known]
     if unknown:
-        sys.exit(f"unknown model(s): {', '.join(unknown)}; known: {', '.join(MODELS)}")
+        sys.exit(f"unknown model(s): {', '.join(unknown)}; known: {', '.join(known)}")
     failed = []
     for name in names:
-        make, shape, keep_bn = MODELS[name]
+        make, shape, keep_bn = known[name]
         try:
             export_one(name, make, shape, keep_bn, args.out_dir)
         except Exception as e:  # report and keep going with the other models
