@@ -1,5 +1,6 @@
 // `reprokit run MODEL.rk`: the whole stack on a model, under the harness (REPRO_* variables).
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -86,8 +87,10 @@ static int run_model(const std::vector<std::string>& argv) {
   Args args(argv, {"--backend", "--seed", "--inputs", "--save-outputs", "--inject", "--inject-pass", "--graph", "--shape", "--samples"},
             {"--train", "--no-passes", "--verbose"});
   if (args.positional().size() != 1) throw UsageError("expected exactly one MODEL.rk");
-  std::map<std::string, Tensor> known;  // an ONNX model's initializers: default input values
-  Module m = load_model(args.positional()[0], parse_shape_specs(args.get_all("--shape")), &known);
+  std::map<std::string, Tensor> known;         // an ONNX model's initializers: default input values
+  std::map<std::string, std::string> sources;  // input -> the ONNX input it stands for (--inputs files may use either name)
+  const std::string inputs_dir = args.get_or("--inputs", "");
+  Module m = load_model(args.positional()[0], parse_shape_specs(args.get_all("--shape")), &known, inputs_dir, &sources);
   const Graph& g = args.get("--graph") ? m.get(*args.get("--graph")) : m.entry();
   StackOptions opts;
   opts.compile.backend = args.get_or("--backend", "cpp");
@@ -113,7 +116,13 @@ static int run_model(const std::vector<std::string>& argv) {
     refuse_existing(*save_dir, save_files, "reprokit run --save-outputs");
   }
   // Values given (an ONNX model's weights, then --inputs files), random for the rest.
-  std::vector<Tensor> inputs = assemble_inputs(g, known, args.get_or("--inputs", ""), static_cast<uint64_t>(seed));
+  InputOrigins origins;
+  std::vector<Tensor> inputs = assemble_inputs(g, known, inputs_dir, static_cast<uint64_t>(seed), sources, &origins);
+  if (!inputs_dir.empty()) {  // say which values are the user's: an answer about random ones must not pass for theirs
+    fmt::print(stderr, "reprokit run: --inputs {}: {} input{} from files ({}){}\n", inputs_dir, origins.from_files.size(),
+               origins.from_files.size() == 1 ? "" : "s", fmt::join(origins.from_files, ", "),
+               origins.random.empty() ? std::string() : fmt::format("; random (seed {}): {}", seed, fmt::join(origins.random, ", ")));
+  }
   StackResult r;
   try {
     r = run_stack(g, inputs, opts, cfg, static_cast<uint64_t>(seed));

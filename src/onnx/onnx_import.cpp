@@ -28,6 +28,8 @@
 #include "reprokit/ir/names.h"
 #include "reprokit/ir/shape_check.h"
 #include "reprokit/ir/text_format.h"
+#include "reprokit/runtime/input_gen.h"
+#include "reprokit/runtime/npy.h"
 #include "reprokit/ir/verifier.h"
 #include "reprokit/onnx/onnx_tensor.h"
 #include "reprokit/runtime/interpreter.h"
@@ -406,16 +408,30 @@ void Importer::bind_inputs() {
       throw UserError(fmt::format("{}: input '{}' has element type {}, which reprokit does not support (f16 bf16 f32 f64 i32 i64 bool)", file,
                                   printable(name), onnx_elem_type_name(tt->elem_type())));
     std::optional<Shape> given = find_shape(opts.shapes, name, mapped);
+    std::string given_by = fmt::format("--shape {}", printable(name));
+    // No --shape for an input whose size the model leaves open: the values the user gives decide it.
+    bool open = !tt->has_shape();
+    for (int d = 0; !open && d < tt->shape().dim_size(); ++d) open = !tt->shape().dim(d).has_dim_value();
+    if (!given && open && opts.shape_of_given_values)
+      if (auto hint = opts.shape_of_given_values(name, mapped)) {
+        given = hint->first;
+        given_by = hint->second;
+      }
     Shape shape;
     if (given) {
       if (tt->has_shape()) {
+        std::string model_dims;
+        for (int d = 0; d < tt->shape().dim_size(); ++d) {
+          const auto& dim = tt->shape().dim(d);
+          model_dims += (d ? ", " : "") + (dim.has_dim_value() ? std::to_string(dim.dim_value()) : printable(dim.dim_param().empty() ? "?" : dim.dim_param()));
+        }
         if (tt->shape().dim_size() != static_cast<int>(given->size()))
-          throw UserError(fmt::format("{}: --shape {}: the model's input has {} dimensions, not {}", file, printable(name), tt->shape().dim_size(), given->size()));
+          throw UserError(fmt::format("{}: {}: input '{}' is [{}] in the model, not {}", file, given_by, printable(name), model_dims, shape_str(*given)));
         for (int d = 0; d < tt->shape().dim_size(); ++d) {
           const auto& dim = tt->shape().dim(d);
           if (dim.has_dim_value() && dim.dim_value() != (*given)[static_cast<size_t>(d)])
-            throw UserError(fmt::format("{}: --shape {}: dimension {} is {} in the model, not {}", file, printable(name), d, dim.dim_value(),
-                                        (*given)[static_cast<size_t>(d)]));
+            throw UserError(fmt::format("{}: {}: input '{}' is [{}] in the model, not {} (dimension {} differs)", file, given_by, printable(name), model_dims,
+                                        shape_str(*given), d));
         }
       }
       shape = *given;
@@ -427,8 +443,9 @@ void Importer::bind_inputs() {
         if (dim.has_dim_value() && dim.dim_value() < 0)  // a size, not a placeholder: --shape would not be the fix
           throw UserError(fmt::format("{}: input '{}': dimension {} is negative ({})", file, printable(name), d, dim.dim_value()));
         if (!dim.has_dim_value())
-          throw UserError(fmt::format("{}: input '{}' has a dynamic dimension {} ('{}'); give its size with --shape {}:[d0,d1,...]", file,
-                                      printable(name), d, printable(dim.dim_param()), mapped));
+          throw UserError(fmt::format("{}: input '{}' has a dynamic dimension {} ('{}'); give its size with --shape {}:[d0,d1,...], or its "
+                                      "values as {}.npy in --inputs DIR",
+                                      file, printable(name), d, printable(dim.dim_param()), mapped, mapped));
         shape.push_back(dim.dim_value());
       }
     }
@@ -886,9 +903,25 @@ std::map<std::string, Shape> parse_shape_specs(const std::vector<std::string>& s
 bool is_onnx_path(const std::string& path) { return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0; }
 
 Module load_model(const std::string& path, const std::map<std::string, Shape>& shapes, std::map<std::string, Tensor>* values) {
+  return load_model(path, shapes, values, "", nullptr);
+}
+
+Module load_model(const std::string& path, const std::map<std::string, Shape>& shapes, std::map<std::string, Tensor>* values,
+                  const std::string& inputs_dir, std::map<std::string, std::string>* sources) {
   Module m;
   if (is_onnx_path(path)) {
-    ImportedModel im = import_onnx(path, shapes);
+    ImportOptions o;
+    o.shapes = shapes;
+    if (!inputs_dir.empty())
+      o.shape_of_given_values = [&](const std::string& onnx_name, const std::string& mapped) -> std::optional<std::pair<Shape, std::string>> {
+        auto f = input_file(inputs_dir, mapped, onnx_name);
+        if (!f) return std::nullopt;
+        return std::make_pair(read_npy(*f).shape(), *f);
+      };
+    ImportedModel im = import_onnx(path, o);
+    if (sources)
+      for (int i = 0; i < im.graph.num_inputs() && i < static_cast<int>(im.input_sources.size()); ++i)
+        (*sources)[im.graph.node(i).name] = im.input_sources[static_cast<size_t>(i)];
     m.graphs.push_back(std::move(im.graph));
     if (values) *values = std::move(im.values);
     return m;

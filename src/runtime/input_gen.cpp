@@ -3,15 +3,18 @@
 #include "reprokit/runtime/input_gen.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <filesystem>
 #include <optional>
 #include <random>
+#include <set>
 
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/op_semantics.h"
 #include "reprokit/ir/errors.h"
+#include "reprokit/ir/names.h"
 #include "reprokit/runtime/npy.h"
 
 namespace reprokit {
@@ -77,28 +80,57 @@ std::vector<Tensor> generate_inputs(const Graph& g, uint64_t seed, const std::ve
   return out;
 }
 
-std::vector<Tensor> assemble_inputs(const Graph& g, const std::map<std::string, Tensor>& given, const std::string& inputs_dir, uint64_t seed) {
+std::optional<std::string> input_file(const std::string& dir, const std::string& name, const std::string& source) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const std::string& stem : {name, source}) {
+    const bool plain = !stem.empty() && stem != "." && stem != ".." && stem.find('/') == std::string::npos && stem.find('\0') == std::string::npos;
+    if (!plain) continue;
+    fs::path f = fs::path(dir) / (stem + ".npy");
+    if (fs::exists(fs::symlink_status(f, ec))) return f.string();
+  }
+  return std::nullopt;
+}
+
+std::vector<Tensor> assemble_inputs(const Graph& g, const std::map<std::string, Tensor>& given, const std::string& inputs_dir, uint64_t seed,
+                                    const std::map<std::string, std::string>& sources, InputOrigins* origins) {
   namespace fs = std::filesystem;
   std::vector<std::optional<Tensor>> have(static_cast<size_t>(g.num_inputs()));
   for (int i = 0; i < g.num_inputs(); ++i)
     if (auto it = given.find(g.node(i).name); it != given.end()) have[static_cast<size_t>(i)] = it->second;
   if (!inputs_dir.empty()) {
     if (!fs::is_directory(inputs_dir)) throw UserError("--inputs: '" + inputs_dir + "' is not a directory");
+    std::set<std::string> used;
+    std::vector<std::string> names;
     for (int i = 0; i < g.num_inputs(); ++i) {
-      fs::path f = fs::path(inputs_dir) / (g.node(i).name + ".npy");
-      if (!fs::exists(f)) continue;
-      Tensor t = read_npy(f.string());
-      if (t.dtype() != g.node(i).type.dtype || t.shape() != g.node(i).type.shape)
-        throw UserError(fmt::format("{}: holds {}[{} dims], input %{} is declared {}", f.string(), dtype_name(t.dtype()), t.rank(), g.node(i).name,
-                                    g.node(i).type.str()));
+      const Node& in = g.node(i);
+      auto src = sources.find(in.name);
+      auto f = input_file(inputs_dir, in.name, src != sources.end() ? src->second : "");
+      names.push_back(src != sources.end() && src->second != in.name ? fmt::format("{}.npy or {}.npy", in.name, printable(src->second)) : in.name + ".npy");
+      if (!f) continue;
+      used.insert(fs::path(*f).filename().string());
+      Tensor t = read_npy(*f);
+      if (t.dtype() != in.type.dtype || t.shape() != in.type.shape)
+        throw UserError(fmt::format("{}: holds {}{}, input %{} is declared {}", *f, dtype_name(t.dtype()), fmt::format("[{}]", fmt::join(t.shape(), ", ")),
+                                    in.name, in.type.str()));
       have[static_cast<size_t>(i)] = t;
+      if (origins) origins->from_files.push_back(fmt::format("%{} <- {}", in.name, *f));
+    }
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(inputs_dir, ec)) {
+      std::string file = e.path().filename().string();
+      if (file.size() > 4 && file.compare(file.size() - 4, 4, ".npy") == 0 && !used.count(file))
+        throw UserError(fmt::format("{}: matches no input of graph {} (the files read are: {}); rename it after the input it is for",
+                                    printable(e.path().string()), g.name, fmt::join(names, ", ")));
     }
   }
   std::vector<bool> provided;
   for (auto& v : have) provided.push_back(v.has_value());
   std::vector<Tensor> inputs = generate_inputs(g, seed, provided);
-  for (size_t i = 0; i < have.size(); ++i)
+  for (size_t i = 0; i < have.size(); ++i) {
     if (have[i]) inputs[i] = std::move(*have[i]);
+    else if (origins) origins->random.push_back("%" + g.node(static_cast<int>(i)).name);
+  }
   return inputs;
 }
 

@@ -106,7 +106,7 @@ TEST(OnnxImportErrors, DynamicDimensionsNeedShapes) {
   ImportedModel m = b.import(o);
   EXPECT_EQ(m.graph.node(0).type.shape, (Shape{3, 4}));
   o.shapes["x"] = {3, 5};
-  EXPECT_HAS(import_error(b, o), "dimension 1 is 4 in the model, not 5");
+  EXPECT_HAS(import_error(b, o), "--shape x: input 'x' is [batch, 4] in the model, not [3, 5] (dimension 1 differs)");
   o.shapes = {{"nope", {1}}};
   EXPECT_HAS(import_error(b, o), "no input of that name");
   EXPECT_THROW(parse_shape_spec("x:[1,a]"), UserError);

@@ -57,6 +57,40 @@ TEST(OnnxCli, ImportThenRunMatchesRunningTheOnnxModel) {
   for (size_t i = 0; i < xv.size(); ++i) EXPECT_NEAR(xv[i], zv[i], 1e-5);
 }
 
+// --inputs files named after the ONNX inputs are used (issue 26: inputs '0' and '1', mapped to
+// %v_0 and %v_1, were silently replaced by random values), a dynamic dimension takes its size from
+// the file, a file that fits no input is refused, and mismatches name both shapes in full.
+TEST(OnnxCli, InputsByTheirOnnxNamesAndDynamicSizesFromTheirValues) {
+  fs::path d = fresh_dir("onnx_inputs_by_name");
+  ModelBuilder b(17);
+  b.dynamic_input("0", F32, {0, 4}, 0, "n").dynamic_input("1", F32, {0, 4}, 0, "n").output("2", F32);
+  b.node("Add", {"0", "1"}, {"2"});
+  { std::ofstream(d / "m.onnx", std::ios::binary) << b.bytes(); }
+  fs::create_directories(d / "in");
+  write_npy((d / "in" / "0.npy").string(), Tensor::from_doubles(DType::f32, {3, 4}, std::vector<double>(12, 1.0)));
+  write_npy((d / "in" / "1.npy").string(), Tensor::from_doubles(DType::f32, {3, 4}, std::vector<double>(12, 2.0)));
+  auto r = reprokit_cli({"run", "m.onnx", "--inputs", "in", "--backend", "eager", "--save-outputs", "out"}, d);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.err, "--inputs in: 2 inputs from files (%v_0 <- in/0.npy, %v_1 <- in/1.npy)");
+  EXPECT_EQ(read_npy((d / "out" / "v_2.npy").string()).to_doubles(), std::vector<double>(12, 3.0));
+  // No values and no --shape: the message says both ways to give the size.
+  r = reprokit_cli({"run", "m.onnx", "--backend", "eager"}, d);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_HAS(r.err, "give its size with --shape v_0:[d0,d1,...], or its values as v_0.npy in --inputs DIR");
+  // A file whose shape the model cannot take: both shapes in full.
+  fs::create_directories(d / "wide");
+  write_npy((d / "wide" / "0.npy").string(), Tensor::zeros(DType::f32, {3, 5}));
+  write_npy((d / "wide" / "1.npy").string(), Tensor::zeros(DType::f32, {3, 4}));
+  r = reprokit_cli({"run", "m.onnx", "--inputs", "wide", "--backend", "eager"}, d);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_HAS(r.err, "wide/0.npy: input '0' is [n, 4] in the model, not [3, 5] (dimension 1 differs)");
+  // A file that fits no input is refused rather than left unused.
+  write_npy((d / "in" / "x.npy").string(), Tensor::zeros(DType::f32, {3, 4}));
+  r = reprokit_cli({"run", "m.onnx", "--inputs", "in", "--backend", "eager"}, d);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_HAS(r.err, "in/x.npy: matches no input of graph");
+  EXPECT_HAS(r.err, "v_0.npy or 0.npy");
+}
 
 // An ONNX graph named with a '.' (a valid name) imports to a .rk that parses and runs (issue 28
 // item 5: the parser refused the graph name it was given).

@@ -10,7 +10,9 @@
 // (shape arithmetic: Shape, Gather, Concat, ... feeding Reshape targets). Foreign names are mapped
 // into the name rule (onnx_names.h).
 #pragma once
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +39,10 @@ struct ImportOptions {
   // used that way is dropped from the graph's inputs. The conformance runner uses this; the CLI
   // does not.
   std::map<std::string, Tensor> known_inputs;
+  // For an input whose shape the model leaves open (a dynamic dimension, or no shape) and `shapes`
+  // does not give: the shape of the values the user gives for it and where they are ("in/x.npy"),
+  // or nullopt. The CLI's --inputs DIR answers from DIR's .npy files.
+  std::function<std::optional<std::pair<Shape, std::string>>(const std::string& onnx_name, const std::string& mapped)> shape_of_given_values;
 };
 
 ImportedModel import_onnx(const std::string& path, const std::map<std::string, Shape>& shapes = {});
@@ -58,5 +64,10 @@ bool is_onnx_path(const std::string& path);
 // initializers, go to `values`), or a .rk module loaded (then `shapes` must be empty).
 Module load_model(const std::string& path, const std::map<std::string, Shape>& shapes = {},
                   std::map<std::string, Tensor>* values = nullptr);
+// The same, for `reprokit run --inputs DIR`: an ONNX input's open dimensions take their sizes from
+// its file in DIR (input_gen.h's input_file) when `shapes` does not give them, and `sources` gets,
+// per graph input, the ONNX input name it stands for (ONNX models only).
+Module load_model(const std::string& path, const std::map<std::string, Shape>& shapes, std::map<std::string, Tensor>* values,
+                  const std::string& inputs_dir, std::map<std::string, std::string>* sources);
 
 }  // namespace reprokit

@@ -1,6 +1,7 @@
 // Seeded input generation: random tensors that honour declared strides and give integer inputs
 // valid, non-trivial values (embedding and gather indices in range, never all zeros).
 #pragma once
+#include <optional>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -24,10 +25,22 @@ std::vector<Tensor> generate_inputs(const Graph& g, uint64_t seed, const std::ve
 // true. Inputs marked `grad` (a model's weights) are kept: parameters stay, data varies.
 std::vector<Tensor> sample_like(const Graph& g, const std::vector<Tensor>& inputs, uint64_t seed);
 
+// The file in `dir` that holds an input's values: <name>.npy, else <source>.npy where `source`
+// (the ONNX name the input was imported from; may be empty) is a plain file name. nullopt: none.
+std::optional<std::string> input_file(const std::string& dir, const std::string& name, const std::string& source);
+
+// Where each input of a run came from (for the CLI's note).
+struct InputOrigins {
+  std::vector<std::string> from_files;  // "%x <- DIR/x.npy"
+  std::vector<std::string> random;      // "%y" (drawn from the seed)
+};
+
 // The inputs of a run of g as the CLI assembles them: `given` values (an ONNX model's weights),
-// then inputs_dir/<input name>.npy where such a file exists (inputs_dir may be empty), random
-// (seed) for the rest. UserError naming the file when it is not a directory, or a file's dtype
-// or shape differs from the input's.
-std::vector<Tensor> assemble_inputs(const Graph& g, const std::map<std::string, Tensor>& given, const std::string& inputs_dir, uint64_t seed);
+// then inputs_dir's file for the input (input_file; `sources` maps input names to their ONNX
+// names) where one exists (inputs_dir may be empty), random (seed) for the rest. UserError naming
+// the file when it is not a directory, when a file's dtype or shape differs from the input's, or
+// when a .npy file in it matches no input (it was meant for one: never silently left unused).
+std::vector<Tensor> assemble_inputs(const Graph& g, const std::map<std::string, Tensor>& given, const std::string& inputs_dir, uint64_t seed,
+                                    const std::map<std::string, std::string>& sources = {}, InputOrigins* origins = nullptr);
 
 }  // namespace reprokit
