@@ -88,9 +88,10 @@ static int run_model(const std::vector<std::string>& argv) {
             {"--train", "--no-passes", "--verbose"});
   if (args.positional().size() != 1) throw UsageError("expected exactly one MODEL.rk");
   std::map<std::string, Tensor> known;         // an ONNX model's initializers: default input values
-  std::map<std::string, std::string> sources;  // input -> the ONNX input it stands for (--inputs files may use either name)
-  const std::string inputs_dir = args.get_or("--inputs", "");
-  Module m = load_model(args.positional()[0], parse_shape_specs(args.get_all("--shape")), &known, inputs_dir, &sources);
+  GivenInputs given;                           // --inputs files may be named after the ONNX inputs, and may decide shapes
+  given.dir = args.get_or("--inputs", "");
+  const std::string& inputs_dir = given.dir;
+  Module m = load_model(args.positional()[0], parse_shape_specs(args.get_all("--shape")), &known, given);
   const Graph& g = args.get("--graph") ? m.get(*args.get("--graph")) : m.entry();
   StackOptions opts;
   opts.compile.backend = args.get_or("--backend", "cpp");
@@ -117,10 +118,11 @@ static int run_model(const std::vector<std::string>& argv) {
   }
   // Values given (an ONNX model's weights, then --inputs files), random for the rest.
   InputOrigins origins;
-  std::vector<Tensor> inputs = assemble_inputs(g, known, inputs_dir, static_cast<uint64_t>(seed), sources, &origins);
+  std::vector<Tensor> inputs = assemble_inputs(g, known, inputs_dir, static_cast<uint64_t>(seed), given.sources, &origins, given.specialised);
   if (!inputs_dir.empty()) {  // say which values are the user's: an answer about random ones must not pass for theirs
-    fmt::print(stderr, "reprokit run: --inputs {}: {} input{} from files ({}){}\n", inputs_dir, origins.from_files.size(),
+    fmt::print(stderr, "reprokit run: --inputs {}: {} input{} from files ({}){}{}\n", inputs_dir, origins.from_files.size(),
                origins.from_files.size() == 1 ? "" : "s", fmt::join(origins.from_files, ", "),
+               given.specialised.empty() ? std::string() : fmt::format("; specialised into the graph (shapes, axes): {}", fmt::join(given.specialised, ", ")),
                origins.random.empty() ? std::string() : fmt::format("; random (seed {}): {}", seed, fmt::join(origins.random, ", ")));
   }
   StackResult r;

@@ -188,6 +188,18 @@ Tensor NodeCtx::need_constant(int i, std::string_view what) {
       imp.frozen.insert(name);
       return k;
     }
+    if (imp.opts.given_value)
+      if (auto given = imp.opts.given_value(name, imp.foreign.map(name))) {
+        const Tensor& k = given->first;
+        if (k.dtype() != v.type.dtype || k.shape() != v.type.shape)
+          throw UserError(fmt::format("{}: {}: holds {}{}, the model declares input '{}' {}", imp.file, given->second, dtype_name(k.dtype()),
+                                      shape_str(k.shape()), printable(name), v.type.str()));
+        imp.frozen.insert(name);
+        return k;
+      }
+    unsupported(fmt::format("{} (input {}) is the model input '{}': its value is needed at import time; give it as {}.npy in --inputs DIR "
+                            "(it becomes part of the imported graph)",
+                            what, i + 1, printable(name), imp.foreign.map(name)));
   }
   unsupported(fmt::format("{} (input {} '{}') is computed at run time; reprokit needs it known at import time", what, i + 1, printable(name)));
 }
@@ -903,25 +915,31 @@ std::map<std::string, Shape> parse_shape_specs(const std::vector<std::string>& s
 bool is_onnx_path(const std::string& path) { return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0; }
 
 Module load_model(const std::string& path, const std::map<std::string, Shape>& shapes, std::map<std::string, Tensor>* values) {
-  return load_model(path, shapes, values, "", nullptr);
+  GivenInputs none;
+  return load_model(path, shapes, values, none);
 }
 
-Module load_model(const std::string& path, const std::map<std::string, Shape>& shapes, std::map<std::string, Tensor>* values,
-                  const std::string& inputs_dir, std::map<std::string, std::string>* sources) {
+Module load_model(const std::string& path, const std::map<std::string, Shape>& shapes, std::map<std::string, Tensor>* values, GivenInputs& given) {
   Module m;
   if (is_onnx_path(path)) {
     ImportOptions o;
     o.shapes = shapes;
-    if (!inputs_dir.empty())
+    if (!given.dir.empty()) {
       o.shape_of_given_values = [&](const std::string& onnx_name, const std::string& mapped) -> std::optional<std::pair<Shape, std::string>> {
-        auto f = input_file(inputs_dir, mapped, onnx_name);
+        auto f = input_file(given.dir, mapped, onnx_name);
         if (!f) return std::nullopt;
         return std::make_pair(read_npy(*f).shape(), *f);
       };
+      o.given_value = [&](const std::string& onnx_name, const std::string& mapped) -> std::optional<std::pair<Tensor, std::string>> {
+        auto f = input_file(given.dir, mapped, onnx_name);
+        if (!f) return std::nullopt;
+        given.specialised.insert(*f);
+        return std::make_pair(read_npy(*f), *f);
+      };
+    }
     ImportedModel im = import_onnx(path, o);
-    if (sources)
-      for (int i = 0; i < im.graph.num_inputs() && i < static_cast<int>(im.input_sources.size()); ++i)
-        (*sources)[im.graph.node(i).name] = im.input_sources[static_cast<size_t>(i)];
+    for (int i = 0; i < im.graph.num_inputs() && i < static_cast<int>(im.input_sources.size()); ++i)
+      given.sources[im.graph.node(i).name] = im.input_sources[static_cast<size_t>(i)];
     m.graphs.push_back(std::move(im.graph));
     if (values) *values = std::move(im.values);
     return m;

@@ -93,7 +93,7 @@ std::optional<std::string> input_file(const std::string& dir, const std::string&
 }
 
 std::vector<Tensor> assemble_inputs(const Graph& g, const std::map<std::string, Tensor>& given, const std::string& inputs_dir, uint64_t seed,
-                                    const std::map<std::string, std::string>& sources, InputOrigins* origins) {
+                                    const std::map<std::string, std::string>& sources, InputOrigins* origins, const std::set<std::string>& consumed) {
   namespace fs = std::filesystem;
   std::vector<std::optional<Tensor>> have(static_cast<size_t>(g.num_inputs()));
   for (int i = 0; i < g.num_inputs(); ++i)
@@ -101,6 +101,7 @@ std::vector<Tensor> assemble_inputs(const Graph& g, const std::map<std::string, 
   if (!inputs_dir.empty()) {
     if (!fs::is_directory(inputs_dir)) throw UserError("--inputs: '" + inputs_dir + "' is not a directory");
     std::set<std::string> used;
+    for (const auto& f : consumed) used.insert(fs::path(f).filename().string());
     std::vector<std::string> names;
     for (int i = 0; i < g.num_inputs(); ++i) {
       const Node& in = g.node(i);

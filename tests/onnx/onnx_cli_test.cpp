@@ -92,6 +92,35 @@ TEST(OnnxCli, InputsByTheirOnnxNamesAndDynamicSizesFromTheirValues) {
   EXPECT_HAS(r.err, "v_0.npy or 0.npy");
 }
 
+// A shape given as a graph input is specialised from the value the user gives (issue 26: a Reshape
+// whose target is an input was refused), and without a value the error says how to give one.
+TEST(OnnxCli, ShapeInputsAreSpecialisedFromTheirFiles) {
+  fs::path d = fresh_dir("onnx_shape_input");
+  ModelBuilder b(17);
+  b.input("x", F32, {3, 4}).input("shape", I64, {2}).output("y", F32, std::vector<int64_t>{4, 3});
+  b.node("Reshape", {"x", "shape"}, {"y"});
+  { std::ofstream(d / "m.onnx", std::ios::binary) << b.bytes(); }
+  fs::create_directories(d / "in");
+  std::vector<double> xs(12);
+  for (int i = 0; i < 12; ++i) xs[static_cast<size_t>(i)] = i;
+  write_npy((d / "in" / "x.npy").string(), Tensor::from_doubles(DType::f32, {3, 4}, xs));
+  auto r = reprokit_cli({"run", "m.onnx", "--backend", "eager"}, d);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_HAS(r.err, "is the model input 'shape': its value is needed at import time; give it as shape.npy in --inputs DIR");
+  write_npy((d / "in" / "shape.npy").string(), Tensor::from_int64s(DType::i64, {2}, {4, 3}));
+  r = reprokit_cli({"run", "m.onnx", "--inputs", "in", "--backend", "cpp", "--save-outputs", "out"}, d);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.err, "specialised into the graph (shapes, axes): in/shape.npy");
+  Tensor y = read_npy((d / "out" / "y.npy").string());
+  EXPECT_EQ(y.shape(), (Shape{4, 3}));
+  EXPECT_EQ(y.to_doubles(), xs);
+  // A value of the wrong type names the file and the declaration.
+  write_npy((d / "in" / "shape.npy").string(), Tensor::from_int64s(DType::i32, {2}, {4, 3}));
+  r = reprokit_cli({"run", "m.onnx", "--inputs", "in", "--backend", "eager"}, d);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_HAS(r.err, "in/shape.npy: holds i32[2], the model declares input 'shape' i64[2]");
+}
+
 // An ONNX graph named with a '.' (a valid name) imports to a .rk that parses and runs (issue 28
 // item 5: the parser refused the graph name it was given).
 TEST(OnnxCli, AGraphNameWithADotImportsToARkThatRuns) {

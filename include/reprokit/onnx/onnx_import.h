@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,9 +37,12 @@ struct ImportOptions {
   std::map<std::string, Shape> shapes;
   // Values of real model inputs that the importer may use where an op needs a constant known at
   // import time (a Reshape target, Slice bounds, axes given as inputs). Such an input that is only
-  // used that way is dropped from the graph's inputs. The conformance runner uses this; the CLI
-  // does not.
+  // used that way is dropped from the graph's inputs: the value is specialised into the graph (as
+  // Dynamo specialises on such values), and the imported graph and every repro of it hold it.
   std::map<std::string, Tensor> known_inputs;
+  // The same for inputs not in known_inputs: the value the user gives for the input and where it
+  // is ("in/axes.npy"), or nullopt. The CLI's --inputs DIR answers from DIR's .npy files.
+  std::function<std::optional<std::pair<Tensor, std::string>>(const std::string& onnx_name, const std::string& mapped)> given_value;
   // For an input whose shape the model leaves open (a dynamic dimension, or no shape) and `shapes`
   // does not give: the shape of the values the user gives for it and where they are ("in/x.npy"),
   // or nullopt. The CLI's --inputs DIR answers from DIR's .npy files.
@@ -64,10 +68,15 @@ bool is_onnx_path(const std::string& path);
 // initializers, go to `values`), or a .rk module loaded (then `shapes` must be empty).
 Module load_model(const std::string& path, const std::map<std::string, Shape>& shapes = {},
                   std::map<std::string, Tensor>* values = nullptr);
+// What `reprokit run --inputs DIR` tells the importer, and what it learns back.
+struct GivenInputs {
+  std::string dir;                              // DIR: files named by input (input_gen.h's input_file)
+  std::map<std::string, std::string> sources;   // out: per graph input, the ONNX input it stands for
+  std::set<std::string> specialised;            // out: files whose values became constants of the graph
+};
 // The same, for `reprokit run --inputs DIR`: an ONNX input's open dimensions take their sizes from
-// its file in DIR (input_gen.h's input_file) when `shapes` does not give them, and `sources` gets,
-// per graph input, the ONNX input name it stands for (ONNX models only).
-Module load_model(const std::string& path, const std::map<std::string, Shape>& shapes, std::map<std::string, Tensor>* values,
-                  const std::string& inputs_dir, std::map<std::string, std::string>* sources);
+// its file in DIR when `shapes` does not give them, and an input whose value an op needs at import
+// time (a Reshape target, Slice bounds, axes) is specialised from its file.
+Module load_model(const std::string& path, const std::map<std::string, Shape>& shapes, std::map<std::string, Tensor>* values, GivenInputs& given);
 
 }  // namespace reprokit

@@ -4,6 +4,7 @@
 #include <optional>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,8 +40,10 @@ struct InputOrigins {
 // then inputs_dir's file for the input (input_file; `sources` maps input names to their ONNX
 // names) where one exists (inputs_dir may be empty), random (seed) for the rest. UserError naming
 // the file when it is not a directory, when a file's dtype or shape differs from the input's, or
-// when a .npy file in it matches no input (it was meant for one: never silently left unused).
+// when a .npy file in it matches no input (it was meant for one: never silently left unused;
+// `consumed` are files used already, whose values the importer specialised into the graph).
 std::vector<Tensor> assemble_inputs(const Graph& g, const std::map<std::string, Tensor>& given, const std::string& inputs_dir, uint64_t seed,
-                                    const std::map<std::string, std::string>& sources = {}, InputOrigins* origins = nullptr);
+                                    const std::map<std::string, std::string>& sources = {}, InputOrigins* origins = nullptr,
+                                    const std::set<std::string>& consumed = {});
 
 }  // namespace reprokit
