@@ -124,6 +124,7 @@ static int run_model(const std::vector<std::string>& argv) {
                origins.from_files.size() == 1 ? "" : "s", fmt::join(origins.from_files, ", "),
                given.specialised.empty() ? std::string() : fmt::format("; specialised into the graph (shapes, axes): {}", fmt::join(given.specialised, ", ")),
                origins.random.empty() ? std::string() : fmt::format("; random (seed {}): {}", seed, fmt::join(origins.random, ", ")));
+    if (!origins.unused.empty()) fmt::print(stderr, "reprokit run: note: --inputs {}: {}\n", inputs_dir, origins.unused);
   }
   StackResult r;
   try {

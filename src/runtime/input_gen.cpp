@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <optional>
@@ -118,12 +119,15 @@ std::vector<Tensor> assemble_inputs(const Graph& g, const std::map<std::string, 
       if (origins) origins->from_files.push_back(fmt::format("%{} <- {}", in.name, *f));
     }
     std::error_code ec;
+    std::vector<std::string> unused;
     for (const auto& e : fs::directory_iterator(inputs_dir, ec)) {
       std::string file = e.path().filename().string();
-      if (file.size() > 4 && file.compare(file.size() - 4, 4, ".npy") == 0 && !used.count(file))
-        throw UserError(fmt::format("{}: matches no input of graph {} (the files read are: {}); rename it after the input it is for",
-                                    printable(e.path().string()), g.name, fmt::join(names, ", ")));
+      if (file.size() > 4 && file.compare(file.size() - 4, 4, ".npy") == 0 && !used.count(file)) unused.push_back(printable(file));
     }
+    std::sort(unused.begin(), unused.end());
+    if (origins && !unused.empty())
+      origins->unused = fmt::format("{} match{} no input of graph {} and {} not read (the files read are: {})", fmt::join(unused, ", "),
+                                    unused.size() == 1 ? "es" : "", g.name, unused.size() == 1 ? "is" : "are", fmt::join(names, ", "));
   }
   std::vector<bool> provided;
   for (auto& v : have) provided.push_back(v.has_value());

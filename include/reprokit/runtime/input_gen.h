@@ -34,14 +34,15 @@ std::optional<std::string> input_file(const std::string& dir, const std::string&
 struct InputOrigins {
   std::vector<std::string> from_files;  // "%x <- DIR/x.npy"
   std::vector<std::string> random;      // "%y" (drawn from the seed)
+  std::string unused;                   // the .npy files of the directory that fit no input, said in a sentence ("" when none)
 };
 
 // The inputs of a run of g as the CLI assembles them: `given` values (an ONNX model's weights),
 // then inputs_dir's file for the input (input_file; `sources` maps input names to their ONNX
 // names) where one exists (inputs_dir may be empty), random (seed) for the rest. UserError naming
-// the file when it is not a directory, when a file's dtype or shape differs from the input's, or
-// when a .npy file in it matches no input (it was meant for one: never silently left unused;
-// `consumed` are files used already, whose values the importer specialised into the graph).
+// the file when it is not a directory, or when a file's dtype or shape differs from the input's.
+// .npy files that fit no input (`consumed` are files the importer specialised into the graph) are
+// listed in origins->unused: the CLI says so rather than leave them silently unread.
 std::vector<Tensor> assemble_inputs(const Graph& g, const std::map<std::string, Tensor>& given, const std::string& inputs_dir, uint64_t seed,
                                     const std::map<std::string, std::string>& sources = {}, InputOrigins* origins = nullptr,
                                     const std::set<std::string>& consumed = {});
