@@ -132,4 +132,18 @@ int64_t input_elements(const Graph& g) {
   return n;
 }
 
+Candidate read_best_candidate(const Dir& dir) {
+  const std::string path = dir.path("state.json");
+  try {
+    nlohmann::json j = nlohmann::json::parse(dir.read("state.json", kMaxTextFileBytes));
+    if (!j.is_object() || !j.contains("best")) throw UserError("no \"best\" candidate in it");
+    return Candidate::from_json(j.at("best"));
+  } catch (const nlohmann::json::exception& e) {
+    throw UserError(fmt::format("{}: malformed: {}", path, e.what()));
+  } catch (const UserError& e) {
+    if (std::string_view(e.what()).substr(0, path.size()) == path) throw;
+    throw UserError(fmt::format("{}: {}", path, e.what()));
+  }
+}
+
 }  // namespace reprokit

@@ -125,7 +125,7 @@ int minify_bundle(const MinifyCommandOptions& o) {
   // 2. Resume from the best candidate an earlier run left behind.
   Candidate start = original;
   if (o.resume && work.exists("state.json")) {
-    start = Candidate::from_json(json::parse(work.read("state.json", kMaxTextFileBytes)).at("best"));
+    start = read_best_candidate(work);
     fmt::print(stderr, "[minify] resuming from {} ({} ops)\n", work.path("state.json"), start.graph.num_ops());
   }
 

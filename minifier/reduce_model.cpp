@@ -170,7 +170,7 @@ int reduce_model(const ReduceCommandOptions& o) {
   // 2. Resume from the best candidate an earlier run left behind.
   Candidate start = original;
   if (o.resume && state_dir.exists("state.json")) {
-    start = Candidate::from_json(json::parse(state_dir.read("state.json", kMaxTextFileBytes)).at("best"));
+    start = read_best_candidate(state_dir);
     try {  // untrusted: every window and index must fit
       candidate_values(start);
     } catch (const UserError& e) {

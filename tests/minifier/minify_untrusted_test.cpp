@@ -178,4 +178,12 @@ TEST(MinifyUntrusted, ATamperedStateFileIsRefusedNamingIt) {
   EXPECT_EQ(r.signal, 0);
   EXPECT_NE(r.err.find("state.json"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("does not fit"), std::string::npos) << r.err;
+  // Malformed JSON and a state without its candidate are named too (they said only "malformed
+  // JSON input", with no file).
+  for (const char* text : {"{\"best\": [1, 2", "[]", "{\"other\": 1}"}) {
+    std::ofstream(b / "minify_work" / "state.json") << text;
+    r = reprokit_cli({"minify", b.string(), "--resume"}, dir);
+    EXPECT_EQ(r.exit_code, 2) << text << "\n" << r.err;
+    EXPECT_NE(r.err.find("minify_work/state.json: "), std::string::npos) << text << "\n" << r.err;
+  }
 }

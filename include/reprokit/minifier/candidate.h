@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reprokit/ir/graph.h"
+#include "reprokit/support/files.h"
 
 namespace reprokit {
 
@@ -46,6 +47,11 @@ struct Candidate {
   nlohmann::json to_json() const;
   static Candidate from_json(const nlohmann::json& j);  // UserError on malformed input
 };
+
+// The best candidate of an interrupted minify or reduce: `dir`/state.json ({"best": candidate}),
+// untrusted (it lies in a bundle or output directory a user may hand over): UserError naming the
+// file for anything malformed, bad JSON included.
+Candidate read_best_candidate(const Dir& dir);
 
 std::string_view fill_name(InputFill f);
 // The elements of g's inputs, all together (how big a repro's data is).
