@@ -6,7 +6,7 @@
 
 #include "reprokit/capture/api.h"
 #include "reprokit/harness/harness.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/runtime/tensor.h"
 
 using namespace reprokit;

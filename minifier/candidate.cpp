@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "reprokit/codegen/pass_manager.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/graph_utils.h"
 #include "reprokit/ir/json_format.h"
 #include "reprokit/ir/names.h"

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <future>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/onnx/onnx_export.h"
 #include "reprokit/process/subprocess.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/graph_utils.h"
 #include "reprokit/minifier/strategies.h"
 

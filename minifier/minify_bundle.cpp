@@ -12,7 +12,7 @@
 #include "reprokit/codegen/pass_manager.h"
 #include "reprokit/harness/child_run.h"
 #include "reprokit/harness/repro_file.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/json_format.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/minifier/probe.h"

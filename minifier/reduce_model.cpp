@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "reprokit/harness/bundle.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/minifier/check_oracle.h"
 #include "reprokit/minifier/minify_bundle.h"

@@ -7,7 +7,7 @@
 #include <optional>
 #include <unordered_map>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/verifier.h"
 #include "reprokit/minifier/strategies.h"
 

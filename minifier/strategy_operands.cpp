@@ -6,7 +6,7 @@
 #include <map>
 #include <utility>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/graph_utils.h"
 #include "reprokit/ir/op_registry.h"
 #include "strategy_list.h"

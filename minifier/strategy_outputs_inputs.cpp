@@ -3,7 +3,7 @@
 // depend on particular numbers.
 #include <algorithm>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/graph_utils.h"
 #include "strategy_list.h"
 

@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/op_registry.h"
 #include "strategy_list.h"
 

@@ -1,6 +1,6 @@
 // truncate: the graph up to a node, returning only that node. Units are body nodes from the
 // last one backwards; removing the first k keeps the prefix that ends k nodes earlier.
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/graph_utils.h"
 #include "strategy_list.h"
 

@@ -10,7 +10,7 @@
 
 #include "reprokit/harness/child_run.h"
 #include "reprokit/minifier/worker_protocol.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/process/subprocess.h"
 #include "reprokit/support/files.h"
 

@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "reprokit/harness/child_run.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/support/files.h"
 #include "reprokit/minifier/minify_bundle.h"
 #include "reprokit/minifier/worker_protocol.h"

@@ -11,7 +11,7 @@
 
 #include "backward_rules.h"
 #include "reprokit/aot/decompose.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/ir/verifier.h"

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/op_semantics.h"
 

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/graph_utils.h"
 #include "reprokit/ir/verifier.h"
 

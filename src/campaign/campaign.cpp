@@ -14,7 +14,7 @@
 #include "campaign_state.h"
 #include "reprokit/harness/bundle.h"
 #include "reprokit/harness/child_run.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/minifier/check_oracle.h"
 #include "reprokit/process/subprocess.h"

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/op_registry.h"
 
 namespace reprokit {

@@ -16,7 +16,7 @@
 
 #include "reprokit/aot/partition.h"
 #include "reprokit/harness/stack.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/verifier.h"
 #include "reprokit/runtime/input_gen.h"

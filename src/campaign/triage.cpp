@@ -19,7 +19,7 @@
 #include "reprokit/harness/bundle.h"
 #include "reprokit/harness/failure.h"
 #include "reprokit/harness/repro_file.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/onnx/onnx_import.h"
 #include "reprokit/support/files.h"
 

@@ -20,7 +20,7 @@
 #include "command.h"
 #include "reprokit/harness/accuracy.h"
 #include "reprokit/harness/harness_config.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/names.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/onnx/onnx_import.h"

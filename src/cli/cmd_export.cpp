@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "command.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/onnx/onnx_export.h"
 #include "reprokit/support/files.h"

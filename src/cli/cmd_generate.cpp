@@ -7,7 +7,7 @@
 
 #include "command.h"
 #include "reprokit/campaign/graph_generator.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/runtime/npy.h"

@@ -3,7 +3,7 @@
 #include <fmt/core.h>
 
 #include "command.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/names.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/onnx/onnx_import.h"

@@ -10,7 +10,7 @@
 #include "command.h"
 #include "reprokit/harness/child_run.h"
 #include "reprokit/harness/repro_file.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/process/subprocess.h"
 
 namespace reprokit::cli {

@@ -12,7 +12,7 @@
 #include "reprokit/harness/harness.h"
 #include "reprokit/harness/repro_spec.h"
 #include "reprokit/harness/stack.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/onnx/onnx_import.h"
 #include "reprokit/runtime/input_gen.h"

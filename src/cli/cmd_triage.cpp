@@ -8,7 +8,7 @@
 
 #include "command.h"
 #include "reprokit/campaign/triage.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 
 namespace reprokit::cli {
 

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/names.h"
 
 namespace reprokit::cli {

@@ -7,7 +7,7 @@
 #include <cstdlib>
 
 #include "reprokit/codegen/pass_manager.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/names.h"
 
 namespace reprokit {

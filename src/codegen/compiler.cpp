@@ -9,7 +9,7 @@
 #include "cuda_backend.h"
 #include "reprokit/aot/decompose.h"
 #include "reprokit/codegen/pass_manager.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/runtime/interpreter.h"
 

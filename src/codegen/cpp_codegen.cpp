@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "codegen.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/graph_utils.h"
 #include "reprokit/ir/names.h"
 #include "reprokit/ir/op_registry.h"

@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "reprokit/codegen/compiler.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/process/subprocess.h"
 #include "reprokit/support/files.h"
 #include "reprokit/support/hash.h"

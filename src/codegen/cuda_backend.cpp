@@ -8,7 +8,7 @@
 
 #include <mutex>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 
 namespace reprokit {
 

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "codegen.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/op_semantics.h"
 

@@ -7,7 +7,7 @@
 #include <chrono>
 
 #include "passes.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/ir/verifier.h"
 

@@ -20,7 +20,7 @@
 #include "reprokit/harness/accuracy.h"
 #include "reprokit/harness/noise_floor.h"
 #include "reprokit/harness/bundle.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/graph_utils.h"
 #include "reprokit/runtime/interpreter.h"
 

@@ -13,7 +13,7 @@
 #include "reprokit/codegen/pass_manager.h"
 #include "reprokit/harness/bundle.h"
 #include "reprokit/harness/child_run.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/process/subprocess.h"
 #include "reprokit/support/files.h"

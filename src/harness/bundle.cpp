@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "reprokit/harness/child_run.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/json_format.h"
 #include "reprokit/ir/names.h"
 #include "reprokit/ir/text_format.h"

@@ -7,7 +7,7 @@
 
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/harness/harness.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/runtime/interpreter.h"
 

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/names.h"
 
 namespace reprokit {

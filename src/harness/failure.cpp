@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/names.h"
 #include "reprokit/support/regex.h"
 

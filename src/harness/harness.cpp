@@ -25,7 +25,7 @@
 #include "reprokit/harness/child_run.h"
 #include "reprokit/harness/repro_file.h"
 #include "reprokit/harness/repro_spec.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/process/subprocess.h"
 #include "reprokit/support/files.h"
 

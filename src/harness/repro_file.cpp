@@ -12,7 +12,7 @@
 #include "reprokit/codegen/pass_manager.h"
 #include "reprokit/harness/bundle.h"
 #include "reprokit/harness/stack.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/onnx/onnx_export.h"
 #include "reprokit/runtime/npy.h"

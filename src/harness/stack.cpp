@@ -7,7 +7,7 @@
 #include "reprokit/aot/decompose.h"
 #include "reprokit/aot/partition.h"
 #include "reprokit/codegen/compiler.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 
 namespace reprokit {
 

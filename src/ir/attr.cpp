@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 
 namespace reprokit {
 

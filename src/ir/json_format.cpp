@@ -7,7 +7,7 @@
 #include <cmath>
 #include <unordered_map>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/names.h"
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/verifier.h"

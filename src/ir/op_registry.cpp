@@ -8,7 +8,7 @@
 #include <ostream>
 #include <set>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/op_semantics.h"
 #include "reprokit/ir/shape_check.h"
 

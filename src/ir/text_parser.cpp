@@ -8,7 +8,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/names.h"
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/text_format.h"

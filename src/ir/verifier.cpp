@@ -5,7 +5,7 @@
 
 #include <unordered_set>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/names.h"
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/shape_check.h"

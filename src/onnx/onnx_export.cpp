@@ -15,7 +15,7 @@
 
 #include "proto_util.h"
 #include "reprokit/ir/builder.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/op_semantics.h"
 #include "reprokit/ir/text_format.h"

@@ -24,7 +24,7 @@
 
 #include "import_context.h"
 #include "proto_util.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/names.h"
 #include "reprokit/ir/shape_check.h"
 #include "reprokit/ir/text_format.h"

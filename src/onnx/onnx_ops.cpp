@@ -10,7 +10,7 @@
 #include "handler_util.h"
 #include "import_context.h"
 #include "proto_util.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/names.h"
 #include "reprokit/ir/op_semantics.h"
 #include "reprokit/ir/shape_check.h"

@@ -8,7 +8,7 @@
 
 #include "handler_util.h"
 #include "import_context.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/op_semantics.h"
 
 namespace reprokit::onnx_detail {

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "proto_util.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/shape_check.h"
 #include "reprokit/onnx/onnx_tensor.h"
 #include "reprokit/support/files.h"

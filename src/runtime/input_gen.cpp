@@ -14,7 +14,7 @@
 
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/op_semantics.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/names.h"
 #include "reprokit/runtime/npy.h"
 

@@ -11,7 +11,7 @@
 #include <random>
 
 #include "kernel_util.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/op_registry.h"
 
 namespace reprokit {

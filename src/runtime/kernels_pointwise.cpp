@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "kernel_util.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/op_semantics.h"
 

@@ -8,7 +8,7 @@
 
 #include "accumulation.h"
 #include "kernel_util.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/op_semantics.h"
 #include "strided_walk.h"

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 
 namespace reprokit {
 

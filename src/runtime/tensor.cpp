@@ -5,7 +5,7 @@
 #include <cstring>
 #include <memory>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/shape_check.h"
 #include "reprokit/runtime/memory_budget.h"
 #include "strided_walk.h"

@@ -6,7 +6,7 @@
 #include <cctype>
 #include <string_view>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 
 namespace reprokit {
 

@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <random>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 
 namespace reprokit {
 

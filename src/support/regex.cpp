@@ -4,7 +4,7 @@
 #include <fmt/core.h>
 #include <re2/re2.h>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 
 namespace reprokit {
 

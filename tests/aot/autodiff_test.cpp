@@ -10,7 +10,7 @@
 #include "op_graphs.h"
 #include "reprokit/aot/autodiff.h"
 #include "reprokit/aot/decompose.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/runtime/input_gen.h"

@@ -11,7 +11,7 @@
 #include "op_graphs.h"
 #include "reprokit/aot/decompose.h"
 #include "reprokit/aot/partition.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/graph_utils.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/runtime/input_gen.h"

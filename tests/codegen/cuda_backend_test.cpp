@@ -8,7 +8,7 @@
 
 #include "../ir/all_ops.h"
 #include "backend_test_util.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 
 using namespace reprokit;
 using namespace reprokit::testing;

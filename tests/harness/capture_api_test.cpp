@@ -6,7 +6,7 @@
 
 #include "cli_util.h"
 #include "reprokit/capture/api.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 
 using namespace reprokit;
 namespace rk = reprokit::api;

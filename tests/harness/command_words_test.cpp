@@ -1,7 +1,7 @@
 // Splitting a check command into argv words without a shell (support/command_words.h).
 #include <gtest/gtest.h>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/support/command_words.h"
 
 using namespace reprokit;

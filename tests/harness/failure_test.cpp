@@ -6,7 +6,7 @@
 #include <chrono>
 
 #include "reprokit/harness/failure.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 
 using namespace reprokit;
 

@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "reprokit/harness/harness_config.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 
 using namespace reprokit;
 

@@ -7,7 +7,7 @@
 
 #include "cli_util.h"
 #include "reprokit/harness/repro_spec.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/runtime/input_gen.h"
 

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "all_ops.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/graph_utils.h"
 #include "reprokit/ir/json_format.h"
 #include "reprokit/ir/names.h"

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "all_ops.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/text_format.h"
 

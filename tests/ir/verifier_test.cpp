@@ -1,7 +1,7 @@
 // Verifier errors name the graph and the node, and say what is wrong.
 #include <gtest/gtest.h>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/ir/verifier.h"
 

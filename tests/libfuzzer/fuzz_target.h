@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 
 #ifndef REPROKIT_SOURCE_DIR
 #define REPROKIT_SOURCE_DIR "."

@@ -1,7 +1,7 @@
 // bypass: a->b->c becomes a->c; only nodes with a same-typed operand can be bypassed.
 #include <gtest/gtest.h>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 
 #include "fake_oracle.h"
 #include "reprokit/minifier/strategies.h"

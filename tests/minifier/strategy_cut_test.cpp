@@ -1,7 +1,7 @@
 // cut / cut-front: cut nodes become inputs of the same name and type; what only fed them goes.
 #include <gtest/gtest.h>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 
 #include "fake_oracle.h"
 #include "reprokit/minifier/strategies.h"

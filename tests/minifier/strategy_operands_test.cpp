@@ -1,7 +1,7 @@
 // drop-operands: a cat keeps only the operands the failure needs; what fed only the others goes.
 #include <gtest/gtest.h>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 
 #include "fake_oracle.h"
 #include "reprokit/minifier/reducer.h"

@@ -1,7 +1,7 @@
 // remove-outputs, zero-inputs and one-inputs.
 #include <gtest/gtest.h>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 
 #include "fake_oracle.h"
 #include "reprokit/minifier/minify_bundle.h"

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "fake_oracle.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/minifier/minify_bundle.h"
 #include "reprokit/minifier/reducer.h"
 

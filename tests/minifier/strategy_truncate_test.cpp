@@ -1,7 +1,7 @@
 // truncate: returns only one node, keeping what it needs.
 #include <gtest/gtest.h>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 
 #include "fake_oracle.h"
 #include "reprokit/minifier/strategies.h"

@@ -9,7 +9,7 @@
 
 #include "../ir/all_ops.h"
 #include "onnx_test_util.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/onnx/onnx_export.h"

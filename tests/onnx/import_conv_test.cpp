@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "onnx_test_util.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/op_registry.h"
 
 namespace reprokit::testing {

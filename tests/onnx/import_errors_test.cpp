@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "onnx_test_util.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 
 namespace reprokit::testing {
 namespace {

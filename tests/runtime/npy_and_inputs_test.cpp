@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/runtime/input_gen.h"
 #include "reprokit/runtime/npy.h"

@@ -27,7 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reprokit/codegen/compiler.h"
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/onnx/onnx_import.h"
 #include "reprokit/onnx/onnx_tensor.h"
 #include "reprokit/process/subprocess.h"

@@ -1,5 +1,5 @@
 // Error types' constructors.
-#include "reprokit/ir/errors.h"
+#include "reprokit/support/errors.h"
 
 #include <fmt/format.h>
 
