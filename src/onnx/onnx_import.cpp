@@ -593,18 +593,15 @@ std::string check_and_infer_isolated(const onnx::ModelProto& model, const std::s
 
 bool is_external(const onnx::TensorProto& t) { return t.data_location() == onnx::TensorProto::EXTERNAL || t.external_data_size() > 0; }
 
-// Names the first tensor anywhere in `g` (initializers, node attributes, subgraphs) whose data
-// lives in another file, or "" when none does.
-std::string first_external_tensor(const onnx::GraphProto& g, const std::string& graph_label, int depth = 0) {
-  if (depth > 64) return "";  // the checker refuses such nesting itself; nothing here opens a file
-  for (const auto& t : g.initializer())
-    if (is_external(t)) return fmt::format("{}initializer '{}'", graph_label, printable(t.name()));
-  for (const auto& st : g.sparse_initializer())
-    if (is_external(st.values()) || is_external(st.indices())) return fmt::format("{}sparse initializer '{}'", graph_label, printable(st.values().name()));
-  for (int i = 0; i < g.node_size(); ++i) {
-    const auto& n = g.node(i);
+std::string first_external_tensor(const onnx::GraphProto& g, const std::string& graph_label, int depth);
+
+// Names the first node attribute among `nodes` holding a tensor (or, through a subgraph, a
+// tensor) whose data lives in another file, or "" when none does.
+std::string first_external_attribute(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, const std::string& label, int depth) {
+  for (int i = 0; i < nodes.size(); ++i) {
+    const auto& n = nodes.Get(i);
     for (const auto& a : n.attribute()) {
-      std::string where = fmt::format("{}{}: attribute '{}'", graph_label, node_label(n, i), printable(a.name()));
+      std::string where = fmt::format("{}{}: attribute '{}'", label, node_label(n, i), printable(a.name()));
       bool ext = is_external(a.t()) || is_external(a.sparse_tensor().values()) || is_external(a.sparse_tensor().indices());
       for (const auto& t : a.tensors()) ext = ext || is_external(t);
       for (const auto& st : a.sparse_tensors()) ext = ext || is_external(st.values()) || is_external(st.indices());
@@ -618,21 +615,25 @@ std::string first_external_tensor(const onnx::GraphProto& g, const std::string& 
   return "";
 }
 
+// Names the first tensor anywhere in `g` (initializers, node attributes, subgraphs) whose data
+// lives in another file, or "" when none does.
+std::string first_external_tensor(const onnx::GraphProto& g, const std::string& graph_label, int depth) {
+  if (depth > 64) return "";  // the checker refuses such nesting itself; nothing here opens a file
+  for (const auto& t : g.initializer())
+    if (is_external(t)) return fmt::format("{}initializer '{}'", graph_label, printable(t.name()));
+  for (const auto& st : g.sparse_initializer())
+    if (is_external(st.values()) || is_external(st.indices())) return fmt::format("{}sparse initializer '{}'", graph_label, printable(st.values().name()));
+  return first_external_attribute(g.node(), graph_label, depth);
+}
+
 }  // namespace
 
 // External data is refused before ONNX's checker runs: the checker stat()s the named files, which
 // would tell whoever wrote the model whether a path exists on this machine.
 void Importer::refuse_external_data() {
-  std::string where = first_external_tensor(model.graph(), "");
-  for (int f = 0; where.empty() && f < model.functions_size(); ++f) {
-    const auto& fn = model.functions(f);
-    for (int i = 0; where.empty() && i < fn.node_size(); ++i)
-      for (const auto& a : fn.node(i).attribute())
-        if (is_external(a.t()) || std::any_of(a.tensors().begin(), a.tensors().end(), is_external)) {
-          where = fmt::format("function '{}': {}: attribute '{}'", printable(fn.name()), node_label(fn.node(i), i), printable(a.name()));
-          break;
-        }
-  }
+  std::string where = first_external_tensor(model.graph(), "", 0);
+  for (int f = 0; where.empty() && f < model.functions_size(); ++f)
+    where = first_external_attribute(model.functions(f).node(), fmt::format("function '{}': ", printable(model.functions(f).name())), 0);
   if (!where.empty()) throw UserError(fmt::format("{}: {}: tensors stored in external data files are not supported", file, where));
 }
 
