@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reprokit/campaign/graph_generator.h"
 #include "reprokit/support/errors.h"
 
 #ifndef REPROKIT_SOURCE_DIR
@@ -55,6 +56,29 @@ inline std::string read_whole(const fs::path& p) {
 inline void write_whole(const fs::path& p, std::string_view bytes) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// The round trip of a reader and its writer: `printed` (the writer's output for an accepted input)
+// must read back, and write again to the same text.
+template <class Read, class Write>
+void check_fixed_point(const std::string& printed, Read read, Write write, const std::string& what) {
+  std::string again;
+  try {
+    again = write(read(printed));
+  } catch (const UserError& e) {
+    fail(what + ": the written form does not read back: " + e.what() + "\n--- written ---\n" + printed);
+  }
+  if (again != printed) fail(what + ": writing what was read back differs from the first writing\n--- written ---\n" + printed);
+}
+
+// The first case the generator gives (seeds 1, 2, ...): the graph and inputs of the real bundle
+// the file-reading targets load their inputs against.
+inline GeneratedCase first_generated_case(int max_nodes) {
+  GeneratorOptions o;
+  o.max_nodes = max_nodes;
+  for (uint64_t seed = 1; seed < 100; ++seed)
+    if (auto c = generate_case(seed, o)) return *c;
+  fail("the generator gave no case for the seed bundle");
 }
 
 // A private directory for the targets that read files, removed at exit.

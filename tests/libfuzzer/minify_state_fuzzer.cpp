@@ -17,14 +17,10 @@ std::optional<Bundle> g_bundle;
 }
 
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
-  GeneratorOptions o;
-  o.max_nodes = 5;
-  std::optional<GeneratedCase> c;
-  for (uint64_t seed = 1; !c && seed < 100; ++seed) c = generate_case(seed, o);
-  if (!c) fail("the generator gave no case for the seed bundle");
+  const GeneratedCase c = first_generated_case(5);
   ReproSpec spec;
   spec.check_accuracy = true;
-  g_bundle = load_bundle(write_bundle((scratch_dir() / "bundle").string(), c->graph, c->inputs, spec, 4, 1));
+  g_bundle = load_bundle(write_bundle((scratch_dir() / "bundle").string(), c.graph, c.inputs, spec, 4, 1));
 
   // Seeds: the original, and candidates with each kind of edit on its first input.
   std::vector<Candidate> cands(5);

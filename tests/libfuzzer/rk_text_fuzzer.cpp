@@ -24,14 +24,7 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   refusals_are_fine([&] {
     Module m = parse_module(as_text(data, size), "fuzz.rk");
-    std::string printed = print_module(m);
-    Module again;
-    try {
-      again = parse_module(printed, "printed.rk");
-    } catch (const UserError& e) {
-      fail(std::string("a parsed module prints to text that does not parse: ") + e.what() + "\n--- printed ---\n" + printed);
-    }
-    if (print_module(again) != printed) fail("print(parse(print(m))) differs from print(m)\n--- printed ---\n" + printed);
+    check_fixed_point(print_module(m), [](const std::string& t) { return parse_module(t, "printed.rk"); }, print_module, ".rk text");
   });
   return 0;
 }
