@@ -52,6 +52,39 @@ double g_stop_grace_s = 3;
 
 constexpr int kMaxChildren = 1024;
 
+// Up to the grace period while any of `groups` (0: an empty entry) still has a member. With
+// `reap`, leaders that are our children are reaped on the way (a zombie still counts as a member);
+// never for a leader already reaped, whose pid may be another child's by now. Async-signal-safe.
+void wait_while_any_group_lives(const pid_t* groups, int n, bool reap) {
+  for (long step = 0; step < static_cast<long>(g_stop_grace_s * 100); ++step) {
+    bool any = false;
+    for (int k = 0; k < n; ++k)
+      if (groups[k] > 0) {
+        if (reap) waitpid(groups[k], nullptr, WNOHANG);  // ECHILD where it is not ours: harmless
+        any |= ::kill(-groups[k], 0) == 0;
+      }
+    if (!any) return;
+    timespec ten_ms{0, 10'000'000};
+    nanosleep(&ten_ms, nullptr);
+  }
+}
+
+// Stops process groups: SIGTERM to each group; the grace period; SIGKILL to each leader still
+// alive, alone, and the grace period again for the rest of its group; SIGKILL to what is left.
+// The leader goes first because srun's second process, in srun's group, is what cancels the job
+// when srun dies: SIGKILL to the whole group at once left the job running. Async-signal-safe.
+void stop_groups(const pid_t* groups, int n, bool reap) {
+  for (int k = 0; k < n; ++k)
+    if (groups[k] > 0) ::kill(-groups[k], SIGTERM);
+  wait_while_any_group_lives(groups, n, reap);
+  bool leader_killed = false;
+  for (int k = 0; k < n; ++k)
+    if (groups[k] > 0 && ::kill(groups[k], SIGKILL) == 0) leader_killed = true;
+  if (leader_killed) wait_while_any_group_lives(groups, n, reap);
+  for (int k = 0; k < n; ++k)
+    if (groups[k] > 0) ::kill(-groups[k], SIGKILL);
+}
+
 // ---- the group reaper: a process of its own that stops our children's groups when we die.
 // PR_SET_PDEATHSIG reaches a child but not its children: after `kill -9` of reprokit, a check's
 // grandchild ran on with ppid 1. The reaper is forked at the first child; we tell it each group
@@ -95,18 +128,7 @@ pid_t g_reaper_pid = -1;
       }
     }
   }
-  bool any = false;
-  for (pid_t g : groups)
-    if (g > 0) any |= ::kill(-g, SIGTERM) == 0;
-  for (long step = 0; any && step < static_cast<long>(g_stop_grace_s * 100); ++step) {
-    any = false;
-    for (pid_t g : groups)
-      if (g > 0) any |= ::kill(-g, 0) == 0;
-    timespec ten_ms{0, 10'000'000};
-    nanosleep(&ten_ms, nullptr);
-  }
-  for (pid_t g : groups)
-    if (g > 0) ::kill(-g, SIGKILL);
+  stop_groups(groups, kMaxChildren, false);  // not our children: init reaps them
   _exit(0);
 }
 
@@ -158,6 +180,17 @@ std::atomic<bool> g_subreaper{false};
 // forked is ours but not yet in the registry, and a sweep must never take it for an orphan (it
 // did, under `reduce --jobs 2`: a check killed as it started).
 std::mutex g_spawn_mutex;
+
+// Set by the termination handler before it lists the children to stop. The handler runs on
+// whichever thread the signal reached (a heartbeat thread, say) while the others go on: the
+// minifier saw its worker die of the handler's SIGTERM and started a new one through srun, which
+// the handler's last SIGKILL left running on the cluster. So no child starts once it is set.
+std::atomic<bool> g_terminating{false};
+
+// The process is ending (the handler exits it within the grace periods): this thread waits for that.
+[[noreturn]] void wait_for_the_end() {
+  for (;;) pause();
+}
 int stop_adopted_orphans_locked();
 
 bool any_child_running() {
@@ -244,6 +277,9 @@ struct ChildSetup {
     signal(SIGPIPE, SIG_DFL);  // ignored here, and exec would keep it ignored
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    sigset_t none;  // nor a signal mask: the thread that started it may block SIGTERM
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
     if (memory_limit_mb > 0) {
       rlimit rl{static_cast<rlim_t>(memory_limit_mb) << 20, static_cast<rlim_t>(memory_limit_mb) << 20};
       setrlimit(RLIMIT_AS, &rl);
@@ -288,6 +324,7 @@ struct Started {
   asio::readable_pipe out, err;
   pid_t pid = -1;
   bool reaped = false;
+  bool leader_killed = false;  // by us, with SIGKILL: its group gets the grace period to end
   int status = 0;
 
   Started(asio::io_context& ctx, const ProcessSpec& spec, bool pipe_stdin) : env(build_env(spec)), in(ctx), out(ctx), err(ctx) {
@@ -301,6 +338,7 @@ struct Started {
     bp::error_code ec;
     std::optional<bp::process> proc;
     std::lock_guard<std::mutex> spawning(g_spawn_mutex);  // until registered (see g_spawn_mutex)
+    if (g_terminating.load()) wait_for_the_end();
     if (pipe_stdin && !spec.inherit_output) proc.emplace(ctx.get_executor(), exe, args, bp::process_stdio{in, out, err}, setup);
     else if (pipe_stdin) proc.emplace(ctx.get_executor(), exe, args, bp::process_stdio{in, {}, {}}, setup);
     else if (!spec.inherit_output) proc.emplace(ctx.get_executor(), exe, args, bp::process_stdio{nullptr, out, err}, setup);
@@ -309,11 +347,18 @@ struct Started {
     proc->detach();  // we reap it ourselves: waitpid keeps the signal that ended it
     setpgid(pid, pid);  // also from here, so a kill right after the start reaches the group
     register_child(pid);
+    // Registered before the flag is read, and the handler sets it before it reads the registry:
+    // either the handler stops this child, or this thread sees the flag and stops it here.
+    if (g_terminating.load()) {
+      ::kill(-pid, SIGTERM);
+      wait_for_the_end();
+    }
   }
   ~Started() { stop(); }
   // Reaps the child, waiting at most until `deadline` (a zero time point: no limit) before
-  // stopping its group (SIGTERM, then SIGKILL after the grace period). Returns false when it had
-  // to be stopped for the deadline. Then kills what is left of the group (grandchildren).
+  // stopping it (SIGTERM to its group, then SIGKILL to it after the grace period). Returns false
+  // when it had to be stopped for the deadline. Then kills what is left of the group
+  // (grandchildren); after a SIGKILL of the child, only once the group had the grace period to end.
   bool wait(Clock::time_point deadline) {
     bool in_time = true;
     Clock::time_point kill_at{};  // after SIGTERM: when SIGKILL follows
@@ -325,7 +370,7 @@ struct Started {
       } else if (r < 0 && errno != EINTR) {
         reaped = true;  // not ours any more (ECHILD): nothing to wait for
       } else if (r == 0 && kill_at != Clock::time_point{} && Clock::now() >= kill_at) {
-        ::kill(-pid, SIGKILL);
+        kill_leader();
         kill_at = Clock::time_point{};
       } else if (r == 0 && deadline != Clock::time_point{} && Clock::now() >= deadline) {
         in_time = false;
@@ -336,9 +381,15 @@ struct Started {
         usleep(1000);
       }
     }
+    if (leader_killed) wait_while_any_group_lives(&pid, 1, false);
     ::kill(-pid, SIGKILL);
     unregister_child(pid);
     return in_time;
+  }
+  // SIGKILL to the child alone (see stop_groups: the rest of its group may have a job to cancel).
+  void kill_leader() {
+    ::kill(pid, SIGKILL);
+    leader_killed = true;
   }
   // Stops the child now: SIGTERM to its group, SIGKILL after the grace period.
   void stop() {
@@ -381,14 +432,16 @@ ProcessResult run_process(const ProcessSpec& spec) {
   }
   if (!spec.stdin_text.empty())
     asio::async_write(s.in, asio::buffer(spec.stdin_text), [&](boost::system::error_code, size_t) { s.in.close(); });
-  // At the deadline the group is stopped: SIGTERM, SIGKILL after the grace period, and a moment
-  // later reading ends even if something outside the group still holds the pipes.
+  // At the deadline the child is stopped: SIGTERM to its group, SIGKILL to it after the grace
+  // period (Started::wait then ends the group), and a moment later reading ends even if something
+  // still holds the pipes.
   std::function<void(int)> stop_step = [&](int step) {
     timer.async_wait([&, step](boost::system::error_code ec) {
       if (ec) return;
       if (step == 0) r.timed_out = true;
       if (step == 2) return ctx.stop();
-      ::kill(-s.pid, step == 0 ? SIGTERM : SIGKILL);
+      if (step == 0) ::kill(-s.pid, SIGTERM);
+      else s.kill_leader();
       timer.expires_after(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(step == 0 ? g_stop_grace_s : 1.0)));
       stop_step(step + 1);
     });
@@ -539,21 +592,9 @@ int stop_adopted_orphans_locked() {
 }  // namespace
 
 void kill_all_children() {
-  for (auto& slot : g_children)
-    if (pid_t p = slot.load(); p > 0) ::kill(-p, SIGTERM);
-  // The grace period, while any child is still running (waitpid and nanosleep are
-  // async-signal-safe); then SIGKILL for what is left.
-  const long steps = static_cast<long>(g_stop_grace_s * 100);
-  for (long step = 0; step < steps; ++step) {
-    bool running = false;
-    for (auto& slot : g_children)
-      if (pid_t p = slot.load(); p > 0) running |= waitpid(p, nullptr, WNOHANG) == 0;
-    if (!running) break;
-    timespec ten_ms{0, 10'000'000};
-    nanosleep(&ten_ms, nullptr);
-  }
-  for (auto& slot : g_children)
-    if (pid_t p = slot.load(); p > 0) ::kill(-p, SIGKILL);
+  pid_t groups[kMaxChildren];
+  for (int k = 0; k < kMaxChildren; ++k) groups[k] = g_children[k].load();
+  stop_groups(groups, kMaxChildren, true);  // the process ends: no other thread needs their status
 }
 
 namespace {
@@ -561,6 +602,7 @@ namespace {
 std::atomic<const std::string*> g_termination_message{nullptr};
 
 void on_signal(int sig) {
+  g_terminating.store(true);  // before the children are listed: see Started
   kill_all_children();
   if (const std::string* m = g_termination_message.load()) (void)!write(2, m->data(), m->size());
   _exit(128 + sig);

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <sys/wait.h>
+
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -105,6 +108,18 @@ TEST(Stop, AChildGetsOnlyStdinStdoutAndStderr) {
   EXPECT_EQ(r.out, "0\n1\n2\n") << "inherited descriptors keep our pipes open in daemons the child starts";
 }
 
+// Signal masks pass through fork and exec: a child of a thread that blocks SIGTERM ignored the
+// SIGTERM meant to stop it and was only killed after the grace period.
+TEST(Stop, AChildStartsWithNoSignalBlocked) {
+  sigset_t term, old;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &term, &old);
+  ProcessResult r = run_sh("grep SigBlk /proc/self/status", 10);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  EXPECT_EQ(r.out, "SigBlk:\t0000000000000000\n");
+}
+
 TEST(Stop, ReadingEndsWhenTheChildExitsEvenIfADaemonHoldsThePipes) {
   auto dir = fresh_dir("daemon_no_timeout");
   // No timeout at all: the daemon (its own session, out of the group's reach) keeps stdout open.
@@ -114,4 +129,59 @@ TEST(Stop, ReadingEndsWhenTheChildExitsEvenIfADaemonHoldsThePipes) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_LT(r.seconds, 10.0);
   kill_daemon(dir);
+}
+
+// A launcher such as srun keeps a second process in its group that cancels the job when srun
+// dies; SIGKILL to the whole group at once killed that one too and the job ran on. Here the second
+// process writes "cleaned" once its leader (which ignores SIGTERM) is gone.
+TEST(Stop, AfterTheGracePeriodTheChildIsKilledAloneBeforeItsGroup) {
+  auto dir = fresh_dir("leader_first");
+  const std::string said = (dir / "said").string();
+  ProcessResult r = run_sh("trap '' TERM; leader=$$; (trap '' TERM; while kill -0 $leader 2>/dev/null; do sleep 0.05; done; echo cleaned > " + said +
+                               ") & while :; do sleep 0.1; done",
+                           0.3);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.signal, SIGKILL);
+  EXPECT_EQ(slurp(dir / "said"), "cleaned\n");
+}
+
+namespace {
+
+// Lines in `p` (0 when it does not exist).
+int count_lines(const fs::path& p) {
+  std::string s = slurp(p);
+  return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
+}
+
+}  // namespace
+
+// The termination handler runs on whichever thread the signal reaches; the other threads go on.
+// The minifier's thread saw its worker die of the handler's SIGTERM and started a new one (through
+// srun: a job the handler then left running). Here the main thread restarts its child whenever it
+// ends, and the signal is taken by a second thread: no child may start after it.
+TEST(Stop, NoChildStartsOnceATerminationSignalArrived) {
+  auto dir = fresh_dir("no_restart");
+  const fs::path started = dir / "started";
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    on_termination_signal("");
+    std::thread taker([] {
+      for (;;) pause();
+    });  // the only thread that takes SIGTERM (created before the main thread blocks it)
+    taker.detach();
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &term, nullptr);
+    for (int k = 0; k < 20; ++k) run_sh("echo started >> " + started.string() + "; exec sleep 30", 0);
+    _exit(0);
+  }
+  for (int k = 0; k < 100 && count_lines(started) == 0; ++k) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_EQ(count_lines(started), 1);
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGTERM) << status;
+  EXPECT_EQ(count_lines(started), 1) << "a child started after the termination signal";
 }

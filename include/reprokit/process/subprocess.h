@@ -72,11 +72,13 @@ void adopt_orphans();
 int reaper_pid();
 int stop_adopted_orphans();  // kills (and reaps) every adopted orphan now; returns how many
 
-// Stops the process group of every child this process started that is still running (SIGTERM,
-// the grace period while any still runs, SIGKILL). Async-signal-safe.
+// Stops the process group of every child this process started that is still running: SIGTERM to
+// the groups, the grace period while any still runs, SIGKILL to each child still alive alone, the
+// grace period again for the rest of its group, SIGKILL to what is left. Async-signal-safe.
 void kill_all_children();
 // From now on, SIGINT and SIGTERM kill every child group, print `message` to stderr and end this
-// process with status 128 + signal. Call again to change the message.
+// process with status 128 + signal; from the signal on, no thread starts a child. Call again to
+// change the message.
 void on_termination_signal(const std::string& message);
 
 // Shell-quoted command line for printing ("rerun this query by hand").
