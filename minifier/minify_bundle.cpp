@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "reprokit/codegen/backend.h"
 #include "reprokit/codegen/pass_manager.h"
 #include "reprokit/harness/child_run.h"
 #include "reprokit/harness/repro_file.h"
@@ -39,7 +40,7 @@ int64_t next_query_number(const Dir& queries) { return next_number_after(queries
 // The strategies of the table that options select and that apply to the spec, in table order.
 std::vector<Strategy> selected_strategies(const MinifyCommandOptions& o, const ReproSpec& spec) {
   const CompileOptions& c = spec.options.compile;
-  const bool has_passes = c.run_passes && (c.backend == "cpp" || c.backend == "cuda");
+  const bool has_passes = passes_run(c);
   std::vector<Strategy> out;
   for (auto& s : strategy_table())
     if ((o.only.empty() || o.only.count(s.name)) && !o.skip.count(s.name) && (has_passes || !s.compiler_only)) out.push_back(s);
@@ -48,7 +49,7 @@ std::vector<Strategy> selected_strategies(const MinifyCommandOptions& o, const R
 
 int enabled_passes(const ReproSpec& spec) {
   const CompileOptions& c = spec.options.compile;
-  if (!c.run_passes || (c.backend != "cpp" && c.backend != "cuda")) return 0;
+  if (!passes_run(c)) return 0;
   int n = 0;
   for (auto& p : pass_table()) n += !c.disabled_passes.count(p.name) && !(c.pass_limits.count(p.name) && c.pass_limits.at(p.name) == 0);
   return n;

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reprokit/codegen/backend.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/op_registry.h"
 
@@ -116,7 +117,7 @@ CampaignState read_state(const Dir& campaign) {
   s.options.generator.train = r.boolean(o, "train");
   s.options.backends = r.strings(o, "backends");
   for (auto& b : s.options.backends)
-    if (b != "eager" && b != "aot_eager" && b != "cpp" && b != "cuda") r.bad(fmt::format("\"backends\" names '{}', which is not a backend", b));
+    if (!find_backend(b)) r.bad(fmt::format("\"backends\" names '{}', which is not a backend", b));
   s.options.timeout_s = r.number(o, "timeout_s", 0.1, 86400);
   s.options.check = r.str(o, "check");
   s.options.format = r.str(o, "format");

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reprokit/codegen/backend.h"
 #include "reprokit/codegen/pass_manager.h"
 #include "reprokit/harness/bundle.h"
 #include "reprokit/harness/failure.h"
@@ -74,7 +75,7 @@ void count_graph(ReproRecord& r, const Graph& g) {
 // The passes a repro keeps on, as the minifier left them (those it could turn off are off).
 std::vector<std::string> kept_passes(const CompileOptions& c) {
   std::vector<std::string> kept;
-  if (!c.run_passes || (c.backend != "cpp" && c.backend != "cuda")) return kept;
+  if (!passes_run(c)) return kept;
   for (auto& p : pass_table()) {
     if (c.disabled_passes.count(p.name)) continue;
     auto lim = c.pass_limits.find(p.name);

@@ -4,6 +4,7 @@
 
 #include "command.h"
 #include "reprokit/campaign/campaign.h"
+#include "reprokit/codegen/backend.h"
 
 namespace reprokit::cli {
 
@@ -55,8 +56,7 @@ static int run_fuzz(const std::vector<std::string>& argv) {
     o.backends = csv_items(args.get_or("--backend", "cpp"));
     if (o.backends.empty()) throw UsageError("--backend expects B[,B...]");
     for (auto& b : o.backends)
-      if (b != "eager" && b != "aot_eager" && b != "cpp" && b != "cuda")
-        throw UsageError("--backend must list eager, aot_eager, cpp or cuda; got '" + b + "'");
+      if (!find_backend(b)) throw UsageError("--backend must list " + backend_choices() + "; got '" + b + "'");
   }
   return run_campaign(o);
 }

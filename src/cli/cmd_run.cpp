@@ -9,6 +9,7 @@
 
 #include "command.h"
 #include "reprokit/aot/decompose.h"
+#include "reprokit/codegen/backend.h"
 #include "reprokit/harness/harness.h"
 #include "reprokit/harness/repro_spec.h"
 #include "reprokit/harness/stack.h"
@@ -99,8 +100,7 @@ static int run_model(const std::vector<std::string>& argv) {
   opts.compile.verbose = args.has("--verbose");
   opts.train = args.has("--train");
   add_injections(args, g, args.has("--train"), opts.compile);
-  if (opts.compile.backend != "eager" && opts.compile.backend != "aot_eager" && opts.compile.backend != "cpp" && opts.compile.backend != "cuda")
-    throw UsageError("--backend must be one of eager, aot_eager, cpp, cuda; got '" + opts.compile.backend + "'");
+  if (!find_backend(opts.compile.backend)) throw UsageError("--backend must be " + backend_choices() + "; got '" + opts.compile.backend + "'");
   long seed = args.get_int("--seed", 0);
   HarnessConfig cfg = HarnessConfig::from_env();
   if (args.get("--samples")) {

@@ -16,7 +16,7 @@
 #include <set>
 #include <thread>
 
-#include "reprokit/codegen/compiler.h"
+#include "reprokit/codegen/compiled_graph.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/process/subprocess.h"
 #include "reprokit/support/files.h"

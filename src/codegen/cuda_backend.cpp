@@ -172,7 +172,9 @@ class CudaCompiledGraph : public CompiledGraph {
 bool nvrtc_available() { return nvrtc() != nullptr; }
 bool cuda_driver_available() { return driver() != nullptr; }
 
-std::unique_ptr<CompiledGraph> compile_cuda(const Graph& lowered, const NodeInjections& injections, const CompileOptions&) {
+std::unique_ptr<CompiledGraph> compile_cuda(const Graph& g, const CompileOptions& options) {
+  const NodeInjections injections = resolve_injections(g, options);
+  const Graph lowered = lower_for_codegen(g, options, nullptr);
   const Nvrtc* n = nvrtc();
   if (!n) throw UserError("cuda backend: NVRTC (libnvrtc.so) was not found under " REPROKIT_CUDA_ROOT "/lib64 or on the library path");
   CudaSource src = render_cuda(lowered, injections);

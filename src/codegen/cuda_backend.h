@@ -1,16 +1,15 @@
-// The cuda backend's entry point (compile_graph dispatches here for backend "cuda").
+// What the cuda backend can reach on this machine (its compile function is a row of backend.cpp).
 #pragma once
 #include <memory>
 
 #include "cpp_codegen.h"
-#include "reprokit/codegen/compiler.h"
+#include "reprokit/codegen/compiled_graph.h"
+#include "reprokit/codegen/lowering.h"
 
 namespace reprokit {
 
 // Whether NVRTC / the CUDA driver could be loaded (tests skip on what is missing).
 bool nvrtc_available();
 bool cuda_driver_available();
-
-std::unique_ptr<CompiledGraph> compile_cuda(const Graph& lowered, const NodeInjections& injections, const CompileOptions& options);
 
 }  // namespace reprokit

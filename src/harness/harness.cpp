@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "reprokit/aot/decompose.h"
+#include "reprokit/codegen/backend.h"
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/harness/accuracy.h"
 #include "reprokit/harness/bundle.h"
@@ -252,7 +253,7 @@ StackResult guarded(const std::string& stage, const Graph& g, const std::vector<
 StackResult run_stack(const Graph& captured, const std::vector<Tensor>& inputs, const StackOptions& options, const HarnessConfig& cfg,
                       uint64_t seed) {
   const std::string& backend = options.compile.backend;
-  bool has_aot = backend != "eager";
+  bool has_aot = backend_named(backend).has_aot_stage;
   if (cfg.after == "aot" && has_aot) {
     StackOptions resolved = options;
     resolved.compile.injection_nodes = resolve_injections(captured, options.compile);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "reprokit/codegen/backend.h"
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/codegen/pass_manager.h"
 #include "reprokit/harness/bundle.h"
@@ -40,7 +41,7 @@ namespace {
 // What the spec does with the compiler's passes, in a few words.
 std::string passes_summary(const ReproSpec& spec) {
   const CompileOptions& c = spec.options.compile;
-  if (c.backend == "eager" || c.backend == "aot_eager") return "none (no compiler)";
+  if (const Backend* b = find_backend(c.backend); !b || !b->runs_passes) return fmt::format("none (the {} backend runs none)", c.backend);
   if (!c.run_passes) return "none";
   std::vector<std::string> on;
   for (auto& p : pass_table()) {

@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "reprokit/codegen/backend.h"
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/codegen/pass_manager.h"
 #include "reprokit/harness/accuracy.h"
@@ -31,11 +32,6 @@ json injection_nodes_json(const std::map<std::string, NodeFault>& nodes) {
 const std::vector<std::string>& stage_names() {
   static const std::vector<std::string> stages = {"dynamo", "aot_forward", "aot_backward"};
   return stages;
-}
-
-const std::vector<std::string>& backend_names() {
-  static const std::vector<std::string> backends = {"eager", "aot_eager", "cpp", "cuda"};
-  return backends;
 }
 
 void check_one_of(const std::string& v, const std::vector<std::string>& allowed, const char* what) {
@@ -80,7 +76,7 @@ ReproSpec ReproSpec::from_json(const json& j) {
     s.stage = j.at("stage").get<std::string>();
     check_one_of(s.stage, stage_names(), "stage");
     s.options.compile.backend = j.at("backend").get<std::string>();
-    check_one_of(s.options.compile.backend, backend_names(), "backend");
+    backend_named(s.options.compile.backend);
     s.options.train = j.value("train", false);
     for (auto& i : j.value("inject", json::array())) s.options.compile.injections.push_back(parse_fault_injection(i.get<std::string>()));
     for (auto& p : j.value("inject_pass", json::array())) s.options.compile.pass_injections.push_back(parse_pass_injection(p.get<std::string>()));

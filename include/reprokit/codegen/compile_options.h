@@ -29,7 +29,7 @@ struct PassInjection {
 };
 
 struct CompileOptions {
-  std::string backend = "cpp";             // eager, aot_eager, cpp, cuda
+  std::string backend = "cpp";             // a name in the backend table (backend.h)
   std::vector<FaultInjection> injections;
   std::vector<PassInjection> pass_injections;
   // Injections resolved to node names (name -> kind). The stack fills this before decomposing,

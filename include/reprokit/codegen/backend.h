@@ -1,0 +1,37 @@
+// The backends compile_graph can hand a graph to, as one table: callers ask the table what a
+// backend does instead of comparing names. A new backend is one file and one row
+// (docs/ADDING_A_BACKEND.md).
+#pragma once
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "reprokit/codegen/compile_options.h"
+#include "reprokit/codegen/compiled_graph.h"
+#include "reprokit/ir/graph.h"
+
+namespace reprokit {
+
+struct Backend {
+  std::string_view name;
+  std::string_view summary;  // what runs the graph, in a few words (`reprokit run --help`)
+  // The harness's aot stage (decompositions, autodiff, partitioning) runs in front of it, so
+  // REPRO_AFTER=aot has a graph to hand over.
+  bool has_aot_stage;
+  // reprokit's optimisation passes run inside it: pass limits, --inject-pass, bisect's pass steps
+  // and the minifier's compiler strategies apply, and a repro names the passes it keeps.
+  bool runs_passes;
+  std::unique_ptr<CompiledGraph> (*compile)(const Graph& g, const CompileOptions& options);
+};
+
+// Every backend, in the order help texts list them.
+std::span<const Backend> backend_table();
+const Backend* find_backend(std::string_view name);  // nullptr when there is none by that name
+// The backend called `name`; throws UserError naming the choices when there is none.
+const Backend& backend_named(std::string_view name);
+std::string backend_choices();  // "eager, aot_eager, cpp or cuda"
+// Whether reprokit's passes run for these options: the backend runs them and they are not off.
+bool passes_run(const CompileOptions& options);
+
+}  // namespace reprokit

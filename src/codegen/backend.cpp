@@ -1,0 +1,53 @@
+// The backend table (see backend.h). Each backend's compile function lives in its own file.
+#include "reprokit/codegen/backend.h"
+
+#include <fmt/format.h>
+
+#include "reprokit/support/errors.h"
+#include "reprokit/ir/names.h"
+
+namespace reprokit {
+
+std::unique_ptr<CompiledGraph> compile_eager(const Graph& g, const CompileOptions& options);      // interpreted_backend.cpp
+std::unique_ptr<CompiledGraph> compile_aot_eager(const Graph& g, const CompileOptions& options);  // interpreted_backend.cpp
+std::unique_ptr<CompiledGraph> compile_cpp(const Graph& g, const CompileOptions& options);        // cpp_backend.cpp
+std::unique_ptr<CompiledGraph> compile_cuda(const Graph& g, const CompileOptions& options);       // cuda_backend.cpp
+
+namespace {
+
+//                     name         summary                                                  aot    passes compile
+const Backend kBackends[] = {
+    {"eager", "the reference interpreter on the captured graph (no compiler)", false, false, compile_eager},
+    {"aot_eager", "the reference interpreter on the decomposed graph (no compiler)", true, false, compile_aot_eager},
+    {"cpp", "decompositions, passes, C++ built by the system compiler (OpenBLAS GEMM)", true, true, compile_cpp},
+    {"cuda", "decompositions, passes, CUDA built by NVRTC, run through the driver", true, true, compile_cuda},
+};
+
+}  // namespace
+
+std::span<const Backend> backend_table() { return kBackends; }
+
+const Backend* find_backend(std::string_view name) {
+  for (const Backend& b : kBackends)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+
+std::string backend_choices() {
+  std::string s;
+  const size_t n = std::size(kBackends);
+  for (size_t k = 0; k < n; ++k) s += fmt::format("{}{}", k == 0 ? "" : k + 1 == n ? " or " : ", ", kBackends[k].name);
+  return s;
+}
+
+const Backend& backend_named(std::string_view name) {
+  if (const Backend* b = find_backend(name)) return *b;
+  throw UserError(fmt::format("unknown backend '{}' (expected {})", printable(name), backend_choices()));
+}
+
+bool passes_run(const CompileOptions& options) {
+  const Backend* b = find_backend(options.backend);
+  return options.run_passes && b && b->runs_passes;
+}
+
+}  // namespace reprokit
