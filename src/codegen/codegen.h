@@ -37,9 +37,30 @@ struct Access {
   Shape strides;
 };
 
+// What the renderings (C++ for the CPU, CUDA C++ for one thread block) differ in. The emitters read
+// these fields and never ask which target they write for (tinygrad's renderers do the same by
+// overriding fields); a third rendering is a third value (cpp_codegen.cpp).
+struct Target {
+  const char* name;
+  const char* math_ns;      // prefix of libm calls: "std::" on the CPU, CUDA's global overloads
+  const char* loop_header;  // fmt: {0} the variable, {1} the count
+  const char* kernel_end;   // after each kernel (CUDA: the block barrier)
+  bool openmp;              // loops carry OpenMP pragmas (parallel for, simd, simd reductions)
+  bool blas;                // matmul and conv2d call CBLAS; otherwise generated loops
+  bool fast_float_math;     // float math through the prelude's vectorisable helpers
+  // A failing kernel writes its message to err and returns 1; otherwise it raises a flag that
+  // indexes error_messages() (a device kernel cannot format text).
+  bool errors_as_text;
+  // Kernels are grouped into units compiled and cached on their own, reading a pointer list; the
+  // entry point calls them. Otherwise __device__ functions of one kernel read the buffer table,
+  // and kernel scratch is carved from the workspace instead of allocated.
+  bool separate_units;
+};
+extern const Target kCpuTarget, kCudaTarget;
+
 class Codegen {
  public:
-  Codegen(const Graph& g, const NodeInjections& inj, bool cuda);
+  Codegen(const Graph& g, const NodeInjections& inj, const Target& target);
   std::string run();  // CUDA: the whole source; CPU: the entry point (the kernels are in units())
   // CPU: the separately compiled functions (see CppSource).
   struct Unit {
@@ -53,8 +74,8 @@ class Codegen {
   // ---- the plan
   const Graph& g_;
   const NodeInjections& inj_;
-  const bool cuda_;
-  const std::string m_;  // math namespace: std:: on the CPU, CUDA's global overloads on the device
+  const Target& target_;
+  const std::string m_;  // the target's math namespace
   std::vector<std::vector<int>> users_;
   std::map<int, int64_t> group_of_;            // node -> fusion group (groups of two or more)
   std::map<int, std::vector<int>> group_last_;  // last node of a group -> its members in order
@@ -76,8 +97,8 @@ class Codegen {
   std::optional<Access> view_access(int id) const;
 
   // ---- kernel helpers (cpp_codegen.cpp)
-  // A loop over [0, n): OpenMP-parallel on the CPU when the work is worth it, vectorisable
-  // (`simd`) when asked; on CUDA, strided over the block's threads.
+  // A loop over [0, n) in the target's form: with OpenMP, parallel when the work is worth it and
+  // vectorisable (`simd`) when asked; on CUDA, strided over the block's threads.
   std::string loop(const char* var, int64_t n, int64_t work_per_item, bool simd = false) const;
   std::string end_kernel() const;
   std::string fail(const std::string& msg);  // a statement reporting msg and leaving the kernel
@@ -109,7 +130,7 @@ class Codegen {
   // ---- emit_linalg.cpp
   std::string matmul_kernel(int id);
   std::string conv2d_kernel(int id);
-  std::string conv2d_direct(int id);  // CUDA
+  std::string conv2d_direct(int id);  // without BLAS
 
   // ---- emit_window.cpp
   std::string pool_kernel(int id);

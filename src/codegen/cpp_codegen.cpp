@@ -93,8 +93,14 @@ std::optional<Shape> view_strides(const Shape& shape, const Shape& strides, cons
   return out;
 }
 
-Codegen::Codegen(const Graph& g, const NodeInjections& inj, bool cuda)
-    : g_(g), inj_(inj), cuda_(cuda), m_(cuda ? "" : "std::"), users_(compute_users(g)), outputs_(g.outputs.begin(), g.outputs.end()) {}
+//                                name    math     loop header                                                   kernel end
+const Target kCpuTarget{"cpp", "std::", "  for (int64_t {0} = 0; {0} < {1}; ++{0})", "",
+                        /*openmp=*/true, /*blas=*/true, /*fast_float_math=*/true, /*errors_as_text=*/true, /*separate_units=*/true};
+const Target kCudaTarget{"cuda", "", "  for (int64_t {0} = threadIdx.x; {0} < {1}; {0} += blockDim.x)", "  __syncthreads();\n",
+                         /*openmp=*/false, /*blas=*/false, /*fast_float_math=*/false, /*errors_as_text=*/false, /*separate_units=*/false};
+
+Codegen::Codegen(const Graph& g, const NodeInjections& inj, const Target& target)
+    : g_(g), inj_(inj), target_(target), m_(target.math_ns), users_(compute_users(g)), outputs_(g.outputs.begin(), g.outputs.end()) {}
 
 void Codegen::plan_groups() {
   std::map<int64_t, std::vector<int>> groups;
@@ -203,25 +209,26 @@ std::string Codegen::load(int v, const char* ct, const Shape& iter, const std::s
 }
 
 std::string Codegen::loop(const char* var, int64_t n, int64_t work_per_item, bool simd) const {
-  if (cuda_) return fmt::format("  for (int64_t {0} = threadIdx.x; {0} < {1}; {0} += blockDim.x)", var, n);
+  const std::string header = fmt::format(fmt::runtime(target_.loop_header), var, n);
+  if (!target_.openmp) return header;
   // Only loops worth about a millisecond go parallel: a fork/join on a busy core can cost a
   // whole scheduler time slice, which ruins small kernels (measured: 30x on attention).
   bool parallel = n * work_per_item >= (int64_t{1} << 21);
   std::string pragma = parallel ? (simd ? "  #pragma omp parallel for simd schedule(static)\n" : "  #pragma omp parallel for schedule(static)\n")
                                 : (simd ? "  #pragma omp simd\n" : "");
-  return pragma + fmt::format("  for (int64_t {0} = 0; {0} < {1}; ++{0})", var, n);
+  return pragma + header;
 }
 
-std::string Codegen::end_kernel() const { return cuda_ ? "  __syncthreads();\n" : ""; }
+std::string Codegen::end_kernel() const { return target_.kernel_end; }
 
 std::string Codegen::fail(const std::string& msg) {
-  if (!cuda_) return fmt::format("{{ rk_error(err, errlen, {}); return 1; }}", c_string_literal(msg));
+  if (target_.errors_as_text) return fmt::format("{{ rk_error(err, errlen, {}); return 1; }}", c_string_literal(msg));
   errors_.push_back(msg);
   return fmt::format("{{ rk_flag(err, {}); }}", errors_.size());
 }
 
 std::string Codegen::scratch(const std::string& name, const char* ct, int64_t count) {
-  if (!cuda_) return fmt::format("  std::vector<{0}> {1}_v({2}); {0}* {1} = {1}_v.data();\n", ct, name, std::max<int64_t>(count, 1));
+  if (target_.separate_units) return fmt::format("  std::vector<{0}> {1}_v({2}); {0}* {1} = {1}_v.data();\n", ct, name, std::max<int64_t>(count, 1));
   std::string s = fmt::format("  {0}* {1} = ({0}*)(ws + {2});\n", ct, name, workspace_bytes_);
   workspace_bytes_ += (std::max<int64_t>(count, 1) * 8 + 15) / 16 * 16;
   return s;
@@ -338,7 +345,7 @@ std::string Codegen::run() {
   int nk = 0, in_chunk = 0;
   auto flush = [&] {
     if (!in_chunk) return;
-    if (cuda_) {
+    if (!target_.separate_units) {
       kernels += fmt::format("__device__ __noinline__ void k{}(void* const* B, unsigned char* ws, int* err) {{\n{}  (void)B; (void)ws; (void)err;\n}}\n\n", nk,
                              chunk);
       calls += fmt::format("  k{}(B, ws, err);\n", nk);
@@ -356,13 +363,13 @@ std::string Codegen::run() {
   auto add_kernel = [&](const std::string& body) {
     std::string decls;
     for (int i : used_) {
-      const std::string source = cuda_ ? fmt::format("B[{}]", i) : fmt::format("P[{}]", chunk_args.size());
+      const std::string source = target_.separate_units ? fmt::format("P[{}]", chunk_args.size()) : fmt::format("B[{}]", i);
       // B[n + k] is the caller's output k (written by the copies below).
       const DType dt = g_.node(i < n ? i : g_.outputs[static_cast<size_t>(i - n)]).type.dtype;
       decls += fmt::format("    {0}* {1} = ({0}*){2};\n", storage_type(dt), local("b", i), source);
-      if (!cuda_) chunk_args.push_back(i);
+      if (target_.separate_units) chunk_args.push_back(i);
     }
-    const std::string kernel = "  {\n" + decls + body + "  }\n" + (cuda_ ? "  __syncthreads();\n" : "");
+    const std::string kernel = "  {\n" + decls + body + "  }\n" + end_kernel();
     chunk += kernel;
     used_.clear();
     local_.clear();
@@ -407,7 +414,7 @@ std::string Codegen::run() {
       "  for (int64_t k = 0; k < {3}; ++k) B[kDirectIds[k]] = outputs[kDirectPos[k]];\n"
       "  for (int64_t k = 0; k < {4}; ++k) B[kWorkspaceIds[k]] = (void*)(ws + kWorkspaceOffsets[k]);\n",
       g_.num_inputs(), n_out, n, direct.size(), placed.size());
-  if (cuda_) {
+  if (!target_.separate_units) {
     workspace_bytes_ += ws_bytes;  // kernel scratch was placed first; buffers follow it
     std::string shifted;
     for (auto& [i, off] : placed) shifted += fmt::format("{}, ", off + workspace_bytes_ - ws_bytes);
@@ -441,7 +448,7 @@ std::string Codegen::run() {
 }  // namespace codegen_detail
 
 CppSource render_cpp(const Graph& g, const NodeInjections& injections) {
-  codegen_detail::Codegen gen(g, injections, false);
+  codegen_detail::Codegen gen(g, injections, codegen_detail::kCpuTarget);
   CppSource out;
   const std::string prelude = template_text("cpp_prelude.h") + "\n";
   out.entry = gen.run();
@@ -456,7 +463,7 @@ std::string CppSource::text() const {
 }
 
 CudaSource render_cuda(const Graph& g, const NodeInjections& injections) {
-  codegen_detail::Codegen gen(g, injections, true);
+  codegen_detail::Codegen gen(g, injections, codegen_detail::kCudaTarget);
   CudaSource out;
   out.source = gen.run();
   out.workspace_bytes = gen.workspace_bytes();

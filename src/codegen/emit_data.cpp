@@ -56,11 +56,11 @@ std::string Codegen::index_kernel(int id) {
   std::string node = c_string_literal(fmt::format("node %{} = {}", n.name, op_name(n.op)));
   // A bad index is recorded and reported after the loop: a parallel loop cannot be left early.
   const std::string flag = local("rk_bad_", id), flag_raw = local("rk_bad_raw_", id);
-  std::string bad = cuda_ ? fail(fmt::format("node %{} = {}: an index is out of range for a dimension of size {}", n.name, op_name(n.op), bound))
+  std::string bad = !target_.errors_as_text ? fail(fmt::format("node %{} = {}: an index is out of range for a dimension of size {}", n.name, op_name(n.op), bound))
                                 .insert(1, " raw = 0; c = 0;")
                           : fmt::format("{{\n#pragma omp critical(rk_index)\n      if (!{0}) {0} = 1, {1} = raw;\n      continue;\n    }}", flag, flag_raw);
-  const std::string report = cuda_ ? "" : fmt::format("  if ({}) {{ rk_index_error(err, errlen, {}, {}, {}); return 1; }}\n", flag, node, flag_raw, bound);
-  std::string s = cuda_ ? "" : fmt::format("  int {} = 0; long long {} = 0;\n", flag, flag_raw);
+  const std::string report = !target_.errors_as_text ? "" : fmt::format("  if ({}) {{ rk_index_error(err, errlen, {}, {}, {}); return 1; }}\n", flag, node, flag_raw, bound);
+  std::string s = !target_.errors_as_text ? "" : fmt::format("  int {} = 0; long long {} = 0;\n", flag, flag_raw);
   Access xa = access(x);
   if (embedding) {
     int64_t rows = xt.shape[0], cols = xt.shape[1];

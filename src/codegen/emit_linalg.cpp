@@ -48,7 +48,7 @@ std::string Codegen::matmul_kernel(int id) {
     return index_of(bacc, Shape(shape.begin(), shape.end() - 2), batch, "bi");
   };
   Access aa = access(a), ba = access(b);
-  if (cuda_) {  // a generated loop: one output row per thread
+  if (!target_.blas) {  // a generated loop: one output row per thread
     std::string s = fmt::format("  {{\n  const int64_t M = {}, K = {}, N = {};\n", M, K, N);
     s += loop("bm", nb * M, N * K) + " {\n    const int64_t bi = bm / M, m = bm % M;\n";
     s += fmt::format("    const int64_t ao = {} + m * {}, bo = {};\n", batch_off(aa, as), aa.strides[aa.strides.size() - 2], batch_off(ba, bs));
@@ -144,7 +144,7 @@ std::string Codegen::conv2d_direct(int id) {
 
 
 std::string Codegen::conv2d_kernel(int id) {
-  if (cuda_) return conv2d_direct(id);
+  if (!target_.blas) return conv2d_direct(id);
   const Node& n = g_.node(id);
   int x = n.operands[0].value, w = n.operands[1].value;
   const Shape &xs = g_.node(x).type.shape, &ws = g_.node(w).type.shape, &os = n.type.shape;

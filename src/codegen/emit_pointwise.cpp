@@ -44,7 +44,7 @@ std::string Codegen::convert_expr(const std::string& x, DType from, DType to) {
   return fmt::format("({})({})", compute_type(to), x);
 }
 
-bool Codegen::fast_float_math(const char* ct) const { return !cuda_ && std::string(ct) == "float"; }
+bool Codegen::fast_float_math(const char* ct) const { return target_.fast_float_math && std::string(ct) == "float"; }
 
 std::string Codegen::pointwise_expr(int id, const Shape& iter, const std::string& flat) {
   const Node& n = g_.node(id);
@@ -152,7 +152,7 @@ std::string Codegen::pointwise_kernel(const std::vector<int>& ids) {
     s += fmt::format("    const int64_t r{} = {};\n", v, index_of(row, row_shape, outer, "r"));
     row_index_[v] = inner == 0 ? fmt::format("r{}", v) : inner == 1 ? fmt::format("r{} + j", v) : fmt::format("r{} + j * {}", v, inner);
   }
-  s += cuda_ ? "" : "    #pragma omp simd\n";
+  s += target_.openmp ? "    #pragma omp simd\n" : "";
   s += fmt::format("    for (int64_t j = 0; j < {}; ++j) {{\n      const int64_t i = r * {} + j;\n", last, last);
   s += pointwise_body(ids, iter, "i", "      ");
   row_index_.clear();
@@ -202,8 +202,8 @@ std::string Codegen::reduction_kernel(int id, const std::vector<int>& prologue) 
   else s += fmt::format("    {} acc = {};\n", act, init);
   // A plain sum over a contiguous row vectorises (reassociated, as PyTorch's own sum does); a
   // float max/min too, with NaN tracked on the side (a NaN anywhere makes the result NaN).
-  const bool vector_extremum = (n.op == Op::amax || n.op == Op::amin) && trailing && !cuda_ && is_floating(it);
-  if (n.op == Op::sum && trailing && !cuda_) s += "    #pragma omp simd reduction(+:acc)\n";
+  const bool vector_extremum = (n.op == Op::amax || n.op == Op::amin) && trailing && target_.openmp && is_floating(it);
+  if (n.op == Op::sum && trailing && target_.openmp) s += "    #pragma omp simd reduction(+:acc)\n";
   if (vector_extremum) s += fmt::format("    bool nan = false;\n    #pragma omp simd reduction({}:acc) reduction(|:nan)\n", n.op == Op::amax ? "max" : "min");
   s += fmt::format("    for (int64_t r = 0; r < {}; ++r) {{\n      const int64_t ii = {};\n", inner, idx);
   s += pointwise_body(prologue, in, "ii", "      ");
