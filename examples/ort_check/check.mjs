@@ -12,6 +12,13 @@
 //      error that is not an unsupported op or type ("ort_check: FAILED")
 //   3  the check cannot judge: bad invocation, missing or malformed inputs, onnxruntime-node not
 //      installed, reprokit not found, or `reprokit compare` refusing its input
+//
+//   node examples/ort_check/check.mjs --run MODEL.onnx INPUTS_DIR OUTPUTS_DIR
+//
+// runs the model on INPUTS_DIR/<input name>.npy and writes output k as OUTPUTS_DIR/out<k>.npy,
+// without judging them: reprokit's `onnxruntime` backend calls this. Exit 0: written; 1: ORT
+// could not load or run the model, kernels it lacks included ("ort_check: FAILED: ONNX Runtime
+// session creation: ..." or "... run: ..."); 3: bad invocation or input.
 // Environment: REPROKIT_EXE (the reprokit binary; default: `reprokit` on PATH), ORT_CHECK_OPT_LEVEL
 // (ORT's graph optimisation level: disabled, basic, extended, layout or all; default all).
 // ORT runs with one thread, so its results do not depend on the machine's core count.
@@ -23,6 +30,7 @@ import path from 'node:path';
 const EXIT_PASS = 0, EXIT_FAIL = 1, EXIT_CANNOT_JUDGE = 3;
 
 const USAGE = `usage: node check.mjs MODEL.onnx   (inputs in inputs/<input name>.npy beside MODEL)
+       node check.mjs --run MODEL.onnx INPUTS_DIR OUTPUTS_DIR   (ORT's outputs as OUTPUTS_DIR/out<k>.npy)
 exit 0: ONNX Runtime's outputs pass reprokit's accuracy rule, or ORT lacks a kernel ("unsupported");
 exit 1: they do not, or ORT fails; exit 3: cannot judge. See examples/ort_check/README.md.`;
 
@@ -135,11 +143,14 @@ function fileStem(name) {
 // input or output of that ONNX type (16: bfloat16).
 const UNSUPPORTED = /NOT_IMPLEMENTED|Could not find an implementation|^Unsupported data type: \d+$/;
 
+// --run: ORT's outputs are wanted, so a kernel it lacks is a failure like any other.
+let runMode = false;
+
 function ortError(stage, e) {
   let message = String((e && e.message) || e).replace(/\s+/g, ' ').trim().slice(0, 2000);
   const unsupported = UNSUPPORTED.test(message);
   if (message === 'Unsupported data type: 16') message += ' (bfloat16, which onnxruntime-node cannot pass)';
-  if (unsupported) return [EXIT_PASS, `ort_check: unsupported: ${stage}: ${message}`];
+  if (unsupported && !runMode) return [EXIT_PASS, `ort_check: unsupported: ${stage}: ${message}`];
   return [EXIT_FAIL, `ort_check: FAILED: ONNX Runtime ${stage}: ${message}`];
 }
 
@@ -151,13 +162,14 @@ function typeStr(type, shape) {
 
 async function main(argv) {
   if (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h')) return [EXIT_PASS, USAGE];
-  if (argv.length !== 1 || argv[0].startsWith('-'))
-    throw new CannotJudge(USAGE);
+  runMode = argv.length === 4 && argv[0] === '--run';
+  if (runMode) argv = argv.slice(1);
+  else if (argv.length !== 1 || argv[0].startsWith('-')) throw new CannotJudge(USAGE);
   const model = path.resolve(argv[0]);
   if (!model.endsWith('.onnx')) throw new CannotJudge(`${argv[0]}: expected an ONNX model (.onnx)`);
   if (!fs.existsSync(model)) throw new CannotJudge(`${argv[0]}: no such file`);
   if (os.endianness() !== 'LE') throw new CannotJudge('this check writes little-endian .npy files from memory: a little-endian machine is needed');
-  const inputsDir = path.join(path.dirname(model), 'inputs');
+  const inputsDir = runMode ? argv[1] : path.join(path.dirname(model), 'inputs');
 
   let ort;
   try {
@@ -207,6 +219,15 @@ async function main(argv) {
     results = await session.run(feeds);
   } catch (e) {
     return ortError('run', e);
+  }
+  if (runMode) {
+    session.outputNames.forEach((name, k) => {
+      const t = results[name];
+      const code = t && NPY_OF_ORT[t.type];
+      if (!code) throw new CannotJudge(`output '${name}' has ORT type ${t ? t.type : 'none'}, which cannot be written as .npy`);
+      fs.writeFileSync(path.join(argv[2], `out${k}.npy`), npyBytes(code, t.dims, t.data), { flag: 'wx' });
+    });
+    return [EXIT_PASS, `ort_check: ran: ${session.outputNames.length} output(s) written to ${argv[2]}`];
   }
 
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ort_check-'));

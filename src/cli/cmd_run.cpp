@@ -152,7 +152,8 @@ static CommandRegistration reg({
     "run",
     "reprokit run MODEL.rk|MODEL.onnx [--backend B] [--train] [--seed S] [--inputs DIR] [--save-outputs DIR] [--inject OP:KIND] [--inject-pass PASS:N] [--graph NAME] [--shape NAME:[d0,...]] [--samples N]",
     "run a model through the compile stack, under the harness (REPRO_* variables)",
-    "  --backend B         eager, aot_eager, cpp (default) or cuda\n"
+    "  --backend B         eager, aot_eager, cpp (default), cuda, or onnxruntime (ONNX Runtime under Node.js:\n"
+    "                      examples/ort_check; docs/ADDING_A_BACKEND.md)\n"
     "  --seed S            seed of the random inputs (default 0)\n"
     "  --inputs DIR        load DIR/<input name>.npy (random for any missing; an ONNX model's weights by default)\n"
     "  --save-outputs DIR  write DIR/<returned value name>.npy (and DIR/grad_<input name>.npy with --train);\n"

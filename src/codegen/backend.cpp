@@ -12,6 +12,7 @@ std::unique_ptr<CompiledGraph> compile_eager(const Graph& g, const CompileOption
 std::unique_ptr<CompiledGraph> compile_aot_eager(const Graph& g, const CompileOptions& options);  // interpreted_backend.cpp
 std::unique_ptr<CompiledGraph> compile_cpp(const Graph& g, const CompileOptions& options);        // cpp_backend.cpp
 std::unique_ptr<CompiledGraph> compile_cuda(const Graph& g, const CompileOptions& options);       // cuda_backend.cpp
+std::unique_ptr<CompiledGraph> compile_onnxruntime(const Graph& g, const CompileOptions& options);  // onnxruntime_backend.cpp
 
 namespace {
 
@@ -21,6 +22,7 @@ const Backend kBackends[] = {
     {"aot_eager", "the reference interpreter on the decomposed graph (no compiler)", true, false, compile_aot_eager},
     {"cpp", "decompositions, passes, C++ built by the system compiler (OpenBLAS GEMM)", true, true, compile_cpp},
     {"cuda", "decompositions, passes, CUDA built by NVRTC, run through the driver", true, true, compile_cuda},
+    {"onnxruntime", "the captured graph exported to ONNX and run by ONNX Runtime (CPU) under Node.js", false, false, compile_onnxruntime},
 };
 
 }  // namespace

@@ -6,7 +6,10 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "../codegen/backend_test_util.h"
 #include "../harness/cli_util.h"
+#include "reprokit/harness/repro_file.h"
+#include "reprokit/support/errors.h"
 #include "../onnx/onnx_test_util.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/minifier/check_oracle.h"
@@ -323,4 +326,74 @@ TEST(OrtCheck, BadInputsAndInvocationsAreNotJudged) {
   auto no_model = run_check(node, root / "c" / "nothing.onnx");
   EXPECT_EQ(no_model.exit_code, 3);
   EXPECT_NE(no_model.err.find("nothing.onnx: no such file"), std::string::npos) << no_model.err;
+}
+
+// ---- the onnxruntime backend (src/codegen/onnxruntime_backend.cpp): ORT behind compile_graph ----
+
+namespace {
+
+CompileOptions ort_options() {
+  CompileOptions o;
+  o.backend = "onnxruntime";
+  return o;
+}
+
+// x * sigmoid(x) in float64: ORT's QuickGeluFusion makes a contrib op with only a float32 kernel,
+// and the session cannot be created (docs/FOUND_BUGS.md, ort_quickgelu_f64).
+const char* kF64Block = R"(graph block(%x: f64[4, 16], %w: f64[16, 16], %b: f64[16]) {
+  %h = matmul(%x, %w)
+  %hb = add(%h, %b)
+  %s = silu(%hb)
+  %n = layer_norm(%s, [16])
+  %t = tanh(%n)
+  %o = add(%t, %x)
+  return %o
+}
+)";
+
+}  // namespace
+
+TEST(OnnxruntimeBackend, RunsTheExamplesAndMatchesTheReference) {
+  REQUIRE_NODE_WITH_ORT(node);
+  for (const char* name : {"mlp", "attention"}) {
+    SCOPED_TRACE(name);
+    EXPECT_LT(max_error_vs_f64(load_module_file(example(name)).entry(), ort_options()), 1e-5);
+  }
+}
+
+TEST(OnnxruntimeBackend, ASessionOrtCannotCreateIsACompileError) {
+  REQUIRE_NODE_WITH_ORT(node);
+  const Graph g = parse_module(kF64Block).entry();
+  try {
+    compile_graph(g, ort_options())->run(generate_inputs(g, 1));
+    FAIL() << "ONNX Runtime ran the float64 silu";
+  } catch (const CompileFailure& e) {
+    EXPECT_EQ(e.kind, FailureKind::compile_error);
+    EXPECT_NE(std::string(e.what()).find("QuickGelu"), std::string::npos) << e.what();
+  }
+}
+
+TEST(OnnxruntimeBackend, InjectionsAreRefused) {
+  CompileOptions o = ort_options();
+  o.injections.push_back(parse_fault_injection("gelu:crash"));
+  EXPECT_THROW(compile_graph(load_module_file(example("mlp")).entry(), o), UserError);
+}
+
+// The harness records ORT's failure and the minifier shrinks it like one of reprokit's own: the
+// repro is the one op ORT mis-compiles, on one element.
+TEST(OnnxruntimeBackend, TheMinifierShrinksARealOrtBugToOneOp) {
+  REQUIRE_NODE_WITH_ORT(node);
+  auto dir = fresh_dir("ort_backend_minify");
+  write_text(dir / "block.rk", kF64Block);
+  auto run = reprokit_cli({"run", "block.rk", "--backend", "onnxruntime"}, dir, {{"REPRO_AFTER", "dynamo"}, {"REPRO_DIR", "out"}});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_NE(run.err.find("compile_error in stage dynamo of graph block (onnxruntime backend)"), std::string::npos) << run.err;
+  auto bundles = bundles_in(dir / "out");
+  ASSERT_EQ(bundles.size(), 1u);
+  auto minify = reprokit_cli({"minify", bundles[0].string()}, dir);
+  ASSERT_EQ(minify.exit_code, 0) << minify.err;
+  const Graph repro = load_repro_file((bundles[0] / "repro.rk").string()).graph;
+  ASSERT_EQ(repro.num_ops(), 1) << print_graph(repro);
+  EXPECT_EQ(repro.node(repro.outputs[0]).op, Op::silu);
+  EXPECT_EQ(repro.node(0).type.numel(), 1);
 }
