@@ -3,12 +3,14 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "reprokit/codegen/backend.h"
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/codegen/pass_manager.h"
 #include "reprokit/harness/bundle.h"
@@ -98,8 +100,13 @@ class Bisector {
     std::vector<Stage> stages = {{"eager (reference interpreter)", {"eager", true, "", "", -1, train ? 0 : -1}},
                                  {"aot_eager (decompositions, reference interpreter)", {"aot_eager", true, "", "", -1, train ? 0 : -1}}};
     if (train) stages.push_back({"aot_eager with autodiff and partitioning", {"aot_eager", true, "", "", -1, 1}});
-    stages.push_back({backend + " with no passes (lowering + codegen)", {backend, false, "", "", -1, -1}});
-    stages.push_back({backend + " with passes", {backend, true, "", "", -1, -1}});
+    const Backend& compiler = backend_named(backend);
+    if (compiler.runs_passes) {
+      stages.push_back({backend + " with no passes (lowering + codegen)", {backend, false, "", "", -1, -1}});
+      stages.push_back({backend + " with passes", {backend, true, "", "", -1, -1}});
+    } else if (std::none_of(stages.begin(), stages.end(), [&](const Stage& st) { return st.step.backend == backend; })) {  // not a baseline
+      stages.push_back({fmt::format("{} ({})", backend, compiler.summary), {backend, true, "", "", -1, -1}});
+    }
     fmt::print("stage search:\n");
     std::string failing_stage;
     for (auto& s : stages)
@@ -112,8 +119,9 @@ class Bisector {
       fmt::print("bisect: no stage fails: the bundle's failure does not reproduce.\n");
       return finish(result, 1);
     }
-    if (failing_stage != stages.back().name) {
-      fmt::print("bisect: the failure appears at stage \"{}\": it is not caused by any compiler pass.\n", failing_stage);
+    if (failing_stage != stages.back().name || !compiler.runs_passes) {
+      fmt::print("bisect: the failure appears at stage \"{}\": it is not caused by any {}.\n", failing_stage,
+                 compiler.runs_passes ? "compiler pass" : "of reprokit's passes (the backend runs none)");
       result["pass"] = nullptr;
       return finish(result, 0);
     }

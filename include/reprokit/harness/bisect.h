@@ -13,7 +13,7 @@ namespace reprokit {
 // One try: the bundle's spec with these changes (backend, passes on/off, one pass disabled, a
 // rewrite limit). Serialised into the hidden `reprokit bisect-step` command line.
 struct BisectStep {
-  std::string backend;              // eager, aot_eager, cpp
+  std::string backend;              // a row of the backend table
   bool run_passes = true;
   std::string disabled_pass;        // empty: none
   std::string limited_pass;         // empty: none
