@@ -7,18 +7,9 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 
@@ -34,6 +25,7 @@
 #include "reprokit/onnx/onnx_tensor.h"
 #include "reprokit/runtime/interpreter.h"
 #include "reprokit/support/files.h"
+#include "reprokit/process/isolated_call.h"
 
 namespace reprokit {
 
@@ -496,99 +488,44 @@ void Importer::bind_inputs() {
 
 namespace {
 
-bool write_all(int fd, const std::string& s) {
-  size_t off = 0;
-  while (off < s.size()) {
-    ssize_t n = ::write(fd, s.data() + off, s.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    off += static_cast<size_t>(n);
-  }
-  return true;
-}
-
 // ONNX's checker and shape inference, run in a child process: they are ONNX's code, not hardened
 // against hostile models (an out-of-range attribute crashes some inference functions, a huge
 // shape input makes them build huge shapes). Returns "OK" + the inferred value types (a
 // serialized GraphProto of value_info and outputs), "EC" + the checker's message or "EI" + shape
 // inference's; UserError when the child crashes, runs out of time or memory.
 std::string check_and_infer_isolated(const onnx::ModelProto& model, const std::string& file) {
-  auto work = [&]() -> std::string {
-    char stage = 'C';
-    try {
-      onnx::checker::check_model(model);
-      stage = 'I';
-      onnx::ModelProto m = model;
-      onnx::shape_inference::InferShapes(m);
-      onnx::GraphProto types;
-      for (const auto& vi : m.graph().value_info()) *types.add_value_info() = vi;
-      for (const auto& vi : m.graph().output()) *types.add_output() = vi;
-      return "OK" + types.SerializeAsString();
-    } catch (const std::exception& e) {
-      return std::string("E") + stage + e.what();
-    }
-  };
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return work();  // no child: run here
-  // Room for the child's own allocations beyond what this process already maps.
-  long vm_pages = 0;
-  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
-    if (std::fscanf(f, "%ld", &vm_pages) != 1) vm_pages = 0;
-    std::fclose(f);
-  }
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return work();
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (vm_pages > 0) {
-      rlim_t limit = static_cast<rlim_t>(vm_pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE)) + (rlim_t{4} << 30);
-      rlimit rl{limit, limit};
-      ::setrlimit(RLIMIT_AS, &rl);
-    }
-    std::string out;
-    try {
-      out = work();
-    } catch (...) {
-      out = "EIout of memory";
-    }
-    write_all(fds[1], out);
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  std::string out;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  bool timed_out = false;
-  char buf[65536];
-  for (;;) {
-    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count());
-    if (left <= 0) {
-      timed_out = true;
+  IsolatedLimits limits;  // 60 s, and 4 GiB beyond what this process maps
+  IsolatedResult r = run_isolated(
+      [&]() -> std::string {
+        char stage = 'C';
+        try {
+          onnx::checker::check_model(model);
+          stage = 'I';
+          onnx::ModelProto m = model;
+          onnx::shape_inference::InferShapes(m);
+          onnx::GraphProto types;
+          for (const auto& vi : m.graph().value_info()) *types.add_value_info() = vi;
+          for (const auto& vi : m.graph().output()) *types.add_output() = vi;
+          return "OK" + types.SerializeAsString();
+        } catch (const std::bad_alloc&) {
+          return "EIout of memory";
+        } catch (const std::exception& e) {
+          return std::string("E") + stage + e.what();
+        }
+      },
+      limits);
+  switch (r.end) {
+    case IsolatedResult::End::returned:
+      if (r.value.size() >= 2) return r.value;
       break;
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    int r = ::poll(&p, 1, left);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) continue;
-    ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
+    case IsolatedResult::End::timed_out:
+      throw UserError(fmt::format("{}: ONNX's checker and shape inference did not finish in {:g} s on this model", file, limits.timeout_s));
+    case IsolatedResult::End::crashed:
+      throw UserError(fmt::format("{}: ONNX's checker or shape inference crashed on this model (signal {}): the model is malformed", file, r.signal));
+    case IsolatedResult::End::no_result:
+      break;
   }
-  ::close(fds[0]);
-  if (timed_out) ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (timed_out) throw UserError(fmt::format("{}: ONNX's checker and shape inference did not finish in 60 s on this model", file));
-  if (WIFSIGNALED(status))
-    throw UserError(fmt::format("{}: ONNX's checker or shape inference crashed on this model (signal {}): the model is malformed", file, WTERMSIG(status)));
-  if (out.size() < 2) throw UserError(fmt::format("{}: ONNX's checker and shape inference ended without a result", file));
-  return out;
+  throw UserError(fmt::format("{}: ONNX's checker and shape inference ended without a result (out of memory?)", file));
 }
 
 bool is_external(const onnx::TensorProto& t) { return t.data_location() == onnx::TensorProto::EXTERNAL || t.external_data_size() > 0; }

@@ -3,6 +3,8 @@
 // memory limit; Asio drains stdout and stderr while the child runs and times it out.
 #include "reprokit/process/subprocess.h"
 
+#include "child_registry.h"
+
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -590,6 +592,27 @@ int stop_adopted_orphans_locked() {
   return stopped;
 }
 }  // namespace
+
+namespace process_detail {
+
+std::unique_lock<std::mutex> lock_spawning() { return std::unique_lock<std::mutex>(g_spawn_mutex); }
+
+void wait_for_the_end_if_terminating() {
+  if (g_terminating.load()) wait_for_the_end();
+}
+
+void register_started(pid_t pid) {
+  register_child(pid);
+  // As in Started: either the handler saw this child, or this thread sees the flag.
+  if (g_terminating.load()) {
+    ::kill(-pid, SIGTERM);
+    wait_for_the_end();
+  }
+}
+
+void unregister_started(pid_t pid) { unregister_child(pid); }
+
+}  // namespace process_detail
 
 void kill_all_children() {
   pid_t groups[kMaxChildren];
