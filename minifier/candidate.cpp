@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "reprokit/codegen/pass_manager.h"
+#include "reprokit/codegen/passes/pass_manager.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/graph_utils.h"
 #include "reprokit/ir/json_format.h"

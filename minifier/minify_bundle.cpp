@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "reprokit/codegen/backend.h"
-#include "reprokit/codegen/pass_manager.h"
+#include "reprokit/codegen/passes/pass_manager.h"
 #include "reprokit/harness/child_run.h"
 #include "reprokit/harness/repro_file.h"
 #include "reprokit/support/errors.h"

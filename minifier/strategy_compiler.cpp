@@ -2,7 +2,7 @@
 // rewrites (the budget bisect uses: CompileOptions::pass_limits), with which the failure stays.
 // The repro's spec records the result, so `reprokit repro` runs exactly that configuration.
 #include "reprokit/codegen/compiler.h"
-#include "reprokit/codegen/pass_manager.h"
+#include "reprokit/codegen/passes/pass_manager.h"
 #include "strategy_list.h"
 
 namespace reprokit {

@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reprokit/codegen/backend.h"
-#include "reprokit/codegen/pass_manager.h"
+#include "reprokit/codegen/passes/pass_manager.h"
 #include "reprokit/harness/bundle.h"
 #include "reprokit/harness/failure.h"
 #include "reprokit/harness/repro_file.h"

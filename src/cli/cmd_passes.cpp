@@ -2,7 +2,7 @@
 #include <fmt/core.h>
 
 #include "command.h"
-#include "reprokit/codegen/pass_manager.h"
+#include "reprokit/codegen/passes/pass_manager.h"
 
 namespace reprokit::cli {
 

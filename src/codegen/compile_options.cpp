@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "reprokit/codegen/pass_manager.h"
+#include "reprokit/codegen/passes/pass_manager.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/names.h"
 

@@ -2,7 +2,7 @@
 #include "reprokit/codegen/lowering.h"
 
 #include "reprokit/aot/decompose.h"
-#include "reprokit/codegen/pass_manager.h"
+#include "reprokit/codegen/passes/pass_manager.h"
 
 namespace reprokit {
 

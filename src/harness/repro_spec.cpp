@@ -10,7 +10,7 @@
 
 #include "reprokit/codegen/backend.h"
 #include "reprokit/codegen/compiler.h"
-#include "reprokit/codegen/pass_manager.h"
+#include "reprokit/codegen/passes/pass_manager.h"
 #include "reprokit/harness/accuracy.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/names.h"

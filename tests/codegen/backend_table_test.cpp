@@ -4,7 +4,7 @@
 
 #include "backend_test_util.h"
 #include "reprokit/codegen/backend.h"
-#include "reprokit/codegen/pass_manager.h"
+#include "reprokit/codegen/passes/pass_manager.h"
 #include "reprokit/support/errors.h"
 
 using namespace reprokit;

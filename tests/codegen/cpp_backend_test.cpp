@@ -7,7 +7,7 @@
 
 #include "../ir/all_ops.h"
 #include "backend_test_util.h"
-#include "reprokit/codegen/pass_manager.h"
+#include "reprokit/codegen/passes/pass_manager.h"
 
 using namespace reprokit;
 using namespace reprokit::testing;

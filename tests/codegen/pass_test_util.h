@@ -1,6 +1,6 @@
 // Runs one pass on a graph literal with a rewrite budget, for the per-pass tests.
 #pragma once
-#include "reprokit/codegen/pass_manager.h"
+#include "reprokit/codegen/passes/pass_manager.h"
 #include "reprokit/ir/text_format.h"
 
 namespace reprokit::testing {

@@ -11,7 +11,7 @@
 #include "../harness/cli_util.h"
 #include "reprokit/harness/repro_file.h"
 #include "reprokit/ir/verifier.h"
-#include "reprokit/codegen/pass_manager.h"
+#include "reprokit/codegen/passes/pass_manager.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/minifier/strategies.h"

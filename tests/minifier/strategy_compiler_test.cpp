@@ -5,7 +5,7 @@
 #include "fake_oracle.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/codegen/compiler.h"
-#include "reprokit/codegen/pass_manager.h"
+#include "reprokit/codegen/passes/pass_manager.h"
 #include "reprokit/minifier/minify_bundle.h"
 #include "reprokit/minifier/reducer.h"
 

@@ -1,7 +1,7 @@
 // The compiler passes, one free function each (registered in pass_manager.cpp's table). Each asks
 // its RewriteBudget before every rewrite and makes the injected rewrite produce a wrong value.
 #pragma once
-#include "reprokit/codegen/pass_manager.h"
+#include "reprokit/codegen/passes/pass_manager.h"
 
 namespace reprokit {
 

@@ -1,6 +1,6 @@
 // The pass table (pipeline order) and the pass manager: limits, injections, verification after
 // each pass, and a Halide-style log line per pass.
-#include "reprokit/codegen/pass_manager.h"
+#include "reprokit/codegen/passes/pass_manager.h"
 
 #include <fmt/core.h>
 
