@@ -5,13 +5,13 @@ include(CMakePackageConfigHelpers)
 
 add_library(reprokit_all INTERFACE)
 set_target_properties(reprokit_all PROPERTIES EXPORT_NAME reprokit)
-target_link_libraries(reprokit_all INTERFACE rk_harness rk_codegen rk_aot rk_onnx rk_runtime rk_ir rk_process rk_support)
+target_link_libraries(reprokit_all INTERFACE rk_capture rk_harness rk_codegen rk_aot rk_onnx rk_runtime rk_ir rk_process rk_support)
 # A sanitized build's libraries need the sanitizer runtimes wherever they are linked.
 if(REPROKIT_SANITIZE)
   target_link_options(reprokit_all INTERFACE -fsanitize=address,undefined)
 endif()
 
-install(TARGETS rk_support rk_ir rk_runtime rk_onnx rk_aot rk_codegen rk_process rk_harness rk_minifier reprokit_all
+install(TARGETS rk_support rk_ir rk_runtime rk_onnx rk_aot rk_codegen rk_process rk_harness rk_capture rk_minifier reprokit_all
         EXPORT reprokitTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -1,4 +1,4 @@
-// The C++ tensor API and reprokit::compile (see capture/api.h).
+// The C++ tensor API and reprokit::compile (see reprokit/capture/api.h).
 #include "reprokit/capture/api.h"
 
 #include <fmt/core.h>

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "cli_util.h"
+#include "../harness/cli_util.h"
 #include "reprokit/capture/api.h"
 #include "reprokit/support/errors.h"
 
