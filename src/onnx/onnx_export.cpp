@@ -432,239 +432,293 @@ class Exporter {
     return gather_taps(shares, f);
   }
 
-  Val export_node(int id) {
-    const Node& n = g_.node(id);
-    base_ = n.name;
-    const DType od = n.type.dtype;
-    switch (n.op) {
-      case Op::input: throw InternalError("input in the body");
-      // ---- unary
-      case Op::neg: return unary("Neg", in(n, 0), od);
-      case Op::abs: return unary("Abs", in(n, 0), od);
-      case Op::exp: return unary("Exp", in(n, 0), od);
-      case Op::log: return unary("Log", in(n, 0), od);
-      case Op::sqrt: return unary("Sqrt", in(n, 0), od);
-      case Op::rsqrt: return unary("Reciprocal", unary("Sqrt", in(n, 0), od), od);
-      case Op::reciprocal: return unary("Reciprocal", in(n, 0), od);
-      case Op::sin: return unary("Sin", in(n, 0), od);
-      case Op::cos: return unary("Cos", in(n, 0), od);
-      case Op::tanh: return unary("Tanh", in(n, 0), od);
-      case Op::relu: return unary("Relu", in(n, 0), od);
-      case Op::erf: return unary("Erf", in(n, 0), od);
-      case Op::sigmoid: return unary("Sigmoid", in(n, 0), od);
-      case Op::silu: {  // x * sigmoid(x), in f32 for f16/bf16 as reprokit's decomposition
-        DType e = is_floating(od) && dtype_size(od) == 2 ? DType::f32 : od;
-        Val x = cast(in(n, 0), e);
-        return binary("Mul", x, unary("Sigmoid", x, e));
-      }
-      case Op::gelu: {
-        DType e = dtype_size(od) == 2 ? DType::f32 : od;
-        return gelu(in(n, 0), attr(n, "approximate").as_string() == "tanh", e);
-      }
-      // ---- binary
-      case Op::add: case Op::sub: case Op::mul: case Op::div: case Op::pow: case Op::maximum: case Op::minimum:
-      case Op::eq: case Op::ne: case Op::lt: case Op::le: case Op::gt: case Op::ge: {
-        std::vector<DType> dts;
-        for (const auto& o : n.operands) dts.push_back(o.is_value() ? g_.node(o.value).type.dtype : DType::f64);
-        const DType cd = compute_dtype(n, dts);
-        std::string op_type;
-        switch (n.op) {
-          case Op::add: op_type = "Add"; break;
-          case Op::sub: op_type = "Sub"; break;
-          case Op::mul: op_type = "Mul"; break;
-          case Op::div: op_type = "Div"; break;
-          case Op::pow: op_type = "Pow"; break;
-          case Op::maximum: op_type = "Max"; break;
-          case Op::minimum: op_type = "Min"; break;
-          case Op::eq: case Op::ne: op_type = "Equal"; break;
-          case Op::lt: op_type = "Less"; break;
-          case Op::le: op_type = "LessOrEqual"; break;
-          case Op::gt: op_type = "Greater"; break;
-          case Op::ge: op_type = "GreaterOrEqual"; break;
-          default: throw InternalError("not a binary op");
-        }
-        DType e = exec(op_type, cd);
-        const bool cmp = is_comparison(n.op);
-        Val y = node(op_type, {operand(n, 0, e), operand(n, 1, e)}, cmp ? DType::boolean : e);
-        if (n.op == Op::ne) y = node("Not", {y.name}, DType::boolean);
-        return y;
-      }
-      case Op::where: {
-        DType e = exec("Where", od, 1);
-        return node("Where", {operand(n, 0, DType::boolean), operand(n, 1, e), operand(n, 2, e)}, e);
-      }
-      case Op::to: return in(n, 0).dtype == od ? node("Identity", {in(n, 0).name}, od) : cast(in(n, 0), od);
-      case Op::clone: case Op::contiguous: return node("Identity", {in(n, 0).name}, in(n, 0).dtype);
-      // ---- reductions
-      case Op::sum: case Op::amax: case Op::amin: case Op::mean: {
-        const TensorType& xt = type(n, 0);
-        std::vector<int64_t> dims = reduction_dims(n, xt.rank());
-        const bool keep = attr_bool(n, "keepdim");
-        Val x = cast(in(n, 0), od);
-        if (dims.empty()) return node("Identity", {x.name}, od);
-        const char* op_type = n.op == Op::sum ? "ReduceSum" : n.op == Op::amax ? "ReduceMax" : n.op == Op::amin ? "ReduceMin" : "ReduceMean";
-        return reduce(op_type, x, dims, keep, n.op == Op::sum);
-      }
-      case Op::var: {
-        const TensorType& xt = type(n, 0);
-        std::vector<int64_t> dims = reduction_dims(n, xt.rank());
-        const bool keep = attr_bool(n, "keepdim");
-        DType e = dtype_size(od) == 2 ? DType::f32 : od;
-        Val x = cast(in(n, 0), e);
-        if (dims.empty()) {
-          // Reduces nothing: every element is its own mean, so the variance is 0/(1 - correction).
-          double denom = std::max(1.0 - static_cast<double>(attr_int(n, "correction")), 0.0);
-          Val d = binary("Sub", x, x);
-          return binary("Div", d, lit(denom, e));
-        }
-        Val m = reduce("ReduceMean", x, dims, true, false);
-        Val d = binary("Sub", x, m);
-        Val s = reduce("ReduceSum", binary("Mul", d, d), dims, keep, true);
-        double count = static_cast<double>(reduction_count(xt.shape, dims));
-        return binary("Div", s, lit(std::max(count - static_cast<double>(attr_int(n, "correction")), 0.0), e));
-      }
-      case Op::argmax: {
-        const TensorType& xt = type(n, 0);
-        Val x = in(n, 0);
-        DType e = exec("ArgMax", x.dtype);
-        x = cast(x, e);
-        if (!attr_opt(n, "dim")) {
-          Val flat = node("Reshape", {x.name, ints({-1})}, e);
-          Val y = node("ArgMax", {flat.name}, DType::i64, {a_int("axis", 0), a_int("keepdims", 0)});
-          if (n.type.shape.empty()) return y;
-          return reshape(y.name, n.type.shape, DType::i64);
-        }
-        int64_t dim = normalize_dim(attr_int(n, "dim"), xt.rank());
-        if (xt.rank() == 0) return node("Reshape", {node("ArgMax", {node("Reshape", {x.name, ints({1})}, e).name}, DType::i64,
-                                                          {a_int("axis", 0), a_int("keepdims", 0)}).name, ints(n.type.shape)}, DType::i64);
-        return node("ArgMax", {x.name}, DType::i64, {a_int("axis", dim), a_int("keepdims", attr_bool(n, "keepdim"))});
-      }
-      // ---- normalization
-      case Op::softmax: case Op::log_softmax: {
-        const TensorType& xt = type(n, 0);
-        int64_t dim = normalize_dim(attr_int(n, "dim"), xt.rank());
-        const char* op_type = n.op == Op::softmax ? "Softmax" : "LogSoftmax";
-        DType e = exec(op_type, od);
-        if (xt.rank() == 0) {  // a softmax over one element
-          Val x1 = node("Reshape", {cast(in(n, 0), e).name, ints({1})}, e);
-          return node("Reshape", {node(op_type, {x1.name}, e, {a_int("axis", 0)}).name, ints({})}, e);
-        }
-        return node(op_type, {cast(in(n, 0), e).name}, e, {a_int("axis", dim)});
-      }
-      case Op::layer_norm: {
-        auto ns = attr_ints(n, "normalized_shape");
-        DType e = exec("LayerNormalization", od);
-        std::string scale = n.operands.size() > 1 ? operand(n, 1, e) : initializer(Tensor::from_doubles(e, ns, std::vector<double>(static_cast<size_t>(numel(ns)), 1.0)));
-        std::vector<std::string> ins{cast(in(n, 0), e).name, scale};
-        if (n.operands.size() > 2) ins.push_back(operand(n, 2, e));
-        return node("LayerNormalization", ins, e, {a_int("axis", -static_cast<int64_t>(ns.size())), a_float("epsilon", attr_float(n, "eps"))});
-      }
-      // ---- linear algebra
-      case Op::matmul: {
-        DType e = exec("MatMul", od);
-        return node("MatMul", {operand(n, 0, e), operand(n, 1, e)}, e);
-      }
-      case Op::linear: {
-        const TensorType& xt = type(n, 0);
-        const TensorType& wt = type(n, 1);
-        DType e = exec("Gemm", od);
-        std::vector<std::string> ins{cast(in(n, 0), e).name, operand(n, 1, e)};
-        if (n.operands.size() > 2) ins.push_back(operand(n, 2, e));
-        if (xt.rank() == 2) return node("Gemm", ins, e, {a_int("transB", 1)});
-        int64_t rows = 1;  // the leading dims as one: explicit, since -1 cannot be inferred beside a 0
-        for (int64_t d = 0; d + 1 < xt.rank(); ++d) rows *= xt.shape[static_cast<size_t>(d)];
-        ins[0] = reshape(ins[0], {rows, wt.shape[1]}, e).name;
-        Val y = node("Gemm", ins, e, {a_int("transB", 1)});
-        return reshape(y.name, n.type.shape, e);
-      }
-      case Op::batch_norm: {  // ONNX: X, scale, B, mean, var
-        DType e = dtype_size(od) == 2 ? DType::f32 : od;
-        const int64_t ch = n.type.shape[1];
-        std::string w = n.operands.size() > 3 ? operand(n, 3, e) : initializer(Tensor::from_doubles(e, {ch}, std::vector<double>(static_cast<size_t>(ch), 1.0)));
-        std::string b = n.operands.size() > 4 ? operand(n, 4, e) : initializer(Tensor::from_doubles(e, {ch}, std::vector<double>(static_cast<size_t>(ch), 0.0)));
-        return node("BatchNormalization", {operand(n, 0, e), w, b, operand(n, 1, e), operand(n, 2, e)}, e, {a_float("epsilon", attr_float(n, "eps"))});
-      }
-      // ---- convolution and pooling
-      case Op::conv2d: {
-        DType e = exec("Conv", od);
-        const Shape& ws = type(n, 1).shape;
-        const Window2d w = window_of(n, &ws[2]);
-        std::vector<std::string> ins{operand(n, 0, e), operand(n, 1, e)};
-        if (n.operands.size() > 2) ins.push_back(operand(n, 2, e));
-        return node("Conv", ins, e,
-                    {a_ints("kernel_shape", {ws[2], ws[3]}), a_ints("strides", {w.stride[0], w.stride[1]}), a_ints("dilations", {w.dilation[0], w.dilation[1]}),
-                     a_ints("pads", {w.padding[0], w.padding[1], w.padding[0], w.padding[1]}), a_int("group", attr_int(n, "groups"))});
-      }
-      case Op::max_pool2d: return max_pool(n, od);
-      case Op::avg_pool2d: return avg_pool(n, od);
-      case Op::adaptive_avg_pool2d: return adaptive_avg_pool(n, od);
-      case Op::max_pool2d_backward: return max_pool_backward(n, od);
-      case Op::avg_pool2d_backward: return avg_pool_backward(n, od);
-      case Op::clamp: {
-        DType e = exec("Clip", od);
-        std::vector<std::string> ins{operand(n, 0, e)};
-        auto lo = attr_opt(n, "min"), hi = attr_opt(n, "max");
-        ins.push_back(lo ? scalar(*lo, e) : "");
-        if (hi) ins.push_back(scalar(*hi, e));
-        return node("Clip", ins, e);
-      }
-      // ---- shape
-      case Op::reshape: return reshape(in(n, 0).name, n.type.shape, in(n, 0).dtype);
-      case Op::permute: case Op::transpose:
-        // A 0-d tensor is its own transpose; ONNX's checker refuses a Transpose with an empty perm.
-        if (type(n, 0).rank() == 0) return node("Identity", {in(n, 0).name}, in(n, 0).dtype);
-        return node("Transpose", {in(n, 0).name}, in(n, 0).dtype, {a_ints("perm", permutation(n, type(n, 0).rank()))});
-      case Op::expand: return node("Expand", {in(n, 0).name, ints(n.type.shape)}, in(n, 0).dtype);
-      case Op::slice: {
-        SliceBounds b = slice_bounds(n, type(n, 0).shape);
-        int64_t end = b.length > 0 ? b.start + (b.length - 1) * b.step + 1 : b.start;
-        return node("Slice", {in(n, 0).name, ints({b.start}), ints({end}), ints({b.dim}), ints({b.step})}, in(n, 0).dtype);
-      }
-      case Op::cat: {
-        std::vector<std::string> ins;
-        for (size_t k = 0; k < n.operands.size(); ++k) ins.push_back(operand(n, k, od));
-        return node("Concat", ins, od, {a_int("axis", normalize_dim(attr_int(n, "dim"), type(n, 0).rank()))});
-      }
-      case Op::squeeze: {
-        const TensorType& xt = type(n, 0);
-        if (xt.shape == n.type.shape) return node("Identity", {in(n, 0).name}, in(n, 0).dtype);
-        return node("Squeeze", {in(n, 0).name, ints({normalize_dim(attr_int(n, "dim"), xt.rank())})}, in(n, 0).dtype);
-      }
-      case Op::pad: {  // ONNX's pads: every dim's begin, then every dim's end
-        const int64_t r = type(n, 0).rank();
-        if (r == 0) return node("Identity", {in(n, 0).name}, in(n, 0).dtype);  // no dim to pad; ONNX Runtime refuses a rank-0 Pad
-        auto amounts = pad_amounts(n, r);
-        std::vector<int64_t> pads(static_cast<size_t>(2 * r));
-        for (int64_t d = 0; d < r; ++d) {
-          pads[static_cast<size_t>(d)] = amounts[static_cast<size_t>(d)].first;
-          pads[static_cast<size_t>(d + r)] = amounts[static_cast<size_t>(d)].second;
-        }
-        DType e = exec("Pad", od);
-        return node("Pad", {operand(n, 0, e), ints(pads), scalar(attr(n, "value"), e)}, e, {});
-      }
-      case Op::unsqueeze: {
-        const TensorType& xt = type(n, 0);
-        return node("Unsqueeze", {in(n, 0).name, ints({normalize_dim(attr_int(n, "dim"), xt.rank() + 1)})}, in(n, 0).dtype);
-      }
-      // ---- indexing
-      case Op::embedding: return node("Gather", {in(n, 0).name, in(n, 1).name}, in(n, 0).dtype, {a_int("axis", 0)});
-      case Op::gather:
-        // Of a 0-d tensor every index is 0: the value, broadcast to the index's shape (GatherElements needs rank >= 1).
-        if (type(n, 0).rank() == 0) return node("Expand", {in(n, 0).name, ints(n.type.shape)}, in(n, 0).dtype);
-        return node("GatherElements", {in(n, 0).name, in(n, 1).name}, in(n, 0).dtype, {a_int("axis", normalize_dim(attr_int(n, "dim"), type(n, 0).rank()))});
-      // ---- creation
-      case Op::full: {
-        DType e = od == DType::bf16 ? DType::f32 : od;
-        const AttrValue& value = attr(n, "value");
-        Tensor one = value.is_float() ? Tensor::from_doubles(e, {1}, {value.as_float()})
-                                      : Tensor::from_int64s(e, {1}, {value.is_bool() ? int64_t{value.as_bool()} : value.as_int()});
-        return node("ConstantOfShape", {ints(n.type.shape)}, e, {tensor_attr("value", one)});
-      }
+ public:  // the rules, which the table after the class points to
+  // ---- one rule per op, as the table below lists them. `onnx_type` is the row's ONNX op type, for
+  // the rules several ops share.
+  Val rule_unary(const Node& n, DType od, const char* onnx_type) { return unary(onnx_type, in(n, 0), od); }
+  Val rule_rsqrt(const Node& n, DType od, const char*) { return unary("Reciprocal", unary("Sqrt", in(n, 0), od), od); }
+  Val rule_silu(const Node& n, DType od, const char*) {  // x * sigmoid(x), in f32 for f16/bf16 as reprokit's decomposition
+    DType e = is_floating(od) && dtype_size(od) == 2 ? DType::f32 : od;
+    Val x = cast(in(n, 0), e);
+    return binary("Mul", x, unary("Sigmoid", x, e));
+  }
+  Val rule_gelu(const Node& n, DType od, const char*) {
+    DType e = dtype_size(od) == 2 ? DType::f32 : od;
+    return gelu(in(n, 0), attr(n, "approximate").as_string() == "tanh", e);
+  }
+  // Elementwise binary ops and comparisons (ne is Equal, then Not).
+  Val rule_binary(const Node& n, DType, const char* onnx_type) {
+    std::vector<DType> dts;
+    for (const auto& o : n.operands) dts.push_back(o.is_value() ? g_.node(o.value).type.dtype : DType::f64);
+    const DType cd = compute_dtype(n, dts);
+    DType e = exec(onnx_type, cd);
+    Val y = node(onnx_type, {operand(n, 0, e), operand(n, 1, e)}, is_comparison(n.op) ? DType::boolean : e);
+    if (n.op == Op::ne) y = node("Not", {y.name}, DType::boolean);
+    return y;
+  }
+  Val rule_where(const Node& n, DType od, const char*) {
+    DType e = exec("Where", od, 1);
+    return node("Where", {operand(n, 0, DType::boolean), operand(n, 1, e), operand(n, 2, e)}, e);
+  }
+  Val rule_to(const Node& n, DType od, const char*) { return in(n, 0).dtype == od ? node("Identity", {in(n, 0).name}, od) : cast(in(n, 0), od); }
+  Val rule_identity(const Node& n, DType, const char*) { return node("Identity", {in(n, 0).name}, in(n, 0).dtype); }
+  // sum, amax, amin, mean: ReduceSum (axes as an input), ReduceMax, ReduceMin, ReduceMean.
+  Val rule_reduce(const Node& n, DType od, const char* onnx_type) {
+    const TensorType& xt = type(n, 0);
+    std::vector<int64_t> dims = reduction_dims(n, xt.rank());
+    Val x = cast(in(n, 0), od);
+    if (dims.empty()) return node("Identity", {x.name}, od);
+    return reduce(onnx_type, x, dims, attr_bool(n, "keepdim"), n.op == Op::sum);
+  }
+  Val rule_var(const Node& n, DType od, const char*) {
+    const TensorType& xt = type(n, 0);
+    std::vector<int64_t> dims = reduction_dims(n, xt.rank());
+    const bool keep = attr_bool(n, "keepdim");
+    DType e = dtype_size(od) == 2 ? DType::f32 : od;
+    Val x = cast(in(n, 0), e);
+    if (dims.empty()) {
+      // Reduces nothing: every element is its own mean, so the variance is 0/(1 - correction).
+      double denom = std::max(1.0 - static_cast<double>(attr_int(n, "correction")), 0.0);
+      Val d = binary("Sub", x, x);
+      return binary("Div", d, lit(denom, e));
     }
-    throw InternalError("unknown op");
+    Val m = reduce("ReduceMean", x, dims, true, false);
+    Val d = binary("Sub", x, m);
+    Val s = reduce("ReduceSum", binary("Mul", d, d), dims, keep, true);
+    double count = static_cast<double>(reduction_count(xt.shape, dims));
+    return binary("Div", s, lit(std::max(count - static_cast<double>(attr_int(n, "correction")), 0.0), e));
+  }
+  Val rule_argmax(const Node& n, DType, const char*) {
+    const TensorType& xt = type(n, 0);
+    Val x = in(n, 0);
+    DType e = exec("ArgMax", x.dtype);
+    x = cast(x, e);
+    if (!attr_opt(n, "dim")) {
+      Val flat = node("Reshape", {x.name, ints({-1})}, e);
+      Val y = node("ArgMax", {flat.name}, DType::i64, {a_int("axis", 0), a_int("keepdims", 0)});
+      if (n.type.shape.empty()) return y;
+      return reshape(y.name, n.type.shape, DType::i64);
+    }
+    int64_t dim = normalize_dim(attr_int(n, "dim"), xt.rank());
+    if (xt.rank() == 0) return node("Reshape", {node("ArgMax", {node("Reshape", {x.name, ints({1})}, e).name}, DType::i64,
+                                                      {a_int("axis", 0), a_int("keepdims", 0)}).name, ints(n.type.shape)}, DType::i64);
+    return node("ArgMax", {x.name}, DType::i64, {a_int("axis", dim), a_int("keepdims", attr_bool(n, "keepdim"))});
+  }
+  // softmax, log_softmax: Softmax, LogSoftmax.
+  Val rule_softmax(const Node& n, DType od, const char* onnx_type) {
+    const TensorType& xt = type(n, 0);
+    int64_t dim = normalize_dim(attr_int(n, "dim"), xt.rank());
+    DType e = exec(onnx_type, od);
+    if (xt.rank() == 0) {  // a softmax over one element
+      Val x1 = node("Reshape", {cast(in(n, 0), e).name, ints({1})}, e);
+      return node("Reshape", {node(onnx_type, {x1.name}, e, {a_int("axis", 0)}).name, ints({})}, e);
+    }
+    return node(onnx_type, {cast(in(n, 0), e).name}, e, {a_int("axis", dim)});
+  }
+  Val rule_layer_norm(const Node& n, DType od, const char*) {
+    auto ns = attr_ints(n, "normalized_shape");
+    DType e = exec("LayerNormalization", od);
+    std::string scale = n.operands.size() > 1 ? operand(n, 1, e) : initializer(Tensor::from_doubles(e, ns, std::vector<double>(static_cast<size_t>(numel(ns)), 1.0)));
+    std::vector<std::string> ins{cast(in(n, 0), e).name, scale};
+    if (n.operands.size() > 2) ins.push_back(operand(n, 2, e));
+    return node("LayerNormalization", ins, e, {a_int("axis", -static_cast<int64_t>(ns.size())), a_float("epsilon", attr_float(n, "eps"))});
+  }
+  Val rule_matmul(const Node& n, DType od, const char*) {
+    DType e = exec("MatMul", od);
+    return node("MatMul", {operand(n, 0, e), operand(n, 1, e)}, e);
+  }
+  Val rule_linear(const Node& n, DType od, const char*) {
+    const TensorType& xt = type(n, 0);
+    const TensorType& wt = type(n, 1);
+    DType e = exec("Gemm", od);
+    std::vector<std::string> ins{cast(in(n, 0), e).name, operand(n, 1, e)};
+    if (n.operands.size() > 2) ins.push_back(operand(n, 2, e));
+    if (xt.rank() == 2) return node("Gemm", ins, e, {a_int("transB", 1)});
+    int64_t rows = 1;  // the leading dims as one: explicit, since -1 cannot be inferred beside a 0
+    for (int64_t d = 0; d + 1 < xt.rank(); ++d) rows *= xt.shape[static_cast<size_t>(d)];
+    ins[0] = reshape(ins[0], {rows, wt.shape[1]}, e).name;
+    Val y = node("Gemm", ins, e, {a_int("transB", 1)});
+    return reshape(y.name, n.type.shape, e);
+  }
+  Val rule_batch_norm(const Node& n, DType od, const char*) {  // ONNX: X, scale, B, mean, var
+    DType e = dtype_size(od) == 2 ? DType::f32 : od;
+    const int64_t ch = n.type.shape[1];
+    std::string w = n.operands.size() > 3 ? operand(n, 3, e) : initializer(Tensor::from_doubles(e, {ch}, std::vector<double>(static_cast<size_t>(ch), 1.0)));
+    std::string b = n.operands.size() > 4 ? operand(n, 4, e) : initializer(Tensor::from_doubles(e, {ch}, std::vector<double>(static_cast<size_t>(ch), 0.0)));
+    return node("BatchNormalization", {operand(n, 0, e), w, b, operand(n, 1, e), operand(n, 2, e)}, e, {a_float("epsilon", attr_float(n, "eps"))});
+  }
+  Val rule_conv2d(const Node& n, DType od, const char*) {
+    DType e = exec("Conv", od);
+    const Shape& ws = type(n, 1).shape;
+    const Window2d w = window_of(n, &ws[2]);
+    std::vector<std::string> ins{operand(n, 0, e), operand(n, 1, e)};
+    if (n.operands.size() > 2) ins.push_back(operand(n, 2, e));
+    return node("Conv", ins, e,
+                {a_ints("kernel_shape", {ws[2], ws[3]}), a_ints("strides", {w.stride[0], w.stride[1]}), a_ints("dilations", {w.dilation[0], w.dilation[1]}),
+                 a_ints("pads", {w.padding[0], w.padding[1], w.padding[0], w.padding[1]}), a_int("group", attr_int(n, "groups"))});
+  }
+  Val rule_max_pool(const Node& n, DType od, const char*) { return max_pool(n, od); }
+  Val rule_avg_pool(const Node& n, DType od, const char*) { return avg_pool(n, od); }
+  Val rule_adaptive_avg_pool(const Node& n, DType od, const char*) { return adaptive_avg_pool(n, od); }
+  Val rule_max_pool_backward(const Node& n, DType od, const char*) { return max_pool_backward(n, od); }
+  Val rule_avg_pool_backward(const Node& n, DType od, const char*) { return avg_pool_backward(n, od); }
+  Val rule_clamp(const Node& n, DType od, const char*) {
+    DType e = exec("Clip", od);
+    std::vector<std::string> ins{operand(n, 0, e)};
+    auto lo = attr_opt(n, "min"), hi = attr_opt(n, "max");
+    ins.push_back(lo ? scalar(*lo, e) : "");
+    if (hi) ins.push_back(scalar(*hi, e));
+    return node("Clip", ins, e);
+  }
+  Val rule_reshape(const Node& n, DType, const char*) { return reshape(in(n, 0).name, n.type.shape, in(n, 0).dtype); }
+  Val rule_transpose(const Node& n, DType, const char*) {  // permute and transpose
+    // A 0-d tensor is its own transpose; ONNX's checker refuses a Transpose with an empty perm.
+    if (type(n, 0).rank() == 0) return node("Identity", {in(n, 0).name}, in(n, 0).dtype);
+    return node("Transpose", {in(n, 0).name}, in(n, 0).dtype, {a_ints("perm", permutation(n, type(n, 0).rank()))});
+  }
+  Val rule_expand(const Node& n, DType, const char*) { return node("Expand", {in(n, 0).name, ints(n.type.shape)}, in(n, 0).dtype); }
+  Val rule_slice(const Node& n, DType, const char*) {
+    SliceBounds b = slice_bounds(n, type(n, 0).shape);
+    int64_t end = b.length > 0 ? b.start + (b.length - 1) * b.step + 1 : b.start;
+    return node("Slice", {in(n, 0).name, ints({b.start}), ints({end}), ints({b.dim}), ints({b.step})}, in(n, 0).dtype);
+  }
+  Val rule_cat(const Node& n, DType od, const char*) {
+    std::vector<std::string> ins;
+    for (size_t k = 0; k < n.operands.size(); ++k) ins.push_back(operand(n, k, od));
+    return node("Concat", ins, od, {a_int("axis", normalize_dim(attr_int(n, "dim"), type(n, 0).rank()))});
+  }
+  Val rule_squeeze(const Node& n, DType, const char*) {
+    const TensorType& xt = type(n, 0);
+    if (xt.shape == n.type.shape) return node("Identity", {in(n, 0).name}, in(n, 0).dtype);
+    return node("Squeeze", {in(n, 0).name, ints({normalize_dim(attr_int(n, "dim"), xt.rank())})}, in(n, 0).dtype);
+  }
+  Val rule_pad(const Node& n, DType od, const char*) {  // ONNX's pads: every dim's begin, then every dim's end
+    const int64_t r = type(n, 0).rank();
+    if (r == 0) return node("Identity", {in(n, 0).name}, in(n, 0).dtype);  // no dim to pad; ONNX Runtime refuses a rank-0 Pad
+    auto amounts = pad_amounts(n, r);
+    std::vector<int64_t> pads(static_cast<size_t>(2 * r));
+    for (int64_t d = 0; d < r; ++d) {
+      pads[static_cast<size_t>(d)] = amounts[static_cast<size_t>(d)].first;
+      pads[static_cast<size_t>(d + r)] = amounts[static_cast<size_t>(d)].second;
+    }
+    DType e = exec("Pad", od);
+    return node("Pad", {operand(n, 0, e), ints(pads), scalar(attr(n, "value"), e)}, e, {});
+  }
+  Val rule_unsqueeze(const Node& n, DType, const char*) {
+    const TensorType& xt = type(n, 0);
+    return node("Unsqueeze", {in(n, 0).name, ints({normalize_dim(attr_int(n, "dim"), xt.rank() + 1)})}, in(n, 0).dtype);
+  }
+  Val rule_embedding(const Node& n, DType, const char*) { return node("Gather", {in(n, 0).name, in(n, 1).name}, in(n, 0).dtype, {a_int("axis", 0)}); }
+  Val rule_gather(const Node& n, DType, const char*) {
+    // Of a 0-d tensor every index is 0: the value, broadcast to the index's shape (GatherElements needs rank >= 1).
+    if (type(n, 0).rank() == 0) return node("Expand", {in(n, 0).name, ints(n.type.shape)}, in(n, 0).dtype);
+    return node("GatherElements", {in(n, 0).name, in(n, 1).name}, in(n, 0).dtype, {a_int("axis", normalize_dim(attr_int(n, "dim"), type(n, 0).rank()))});
+  }
+  Val rule_full(const Node& n, DType od, const char*) {
+    DType e = od == DType::bf16 ? DType::f32 : od;
+    const AttrValue& value = attr(n, "value");
+    Tensor one = value.is_float() ? Tensor::from_doubles(e, {1}, {value.as_float()})
+                                  : Tensor::from_int64s(e, {1}, {value.is_bool() ? int64_t{value.as_bool()} : value.as_int()});
+    return node("ConstantOfShape", {ints(n.type.shape)}, e, {tensor_attr("value", one)});
   }
 
+  Val export_node(int id);  // by the table
 };
+
+// How each op is exported: one row per op of the table (ops.def); EveryOpRoundTrips checks that
+// none is missing.
+struct ExportRule {
+  Op op;
+  const char* onnx;  // the ONNX op type, for the rules shared by several ops
+  Val (Exporter::*rule)(const Node&, DType, const char*);
+};
+
+const ExportRule kExportRules[] = {
+    // ---- unary
+    {Op::neg, "Neg", &Exporter::rule_unary},
+    {Op::abs, "Abs", &Exporter::rule_unary},
+    {Op::exp, "Exp", &Exporter::rule_unary},
+    {Op::log, "Log", &Exporter::rule_unary},
+    {Op::sqrt, "Sqrt", &Exporter::rule_unary},
+    {Op::rsqrt, "", &Exporter::rule_rsqrt},
+    {Op::reciprocal, "Reciprocal", &Exporter::rule_unary},
+    {Op::sin, "Sin", &Exporter::rule_unary},
+    {Op::cos, "Cos", &Exporter::rule_unary},
+    {Op::tanh, "Tanh", &Exporter::rule_unary},
+    {Op::relu, "Relu", &Exporter::rule_unary},
+    {Op::erf, "Erf", &Exporter::rule_unary},
+    {Op::sigmoid, "Sigmoid", &Exporter::rule_unary},
+    {Op::silu, "", &Exporter::rule_silu},
+    {Op::gelu, "", &Exporter::rule_gelu},
+    // ---- binary and comparisons
+    {Op::add, "Add", &Exporter::rule_binary},
+    {Op::sub, "Sub", &Exporter::rule_binary},
+    {Op::mul, "Mul", &Exporter::rule_binary},
+    {Op::div, "Div", &Exporter::rule_binary},
+    {Op::pow, "Pow", &Exporter::rule_binary},
+    {Op::maximum, "Max", &Exporter::rule_binary},
+    {Op::minimum, "Min", &Exporter::rule_binary},
+    {Op::eq, "Equal", &Exporter::rule_binary},
+    {Op::ne, "Equal", &Exporter::rule_binary},
+    {Op::lt, "Less", &Exporter::rule_binary},
+    {Op::le, "LessOrEqual", &Exporter::rule_binary},
+    {Op::gt, "Greater", &Exporter::rule_binary},
+    {Op::ge, "GreaterOrEqual", &Exporter::rule_binary},
+    {Op::where, "", &Exporter::rule_where},
+    {Op::to, "", &Exporter::rule_to},
+    {Op::clone, "", &Exporter::rule_identity},
+    {Op::contiguous, "", &Exporter::rule_identity},
+    // ---- reductions
+    {Op::sum, "ReduceSum", &Exporter::rule_reduce},
+    {Op::amax, "ReduceMax", &Exporter::rule_reduce},
+    {Op::amin, "ReduceMin", &Exporter::rule_reduce},
+    {Op::mean, "ReduceMean", &Exporter::rule_reduce},
+    {Op::var, "", &Exporter::rule_var},
+    {Op::argmax, "", &Exporter::rule_argmax},
+    // ---- normalization
+    {Op::softmax, "Softmax", &Exporter::rule_softmax},
+    {Op::log_softmax, "LogSoftmax", &Exporter::rule_softmax},
+    {Op::layer_norm, "", &Exporter::rule_layer_norm},
+    {Op::batch_norm, "", &Exporter::rule_batch_norm},
+    // ---- linear algebra, convolution and pooling
+    {Op::matmul, "", &Exporter::rule_matmul},
+    {Op::linear, "", &Exporter::rule_linear},
+    {Op::conv2d, "", &Exporter::rule_conv2d},
+    {Op::max_pool2d, "", &Exporter::rule_max_pool},
+    {Op::avg_pool2d, "", &Exporter::rule_avg_pool},
+    {Op::adaptive_avg_pool2d, "", &Exporter::rule_adaptive_avg_pool},
+    {Op::max_pool2d_backward, "", &Exporter::rule_max_pool_backward},
+    {Op::avg_pool2d_backward, "", &Exporter::rule_avg_pool_backward},
+    {Op::clamp, "", &Exporter::rule_clamp},
+    // ---- shape
+    {Op::reshape, "", &Exporter::rule_reshape},
+    {Op::permute, "", &Exporter::rule_transpose},
+    {Op::transpose, "", &Exporter::rule_transpose},
+    {Op::expand, "", &Exporter::rule_expand},
+    {Op::slice, "", &Exporter::rule_slice},
+    {Op::cat, "", &Exporter::rule_cat},
+    {Op::squeeze, "", &Exporter::rule_squeeze},
+    {Op::pad, "", &Exporter::rule_pad},
+    {Op::unsqueeze, "", &Exporter::rule_unsqueeze},
+    // ---- indexing and creation
+    {Op::embedding, "", &Exporter::rule_embedding},
+    {Op::gather, "", &Exporter::rule_gather},
+    {Op::full, "", &Exporter::rule_full},
+};
+
+const ExportRule* export_rule(Op op) {
+  for (const ExportRule& r : kExportRules)
+    if (r.op == op) return &r;
+  return nullptr;
+}
+
+Val Exporter::export_node(int id) {
+  const Node& n = g_.node(id);
+  base_ = n.name;
+  const ExportRule* r = export_rule(n.op);
+  if (!r) throw InternalError(fmt::format("no ONNX export rule for op {}", op_name(n.op)));
+  return (this->*(r->rule))(n, n.type.dtype, r->onnx);
+}
 
 }  // namespace
 
