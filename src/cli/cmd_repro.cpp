@@ -15,18 +15,6 @@
 
 namespace reprokit::cli {
 
-namespace {
-
-// Runs the repro in a child process and classifies what happened there.
-Failure run_in_child(const std::string& path, double timeout_s) {
-  ProcessSpec spec;
-  spec.argv = {self_executable(), "repro", "--in-process", path};
-  spec.timeout_s = timeout_s;
-  return classify_child(run_process(spec), "the repro", timeout_s);
-}
-
-}  // namespace
-
 static int run_repro(const std::vector<std::string>& argv) {
   Args args(argv, {"--timeout"}, {"--in-process"});
   if (args.positional().size() != 1) throw UsageError("expected exactly one REPRO.rk");
@@ -36,16 +24,12 @@ static int run_repro(const std::vector<std::string>& argv) {
     fmt::print("{}\n", verdict_line(run_and_classify(r.spec, r.graph, r.inputs)));
     return 0;
   }
-  double timeout = args.get_double("--timeout", r.spec.timeout_s > 0 ? r.spec.timeout_s * 2 + 5 : 300);
-  if (r.spec.expected.kind == FailureKind::timeout && !args.has("--timeout")) timeout = r.spec.timeout_s > 0 ? r.spec.timeout_s : 10;
-  Failure got;
-  for (int attempt = 1; attempt <= r.spec.attempts; ++attempt) {  // a flaky failure may need a few runs
-    got = run_in_child(path, timeout);
-    if (same_failure(r.spec.expected, got)) {
-      fmt::print("REPRODUCED: {}: {}{}\n", got.kind_name(), got.message.substr(0, got.message.find('\n')),
-                 r.spec.attempts > 1 ? fmt::format(" (on run {} of at most {})", attempt, r.spec.attempts) : "");
-      return 1;
-    }
+  const Rerun rerun = rerun_repro(path, r.spec, args.get_double("--timeout", rerun_timeout(r.spec)));
+  const Failure& got = rerun.got;
+  if (rerun.reproduced) {
+    fmt::print("REPRODUCED: {}: {}{}\n", got.kind_name(), got.message.substr(0, got.message.find('\n')),
+               r.spec.attempts > 1 ? fmt::format(" (on run {} of at most {})", rerun.runs, r.spec.attempts) : "");
+    return 1;
   }
   fmt::print("NOT REPRODUCED\n");
   if (got.failed())

@@ -1,6 +1,10 @@
 // Child runs and their verdicts (see child_run.h).
 #include "reprokit/harness/child_run.h"
 
+#include <algorithm>
+
+#include "reprokit/harness/repro_spec.h"
+
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -48,6 +52,24 @@ Failure classify_child(const ProcessResult& r, std::string_view what, double tim
   if (!r.timed_out && !r.signal)
     if (auto v = parse_verdict(r.out)) return *v;
   return classify_end(r, what, timeout_s);
+}
+
+Rerun rerun_repro(const std::string& path, const ReproSpec& spec, double timeout_s) {
+  Rerun r;
+  for (int attempt = 1; attempt <= std::max(1, spec.attempts); ++attempt) {  // a flaky failure may need a few runs
+    ProcessSpec child;
+    child.argv = {self_executable(), "repro", "--in-process", path};
+    child.timeout_s = timeout_s;
+    r.got = classify_child(run_process(child), "the repro", timeout_s);
+    r.runs = attempt;
+    if ((r.reproduced = same_failure(spec.expected, r.got))) break;
+  }
+  return r;
+}
+
+double rerun_timeout(const ReproSpec& spec) {
+  if (spec.expected.kind == FailureKind::timeout) return spec.timeout_s > 0 ? spec.timeout_s : 10;
+  return spec.timeout_s > 0 ? spec.timeout_s * 2 + 5 : 300;
 }
 
 std::string self_executable() {

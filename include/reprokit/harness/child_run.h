@@ -26,6 +26,20 @@ Failure classify_end(const ProcessResult& r, std::string_view what, double timeo
 // The verdict of a finished child: its verdict line, else classify_end.
 Failure classify_child(const ProcessResult& r, std::string_view what, double timeout_s);
 
+struct ReproSpec;
+// A repro file rerun in fresh processes (`reprokit repro --in-process PATH`, its verdict line read
+// back), as `reprokit repro` and the minifier's final check do: up to spec.attempts runs, until
+// one fails as spec.expected. `runs` counts the runs made; `got` is the last one's failure.
+struct Rerun {
+  bool reproduced = false;
+  Failure got;
+  int runs = 0;
+};
+Rerun rerun_repro(const std::string& path, const ReproSpec& spec, double timeout_s);
+// The limit of one rerun when none is given: a hang's own threshold (10 s when unrecorded), else
+// twice the recorded run + 5 s (300 s when unrecorded).
+double rerun_timeout(const ReproSpec& spec);
+
 // The reprokit binary children run: $REPROKIT_EXE, else this process when it is reprokit, else
 // "reprokit" (looked up in PATH).
 std::string self_executable();
