@@ -137,39 +137,36 @@ Verdict CheckOracle::run_in(const Dir& dir, const std::string& model_path, doubl
 
 std::vector<Verdict> CheckOracle::judge(const std::vector<Candidate>& cands) {
   return judge_within_limits(cands, limit_, [this](const std::vector<Candidate>& batch, const std::vector<double>& limits) {
-    return run_checks(batch, limits);
+    return in_slices(options_.jobs, batch, limits, [this](auto slice, auto slice_limits) { return run_side_by_side(slice, slice_limits); });
   });
 }
 
-std::vector<Verdict> CheckOracle::run_checks(const std::vector<Candidate>& cands, const std::vector<double>& limits) {
+std::vector<Verdict> CheckOracle::run_side_by_side(std::span<const Candidate> cands, std::span<const double> limits) {
   std::vector<Verdict> out(cands.size());
-  for (size_t start = 0; start < cands.size(); start += static_cast<size_t>(options_.jobs)) {
-    size_t end = std::min(cands.size(), start + static_cast<size_t>(options_.jobs));
-    // Files are written here, one after another (input values come from a shared cache); the
-    // checks then run side by side.
-    std::vector<std::optional<std::pair<std::string, std::string>>> made(end - start);  // (dir name, model path)
-    for (size_t i = start; i < end; ++i) {
-      std::string name = fmt::format("c{:05d}", ++counter_);
-      candidates_->remove_tree(name);
-      Dir d = candidates_->sub(name, true);
-      try {
-        made[i - start] = {{name, write_model_files(d, cands[i].graph, inputs_(cands[i]), options_.format, options_.weights)}};
-      } catch (const UserError& e) {  // inputs that do not fit, a graph ONNX cannot hold: never shown to the check
-        out[i].got = failure_from(FailureKind::invalid_candidate, e.what());
-        candidates_->remove_tree(name);  // its number goes to the next check that runs: dirs count runs
-        --counter_;
-      }
+  // Files are written here, one after another (input values come from a shared cache); the
+  // checks then run side by side.
+  std::vector<std::optional<std::pair<std::string, std::string>>> made(cands.size());  // (dir name, model path)
+  for (size_t i = 0; i < cands.size(); ++i) {
+    std::string name = fmt::format("c{:05d}", ++counter_);
+    candidates_->remove_tree(name);
+    Dir d = candidates_->sub(name, true);
+    try {
+      made[i] = {{name, write_model_files(d, cands[i].graph, inputs_(cands[i]), options_.format, options_.weights)}};
+    } catch (const UserError& e) {  // inputs that do not fit, a graph ONNX cannot hold: never shown to the check
+      out[i].got = failure_from(FailureKind::invalid_candidate, e.what());
+      candidates_->remove_tree(name);  // its number goes to the next check that runs: dirs count runs
+      --counter_;
     }
-    std::vector<std::future<Verdict>> running(end - start);
-    for (size_t k = 0; k < made.size(); ++k)
-      if (made[k]) running[k] = std::async(std::launch::async, [this, k, &made, limit = limits[start + k]] {
-        return run_in(candidates_->sub(made[k]->first), made[k]->second, limit);
-      });
-    for (size_t k = 0; k < made.size(); ++k) {
-      if (!made[k]) continue;
-      out[start + k] = running[k].get();
-      if (!options_.keep_candidates) candidates_->remove_tree(made[k]->first);
-    }
+  }
+  std::vector<std::future<Verdict>> running(cands.size());
+  for (size_t k = 0; k < made.size(); ++k)
+    if (made[k]) running[k] = std::async(std::launch::async, [this, k, &made, limit = limits[k]] {
+      return run_in(candidates_->sub(made[k]->first), made[k]->second, limit);
+    });
+  for (size_t k = 0; k < made.size(); ++k) {
+    if (!made[k]) continue;
+    out[k] = running[k].get();
+    if (!options_.keep_candidates) candidates_->remove_tree(made[k]->first);
   }
   return out;
 }

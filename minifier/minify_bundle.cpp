@@ -19,6 +19,7 @@
 #include "reprokit/minifier/probe.h"
 #include "reprokit/minifier/progress_printer.h"
 #include "reprokit/minifier/reducer.h"
+#include "reprokit/minifier/session.h"
 #include "reprokit/minifier/report_json.h"
 #include "reprokit/minifier/subprocess_oracle.h"
 #include "reprokit/process/subprocess.h"
@@ -29,23 +30,12 @@ namespace reprokit {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
 // The number after the last query an earlier run saved in `queries` (q00001.json, ...), so a
 // resumed run never overwrites them.
 int64_t next_query_number(const Dir& queries) { return next_number_after(queries.list(), "q", ".json"); }
-
-// The strategies of the table that options select and that apply to the spec, in table order.
-std::vector<Strategy> selected_strategies(const MinifyCommandOptions& o, const ReproSpec& spec) {
-  const CompileOptions& c = spec.options.compile;
-  const bool has_passes = passes_run(c);
-  std::vector<Strategy> out;
-  for (auto& s : strategy_table())
-    if ((o.only.empty() || o.only.count(s.name)) && !o.skip.count(s.name) && (has_passes || !s.compiler_only)) out.push_back(s);
-  return out;
-}
 
 int enabled_passes(const ReproSpec& spec) {
   const CompileOptions& c = spec.options.compile;
@@ -55,170 +45,183 @@ int enabled_passes(const ReproSpec& spec) {
   return n;
 }
 
+// `reprokit minify` as a front end of the session: the bundle's graph, judged by worker processes
+// that rerun its failing stage; the repro files go into the bundle.
+class MinifyFrontEnd : public ReductionFrontEnd {
+ public:
+  explicit MinifyFrontEnd(const MinifyCommandOptions& o)
+      : o_(o),
+        b_(load_bundle(o.bundle_dir)),
+        dir_(o.bundle_dir),
+        bundle_(Dir::open(o.bundle_dir)),
+        // minify_work in the bundle, or --work-dir (shared with other machines); a symlink there is refused, never followed
+        work_(o.session.work_dir.empty() ? bundle_.sub("minify_work", true) : Dir::create(o.session.work_dir)),
+        values_(b_),
+        expected_(b_.spec.expected),
+        spec_(b_.spec) {
+    if (!o.session.resume) work_.remove_tree("state.json");
+    fmt::print(stderr, "[minify] bundle {}: graph {} ({} ops), stage {}, backend {}\n", o.bundle_dir, b_.graph.name, b_.graph.num_ops(), b_.spec.stage,
+               b_.spec.options.compile.backend);
+    wo_.reprokit_exe = o.reprokit_exe;
+    wo_.bundle_dir = fs::absolute(dir_).string();
+    wo_.work_dir = fs::absolute(work_.path()).string();
+    wo_.prefix = o.session.worker_prefix;
+    wo_.jobs = o.session.jobs;
+    wo_.memory_limit_mb = o.memory_limit_mb;
+    wo_.any_accuracy = o.any_accuracy;
+  }
+
+  std::string_view tool() const override { return "minify"; }
+  const Graph& original() const override { return b_.graph; }
+  bool strategy_applies(const Strategy& s) const override { return passes_run(b_.spec.options.compile) || !s.compiler_only; }
+
+  ProbeOptions probe_options(const SessionOptions& o) const override {
+    ProbeOptions po;
+    po.runs = hang() ? 1 : std::max(1, o.flaky_checks);
+    po.look_until = expected_.failed() && !hang() ? 10 : po.runs;
+    return po;
+  }
+  // Until the original has been timed, allow generously (a compile may be cold).
+  double untimed_limit_s(const SessionOptions& o) const override {
+    return o.timeout_s > 0 ? o.timeout_s : (hang() && b_.spec.timeout_s > 0 ? b_.spec.timeout_s : 300);
+  }
+  double timed_limit_s(const SessionOptions& o, const ProbeResult& pr) const override {
+    return o.timeout_s > 0 || !hang() ? ReductionFrontEnd::timed_limit_s(o, pr) : untimed_limit_s(o);
+  }
+  std::unique_ptr<TimedOracle> make_oracle(double floor_s) override {
+    wo_.timeout_s = floor_s;
+    // Queries are numbered on after those an earlier run (or the probe) saved, never over them.
+    if ((o_.session.resume || probed_) && work_.is_dir("queries")) wo_.first_query = next_query_number(work_.sub("queries"));
+    return std::make_unique<SubprocessOracle>(wo_, expected_);
+  }
+  Verdict probe_once(TimedOracle& oracle, const Candidate& original) override {
+    Verdict v = static_cast<SubprocessOracle&>(oracle).run_one(original);
+    const Failure& f = v.got;
+    // A level-3 bundle, written before compiling, records no failure: the first one seen is sought.
+    if (!v.unknown && !expected_.failed() && f.failed() && f.kind != FailureKind::invalid_candidate) expected_ = f;
+    return Verdict{!v.unknown && minifier_interesting(expected_, f, o_.any_accuracy), f};
+  }
+  void probing(const ProbeOptions& po) override {
+    fmt::print(stderr, "[minify] checking that the original fails ({} runs{})...\n", po.runs,
+               po.runs > po.min_runs ? fmt::format(" at most; after {}, no more than {:.0f} s", po.min_runs, po.budget_s) : "");
+  }
+  bool probed(const ProbeResult& pr) override {
+    probed_ = true;
+    if (pr.fails == 0) {
+      fmt::print(stderr, "[minify] the original graph does not fail in {} run{}: nothing to minify.\n", pr.runs, pr.runs == 1 ? "" : "s");
+      if (pr.other.failed()) fmt::print(stderr, "[minify] it failed differently instead: {}: {}\n", pr.other.kind_name(), pr.other.message.substr(0, 200));
+      fmt::print(stderr, "[minify] expected: {}: {}\n", expected_.failed() ? expected_.kind_name() : "(any failure)", expected_.signature);
+      return false;
+    }
+    if (pr.rate() < 1)
+      fmt::print(stderr, "[minify] the failure is flaky: it happened in {} of {} runs ({:.0f}%); each candidate gets up to {} tries\n", pr.fails, pr.runs,
+                 pr.rate() * 100, pr.attempts_per_candidate());
+    spec_.expected = expected_;
+    spec_.attempts = pr.attempts_per_candidate();
+    return true;
+  }
+  void ready(const TimedOracle& oracle, const ProbeResult&, const SessionOptions& o) override {
+    if (expected_.kind == FailureKind::timeout && spec_.timeout_s <= 0) spec_.timeout_s = wo_.timeout_s;
+    fmt::print(stderr, "[minify] failure: {}: {}\n[minify] per-query time limit {}, {} worker{}\n", expected_.kind_name(),
+               expected_.message.substr(0, expected_.message.find('\n')), oracle.limit().describe("a hang"), o.jobs, o.jobs == 1 ? "" : "s");
+  }
+
+  const Dir& state_dir() const override { return work_; }
+  void check_resumed(const Candidate& c) override { candidate_inputs(c, b_, values_); }
+
+  void save(const Candidate& c) override {
+    write_repro_files(dir_.string(), c.graph, candidate_inputs(c, b_, values_), candidate_spec(spec_, c),
+                      "Minification in progress: this is the best repro so far.");
+  }
+  std::string interrupted_message() const override {
+    return fmt::format("\n[minify] interrupted: the best repro so far is {}\n[minify] continue with: {}\n", (dir_ / "repro.rk").string(),
+                       shell_quote_command({o_.reprokit_exe, "minify", o_.bundle_dir, "--resume"}));
+  }
+
+  std::string write_final(const MinifyResult& r) override {
+    const ReproSpec final_spec = candidate_spec(spec_, r.best);
+    const std::string how =
+        fmt::format("Minified by reprokit from {} to {} ops, {} to {} input elements, {} to {} compiler passes, in {} queries ({:.1f}s).",
+                    b_.graph.num_ops(), r.best.graph.num_ops(), input_elements(b_.graph), input_elements(r.best.graph), enabled_passes(b_.spec),
+                    enabled_passes(final_spec), r.queries, r.seconds);
+    std::optional<PassingTwin> twin;
+    if (r.twin) {
+      twin = PassingTwin{r.twin->graph, candidate_inputs(*r.twin, b_, values_), candidate_spec(spec_, *r.twin), describe_difference(r.best, *r.twin), {}};
+      fmt::print(stderr, "[minify] passing twin: {}\n", twin->difference);
+    }
+    // An accuracy bug: the compiled outputs go beside the repro (and the twin), so repro_torch.py
+    // shows the difference to whoever gets the report without reprokit.
+    std::optional<std::vector<Tensor>> compiled;
+    if (expected_.kind == FailureKind::accuracy && (spec_.failing_samples.empty() || spec_.failing_samples.front() == 0)) {
+      compiled = compiled_outputs(final_spec, r.best.graph, candidate_inputs(r.best, b_, values_));
+      if (twin) twin->compiled = compiled_outputs(twin->spec, twin->graph, twin->inputs);
+    }
+    write_repro_files(dir_.string(), r.best.graph, candidate_inputs(r.best, b_, values_), final_spec, how, twin ? &*twin : nullptr,
+                      compiled ? &*compiled : nullptr);
+    return twin ? twin->difference : "";
+  }
+
+  // As a user would rerun it: the repro file as written, judged by the child's verdict (as
+  // `reprokit repro` judges it).
+  bool verify(const Candidate&) override {
+    const ReproFile written = load_repro_file(repro_path());
+    const Rerun rerun = rerun_repro(repro_path(), written.spec, rerun_timeout(written.spec));
+    if (!rerun.reproduced)
+      fmt::print(stderr,
+                 "\n[minify] !!! WARNING: the final repro did NOT reproduce the failure in a fresh process !!!\n"
+                 "[minify] !!! {}\n[minify] !!! expected {}; got {} in {} run{}\n",
+                 rerun_command(), written.spec.expected.label(),
+                 rerun.got.failed() ? rerun.got.label() + ": " + rerun.got.message.substr(0, 300) : "a pass", rerun.runs, rerun.runs == 1 ? "" : "s");
+    return rerun.reproduced;
+  }
+
+  void report(const SessionResult& s, const SessionOptions& o) override {
+    const MinifyResult& r = s.reduction;
+    const ReproSpec final_spec = candidate_spec(spec_, r.best);
+    json report = reduction_report(r, b_.graph, s.failure_rate, s.twin_difference);
+    report.update({{"bundle", o_.bundle_dir},
+                   {"failure", expected_.to_json()},
+                   {"original_passes", enabled_passes(b_.spec)},
+                   {"final_passes", enabled_passes(final_spec)},
+                   {"seconds", s.seconds},
+                   {"jobs", o.jobs},
+                   {"verified", o.verify ? json(s.verified) : json(nullptr)},
+                   {"rerun", rerun_command()}});
+    bundle_.write("report.json", report.dump(2) + "\n");
+    std::string summary = fmt::format(
+        "reprokit minify: {} -> {} ops, {} -> {} input elements, {} -> {} passes, {} queries ({} answered from cache), {:.1f}s\nfailure: {}\n{}\n"
+        "rerun: {}\n{}\n{}",
+        b_.graph.num_ops(), r.best.graph.num_ops(), input_elements(b_.graph), input_elements(r.best.graph), enabled_passes(b_.spec),
+        enabled_passes(final_spec), r.queries, r.cache_hits, s.seconds, expected_.label(),
+        o.verify ? (s.verified ? "verified: REPRODUCED in a fresh process" : "verified: NOT REPRODUCED (see the warning above)") : "not verified",
+        rerun_command(), s.twin_difference.empty() ? std::string() : "passing twin (twin.rk): " + s.twin_difference + "\n", print_graph(r.best.graph));
+    bundle_.write("SUMMARY.txt", summary);
+    fmt::print("{}", summary);
+    fmt::print("\nfiles: {}/repro.rk repro.onnx repro_test.cpp repro_torch.py BUG_REPORT.md report.json{}\n", o_.bundle_dir,
+               s.twin_difference.empty() ? "" : " twin.rk");
+  }
+
+ private:
+  bool hang() const { return b_.spec.expected.kind == FailureKind::timeout; }
+  std::string repro_path() const { return (dir_ / "repro.rk").string(); }
+  std::string rerun_command() const { return shell_quote_command({o_.reprokit_exe, "repro", repro_path()}); }
+
+  const MinifyCommandOptions& o_;
+  Bundle b_;
+  fs::path dir_;
+  Dir bundle_, work_;
+  KnownValues values_;
+  Failure expected_;  // the failure sought: the bundle's, or (level 3) the first the probe sees
+  ReproSpec spec_;    // the bundle's, with the failure sought and the tries a flaky one needs
+  WorkerPoolOptions wo_;
+  bool probed_ = false;
+};
+
 }  // namespace
 
 int minify_bundle(const MinifyCommandOptions& o) {
-  auto t0 = Clock::now();
-  Bundle b = load_bundle(o.bundle_dir);
-  fs::path dir(o.bundle_dir);
-  // Ctrl-C or a kill: the workers go with us (the message changes once a repro is on disk).
-  on_termination_signal("\n[minify] interrupted before any repro was written: nothing to resume\n");
-  adopt_orphans();  // a daemon a check or worker leaves behind is stopped, not left running (subprocess.h)
-  Dir bundle = Dir::open(o.bundle_dir);
-  // The work directory: minify_work in the bundle, or --work-dir (shared with other machines).
-  Dir work = o.work_dir.empty() ? bundle.sub("minify_work", true) : Dir::create(o.work_dir);  // a symlink there is refused, never followed
-  if (!o.resume) work.remove_tree("state.json");
-  fmt::print(stderr, "[minify] bundle {}: graph {} ({} ops), stage {}, backend {}\n", o.bundle_dir, b.graph.name, b.graph.num_ops(), b.spec.stage,
-             b.spec.options.compile.backend);
-
-  WorkerPoolOptions wo;
-  wo.reprokit_exe = o.reprokit_exe;
-  wo.bundle_dir = fs::absolute(dir).string();
-  wo.work_dir = fs::absolute(work.path()).string();
-  wo.prefix = o.worker_prefix;
-  if (o.resume && work.is_dir("queries")) wo.first_query = next_query_number(work.sub("queries"));
-  wo.jobs = o.jobs;
-  wo.memory_limit_mb = o.memory_limit_mb;
-  wo.any_accuracy = o.any_accuracy;
-  // Until the original has been timed, allow generously (a compile may be cold).
-  bool hang = b.spec.expected.kind == FailureKind::timeout;
-  wo.timeout_s = o.timeout_s > 0 ? o.timeout_s : (hang && b.spec.timeout_s > 0 ? b.spec.timeout_s : 300);
-  Failure expected = b.spec.expected;
-  Candidate original;
-  original.graph = b.graph;
-
-  // 1. The original must fail, and fail the way the bundle says (a level-3 bundle is classified now).
-  //    The probe's workers end before the reduction's start (no step held twice on a cluster).
-  ProbeOptions po;
-  po.runs = hang ? 1 : std::max(1, o.flaky_checks);
-  po.look_until = expected.failed() && !hang ? 10 : po.runs;
-  fmt::print(stderr, "[minify] checking that the original fails ({} runs{})...\n", po.runs,
-             po.runs > po.min_runs ? fmt::format(" at most; after {}, no more than {:.0f} s", po.min_runs, po.budget_s) : "");
-  ProbeResult pr;
-  {
-    SubprocessOracle probe(wo, expected);
-    pr = probe_original(po, [&] {
-      Verdict v = probe.run_one(original);
-      const Failure& f = v.got;
-      if (!v.unknown && !expected.failed() && f.failed() && f.kind != FailureKind::invalid_candidate) expected = f;
-      return Verdict{!v.unknown && minifier_interesting(expected, f, o.any_accuracy), f};
-    });
-  }
-  if (pr.fails == 0) {
-    fmt::print(stderr, "[minify] the original graph does not fail in {} run{}: nothing to minify.\n", pr.runs, pr.runs == 1 ? "" : "s");
-    if (pr.other.failed()) fmt::print(stderr, "[minify] it failed differently instead: {}: {}\n", pr.other.kind_name(), pr.other.message.substr(0, 200));
-    fmt::print(stderr, "[minify] expected: {}: {}\n", expected.failed() ? expected.kind_name() : "(any failure)", expected.signature);
-    return 1;
-  }
-  const double rate = pr.rate();
-  const double slowest = pr.slowest_s;
-  MinifyOptions mo;
-  mo.flaky_attempts = pr.attempts_per_candidate();
-  if (rate < 1)
-    fmt::print(stderr, "[minify] the failure is flaky: it happened in {} of {} runs ({:.0f}%); each candidate gets up to {} tries\n", pr.fails, pr.runs,
-               rate * 100, mo.flaky_attempts);
-  wo.timeout_s = o.timeout_s > 0 ? o.timeout_s : expected.kind == FailureKind::timeout ? wo.timeout_s : std::max(10.0, 3 * slowest + 5);
-  wo.first_query = next_query_number(work.sub("queries"));  // after the probe's queries
-  SubprocessOracle oracle(wo, expected);
-  fmt::print(stderr, "[minify] failure: {}: {}\n[minify] per-query time limit {}, {} worker{}\n", expected.kind_name(),
-             expected.message.substr(0, expected.message.find('\n')), oracle.limit().describe("a hang"), wo.jobs, wo.jobs == 1 ? "" : "s");
-
-  // 2. Resume from the best candidate an earlier run left behind.
-  Candidate start = original;
-  if (o.resume && work.exists("state.json")) {
-    start = read_best_candidate(work);
-    fmt::print(stderr, "[minify] resuming from {} ({} ops)\n", work.path("state.json"), start.graph.num_ops());
-  }
-
-  // 3. Reduce; after every success the best repro so far is on disk and runnable.
-  KnownValues values(b);
-  if (o.resume && work.exists("state.json")) {  // untrusted: every window and index must fit
-    try {
-      candidate_inputs(start, b, values);
-    } catch (const UserError& e) {
-      throw UserError(fmt::format("{}: {}", work.path("state.json"), e.what()));
-    }
-  }
-  ReproSpec spec = b.spec;
-  spec.expected = expected;
-  if (expected.kind == FailureKind::timeout && spec.timeout_s <= 0) spec.timeout_s = wo.timeout_s;
-  spec.attempts = mo.flaky_attempts;
-  int start_nodes = b.graph.num_ops();
-  ProgressPrinter printer("minify", start_nodes);
-  auto save = [&](const Candidate& c, const std::string& how, const PassingTwin* twin = nullptr, const std::vector<Tensor>* compiled = nullptr) {
-    write_repro_files(dir.string(), c.graph, candidate_inputs(c, b, values), candidate_spec(spec, c), how, twin, compiled);
-    work.write("state.json", json{{"best", c.to_json()}}.dump());
-  };
-  save(start, "Minification in progress: this is the best repro so far.");
-  on_termination_signal(fmt::format("\n[minify] interrupted: the best repro so far is {}\n[minify] continue with: {}\n", (dir / "repro.rk").string(),
-                                    shell_quote_command({o.reprokit_exe, "minify", o.bundle_dir, "--resume"})));
-  MinifyCallbacks cb;
-  cb.on_success = [&](const Candidate& c, const MinifyProgress& p) {
-    save(c, "Minification in progress: this is the best repro so far.");
-    printer.line(p, true);
-  };
-  cb.on_progress = [&](const MinifyProgress& p) { printer.line(p, false); };
-  if (rate < 1) mo.restarts = 2;  // a flaky oracle can still say "passes" wrongly
-  MinifyResult r = reduce(start, selected_strategies(o, b.spec), oracle, mo, cb);
-  printer.done();
-  oracle.release();
-  report_time_limits("minify", r, oracle.limit().largest_given_s());
-  const ReproSpec final_spec = candidate_spec(spec, r.best);
-  std::string how = fmt::format("Minified by reprokit from {} to {} ops, {} to {} input elements, {} to {} compiler passes, in {} queries ({:.1f}s).",
-                                start_nodes, r.best.graph.num_ops(), input_elements(b.graph), input_elements(r.best.graph), enabled_passes(b.spec),
-                                enabled_passes(final_spec), r.queries, r.seconds);
-  std::optional<PassingTwin> twin;
-  if (r.twin) {
-    twin = PassingTwin{r.twin->graph, candidate_inputs(*r.twin, b, values), candidate_spec(spec, *r.twin), describe_difference(r.best, *r.twin), {}};
-    fmt::print(stderr, "[minify] passing twin: {}\n", twin->difference);
-  }
-  // An accuracy bug: the compiled outputs go beside the repro (and the twin), so repro_torch.py
-  // shows the difference to whoever gets the report without reprokit.
-  std::optional<std::vector<Tensor>> compiled;
-  if (expected.kind == FailureKind::accuracy && (spec.failing_samples.empty() || spec.failing_samples.front() == 0)) {
-    compiled = compiled_outputs(final_spec, r.best.graph, candidate_inputs(r.best, b, values));
-    if (twin) twin->compiled = compiled_outputs(twin->spec, twin->graph, twin->inputs);
-  }
-  save(r.best, how, twin ? &*twin : nullptr, compiled ? &*compiled : nullptr);
-
-  // 4. Verify in a fresh process, as a user would rerun it.
-  bool reproduced = true;
-  std::string verify_cmd = shell_quote_command({o.reprokit_exe, "repro", (dir / "repro.rk").string()});
-  if (o.verify) {
-    ProcessSpec ps;
-    ps.argv = {o.reprokit_exe, "repro", (dir / "repro.rk").string()};
-    ps.timeout_s = wo.timeout_s * 3 + 30;
-    ProcessResult pr = run_process(ps);
-    reproduced = pr.exit_code == 1 && pr.out.find("REPRODUCED") != std::string::npos;
-    if (!reproduced)
-      fmt::print(stderr,
-                 "\n[minify] !!! WARNING: the final repro did NOT reproduce the failure in a fresh process !!!\n"
-                 "[minify] !!! {}\n[minify] !!! output: {}{}\n",
-                 verify_cmd, pr.out, pr.err);
-  }
-
-  // 5. Report.
-  json report = reduction_report(r, b.graph, rate, twin ? twin->difference : "");
-  report.update({{"bundle", o.bundle_dir},
-                 {"failure", expected.to_json()},
-                 {"original_passes", enabled_passes(b.spec)},
-                 {"final_passes", enabled_passes(final_spec)},
-                 {"seconds", std::chrono::duration<double>(Clock::now() - t0).count()},
-                 {"jobs", o.jobs},
-                 {"verified", o.verify ? json(reproduced) : json(nullptr)},
-                 {"rerun", verify_cmd}});
-  bundle.write("report.json", report.dump(2) + "\n");
-  std::string summary = fmt::format(
-      "reprokit minify: {} -> {} ops, {} -> {} input elements, {} -> {} passes, {} queries ({} answered from cache), {:.1f}s\nfailure: {}\n{}\n"
-      "rerun: {}\n{}\n{}",
-      start_nodes, r.best.graph.num_ops(), input_elements(b.graph), input_elements(r.best.graph), enabled_passes(b.spec), enabled_passes(final_spec),
-      r.queries, r.cache_hits, report["seconds"].get<double>(), expected.label(),
-      o.verify ? (reproduced ? "verified: REPRODUCED in a fresh process" : "verified: NOT REPRODUCED (see the warning above)") : "not verified",
-      verify_cmd, twin ? "passing twin (twin.rk): " + twin->difference + "\n" : std::string(), print_graph(r.best.graph));
-  bundle.write("SUMMARY.txt", summary);
-  fmt::print("{}", summary);
-  fmt::print("\nfiles: {}/repro.rk repro.onnx repro_test.cpp repro_torch.py BUG_REPORT.md report.json{}\n", o.bundle_dir, twin ? " twin.rk" : "");
-  return reproduced ? 0 : 1;
+  MinifyFrontEnd front(o);
+  return run_session(front, o.session);
 }
 
 }  // namespace reprokit

@@ -60,4 +60,14 @@ std::vector<Verdict> judge_within_limits(const std::vector<Candidate>& cands, Qu
   return out;
 }
 
+std::vector<Verdict> in_slices(int jobs, const std::vector<Candidate>& cands, const std::vector<double>& limits, const SideBySide& side_by_side) {
+  const size_t per_slice = static_cast<size_t>(std::max(1, jobs));
+  std::vector<Verdict> out;
+  for (size_t start = 0; start < cands.size(); start += per_slice) {
+    const size_t n = std::min(cands.size() - start, per_slice);
+    for (auto& v : side_by_side(std::span(cands).subspan(start, n), std::span(limits).subspan(start, n))) out.push_back(std::move(v));
+  }
+  return out;
+}
+
 }  // namespace reprokit

@@ -14,6 +14,7 @@
 #include "reprokit/minifier/probe.h"
 #include "reprokit/minifier/progress_printer.h"
 #include "reprokit/minifier/reducer.h"
+#include "reprokit/minifier/session.h"
 #include "reprokit/minifier/report_json.h"
 #include "reprokit/onnx/onnx_export.h"
 #include "reprokit/onnx/onnx_import.h"
@@ -28,7 +29,6 @@ namespace reprokit {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -50,13 +50,6 @@ bool holds_a_reduction(const fs::path& out) {
   if (ec || it == end || it->path().filename() != "reduce_work" || !it->is_directory(ec)) return false;
   it.increment(ec);
   return !ec && it == end;
-}
-
-std::vector<Strategy> selected_strategies(const ReduceCommandOptions& o) {
-  std::vector<Strategy> out;
-  for (auto& s : strategy_table())  // compiler strategies switch reprokit's own passes: not here
-    if (!s.compiler_only && (o.only.empty() || o.only.count(s.name)) && !o.skip.count(s.name)) out.push_back(s);
-  return out;
 }
 
 // The repro in OUT: the model in the check's format as repro.<ext> with inputs/ (the check reruns
@@ -81,197 +74,207 @@ void write_repro(const Dir& out, const Graph& g, const std::vector<Tensor>& inpu
 
 std::string repro_path(const Dir& out, const CheckOptions& co) { return out.path("repro" + std::string(model_extension(co.format))); }
 
+// `reprokit reduce` as a front end of the session: a model (.rk or .onnx) with its values, judged
+// by the user's check in each candidate's directory; the repro goes to OUT.
+class ReduceFrontEnd : public ReductionFrontEnd {
+ public:
+  // Bad input (the model, its values, the options, an OUT in the way) is refused before anything is written.
+  explicit ReduceFrontEnd(const ReduceCommandOptions& o) : o_(o), b_(load(o, known_)), out_(open_out(o)), state_(out_.sub("reduce_work", true)) {
+    values_.emplace(b_);
+    const auto& known = known_;
+
+    std::vector<std::string> resolved;
+    co_.check = absolute_check_paths(o.check, &resolved);
+    co_.prefix = absolute_check_paths(o.session.worker_prefix, &resolved);
+    const bool onnx = o.format.empty() ? is_onnx_path(o.model) : o.format == "onnx";
+    co_.format = onnx ? ModelFormat::onnx : ModelFormat::rk;
+    for (auto& [name, t] : known) co_.weights.insert(name);
+    co_.jobs = o.session.jobs;
+    co_.fail_regex = o.fail_regex;
+    co_.hang_is_interesting = o.hang_is_interesting;
+    co_.keep_candidates = o.keep_candidates;
+    // A state.json symlink or reduce_work/ outside OUT is refused by Dir, never followed.
+    co_.work_dir = o.session.work_dir.empty() ? fs::absolute(state_.path()).string() : fs::absolute(o.session.work_dir).string();
+    co_.first_candidate = next_candidate_number(co_.work_dir);
+    fmt::print(stderr, "[reduce] model {}: graph {} ({} ops, {} inputs), candidates as {} in {}\n[reduce] check: {}\n", o.model, b_.graph.name,
+               b_.graph.num_ops(), b_.graph.num_inputs(), model_extension(co_.format), co_.work_dir, shell_quote_command(check_argv_as_written(co_)));
+    for (auto& r : resolved) fmt::print(stderr, "[reduce] checks run in each candidate's directory: {}\n", r);
+  }
+
+  std::string_view tool() const override { return "reduce"; }
+  const Graph& original() const override { return b_.graph; }
+  bool strategy_applies(const Strategy& s) const override { return !s.compiler_only; }  // they switch reprokit's own passes
+
+  ProbeOptions probe_options(const SessionOptions& o) const override {
+    ProbeOptions po;
+    po.runs = std::max(1, o.flaky_checks);
+    po.look_until = po.runs;  // no recorded failure to look for: the check says what it says
+    return po;
+  }
+  double untimed_limit_s(const SessionOptions& o) const override { return o.timeout_s > 0 ? o.timeout_s : 300; }  // generous until timed
+  std::unique_ptr<TimedOracle> make_oracle(double floor_s) override {
+    co_.timeout_s = floor_s;
+    auto oracle = std::make_unique<CheckOracle>(co_, [this](const Candidate& c) { return checked_values(c); });
+    oracle_ = oracle.get();
+    return oracle;
+  }
+  Verdict probe_once(TimedOracle& oracle, const Candidate& original) override {
+    Verdict v = oracle.judge({original}).at(0);
+    if (v.interesting && !first_interesting_.interesting) first_interesting_ = v;
+    return v;
+  }
+  void probing(const ProbeOptions& po) override {
+    fmt::print(stderr, "[reduce] checking that the original is interesting (up to {} runs)...\n", po.runs);
+  }
+  bool probed(const ProbeResult& pr) override {
+    if (pr.fails == 0) {
+      fmt::print(stderr, "[reduce] the original model is not interesting in {} run{}: {}: nothing to reduce.\n", pr.runs, pr.runs == 1 ? "" : "s",
+                 pr.other.failed()        ? pr.other.message
+                 : o_.fail_regex.empty() ? std::string("the check exited with status 0")
+                                         : "the check's output does not match --fail-regex");
+      return false;
+    }
+    // What made it interesting, so a check that fails for the wrong reason (a missing file, a
+    // typo) shows at once.
+    fmt::print(stderr, "[reduce] the original is interesting: {}\n",
+               first_interesting_.got.failed() ? first_interesting_.got.message : "(the check said so)");
+    co_.first_candidate += pr.runs;  // after the probe's
+    if (pr.rate() < 1)
+      fmt::print(stderr, "[reduce] the check is flaky: interesting in {} of {} runs ({:.0f}%); each candidate gets up to {} tries\n", pr.fails,
+                 pr.runs, pr.rate() * 100, pr.attempts_per_candidate());
+    return true;
+  }
+  void ready(const TimedOracle& oracle, const ProbeResult&, const SessionOptions& o) override {
+    fmt::print(stderr, "[reduce] per-check time limit {}, {} job{}\n", oracle.limit().describe("a hang is interesting"), o.jobs, o.jobs == 1 ? "" : "s");
+  }
+
+  const Dir& state_dir() const override { return state_; }
+  void check_resumed(const Candidate& c) override { candidate_values(c); }
+
+  void save(const Candidate& c) override { write_repro(out_, c.graph, candidate_values(c), co_); }
+  std::string interrupted_message() const override {
+    return fmt::format("\n[reduce] interrupted: the best repro so far is in {}\n[reduce] continue with the same command and --resume\n", out_.path());
+  }
+
+  // The repro, and the passing twin in the check's format, for the bug report.
+  std::string write_final(const MinifyResult& r) override {
+    write_repro(out_, r.best.graph, candidate_values(r.best), co_);
+    out_.remove_tree("twin");
+    if (!r.twin) return "";
+    const std::string difference = describe_difference(r.best, *r.twin, {"interesting", "not interesting"});
+    write_model_files(out_.sub("twin", true), r.twin->graph, candidate_values(*r.twin), co_.format, co_.weights);
+    fmt::print(stderr, "[reduce] nearest variant that is not interesting (twin/): {}\n", difference);
+    return difference;
+  }
+
+  // The check once more, in a copy of the repro's files under the work directory, as every
+  // candidate ran: a check that cleans its directory ($REPRO_CANDIDATE_DIR) must not clean OUT.
+  bool verify(const Candidate& best) override {
+    state_.remove_tree("verify");
+    Dir verify = state_.sub("verify", true);
+    const std::string copy = write_model_files(verify, best.graph, candidate_values(best), co_.format, co_.weights);
+    final_verdict_ = oracle_->run_in(verify, copy, oracle_->limit().for_candidate(best));
+    state_.remove_tree("verify");
+    if (!final_verdict_.interesting)
+      fmt::print(stderr, "\n[reduce] !!! WARNING: the check does NOT find the final repro interesting in a fresh run !!!\n[reduce] !!! (cd {} && {})\n",
+                 out_.path(), rerun_command());
+    return final_verdict_.interesting;
+  }
+
+  void report(const SessionResult& s, const SessionOptions& o) override {
+    const MinifyResult& r = s.reduction;
+    const int start_nodes = b_.graph.num_ops();
+    const std::string model_file = repro_path(out_, co_);
+    const std::string interesting_rule = !o_.fail_regex.empty() ? fmt::format("interesting when its output matches /{}/", o_.fail_regex)
+                                                                : "interesting when it exits with a non-zero status";
+    const std::string said = final_verdict_.got.failed() ? final_verdict_.got.message : "(not verified)";
+    json report = reduction_report(r, b_.graph, s.failure_rate, s.twin_difference);
+    report.update({{"model", o_.model},
+                   {"check", check_argv_as_written(co_)},
+                   {"interesting", interesting_rule},
+                   {"format", std::string(model_extension(co_.format)).substr(1)},
+                   {"seconds", s.seconds},
+                   {"jobs", o.jobs},
+                   {"verified", o.verify ? json(s.verified) : json(nullptr)},
+                   {"final_check_said", said},
+                   {"rerun", rerun_command()}});
+    out_.write("report.json", report.dump(2) + "\n");
+    const int final_ops = r.best.graph.num_ops();
+    const std::string twin_text =
+        s.twin_difference.empty() ? "" : fmt::format("## The nearest variant that is not interesting\n\n`twin/` holds it: {}.\n", s.twin_difference);
+    out_.write("BUG_REPORT.md", render_template("REDUCE_REPORT.md", {{"MODEL", fs::path(o_.model).filename().string()},
+                                                                   {"NODES", fmt::format("{} op{}", final_ops, final_ops == 1 ? "" : "s")},
+                                                                   {"ORIGINAL_OPS", std::to_string(start_nodes)},
+                                                                   {"ORIGINAL_ELEMENTS", std::to_string(input_elements(b_.graph))},
+                                                                   {"ELEMENTS", std::to_string(input_elements(r.best.graph))},
+                                                                   {"QUERIES", std::to_string(r.queries)},
+                                                                   {"SECONDS", fmt::format("{:.1f}", r.seconds)},
+                                                                   {"FAILURE", said},
+                                                                   {"INTERESTING", interesting_rule},
+                                                                   {"RERUN", shell_quote_command(check_argv(co_, fs::path(model_file).filename().string()))},
+                                                                   {"REPRO", fs::path(model_file).filename().string()},
+                                                                   {"GRAPH_TEXT", print_graph(r.best.graph)},
+                                                                   {"TWIN", twin_text}}));
+    fmt::print("reprokit reduce: {} -> {} ops, {} -> {} input elements, {} checks ({} answered from cache), {:.1f}s\n{}\nrerun: (cd {} && {})\n{}{}\n",
+               start_nodes, final_ops, input_elements(b_.graph), input_elements(r.best.graph), r.queries, r.cache_hits, s.seconds,
+               !o.verify     ? "not verified"
+               : s.verified ? "verified: the check still finds it interesting in a fresh run"
+                            : "verified: NOT interesting (see the warning above)",
+               out_.path(), rerun_command(), s.twin_difference.empty() ? std::string() : "twin/ (not interesting): " + s.twin_difference + "\n",
+               print_graph(r.best.graph));
+    std::string files;
+    for (const char* f : {"repro.rk", "repro.onnx", "inputs/", "repro_torch.py", "BUG_REPORT.md", "report.json", "twin/"})
+      if (out_.exists(std::string(f).substr(0, std::string(f).find('/')))) files += std::string(" ") + f;
+    fmt::print("\nfiles in {}:{}\n", out_.path(), files);
+  }
+
+ private:
+  // An in-memory bundle: the original graph and values, for the cut points' values.
+  static Bundle load(const ReduceCommandOptions& o, std::map<std::string, Tensor>& known) {
+    Bundle b;
+    Module m = load_model(o.model, o.shapes, &known);
+    b.graph = m.entry();
+    b.inputs = assemble_inputs(b.graph, known, o.inputs_dir, o.seed);
+    return b;
+  }
+  // OUT: never over an earlier run's files unless resuming it; checks run in it, so an absolute path.
+  static Dir open_out(const ReduceCommandOptions& o) {
+    if (!o.format.empty() && o.format != "onnx" && o.format != "rk") throw UserError("--format must be rk or onnx; got '" + o.format + "'");
+    if (!o.fail_regex.empty()) Regex(o.fail_regex, "--fail-regex");  // a pattern RE2 refuses: before anything is written
+    const std::string out_path = o.out_dir.empty() ? fs::path(o.model).stem().string() + ".reduced" : o.out_dir;
+    std::error_code ec;
+    const bool empty_out = fs::is_directory(out_path, ec) && fs::is_empty(out_path, ec);
+    if (!o.session.resume && fs::exists(out_path, ec) && !empty_out)
+      throw UserError(fmt::format("'{}' already exists: pass --resume to continue the reduction it holds, or -o a new directory", out_path));
+    if (o.session.resume && fs::exists(out_path, ec) && !empty_out && !holds_a_reduction(out_path))  // else its inputs/*.npy would be replaced
+      throw UserError(fmt::format("'{}' holds no reduction to resume (no reduce_work/state.json in it) and is never written into: -o a new directory",
+                                  out_path));
+    return Dir::create(fs::absolute(out_path).string());
+  }
+  std::vector<Tensor> candidate_values(const Candidate& c) { return candidate_inputs(c, b_, *values_); }
+  // What the check is shown: a value edit that drives an op out of its domain is never asked about.
+  std::vector<Tensor> checked_values(const Candidate& c) {
+    if (auto why = value_edit_leaves_domain(c, b_, *values_)) throw UserError(*why);
+    return candidate_inputs(c, b_, *values_);
+  }
+  std::string rerun_command() const { return shell_quote_command(check_argv(co_, repro_path(out_, co_))); }
+
+  const ReduceCommandOptions& o_;
+  std::map<std::string, Tensor> known_;  // an ONNX model's initializers
+  Bundle b_;
+  Dir out_, state_;
+  std::optional<KnownValues> values_;
+  CheckOptions co_;
+  CheckOracle* oracle_ = nullptr;  // the reduction's, once made
+  Verdict first_interesting_;
+  Verdict final_verdict_;
+};
+
 }  // namespace
 
 int reduce_model(const ReduceCommandOptions& o) {
-  auto t0 = Clock::now();
-  std::map<std::string, Tensor> known;  // an ONNX model's initializers
-  Module m = load_model(o.model, o.shapes, &known);
-  Bundle b;  // an in-memory bundle: the original graph and values, for the cut points' values
-  b.graph = m.entry();
-  b.inputs = assemble_inputs(b.graph, known, o.inputs_dir, o.seed);
-  KnownValues values(b);
-
-  CheckOptions co;
-  std::vector<std::string> resolved;
-  co.check = absolute_check_paths(o.check, &resolved);
-  co.prefix = absolute_check_paths(o.worker_prefix, &resolved);
-  if (!o.format.empty() && o.format != "onnx" && o.format != "rk") throw UserError("--format must be rk or onnx; got '" + o.format + "'");
-  const bool onnx = o.format.empty() ? is_onnx_path(o.model) : o.format == "onnx";
-  co.format = onnx ? ModelFormat::onnx : ModelFormat::rk;
-  for (auto& [name, t] : known) co.weights.insert(name);
-  co.jobs = std::max(1, o.jobs);
-  co.fail_regex = o.fail_regex;
-  if (!co.fail_regex.empty()) Regex(co.fail_regex, "--fail-regex");  // a pattern RE2 refuses: before anything is written
-  co.hang_is_interesting = o.hang_is_interesting;
-  co.keep_candidates = o.keep_candidates;
-
-  // OUT: never over an earlier run's files unless resuming it.
-  std::string out_path = o.out_dir.empty() ? fs::path(o.model).stem().string() + ".reduced" : o.out_dir;
-  std::error_code ec;
-  const bool empty_out = fs::is_directory(out_path, ec) && fs::is_empty(out_path, ec);
-  if (!o.resume && fs::exists(out_path, ec) && !empty_out)
-    throw UserError(fmt::format("'{}' already exists: pass --resume to continue the reduction it holds, or -o a new directory", out_path));
-  if (o.resume && fs::exists(out_path, ec) && !empty_out && !holds_a_reduction(out_path))  // else its inputs/*.npy would be replaced
-    throw UserError(fmt::format("'{}' holds no reduction to resume (no reduce_work/state.json in it) and is never written into: -o a new directory",
-                                out_path));
-  Dir out = Dir::create(fs::absolute(out_path).string());  // checks run in it: an absolute path
-  Dir state_dir = out.sub("reduce_work", true);  // a symlink there is refused, never followed
-  co.work_dir = o.work_dir.empty() ? fs::absolute(state_dir.path()).string() : fs::absolute(o.work_dir).string();
-  co.first_candidate = next_candidate_number(co.work_dir);
-  on_termination_signal("\n[reduce] interrupted before any repro was written: nothing to resume\n");
-  adopt_orphans();  // a daemon a check or worker leaves behind is stopped, not left running (subprocess.h)
-
-  auto candidate_values = [&](const Candidate& c) { return candidate_inputs(c, b, values); };
-  // What the check is shown: a value edit that drives an op out of its domain is never asked about.
-  auto checked_values = [&](const Candidate& c) {
-    if (auto why = value_edit_leaves_domain(c, b, values)) throw UserError(*why);
-    return candidate_inputs(c, b, values);
-  };
-  fmt::print(stderr, "[reduce] model {}: graph {} ({} ops, {} inputs), candidates as {} in {}\n[reduce] check: {}\n", o.model, b.graph.name,
-             b.graph.num_ops(), b.graph.num_inputs(), model_extension(co.format), co.work_dir,
-             shell_quote_command(check_argv_as_written(co)));
-
-  for (auto& r : resolved) fmt::print(stderr, "[reduce] checks run in each candidate's directory: {}\n", r);
-
-  // 1. The original must be interesting (several runs: a flaky check is measured).
-  co.timeout_s = o.timeout_s > 0 ? o.timeout_s : 300;  // generous until the original is timed
-  Candidate original;
-  original.graph = b.graph;
-  ProbeOptions po;
-  po.runs = std::max(1, o.flaky_checks);
-  po.look_until = po.runs;  // no recorded failure to look for: the check says what it says
-  fmt::print(stderr, "[reduce] checking that the original is interesting (up to {} runs)...\n", po.runs);
-  CheckOracle probe(co, checked_values);
-  Verdict first_interesting;
-  ProbeResult pr = probe_original(po, [&] {
-    Verdict v = probe.judge({original}).at(0);
-    if (v.interesting && !first_interesting.interesting) first_interesting = v;
-    return v;
-  });
-  if (pr.fails == 0) {
-    fmt::print(stderr, "[reduce] the original model is not interesting in {} run{}: {}: nothing to reduce.\n", pr.runs, pr.runs == 1 ? "" : "s",
-               pr.other.failed() ? pr.other.message : o.fail_regex.empty() ? std::string("the check exited with status 0") : "the check's output does not match --fail-regex");
-    return 1;
-  }
-  // What made it interesting, so a check that fails for the wrong reason (a missing file, a
-  // typo) shows at once.
-  fmt::print(stderr, "[reduce] the original is interesting: {}\n", first_interesting.got.failed() ? first_interesting.got.message : "(the check said so)");
-  co.first_candidate += pr.runs;  // after the probe's
-  if (o.timeout_s <= 0) co.timeout_s = std::max(10.0, 3 * pr.slowest_s + 5);
-  const int attempts = pr.attempts_per_candidate();
-  const double rate = pr.rate();
-  if (rate < 1)
-    fmt::print(stderr, "[reduce] the check is flaky: interesting in {} of {} runs ({:.0f}%); each candidate gets up to {} tries\n", pr.fails, pr.runs,
-               rate * 100, attempts);
-  CheckOracle oracle(co, checked_values);
-  fmt::print(stderr, "[reduce] per-check time limit {}, {} job{}\n", oracle.limit().describe("a hang is interesting"), co.jobs, co.jobs == 1 ? "" : "s");
-
-  // 2. Resume from the best candidate an earlier run left behind.
-  Candidate start = original;
-  if (o.resume && state_dir.exists("state.json")) {
-    start = read_best_candidate(state_dir);
-    try {  // untrusted: every window and index must fit
-      candidate_values(start);
-    } catch (const UserError& e) {
-      throw UserError(fmt::format("{}: {}", state_dir.path("state.json"), e.what()));
-    }
-    fmt::print(stderr, "[reduce] resuming from {} ({} ops)\n", state_dir.path("state.json"), start.graph.num_ops());
-  }
-
-  // 3. Reduce; after every success the best repro so far is in OUT.
-  const int start_nodes = b.graph.num_ops();
-  auto save = [&](const Candidate& c) {
-    write_repro(out, c.graph, candidate_values(c), co);
-    state_dir.write("state.json", json{{"best", c.to_json()}}.dump());
-  };
-  save(start);
-  on_termination_signal(fmt::format("\n[reduce] interrupted: the best repro so far is in {}\n[reduce] continue with the same command and --resume\n", out.path()));
-  ProgressPrinter printer("reduce", start_nodes);
-  MinifyCallbacks cb;
-  cb.on_success = [&](const Candidate& c, const MinifyProgress& p) {
-    save(c);
-    printer.line(p, true);
-  };
-  cb.on_progress = [&](const MinifyProgress& p) { printer.line(p, false); };
-  MinifyOptions mo;
-  mo.flaky_attempts = attempts;
-  if (rate < 1) mo.restarts = 2;  // a flaky check can still say "not interesting" wrongly
-  MinifyResult r = reduce(start, selected_strategies(o), oracle, mo, cb);
-  printer.done();
-  report_time_limits("reduce", r, oracle.limit().largest_given_s());
-  save(r.best);
-
-  // The passing twin, in the check's format, for the bug report.
-  std::string twin_text;
-  std::string difference;
-  if (r.twin) {
-    difference = describe_difference(r.best, *r.twin, {"interesting", "not interesting"});
-    out.remove_tree("twin");
-    write_model_files(out.sub("twin", true), r.twin->graph, candidate_values(*r.twin), co.format, co.weights);
-    twin_text = fmt::format("## The nearest variant that is not interesting\n\n`twin/` holds it: {}.\n", difference);
-    fmt::print(stderr, "[reduce] nearest variant that is not interesting (twin/): {}\n", difference);
-  } else {
-    out.remove_tree("twin");
-  }
-
-  // 4. Verify: the check once more, on the files in OUT.
-  const std::string model_file = repro_path(out, co);
-  const std::string rerun = shell_quote_command(check_argv(co, model_file));
-  Verdict final_verdict;
-  if (o.verify) {
-    // In a copy of the repro's files under the work directory, as every candidate ran: a check
-    // that cleans its directory ($REPRO_CANDIDATE_DIR) must not clean OUT.
-    state_dir.remove_tree("verify");
-    Dir verify = state_dir.sub("verify", true);
-    const std::string copy = write_model_files(verify, r.best.graph, candidate_values(r.best), co.format, co.weights);
-    final_verdict = oracle.run_in(verify, copy, oracle.limit().for_candidate(r.best));
-    state_dir.remove_tree("verify");
-    if (!final_verdict.interesting)
-      fmt::print(stderr, "\n[reduce] !!! WARNING: the check does NOT find the final repro interesting in a fresh run !!!\n[reduce] !!! (cd {} && {})\n",
-                 out.path(), rerun);
-  }
-  const bool reproduced = !o.verify || final_verdict.interesting;
-
-  // 5. Report.
-  const std::string interesting_rule = !o.fail_regex.empty() ? fmt::format("interesting when its output matches /{}/", o.fail_regex)
-                                                              : "interesting when it exits with a non-zero status";
-  const std::string said = final_verdict.got.failed() ? final_verdict.got.message : "(not verified)";
-  json report = reduction_report(r, b.graph, rate, difference);
-  report.update({{"model", o.model},
-                 {"check", check_argv_as_written(co)},
-                 {"interesting", interesting_rule},
-                 {"format", std::string(model_extension(co.format)).substr(1)},
-                 {"seconds", std::chrono::duration<double>(Clock::now() - t0).count()},
-                 {"jobs", co.jobs},
-                 {"verified", o.verify ? json(reproduced) : json(nullptr)},
-                 {"final_check_said", said},
-                 {"rerun", rerun}});
-  out.write("report.json", report.dump(2) + "\n");
-  const int final_ops = r.best.graph.num_ops();
-  out.write("BUG_REPORT.md", render_template("REDUCE_REPORT.md", {{"MODEL", fs::path(o.model).filename().string()},
-                                                                {"NODES", fmt::format("{} op{}", final_ops, final_ops == 1 ? "" : "s")},
-                                                                {"ORIGINAL_OPS", std::to_string(start_nodes)},
-                                                                {"ORIGINAL_ELEMENTS", std::to_string(input_elements(b.graph))},
-                                                                {"ELEMENTS", std::to_string(input_elements(r.best.graph))},
-                                                                {"QUERIES", std::to_string(r.queries)},
-                                                                {"SECONDS", fmt::format("{:.1f}", r.seconds)},
-                                                                {"FAILURE", said},
-                                                                {"INTERESTING", interesting_rule},
-                                                                {"RERUN", shell_quote_command(check_argv(co, fs::path(model_file).filename().string()))},
-                                                                {"REPRO", fs::path(model_file).filename().string()},
-                                                                {"GRAPH_TEXT", print_graph(r.best.graph)},
-                                                                {"TWIN", twin_text}}));
-  fmt::print("reprokit reduce: {} -> {} ops, {} -> {} input elements, {} checks ({} answered from cache), {:.1f}s\n{}\nrerun: (cd {} && {})\n{}{}\n",
-             start_nodes, r.best.graph.num_ops(), input_elements(b.graph), input_elements(r.best.graph), r.queries, r.cache_hits,
-             report["seconds"].get<double>(),
-             !o.verify ? "not verified" : reproduced ? "verified: the check still finds it interesting in a fresh run" : "verified: NOT interesting (see the warning above)",
-             out.path(), rerun, r.twin ? "twin/ (not interesting): " + difference + "\n" : std::string(), print_graph(r.best.graph));
-  std::string files;
-  for (const char* f : {"repro.rk", "repro.onnx", "inputs/", "repro_torch.py", "BUG_REPORT.md", "report.json", "twin/"})
-    if (out.exists(std::string(f).substr(0, std::string(f).find('/')))) files += std::string(" ") + f;
-  fmt::print("\nfiles in {}:{}\n", out.path(), files);
-  return reproduced ? 0 : 1;
+  ReduceFrontEnd front(o);
+  return run_session(front, o.session);
 }
 
 }  // namespace reprokit

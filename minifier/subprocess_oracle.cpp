@@ -71,12 +71,7 @@ ProcessSpec worker_spec(const WorkerPoolOptions& o) {
 
 std::vector<Verdict> SubprocessOracle::judge(const std::vector<Candidate>& cands) {
   return judge_within_limits(cands, limit_, [this](const std::vector<Candidate>& batch, const std::vector<double>& limits) {
-    std::vector<Verdict> out;
-    for (size_t start = 0; start < batch.size(); start += static_cast<size_t>(options_.jobs)) {
-      const size_t n = std::min(batch.size() - start, static_cast<size_t>(options_.jobs));
-      for (auto& v : run_side_by_side(std::span(batch).subspan(start, n), std::span(limits).subspan(start, n))) out.push_back(std::move(v));
-    }
-    return out;
+    return in_slices(options_.jobs, batch, limits, [this](auto slice, auto slice_limits) { return run_side_by_side(slice, slice_limits); });
   });
 }
 

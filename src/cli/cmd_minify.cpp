@@ -12,20 +12,8 @@
 
 namespace reprokit::cli {
 
-std::set<std::string> strategy_names(const std::string& csv) {
-  std::set<std::string> out;
-  for (const std::string& item : csv_items(csv)) {
-    bool known = false;
-    for (auto& s : strategy_table()) known |= s.name == item;
-    if (!known) throw UsageError("unknown strategy '" + item + "' (--list-strategies lists them)");
-    out.insert(item);
-  }
-  return out;
-}
-
 static int run_minify(const std::vector<std::string>& argv) {
-  Args args(argv, {"--jobs", "--timeout", "--memory-limit", "--only", "--skip", "--flaky-checks", "--worker-prefix", "--work-dir"},
-            {"--resume", "--any-accuracy", "--list-strategies", "--no-verify"});
+  Args args(argv, with_session_flags({"--memory-limit"}, true), with_session_flags({"--any-accuracy", "--list-strategies"}, false));
   if (args.has("--list-strategies")) {
     for (auto& s : strategy_table()) fmt::print("{:<16} {}\n", s.name, s.description);
     return 0;
@@ -34,18 +22,9 @@ static int run_minify(const std::vector<std::string>& argv) {
   MinifyCommandOptions o;
   o.bundle_dir = args.positional()[0];
   o.reprokit_exe = self_executable();
-  o.jobs = static_cast<int>(args.get_int("--jobs", 1));
-  if (o.jobs < 1 || o.jobs > 64) throw UsageError("--jobs must be between 1 and 64");
-  o.timeout_s = args.get_double("--timeout", 0);
+  o.session = session_options(args, 8);
   o.memory_limit_mb = args.get_int("--memory-limit", 0);
-  o.resume = args.has("--resume");
   o.any_accuracy = args.has("--any-accuracy");
-  o.verify = !args.has("--no-verify");
-  o.flaky_checks = static_cast<int>(args.get_int("--flaky-checks", 8));
-  if (auto v = args.get("--worker-prefix")) o.worker_prefix = split_command_words(*v, "--worker-prefix");
-  o.work_dir = args.get_or("--work-dir", "");
-  if (auto v = args.get("--only")) o.only = strategy_names(*v);
-  if (auto v = args.get("--skip")) o.skip = strategy_names(*v);
   return minify_bundle(o);
 }
 

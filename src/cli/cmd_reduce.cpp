@@ -7,37 +7,25 @@
 namespace reprokit::cli {
 
 static int run_reduce(const std::vector<std::string>& argv) {
-  Args args(argv,
-            {"--check", "-o", "--out", "--inputs", "--format", "--jobs", "--timeout", "--fail-regex", "--worker-prefix", "--work-dir", "--only",
-             "--skip", "--flaky-checks", "--shape", "--seed"},
-            {"--resume", "--hang-is-interesting", "--keep-candidates", "--no-verify"});
+  Args args(argv, with_session_flags({"--check", "-o", "--out", "--inputs", "--format", "--fail-regex", "--shape", "--seed"}, true),
+            with_session_flags({"--hang-is-interesting", "--keep-candidates"}, false));
   if (args.positional().size() != 1) throw UsageError("expected exactly one MODEL (.rk or .onnx)");
   auto check = args.get("--check");
   if (!check) throw UsageError("--check \"CMD ...\" is required: the command that says whether a candidate is interesting");
   ReduceCommandOptions o;
   o.model = args.positional()[0];
   o.check = split_command_words(*check, "--check");
-  if (auto v = args.get("--worker-prefix")) o.worker_prefix = split_command_words(*v, "--worker-prefix");
+  o.session = session_options(args, 3);
   o.out_dir = args.get_or("-o", args.get_or("--out", ""));
   o.inputs_dir = args.get_or("--inputs", "");
   o.format = args.get_or("--format", "");
-  o.work_dir = args.get_or("--work-dir", "");
-  o.jobs = static_cast<int>(args.get_int("--jobs", 1));
-  if (o.jobs < 1 || o.jobs > 64) throw UsageError("--jobs must be between 1 and 64");
-  o.timeout_s = args.get_double("--timeout", 0);
   o.fail_regex = args.get_or("--fail-regex", "");
   o.hang_is_interesting = args.has("--hang-is-interesting");
   o.keep_candidates = args.has("--keep-candidates");
-  o.resume = args.has("--resume");
-  o.verify = !args.has("--no-verify");
-  o.flaky_checks = static_cast<int>(args.get_int("--flaky-checks", 3));
-  if (o.flaky_checks < 1 || o.flaky_checks > 100) throw UsageError("--flaky-checks must be between 1 and 100");
   long seed = args.get_int("--seed", 0);
   if (seed < 0) throw UsageError("--seed must not be negative");
   o.seed = static_cast<uint64_t>(seed);
   o.shapes = parse_shape_specs(args.get_all("--shape"));
-  if (auto v = args.get("--only")) o.only = strategy_names(*v);
-  if (auto v = args.get("--skip")) o.skip = strategy_names(*v);
   return reduce_model(o);
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "reprokit/campaign/graph_generator.h"
+#include "reprokit/minifier/session.h"
 
 namespace reprokit::cli {
 
@@ -58,6 +59,12 @@ std::vector<std::string> csv_items(const std::string& csv);
 
 // The strategy names of --only/--skip (A,B,...); UsageError for one the table lacks.
 std::set<std::string> strategy_names(const std::string& csv);
+
+// The flags minify and reduce share (session_flags.cpp): `flags` with the shared value flags
+// (--jobs, --timeout, --only, --skip, --flaky-checks, --worker-prefix, --work-dir) or bool flags
+// (--resume, --no-verify) added, for Args; and their values, checked (UsageError).
+std::vector<std::string> with_session_flags(std::vector<std::string> flags, bool value_flags);
+SessionOptions session_options(const Args& args, int default_flaky_checks);
 
 // The generator's flags, as `generate` and `fuzz` take them: --max-nodes N, --ops A,B or
 // --skip-ops A,B (ops of the table; UsageError naming an unknown one), --train.

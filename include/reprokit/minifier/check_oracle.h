@@ -7,10 +7,11 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
-#include "reprokit/minifier/oracle.h"
+#include "reprokit/minifier/session.h"
 #include "reprokit/minifier/query_limit.h"
 #include "reprokit/runtime/tensor.h"
 #include "reprokit/support/files.h"
@@ -60,7 +61,7 @@ std::vector<std::string> check_argv_as_written(const CheckOptions& o);
 // The candidate's input values (UserError when they cannot be made: then it is invalid).
 using CandidateInputs = std::function<std::vector<Tensor>(const Candidate&)>;
 
-class CheckOracle : public Oracle {
+class CheckOracle : public TimedOracle {
  public:
   CheckOracle(CheckOptions options, CandidateInputs inputs);
   std::vector<Verdict> judge(const std::vector<Candidate>& candidates) override;
@@ -69,10 +70,11 @@ class CheckOracle : public Oracle {
   // within limit_s (0: the options' timeout).
   Verdict run_in(const Dir& dir, const std::string& model_path, double limit_s = 0) const;
   const CheckOptions& options() const { return options_; }
-  const QueryLimit& limit() const { return limit_; }
+  const QueryLimit& limit() const override { return limit_; }
 
  private:
-  std::vector<Verdict> run_checks(const std::vector<Candidate>& candidates, const std::vector<double>& limits);
+  // One check per candidate (at most `jobs`), all running at once.
+  std::vector<Verdict> run_side_by_side(std::span<const Candidate> candidates, std::span<const double> limits);
 
   CheckOptions options_;
   CandidateInputs inputs_;

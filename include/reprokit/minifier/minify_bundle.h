@@ -9,23 +9,16 @@
 
 #include "reprokit/harness/bundle.h"
 #include "reprokit/minifier/candidate.h"
+#include "reprokit/minifier/session.h"
 
 namespace reprokit {
 
 struct MinifyCommandOptions {
   std::string bundle_dir;
   std::string reprokit_exe;
-  int jobs = 1;
-  double timeout_s = 0;    // 0: derived from the original run
+  SessionOptions session;  // --jobs, --timeout, --only/--skip, --flaky-checks (default 8), --worker-prefix, --work-dir (default BUNDLE/minify_work), --resume
   long memory_limit_mb = 0;
-  bool resume = false;
   bool any_accuracy = false;
-  int flaky_checks = 8;    // most runs of the original to measure how often it fails (after 3, at most 15 s)
-  std::set<std::string> only, skip;
-  bool verify = true;
-  // Every worker runs under this launcher (e.g. srun -N1 -n1, ssh HOST); empty: directly.
-  std::vector<std::string> worker_prefix;
-  std::string work_dir;    // queries and state; empty: BUNDLE/minify_work
 };
 
 // Returns the exit status: 0 minified and verified; 1 the original does not fail, or the final

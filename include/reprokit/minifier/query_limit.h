@@ -10,6 +10,7 @@
 // interesting", counted and reported.
 #pragma once
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -45,5 +46,10 @@ using LimitedAttempt = std::function<std::vector<Verdict>(const std::vector<Cand
 // Runs `attempt` on the batch, then once more, with doubled limits, on the candidates that ran
 // out of time while a hang is not sought; those that run out again come back unknown.
 std::vector<Verdict> judge_within_limits(const std::vector<Candidate>& candidates, QueryLimit& limit, const LimitedAttempt& attempt);
+
+// Runs `side_by_side` on consecutive slices of at most `jobs` candidates, whose queries run at
+// once, and returns the verdicts in order: the one batch loop of every oracle (--jobs).
+using SideBySide = std::function<std::vector<Verdict>(std::span<const Candidate>, std::span<const double> limits)>;
+std::vector<Verdict> in_slices(int jobs, const std::vector<Candidate>& candidates, const std::vector<double>& limits, const SideBySide& side_by_side);
 
 }  // namespace reprokit

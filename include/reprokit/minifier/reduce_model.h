@@ -4,11 +4,11 @@
 // success; the final one is checked again in a fresh run; report.json says how it went.
 #pragma once
 #include <map>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "reprokit/ir/tensor_type.h"
+#include "reprokit/minifier/session.h"
 
 namespace reprokit {
 
@@ -20,17 +20,12 @@ struct ReduceCommandOptions {
   std::string out_dir;              // empty: <model stem>.reduced
   std::string format;               // "rk" or "onnx"; empty: the model's
   std::vector<std::string> check;   // argv words
-  std::vector<std::string> worker_prefix;
-  std::string work_dir;             // candidates; empty: OUT/reduce_work
-  int jobs = 1;
-  double timeout_s = 0;             // 0: from the original's slowest check
+  // --jobs, --timeout (0: from the original's slowest check), --only/--skip, --flaky-checks
+  // (default 3), --worker-prefix, --work-dir (candidates; default OUT/reduce_work), --resume
+  SessionOptions session;
   std::string fail_regex;
   bool hang_is_interesting = false;
   bool keep_candidates = false;
-  bool resume = false;
-  int flaky_checks = 3;             // most runs of the original (after 3, at most 15 s)
-  std::set<std::string> only, skip;
-  bool verify = true;
 };
 
 // Exit status: 0 reduced (and verified); 1 the original is not interesting or the final repro is

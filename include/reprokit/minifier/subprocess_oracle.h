@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "reprokit/harness/failure.h"
-#include "reprokit/minifier/oracle.h"
+#include "reprokit/minifier/session.h"
 #include "reprokit/minifier/query_limit.h"
 
 namespace reprokit {
@@ -27,7 +27,7 @@ struct WorkerPoolOptions {
   std::vector<std::string> prefix;  // a launcher each worker runs under (srun ..., ssh HOST)
 };
 
-class SubprocessOracle : public Oracle {
+class SubprocessOracle : public TimedOracle {
  public:
   SubprocessOracle(WorkerPoolOptions options, Failure expected);
   ~SubprocessOracle() override;
@@ -37,8 +37,8 @@ class SubprocessOracle : public Oracle {
   Verdict run_one(const Candidate& c);
   // Ends every worker now (end of input, then stopped after the grace period if need be); a
   // later query starts fresh ones.
-  void release();
-  const QueryLimit& limit() const { return limit_; }
+  void release() override;
+  const QueryLimit& limit() const override { return limit_; }
 
  private:
   std::chrono::steady_clock::time_point begin(size_t worker, const std::string& query_line);

@@ -1,0 +1,98 @@
+// One reduction session (see session.h).
+#include "reprokit/minifier/session.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "reprokit/minifier/candidate.h"
+#include "reprokit/minifier/progress_printer.h"
+#include "reprokit/process/subprocess.h"
+#include "reprokit/support/errors.h"
+
+namespace reprokit {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+double ReductionFrontEnd::timed_limit_s(const SessionOptions& o, const ProbeResult& pr) const {
+  return o.timeout_s > 0 ? o.timeout_s : std::max(10.0, 3 * pr.slowest_s + 5);
+}
+
+std::vector<Strategy> selected_strategies(const ReductionFrontEnd& front, const SessionOptions& o) {
+  std::vector<Strategy> out;
+  for (auto& s : strategy_table())
+    if ((o.only.empty() || o.only.count(s.name)) && !o.skip.count(s.name) && front.strategy_applies(s)) out.push_back(s);
+  return out;
+}
+
+int run_session(ReductionFrontEnd& front, const SessionOptions& o) {
+  const auto t0 = Clock::now();
+  const std::string tool(front.tool());
+  // Ctrl-C or a kill: the workers and checks go with us (the message changes once a repro is on disk).
+  on_termination_signal(fmt::format("\n[{}] interrupted before any repro was written: nothing to resume\n", tool));
+  adopt_orphans();  // a daemon a check or worker leaves behind is stopped, not left running (subprocess.h)
+
+  // 1. The original must be interesting, several runs for a flaky one. The probe's oracle ends
+  //    before the reduction's starts (no worker held twice on a cluster).
+  Candidate original;
+  original.graph = front.original();
+  const ProbeOptions po = front.probe_options(o);
+  front.probing(po);
+  ProbeResult pr;
+  {
+    std::unique_ptr<TimedOracle> probe = front.make_oracle(front.untimed_limit_s(o));
+    pr = probe_original(po, [&] { return front.probe_once(*probe, original); });
+  }
+  if (!front.probed(pr)) return 1;
+  std::unique_ptr<TimedOracle> oracle = front.make_oracle(front.timed_limit_s(o, pr));
+  front.ready(*oracle, pr, o);
+
+  // 2. Resume from the best candidate an earlier run left behind.
+  Candidate start = original;
+  const Dir& state = front.state_dir();
+  if (o.resume && state.exists("state.json")) {
+    start = read_best_candidate(state);
+    try {
+      front.check_resumed(start);
+    } catch (const UserError& e) {
+      throw UserError(fmt::format("{}: {}", state.path("state.json"), e.what()));
+    }
+    fmt::print(stderr, "[{}] resuming from {} ({} ops)\n", tool, state.path("state.json"), start.graph.num_ops());
+  }
+
+  // 3. Reduce; after every success the best repro so far is on disk and runnable.
+  auto save = [&](const Candidate& c) {
+    front.save(c);
+    state.write("state.json", json{{"best", c.to_json()}}.dump());
+  };
+  save(start);
+  on_termination_signal(front.interrupted_message());
+  ProgressPrinter printer(tool, front.original().num_ops());
+  MinifyCallbacks cb;
+  cb.on_success = [&](const Candidate& c, const MinifyProgress& p) {
+    save(c);
+    printer.line(p, true);
+  };
+  cb.on_progress = [&](const MinifyProgress& p) { printer.line(p, false); };
+  MinifyOptions mo;
+  mo.flaky_attempts = pr.attempts_per_candidate();
+  if (pr.rate() < 1) mo.restarts = 2;  // a flaky oracle can still say "not interesting" wrongly
+  SessionResult s;
+  s.reduction = reduce(start, selected_strategies(front, o), *oracle, mo, cb);
+  printer.done();
+  oracle->release();
+  report_time_limits(tool, s.reduction, oracle->limit().largest_given_s());
+
+  // 4. The final repro and its twin; 5. verified in a fresh run; 6. the report.
+  s.twin_difference = front.write_final(s.reduction);
+  state.write("state.json", json{{"best", s.reduction.best.to_json()}}.dump());
+  s.verified = !o.verify || front.verify(s.reduction.best);
+  s.failure_rate = pr.rate();
+  s.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  front.report(s, o);
+  return s.verified ? 0 : 1;
+}
+
+}  // namespace reprokit

@@ -1,0 +1,45 @@
+// The flags `reprokit minify` and `reprokit reduce` share (see command.h): parsed here once.
+#include "command.h"
+#include "reprokit/minifier/strategies.h"
+#include "reprokit/support/command_words.h"
+
+namespace reprokit::cli {
+
+const std::vector<std::string> kSessionValueFlags = {"--jobs", "--timeout", "--only", "--skip", "--flaky-checks", "--worker-prefix", "--work-dir"};
+const std::vector<std::string> kSessionBoolFlags = {"--resume", "--no-verify"};
+
+std::set<std::string> strategy_names(const std::string& csv) {
+  std::set<std::string> out;
+  for (const std::string& item : csv_items(csv)) {
+    bool known = false;
+    for (auto& s : strategy_table()) known |= s.name == item;
+    if (!known) throw UsageError("unknown strategy '" + item + "' (--list-strategies lists them)");
+    out.insert(item);
+  }
+  return out;
+}
+
+SessionOptions session_options(const Args& args, int default_flaky_checks) {
+  SessionOptions o;
+  o.jobs = static_cast<int>(args.get_int("--jobs", 1));
+  if (o.jobs < 1 || o.jobs > 64) throw UsageError("--jobs must be between 1 and 64");
+  o.timeout_s = args.get_double("--timeout", 0);
+  if (o.timeout_s < 0) throw UsageError("--timeout must not be negative");
+  o.flaky_checks = static_cast<int>(args.get_int("--flaky-checks", default_flaky_checks));
+  if (o.flaky_checks < 1 || o.flaky_checks > 100) throw UsageError("--flaky-checks must be between 1 and 100");
+  if (auto v = args.get("--only")) o.only = strategy_names(*v);
+  if (auto v = args.get("--skip")) o.skip = strategy_names(*v);
+  if (auto v = args.get("--worker-prefix")) o.worker_prefix = split_command_words(*v, "--worker-prefix");
+  o.work_dir = args.get_or("--work-dir", "");
+  o.resume = args.has("--resume");
+  o.verify = !args.has("--no-verify");
+  return o;
+}
+
+std::vector<std::string> with_session_flags(std::vector<std::string> flags, bool value_flags) {
+  const auto& shared = value_flags ? kSessionValueFlags : kSessionBoolFlags;
+  flags.insert(flags.end(), shared.begin(), shared.end());
+  return flags;
+}
+
+}  // namespace reprokit::cli
