@@ -51,13 +51,16 @@ with torch.no_grad():
     t0 = time.perf_counter()
     for _ in range({}): fn(*args)
     print((time.perf_counter() - t0) / {} * 1e6)
-)", (dir / "prog.py").string(), (dir / "in").string(), g.name, iters, iters);
+)", (dir / "prog.py").string(), (dir / "in").string(), torch_function_name(g), iters, iters);
   ProcessSpec ps;
   ps.argv = {"/usr/bin/python3", (dir / "timeit.py").string()};
   ps.timeout_s = 300;
   try {
     ProcessResult r = run_process(ps);
-    if (r.exit_code != 0) return -1;
+    if (r.exit_code != 0) {  // said, not hidden behind an "n/a"
+      fmt::print(stderr, "bench_models: PyTorch timing of {} failed: {}\n", g.name, r.err.substr(r.err.size() > 600 ? r.err.size() - 600 : 0));
+      return -1;
+    }
     return std::stod(r.out);
   } catch (...) {
     return -1;

@@ -39,9 +39,6 @@ class PyNames {
   std::vector<std::string> ids_;
 };
 
-// The graph's function: "run_<graph>", never a keyword (class), a module (torch) or a global
-// the script relies on (main, __name__).
-std::string function_name(const Graph& g) { return PyNames::identifier("run_", g.name); }
 
 const char* torch_dtype(DType t) {
   switch (t) {
@@ -216,7 +213,7 @@ std::string emit_torch_function(const Graph& g) {
   PyNames ids(g);
   std::vector<std::string> params;
   for (int i = 0; i < g.num_inputs(); ++i) params.push_back(ids[i]);
-  std::string s = fmt::format("def {}({}):\n", function_name(g), fmt::join(params, ", "));
+  std::string s = fmt::format("def {}({}):\n", torch_function_name(g), fmt::join(params, ", "));
   for (int i = g.num_inputs(); i < g.size(); ++i) {
     const Node& n = g.node(i);
     s += fmt::format("    {} = {}  # {}\n", ids[i], emit_node(g, ids, n), op_name(n.op));
@@ -246,7 +243,11 @@ std::string emit_torch_program(const Graph& g, const std::string& stem) {
                                             {"INPUTS_DIR", stem + "_inputs"},
                                             {"COMPILED_DIR", stem + "_compiled"},
                                             {"TORCH_OUTPUTS_DIR", stem == "repro" ? "torch_outputs" : stem + "_torch_outputs"},
-                                            {"ENTRY", function_name(g)}});
+                                            {"ENTRY", torch_function_name(g)}});
 }
+
+// "run_<graph>": never a keyword (class), a module (torch) or a global the script relies on
+// (main, __name__).
+std::string torch_function_name(const Graph& g) { return PyNames::identifier("run_", g.name); }
 
 }  // namespace reprokit

@@ -11,6 +11,8 @@ namespace reprokit {
 // returning a tuple of the outputs. Values are distinct variables "v_<name>" ('.' as '_', numbered
 // where that repeats one), so no name a graph holds breaks or shadows the code around it.
 std::string emit_torch_function(const Graph& g);
+// The name of that function, for a program that imports the script and calls it.
+std::string torch_function_name(const Graph& g);
 
 // A standalone script: `python3 script.py INPUT_DIR OUTPUT_DIR [--f64]` loads INPUT_DIR/<input>.npy
 // (bf16 from uint16 bits), runs the function (with --f64, every floating tensor in float64), saves
