@@ -95,7 +95,7 @@ class MinifyFrontEnd : public ReductionFrontEnd {
     return std::make_unique<SubprocessOracle>(wo_, expected_);
   }
   Verdict probe_once(TimedOracle& oracle, const Candidate& original) override {
-    Verdict v = static_cast<SubprocessOracle&>(oracle).run_one(original);
+    Verdict v = oracle.judge({original}).at(0);
     const Failure& f = v.got;
     // A level-3 bundle, written before compiling, records no failure: the first one seen is sought.
     if (!v.unknown && !expected_.failed() && f.failed() && f.kind != FailureKind::invalid_candidate) expected_ = f;
@@ -194,11 +194,10 @@ class MinifyFrontEnd : public ReductionFrontEnd {
         b_.graph.num_ops(), r.best.graph.num_ops(), input_elements(b_.graph), input_elements(r.best.graph), enabled_passes(b_.spec),
         enabled_passes(final_spec), r.queries, r.cache_hits, s.seconds, expected_.label(),
         o.verify ? (s.verified ? "verified: REPRODUCED in a fresh process" : "verified: NOT REPRODUCED (see the warning above)") : "not verified",
-        rerun_command(), s.twin_difference.empty() ? std::string() : "passing twin (twin.rk): " + s.twin_difference + "\n", print_graph(r.best.graph));
+        rerun_command(), r.twin ? "passing twin (twin.rk): " + s.twin_difference + "\n" : std::string(), print_graph(r.best.graph));
     bundle_.write("SUMMARY.txt", summary);
     fmt::print("{}", summary);
-    fmt::print("\nfiles: {}/repro.rk repro.onnx repro_test.cpp repro_torch.py BUG_REPORT.md report.json{}\n", o_.bundle_dir,
-               s.twin_difference.empty() ? "" : " twin.rk");
+    fmt::print("\nfiles: {}/repro.rk repro.onnx repro_test.cpp repro_torch.py BUG_REPORT.md report.json{}\n", o_.bundle_dir, r.twin ? " twin.rk" : "");
   }
 
  private:

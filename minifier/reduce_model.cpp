@@ -79,16 +79,14 @@ std::string repro_path(const Dir& out, const CheckOptions& co) { return out.path
 class ReduceFrontEnd : public ReductionFrontEnd {
  public:
   // Bad input (the model, its values, the options, an OUT in the way) is refused before anything is written.
-  explicit ReduceFrontEnd(const ReduceCommandOptions& o) : o_(o), b_(load(o, known_)), out_(open_out(o)), state_(out_.sub("reduce_work", true)) {
-    values_.emplace(b_);
-    const auto& known = known_;
+  explicit ReduceFrontEnd(const ReduceCommandOptions& o)
+      : o_(o), b_(load(o, co_.weights)), out_(open_out(o)), state_(out_.sub("reduce_work", true)), values_(b_) {
 
     std::vector<std::string> resolved;
     co_.check = absolute_check_paths(o.check, &resolved);
     co_.prefix = absolute_check_paths(o.session.worker_prefix, &resolved);
     const bool onnx = o.format.empty() ? is_onnx_path(o.model) : o.format == "onnx";
     co_.format = onnx ? ModelFormat::onnx : ModelFormat::rk;
-    for (auto& [name, t] : known) co_.weights.insert(name);
     co_.jobs = o.session.jobs;
     co_.fail_regex = o.fail_regex;
     co_.hang_is_interesting = o.hang_is_interesting;
@@ -201,7 +199,7 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     out_.write("report.json", report.dump(2) + "\n");
     const int final_ops = r.best.graph.num_ops();
     const std::string twin_text =
-        s.twin_difference.empty() ? "" : fmt::format("## The nearest variant that is not interesting\n\n`twin/` holds it: {}.\n", s.twin_difference);
+        !r.twin ? "" : fmt::format("## The nearest variant that is not interesting\n\n`twin/` holds it: {}.\n", s.twin_difference);
     out_.write("BUG_REPORT.md", render_template("REDUCE_REPORT.md", {{"MODEL", fs::path(o_.model).filename().string()},
                                                                    {"NODES", fmt::format("{} op{}", final_ops, final_ops == 1 ? "" : "s")},
                                                                    {"ORIGINAL_OPS", std::to_string(start_nodes)},
@@ -220,7 +218,7 @@ class ReduceFrontEnd : public ReductionFrontEnd {
                !o.verify     ? "not verified"
                : s.verified ? "verified: the check still finds it interesting in a fresh run"
                             : "verified: NOT interesting (see the warning above)",
-               out_.path(), rerun_command(), s.twin_difference.empty() ? std::string() : "twin/ (not interesting): " + s.twin_difference + "\n",
+               out_.path(), rerun_command(), r.twin ? "twin/ (not interesting): " + s.twin_difference + "\n" : std::string(),
                print_graph(r.best.graph));
     std::string files;
     for (const char* f : {"repro.rk", "repro.onnx", "inputs/", "repro_torch.py", "BUG_REPORT.md", "report.json", "twin/"})
@@ -229,12 +227,15 @@ class ReduceFrontEnd : public ReductionFrontEnd {
   }
 
  private:
-  // An in-memory bundle: the original graph and values, for the cut points' values.
-  static Bundle load(const ReduceCommandOptions& o, std::map<std::string, Tensor>& known) {
+  // An in-memory bundle: the original graph and values, for the cut points' values; `weights`
+  // receives the names of an ONNX model's initializers (they stay initializers in candidates).
+  static Bundle load(const ReduceCommandOptions& o, std::set<std::string>& weights) {
     Bundle b;
+    std::map<std::string, Tensor> known;
     Module m = load_model(o.model, o.shapes, &known);
     b.graph = m.entry();
     b.inputs = assemble_inputs(b.graph, known, o.inputs_dir, o.seed);
+    for (auto& [name, t] : known) weights.insert(name);
     return b;
   }
   // OUT: never over an earlier run's files unless resuming it; checks run in it, so an absolute path.
@@ -251,21 +252,20 @@ class ReduceFrontEnd : public ReductionFrontEnd {
                                   out_path));
     return Dir::create(fs::absolute(out_path).string());
   }
-  std::vector<Tensor> candidate_values(const Candidate& c) { return candidate_inputs(c, b_, *values_); }
+  std::vector<Tensor> candidate_values(const Candidate& c) { return candidate_inputs(c, b_, values_); }
   // What the check is shown: a value edit that drives an op out of its domain is never asked about.
   std::vector<Tensor> checked_values(const Candidate& c) {
-    if (auto why = value_edit_leaves_domain(c, b_, *values_)) throw UserError(*why);
-    return candidate_inputs(c, b_, *values_);
+    if (auto why = value_edit_leaves_domain(c, b_, values_)) throw UserError(*why);
+    return candidate_inputs(c, b_, values_);
   }
   std::string rerun_command() const { return shell_quote_command(check_argv(co_, repro_path(out_, co_))); }
 
   const ReduceCommandOptions& o_;
-  std::map<std::string, Tensor> known_;  // an ONNX model's initializers
+  CheckOptions co_;  // first: load() fills its weights
   Bundle b_;
   Dir out_, state_;
-  std::optional<KnownValues> values_;
-  CheckOptions co_;
-  CheckOracle* oracle_ = nullptr;  // the reduction's, once made
+  KnownValues values_;
+  CheckOracle* oracle_ = nullptr;  // the reduction's, once made (the session keeps it until the report)
   Verdict first_interesting_;
   Verdict final_verdict_;
 };

@@ -63,9 +63,10 @@ int run_session(ReductionFrontEnd& front, const SessionOptions& o) {
   }
 
   // 3. Reduce; after every success the best repro so far is on disk and runnable.
+  auto write_state = [&](const Candidate& best) { state.write("state.json", json{{"best", best.to_json()}}.dump()); };
   auto save = [&](const Candidate& c) {
     front.save(c);
-    state.write("state.json", json{{"best", c.to_json()}}.dump());
+    write_state(c);
   };
   save(start);
   on_termination_signal(front.interrupted_message());
@@ -87,7 +88,7 @@ int run_session(ReductionFrontEnd& front, const SessionOptions& o) {
 
   // 4. The final repro and its twin; 5. verified in a fresh run; 6. the report.
   s.twin_difference = front.write_final(s.reduction);
-  state.write("state.json", json{{"best", s.reduction.best.to_json()}}.dump());
+  write_state(s.reduction.best);
   s.verified = !o.verify || front.verify(s.reduction.best);
   s.failure_rate = pr.rate();
   s.seconds = std::chrono::duration<double>(Clock::now() - t0).count();

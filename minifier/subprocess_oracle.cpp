@@ -136,6 +136,5 @@ std::vector<Verdict> SubprocessOracle::run_side_by_side(std::span<const Candidat
   return out;
 }
 
-Verdict SubprocessOracle::run_one(const Candidate& c) { return judge({c}).at(0); }
 
 }  // namespace reprokit

@@ -58,7 +58,7 @@ class ReductionFrontEnd {
 
   // 1. The probe. Its options; the per-query limit before the original has been timed; the
   //    oracle, with `floor_s` as its least per-query limit (called once for the probe, once for
-  //    the reduction); one run of the original (may learn from it what failure is sought).
+  //    the reduction; the session keeps the reduction's until after report()); one run of the original (may learn from it what failure is sought).
   virtual ProbeOptions probe_options(const SessionOptions& o) const = 0;
   virtual double untimed_limit_s(const SessionOptions& o) const = 0;
   virtual std::unique_ptr<TimedOracle> make_oracle(double floor_s) = 0;
@@ -79,7 +79,7 @@ class ReductionFrontEnd {
   virtual void save(const Candidate& best) = 0;
   virtual std::string interrupted_message() const = 0;
 
-  // 4. The final repro with its passing twin (nullptr: none); returns the twin's one-line difference.
+  // 4. The final repro with its passing twin (r.twin, when there is one); returns the twin's one-line difference.
   virtual std::string write_final(const MinifyResult& r) = 0;
   // 5. The final repro rerun in a fresh process: still interesting? (Warns when not.)
   virtual bool verify(const Candidate& best) = 0;

@@ -33,8 +33,6 @@ class SubprocessOracle : public TimedOracle {
   ~SubprocessOracle() override;
   std::vector<Verdict> judge(const std::vector<Candidate>& candidates) override;
   int parallelism() const override;
-  // Runs one candidate (used to classify the original and to measure flakiness).
-  Verdict run_one(const Candidate& c);
   // Ends every worker now (end of input, then stopped after the grace period if need be); a
   // later query starts fresh ones.
   void release() override;
