@@ -23,8 +23,7 @@ SessionOptions session_options(const Args& args, int default_flaky_checks) {
   SessionOptions o;
   o.jobs = static_cast<int>(args.get_int("--jobs", 1));
   if (o.jobs < 1 || o.jobs > 64) throw UsageError("--jobs must be between 1 and 64");
-  o.timeout_s = args.get_double("--timeout", 0);
-  if (o.timeout_s < 0) throw UsageError("--timeout must not be negative");
+  o.timeout_s = args.get_double("--timeout", 0);  // Args checks seconds: [0, 604800]
   o.flaky_checks = static_cast<int>(args.get_int("--flaky-checks", default_flaky_checks));
   if (o.flaky_checks < 1 || o.flaky_checks > 100) throw UsageError("--flaky-checks must be between 1 and 100");
   if (auto v = args.get("--only")) o.only = strategy_names(*v);

@@ -187,3 +187,24 @@ TEST(MinifyUntrusted, ATamperedStateFileIsRefusedNamingIt) {
     EXPECT_NE(r.err.find("minify_work/state.json: "), std::string::npos) << text << "\n" << r.err;
   }
 }
+
+// The flags minify and reduce share are checked once (cli/session_flags.cpp), the same way for
+// both: a bad value is exit 2 naming the flag, before the bundle or model is read.
+TEST(MinifyUntrusted, SharedFlagsAreCheckedAlikeByMinifyAndReduce) {
+  auto dir = fresh_dir("shared_flags");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--jobs", "0"}, "--jobs must be between 1 and 64"},
+      {{"--jobs", "65"}, "--jobs must be between 1 and 64"},
+      {{"--flaky-checks", "0"}, "--flaky-checks must be between 1 and 100"},
+      {{"--timeout", "-1"}, "option --timeout expects a number of seconds in [0, 604800], got '-1'"},
+      {{"--only", "no-such-strategy"}, "unknown strategy 'no-such-strategy'"}};
+  for (const auto& [flag, message] : cases) {
+    for (std::vector<std::string> argv : {std::vector<std::string>{"minify", "no_bundle"}, std::vector<std::string>{"reduce", "no_model.rk", "--check", "false"}}) {
+      argv.insert(argv.end(), flag.begin(), flag.end());
+      auto r = reprokit_cli(argv, dir);
+      EXPECT_EQ(r.exit_code, 2) << argv[0] << " " << flag[0] << "\n" << r.err;
+      EXPECT_NE(r.err.find(message), std::string::npos) << argv[0] << " " << flag[0] << "\n" << r.err;
+    }
+  }
+  EXPECT_TRUE(fs::is_empty(dir));  // nothing written
+}
