@@ -692,13 +692,17 @@ void Importer::import_node(const onnx::NodeProto& n, int index) {
 ImportedModel Importer::finish() {
   const auto& g = model.graph();
   std::vector<std::string> output_sources;
+  std::map<std::string, int> renamed;  // ONNX output name -> the clone that carries it (an output may be listed twice)
   for (const auto& out : g.output()) {
     const std::string& name = out.name();
     int id = materialize(name);
     const std::string& mapped = foreign.map(name);
-    if (main.g.node(id).name != mapped) {
+    if (auto it = renamed.find(name); it != renamed.end()) {
+      id = it->second;
+    } else if (main.g.node(id).name != mapped) {
       if (main.id(mapped) >= 0) throw InternalError("output name taken");
       id = main.add_node(mapped, Op::clone, {Operand::of(id)}, {});
+      renamed.emplace(name, id);
     }
     main.g.outputs.push_back(id);
     output_sources.push_back(name);

@@ -133,6 +133,23 @@ graph edges(%x: f32[3], %b: bf16[2, 2], %i: i32[3], %s: f32[]) {
   expect_round_trip(parse_graph(t, "edges.rk"));
 }
 
+// Found by the libFuzzer target onnx_model_fuzzer: an output that is another value under a new
+// name (a Clip with neither bound is its input) listed twice made the importer throw an internal
+// error. Both entries are the one renamed value, and the graph exports again.
+TEST(OnnxImport, AnOutputListedTwiceThatRenamesAnotherValue) {
+  ModelBuilder b(13);
+  b.input("x", F32, {4}).output("v", F32, std::vector<int64_t>{4}).output("v", F32, std::vector<int64_t>{4});
+  b.node("Clip", {"x", ""}, {"v"});
+  ImportedModel m = b.import();
+  ASSERT_EQ(m.graph.outputs.size(), 2u);
+  EXPECT_EQ(m.graph.outputs[0], m.graph.outputs[1]);
+  EXPECT_EQ(m.graph.node(m.graph.outputs[0]).name, "v");
+  std::vector<Tensor> out = run(m, {f32({4}, {1, -2, 3, -4})});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].to_doubles(), (std::vector<double>{1, -2, 3, -4}));
+  expect_round_trip(m.graph);
+}
+
 // Found by `reprokit fuzz --check` against ONNX Runtime: a Transpose of a 0-d tensor (empty perm)
 // fails ONNX's checker, and ONNX Runtime refuses a rank-0 Pad or GatherElements. A 0-d tensor is
 // its own transpose and padding; gathering from it broadcasts its value to the index's shape.
