@@ -1000,6 +1000,7 @@ const std::map<std::string, Handler, std::less<>>& handlers() {
   };
   static const bool merged = [] {
     for (const auto& [name, h] : conv_handlers()) table.emplace(name, h);
+    for (const auto& [name, h] : recurrent_handlers()) table.emplace(name, h);
     return true;
   }();
   (void)merged;

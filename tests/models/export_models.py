@@ -6,7 +6,7 @@ PyTorch eager output saved next to them. Weights are random from a fixed seed
 (torch.manual_seed(0) before constructing each model), so nothing is downloaded.
 
 Usage: /usr/bin/python3 tests/models/export_models.py OUT_DIR [--only NAME,NAME]
-(--only also exports densenet121, efficientnet_b0 and gpt2_block, which the suite does not use.)
+(--only also exports densenet121, efficientnet_b0, gpt2_block and swin_t, which the suite does not use.)
 
 For each model, OUT_DIR/<name>/ gets model.onnx, input.npy (batch-1 float32
 input), expected.npy (eager float32 output) and info.json.
@@ -62,6 +62,25 @@ class Gpt2Block(torch.nn.Module):
         return x + self.proj(torch.nn.functional.gelu(self.fc(self.ln2(x)), approximate="tanh"))
 
 
+class Recurrent(torch.nn.Module):
+    """A two-layer bidirectional nn.LSTM or nn.GRU on [batch, seq, features], batch_first, with
+    initial states given: the output sequence plus the final hidden state, flattened into one
+    tensor so the tests compare one output."""
+
+    def __init__(self, cell):
+        super().__init__()
+        self.rnn = cell(input_size=12, hidden_size=16, num_layers=2, batch_first=True, bidirectional=True)
+        self.register_buffer("h0", torch.randn(4, 2, 16, generator=torch.Generator().manual_seed(3)))
+        self.is_lstm = cell is torch.nn.LSTM
+
+    def forward(self, x):
+        if self.is_lstm:
+            y, (h, c) = self.rnn(x, (self.h0, self.h0 * 0.5))
+            return torch.cat([y.flatten(), h.flatten(), c.flatten()])
+        y, h = self.rnn(x, self.h0)
+        return torch.cat([y.flatten(), h.flatten()])
+
+
 MODELS = {  # name: (constructor, input shape, keep BatchNormalization nodes)
     # resnet18's BatchNorms are folded into its convolutions by the export; mobilenet_v2 keeps
     # them as BatchNormalization nodes (training_mode=0), so both forms are covered.
@@ -72,6 +91,8 @@ MODELS = {  # name: (constructor, input shape, keep BatchNormalization nodes)
         image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=64,
         mlp_dim=128, num_classes=10), [1, 3, 32, 32], False),
     "transformer_encoder": (EncoderWrapper, [1, 8, 32], False),
+    "lstm": (lambda: Recurrent(torch.nn.LSTM), [2, 5, 12], False),
+    "gru": (lambda: Recurrent(torch.nn.GRU), [2, 5, 12], False),
 }
 
 # Exported only when named with --only: models a user would debug (the trials of issue 27), too
@@ -80,6 +101,7 @@ EXTRA_MODELS = {
     "densenet121": (lambda: torchvision.models.densenet121(weights=None), [1, 3, 224, 224], False),
     "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(weights=None), [1, 3, 224, 224], False),
     "gpt2_block": (Gpt2Block, [1, 16, 64], False),
+    "swin_t": (lambda: torchvision.models.swin_t(weights=None), [1, 3, 224, 224], False),
 }
 
 
