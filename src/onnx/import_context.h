@@ -66,6 +66,8 @@ const std::map<std::string, Handler, std::less<>>& handlers();
 const std::map<std::string, Handler, std::less<>>& conv_handlers();
 // LSTM, GRU and RNN, unrolled over the sequence (onnx_ops_recurrent.cpp), merged into handlers().
 const std::map<std::string, Handler, std::less<>>& recurrent_handlers();
+// Mod and ScatterND, evaluated at import time only (onnx_ops_folded.cpp), merged into handlers().
+const std::map<std::string, Handler, std::less<>>& folded_handlers();
 
 class Importer {
  public:

@@ -169,7 +169,10 @@ void dropout(NodeCtx& c) {
   if (c.has(2)) {
     Tensor t = c.need_constant(2, "training_mode");
     if (t.numel() != 1) c.bad("training_mode must have one element");
-    if (t.get_int(0) != 0) c.unsupported("training_mode=true (Dropout then draws random masks)");
+    // A ratio of 0 drops nothing: an identity in training mode too (torchvision's swin_t exports
+    // its attention dropout so, as F.dropout's training flag defaults to true).
+    const bool drops_nothing = c.has(1) && c.need_constant(1, "ratio").get(0) == 0.0;
+    if (t.get_int(0) != 0 && !drops_nothing) c.unsupported("training_mode=true with a ratio other than 0 (Dropout then draws random masks)");
   }
   c.pass(0, 0);
   if (c.wants(1))
@@ -1001,6 +1004,7 @@ const std::map<std::string, Handler, std::less<>>& handlers() {
   static const bool merged = [] {
     for (const auto& [name, h] : conv_handlers()) table.emplace(name, h);
     for (const auto& [name, h] : recurrent_handlers()) table.emplace(name, h);
+    for (const auto& [name, h] : folded_handlers()) table.emplace(name, h);
     return true;
   }();
   (void)merged;

@@ -125,9 +125,14 @@ std::vector<Tensor> assemble_inputs(const Graph& g, const std::map<std::string, 
       if (file.size() > 4 && file.compare(file.size() - 4, 4, ".npy") == 0 && !used.count(file)) unused.push_back(printable(file));
     }
     std::sort(unused.begin(), unused.end());
+    // The inputs come first in the graph (weights after them): a model with hundreds of weights
+    // names its first few files and counts the rest.
+    constexpr size_t kNamed = 8;
+    std::string read = fmt::format("{}", fmt::join(names.begin(), names.begin() + static_cast<long>(std::min(names.size(), kNamed)), ", "));
+    if (names.size() > kNamed) read += fmt::format(" and {} more", names.size() - kNamed);
     if (origins && !unused.empty())
       origins->unused = fmt::format("{} match{} no input of graph {} and {} not read (the files read are: {})", fmt::join(unused, ", "),
-                                    unused.size() == 1 ? "es" : "", g.name, unused.size() == 1 ? "is" : "are", fmt::join(names, ", "));
+                                    unused.size() == 1 ? "es" : "", g.name, unused.size() == 1 ? "is" : "are", read);
   }
   std::vector<bool> provided;
   for (auto& v : have) provided.push_back(v.has_value());

@@ -80,6 +80,12 @@ TEST(OnnxImportErrors, UnsupportedAttributeValues) {
   e = import_error(d);
   EXPECT_HAS(e, "node 0 (Dropout)");
   EXPECT_HAS(e, "training_mode");
+  // ... except with a ratio of 0, which drops nothing (torchvision's swin_t exports that).
+  ModelBuilder d0(13);
+  d0.input("x", F32, {2}).output("y", F32);
+  d0.init("r", f32({}, {0.0})).init("t", Tensor::from_int64s(DType::boolean, {}, {1}));
+  d0.node("Dropout", {"x", "r", "t"}, {"y"});
+  EXPECT_EQ(run(d0.import(), {f32({2}, {3, -4})}).at(0).to_doubles(), (std::vector<double>{3, -4}));
   // A shape computed at run time cannot become a reshape target.
   ModelBuilder r(13);
   r.input("x", F32, {2, 3}).input("s", I64, {2}).output("y", F32);
