@@ -68,6 +68,8 @@ const std::map<std::string, Handler, std::less<>>& conv_handlers();
 const std::map<std::string, Handler, std::less<>>& recurrent_handlers();
 // Mod and ScatterND, evaluated at import time only (onnx_ops_folded.cpp), merged into handlers().
 const std::map<std::string, Handler, std::less<>>& folded_handlers();
+// Resize and Upsample (nearest, linear) as gathers at source indices (onnx_ops_resize.cpp).
+const std::map<std::string, Handler, std::less<>>& resize_handlers();
 
 class Importer {
  public:

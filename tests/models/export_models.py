@@ -6,7 +6,8 @@ PyTorch eager output saved next to them. Weights are random from a fixed seed
 (torch.manual_seed(0) before constructing each model), so nothing is downloaded.
 
 Usage: /usr/bin/python3 tests/models/export_models.py OUT_DIR [--only NAME,NAME]
-(--only also exports densenet121, efficientnet_b0, gpt2_block and swin_t, which the suite does not use.)
+(--only also exports densenet121, efficientnet_b0, gpt2_block, swin_t and fcn_resnet50, which the
+suite does not use.)
 
 For each model, OUT_DIR/<name>/ gets model.onnx, input.npy (batch-1 float32
 input), expected.npy (eager float32 output) and info.json.
@@ -81,6 +82,17 @@ class Recurrent(torch.nn.Module):
         return torch.cat([y.flatten(), h.flatten()])
 
 
+class Segmentation(torch.nn.Module):
+    """A torchvision segmentation model returning its "out" map (its forward returns a dict)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"]
+
+
 MODELS = {  # name: (constructor, input shape, keep BatchNormalization nodes)
     # resnet18's BatchNorms are folded into its convolutions by the export; mobilenet_v2 keeps
     # them as BatchNormalization nodes (training_mode=0), so both forms are covered.
@@ -93,6 +105,9 @@ MODELS = {  # name: (constructor, input shape, keep BatchNormalization nodes)
     "transformer_encoder": (EncoderWrapper, [1, 8, 32], False),
     "lstm": (lambda: Recurrent(torch.nn.LSTM), [2, 5, 12], False),
     "gru": (lambda: Recurrent(torch.nn.GRU), [2, 5, 12], False),
+    # Resize (bilinear, pytorch_half_pixel) upsampling the segmentation map to the input's size.
+    "lraspp_mobilenet_v3_large": (lambda: Segmentation(torchvision.models.segmentation.lraspp_mobilenet_v3_large(
+        weights=None, weights_backbone=None)), [1, 3, 128, 128], False),
 }
 
 # Exported only when named with --only: models a user would debug (the trials of issue 27), too
@@ -102,6 +117,8 @@ EXTRA_MODELS = {
     "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(weights=None), [1, 3, 224, 224], False),
     "gpt2_block": (Gpt2Block, [1, 16, 64], False),
     "swin_t": (lambda: torchvision.models.swin_t(weights=None), [1, 3, 224, 224], False),
+    "fcn_resnet50": (lambda: Segmentation(torchvision.models.segmentation.fcn_resnet50(
+        weights=None, weights_backbone=None, aux_loss=False)), [1, 3, 128, 128], False),
 }
 
 

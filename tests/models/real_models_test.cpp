@@ -1,6 +1,6 @@
 // Real models end to end: torchvision's resnet18, mobilenet_v2 (BatchNormalization kept),
-// squeezenet1_0, a small VisionTransformer and two-layer bidirectional nn.LSTM and nn.GRU (ONNX's
-// LSTM and GRU nodes, unrolled at import), exported to ONNX by tests/models/export_models.py
+// squeezenet1_0, a small VisionTransformer, two-layer bidirectional nn.LSTM and nn.GRU (ONNX's
+// LSTM and GRU nodes, unrolled at import) and LR-ASPP segmentation (Resize), exported to ONNX by tests/models/export_models.py
 // with random weights from a fixed seed, run through every backend under the harness, trained
 // through cpp, and minified with a bug injected into one op kind. PyTorch's own output on the same
 // input is the baseline of the accuracy rule. Skips when python3-torch/torchvision/onnx are absent.
@@ -23,7 +23,7 @@ namespace reprokit::testing {
 namespace {
 
 const char* kPython = "/usr/bin/python3";
-const std::vector<std::string> kModels = {"resnet18", "mobilenet_v2", "squeezenet1_0", "vit_small", "lstm", "gru"};
+const std::vector<std::string> kModels = {"resnet18", "mobilenet_v2", "squeezenet1_0", "vit_small", "lstm", "gru", "lraspp_mobilenet_v3_large"};
 
 // The exported models, written once per build directory (the export is deterministic); an empty
 // path with the reason when they cannot be made here.
