@@ -70,6 +70,8 @@ const std::map<std::string, Handler, std::less<>>& recurrent_handlers();
 const std::map<std::string, Handler, std::less<>>& folded_handlers();
 // Resize and Upsample (nearest, linear) as gathers at source indices (onnx_ops_resize.cpp).
 const std::map<std::string, Handler, std::less<>>& resize_handlers();
+// Loop (unrolled) and If (its branch) when decided at import (onnx_ops_control.cpp).
+const std::map<std::string, Handler, std::less<>>& control_handlers();
 
 class Importer {
  public:
@@ -92,12 +94,13 @@ class Importer {
   // A new constant of the main graph (full when uniform, else an input with a saved value).
   int add_constant(const std::string& name, const Tensor& t);
   std::vector<std::string> initializer_inputs;  // placeholders of initializers, in creation order
+  // Imports one node (of the model, or of a Loop or If body with its values renamed).
+  void import_node(const onnx::NodeProto& n, int index);
 
  private:
   void refuse_external_data();  // before anything reads the model's tensors
   void bind_inputs();
   void check_and_infer();  // ONNX's checker and shape inference (isolated in a child process)
-  void import_node(const onnx::NodeProto& n, int index);
   void check_against_inferred(const onnx::NodeProto& n, int index, int k, const TensorType& t);
   ImportedModel finish();
 

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 
 #include "import_context.h"
 #include "proto_util.h"
@@ -530,6 +531,9 @@ std::string check_and_infer_isolated(const onnx::ModelProto& model, const std::s
 
 bool is_external(const onnx::TensorProto& t) { return t.data_location() == onnx::TensorProto::EXTERNAL || t.external_data_size() > 0; }
 
+// Deeper nesting of subgraphs is not looked into (ONNX's checker refuses it itself).
+constexpr int kMaxSubgraphDepth = 64;
+
 std::string first_external_tensor(const onnx::GraphProto& g, const std::string& graph_label, int depth);
 
 // Names the first node attribute among `nodes` holding a tensor (or, through a subgraph, a
@@ -555,7 +559,7 @@ std::string first_external_attribute(const google::protobuf::RepeatedPtrField<on
 // Names the first tensor anywhere in `g` (initializers, node attributes, subgraphs) whose data
 // lives in another file, or "" when none does.
 std::string first_external_tensor(const onnx::GraphProto& g, const std::string& graph_label, int depth) {
-  if (depth > 64) return "";  // the checker refuses such nesting itself; nothing here opens a file
+  if (depth > kMaxSubgraphDepth) return "";  // nothing here opens a file
   for (const auto& t : g.initializer())
     if (is_external(t)) return fmt::format("{}initializer '{}'", graph_label, printable(t.name()));
   for (const auto& st : g.sparse_initializer())
@@ -653,7 +657,9 @@ void Importer::import_node(const onnx::NodeProto& n, int index) {
       values[name] = std::move(v);
     }
   };
-  if (any_input && all_const) {
+  // Control flow imports its body's nodes into the main graph itself (they fold on their own).
+  const bool control_flow = n.op_type() == "Loop" || n.op_type() == "If";
+  if (any_input && all_const && !control_flow) {
     NameSet scratch_names;
     Target scratch(scratch_names);
     NodeCtx ctx(*this, scratch, n, index, true);
@@ -761,14 +767,24 @@ ImportedModel Importer::run() {
   {
     std::vector<std::string> missing;
     int first = -1;
-    for (int i = 0; i < g.node_size(); ++i) {
-      const auto& n = g.node(i);
+    // Subgraphs (Loop and If bodies) too: a node is named for an op anywhere below it.
+    std::function<bool(const onnx::NodeProto&, int)> check = [&](const onnx::NodeProto& n, int depth) {
       bool ok = (n.domain().empty() || n.domain() == "ai.onnx") && handlers().count(n.op_type());
-      if (ok) continue;
-      if (first < 0) first = i;
-      std::string what = n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : n.domain() + "." + n.op_type();
-      if (std::find(missing.begin(), missing.end(), what) == missing.end()) missing.push_back(printable(what));
-    }
+      if (!ok) {
+        std::string what = n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : n.domain() + "." + n.op_type();
+        if (std::find(missing.begin(), missing.end(), printable(what)) == missing.end()) missing.push_back(printable(what));
+      }
+      if (depth < kMaxSubgraphDepth)
+        for (const auto& a : n.attribute()) {
+          if (a.has_g())
+            for (const auto& sub : a.g().node()) ok &= check(sub, depth + 1);
+          for (const auto& sg : a.graphs())
+            for (const auto& sub : sg.node()) ok &= check(sub, depth + 1);
+        }
+      return ok;
+    };
+    for (int i = 0; i < g.node_size(); ++i)
+      if (!check(g.node(i), 0) && first < 0) first = i;
     if (first >= 0)
       throw UserError(fmt::format("{}: {}: not supported: op {}{}", file, node_label(g.node(first), first), missing[0],
                                   missing.size() > 1 ? fmt::format(" (also unsupported in this model: {})", fmt::join(missing.begin() + 1, missing.end(), ", "))

@@ -82,6 +82,21 @@ class Recurrent(torch.nn.Module):
         return torch.cat([y.flatten(), h.flatten()])
 
 
+class Bag(torch.nn.Module):
+    """nn.EmbeddingBag (mean) over fixed offsets, then a linear layer: the export is a Loop over
+    the bags. The input is float (the tests feed input.npy as float32); indices are derived from it."""
+
+    def __init__(self):
+        super().__init__()
+        self.bag = torch.nn.EmbeddingBag(50, 16, mode="mean")
+        self.fc = torch.nn.Linear(16, 4)
+        self.register_buffer("offsets", torch.tensor([0, 3, 4, 8]))
+
+    def forward(self, x):
+        idx = (torch.sigmoid(x) * 49.99).long()
+        return self.fc(self.bag(idx.flatten(), self.offsets))
+
+
 class Segmentation(torch.nn.Module):
     """A torchvision segmentation model returning its "out" map (its forward returns a dict)."""
 
@@ -105,6 +120,7 @@ MODELS = {  # name: (constructor, input shape, keep BatchNormalization nodes)
     "transformer_encoder": (EncoderWrapper, [1, 8, 32], False),
     "lstm": (lambda: Recurrent(torch.nn.LSTM), [2, 5, 12], False),
     "gru": (lambda: Recurrent(torch.nn.GRU), [2, 5, 12], False),
+    "embedding_bag": (Bag, [1, 10], False),  # a Loop over the bags, unrolled at import
     # Resize (bilinear, pytorch_half_pixel) upsampling the segmentation map to the input's size.
     "lraspp_mobilenet_v3_large": (lambda: Segmentation(torchvision.models.segmentation.lraspp_mobilenet_v3_large(
         weights=None, weights_backbone=None)), [1, 3, 128, 128], False),

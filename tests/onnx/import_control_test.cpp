@@ -1,0 +1,134 @@
+// Loop unrolled and If resolved at import: carried values and scan outputs against hand-computed
+// values, what is refused (a condition computed at run time, an op the importer lacks inside a
+// body), and that nothing of the body's names leaks into the model's.
+#include <gtest/gtest.h>
+
+#include "onnx_test_util.h"
+#include "reprokit/support/errors.h"
+
+namespace reprokit::testing {
+namespace {
+
+#define EXPECT_HAS(haystack, needle) EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
+
+onnx::ValueInfoProto* typed(onnx::ValueInfoProto* vi, const std::string& name, int elem, std::vector<int64_t> dims) {
+  ModelBuilder::set_type(vi, name, elem, &dims);
+  return vi;
+}
+
+// Loop(M=3, cond=true, acc=x): body(i, c, acc) -> (c, acc + x * i, acc * 2); outputs the final
+// acc and the scan of acc * 2 over the iterations. `body_cond` replaces the body's cond output.
+ModelBuilder loop_model(const std::string& body_cond = "") {
+  ModelBuilder b(13);
+  b.input("x", F32, {2}).output("acc_out", F32, std::vector<int64_t>{2}).output("scan", F32, std::vector<int64_t>{3, 2});
+  b.init("M", i64({}, {3})).init("cond", Tensor::from_int64s(DType::boolean, {}, {1}));
+  auto& loop = b.node("Loop", {"M", "cond", "x"}, {"acc_out", "scan"}, "the_loop");
+  auto* a = loop.add_attribute();
+  a->set_name("body");
+  a->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto& g = *a->mutable_g();
+  g.set_name("body");
+  typed(g.add_input(), "i", I64, {});
+  typed(g.add_input(), "c", BOOL, {});
+  typed(g.add_input(), "acc", F32, {2});
+  auto node = [&](const std::string& op, std::vector<std::string> ins, std::string out) {
+    auto* n = g.add_node();
+    n->set_op_type(op);
+    for (auto& in : ins) n->add_input(in);
+    n->add_output(out);
+    return n;
+  };
+  node("Cast", {"i"}, "fi")->add_attribute()->CopyFrom([] {
+    onnx::AttributeProto to;
+    to.set_name("to");
+    to.set_type(onnx::AttributeProto::INT);
+    to.set_i(F32);
+    return to;
+  }());
+  node("Mul", {"x", "fi"}, "xi");  // x from the enclosing graph
+  node("Add", {"acc", "xi"}, "next");
+  node("Add", {"acc", "acc"}, "twice");
+  std::string cond_out = "c";
+  if (!body_cond.empty()) {
+    node("ReduceSum", {"next"}, "s");
+    node("Greater", {"s", "zero"}, body_cond);
+    b.init("zero", f32({}, {0}));
+    cond_out = body_cond;
+  }
+  typed(g.add_output(), cond_out, BOOL, {});
+  typed(g.add_output(), "next", F32, {2});
+  typed(g.add_output(), "twice", F32, {2});
+  return b;
+}
+
+TEST(OnnxImportControl, LoopIsUnrolledWithCarriedValuesAndScanOutputs) {
+  ImportedModel m = loop_model().import();
+  auto out = run(m, {f32({2}, {1, 10})});
+  // acc: x, then x + 0x, x + 1x, x + 2x = 4x; scan: 2 * acc before each step: 2x, 2x, 4x.
+  expect_values(out[0], {2}, {4, 40});
+  expect_values(out[1], {3, 2}, {2, 20, 2, 20, 4, 40});
+  // The body's names stay inside: each iteration's nodes carry the loop's name and the iteration.
+  int mul_nodes = 0;
+  for (const auto& n : m.graph.nodes)
+    if (n.op == Op::mul) {
+      ++mul_nodes;
+      EXPECT_NE(n.name.find("iter"), std::string::npos) << n.name;
+    }
+  EXPECT_EQ(mul_nodes, 3);
+}
+
+TEST(OnnxImportControl, ConditionsComputedAtRunTimeAreRefusedNamingTheNode) {
+  std::string e;
+  try {
+    loop_model("keep_going").import();
+  } catch (const UserError& u) {
+    e = u.what();
+  }
+  EXPECT_HAS(e, "node 0 'the_loop' (Loop)");
+  EXPECT_HAS(e, "the body's condition output is computed at run time");
+  // If on a model input: refused without its value, its branch when the value is given.
+  ModelBuilder b(13);
+  b.input("x", F32, {2}).input("flag", BOOL, {}).output("y", F32, std::vector<int64_t>{2});
+  auto& n = b.node("If", {"flag"}, {"y"}, "choose");
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    auto* a = n.add_attribute();
+    a->set_name(branch);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto& g = *a->mutable_g();
+    g.set_name(branch);
+    auto* op = g.add_node();
+    op->set_op_type(std::string(branch) == "then_branch" ? "Neg" : "Abs");
+    op->add_input("x");
+    op->add_output(std::string(branch) + "_out");
+    typed(g.add_output(), std::string(branch) + "_out", F32, {2});
+  }
+  try {
+    b.import();
+    e.clear();
+  } catch (const UserError& u) {
+    e = u.what();
+  }
+  EXPECT_HAS(e, "node 0 'choose' (If)");
+  EXPECT_HAS(e, "its value is needed at import time");
+  for (int64_t flag : {1, 0}) {
+    ImportOptions o;
+    o.known_inputs.emplace("flag", Tensor::from_int64s(DType::boolean, {}, {flag}));
+    expect_values(run(b.import(o), {f32({2}, {-3, 4})})[0], {2}, flag ? std::vector<double>{3, -4} : std::vector<double>{3, 4});
+  }
+}
+
+TEST(OnnxImportControl, AnOpTheImporterLacksInsideABodyIsNamedUpFront) {
+  ModelBuilder b = loop_model();
+  auto* body = b.m.mutable_graph()->mutable_node(0)->mutable_attribute(0)->mutable_g();
+  body->mutable_node(1)->set_op_type("Einsum");
+  std::string e;
+  try {
+    b.import();
+  } catch (const UserError& u) {
+    e = u.what();
+  }
+  EXPECT_HAS(e, "node 0 'the_loop' (Loop): not supported: op Einsum");
+}
+
+}  // namespace
+}  // namespace reprokit::testing
