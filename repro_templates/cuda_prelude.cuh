@@ -6,6 +6,8 @@ typedef int int32_t;
 typedef unsigned int uint32_t;
 typedef unsigned short uint16_t;
 typedef unsigned char uint8_t;
+typedef signed char int8_t;
+typedef short int16_t;
 typedef unsigned long long uintptr_t;
 #define NAN __int_as_float(0x7fffffff)
 #define INFINITY __int_as_float(0x7f800000)

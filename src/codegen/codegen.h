@@ -24,6 +24,9 @@ const char* storage_type(DType t);  // the element type in memory (f16/bf16 as u
 const char* compute_type(DType t);  // the type arithmetic happens in (f16/bf16 in float)
 std::string load_expr(DType t, const std::string& ptr, const std::string& idx);  // in compute type
 std::string store_value(DType t, const std::string& v);                          // to storage type
+// An integer computed in int64_t, wrapped to t's width as the value of a node of dtype t is (the
+// reference wraps every node's result; a fused kernel keeps them in locals).
+std::string wrapped_value(DType t, const std::string& v);
 std::string literal(const AttrValue& v, const char* ct);
 
 // The strides that view (shape, strides) as `target` without a copy, or nullopt (ATen's rule).

@@ -28,6 +28,10 @@ const char* storage_type(DType t) {
     case DType::i32: return "int32_t";
     case DType::i64: return "int64_t";
     case DType::boolean: return "uint8_t";
+    case DType::i8: return "int8_t";
+    case DType::u8: return "uint8_t";
+    case DType::i16: return "int16_t";
+    case DType::u16: return "uint16_t";
   }
   return "?";
 }
@@ -36,10 +40,15 @@ const char* compute_type(DType t) {
   switch (t) {
     case DType::f16: case DType::bf16: case DType::f32: return "float";
     case DType::f64: return "double";
-    case DType::i32: case DType::i64: return "int64_t";
+    case DType::i8: case DType::u8: case DType::i16: case DType::u16: case DType::i32: case DType::i64: return "int64_t";
     case DType::boolean: return "bool";
   }
   return "?";
+}
+
+std::string wrapped_value(DType t, const std::string& v) {
+  if (!is_integral(t) || t == DType::i64) return v;
+  return fmt::format("(int64_t)({})({})", storage_type(t), v);
 }
 
 std::string load_expr(DType t, const std::string& ptr, const std::string& idx) {

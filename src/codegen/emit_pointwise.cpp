@@ -41,6 +41,8 @@ std::string Codegen::convert_expr(const std::string& x, DType from, DType to) {
   if (to == DType::boolean) return "(" + x + " != 0)";
   if (is_floating(from) && to == DType::i32) return "(int64_t)rk_f2i32(" + x + ")";
   if (is_floating(from) && to == DType::i64) return "rk_f2i64(" + x + ")";
+  if (is_floating(from) && is_integral(to)) return wrapped_value(to, "rk_f2i32(" + x + ")");  // i8 u8 i16 u16: through int32, wrapped
+  if (is_integral(to)) return wrapped_value(to, x);
   return fmt::format("({})({})", compute_type(to), x);
 }
 
@@ -108,7 +110,7 @@ std::string Codegen::pointwise_body(const std::vector<int>& ids, const Shape& it
     const Node& n = g_.node(id);
     std::string e = pointwise_expr(id, iter, flat);
     if (perturbs(id)) e = perturb_open(id) + e + ")";
-    s += fmt::format("{}const {} {} = {};\n", indent, compute_type(n.type.dtype), local("t", id), e);
+    s += fmt::format("{}const {} {} = {};\n", indent, compute_type(n.type.dtype), local("t", id), wrapped_value(n.type.dtype, e));
     in_kernel_.insert(id);
     if (materialized(id)) s += fmt::format("{}{}[{}] = {};\n", indent, buf(id), flat, store_value(n.type.dtype, local("t", id)));
   }

@@ -87,8 +87,8 @@ class OrtGraph : public CompiledGraph {
                                   "node", runner_script(), r.exit_code, said.empty() ? r.err : said));
     std::vector<Tensor> outs;
     for (size_t k = 0; k < g_.outputs.size(); ++k) {
-      Tensor t = read_npy((tmp.path / "outputs" / fmt::format("out{}.npy", k)).string());
       const TensorType& want = g_.node(g_.outputs[k]).type;
+      Tensor t = read_npy_as((tmp.path / "outputs" / fmt::format("out{}.npy", k)).string(), want.dtype);
       if (t.dtype() != want.dtype || t.shape() != want.shape)
         throw CompileFailure(FailureKind::runtime_error,
                              fmt::format("ONNX Runtime's output {} (%{}) is {}, the graph's is {}", k, g_.node(g_.outputs[k]).name, TensorType{t.dtype(), t.shape()}.str(), want.str()));

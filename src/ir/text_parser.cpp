@@ -227,9 +227,9 @@ class Parser {
     Node n;
     n.name = name.text;
     n.op = Op::input;
-    Token dt = expect(Tok::ident, "a dtype (f16 bf16 f32 f64 i32 i64 bool)");
+    Token dt = expect(Tok::ident, "a dtype (f16 bf16 f32 f64 i8 u8 i16 u16 i32 i64 bool)");
     auto d = parse_dtype(dt.text);
-    if (!d) throw error_at(dt, fmt::format("unknown dtype '{}' (expected f16 bf16 f32 f64 i32 i64 bool)", dt.text));
+    if (!d) throw error_at(dt, fmt::format("unknown dtype '{}' (expected f16 bf16 f32 f64 i8 u8 i16 u16 i32 i64 bool)", dt.text));
     n.type.dtype = *d;
     n.type.shape = int_list("a shape like [2, 3]");
     define(g, name);

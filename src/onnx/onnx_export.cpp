@@ -36,6 +36,10 @@ std::string onnx_type_str(DType dt) {
     case DType::i32: return "tensor(int32)";
     case DType::i64: return "tensor(int64)";
     case DType::boolean: return "tensor(bool)";
+    case DType::i8: return "tensor(int8)";
+    case DType::u8: return "tensor(uint8)";
+    case DType::i16: return "tensor(int16)";
+    case DType::u16: return "tensor(uint16)";
   }
   return "";
 }
@@ -243,13 +247,15 @@ class Exporter {
   const TensorType& type(const Node& n, size_t k) const { return g_.node(n.operands[k].value).type; }
 
   // The dtype op_type runs in for a value of dtype `want`: want itself when opset 17 allows it,
-  // else a wider one (f16/bf16 -> f32 as reprokit computes them; bool -> i32; i32 -> i64).
+  // else a wider one (f16/bf16 -> f32 as reprokit computes them; bool -> i32; i32 -> i64; the
+  // small integers -> i32, where the cast back wraps as reprokit's arithmetic does).
   DType exec(const std::string& op_type, DType want, size_t index = 0) {
     if (onnx_accepts(op_type, want, index)) return want;
     std::vector<DType> alts;
     if (want == DType::f16 || want == DType::bf16) alts = {DType::f32};
     if (want == DType::boolean) alts = {DType::i32, DType::i64, DType::f32};
     if (want == DType::i32) alts = {DType::i64};
+    if (want == DType::i8 || want == DType::u8 || want == DType::i16 || want == DType::u16) alts = {DType::i32, DType::i64};
     for (DType a : alts)
       if (onnx_accepts(op_type, a, index)) return a;
     throw UserError(fmt::format("ONNX's {} (opset {}) does not take {}", op_type, kOpset, dtype_name(want)));

@@ -410,7 +410,7 @@ void Importer::bind_inputs() {
     auto* tt = vi->mutable_type()->mutable_tensor_type();
     auto dt = dtype_from_onnx(tt->elem_type());
     if (!dt)
-      throw UserError(fmt::format("{}: input '{}' has element type {}, which reprokit does not support (f16 bf16 f32 f64 i32 i64 bool)", file,
+      throw UserError(fmt::format("{}: input '{}' has element type {}, which reprokit does not support (f16 bf16 f32 f64 i8 u8 i16 u16 i32 i64 bool)", file,
                                   printable(name), onnx_elem_type_name(tt->elem_type())));
     std::optional<Shape> given = find_shape(opts.shapes, name, mapped);
     std::string given_by = fmt::format("--shape {}", printable(name));

@@ -137,7 +137,7 @@ void where_op(NodeCtx& c) {
 
 DType cast_target(NodeCtx& c, int elem_type) {
   auto dt = dtype_from_onnx(elem_type);
-  if (!dt) c.unsupported(fmt::format("Cast to {} (reprokit has f16 bf16 f32 f64 i32 i64 bool)", onnx_elem_type_name(elem_type)));
+  if (!dt) c.unsupported(fmt::format("Cast to {} (reprokit has f16 bf16 f32 f64 i8 u8 i16 u16 i32 i64 bool)", onnx_elem_type_name(elem_type)));
   return *dt;
 }
 
@@ -1007,6 +1007,7 @@ const std::map<std::string, Handler, std::less<>>& handlers() {
     for (const auto& [name, h] : folded_handlers()) table.emplace(name, h);
     for (const auto& [name, h] : resize_handlers()) table.emplace(name, h);
     for (const auto& [name, h] : control_handlers()) table.emplace(name, h);
+    for (const auto& [name, h] : quantize_handlers()) table.emplace(name, h);
     return true;
   }();
   (void)merged;

@@ -23,6 +23,10 @@ std::optional<DType> dtype_from_onnx(int elem_type) {
     case TensorProto::INT32: return DType::i32;
     case TensorProto::INT64: return DType::i64;
     case TensorProto::BOOL: return DType::boolean;
+    case TensorProto::INT8: return DType::i8;
+    case TensorProto::UINT8: return DType::u8;
+    case TensorProto::INT16: return DType::i16;
+    case TensorProto::UINT16: return DType::u16;
     default: return std::nullopt;
   }
 }
@@ -36,6 +40,10 @@ int onnx_elem_type(DType dtype) {
     case DType::i32: return TensorProto::INT32;
     case DType::i64: return TensorProto::INT64;
     case DType::boolean: return TensorProto::BOOL;
+    case DType::i8: return TensorProto::INT8;
+    case DType::u8: return TensorProto::UINT8;
+    case DType::i16: return TensorProto::INT16;
+    case DType::u16: return TensorProto::UINT16;
   }
   return TensorProto::UNDEFINED;
 }
@@ -49,7 +57,7 @@ namespace onnx_detail {
 
 Tensor tensor_from_proto(const TensorProto& t, const std::string& where) {
   auto dt = dtype_from_onnx(t.data_type());
-  if (!dt) throw UserError(fmt::format("{}: tensor element type {} is not supported (reprokit has f16 bf16 f32 f64 i32 i64 bool)", where, onnx_elem_type_name(t.data_type())));
+  if (!dt) throw UserError(fmt::format("{}: tensor element type {} is not supported (reprokit has f16 bf16 f32 f64 i8 u8 i16 u16 i32 i64 bool)", where, onnx_elem_type_name(t.data_type())));
   if (t.data_location() == TensorProto::EXTERNAL || t.external_data_size() > 0)
     throw UserError(fmt::format("{}: tensors stored in external data files are not supported", where));
   if (t.has_segment()) throw UserError(fmt::format("{}: segmented tensors are not supported", where));
@@ -103,6 +111,12 @@ Tensor tensor_from_proto(const TensorProto& t, const std::string& where) {
       break;
     case DType::boolean:
       for (int64_t i = 0; i < n; ++i) out.data()[i] = t.int32_data(static_cast<int>(i)) != 0;
+      break;
+    case DType::i8:
+    case DType::u8:
+    case DType::i16:
+    case DType::u16:  // one value per int32_data element, wrapped to the width
+      for (int64_t i = 0; i < n; ++i) out.set_int(i, t.int32_data(static_cast<int>(i)));
       break;
     case DType::f16:
     case DType::bf16: {  // bit patterns in int32_data

@@ -69,7 +69,7 @@ std::vector<Tensor> generate_inputs(const Graph& g, uint64_t seed, const std::ve
       if (is_floating(t.dtype)) v = normal();
       else if (t.dtype == DType::boolean) v = uniform() < 0.5 ? 1 : 0;
       else if (bound > 0) v = static_cast<double>(static_cast<int64_t>(uniform() * static_cast<double>(bound)) % bound);
-      else v = static_cast<double>(static_cast<int64_t>(uniform() * 17.0) - 8);  // [-8, 8]
+      else v = static_cast<double>(static_cast<int64_t>(uniform() * 17.0) - (is_unsigned(t.dtype) ? 0 : 8));  // [-8, 8], unsigned [0, 16]
       if (v != 0) any_nonzero = true;
       x.set(k, v);
     }
@@ -111,7 +111,7 @@ std::vector<Tensor> assemble_inputs(const Graph& g, const std::map<std::string, 
       names.push_back(src != sources.end() && src->second != in.name ? fmt::format("{}.npy or {}.npy", in.name, printable(src->second)) : in.name + ".npy");
       if (!f) continue;
       used.insert(fs::path(*f).filename().string());
-      Tensor t = read_npy(*f);
+      Tensor t = read_npy_as(*f, in.type.dtype);
       if (t.dtype() != in.type.dtype || t.shape() != in.type.shape)
         throw UserError(fmt::format("{}: holds {}{}, input %{} is declared {}", *f, dtype_name(t.dtype()), fmt::format("[{}]", fmt::join(t.shape(), ", ")),
                                     in.name, in.type.str()));

@@ -24,14 +24,18 @@ const char* descr_of(DType t) {
     case DType::i32: return "<i4";
     case DType::i64: return "<i8";
     case DType::boolean: return "|b1";
+    case DType::i8: return "|i1";
+    case DType::u8: return "|u1";
+    case DType::i16: return "<i2";
+    case DType::u16: return "<u2";  // as bf16: the declared type tells them apart (read_npy_as)
   }
   return "?";
 }
 
 std::optional<DType> dtype_of(std::string_view d) {
-  for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean})
+  for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean, DType::i8, DType::u8, DType::i16})
     if (d == descr_of(t)) return t;
-  if (d == "|u1" || d == "<b1") return DType::boolean;
+  if (d == "<b1") return DType::boolean;
   return std::nullopt;
 }
 
@@ -123,7 +127,7 @@ Tensor parse_npy(std::string_view bytes, const std::string& where) {
   if (descr.size() < 2 || descr[0] != '\'') throw bad("'descr' is not a string");
   descr = descr.substr(1, descr.find('\'', 1) == std::string_view::npos ? 0 : descr.find('\'', 1) - 1);
   auto dt = dtype_of(descr);
-  if (!dt) throw bad(fmt::format("unsupported dtype '{}' (reprokit reads <f2 <u2(bf16) <f4 <f8 <i4 <i8 |b1)", descr));
+  if (!dt) throw bad(fmt::format("unsupported dtype '{}' (reprokit reads <f2 <u2(bf16 or u16) <f4 <f8 |i1 |u1 <i2 <i4 <i8 |b1)", descr));
   std::string_view order = header_value(header, "fortran_order", where);
   if (order.substr(0, 4) == "True") throw bad("Fortran order is not supported; save with C order");
   if (order.substr(0, 5) != "False") throw bad("'fortran_order' is neither True nor False");
@@ -138,6 +142,21 @@ Tensor parse_npy(std::string_view bytes, const std::string& where) {
 }
 
 Tensor read_npy(const std::string& path) { return parse_npy(read_file(path, kMaxDataFileBytes), path); }
+
+Tensor read_npy_as(const std::string& path, DType declared) {
+  Tensor t = read_npy(path);
+  if (t.dtype() == DType::bf16 && declared == DType::u16) {
+    Tensor u = Tensor::zeros(DType::u16, t.shape());
+    std::memcpy(u.data(), t.contiguous().data(), static_cast<size_t>(t.numel()) * 2);
+    return u;
+  }
+  if (t.dtype() == DType::u8 && declared == DType::boolean) {
+    for (int64_t v : t.to_int64s())
+      if (v != 0 && v != 1) return t;
+    return t.to(DType::boolean);
+  }
+  return t;
+}
 
 void write_npy(const std::string& path, const Tensor& t) {
   std::filesystem::path p(path);

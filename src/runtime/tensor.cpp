@@ -38,10 +38,21 @@ int32_t float_to_int32(double x) {
 }
 
 int64_t wrap_int(int64_t x, DType dtype) {
-  if (dtype == DType::i32) return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(x)));
-  if (dtype == DType::boolean) return x != 0;
-  return x;
+  const auto u = static_cast<uint64_t>(x);
+  switch (dtype) {
+    case DType::i32: return static_cast<int32_t>(static_cast<uint32_t>(u));
+    case DType::i16: return static_cast<int16_t>(static_cast<uint16_t>(u));
+    case DType::i8: return static_cast<int8_t>(static_cast<uint8_t>(u));
+    case DType::u16: return static_cast<uint16_t>(u);
+    case DType::u8: return static_cast<uint8_t>(u);
+    case DType::boolean: return x != 0;
+    default: return x;
+  }
 }
+
+// A float into a narrow integer type: through int32 as x86's truncating conversion does, then
+// wrapped to the width (what PyTorch's CPU casts give for values out of range).
+static int64_t float_to_narrow(double x, DType dtype) { return wrap_int(float_to_int32(x), dtype); }
 
 double round_to_dtype(double x, DType dtype) {
   switch (dtype) {
@@ -52,11 +63,32 @@ double round_to_dtype(double x, DType dtype) {
     case DType::i32: return float_to_int32(x);
     case DType::i64: return static_cast<double>(float_to_int64(x));
     case DType::boolean: return x != 0 ? 1.0 : 0.0;
+    case DType::i8: case DType::u8: case DType::i16: case DType::u16: return static_cast<double>(float_to_narrow(x, dtype));
   }
   return x;
 }
 
 namespace {
+
+int64_t load_narrow(const uint8_t* p, DType t) {
+  switch (t) {
+    case DType::i8: return static_cast<int8_t>(*p);
+    case DType::u8: return *p;
+    case DType::i16: { int16_t i; std::memcpy(&i, p, 2); return i; }
+    case DType::u16: { uint16_t i; std::memcpy(&i, p, 2); return i; }
+    default: return 0;
+  }
+}
+
+void store_narrow(uint8_t* p, DType t, int64_t v) {
+  const int64_t w = wrap_int(v, t);
+  if (dtype_size(t) == 1) {
+    *p = static_cast<uint8_t>(static_cast<uint64_t>(w));
+  } else {
+    auto i = static_cast<uint16_t>(static_cast<uint64_t>(w));
+    std::memcpy(p, &i, 2);
+  }
+}
 
 double load(const uint8_t* p, DType t) {
   switch (t) {
@@ -67,6 +99,7 @@ double load(const uint8_t* p, DType t) {
     case DType::i32: { int32_t i; std::memcpy(&i, p, 4); return i; }
     case DType::i64: { int64_t i; std::memcpy(&i, p, 8); return static_cast<double>(i); }
     case DType::boolean: return *p ? 1.0 : 0.0;
+    case DType::i8: case DType::u8: case DType::i16: case DType::u16: return static_cast<double>(load_narrow(p, t));
   }
   return 0;
 }
@@ -80,6 +113,7 @@ void store(uint8_t* p, DType t, double v) {
     case DType::i32: { int32_t i = float_to_int32(v); std::memcpy(p, &i, 4); break; }
     case DType::i64: { int64_t i = float_to_int64(v); std::memcpy(p, &i, 8); break; }
     case DType::boolean: *p = v != 0 ? 1 : 0; break;
+    case DType::i8: case DType::u8: case DType::i16: case DType::u16: store_narrow(p, t, float_to_narrow(v, t)); break;
   }
 }
 
@@ -88,6 +122,7 @@ int64_t load_int(const uint8_t* p, DType t) {
     case DType::i32: { int32_t i; std::memcpy(&i, p, 4); return i; }
     case DType::i64: { int64_t i; std::memcpy(&i, p, 8); return i; }
     case DType::boolean: return *p ? 1 : 0;
+    case DType::i8: case DType::u8: case DType::i16: case DType::u16: return load_narrow(p, t);
     case DType::f16: case DType::bf16: case DType::f32: case DType::f64: return float_to_int64(load(p, t));
   }
   return 0;
@@ -98,6 +133,7 @@ void store_int(uint8_t* p, DType t, int64_t v) {
     case DType::i32: { auto i = static_cast<int32_t>(wrap_int(v, t)); std::memcpy(p, &i, 4); break; }
     case DType::i64: std::memcpy(p, &v, 8); break;
     case DType::boolean: *p = v != 0 ? 1 : 0; break;
+    case DType::i8: case DType::u8: case DType::i16: case DType::u16: store_narrow(p, t, v); break;
     case DType::f16: case DType::bf16: case DType::f32: case DType::f64: store(p, t, static_cast<double>(v)); break;
   }
 }

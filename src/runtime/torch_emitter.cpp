@@ -49,6 +49,10 @@ const char* torch_dtype(DType t) {
     case DType::i32: return "torch.int32";
     case DType::i64: return "torch.int64";
     case DType::boolean: return "torch.bool";
+    case DType::i8: return "torch.int8";
+    case DType::u8: return "torch.uint8";
+    case DType::i16: return "torch.int16";
+    case DType::u16: return "torch.uint16";  // PyTorch 2.3 and later
   }
   return "?";
 }

@@ -203,9 +203,36 @@ TEST(CppBackend, IntegerArithmeticMatchesTheExactReference) {
   EXPECT_EQ(got[1].get_int(0), INT64_MAX);  // amax starts from the lowest integer, not from -inf (= 0)
 }
 
+// The small integer dtypes wrap at their width in fused kernels too (every node's result is), and
+// float-to-small-int casts go through int32 as the reference's do.
+TEST(CppBackend, SmallIntegerTypesMatchTheExactReference) {
+  for (const char* text : {kSmallIntsGraph, kUint16Graph}) {
+    Graph g = parse_graph(text);
+    SCOPED_TRACE(g.name);
+    std::vector<Tensor> in = generate_inputs(g, 7);
+    auto ref = interpret(g, in);
+    for (bool passes : {true, false}) {
+      CompileOptions o = cpp_options();
+      o.run_passes = passes;
+      auto got = compile_graph(g, o)->run(in);
+      for (size_t k = 0; k < ref.size(); ++k) {
+        EXPECT_EQ(got[k].dtype(), ref[k].dtype()) << g.node(g.outputs[k]).name;
+        EXPECT_EQ(got[k].to_doubles(), ref[k].to_doubles()) << g.node(g.outputs[k]).name << (passes ? " with passes" : " without");
+      }
+    }
+  }
+  // The wrap itself, by hand: u8 200 + 200 = 144, i8 100 * 3 = 44, u16 60000 + 10000 = 4464.
+  Graph g = parse_graph("graph w(%a: u8[1], %b: i8[1], %w: u16[1]) {\n  %x = add(%a, %a)\n  %y = mul(%b, 3)\n  %z = add(%w, 10000)\n  return (%x, %y, %z)\n}");
+  std::vector<Tensor> in = {Tensor::from_int64s(DType::u8, {1}, {200}), Tensor::from_int64s(DType::i8, {1}, {100}), Tensor::from_int64s(DType::u16, {1}, {60000})};
+  auto got = compile_graph(g, cpp_options())->run(in);
+  EXPECT_EQ(got[0].get_int(0), 144);
+  EXPECT_EQ(got[1].get_int(0), 44);
+  EXPECT_EQ(got[2].get_int(0), 4464);
+}
+
 // Generated code compiles with -Wall -Wextra; a warning there is a codegen bug.
 TEST(CppBackend, GeneratedCodeCompilesWithoutWarnings) {
-  std::vector<Graph> graphs = {parse_graph(kAllOpsGraph)};
+  std::vector<Graph> graphs = {parse_graph(kAllOpsGraph), parse_graph(kSmallIntsGraph), parse_graph(kUint16Graph)};
   for (auto name : {"mlp", "attention", "embedding_classifier", "mixed_precision"})
     graphs.push_back(load_module_file(std::string(REPROKIT_SOURCE_DIR) + "/examples/" + name + ".rk").entry());
   for (auto name : {"mlp_large", "bert_layer"})

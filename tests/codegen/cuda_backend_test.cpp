@@ -41,6 +41,8 @@ TEST(CudaBackend, EveryExampleModelAndEveryOpCompilesWithNvrtc) {
     }
   }
   EXPECT_NO_THROW(compile_graph(parse_graph(kAllOpsGraph), cuda_options()));
+  EXPECT_NO_THROW(compile_graph(parse_graph(kSmallIntsGraph), cuda_options()));
+  EXPECT_NO_THROW(compile_graph(parse_graph(kUint16Graph), cuda_options()));
 }
 
 TEST(CudaBackend, InjectedCompileErrorComesFromNvrtc) {

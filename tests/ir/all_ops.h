@@ -74,3 +74,45 @@ graph all_ops(%x: f32[2, 3] grad, %y: f32[3], %i: i64[2, 3], %c: bool[2, 3], %e:
   return (%neg, %log, %sqrt, %rsqrt, %rec, %sin, %cos, %tanh, %sig, %relu, %gelu, %gelu2, %silu, %erf, %add, %sub, %mul, %div, %pow, %max, %min, %eq, %ne, %lt, %le, %gt, %ge, %where, %to, %clone, %sumall, %mean, %amax, %amin, %var, %argmax, %softmax, %lsm, %ln, %mm, %reshape, %transpose, %expand, %slice, %cat, %squeeze, %unsqueeze, %contig, %emb, %gather, %full, %exp, %hh, %clamp, %clamp1, %conv, %mp, %ap, %aap, %bn, %pad, %mpb, %apb)
 }
 )RK";
+
+// The small integer dtypes (i8 u8 i16) through the ops integers take: arithmetic that wraps at the
+// width (large literals force it), promotion between them (u8 + i8 is i16), casts from floats out
+// of range (through int32, wrapped), reductions, comparisons and data movement. PyTorch 1.13 has
+// them all (u16 is in kUint16Graph: PyTorch has it from 2.3 on).
+inline constexpr const char* kSmallIntsGraph = R"RK(
+graph small_ints(%a: u8[2, 3], %b: i8[2, 3], %c: i16[2, 3], %f: f32[2, 3]) {
+  %aa = add(%a, %a)
+  %a9 = mul(%a, 100)
+  %b9 = mul(%b, 120)
+  %ab = add(%a, %b)
+  %bc = sub(%b, %c)
+  %c9 = mul(%c, 30000)
+  %f2 = mul(%f, 100.0)
+  %f4 = mul(%f, 20000.0)
+  %fu = to(%f2, dtype=u8)
+  %fi = to(%f2, dtype=i8)
+  %fs = to(%f4, dtype=i16)
+  %bf = to(%b, dtype=f32)
+  %mx = maximum(%a, %b)
+  %mn = minimum(%b9, %c)
+  %sa = sum(%a9, dims=[1])
+  %am = amax(%b9, dims=[0])
+  %lt = lt(%b9, %a9)
+  %wh = where(%lt, %a9, %b9)
+  %ct = cat(%a9, %a, dim=0)
+  %tr = transpose(%b9, dim0=0, dim1=1)
+  return (%aa, %a9, %b9, %ab, %bc, %c9, %fu, %fi, %fs, %bf, %mx, %mn, %sa, %am, %lt, %wh, %ct, %tr)
+}
+)RK";
+
+inline constexpr const char* kUint16Graph = R"RK(
+graph uint16(%w: u16[4], %a: u8[4], %b: i8[4], %f: f32[4]) {
+  %ww = mul(%w, 1000)
+  %wa = add(%w, %a)
+  %wb = add(%w, %b)
+  %f4 = mul(%f, 40000.0)
+  %fw = to(%f4, dtype=u16)
+  %sw = sum(%ww)
+  return (%ww, %wa, %wb, %fw, %sw)
+}
+)RK";

@@ -97,6 +97,26 @@ class Bag(torch.nn.Module):
         return self.fc(self.bag(idx.flatten(), self.offsets))
 
 
+class FakeQuantMlp(torch.nn.Module):
+    """An MLP quantised as quantisation-aware training leaves it: activations (u8) and weights (i8)
+    through fake_quantize, exported as QuantizeLinear/DequantizeLinear pairs."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(32, 64)
+        self.fc2 = torch.nn.Linear(64, 10)
+
+    @staticmethod
+    def q(t, scale, zero_point, lo, hi):
+        return torch.fake_quantize_per_tensor_affine(t, scale, zero_point, lo, hi)
+
+    def forward(self, x):
+        h = self.q(x, 0.02, 128, 0, 255)
+        h = torch.nn.functional.linear(h, self.q(self.fc1.weight, 0.005, 0, -128, 127), self.fc1.bias)
+        h = self.q(torch.relu(h), 0.01, 0, 0, 255)
+        return torch.nn.functional.linear(h, self.q(self.fc2.weight, 0.005, 0, -128, 127), self.fc2.bias)
+
+
 class Segmentation(torch.nn.Module):
     """A torchvision segmentation model returning its "out" map (its forward returns a dict)."""
 
@@ -121,6 +141,7 @@ MODELS = {  # name: (constructor, input shape, keep BatchNormalization nodes)
     "lstm": (lambda: Recurrent(torch.nn.LSTM), [2, 5, 12], False),
     "gru": (lambda: Recurrent(torch.nn.GRU), [2, 5, 12], False),
     "embedding_bag": (Bag, [1, 10], False),  # a Loop over the bags, unrolled at import
+    "fake_quant_mlp": (FakeQuantMlp, [4, 32], False),  # QuantizeLinear/DequantizeLinear, u8 and i8
     # Resize (bilinear, pytorch_half_pixel) upsampling the segmentation map to the input's size.
     "lraspp_mobilenet_v3_large": (lambda: Segmentation(torchvision.models.segmentation.lraspp_mobilenet_v3_large(
         weights=None, weights_backbone=None)), [1, 3, 128, 128], False),

@@ -23,6 +23,7 @@ constexpr int I32 = onnx::TensorProto::INT32;
 constexpr int I64 = onnx::TensorProto::INT64;
 constexpr int BOOL = onnx::TensorProto::BOOL;
 constexpr int U8 = onnx::TensorProto::UINT8;
+constexpr int I8_T = onnx::TensorProto::INT8;
 
 // A model under construction: inputs, outputs, nodes, initializers.
 struct ModelBuilder {

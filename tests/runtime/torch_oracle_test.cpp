@@ -87,6 +87,12 @@ TEST(TorchOracle, EveryOpFloat32AndFloat64) {
   EXPECT_EQ(compare_with_torch(g, work_dir("ops64"), true), "");
 }
 
+// i8, u8 and i16: wrapping arithmetic, promotion and float casts as PyTorch's CPU kernels do.
+TEST(TorchOracle, SmallIntegerTypes) {
+  if (!have_torch()) GTEST_SKIP() << "python3-torch is not installed: the PyTorch oracle test did not run";
+  EXPECT_EQ(compare_with_torch(parse_graph(kSmallIntsGraph), work_dir("small_ints"), false), "");
+}
+
 TEST(TorchOracle, ExampleModelsFloat32AndFloat64) {
   if (!have_torch()) GTEST_SKIP() << "python3-torch is not installed: the PyTorch oracle test did not run";
   for (auto name : {"mlp", "attention", "embedding_classifier", "mixed_precision"}) {
