@@ -6,8 +6,8 @@ PyTorch eager output saved next to them. Weights are random from a fixed seed
 (torch.manual_seed(0) before constructing each model), so nothing is downloaded.
 
 Usage: /usr/bin/python3 tests/models/export_models.py OUT_DIR [--only NAME,NAME]
-(--only also exports densenet121, efficientnet_b0, gpt2_block, swin_t and fcn_resnet50, which the
-suite does not use.)
+(--only also exports EXTRA_MODELS: more torchvision models and torch.nn modules, which the suite
+does not use.)
 
 For each model, OUT_DIR/<name>/ gets model.onnx, input.npy (batch-1 float32
 input), expected.npy (eager float32 output) and info.json.
@@ -97,6 +97,28 @@ class Bag(torch.nn.Module):
         return self.fc(self.bag(idx.flatten(), self.offsets))
 
 
+class SelfAttention(torch.nn.Module):
+    """nn.MultiheadAttention as self-attention on [batch, seq, 64]."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = torch.nn.MultiheadAttention(64, 4, batch_first=True)
+
+    def forward(self, x):
+        return self.attn(x, x, x, need_weights=False)[0]
+
+
+class DecoderLayer(torch.nn.Module):
+    """nn.TransformerDecoderLayer with its memory the input itself, on [batch, seq, 64]."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.TransformerDecoderLayer(64, 4, 128, dropout=0.0, batch_first=True)
+
+    def forward(self, x):
+        return self.layer(x, x)
+
+
 class FakeQuantMlp(torch.nn.Module):
     """An MLP quantised as quantisation-aware training leaves it: activations (u8) and weights (i8)
     through fake_quantize, exported as QuantizeLinear/DequantizeLinear pairs."""
@@ -154,6 +176,17 @@ EXTRA_MODELS = {
     "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(weights=None), [1, 3, 224, 224], False),
     "gpt2_block": (Gpt2Block, [1, 16, 64], False),
     "swin_t": (lambda: torchvision.models.swin_t(weights=None), [1, 3, 224, 224], False),
+    "inception_v3": (lambda: torchvision.models.inception_v3(weights=None, aux_logits=True, init_weights=True), [1, 3, 299, 299], False),
+    "googlenet": (lambda: torchvision.models.googlenet(weights=None, aux_logits=False, init_weights=True), [1, 3, 224, 224], False),
+    "regnet_y_400mf": (lambda: torchvision.models.regnet_y_400mf(weights=None), [1, 3, 224, 224], False),
+    "convnext_tiny": (lambda: torchvision.models.convnext_tiny(weights=None), [1, 3, 224, 224], False),
+    "shufflenet_v2_x1_0": (lambda: torchvision.models.shufflenet_v2_x1_0(weights=None), [1, 3, 224, 224], False),
+    "mobilenet_v3_small": (lambda: torchvision.models.mobilenet_v3_small(weights=None), [1, 3, 224, 224], False),
+    "mnasnet0_5": (lambda: torchvision.models.mnasnet0_5(weights=None), [1, 3, 224, 224], False),
+    "resnext50_32x4d": (lambda: torchvision.models.resnext50_32x4d(weights=None), [1, 3, 224, 224], False),
+    "vit_b_16": (lambda: torchvision.models.vit_b_16(weights=None), [1, 3, 224, 224], False),
+    "mha": (SelfAttention, [2, 16, 64], False),
+    "decoder_layer": (DecoderLayer, [2, 16, 64], False),
     "fcn_resnet50": (lambda: Segmentation(torchvision.models.segmentation.fcn_resnet50(
         weights=None, weights_backbone=None, aux_loss=False)), [1, 3, 128, 128], False),
 }

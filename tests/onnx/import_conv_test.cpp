@@ -12,8 +12,6 @@
 namespace reprokit::testing {
 namespace {
 
-#define EXPECT_HAS(haystack, needle) EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
-
 Tensor x3x3() { return f32({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}); }
 
 // A model with one node over input x (and initializers), output y.

@@ -15,15 +15,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string import_error(const ModelBuilder& b, const ImportOptions& o = {}) {
-  try {
-    b.import(o);
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 std::string bytes_error(const std::string& bytes) {
   try {
     import_onnx_bytes(bytes, "hostile.onnx");
@@ -32,8 +23,6 @@ std::string bytes_error(const std::string& bytes) {
   }
   return "(no error)";
 }
-
-#define EXPECT_HAS(haystack, needle) EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
 
 TEST(OnnxImportErrors, UnsupportedOpNamesNodeAndOpType) {
   ModelBuilder b(13);

@@ -8,8 +8,6 @@
 namespace reprokit::testing {
 namespace {
 
-#define EXPECT_HAS(haystack, needle) EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
-
 // A model computing `op` on initializers, added to a real input so the graph has one; returns
 // the value of the op (the output minus the input of zeros).
 Tensor fold(const std::string& op, const std::vector<std::pair<std::string, Tensor>>& inits, int elem,

@@ -109,17 +109,6 @@ TEST(OnnxImportRecurrent, BatchFirstLayoutIsTheSameComputation) {
   }
 }
 
-std::string import_error(const ModelBuilder& b) {
-  try {
-    b.import();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-#define EXPECT_HAS(haystack, needle) EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
-
 TEST(OnnxImportRecurrent, RefusesWhatUnrollingCannotExpressNamingTheNode) {
   // Sequence lengths: all equal to the sequence's is the whole sequence; a shorter one is refused.
   auto lens = [](std::vector<int64_t> l) {

@@ -19,8 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-#define EXPECT_HAS(haystack, needle) EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
-
 // A small model with weights, a foreign-named graph and a shape computation.
 std::string small_model() {
   ModelBuilder b(13, "torch-jit-export");

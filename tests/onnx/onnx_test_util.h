@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "reprokit/onnx/onnx_import.h"
+#include "reprokit/support/errors.h"
 #include "reprokit/onnx/onnx_tensor.h"
 #include "reprokit/runtime/interpreter.h"
 
@@ -145,6 +146,18 @@ inline std::vector<Tensor> run(const ImportedModel& m, const std::vector<Tensor>
   }
   return interpret(m.graph, in);
 }
+
+// The UserError importing b gives, or "(no error)".
+inline std::string import_error(const ModelBuilder& b, const ImportOptions& o = {}) {
+  try {
+    b.import(o);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+#define EXPECT_HAS(haystack, needle) EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
 
 inline void expect_values(const Tensor& t, Shape shape, std::vector<double> want, double tol = 1e-6) {
   ASSERT_EQ(t.shape(), shape);
