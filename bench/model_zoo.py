@@ -72,8 +72,8 @@ def main():
         cells = []
         cold = None
         for backend in ("eager", "cpp"):
-            cache = tempfile.mkdtemp(prefix="rk_zoo_cache_")
-            err, seconds, why = run(args.reprokit, d, backend, os.path.join(d, "out_" + backend), cache)
+            with tempfile.TemporaryDirectory(prefix="rk_zoo_") as t:  # a cold cache; reprokit never overwrites outputs
+                err, seconds, why = run(args.reprokit, d, backend, os.path.join(t, "out"), os.path.join(t, "cache"))
             cells.append(f"{err:.1e}" if err is not None else f"refused: {why[:90]}")
             if backend == "cpp":
                 cold = seconds
