@@ -1,10 +1,12 @@
 // The importer's handlers for ONNX's control flow: Loop with a trip count (and condition) known at
-// import is unrolled, If with a condition known at import is its chosen branch. The body's nodes
+// import and Scan (its length is static) are unrolled, If with a condition known at import is its
+// chosen branch. The body's nodes
 // are imported as the main graph's own, once per iteration under names of their own, so every
 // layer below sees ordinary nodes. What cannot be decided at import (a condition computed at run
 // time, a trip count from a run-time value) is refused naming the node.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -94,9 +96,16 @@ void set_output(NodeCtx& c, int k, const Value& v) {
   c.set(k, c.t.id(v.rk));
 }
 
-// Values of the iterations stacked along a new first dim (a Loop's scan output).
-void set_stacked(NodeCtx& c, int k, const std::vector<Value>& parts) {
-  bool all_const = true;
+// Values of the iterations stacked along a new dim `axis` (a Loop's or Scan's scan output), in
+// reverse order for a Scan output whose direction is reverse.
+void set_stacked(NodeCtx& c, int k, std::vector<Value> parts, int64_t axis = 0, bool reverse = false) {
+  if (reverse) std::reverse(parts.begin(), parts.end());
+  for (const auto& p : parts)
+    if (p.type.shape != parts[0].type.shape) c.unsupported("scan outputs whose shape changes between iterations");
+  const auto rank = static_cast<int64_t>(parts[0].type.shape.size());
+  if (axis < -(rank + 1) || axis > rank) c.bad(fmt::format("scan output axis {} is out of range for a rank-{} output", axis, rank));
+  if (axis < 0) axis += rank + 1;
+  bool all_const = axis == 0;
   for (const auto& p : parts) all_const &= p.constant.has_value();
   if (all_const) {
     const Tensor& first = *parts[0].constant;
@@ -104,22 +113,28 @@ void set_stacked(NodeCtx& c, int k, const std::vector<Value>& parts) {
     s.insert(s.begin(), static_cast<int64_t>(parts.size()));
     Tensor out = Tensor::zeros(first.dtype(), s);
     int64_t at = 0;
-    for (const auto& p : parts) {
-      if (p.constant->shape() != first.shape()) c.unsupported("scan outputs whose shape changes between iterations");
+    for (const auto& p : parts)
       for (int64_t i = 0; i < p.constant->numel(); ++i, ++at) {
         if (is_floating(first.dtype())) out.set(at, p.constant->get(i));
         else out.set_int(at, p.constant->get_int(i));
       }
-    }
     return c.set_const(k, out);
   }
   std::vector<Operand> rows;
   for (const auto& p : parts) {
-    if (p.type.shape != parts[0].type.shape) c.unsupported("scan outputs whose shape changes between iterations");
     const int id = p.constant ? c.const_value(*p.constant) : c.t.id(p.rk);
-    rows.push_back(v(c.emit1(Op::unsqueeze, id, {{"dim", AttrValue(int64_t{0})}})));
+    rows.push_back(v(c.emit1(Op::unsqueeze, id, {{"dim", AttrValue(axis)}})));
   }
-  c.set(k, rows.size() == 1 ? rows[0].value : c.emit(Op::cat, rows, {{"dim", AttrValue(int64_t{0})}}));
+  c.set(k, rows.size() == 1 ? rows[0].value : c.emit(Op::cat, rows, {{"dim", AttrValue(axis)}}));
+}
+
+// A node of the main graph as the value a body input is bound to.
+Value computed_value(NodeCtx& c, int id) {
+  Value v;
+  v.kind = Kind::computed;
+  v.type = c.type_of(id);
+  v.rk = c.t.g.node(id).name;
+  return v;
 }
 
 // Loop(M, cond, v_initial...) with body(iteration_num, cond_in, v_in...) -> (cond_out, v_out...,
@@ -183,12 +198,71 @@ void if_op(NodeCtx& c) {
     if (c.wants(k)) set_output(c, k, b.output(k));
 }
 
+// Scan (opset 9 on) with body(state..., scan_in_slice...) -> (state..., scan_out_slice...): the
+// scan inputs are sliced along their axes (from the end for direction 1), the states carried, and
+// the scan outputs stacked along their axes.
+void scan(NodeCtx& c) {
+  c.allow({"body", "num_scan_inputs", "scan_input_axes", "scan_input_directions", "scan_output_axes", "scan_output_directions"});
+  if (c.opset() < 9) c.unsupported("Scan of opset 8 (its batch dim and sequence_lens)");
+  const onnx::GraphProto& body = graph_attr(c, "body");
+  refuse_nested(c, body);
+  const int m = static_cast<int>(c.attr_int("num_scan_inputs", 0));
+  const int n = c.num_inputs() - m;
+  if (m < 1 || n < 0 || body.input_size() != n + m || body.output_size() < n)
+    c.bad(fmt::format("{} inputs, {} of them scanned, for a body of {} inputs and {} outputs", c.num_inputs(), m, body.input_size(), body.output_size()));
+  const int k_out = body.output_size() - n;
+  auto list = [&](const char* name, int count) {
+    std::vector<int64_t> v = c.attr_ints(name).value_or(std::vector<int64_t>(static_cast<size_t>(count), 0));
+    if (static_cast<int>(v.size()) != count) c.bad(fmt::format("{} has {} values for {}", name, v.size(), count));
+    return v;
+  };
+  const auto in_axes = list("scan_input_axes", m), in_dirs = list("scan_input_directions", m);
+  const auto out_axes = list("scan_output_axes", k_out), out_dirs = list("scan_output_directions", k_out);
+  int64_t length = -1;
+  std::vector<int64_t> axes(static_cast<size_t>(m));
+  for (int j = 0; j < m; ++j) {
+    const int64_t axis = norm_axis(c, in_axes[static_cast<size_t>(j)], c.rank(n + j), "scan input axis");
+    axes[static_cast<size_t>(j)] = axis;
+    const int64_t len = c.shape(n + j)[static_cast<size_t>(axis)];
+    if (length >= 0 && len != length) c.bad(fmt::format("scan inputs of lengths {} and {}", length, len));
+    length = len;
+  }
+  if (length == 0 && k_out > 0) c.unsupported("a Scan over an empty sequence with scan outputs (their shape is unknown)");
+  std::vector<Value> state;
+  for (int j = 0; j < n; ++j) {
+    state.push_back(c.in(j));
+    if (state.back().kind == Kind::initializer && state.back().alias_of.empty()) state.back().alias_of = c.n.input(j);
+  }
+  std::vector<std::vector<Value>> scanned(static_cast<size_t>(k_out));
+  int64_t budget = kMaxUnrolledNodes;
+  const std::string base = c.n.output_size() && !c.n.output(0).empty() ? c.n.output(0) : fmt::format("scan{}", c.index);
+  for (int64_t t = 0; t < length; ++t) {
+    BodyImport b(c, body, fmt::format("{}/iter{}/", base, t));
+    for (int j = 0; j < n; ++j) b.bind(j, state[static_cast<size_t>(j)]);
+    for (int j = 0; j < m; ++j) {
+      const int64_t axis = axes[static_cast<size_t>(j)];
+      const int64_t at = in_dirs[static_cast<size_t>(j)] ? length - 1 - t : t;
+      const int x = c.value(n + j);
+      const int slice = c.emit1(Op::slice, x, {{"dim", AttrValue(axis)}, {"start", AttrValue(at)}, {"end", AttrValue(at + 1)}});
+      b.bind(n + j, computed_value(c, c.emit1(Op::squeeze, slice, {{"dim", AttrValue(axis)}})));
+    }
+    b.run(budget);
+    for (int j = 0; j < n; ++j) state[static_cast<size_t>(j)] = b.output(j);
+    for (int s = 0; s < k_out; ++s) scanned[static_cast<size_t>(s)].push_back(b.output(n + s));
+  }
+  for (int j = 0; j < n; ++j)
+    if (c.wants(j)) set_output(c, j, state[static_cast<size_t>(j)]);
+  for (int s = 0; s < k_out; ++s)
+    if (c.wants(n + s)) set_stacked(c, n + s, scanned[static_cast<size_t>(s)], out_axes[static_cast<size_t>(s)], out_dirs[static_cast<size_t>(s)] != 0);
+}
+
 }  // namespace
 
 const std::map<std::string, Handler, std::less<>>& control_handlers() {
   static const std::map<std::string, Handler, std::less<>> table{
       {"Loop", loop},
       {"If", if_op},
+      {"Scan", scan},
   };
   return table;
 }

@@ -105,6 +105,41 @@ TEST(OnnxImportControl, ConditionsComputedAtRunTimeAreRefusedNamingTheNode) {
   }
 }
 
+// Scan(s0, x) with body(s, x_t) -> (s + x_t, (s + x_t) * 2): a running sum of x's rows, read
+// from the end (scan_input_directions 1), its scan output stacked along dim 1 in reverse.
+TEST(OnnxImportControl, ScanIsUnrolledInItsDirectionsAndAxes) {
+  ModelBuilder b(11);
+  b.input("x", F32, {3, 2}).output("s_out", F32, std::vector<int64_t>{2}).output("ys", F32, std::vector<int64_t>{2, 3});
+  b.init("s0", f32({2}, {0, 100}));
+  auto& scan = b.node("Scan", {"s0", "x"}, {"s_out", "ys"}, "the_scan");
+  attr(scan, "num_scan_inputs", 1);
+  attr_ints(scan, "scan_input_directions", {1});
+  attr_ints(scan, "scan_output_axes", {1});
+  attr_ints(scan, "scan_output_directions", {1});
+  auto* a = scan.add_attribute();
+  a->set_name("body");
+  a->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto& g = *a->mutable_g();
+  g.set_name("body");
+  typed(g.add_input(), "s", F32, {2});
+  typed(g.add_input(), "row", F32, {2});
+  auto node = [&](const std::string& op, std::vector<std::string> ins, std::string out) {
+    auto* n = g.add_node();
+    n->set_op_type(op);
+    for (auto& in : ins) n->add_input(in);
+    n->add_output(out);
+  };
+  node("Add", {"s", "row"}, "next");
+  node("Add", {"next", "next"}, "twice");
+  typed(g.add_output(), "next", F32, {2});
+  typed(g.add_output(), "twice", F32, {2});
+  auto out = run(b.import(), {f32({3, 2}, {1, 2, 3, 4, 5, 6})});
+  // Rows from the end: s = (5, 106), (8, 110), (9, 112); twice: (10, 212), (16, 220), (18, 224),
+  // stacked along dim 1 last first.
+  expect_values(out[0], {2}, {9, 112});
+  expect_values(out[1], {2, 3}, {18, 16, 10, 224, 220, 212});
+}
+
 TEST(OnnxImportControl, AnOpTheImporterLacksInsideABodyIsNamedUpFront) {
   ModelBuilder b = loop_model();
   auto* body = b.m.mutable_graph()->mutable_node(0)->mutable_attribute(0)->mutable_g();
