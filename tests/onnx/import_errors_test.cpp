@@ -63,20 +63,19 @@ TEST(OnnxImportErrors, UnsupportedAttributeValues) {
   std::string e = import_error(b);
   EXPECT_HAS(e, "node 0 'ln' (LayerNormalization)");
   EXPECT_HAS(e, "stash_type");
-  // Training-mode dropout draws random masks.
-  ModelBuilder d(13);
-  d.input("x", F32, {2}).output("y", F32);
-  d.init("r", f32({}, {0.5})).init("t", Tensor::from_int64s(DType::boolean, {}, {1}));
-  d.node("Dropout", {"x", "r", "t"}, {"y"});
-  e = import_error(d);
+  // Training-mode dropout draws random masks ...
+  auto training_dropout = [](double ratio) {
+    ModelBuilder d(13);
+    d.input("x", F32, {2}).output("y", F32);
+    d.init("r", f32({}, {ratio})).init("t", Tensor::from_int64s(DType::boolean, {}, {1}));
+    d.node("Dropout", {"x", "r", "t"}, {"y"});
+    return d;
+  };
+  e = import_error(training_dropout(0.5));
   EXPECT_HAS(e, "node 0 (Dropout)");
   EXPECT_HAS(e, "training_mode");
   // ... except with a ratio of 0, which drops nothing (torchvision's swin_t exports that).
-  ModelBuilder d0(13);
-  d0.input("x", F32, {2}).output("y", F32);
-  d0.init("r", f32({}, {0.0})).init("t", Tensor::from_int64s(DType::boolean, {}, {1}));
-  d0.node("Dropout", {"x", "r", "t"}, {"y"});
-  EXPECT_EQ(run(d0.import(), {f32({2}, {3, -4})}).at(0).to_doubles(), (std::vector<double>{3, -4}));
+  EXPECT_EQ(run(training_dropout(0.0).import(), {f32({2}, {3, -4})}).at(0).to_doubles(), (std::vector<double>{3, -4}));
   // A shape computed at run time cannot become a reshape target.
   ModelBuilder r(13);
   r.input("x", F32, {2, 3}).input("s", I64, {2}).output("y", F32);
