@@ -36,6 +36,10 @@ inline Operand scalar_operand(NodeCtx& c, int i) {
   return v(c.value(i));
 }
 
+// x's elements at positions idx along axis (a constant index laid along the axis, expanded over
+// the other dims, gathered); onnx_ops.cpp. Refused past kFoldLimit indices.
+int take_along(NodeCtx& c, int x, int64_t axis, const std::vector<int64_t>& idx);
+
 inline void require_float(const NodeCtx& c, int i) {
   if (!is_floating(c.dtype(i))) c.unsupported(fmt::format("input {} of type {} (reprokit's mapping needs a floating type)", i + 1, dtype_name(c.dtype(i))));
 }

@@ -31,8 +31,8 @@ std::vector<int64_t> norm_axes(const NodeCtx& c, const std::vector<int64_t>& axe
   return out;
 }
 
-// x's elements at positions idx along axis (a constant index laid along the axis, expanded over
-// the other dims, gathered).
+}  // namespace
+
 int take_along(NodeCtx& c, int x, int64_t axis, const std::vector<int64_t>& idx) {
   const Shape xs = c.type_of(x).shape;
   if (static_cast<int64_t>(idx.size()) > kFoldLimit) c.unsupported("an index this long along one axis");
@@ -44,6 +44,8 @@ int take_along(NodeCtx& c, int x, int64_t axis, const std::vector<int64_t>& idx)
   if (ex != flat) i = c.emit1(Op::expand, i, {{"shape", AttrValue::ints(ex)}});
   return c.emit(Op::gather, {v(x), v(i)}, {{"dim", AttrValue(axis)}});
 }
+
+namespace {
 
 // ---- pointwise
 

@@ -46,16 +46,6 @@ int64_t nearest_index(const NodeCtx& c, const std::string& rounding, double x, i
   return std::clamp(static_cast<int64_t>(i), int64_t{0}, in - 1);
 }
 
-// x gathered along `axis` at the given source indices (the axis becomes idx.size() long).
-int take_along(NodeCtx& c, int x, int64_t axis, const std::vector<int64_t>& idx) {
-  const Shape& xs = c.type_of(x).shape;
-  Shape flat(xs.size(), 1), full = xs;
-  flat[static_cast<size_t>(axis)] = full[static_cast<size_t>(axis)] = static_cast<int64_t>(idx.size());
-  int index = c.const_value(Tensor::from_int64s(DType::i64, flat, idx));
-  if (full != flat) index = c.emit1(Op::expand, index, {{"shape", AttrValue::ints(full)}});
-  return c.emit(Op::gather, {v(x), v(index)}, {{"dim", AttrValue(axis)}});
-}
-
 // A constant of x's dtype holding `w` along `axis` (1 elsewhere), to broadcast against x.
 int weights_along(NodeCtx& c, DType dt, size_t rank, int64_t axis, const std::vector<double>& w) {
   Shape s(rank, 1);
