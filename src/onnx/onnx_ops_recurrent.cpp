@@ -86,13 +86,11 @@ struct Layer {
 
 Layer read_layer(NodeCtx& c, Cell cell) {
   const CellInfo& ci = info(cell);
-  std::vector<std::string_view> allowed{"direction", "hidden_size", "layout", "clip", "activations"};
-  if (cell == Cell::lstm) allowed.push_back("input_forget");
-  if (cell == Cell::gru) allowed.push_back("linear_before_reset");
-  for (const auto& a : c.n.attribute()) {
-    bool ok = false;
-    for (auto name : allowed) ok |= a.name() == name;
-    if (!ok) c.unsupported(fmt::format("attribute '{}' of {} (reprokit unrolls {} with activations that take no alpha or beta)", a.name(), ci.name, ci.name));
+  // activation_alpha and activation_beta are not among them: only activations without parameters.
+  switch (cell) {
+    case Cell::lstm: c.allow({"direction", "hidden_size", "layout", "clip", "activations", "input_forget"}); break;
+    case Cell::gru: c.allow({"direction", "hidden_size", "layout", "clip", "activations", "linear_before_reset"}); break;
+    case Cell::rnn: c.allow({"direction", "hidden_size", "layout", "clip", "activations"}); break;
   }
   Layer L;
   L.cell = cell;

@@ -128,7 +128,7 @@ TEST(OnnxImportRecurrent, RefusesWhatUnrollingCannotExpressNamingTheNode) {
                a->set_type(onnx::AttributeProto::FLOATS);
                a->add_floats(0.5f);
              })),
-             "attribute 'activation_alpha' of GRU");
+             "attribute 'activation_alpha' (reprokit's mapping of GRU handles direction, hidden_size, layout, clip, activations, linear_before_reset)");
   EXPECT_HAS(import_error(model(Recurrent{"RNN"}, [](ModelBuilder&, onnx::NodeProto& n) {
                auto* a = n.add_attribute();
                a->set_name("activations");
