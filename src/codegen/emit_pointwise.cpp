@@ -39,11 +39,9 @@ std::string Codegen::operand_expr(const Operand& o, const char* ct, const Shape&
 
 std::string Codegen::convert_expr(const std::string& x, DType from, DType to) {
   if (to == DType::boolean) return "(" + x + " != 0)";
-  if (is_floating(from) && to == DType::i32) return "(int64_t)rk_f2i32(" + x + ")";
   if (is_floating(from) && to == DType::i64) return "rk_f2i64(" + x + ")";
-  if (is_floating(from) && is_integral(to)) return wrapped_value(to, "rk_f2i32(" + x + ")");  // i8 u8 i16 u16: through int32, wrapped
-  if (is_integral(to)) return wrapped_value(to, x);
-  return fmt::format("({})({})", compute_type(to), x);
+  if (is_floating(from) && is_integral(to)) return wrapped_value(to, "rk_f2i32(" + x + ")");  // through int32, wrapped to the width
+  return wrapped_value(to, fmt::format("({})({})", compute_type(to), x));
 }
 
 bool Codegen::fast_float_math(const char* ct) const { return target_.fast_float_math && std::string(ct) == "float"; }

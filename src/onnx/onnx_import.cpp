@@ -658,7 +658,7 @@ void Importer::import_node(const onnx::NodeProto& n, int index) {
     }
   };
   // Control flow imports its body's nodes into the main graph itself (they fold on their own).
-  const bool control_flow = n.op_type() == "Loop" || n.op_type() == "If" || n.op_type() == "Scan";
+  const bool control_flow = control_handlers().count(n.op_type()) > 0;
   if (any_input && all_const && !control_flow) {
     NameSet scratch_names;
     Target scratch(scratch_names);

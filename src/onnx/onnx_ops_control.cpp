@@ -128,6 +128,20 @@ void set_stacked(NodeCtx& c, int k, std::vector<Value> parts, int64_t axis = 0, 
   c.set(k, rows.size() == 1 ? rows[0].value : c.emit(Op::cat, rows, {{"dim", AttrValue(axis)}}));
 }
 
+// The node's input i as the first value of a carried state. An initializer carried in
+// materializes as its own input, not as a copy of it per iteration.
+Value carried_in(const NodeCtx& c, int i) {
+  Value v = c.in(i);
+  if (v.kind == Kind::initializer && v.alias_of.empty()) v.alias_of = c.n.input(i);
+  return v;
+}
+
+// What the body's names are prefixed with (then "iter<i>/", "then/" or "else/"): the node's first
+// output, or `kind` and the node's index.
+std::string names_base(const NodeCtx& c, const char* kind) {
+  return c.n.output_size() && !c.n.output(0).empty() ? c.n.output(0) : fmt::format("{}{}", kind, c.index);
+}
+
 // A node of the main graph as the value a body input is bound to.
 Value computed_value(NodeCtx& c, int id) {
   Value v;
@@ -156,14 +170,10 @@ void loop(NodeCtx& c) {
   bool go = !c.has(1) || condition_input(c, 1);
   if (!trips && !c.has(1)) c.bad("a Loop with neither trip count nor condition never ends");
   std::vector<Value> state;
-  for (int j = 0; j < carried; ++j) {
-    state.push_back(c.in(j + 2));
-    // An initializer carried in materializes as its own input, not as a copy of it per iteration.
-    if (state.back().kind == Kind::initializer && state.back().alias_of.empty()) state.back().alias_of = c.n.input(j + 2);
-  }
+  for (int j = 0; j < carried; ++j) state.push_back(carried_in(c, j + 2));
   std::vector<std::vector<Value>> scanned(static_cast<size_t>(scans));
   int64_t budget = kMaxUnrolledNodes;
-  const std::string base = c.n.output_size() && !c.n.output(0).empty() ? c.n.output(0) : fmt::format("loop{}", c.index);
+  const std::string base = names_base(c, "loop");
   int64_t i = 0;
   for (; go && (!trips || i < *trips); ++i) {
     BodyImport b(c, body, fmt::format("{}/iter{}/", base, i));
@@ -190,7 +200,7 @@ void if_op(NodeCtx& c) {
   refuse_nested(c, branch);
   if (branch.output_size() != c.n.output_size())
     c.bad(fmt::format("the {} branch has {} outputs, the node {}", taken ? "then" : "else", branch.output_size(), c.n.output_size()));
-  const std::string base = !c.n.output(0).empty() ? c.n.output(0) : fmt::format("if{}", c.index);
+  const std::string base = names_base(c, "if");
   BodyImport b(c, branch, base + (taken ? "/then/" : "/else/"));
   int64_t budget = kMaxUnrolledNodes;
   b.run(budget);
@@ -229,13 +239,10 @@ void scan(NodeCtx& c) {
   }
   if (length == 0 && k_out > 0) c.unsupported("a Scan over an empty sequence with scan outputs (their shape is unknown)");
   std::vector<Value> state;
-  for (int j = 0; j < n; ++j) {
-    state.push_back(c.in(j));
-    if (state.back().kind == Kind::initializer && state.back().alias_of.empty()) state.back().alias_of = c.n.input(j);
-  }
+  for (int j = 0; j < n; ++j) state.push_back(carried_in(c, j));
   std::vector<std::vector<Value>> scanned(static_cast<size_t>(k_out));
   int64_t budget = kMaxUnrolledNodes;
-  const std::string base = c.n.output_size() && !c.n.output(0).empty() ? c.n.output(0) : fmt::format("scan{}", c.index);
+  const std::string base = names_base(c, "scan");
   for (int64_t t = 0; t < length; ++t) {
     BodyImport b(c, body, fmt::format("{}/iter{}/", base, t));
     for (int j = 0; j < n; ++j) b.bind(j, state[static_cast<size_t>(j)]);

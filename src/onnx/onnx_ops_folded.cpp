@@ -101,11 +101,7 @@ void scatter_nd(NodeCtx& c) {
   int64_t slice = 1;
   for (size_t d = static_cast<size_t>(k); d < ds.size(); ++d) slice *= ds[d];
   const bool ints = !is_floating(data.dtype());
-  Tensor out = Tensor::zeros(data.dtype(), ds);
-  for (int64_t i = 0; i < data.numel(); ++i) {
-    if (ints) out.set_int(i, data.get_int(i));
-    else out.set(i, data.get(i));
-  }
+  Tensor out = data.to(data.dtype());  // a copy (constants share storage)
   const std::vector<int64_t> idx = indices.to_int64s();
   const int64_t tuples = numel(is) / k;
   for (int64_t t = 0; t < tuples; ++t) {

@@ -14,42 +14,41 @@ onnx::ValueInfoProto* typed(onnx::ValueInfoProto* vi, const std::string& name, i
   return vi;
 }
 
+// A new graph attribute `name` of n (a Loop's or Scan's body, an If's branch).
+onnx::GraphProto& graph_attribute(onnx::NodeProto& n, const std::string& name) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::GRAPH);
+  a->mutable_g()->set_name(name);
+  return *a->mutable_g();
+}
+
+onnx::NodeProto& add_node(onnx::GraphProto& g, const std::string& op, const std::vector<std::string>& ins, const std::string& out) {
+  auto* n = g.add_node();
+  n->set_op_type(op);
+  for (const auto& in : ins) n->add_input(in);
+  n->add_output(out);
+  return *n;
+}
+
 // Loop(M=3, cond=true, acc=x): body(i, c, acc) -> (c, acc + x * i, acc * 2); outputs the final
 // acc and the scan of acc * 2 over the iterations. `body_cond` replaces the body's cond output.
 ModelBuilder loop_model(const std::string& body_cond = "") {
   ModelBuilder b(13);
   b.input("x", F32, {2}).output("acc_out", F32, std::vector<int64_t>{2}).output("scan", F32, std::vector<int64_t>{3, 2});
   b.init("M", i64({}, {3})).init("cond", Tensor::from_int64s(DType::boolean, {}, {1}));
-  auto& loop = b.node("Loop", {"M", "cond", "x"}, {"acc_out", "scan"}, "the_loop");
-  auto* a = loop.add_attribute();
-  a->set_name("body");
-  a->set_type(onnx::AttributeProto::GRAPH);
-  onnx::GraphProto& g = *a->mutable_g();
-  g.set_name("body");
+  onnx::GraphProto& g = graph_attribute(b.node("Loop", {"M", "cond", "x"}, {"acc_out", "scan"}, "the_loop"), "body");
   typed(g.add_input(), "i", I64, {});
   typed(g.add_input(), "c", BOOL, {});
   typed(g.add_input(), "acc", F32, {2});
-  auto node = [&](const std::string& op, std::vector<std::string> ins, std::string out) {
-    auto* n = g.add_node();
-    n->set_op_type(op);
-    for (auto& in : ins) n->add_input(in);
-    n->add_output(out);
-    return n;
-  };
-  node("Cast", {"i"}, "fi")->add_attribute()->CopyFrom([] {
-    onnx::AttributeProto to;
-    to.set_name("to");
-    to.set_type(onnx::AttributeProto::INT);
-    to.set_i(F32);
-    return to;
-  }());
-  node("Mul", {"x", "fi"}, "xi");  // x from the enclosing graph
-  node("Add", {"acc", "xi"}, "next");
-  node("Add", {"acc", "acc"}, "twice");
+  attr(add_node(g, "Cast", {"i"}, "fi"), "to", F32);
+  add_node(g, "Mul", {"x", "fi"}, "xi");  // x from the enclosing graph
+  add_node(g, "Add", {"acc", "xi"}, "next");
+  add_node(g, "Add", {"acc", "acc"}, "twice");
   std::string cond_out = "c";
   if (!body_cond.empty()) {
-    node("ReduceSum", {"next"}, "s");
-    node("Greater", {"s", "zero"}, body_cond);
+    add_node(g, "ReduceSum", {"next"}, "s");
+    add_node(g, "Greater", {"s", "zero"}, body_cond);
     b.init("zero", f32({}, {0}));
     cond_out = body_cond;
   }
@@ -83,17 +82,10 @@ TEST(OnnxImportControl, ConditionsComputedAtRunTimeAreRefusedNamingTheNode) {
   ModelBuilder b(13);
   b.input("x", F32, {2}).input("flag", BOOL, {}).output("y", F32, std::vector<int64_t>{2});
   auto& n = b.node("If", {"flag"}, {"y"}, "choose");
-  for (const char* branch : {"then_branch", "else_branch"}) {
-    auto* a = n.add_attribute();
-    a->set_name(branch);
-    a->set_type(onnx::AttributeProto::GRAPH);
-    onnx::GraphProto& g = *a->mutable_g();
-    g.set_name(branch);
-    auto* op = g.add_node();
-    op->set_op_type(std::string(branch) == "then_branch" ? "Neg" : "Abs");
-    op->add_input("x");
-    op->add_output(std::string(branch) + "_out");
-    typed(g.add_output(), std::string(branch) + "_out", F32, {2});
+  for (const std::string branch : {"then_branch", "else_branch"}) {
+    onnx::GraphProto& g = graph_attribute(n, branch);
+    add_node(g, branch == "then_branch" ? "Neg" : "Abs", {"x"}, branch + "_out");
+    typed(g.add_output(), branch + "_out", F32, {2});
   }
   e = import_error(b);
   EXPECT_HAS(e, "node 0 'choose' (If)");
@@ -116,21 +108,11 @@ TEST(OnnxImportControl, ScanIsUnrolledInItsDirectionsAndAxes) {
   attr_ints(scan, "scan_input_directions", {1});
   attr_ints(scan, "scan_output_axes", {1});
   attr_ints(scan, "scan_output_directions", {1});
-  auto* a = scan.add_attribute();
-  a->set_name("body");
-  a->set_type(onnx::AttributeProto::GRAPH);
-  onnx::GraphProto& g = *a->mutable_g();
-  g.set_name("body");
+  onnx::GraphProto& g = graph_attribute(scan, "body");
   typed(g.add_input(), "s", F32, {2});
   typed(g.add_input(), "row", F32, {2});
-  auto node = [&](const std::string& op, std::vector<std::string> ins, std::string out) {
-    auto* n = g.add_node();
-    n->set_op_type(op);
-    for (auto& in : ins) n->add_input(in);
-    n->add_output(out);
-  };
-  node("Add", {"s", "row"}, "next");
-  node("Add", {"next", "next"}, "twice");
+  add_node(g, "Add", {"s", "row"}, "next");
+  add_node(g, "Add", {"next", "next"}, "twice");
   typed(g.add_output(), "next", F32, {2});
   typed(g.add_output(), "twice", F32, {2});
   auto out = run(b.import(), {f32({3, 2}, {1, 2, 3, 4, 5, 6})});
