@@ -1,18 +1,27 @@
 // Run-time and compile-time benchmark on the example models, side by side in one run: the cpp
 // backend vs the reference interpreter vs PyTorch eager (CPU, Debian's python3-torch, same .npy
-// inputs), and cpp compile time cold (fresh cache) and warm (cache hit).
-// Models: the examples, bench/models/*.rk, and resnet18 and a small ViT exported from torchvision
-// by tests/models/export_models.py (random weights; skipped without python3-torch/torchvision).
-// Usage: bench_models [--iters N] [--only NAME]...
+// inputs) vs ONNX Runtime (onnxruntime-node's CPU build through examples/ort_check/check.mjs
+// --time, every graph optimisation, one intra-op thread per core), and cpp compile time cold
+// (fresh cache) and warm (cache hit).
+// Models: the examples, bench/models/*.rk, and resnet18, mobilenet_v2, squeezenet1_0 and a small
+// ViT exported from torchvision by tests/models/export_models.py (random weights; skipped without
+// python3-torch/torchvision). ONNX Runtime runs a real model's own .onnx (its weights are
+// initializers it may prepack and fold), a .rk model as `reprokit export` writes it with its
+// inputs after the first (the weights) as initializers.
+// Usage: bench_models [--iters N] [--only NAME]... [--skip interp|torch|ort]... [--keep]
+// --keep leaves the work directory (exports, inputs, the compile cache) in place, so a profiler
+// (`perf report`) can still resolve the generated libraries' symbols.
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/ir/text_format.h"
+#include "reprokit/onnx/onnx_export.h"
 #include "reprokit/onnx/onnx_import.h"
 #include "reprokit/process/subprocess.h"
 #include "reprokit/runtime/input_gen.h"
@@ -67,6 +76,27 @@ with torch.no_grad():
   }
 }
 
+// ONNX Runtime: the median run of `model` on the .npy files in `inputs` (named after its ONNX
+// inputs), with one intra-op thread per core; -1 (and why, on stderr) when it cannot run.
+double ort_us(const fs::path& model, const fs::path& inputs, int iters) {
+  ProcessSpec ps;
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  ps.argv = {"node", std::string(REPROKIT_SOURCE_DIR) + "/examples/ort_check/check.mjs", "--time", model.string(), inputs.string(), std::to_string(iters),
+             std::to_string(threads)};
+  ps.timeout_s = 600;
+  try {
+    ProcessResult r = run_process(ps);
+    if (r.exit_code != 0) {
+      fmt::print(stderr, "bench_models: ONNX Runtime timing of {} failed: {}\n", model.string(), r.err.substr(r.err.size() > 600 ? r.err.size() - 600 : 0));
+      return -1;
+    }
+    return std::stod(r.out);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_models: ONNX Runtime timing needs node and onnxruntime-node (cd examples/ort_check && npm install --ignore-scripts): {}\n", e.what());
+    return -1;
+  }
+}
+
 // Floating-point operations of one run: the matmuls, linears and convolutions (2 per multiply-add).
 double graph_flops(const Graph& g) {
   double f = 0;
@@ -103,19 +133,24 @@ std::string peak_estimate() {
 
 int main(int argc, char** argv) {
   int iters = 200;
-  std::vector<std::string> only;
+  std::vector<std::string> only, skip;
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--iters") iters = std::atoi(argv[i + 1]);
     if (std::string(argv[i]) == "--only") only.push_back(argv[i + 1]);
+    if (std::string(argv[i]) == "--skip") skip.push_back(argv[i + 1]);
   }
+  const bool keep = std::find(argv + 1, argv + argc, std::string("--keep")) != argv + argc;
+  auto skipped = [&](const char* column) { return std::find(skip.begin(), skip.end(), column) != skip.end(); };
   fs::path tmp = fs::temp_directory_path() / fmt::format("rk_bench_models_{}", ::getpid());
   fmt::print("{}\n", peak_estimate());
-  fmt::print("{:<20} {:>11} {:>11} {:>11} {:>9} {:>9} {:>9} {:>9} | {:>11} {:>11}\n", "model", "cpp us", "interp us", "torch us", "torch/cpp",
-             "interp/cpp", "cpp GF/s", "torch GF/s", "cold compile", "warm compile");
+  fmt::print("{:<20} {:>10} {:>11} {:>10} {:>10} {:>9} {:>8} {:>9} {:>8} {:>8} {:>8} | {:>11} {:>11}\n", "model", "cpp us", "interp us", "torch us", "ort us",
+             "torch/cpp", "ort/cpp", "interp/cpp", "cpp GF/s", "torch GF/s", "ort GF/s", "cold compile", "warm compile");
   struct Model {
     std::string label;
     Graph graph;
     std::vector<Tensor> inputs;
+    std::string onnx;                     // a real model's own .onnx, empty for a .rk model
+    std::vector<std::string> onnx_inputs;  // per graph input: its ONNX name (real models)
   };
   std::vector<Model> models;
   auto wanted = [&](const std::string& name) { return only.empty() || std::find(only.begin(), only.end(), name) != only.end(); };
@@ -127,11 +162,11 @@ int main(int argc, char** argv) {
     Graph g = load_module_file(path).entry();
     if (!wanted(g.name)) continue;
     auto inputs = generate_inputs(g, 0);
-    models.push_back({g.name, std::move(g), std::move(inputs)});
+    models.push_back({g.name, std::move(g), std::move(inputs), "", {}});
   }
   // Real models through ONNX: their weights and input as exported.
   std::vector<std::string> real;
-  for (auto name : {"resnet18", "vit_small"})
+  for (auto name : {"resnet18", "mobilenet_v2", "squeezenet1_0", "vit_small"})
     if (wanted(name)) real.push_back(name);
   if (!real.empty()) {
     ProcessSpec e;
@@ -156,10 +191,10 @@ int main(int argc, char** argv) {
         auto v = m.values.find(m.graph.node(i).name);
         inputs.push_back(v != m.values.end() ? v->second : read_npy(dir + "/input.npy"));
       }
-      models.push_back({name, std::move(m.graph), std::move(inputs)});
+      models.push_back({name, std::move(m.graph), std::move(inputs), dir + "/model.onnx", m.input_sources});
     }
   }
-  for (auto& [label, g, inputs] : models) {
+  for (auto& [label, g, inputs, onnx, onnx_inputs] : models) {
     double flops = graph_flops(g);
     bool large = flops > 1e8;  // real-size workloads: fewer iterations, one interpreter run
     int n_iters = large ? std::max(3, iters / 20) : iters;
@@ -176,14 +211,32 @@ int main(int argc, char** argv) {
     auto again = compile_graph(g, o);
     double warm_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     double cpp = time_us([&] { compiled->run(inputs); }, n_iters);
-    double interp = large ? time_us([&] { interpret(g, inputs); }, 1) : time_us([&] { interpret(g, inputs); }, std::max(10, iters / 10));
-    double torch = torch_us(g, dir, n_iters);
+    double interp = skipped("interp") ? -1
+                    : large           ? time_us([&] { interpret(g, inputs); }, 1)
+                                      : time_us([&] { interpret(g, inputs); }, std::max(10, iters / 10));
+    double torch = skipped("torch") ? -1 : torch_us(g, dir, n_iters);
+    double ort = -1;
+    if (!skipped("ort")) {
+      fs::create_directories(dir / "ort_in");
+      fs::path model = onnx.empty() ? dir / "model.onnx" : fs::path(onnx);
+      std::map<std::string, Tensor> weights;  // a .rk model's inputs after the first: initializers ORT may prepack
+      for (int i = 1; i < g.num_inputs() && onnx.empty(); ++i) weights[g.node(i).name] = inputs[static_cast<size_t>(i)];
+      if (onnx.empty()) std::ofstream(model, std::ios::binary) << export_onnx(g, weights);
+      for (int i = 0; i < g.num_inputs(); ++i) {
+        std::string name = onnx.empty() ? g.node(i).name : onnx_inputs[static_cast<size_t>(i)];
+        write_npy((dir / "ort_in" / (name + ".npy")).string(), inputs[static_cast<size_t>(i)]);
+      }
+      ort = ort_us(model, dir / "ort_in", std::max(n_iters, 10));
+    }
     auto gflops = [&](double us) { return flops > 0 && us > 0 ? fmt::format("{:.1f}", flops / us / 1e3) : std::string("-"); };
-    fmt::print("{:<20} {:>11.1f} {:>11.1f} {:>11} {:>9} {:>9.1f} {:>9} {:>9} | {:>8.0f} ms {:>8.1f} ms\n", label, cpp, interp,
-               torch < 0 ? "n/a" : fmt::format("{:.1f}", torch), torch < 0 ? "n/a" : fmt::format("{:.2f}", torch / cpp), interp / cpp, gflops(cpp),
-               gflops(torch), cold_ms, warm_ms);
+    auto us = [](double v) { return v < 0 ? std::string("n/a") : fmt::format("{:.1f}", v); };
+    auto ratio = [&](double v) { return v < 0 ? std::string("n/a") : fmt::format("{:.2f}", v / cpp); };
+    fmt::print("{:<20} {:>10.1f} {:>11} {:>10} {:>10} {:>9} {:>8} {:>9} {:>8} {:>8} {:>8} | {:>8.0f} ms {:>8.1f} ms\n", label, cpp, us(interp), us(torch), us(ort),
+               ratio(torch), ratio(ort), interp < 0 ? std::string("n/a") : fmt::format("{:.1f}", interp / cpp), gflops(cpp), gflops(torch), gflops(ort),
+               cold_ms, warm_ms);
   }
-  fmt::print("(torch/cpp > 1: the cpp backend is faster than PyTorch eager; warm compile = cache hit, no compiler run)\n");
-  fs::remove_all(tmp);
+  fmt::print("(torch/cpp, ort/cpp > 1: the cpp backend is faster than PyTorch eager, ONNX Runtime; warm compile = cache hit, no compiler run)\n");
+  if (keep) fmt::print("(kept {})\n", tmp.string());
+  else fs::remove_all(tmp);
   return 0;
 }

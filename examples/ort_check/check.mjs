@@ -19,6 +19,11 @@
 // without judging them: reprokit's `onnxruntime` backend calls this. Exit 0: written; 1: ORT
 // could not load or run the model, kernels it lacks included ("ort_check: FAILED: ONNX Runtime
 // session creation: ..." or "... run: ..."); 3: bad invocation or input.
+//
+//   node examples/ort_check/check.mjs --time MODEL.onnx INPUTS_DIR ITERS THREADS
+//
+// times the model for bench_models: ITERS runs after 3 warm-up runs, ORT with THREADS intra-op
+// threads and every graph optimisation; prints the median run in microseconds.
 // Environment: REPROKIT_EXE (the reprokit binary; default: `reprokit` on PATH), ORT_CHECK_OPT_LEVEL
 // (ORT's graph optimisation level: disabled, basic, extended, layout or all; default all).
 // ORT runs with one thread, so its results do not depend on the machine's core count.
@@ -163,13 +168,17 @@ function typeStr(type, shape) {
 async function main(argv) {
   if (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h')) return [EXIT_PASS, USAGE];
   runMode = argv.length === 4 && argv[0] === '--run';
-  if (runMode) argv = argv.slice(1);
+  const timeMode = argv.length === 5 && argv[0] === '--time';
+  if (runMode || timeMode) argv = argv.slice(1);
   else if (argv.length !== 1 || argv[0].startsWith('-')) throw new CannotJudge(USAGE);
   const model = path.resolve(argv[0]);
   if (!model.endsWith('.onnx')) throw new CannotJudge(`${argv[0]}: expected an ONNX model (.onnx)`);
   if (!fs.existsSync(model)) throw new CannotJudge(`${argv[0]}: no such file`);
   if (os.endianness() !== 'LE') throw new CannotJudge('this check writes little-endian .npy files from memory: a little-endian machine is needed');
-  const inputsDir = runMode ? argv[1] : path.join(path.dirname(model), 'inputs');
+  const inputsDir = runMode || timeMode ? argv[1] : path.join(path.dirname(model), 'inputs');
+  const iters = timeMode ? Number(argv[2]) : 0, threads = timeMode ? Number(argv[3]) : 1;
+  if (timeMode && !(Number.isInteger(iters) && iters > 0 && Number.isInteger(threads) && threads > 0))
+    throw new CannotJudge(`--time: ITERS and THREADS must be positive integers, got '${argv[2]}' and '${argv[3]}'`);
 
   let ort;
   try {
@@ -186,7 +195,7 @@ async function main(argv) {
     session = await ort.InferenceSession.create(model, {
       executionProviders: ['cpu'],
       graphOptimizationLevel: level,
-      intraOpNumThreads: 1,
+      intraOpNumThreads: threads,
       interOpNumThreads: 1,
       executionMode: 'sequential',
     });
@@ -217,6 +226,17 @@ async function main(argv) {
   let results;
   try {
     results = await session.run(feeds);
+    if (timeMode) {
+      for (let k = 0; k < 2; ++k) await session.run(feeds);
+      const runs = [];
+      for (let k = 0; k < iters; ++k) {
+        const t0 = process.hrtime.bigint();
+        await session.run(feeds);
+        runs.push(Number(process.hrtime.bigint() - t0) / 1e3);
+      }
+      runs.sort((a, b) => a - b);
+      return [EXIT_PASS, `${runs[Math.floor(runs.length / 2)].toFixed(1)}`];
+    }
   } catch (e) {
     return ortError('run', e);
   }
