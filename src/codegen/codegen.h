@@ -82,6 +82,7 @@ class Codegen {
   std::vector<std::vector<int>> users_;
   std::map<int, int64_t> group_of_;            // node -> fusion group (groups of two or more)
   std::map<int, std::vector<int>> group_last_;  // last node of a group -> its members in order
+  std::map<int64_t, int> group_end_;             // fusion group -> its last node (where its kernel runs)
   std::map<int, Access> views_;                // folded view nodes: read through their base
   std::set<int> outputs_;
 
@@ -105,7 +106,11 @@ class Codegen {
   std::string loop(const char* var, int64_t n, int64_t work_per_item, bool simd = false) const;
   std::string end_kernel() const;
   std::string fail(const std::string& msg);  // a statement reporting msg and leaving the kernel
+  // Declares `ct* name` over `count` elements of memory the current kernel may use as it likes
+  // (CPU: a slice of the workspace's scratch arena, shared by all kernels; CUDA: its own slice).
   std::string scratch(const std::string& name, const char* ct, int64_t count);
+  // CPU: the entry point's buffer-table slot of the scratch arena (after the caller's outputs).
+  int scratch_id() const { return g_.size() + static_cast<int>(g_.outputs.size()); }
   std::string injection_prologue(int id);
   bool perturbs(int id) const;
   // The opening of the call that applies node id's accuracy fault to a value: "rk_perturb(",
@@ -153,11 +158,17 @@ class Codegen {
  private:
   void plan_groups();
   void plan_views();
+  // Where node id's value is computed in kernel order: its own index, or its group's last node's.
+  int kernel_position(int id) const;
+  // Offsets in the workspace of the buffers of materialised nodes that are not caller outputs
+  // (buffer_plan.h), appended to `placed` in node order; returns the bytes they need.
+  int64_t plan_workspace(const std::map<int, int>& direct, std::vector<std::pair<int, int64_t>>& placed) const;
   std::string kernel_for_group(const std::vector<int>& ids);
   std::string kernel_for_node(int id);
 
   std::vector<std::string> errors_;
   int64_t workspace_bytes_ = 0;
+  int64_t kernel_scratch_ = 0, max_scratch_ = 0;  // CPU: the current kernel's scratch bytes; the most any kernel takes
   std::vector<Unit> units_;
 };
 

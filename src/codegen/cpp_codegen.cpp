@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "buffer_plan.h"
 #include "codegen.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/graph_utils.h"
@@ -119,6 +120,7 @@ void Codegen::plan_groups() {
     if (members.size() == 1) continue;  // a group of one is an ordinary node
     for (int m : members) group_of_[m] = gid;
     group_last_[members.back()] = members;
+    group_end_[gid] = members.back();
     for (size_t k = 0; k + 1 < members.size(); ++k)
       if (!is_pointwise(g_.node(members[k]).op))
         throw InternalError(fmt::format("fusion group {} has the non-pointwise node %{} before its end", gid, g_.node(members[k]).name));
@@ -237,7 +239,12 @@ std::string Codegen::fail(const std::string& msg) {
 }
 
 std::string Codegen::scratch(const std::string& name, const char* ct, int64_t count) {
-  if (target_.separate_units) return fmt::format("  std::vector<{0}> {1}_v({2}); {0}* {1} = {1}_v.data();\n", ct, name, std::max<int64_t>(count, 1));
+  if (target_.separate_units) {  // a slice of the scratch arena, which every kernel reuses
+    const int64_t at = kernel_scratch_;
+    kernel_scratch_ += (std::max<int64_t>(count, 1) * 8 + 63) / 64 * 64;
+    max_scratch_ = std::max(max_scratch_, kernel_scratch_);
+    return fmt::format("  {0}* {1} = ({0}*)({2} + {3});\n", ct, name, buf(scratch_id()), at);
+  }
   std::string s = fmt::format("  {0}* {1} = ({0}*)(ws + {2});\n", ct, name, workspace_bytes_);
   workspace_bytes_ += (std::max<int64_t>(count, 1) * 8 + 15) / 16 * 16;
   return s;
@@ -286,6 +293,7 @@ std::string Codegen::kernel_header(const std::vector<int>& ids) {
 
 std::string Codegen::kernel_for_group(const std::vector<int>& ids) {
   in_kernel_.clear();
+  kernel_scratch_ = 0;
   const Node& last = g_.node(ids.back());
   if (is_pointwise(last.op)) return kernel_header(ids) + pointwise_kernel(ids) + end_kernel();
   std::vector<int> prologue(ids.begin(), ids.end() - 1);
@@ -294,6 +302,7 @@ std::string Codegen::kernel_for_group(const std::vector<int>& ids) {
 
 std::string Codegen::kernel_for_node(int id) {
   in_kernel_.clear();
+  kernel_scratch_ = 0;
   const Node& n = g_.node(id);
   std::string s = kernel_header({id});
   switch (n.op) {
@@ -323,6 +332,37 @@ std::string Codegen::kernel_for_node(int id) {
   throw InternalError(fmt::format("cpp codegen: no kernel for op '{}' (node %{})", op_name(n.op), n.name));
 }
 
+int Codegen::kernel_position(int id) const {
+  auto it = group_of_.find(id);
+  return it == group_of_.end() ? id : group_end_.at(it->second);
+}
+
+int64_t Codegen::plan_workspace(const std::map<int, int>& direct, std::vector<std::pair<int, int64_t>>& placed) const {
+  const int n = g_.size();
+  // Each buffer's last reader: every kernel reads its nodes' operands through access(), whose base
+  // is the buffer behind any chain of folded views; outputs copied at the end read theirs last.
+  std::vector<int> last(static_cast<size_t>(n), -1);
+  for (int u = g_.num_inputs(); u < n; ++u) {
+    if (is_view(u)) continue;
+    for (const Operand& o : g_.node(u).operands) {
+      if (!o.is_value()) continue;
+      const int b = access(o.value).base;
+      last[static_cast<size_t>(b)] = std::max(last[static_cast<size_t>(b)], kernel_position(u));
+    }
+  }
+  for (int o : g_.outputs) last[static_cast<size_t>(access(o).base)] = n;
+  std::vector<BufferLife> lives;
+  for (int i = g_.num_inputs(); i < n; ++i) {
+    if (!materialized(i) || direct.count(i)) continue;
+    placed.push_back({i, 0});
+    const int64_t bytes = std::max<int64_t>(g_.node(i).type.numel(), 1) * static_cast<int64_t>(dtype_size(g_.node(i).type.dtype));
+    lives.push_back({bytes, kernel_position(i), std::max(last[static_cast<size_t>(i)], kernel_position(i))});
+  }
+  BufferPlan plan = plan_buffers(lives);
+  for (size_t k = 0; k < placed.size(); ++k) placed[k].second = plan.offsets[k];
+  return plan.bytes;
+}
+
 std::string Codegen::run() {
   plan_groups();
   plan_views();
@@ -335,12 +375,7 @@ std::string Codegen::run() {
     if (!g_.node(o).is_input() && !is_view(o) && !direct.count(o)) direct[o] = k;
   }
   std::vector<std::pair<int, int64_t>> placed;  // node -> byte offset in the workspace
-  int64_t ws_bytes = 0;
-  for (int i = g_.num_inputs(); i < n; ++i) {
-    if (!materialized(i) || direct.count(i)) continue;
-    placed.push_back({i, ws_bytes});
-    ws_bytes += (std::max<int64_t>(g_.node(i).type.numel(), 1) * static_cast<int64_t>(dtype_size(g_.node(i).type.dtype)) + 63) / 64 * 64;
-  }
+  const int64_t ws_bytes = plan_workspace(direct, placed);
   // Kernels go into functions of a few kernels each, called in order: the compiler's time stays
   // linear in the graph's size (no entry point thousands of statements long, no per-function
   // overhead paid for every one of thousands of tiny kernels). Where a function ends depends only
@@ -373,9 +408,9 @@ std::string Codegen::run() {
     std::string decls;
     for (int i : used_) {
       const std::string source = target_.separate_units ? fmt::format("P[{}]", chunk_args.size()) : fmt::format("B[{}]", i);
-      // B[n + k] is the caller's output k (written by the copies below).
-      const DType dt = g_.node(i < n ? i : g_.outputs[static_cast<size_t>(i - n)]).type.dtype;
-      decls += fmt::format("    {0}* {1} = ({0}*){2};\n", storage_type(dt), local("b", i), source);
+      // B[n + k] is the caller's output k (written by the copies below); B[n + n_out], the scratch arena.
+      const char* type = i == scratch_id() ? "unsigned char" : storage_type(g_.node(i < n ? i : g_.outputs[static_cast<size_t>(i - n)]).type.dtype);
+      decls += fmt::format("    {0}* {1} = ({0}*){2};\n", type, local("b", i), source);
       if (target_.separate_units) chunk_args.push_back(i);
     }
     const std::string kernel = "  {\n" + decls + body + "  }\n" + end_kernel();
@@ -447,9 +482,9 @@ std::string Codegen::run() {
   return template_text("cpp_prelude.h") + "\n" + tables + "\n" + declared + "\nstatic const int64_t kArgs[] = {\n  " + args + "-1};\n" +
          "using Kernel = int (*)(void* const*, char*, int);\nstruct RkCall {\n  Kernel fn;\n  int64_t first;\n};\n" +
          "static const RkCall kCalls[] = {\n" + call_table + "  {nullptr, 0}};\n\n" +
-         "extern \"C\" int rk_graph_run(void* const* inputs, void* const* outputs, char* err, int errlen) {\n" +
-         fmt::format("  std::vector<void*> B({});\n  std::vector<unsigned char> workspace({});\n  unsigned char* ws = workspace.data();\n", n + n_out,
-                     std::max<int64_t>(ws_bytes, 64)) +
+         fmt::format("extern \"C\" int64_t rk_graph_workspace_bytes(void) {{ return {}; }}\n\n", std::max<int64_t>(ws_bytes + max_scratch_, 64)) +
+         "extern \"C\" int rk_graph_run(void* const* inputs, void* const* outputs, unsigned char* ws, char* err, int errlen) {\n" +
+         fmt::format("  std::vector<void*> B({});\n  B[{}] = ws + {};\n", n + n_out + 1, scratch_id(), ws_bytes) +
          fill + fmt::format("  std::vector<void*> P({});\n  for (int64_t i = 0; i < {}; ++i) P[i] = B[kArgs[i]];\n", std::max<int64_t>(first, 1), first) +
          "  for (const RkCall* c = kCalls; c->fn; ++c)\n    if (c->fn(P.data() + c->first, err, errlen)) return 1;\n  return 0;\n}\n";
 }

@@ -14,9 +14,11 @@ namespace reprokit {
 using NodeInjections = std::map<std::string, NodeFault>;
 
 // The generated C++ of a graph, as translation units compiled on their own and linked together.
-// `entry` defines `extern "C" int rk_graph_run(void* const* inputs, void* const* outputs, char*
-// err, int errlen)`: inputs in graph order (with their declared strides), outputs contiguous,
-// allocated by the caller; returns 0, or 1 with a message in err. It calls the `units`, each one
+// `entry` defines `extern "C" int rk_graph_run(void* const* inputs, void* const* outputs, unsigned
+// char* ws, char* err, int errlen)`: inputs in graph order (with their declared strides), outputs
+// contiguous, allocated by the caller, and a workspace of `rk_graph_workspace_bytes()` bytes (64-byte
+// aligned, contents ignored: the caller keeps one per compiled graph across runs); returns 0, or 1
+// with a message in err. It calls the `units`, each one
 // function of a few kernels named rk_u_<hash of its text>: a unit's text depends only on the
 // kernels it holds (buffers arrive as a pointer list, names inside are numbered per kernel), so
 // candidates that keep most of a graph share most of its compiled units.

@@ -231,7 +231,9 @@ CompiledLibrary build_shared_object(const CppSource& source, const std::string& 
   lib.handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib.handle) throw CompileFailure(FailureKind::compile_error, fmt::format("cannot load '{}': {}", so.string(), dlerror()));
   lib.entry = dlsym(lib.handle, "rk_graph_run");
-  if (!lib.entry) throw CompileFailure(FailureKind::compile_error, fmt::format("'{}' has no rk_graph_run", so.string()));
+  auto workspace = reinterpret_cast<int64_t (*)()>(dlsym(lib.handle, "rk_graph_workspace_bytes"));
+  if (!lib.entry || !workspace) throw CompileFailure(FailureKind::compile_error, fmt::format("'{}' has no rk_graph_run or rk_graph_workspace_bytes", so.string()));
+  lib.workspace_bytes = workspace();
   return lib;
 }
 

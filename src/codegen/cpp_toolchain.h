@@ -3,6 +3,7 @@
 // and the flags (units/ in the cache), shared by every graph that holds the same kernels; the
 // library links them with the entry point and is kept by the hash of the whole.
 #pragma once
+#include <cstdint>
 #include <string>
 
 #include "cpp_codegen.h"
@@ -12,6 +13,7 @@ namespace reprokit {
 struct CompiledLibrary {
   void* handle = nullptr;
   void* entry = nullptr;  // rk_graph_run
+  int64_t workspace_bytes = 0;  // rk_graph_workspace_bytes(): the workspace rk_graph_run needs
   std::string path;
   bool cache_hit = false;
 };
