@@ -9,6 +9,7 @@
 
 #include "accumulation.h"
 #include "kernel_util.h"
+#include "parallel_for.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/op_semantics.h"
@@ -42,9 +43,8 @@ std::vector<double> conv2d(const Node& n, const std::vector<Values>& a, const Sh
   std::vector<double> r(static_cast<size_t>(numel(out)), 0.0);
   // Output planes are independent (each sums its own taps in the same order): side by side on
   // the machine's cores, with the same result as one after another.
-#pragma omp parallel for collapse(2) schedule(dynamic) if (numel(out) * cg * kh * kw > (int64_t{1} << 22))
-  for (int64_t b = 0; b < o.n; ++b)
-    for (int64_t oc = 0; oc < o.c; ++oc) {
+  parallel_for(o.n * o.c, numel(out) * cg * kh * kw > (int64_t{1} << 22), [&](int64_t plane_index) {
+      const int64_t b = plane_index / o.c, oc = plane_index % o.c;
       const int64_t g = oc / og;
       double* plane = r.data() + o.at(b, oc, 0, 0);
       // In another order each tap is one step of a StepSum over the plane (see accumulation.h).
@@ -68,7 +68,7 @@ std::vector<double> conv2d(const Node& n, const std::vector<Values>& a, const Sh
       if (!exact) taps.finish(plane);
       if (a.size() > 2)
         for (int64_t k = 0; k < o.h * o.w; ++k) plane[k] += a[2].f[static_cast<size_t>(oc)];
-    }
+  });
   return r;
 }
 

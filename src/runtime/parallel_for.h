@@ -1,0 +1,43 @@
+// Items [0, n) side by side on the machine's cores with plain threads, each taking the next item
+// as it finishes one (dynamic scheduling). The reference kernels use this rather than OpenMP: a
+// binary that links libgomp starts its thread pool with the default (spinning) wait policy before
+// main, and the generated code's OpenMP loops need the passive policy that the cpp backend sets
+// before it loads the first generated library (cpp_toolchain.cpp).
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace reprokit {
+
+template <class F>
+void parallel_for(int64_t n, bool worth_it, F f) {
+  const int64_t width = worth_it ? std::min<int64_t>(n, std::max(1u, std::thread::hardware_concurrency())) : 1;
+  if (width <= 1) {
+    for (int64_t i = 0; i < n; ++i) f(i);
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto work = [&] {
+    try {
+      for (int64_t i; (i = next.fetch_add(1)) < n;) f(i);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      next = n;  // the others stop after their current item
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int64_t t = 1; t < width; ++t) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace reprokit
