@@ -17,11 +17,56 @@ void cblas_sgemm(int order, int trans_a, int trans_b, int m, int n, int k, float
                  float beta, float* c, int ldc);
 void cblas_dgemm(int order, int trans_a, int trans_b, int m, int n, int k, double alpha, const double* a, int lda, const double* b, int ldb,
                  double beta, double* c, int ldc);
+void openblas_set_num_threads(int);
 }
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace {
 
 enum { RK_ROW_MAJOR = 101, RK_NO_TRANS = 111, RK_TRANS = 112 };
+
+// One thread pool: OpenBLAS runs single-threaded and the generated code spreads GEMMs over
+// OpenMP's threads (batches side by side, one large GEMM in slabs), as it spreads its own loops.
+// Two pools on the same cores (OpenBLAS's pthreads spinning in sched_yield after each GEMM,
+// libgomp's after each loop) took each other's cores.
+inline void rk_blas_single_threaded() {
+  static const bool once = (openblas_set_num_threads(1), true);
+  (void)once;
+}
+inline void rk_gemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+  cblas_sgemm(RK_ROW_MAJOR, ta, tb, (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b, (int)ldb, 0.0f, c, (int)ldc);
+}
+inline void rk_gemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b, int64_t ldb, double* c, int64_t ldc) {
+  cblas_dgemm(RK_ROW_MAJOR, ta, tb, (int)m, (int)n, (int)k, 1.0, a, (int)lda, b, (int)ldb, 0.0, c, (int)ldc);
+}
+// Below this many FLOPs a GEMM runs on one thread.
+constexpr double kRkGemmParallelFlops = 1 << 21;
+// C = A x B (row-major; ta/tb: RK_TRANS when the operand is stored transposed). Worth more than
+// kRkGemmParallelFlops, it is cut along its longer output side into one slab per thread
+// (multiples of 16, the GEMM kernels' block), each a single-threaded GEMM.
+template <class T>
+inline void rk_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc) {
+  rk_blas_single_threaded();
+#ifdef _OPENMP
+  if (2.0 * (double)m * (double)n * (double)k >= kRkGemmParallelFlops && omp_get_max_threads() > 1 && !omp_in_parallel()) {
+    const bool by_columns = n >= m;
+    const int64_t length = by_columns ? n : m;
+#pragma omp parallel
+    {
+      const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+      const int64_t chunk = ((length + nt - 1) / nt + 15) / 16 * 16, lo = t * chunk, hi = lo + chunk < length ? lo + chunk : length;
+      if (lo < hi) {
+        if (by_columns) rk_gemm1(ta, tb, m, hi - lo, k, a, lda, tb == RK_TRANS ? b + lo * ldb : b + lo, ldb, c + lo, ldc);
+        else rk_gemm1(ta, tb, hi - lo, n, k, ta == RK_TRANS ? a + lo : a + lo * lda, lda, b, ldb, c + lo * ldc, ldc);
+      }
+    }
+    return;
+  }
+#endif
+  rk_gemm1(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+}
 
 #define RK_HD
 inline uint32_t rk_bits_of(float f) { uint32_t x; std::memcpy(&x, &f, 4); return x; }

@@ -222,9 +222,10 @@ std::string Codegen::load(int v, const char* ct, const Shape& iter, const std::s
 std::string Codegen::loop(const char* var, int64_t n, int64_t work_per_item, bool simd) const {
   const std::string header = fmt::format(fmt::runtime(target_.loop_header), var, n);
   if (!target_.openmp) return header;
-  // Only loops worth about a millisecond go parallel: a fork/join on a busy core can cost a
-  // whole scheduler time slice, which ruins small kernels (measured: 30x on attention).
-  bool parallel = n * work_per_item >= (int64_t{1} << 21);
+  // Only loops worth tens of microseconds go parallel. With OpenBLAS's own thread pool competing
+  // for the cores, a fork/join could cost a whole scheduler time slice (30x on attention), and the
+  // bar was a millisecond; with one pool (cpp_prelude.h: rk_gemm) it costs a few microseconds.
+  bool parallel = n * work_per_item >= (int64_t{1} << 17);
   std::string pragma = parallel ? (simd ? "  #pragma omp parallel for simd schedule(static)\n" : "  #pragma omp parallel for schedule(static)\n")
                                 : (simd ? "  #pragma omp simd\n" : "");
   return pragma + header;

@@ -95,16 +95,6 @@ std::string default_cache_dir(const std::string& configured) {
   return (fs::temp_directory_path() / "reprokit-cache").string();
 }
 
-// libgomp's idle threads spin after every parallel loop (OMP_WAIT_POLICY=active by default) and take
-// the cores OpenBLAS's own threads need for the GEMM that follows: on 2 cores the MLP benchmark ran
-// at half speed (54 ms against 25 ms). Passive waiting costs a futex wake per parallel loop, and
-// loops only go parallel from about a millisecond of work. libgomp reads the variable when the
-// first generated library loads it, so it is set before that, unless the user chose a policy.
-static void prefer_passive_openmp_threads() {
-  static std::once_flag once;
-  std::call_once(once, [] { setenv("OMP_WAIT_POLICY", "passive", 0); });
-}
-
 namespace {
 
 // One compiler run over `src` (written to `dir` under a unique name first) producing `out`;
@@ -179,7 +169,6 @@ void run_side_by_side(const std::vector<std::function<void()>>& jobs) {
 }  // namespace
 
 CompiledLibrary build_shared_object(const CppSource& source, const std::string& cache_dir) {
-  prefer_passive_openmp_threads();
   const std::string compiler = REPROKIT_CXX_COMPILER;
   const std::string salt = "\n" + compiler + flags_text();
   std::string whole = source.entry;

@@ -61,7 +61,6 @@ std::string Codegen::matmul_kernel(int id) {
   }
   const bool low = dt == DType::f16 || dt == DType::bf16;
   const char* blas_t = dt == DType::f64 ? "double" : "float";
-  const char* gemm = dt == DType::f64 ? "cblas_dgemm" : "cblas_sgemm";
   // x [batch..., M, K] @ w [K, N] (a linear layer): one GEMM over batch * M rows when A's batch
   // and row dims walk as one dim and B is the same for every batch.
   int64_t rows = M, batches = nb;
@@ -103,10 +102,13 @@ std::string Codegen::matmul_kernel(int id) {
     s += scratch("pc", "float", numel(os));
     c_ptr = "pc";
   }
-  s += fmt::format("  for (int64_t bi = 0; bi < {}; ++bi)\n", batches);
-  s += fmt::format("    {}(RK_ROW_MAJOR, {}, {}, {}, {}, {}, ({})1, ({}*){} + {}, {}, ({}*){} + {}, {}, ({})0, ({}*){} + bi * {}, {});\n", gemm,
-                   la.trans ? "RK_TRANS" : "RK_NO_TRANS", lb.trans ? "RK_TRANS" : "RK_NO_TRANS", rows, N, K, blas_t, blas_t, a_ptr, a_off, la.ld, blas_t,
-                   b_ptr, b_off, lb.ld, blas_t, blas_t, c_ptr, rows * N, std::max<int64_t>(N, 1));
+  // Several batches (attention's heads): side by side, each a single-threaded GEMM; one: rk_gemm
+  // cuts it into slabs for the threads.
+  const std::string args = fmt::format("{}, {}, {}, {}, {}, ({}*){} + {}, {}, ({}*){} + {}, {}, ({}*){} + bi * {}, {}", la.trans ? "RK_TRANS" : "RK_NO_TRANS",
+                                       lb.trans ? "RK_TRANS" : "RK_NO_TRANS", rows, N, K, blas_t, a_ptr, a_off, la.ld, blas_t, b_ptr, b_off, lb.ld, blas_t, c_ptr,
+                                       rows * N, std::max<int64_t>(N, 1));
+  if (batches > 1) s += loop("bi", batches, rows * N * K) + fmt::format(" {{ rk_blas_single_threaded(); rk_gemm1({}); }}\n", args);
+  else s += fmt::format("  {{ const int64_t bi = 0; rk_gemm({}); }}\n", args);
   if (low || perturbs(id)) {
     std::string v = low ? "pc[i]" : fmt::format("{}[i]", buf(id));
     if (perturbs(id)) v = perturb_open(id) + v + ")";
@@ -154,13 +156,18 @@ std::string Codegen::conv2d_kernel(int id) {
   const char* ct = compute_type(dt);
   const bool low = dt == DType::f16 || dt == DType::bf16;
   std::string bias = n.operands.size() > 2 ? load(n.operands[2].value, ct, {os[1]}, "oc") : fmt::format("({})0", ct);
-  if (kk < 32) {
-    // Few inputs per output (depthwise, 1x1 with few channels): accumulate each output plane
-    // tap by tap; the inner loop runs over a contiguous output row, its input range precomputed.
+  if (cg == 1 || kk < 8) {
+    // Each output reads one input channel (depthwise) or very few inputs: accumulate each output
+    // plane tap by tap; the inner loop runs over a contiguous output row, its input range
+    // precomputed. (With a few channels, im2col + GEMM is faster: mobilenet_v2's first conv,
+    // 3 channels of 3x3 at stride 2, ran 2.5x faster as a GEMM.) f32/f64 accumulate in the
+    // output itself; f16/bf16 and an injected error go through a plane of their own.
     Access xa = access(x);
+    const bool in_place = !low && !perturbs(id);
     std::string s = loop("nc", os[0] * os[1], plane * kk) + " {\n";
     s += fmt::format("    const int64_t nb = nc / {0}, oc = nc % {0}, c0 = (oc / {1}) * {2};\n", os[1], og, cg);
-    s += fmt::format("    std::vector<{0}> accv({1}, {2}); {0}* acc = accv.data();\n", ct, plane, bias);
+    if (in_place) s += fmt::format("    {0}* acc = {1} + nc * {2};\n    for (int64_t k = 0; k < {2}; ++k) acc[k] = {3};\n", ct, buf(id), plane, bias);
+    else s += fmt::format("    std::vector<{0}> accv({1}, {2}); {0}* acc = accv.data();\n", ct, plane, bias);
     s += fmt::format("    for (int64_t ic = 0; ic < {}; ++ic) for (int64_t i = 0; i < {}; ++i) for (int64_t j = 0; j < {}; ++j) {{\n", cg, ws[2], ws[3]);
     s += fmt::format("      const {} wv = {};\n", ct, load4(w, ct, "oc", "ic", "i", "j"));
     // ox with 0 <= ox * s - p + j * d < W: [lo, hi)
@@ -174,12 +181,11 @@ std::string Codegen::conv2d_kernel(int id) {
                      load_expr(xa.dtype, ptr(xa), fmt::format("row + (ox * {} + off) * {}", win.stride[1], xa.strides[3])));
     s += "      }\n    }\n";
     std::string v = perturbs(id) ? perturb_open(id) + "acc[k])" : "acc[k]";
-    s += fmt::format("    for (int64_t k = 0; k < {}; ++k) {}[nc * {} + k] = {};\n  }}\n", plane, buf(id), plane, store_value(dt, v));
-    return s;
+    if (!in_place) s += fmt::format("    for (int64_t k = 0; k < {}; ++k) {}[nc * {} + k] = {};\n", plane, buf(id), plane, store_value(dt, v));
+    return s + "  }\n";
   }
   // im2col + GEMM per (batch, group): col[kk, plane] = the input under each kernel tap.
   const char* blas_t = dt == DType::f64 ? "double" : "float";
-  const char* gemm = dt == DType::f64 ? "cblas_dgemm" : "cblas_sgemm";
   Access wa = access(w);
   bool w_direct = !low && wa.strides == contiguous_strides(ws);
   bool pointwise_conv = ws[2] == 1 && ws[3] == 1 && win.stride[0] == 1 && win.stride[1] == 1 && win.padding[0] == 0 && win.padding[1] == 0;
@@ -199,20 +205,28 @@ std::string Codegen::conv2d_kernel(int id) {
   if (!x_direct) s += scratch("col", blas_t, kk * plane);
   s += fmt::format("  for (int64_t nb = 0; nb < {}; ++nb) for (int64_t g = 0; g < {}; ++g) {{\n", os[0], groups);
   if (!x_direct) {
-    s += loop("r", kk, plane).substr(2) + " {\n";  // one row of col per (channel, tap)
+    // One row of col per (channel, tap): per output row, zeros where the tap falls in the
+    // padding and the input row's valid span copied between them (ox in [lo, hi)).
+    s += loop("r", kk, plane) + " {\n";
     s += fmt::format("    const int64_t ic = r / {0}, i = (r / {1}) % {2}, j = r % {1};\n", ws[2] * ws[3], ws[3], ws[2]);
+    s += fmt::format("    const int64_t off = j * {} - {}, lo = rk_min<int64_t>({}, off >= 0 ? 0 : (-off + {} - 1) / {}), hi = rk_max<int64_t>(lo, rk_min<int64_t>({}, off >= {} ? 0 : ({} - 1 - off) / {} + 1));\n",
+                     win.dilation[1], win.padding[1], os[3], win.stride[1], win.stride[1], os[3], xs[3], xs[3], win.stride[1]);
     s += fmt::format("    for (int64_t oy = 0; oy < {}; ++oy) {{\n", os[2]);
+    s += fmt::format("      {}* dst = col + r * {} + oy * {};\n", blas_t, plane, os[3]);
     s += fmt::format("      const int64_t y = oy * {} - {} + i * {};\n", win.stride[0], win.padding[0], win.dilation[0]);
-    s += fmt::format("      for (int64_t ox = 0; ox < {}; ++ox) {{\n", os[3]);
-    s += fmt::format("        const int64_t xx = ox * {} - {} + j * {};\n", win.stride[1], win.padding[1], win.dilation[1]);
-    s += fmt::format("        col[r * {} + oy * {} + ox] = (y >= 0 && y < {} && xx >= 0 && xx < {}) ? {} : ({})0;\n", plane, os[3], xs[2], xs[3],
-                     load4(x, blas_t, "nb", "g * " + std::to_string(cg) + " + ic", "y", "xx"), blas_t);
-    s += "      }\n    }\n  }\n";
+    s += fmt::format("      if (y < 0 || y >= {}) {{ for (int64_t ox = 0; ox < {}; ++ox) dst[ox] = ({})0; continue; }}\n", xs[2], os[3], blas_t);
+    s += fmt::format("      const int64_t row = {} + nb * {} + (g * {} + ic) * {} + y * {};\n", xa.offset, xa.strides[0], cg, xa.strides[1], xa.strides[2]);
+    s += fmt::format("      for (int64_t ox = 0; ox < lo; ++ox) dst[ox] = ({})0;\n", blas_t);
+    s += "      #pragma omp simd\n";
+    s += fmt::format("      for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = ({}){};\n", blas_t,
+                     load_expr(xa.dtype, ptr(xa), fmt::format("row + (ox * {} + off) * {}", win.stride[1], xa.strides[3])));
+    s += fmt::format("      for (int64_t ox = hi; ox < {}; ++ox) dst[ox] = ({})0;\n", os[3], blas_t);
+    s += "    }\n  }\n";
   }
   std::string b_ptr = x_direct ? fmt::format("(const {}*){} + {} + nb * {} + g * {} * {}", blas_t, ptr(xa), xa.offset, xa.strides[0], cg, xa.strides[1])
                                : "col";
-  s += fmt::format("    {}(RK_ROW_MAJOR, RK_NO_TRANS, RK_NO_TRANS, {}, {}, {}, ({})1, {} + g * {}, {}, {}, {}, ({})0, ({}*){} + (nb * {} + g * {}) * {}, {});\n",
-                   gemm, og, plane, kk, blas_t, w_ptr, og * kk, kk, b_ptr, plane, blas_t, blas_t, c_ptr, os[1], og, plane, plane);
+  s += fmt::format("    rk_gemm(RK_NO_TRANS, RK_NO_TRANS, {}, {}, {}, ({}*){} + g * {}, {}, ({}*){}, {}, ({}*){} + (nb * {} + g * {}) * {}, {});\n", og, plane, kk,
+                   "const " + std::string(blas_t), w_ptr, og * kk, kk, "const " + std::string(blas_t), b_ptr, plane, blas_t, c_ptr, os[1], og, plane, plane);
   s += "  }\n";
   // Bias (and f16/bf16 rounding, an injected error) over the output in one pass.
   std::string v = low ? "pc[i]" : fmt::format("{}[i]", buf(id));

@@ -1,8 +1,8 @@
 // Items [0, n) side by side on the machine's cores with plain threads, each taking the next item
-// as it finishes one (dynamic scheduling). The reference kernels use this rather than OpenMP: a
-// binary that links libgomp starts its thread pool with the default (spinning) wait policy before
-// main, and the generated code's OpenMP loops need the passive policy that the cpp backend sets
-// before it loads the first generated library (cpp_toolchain.cpp).
+// as it finishes one (dynamic scheduling). The reference kernels use this rather than OpenMP, so
+// reprokit's binaries do not start libgomp before main: the generated code's loops and GEMMs
+// share libgomp's one pool (cpp_prelude.h), configured as the user's OMP_* variables say when the
+// first generated library loads it.
 #pragma once
 #include <algorithm>
 #include <atomic>

@@ -1,0 +1,60 @@
+// The cpp backend's GEMM and convolution paths against the float64 reference across shapes: GEMMs
+// cut into slabs by rows or by columns (odd sizes, transposed and batched operands), batched
+// GEMMs side by side, im2col with padding, stride and dilation, depthwise and few-input direct
+// kernels, size-1 dims, and inputs read through strides.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "backend_test_util.h"
+
+using namespace reprokit;
+using namespace reprokit::testing;
+
+namespace {
+
+struct Case {
+  const char* name;
+  const char* graph;
+};
+
+const Case kCases[] = {
+    // rk_gemm: above 2 MFLOP (kRkGemmParallelFlops; each case here is 2.5 to 3 MFLOP), cut by columns (n >= m) or by rows; odd sizes leave a ragged slab.
+    {"gemm_by_columns", "graph g(%a: f32[67, 75], %b: f32[75, 301]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
+    {"gemm_by_rows", "graph g(%a: f32[301, 75], %b: f32[75, 67]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
+    {"gemm_transposed_by_rows",
+     "graph g(%a: f32[301, 97] strides=[1, 301], %b: f32[97, 45] strides=[1, 97]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
+    {"gemm_transposed_by_columns",
+     "graph g(%a: f32[45, 97] strides=[1, 45], %b: f32[97, 301] strides=[1, 97]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
+    {"gemm_f64", "graph g(%a: f64[129, 33], %b: f64[33, 257]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
+    {"gemm_size_one", "graph g(%a: f32[1, 700], %b: f32[700, 1500]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
+    // Batches side by side, each single-threaded; a shared weight folds the batch into rows.
+    {"batched", "graph g(%a: f32[3, 5, 37, 41], %b: f32[3, 5, 41, 29]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
+    {"batched_broadcast_weight", "graph g(%a: f32[4, 33, 65], %b: f32[65, 127]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
+    // im2col: padding, stride, dilation, groups, a kernel larger than the padding, odd planes.
+    {"conv_pad_stride", "graph g(%x: f32[2, 5, 23, 19], %w: f32[8, 5, 3, 3], %b: f32[8]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1])\n  return (%y)\n}"},
+    {"conv_7x7_stride2", "graph g(%x: f32[1, 3, 45, 37], %w: f32[16, 3, 7, 7], %b: f32[16]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[3, 3])\n  return (%y)\n}"},
+    {"conv_dilated_groups",
+     "graph g(%x: f32[1, 8, 17, 21], %w: f32[12, 4, 3, 3], %b: f32[12]) {\n  %y = conv2d(%x, %w, %b, stride=[1, 2], padding=[2, 0], dilation=[2, 1], groups=2)\n  return (%y)\n}"},
+    {"conv_1x1_stride2", "graph g(%x: f32[1, 40, 15, 15], %w: f32[24, 40, 1, 1]) {\n  %y = conv2d(%x, %w, stride=[2, 2])\n  return (%y)\n}"},
+    {"conv_1x1_plane_of_one", "graph g(%x: f32[3, 64, 1, 1], %w: f32[10, 64, 1, 1], %b: f32[10]) {\n  %y = conv2d(%x, %w, %b)\n  return (%y)\n}"},
+    {"conv_strided_input",
+     "graph g(%x: f32[1, 6, 13, 11] strides=[858, 1, 66, 6], %w: f32[7, 6, 3, 3], %b: f32[7]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  return (%y)\n}"},
+    // Direct kernels: depthwise (stride 2, padding), and a 2-input-tap conv.
+    {"depthwise_stride2",
+     "graph g(%x: f32[2, 16, 25, 25], %w: f32[16, 1, 3, 3], %b: f32[16]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=16)\n  return (%y)\n}"},
+    {"depthwise_multiplier", "graph g(%x: f32[1, 4, 9, 30], %w: f32[8, 1, 5, 5]) {\n  %y = conv2d(%x, %w, padding=[2, 2], groups=4)\n  return (%y)\n}"},
+    {"few_taps", "graph g(%x: f32[1, 2, 31, 7], %w: f32[3, 2, 1, 3], %b: f32[3]) {\n  %y = conv2d(%x, %w, %b, padding=[0, 1])\n  return (%y)\n}"},
+    {"depthwise_f16", "graph g(%x: f16[1, 8, 12, 12], %w: f16[8, 1, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1], groups=8)\n  return (%y)\n}"},
+};
+
+class CppKernelShapes : public ::testing::TestWithParam<Case> {};
+
+}  // namespace
+
+TEST_P(CppKernelShapes, MatchTheReference) {
+  Graph g = parse_graph(GetParam().graph);
+  const bool half = GetParam().graph == std::string(kCases[std::size(kCases) - 1].graph);
+  EXPECT_LT(max_error_vs_f64(g, cpp_options()), half ? 5e-3 : 1e-5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, CppKernelShapes, ::testing::ValuesIn(kCases), [](const auto& info) { return std::string(info.param.name); });
