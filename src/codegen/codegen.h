@@ -83,6 +83,12 @@ class Codegen {
   std::map<int, int64_t> group_of_;            // node -> fusion group (groups of two or more)
   std::map<int, std::vector<int>> group_last_;  // last node of a group -> its members in order
   std::map<int64_t, int> group_end_;             // fusion group -> its last node (where its kernel runs)
+  // Epilogues: a conv2d whose only readers are one pointwise kernel over its whole output (relu,
+  // batch norm, a residual add) runs that kernel in its own output pass instead of storing its
+  // value: conv node -> the pointwise kernel's nodes. Both run where the pointwise kernel's last
+  // node is (its other operands are ready there).
+  std::map<int, std::vector<int>> epilogue_of_;
+  std::map<int, int> epilogue_at_;  // the pointwise kernel's last node -> the conv it finishes
   std::map<int, Access> views_;                // folded view nodes: read through their base
   std::set<int> outputs_;
 
@@ -130,7 +136,13 @@ class Codegen {
   static std::string convert_expr(const std::string& x, DType from, DType to);
   std::string operand_expr(const Operand& o, const char* ct, const Shape& iter, const std::string& flat);
   std::string pointwise_body(const std::vector<int>& ids, const Shape& iter, const std::string& flat, const std::string& indent);
-  std::string pointwise_kernel(const std::vector<int>& ids);
+  // A value the pointwise kernel computes itself rather than reads (a conv's output pass feeding
+  // its epilogue): its node, a statement per row of the last dim (`r`), and its value at flat `i`.
+  struct ComputedOperand {
+    int value;
+    std::string row_prologue, element;
+  };
+  std::string pointwise_kernel(const std::vector<int>& ids, const ComputedOperand* computed = nullptr);
   std::string reduction_kernel(int id, const std::vector<int>& prologue);
   std::set<int> in_kernel_;                 // values computed as temporaries of the kernel being emitted
   std::map<int, std::string> row_index_;    // per operand: its index inside a row loop
@@ -138,6 +150,8 @@ class Codegen {
   // ---- emit_linalg.cpp
   std::string matmul_kernel(int id);
   std::string conv2d_kernel(int id);
+  // conv2d's output pass: bias, f16/bf16 rounding, an injected error, and its epilogue (above).
+  std::string conv2d_output_pass(int id, const std::string& gemm_out, const std::string& bias);
   std::string conv2d_direct(int id);  // without BLAS
 
   // ---- emit_window.cpp
@@ -158,6 +172,7 @@ class Codegen {
  private:
   void plan_groups();
   void plan_views();
+  void plan_epilogues();
   // Where node id's value is computed in kernel order: its own index, or its group's last node's.
   int kernel_position(int id) const;
   // Offsets in the workspace of the buffers of materialised nodes that are not caller outputs

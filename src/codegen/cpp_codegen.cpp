@@ -168,7 +168,7 @@ void Codegen::plan_views() {
 
 bool Codegen::materialized(int id) const {
   if (g_.node(id).is_input() || is_output(id)) return true;
-  if (is_view(id)) return false;
+  if (is_view(id) || epilogue_of_.count(id)) return false;
   auto it = group_of_.find(id);
   if (it == group_of_.end()) return true;
   for (int u : users_[static_cast<size_t>(id)]) {
@@ -305,7 +305,9 @@ std::string Codegen::kernel_for_node(int id) {
   in_kernel_.clear();
   kernel_scratch_ = 0;
   const Node& n = g_.node(id);
-  std::string s = kernel_header({id});
+  std::vector<int> named{id};
+  if (auto e = epilogue_of_.find(id); e != epilogue_of_.end()) named.insert(named.end(), e->second.begin(), e->second.end());
+  std::string s = kernel_header(named);
   switch (n.op) {
     case Op::neg: case Op::abs: case Op::exp: case Op::log: case Op::sqrt: case Op::rsqrt: case Op::reciprocal:
     case Op::sin: case Op::cos: case Op::tanh: case Op::relu: case Op::erf: case Op::add: case Op::sub: case Op::mul:
@@ -334,8 +336,32 @@ std::string Codegen::kernel_for_node(int id) {
 }
 
 int Codegen::kernel_position(int id) const {
+  if (auto e = epilogue_of_.find(id); e != epilogue_of_.end()) return e->second.back();
   auto it = group_of_.find(id);
   return it == group_of_.end() ? id : group_end_.at(it->second);
+}
+
+void Codegen::plan_epilogues() {
+  if (!target_.blas) return;
+  for (int i = g_.num_inputs(); i < g_.size(); ++i) {
+    const Node& n = g_.node(i);
+    const DType dt = n.type.dtype;
+    if (n.op != Op::conv2d || is_output(i) || inj_.count(n.name) || (dt != DType::f32 && dt != DType::f64)) continue;
+    const Shape& ws = g_.node(n.operands[1].value).type.shape;
+    if (ws[1] == 1 || ws[1] * ws[2] * ws[3] < 8) continue;  // the direct kernel (emit_linalg.cpp) has no output pass
+    const auto& users = users_[static_cast<size_t>(i)];
+    if (users.empty()) continue;
+    // The one pointwise kernel that reads the conv: a fusion group, or a pointwise node alone.
+    const int u = users.front();
+    std::vector<int> kernel = group_of_.count(u) ? group_last_.at(group_end_.at(group_of_.at(u))) : std::vector<int>{u};
+    const Node& last = g_.node(kernel.back());
+    bool ok = is_pointwise(last.op) && last.type.shape == n.type.shape && !is_view(u);
+    for (int r : users) ok &= std::find(kernel.begin(), kernel.end(), r) != kernel.end();
+    for (int m : kernel) ok &= !inj_.count(g_.node(m).name) && !epilogue_at_.count(m);
+    if (!ok) continue;
+    epilogue_of_[i] = kernel;
+    epilogue_at_[kernel.back()] = i;
+  }
 }
 
 int64_t Codegen::plan_workspace(const std::map<int, int>& direct, std::vector<std::pair<int, int64_t>>& placed) const {
@@ -367,6 +393,7 @@ int64_t Codegen::plan_workspace(const std::map<int, int>& direct, std::vector<st
 std::string Codegen::run() {
   plan_groups();
   plan_views();
+  plan_epilogues();
   const int n = g_.size(), n_out = static_cast<int>(g_.outputs.size());
   // Buffers by node id in B: inputs; outputs (a body node's first return writes straight into the
   // caller's buffer); intermediates in one workspace. B[n + k] is output k of the caller.
@@ -425,8 +452,9 @@ std::string Codegen::run() {
   used_.clear();
   local_.clear();
   for (int i = g_.num_inputs(); i < n; ++i) {
-    if (is_view(i)) continue;
-    if (group_last_.count(i)) add_kernel(kernel_for_group(group_last_.at(i)));
+    if (is_view(i) || epilogue_of_.count(i)) continue;
+    if (epilogue_at_.count(i)) add_kernel(kernel_for_node(epilogue_at_.at(i)));
+    else if (group_last_.count(i)) add_kernel(kernel_for_group(group_last_.at(i)));
     else if (!group_of_.count(i)) add_kernel(kernel_for_node(i));
   }
   // Outputs that are inputs, folded views, or returned twice are copied into the caller's buffer.

@@ -197,9 +197,14 @@ std::string Codegen::conv2d_kernel(int id) {
     s += loop("p", numel(ws), 1) + fmt::format(" pw[p] = {};\n", load(w, blas_t, ws, "p"));
   }
   std::string w_ptr = w_direct ? fmt::format("(const {}*){} + {}", blas_t, ptr(wa), wa.offset) : "pw";
-  std::string c_ptr = buf(id);
-  if (low) {
-    s += scratch("pc", "float", numel(os));
+  // Where the GEMM writes: the output; with an epilogue, its last node's buffer when that has the
+  // conv's dtype (each element is read, then overwritten, in the same pass); else scratch.
+  auto epilogue = epilogue_of_.find(id);
+  std::string c_ptr;
+  if (epilogue != epilogue_of_.end() && g_.node(epilogue->second.back()).type.dtype == dt) c_ptr = buf(epilogue->second.back());
+  else if (epilogue == epilogue_of_.end() && !low) c_ptr = buf(id);
+  else {
+    s += scratch("pc", blas_t, numel(os));
     c_ptr = "pc";
   }
   if (!x_direct) s += scratch("col", blas_t, kk * plane);
@@ -228,17 +233,29 @@ std::string Codegen::conv2d_kernel(int id) {
   s += fmt::format("    rk_gemm(RK_NO_TRANS, RK_NO_TRANS, {}, {}, {}, ({}*){} + g * {}, {}, ({}*){}, {}, ({}*){} + (nb * {} + g * {}) * {}, {});\n", og, plane, kk,
                    "const " + std::string(blas_t), w_ptr, og * kk, kk, "const " + std::string(blas_t), b_ptr, plane, blas_t, c_ptr, os[1], og, plane, plane);
   s += "  }\n";
-  // Bias (and f16/bf16 rounding, an injected error) over the output in one pass.
-  std::string v = low ? "pc[i]" : fmt::format("{}[i]", buf(id));
-  bool has_bias = n.operands.size() > 2;
-  if (has_bias || low || perturbs(id)) {
-    s += loop("i", numel(os), 1, true) + " {\n";
-    s += fmt::format("    const int64_t oc = (i / {}) % {};\n", plane, os[1]);
-    std::string e = has_bias ? fmt::format("({}){} + {}", ct, v, bias) : fmt::format("({}){}", ct, v);
-    if (perturbs(id)) e = perturb_open(id) + e + ")";
-    s += fmt::format("    {}[i] = {};\n  }}\n", buf(id), store_value(dt, e));
+  return s + conv2d_output_pass(id, c_ptr, bias) + "  }\n";
+}
+
+std::string Codegen::conv2d_output_pass(int id, const std::string& gemm_out, const std::string& bias) {
+  const Node& n = g_.node(id);
+  const Shape& os = n.type.shape;
+  const DType dt = n.type.dtype;
+  const char* ct = compute_type(dt);
+  const bool has_bias = n.operands.size() > 2;
+  auto epilogue = epilogue_of_.find(id);
+  if (!has_bias && !perturbs(id) && gemm_out == buf(id)) return "";  // the GEMM wrote the output
+  std::string e = fmt::format("({}){}[i]", ct, gemm_out);
+  if (has_bias) e = fmt::format("{} + {}", e, bias);
+  if (perturbs(id)) e = perturb_open(id) + e + ")";
+  if (epilogue == epilogue_of_.end()) {
+    std::string s = loop("i", numel(os), 1, true) + " {\n";
+    if (has_bias) s += fmt::format("    const int64_t oc = (i / {}) % {};\n", os[2] * os[3], os[1]);
+    return s + fmt::format("    {}[i] = {};\n  }}\n", buf(id), store_value(dt, e));
   }
-  return s + "  }\n";
+  // The epilogue's pointwise kernel, row by row of the last dim, with the conv's value computed in
+  // it (its channel once per row) instead of read.
+  ComputedOperand conv{id, has_bias ? fmt::format("    const int64_t oc = (r / {}) % {};\n", os[2], os[1]) : "", store_value(dt, e)};
+  return pointwise_kernel(epilogue->second, &conv);
 }
 
 }  // namespace reprokit::codegen_detail

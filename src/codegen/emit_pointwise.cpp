@@ -115,17 +115,26 @@ std::string Codegen::pointwise_body(const std::vector<int>& ids, const Shape& it
   return s;
 }
 
-std::string Codegen::pointwise_kernel(const std::vector<int>& ids) {
+std::string Codegen::pointwise_kernel(const std::vector<int>& ids, const ComputedOperand* computed) {
   const Shape& iter = g_.node(ids.back()).type.shape;
-  const int64_t count = numel(iter), work = static_cast<int64_t>(ids.size());
+  const int64_t count = numel(iter), work = static_cast<int64_t>(ids.size()) + (computed ? 1 : 0);
   // The values the kernel reads from memory.
   std::vector<int> reads;
   std::set<int> members(ids.begin(), ids.end());
+  if (computed) members.insert(computed->value);
   for (int id : ids)
     for (auto& o : g_.node(id).operands)
       if (o.is_value() && !members.count(o.value)) reads.push_back(o.value);
-  bool flat = iter.size() <= 1;
-  if (!flat) {
+  // The computed operand's element at `i`, as a temporary of the kernel.
+  auto computed_element = [&](const std::string& indent) {
+    if (!computed) return std::string();
+    in_kernel_.insert(computed->value);
+    const DType dt = g_.node(computed->value).type.dtype;
+    return fmt::format("{}const {} {} = {};\n", indent, compute_type(dt), local("t", computed->value), computed->element);
+  };
+  // A computed operand's row prologue needs the row loop (conv outputs are 4-d).
+  bool flat = iter.size() <= 1 && !computed;
+  if (!flat && !computed) {
     flat = true;
     for (int v : reads) flat &= linear_access(access(v), g_.node(v).type.shape, iter);
   }
@@ -152,8 +161,10 @@ std::string Codegen::pointwise_kernel(const std::vector<int>& ids) {
     s += fmt::format("    const int64_t r{} = {};\n", v, index_of(row, row_shape, outer, "r"));
     row_index_[v] = inner == 0 ? fmt::format("r{}", v) : inner == 1 ? fmt::format("r{} + j", v) : fmt::format("r{} + j * {}", v, inner);
   }
+  if (computed) s += computed->row_prologue;
   s += target_.openmp ? "    #pragma omp simd\n" : "";
   s += fmt::format("    for (int64_t j = 0; j < {}; ++j) {{\n      const int64_t i = r * {} + j;\n", last, last);
+  s += computed_element("      ");  // first: pointwise_body reads it from in_kernel_
   s += pointwise_body(ids, iter, "i", "      ");
   row_index_.clear();
   return s + "    }\n  }\n";
