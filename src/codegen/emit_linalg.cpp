@@ -243,7 +243,9 @@ std::string Codegen::conv2d_output_pass(int id, const std::string& gemm_out, con
   const char* ct = compute_type(dt);
   const bool has_bias = n.operands.size() > 2;
   auto epilogue = epilogue_of_.find(id);
-  if (!has_bias && !perturbs(id) && gemm_out == buf(id)) return "";  // the GEMM wrote the output
+  // The GEMM wrote the output (buf(id) is asked only without an epilogue: with one, the conv has
+  // no buffer, and naming it would declare an unused pointer).
+  if (epilogue == epilogue_of_.end() && !has_bias && !perturbs(id) && gemm_out == buf(id)) return "";
   std::string e = fmt::format("({}){}[i]", ct, gemm_out);
   if (has_bias) e = fmt::format("{} + {}", e, bias);
   if (perturbs(id)) e = perturb_open(id) + e + ")";

@@ -237,6 +237,10 @@ TEST(CppBackend, GeneratedCodeCompilesWithoutWarnings) {
     graphs.push_back(load_module_file(std::string(REPROKIT_SOURCE_DIR) + "/examples/" + name + ".rk").entry());
   for (auto name : {"mlp_large", "bert_layer"})
     graphs.push_back(load_module_file(std::string(REPROKIT_SOURCE_DIR) + "/bench/models/" + name + ".rk").entry());
+  // Conv epilogues, with and without a bias (the conv has no buffer of its own there).
+  graphs.push_back(parse_graph(
+      "graph epilogues(%x: f32[1, 4, 9, 9], %w: f32[8, 4, 3, 3], %w2: f32[8, 8, 3, 3], %b: f32[8], %s: f32[1, 8, 1, 1]) {\n  %p = conv2d(%x, %w)\n  %q = mul(%p, %s)\n"
+      "  %r = relu(%q)\n  %c = conv2d(%r, %w2, %b, padding=[1, 1])\n  %t = add(%c, %r)\n  return (%t)\n}\n"));
   auto opts = cpp_options();
   opts.cache_dir = std::string(REPROKIT_BINARY_DIR) + "/test-cache-warnings-" + std::to_string(::getpid());  // every compile is cold
   for (auto& g : graphs) {
