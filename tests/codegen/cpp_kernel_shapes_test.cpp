@@ -16,6 +16,7 @@ struct Case {
   const char* name;
   const char* graph;
 };
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }  // ctest's names, not bytes
 
 const Case kCases[] = {
     // rk_gemm: above 2 MFLOP (kRkGemmParallelFlops; each case here is 2.5 to 3 MFLOP), cut by columns (n >= m) or by rows; odd sizes leave a ragged slab.
