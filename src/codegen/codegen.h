@@ -28,6 +28,9 @@ std::string store_value(DType t, const std::string& v);                         
 // reference wraps every node's result; a fused kernel keeps them in locals).
 std::string wrapped_value(DType t, const std::string& v);
 std::string literal(const AttrValue& v, const char* ct);
+// Whether conv2d with weights of this shape [out, in/groups, kh, kw] runs the direct kernel (each
+// output reads one input channel, or fewer than 8 inputs) rather than im2col + GEMM; on the CPU.
+bool direct_conv(const Shape& weight_shape);
 
 // The strides that view (shape, strides) as `target` without a copy, or nullopt (ATen's rule).
 std::optional<Shape> view_strides(const Shape& shape, const Shape& strides, const Shape& target);

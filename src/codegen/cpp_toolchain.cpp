@@ -12,12 +12,11 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <mutex>
 #include <set>
-#include <thread>
 
 #include "reprokit/codegen/compiled_graph.h"
 #include "reprokit/support/errors.h"
+#include "reprokit/support/parallel_for.h"
 #include "reprokit/process/subprocess.h"
 #include "reprokit/support/files.h"
 #include "reprokit/support/hash.h"
@@ -146,22 +145,14 @@ void run_compiler(const std::string& compiler, const std::vector<std::string>& f
 // Runs `jobs` side by side on up to as many threads as the machine has cores; rethrows the first
 // failure in list order once all have ended.
 void run_side_by_side(const std::vector<std::function<void()>>& jobs) {
-  const size_t width = std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::exception_ptr> failed(jobs.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < jobs.size();) {
-      try {
-        jobs[i]();
-      } catch (...) {
-        failed[i] = std::current_exception();
-      }
+  parallel_for(static_cast<int64_t>(jobs.size()), true, [&](int64_t i) {
+    try {
+      jobs[static_cast<size_t>(i)]();
+    } catch (...) {
+      failed[static_cast<size_t>(i)] = std::current_exception();  // every job runs; the first failure in list order wins
     }
-  };
-  std::vector<std::thread> threads;
-  for (size_t t = 1; t < std::min(width, jobs.size()); ++t) threads.emplace_back(work);
-  work();
-  for (auto& t : threads) t.join();
+  });
   for (auto& f : failed)
     if (f) std::rethrow_exception(f);
 }

@@ -23,6 +23,13 @@ struct BlasOperand {
   int64_t ld = 0;      // leading dimension
 };
 
+// Declares off, lo and hi for kernel column j: output columns ox in [lo, hi) read input column
+// ox * stride + off inside [0, in_w); the rest read padding. 0 <= lo <= hi <= out_w.
+std::string valid_columns(const Window2d& win, int64_t in_w, int64_t out_w) {
+  return fmt::format("const int64_t off = j * {} - {}, lo = rk_min<int64_t>({}, off >= 0 ? 0 : (-off + {} - 1) / {}), hi = rk_max<int64_t>(lo, rk_min<int64_t>({}, off >= {} ? 0 : ({} - 1 - off) / {} + 1));\n",
+                     win.dilation[1], win.padding[1], out_w, win.stride[1], win.stride[1], out_w, in_w, in_w, win.stride[1]);
+}
+
 BlasOperand blas_layout(const Access& a, int64_t rows, int64_t cols, bool low_precision) {
   const int64_t sr = a.strides[a.strides.size() - 2], sc = a.strides.back();
   if (!low_precision && (sc == 1 || cols == 1) && (sr >= cols || rows == 1)) return {false, false, std::max<int64_t>({sr, cols, 1})};
@@ -31,6 +38,8 @@ BlasOperand blas_layout(const Access& a, int64_t rows, int64_t cols, bool low_pr
 }
 
 }  // namespace
+
+bool direct_conv(const Shape& weight_shape) { return weight_shape[1] == 1 || weight_shape[1] * weight_shape[2] * weight_shape[3] < 8; }
 
 std::string Codegen::matmul_kernel(int id) {
   const Node& n = g_.node(id);
@@ -156,7 +165,7 @@ std::string Codegen::conv2d_kernel(int id) {
   const char* ct = compute_type(dt);
   const bool low = dt == DType::f16 || dt == DType::bf16;
   std::string bias = n.operands.size() > 2 ? load(n.operands[2].value, ct, {os[1]}, "oc") : fmt::format("({})0", ct);
-  if (cg == 1 || kk < 8) {
+  if (direct_conv(ws)) {
     // Each output reads one input channel (depthwise) or very few inputs: accumulate each output
     // plane tap by tap; the inner loop runs over a contiguous output row, its input range
     // precomputed. (With a few channels, im2col + GEMM is faster: mobilenet_v2's first conv,
@@ -170,9 +179,7 @@ std::string Codegen::conv2d_kernel(int id) {
     else s += fmt::format("    std::vector<{0}> accv({1}, {2}); {0}* acc = accv.data();\n", ct, plane, bias);
     s += fmt::format("    for (int64_t ic = 0; ic < {}; ++ic) for (int64_t i = 0; i < {}; ++i) for (int64_t j = 0; j < {}; ++j) {{\n", cg, ws[2], ws[3]);
     s += fmt::format("      const {} wv = {};\n", ct, load4(w, ct, "oc", "ic", "i", "j"));
-    // ox with 0 <= ox * s - p + j * d < W: [lo, hi)
-    s += fmt::format("      const int64_t off = j * {} - {}, lo = off >= 0 ? 0 : (-off + {} - 1) / {}, hi = rk_min<int64_t>({}, off >= {} ? 0 : ({} - 1 - off) / {} + 1);\n",
-                     win.dilation[1], win.padding[1], win.stride[1], win.stride[1], os[3], xs[3], xs[3], win.stride[1]);
+    s += "      " + valid_columns(win, xs[3], os[3]);
     s += fmt::format("      for (int64_t oy = 0; oy < {}; ++oy) {{\n", os[2]);
     s += fmt::format("        const int64_t y = oy * {} - {} + i * {}; if (y < 0 || y >= {}) continue;\n", win.stride[0], win.padding[0], win.dilation[0], xs[2]);
     s += fmt::format("        const int64_t row = {} + nb * {} + (c0 + ic) * {} + y * {};\n", xa.offset, xa.strides[0], xa.strides[1], xa.strides[2]);
@@ -214,8 +221,7 @@ std::string Codegen::conv2d_kernel(int id) {
     // padding and the input row's valid span copied between them (ox in [lo, hi)).
     s += loop("r", kk, plane) + " {\n";
     s += fmt::format("    const int64_t ic = r / {0}, i = (r / {1}) % {2}, j = r % {1};\n", ws[2] * ws[3], ws[3], ws[2]);
-    s += fmt::format("    const int64_t off = j * {} - {}, lo = rk_min<int64_t>({}, off >= 0 ? 0 : (-off + {} - 1) / {}), hi = rk_max<int64_t>(lo, rk_min<int64_t>({}, off >= {} ? 0 : ({} - 1 - off) / {} + 1));\n",
-                     win.dilation[1], win.padding[1], os[3], win.stride[1], win.stride[1], os[3], xs[3], xs[3], win.stride[1]);
+    s += "    " + valid_columns(win, xs[3], os[3]);
     s += fmt::format("    for (int64_t oy = 0; oy < {}; ++oy) {{\n", os[2]);
     s += fmt::format("      {}* dst = col + r * {} + oy * {};\n", blas_t, plane, os[3]);
     s += fmt::format("      const int64_t y = oy * {} - {} + i * {};\n", win.stride[0], win.padding[0], win.dilation[0]);

@@ -132,12 +132,11 @@ std::string Codegen::pointwise_kernel(const std::vector<int>& ids, const Compute
     const DType dt = g_.node(computed->value).type.dtype;
     return fmt::format("{}const {} {} = {};\n", indent, compute_type(dt), local("t", computed->value), computed->element);
   };
-  // A computed operand's row prologue needs the row loop (conv outputs are 4-d).
-  bool flat = iter.size() <= 1 && !computed;
-  if (!flat && !computed) {
-    flat = true;
+  // One flat loop when every read walks linearly; a computed operand's row prologue needs the row
+  // loop (conv outputs are 4-d).
+  bool flat = !computed;
+  if (flat && iter.size() > 1)
     for (int v : reads) flat &= linear_access(access(v), g_.node(v).type.shape, iter);
-  }
   if (flat) return loop("i", count, work, true) + " {\n" + pointwise_body(ids, iter, "i", "    ") + "  }\n";
   // Rows of the last dim: each operand's base index once per row, then a contiguous inner loop.
   const int64_t last = iter.back(), rows = last ? count / last : 0;

@@ -9,8 +9,8 @@
 
 #include "accumulation.h"
 #include "kernel_util.h"
-#include "parallel_for.h"
 #include "reprokit/support/errors.h"
+#include "reprokit/support/parallel_for.h"
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/op_semantics.h"
 

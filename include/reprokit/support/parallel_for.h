@@ -1,8 +1,9 @@
 // Items [0, n) side by side on the machine's cores with plain threads, each taking the next item
-// as it finishes one (dynamic scheduling). The reference kernels use this rather than OpenMP, so
-// reprokit's binaries do not start libgomp before main: the generated code's loops and GEMMs
-// share libgomp's one pool (cpp_prelude.h), configured as the user's OMP_* variables say when the
-// first generated library loads it.
+// as it finishes one (dynamic scheduling); the first exception stops the others after their
+// current item and is rethrown. reprokit's own code uses this rather than OpenMP (the reference
+// conv2d, the cpp toolchain's unit compiles), so its binaries do not start libgomp before main:
+// the generated code's loops and GEMMs share libgomp's one pool (cpp_prelude.h), configured as
+// the user's OMP_* variables say when the first generated library loads it.
 #pragma once
 #include <algorithm>
 #include <atomic>
