@@ -64,6 +64,10 @@ struct Target {
 };
 extern const Target kCpuTarget, kCudaTarget;
 
+// Declares off, lo and hi for window column j (emit_linalg.cpp): output columns ox in [lo, hi)
+// read input column ox * stride + off inside [0, in_w); the rest read padding.
+std::string valid_columns(const Window2d& win, int64_t in_w, int64_t out_w);
+
 class Codegen {
  public:
   Codegen(const Graph& g, const NodeInjections& inj, const Target& target);
@@ -156,12 +160,16 @@ class Codegen {
   // conv2d's output pass: bias, f16/bf16 rounding, an injected error, and its epilogue (above).
   std::string conv2d_output_pass(int id, const std::string& gemm_out, const std::string& bias);
   std::string conv2d_direct(int id);  // without BLAS
+  bool panel_conv(int id) const;  // runs on conv2d_panels
+  // float: im2col into panels and the prelude's conv GEMM; w_ptr the weights, c_at where (nb, g) writes
+  std::string conv2d_panels(int id, const std::string& w_ptr, const std::string& c_at);
 
   // ---- emit_window.cpp
   std::string pool_kernel(int id);
   std::string pool_backward_kernel(int id);
   std::string adaptive_pool_kernel(int id);
   std::string pad_kernel(int id);
+  std::string max_pool_rows(int id);  // CPU max pooling, row-wise
   std::string window_loops(const Window2d& win, const Shape& in, const std::string& body, bool declare = true) const;
   std::string at4(int v, const std::string& b, const std::string& c, const std::string& y, const std::string& x) const;
   std::string load4(int v, const char* ct, const std::string& b, const std::string& c, const std::string& y, const std::string& x) const;

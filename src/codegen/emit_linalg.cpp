@@ -23,12 +23,6 @@ struct BlasOperand {
   int64_t ld = 0;      // leading dimension
 };
 
-// Declares off, lo and hi for kernel column j: output columns ox in [lo, hi) read input column
-// ox * stride + off inside [0, in_w); the rest read padding. 0 <= lo <= hi <= out_w.
-std::string valid_columns(const Window2d& win, int64_t in_w, int64_t out_w) {
-  return fmt::format("const int64_t off = j * {} - {}, lo = rk_min<int64_t>({}, off >= 0 ? 0 : (-off + {} - 1) / {}), hi = rk_max<int64_t>(lo, rk_min<int64_t>({}, off >= {} ? 0 : ({} - 1 - off) / {} + 1));\n",
-                     win.dilation[1], win.padding[1], out_w, win.stride[1], win.stride[1], out_w, in_w, in_w, win.stride[1]);
-}
 
 BlasOperand blas_layout(const Access& a, int64_t rows, int64_t cols, bool low_precision) {
   const int64_t sr = a.strides[a.strides.size() - 2], sc = a.strides.back();
@@ -38,6 +32,13 @@ BlasOperand blas_layout(const Access& a, int64_t rows, int64_t cols, bool low_pr
 }
 
 }  // namespace
+
+// Declares off, lo and hi for kernel column j: output columns ox in [lo, hi) read input column
+// ox * stride + off inside [0, in_w); the rest read padding. 0 <= lo <= hi <= out_w.
+std::string valid_columns(const Window2d& win, int64_t in_w, int64_t out_w) {
+  return fmt::format("const int64_t off = j * {} - {}, lo = rk_min<int64_t>({}, off >= 0 ? 0 : (-off + {} - 1) / {}), hi = rk_max<int64_t>(lo, rk_min<int64_t>({}, off >= {} ? 0 : ({} - 1 - off) / {} + 1));\n",
+                     win.dilation[1], win.padding[1], out_w, win.stride[1], win.stride[1], out_w, in_w, in_w, win.stride[1]);
+}
 
 bool direct_conv(const Shape& weight_shape) { return weight_shape[1] == 1 || weight_shape[1] * weight_shape[2] * weight_shape[3] < 8; }
 
@@ -214,6 +215,8 @@ std::string Codegen::conv2d_kernel(int id) {
     s += scratch("pc", blas_t, numel(os));
     c_ptr = "pc";
   }
+  const std::string c_at = fmt::format("({}*){} + (nb * {} + g * {}) * {}", blas_t, c_ptr, os[1], og, plane);
+  if (panel_conv(id)) return s + conv2d_panels(id, w_ptr, c_at) + conv2d_output_pass(id, c_ptr, bias) + "  }\n";
   if (!x_direct) s += scratch("col", blas_t, kk * plane);
   s += fmt::format("  for (int64_t nb = 0; nb < {}; ++nb) for (int64_t g = 0; g < {}; ++g) {{\n", os[0], groups);
   if (!x_direct) {
@@ -236,10 +239,43 @@ std::string Codegen::conv2d_kernel(int id) {
   }
   std::string b_ptr = x_direct ? fmt::format("(const {}*){} + {} + nb * {} + g * {} * {}", blas_t, ptr(xa), xa.offset, xa.strides[0], cg, xa.strides[1])
                                : "col";
-  s += fmt::format("    rk_gemm(RK_NO_TRANS, RK_NO_TRANS, {}, {}, {}, ({}*){} + g * {}, {}, ({}*){}, {}, ({}*){} + (nb * {} + g * {}) * {}, {});\n", og, plane, kk,
-                   "const " + std::string(blas_t), w_ptr, og * kk, kk, "const " + std::string(blas_t), b_ptr, plane, blas_t, c_ptr, os[1], og, plane, plane);
+  s += fmt::format("    rk_gemm(RK_NO_TRANS, RK_NO_TRANS, {}, {}, {}, ({}*){} + g * {}, {}, ({}*){}, {}, {}, {});\n", og, plane, kk,
+                   "const " + std::string(blas_t), w_ptr, og * kk, kk, "const " + std::string(blas_t), b_ptr, plane, c_at, plane);
   s += "  }\n";
   return s + conv2d_output_pass(id, c_ptr, bias) + "  }\n";
+}
+
+// float convolutions whose input the panel packer can address (int32 offsets within a channel,
+// strides not negative) run on the prelude's conv GEMM; others on im2col + BLAS.
+bool Codegen::panel_conv(int id) const {
+  const Node& n = g_.node(id);
+  const int x = n.operands[0].value;
+  const Access xa = access(x);
+  const Shape& xs = g_.node(x).type.shape;
+  if (n.type.dtype != DType::f32 || xa.dtype != DType::f32) return false;
+  for (int64_t st : xa.strides)
+    if (st < 0) return false;
+  return (xs[2] - 1) * xa.strides[2] + (xs[3] - 1) * xa.strides[3] < (int64_t{1} << 31);
+}
+
+// float: im2col straight into the 32-column panels of the prelude's conv GEMM (cpp_conv_gemm.h).
+// Panel p, row r = (channel, tap) holds the input under that tap for output pixels 32p..32p+31;
+// they cover one or more output rows, each copied as its valid span between zeros.
+std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::string& c_at) {
+  const Node& n = g_.node(id);
+  int x = n.operands[0].value, w = n.operands[1].value;
+  const Shape &xs = g_.node(x).type.shape, &ws = g_.node(w).type.shape, &os = n.type.shape;
+  const Window2d win = window_of(n, &ws[2]);
+  const int64_t groups = attr_int(n, "groups"), cg = ws[1], og = os[1] / groups, kk = cg * ws[2] * ws[3], plane = os[2] * os[3];
+  const int64_t panels = (plane + 31) / 32;
+  Access xa = access(x);
+  std::string s = scratch("col", "float", panels * 32 * kk);
+  s += fmt::format("  for (int64_t nb = 0; nb < {}; ++nb) for (int64_t g = 0; g < {}; ++g) {{\n", os[0], groups);
+  s += fmt::format("    static const RkConvWindow window = {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};\n", cg, ws[2], ws[3], xs[2], xs[3], os[3], plane,
+                   win.stride[0], win.stride[1], win.padding[0], win.padding[1], win.dilation[0], win.dilation[1], xa.strides[1], xa.strides[2], xa.strides[3]);
+  s += fmt::format("    const float* image = (const float*){} + {} + nb * {} + g * {};\n", ptr(xa), xa.offset, xa.strides[0], cg * xa.strides[1]);
+  s += fmt::format("    rk_conv_gemm({}, {}, {}, (const float*){} + g * {}, {}, image, window, col, {}, {});\n", og, plane, kk, w_ptr, og * kk, kk, c_at, plane);
+  return s + "  }\n";
 }
 
 std::string Codegen::conv2d_output_pass(int id, const std::string& gemm_out, const std::string& bias) {

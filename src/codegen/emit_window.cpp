@@ -45,6 +45,7 @@ std::string Codegen::pool_kernel(int id) {
   Window2d win = window_of(n);
   const char* ct = compute_type(n.type.dtype);
   bool is_max = n.op == Op::max_pool2d;
+  if (is_max && target_.openmp && os[3] <= 4096) return max_pool_rows(id);  // a row of accumulators on the stack
   std::string s = loop("nc", os[0] * os[1], os[2] * os[3] * win.kernel[0] * win.kernel[1]) + " {\n";
   s += fmt::format("    const int64_t nb = nc / {0}, ch = nc % {0};\n", os[1]);
   s += fmt::format("    for (int64_t oy = 0; oy < {}; ++oy) for (int64_t ox = 0; ox < {}; ++ox) {{\n", os[2], os[3]);
@@ -58,6 +59,34 @@ std::string Codegen::pool_kernel(int id) {
   if (!is_max) s += fmt::format("      acc = acc / ({})({});\n", ct, attr_bool(n, "count_include_pad") ? "padded" : "valid");
   std::string r = perturbs(id) ? perturb_open(id) + "acc)" : "acc";
   s += fmt::format("      {}[((nb * {} + ch) * {} + oy) * {} + ox] = {};\n    }}\n  }}\n", buf(id), os[1], os[2], os[3], store_value(n.type.dtype, r));
+  return s;
+}
+
+// Max pooling on the CPU, an output row at a time: the row starts at -inf (a window all
+// padding stays -inf, as PyTorch's) and each tap folds its valid span of input in with one
+// vectorised loop. Taps go in window order and a later tap wins only if greater, so the first
+// maximum and the first NaN win as before.
+std::string Codegen::max_pool_rows(int id) {
+  const Node& n = g_.node(id);
+  int x = n.operands[0].value;
+  const Shape &in = g_.node(x).type.shape, &os = n.type.shape;
+  const Window2d win = window_of(n);
+  const char* ct = compute_type(n.type.dtype);
+  Access xa = access(x);
+  std::string s = loop("row", os[0] * os[1] * os[2], os[3] * win.kernel[0] * win.kernel[1]) + " {\n";
+  s += fmt::format("    const int64_t nc = row / {0}, oy = row % {0}, nb = nc / {1}, ch = nc % {1};\n", os[2], os[1]);
+  s += fmt::format("    {0} acc[{1}];\n    for (int64_t ox = 0; ox < {1}; ++ox) acc[ox] = ({0})-INFINITY;\n", ct, os[3]);
+  s += fmt::format("    for (int64_t i = 0; i < {}; ++i) {{\n", win.kernel[0]);
+  s += fmt::format("      const int64_t y = oy * {} - {} + i * {}; if (y < 0 || y >= {}) continue;\n", win.stride[0], win.padding[0], win.dilation[0], in[2]);
+  s += fmt::format("      const int64_t base = {} + nb * {} + ch * {} + y * {};\n", xa.offset, xa.strides[0], xa.strides[1], xa.strides[2]);
+  s += fmt::format("      for (int64_t j = 0; j < {}; ++j) {{\n", win.kernel[1]);
+  s += "        " + valid_columns(win, in[3], os[3]);
+  s += "        #pragma omp simd\n";
+  s += fmt::format("        for (int64_t ox = lo; ox < hi; ++ox) {{ const {} v = ({}){}, a = acc[ox]; acc[ox] = (a == a && (v != v || v > a)) ? v : a; }}\n", ct, ct,
+                   load_expr(xa.dtype, ptr(xa), fmt::format("base + (ox * {} + off) * {}", win.stride[1], xa.strides[3])));
+  s += "      }\n    }\n";
+  std::string r = perturbs(id) ? perturb_open(id) + "acc[ox])" : "acc[ox]";
+  s += fmt::format("    for (int64_t ox = 0; ox < {}; ++ox) {}[row * {} + ox] = {};\n  }}\n", os[3], buf(id), os[3], store_value(n.type.dtype, r));
   return s;
 }
 

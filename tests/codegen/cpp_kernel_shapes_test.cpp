@@ -1,7 +1,8 @@
 // The cpp backend's GEMM and convolution paths against the float64 reference across shapes: GEMMs
 // cut into slabs by rows or by columns (odd sizes, transposed and batched operands), batched
-// GEMMs side by side, im2col with padding, stride and dilation, depthwise and few-input direct
-// kernels, size-1 dims, and inputs read through strides.
+// GEMMs side by side, im2col with padding, stride and dilation, the float conv GEMM's two ways of
+// sharing work, depthwise and few-input direct kernels, max pooling, size-1 dims, and inputs
+// read through strides.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -40,6 +41,17 @@ const Case kCases[] = {
     {"conv_1x1_plane_of_one", "graph g(%x: f32[3, 64, 1, 1], %w: f32[10, 64, 1, 1], %b: f32[10]) {\n  %y = conv2d(%x, %w, %b)\n  return (%y)\n}"},
     {"conv_strided_input",
      "graph g(%x: f32[1, 6, 13, 11] strides=[858, 1, 66, 6], %w: f32[7, 6, 3, 3], %b: f32[7]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  return (%y)\n}"},
+    // The float conv GEMM (cpp_conv_gemm.h) above 2 MFLOP, on two threads. Small weights: each
+    // thread packs a group of panels and runs every row over it; 21 rows leave 5 below a block
+    // of 8; 40-wide rows put 16-pixel halves on one row (a masked load) and across two (a gather).
+    {"conv_gemm_panel_groups",
+     "graph g(%x: f32[1, 16, 40, 40], %w: f32[21, 16, 3, 3], %b: f32[21]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  return (%y)\n}"},
+    // Weights over 1 MiB (133 x 2052 floats): panels packed first, tiles of rows shared out; 81
+    // pixels leave a last panel of 17 columns.
+    {"conv_gemm_row_tiles", "graph g(%x: f32[1, 228, 9, 9], %w: f32[133, 228, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  return (%y)\n}"},
+    // Stride 2 (gathers) and a batch of 2, above the threshold.
+    {"conv_gemm_stride2_batch",
+     "graph g(%x: f32[2, 24, 33, 31], %w: f32[32, 24, 3, 3], %b: f32[32]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1])\n  return (%y)\n}"},
     // Direct kernels: depthwise (stride 2, padding), and a 2-input-tap conv.
     {"depthwise_stride2",
      "graph g(%x: f32[2, 16, 25, 25], %w: f32[16, 1, 3, 3], %b: f32[16]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=16)\n  return (%y)\n}"},
@@ -59,6 +71,12 @@ const Case kCases[] = {
      "graph g(%x: f32[1, 3, 8, 8], %w: f32[5, 3, 3, 3]) {\n  %y = conv2d(%x, %w)\n  %r = relu(%y)\n  %s = sum(%y, dims=[1])\n  return (%r, %s)\n}"},
     {"epilogue_to_f16_then_f64",  // a last node of another dtype: the GEMM writes to scratch
      "graph g(%x: f64[1, 3, 8, 8], %w: f64[4, 3, 3, 3], %b: f64[4]) {\n  %y = conv2d(%x, %w, %b)\n  %h = to(%y, dtype=f16)\n  return (%h)\n}"},
+    // Max pooling a row at a time: padding at both ends, stride, dilation, a window that is
+    // partly padding, and an input read through strides.
+    {"max_pool_pad_stride", "graph g(%x: f32[2, 3, 17, 19]) {\n  %y = max_pool2d(%x, kernel=[3, 3], stride=[2, 2], padding=[1, 1])\n  return (%y)\n}"},
+    {"max_pool_dilated", "graph g(%x: f32[1, 4, 12, 15]) {\n  %y = max_pool2d(%x, kernel=[2, 3], stride=[1, 2], padding=[1, 1], dilation=[2, 2])\n  return (%y)\n}"},
+    {"max_pool_strided_input",
+     "graph g(%x: f32[1, 5, 9, 8] strides=[360, 1, 40, 5]) {\n  %y = max_pool2d(%x, kernel=[3, 3], stride=[1, 1], padding=[1, 1])\n  return (%y)\n}"},
     {"depthwise_f16", "graph g(%x: f16[1, 8, 12, 12], %w: f16[8, 1, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1], groups=8)\n  return (%y)\n}"},
 };
 

@@ -1,0 +1,185 @@
+// reprokit generated code: the GEMM of float convolutions (part of cpp_prelude.h).
+//
+// conv2d is out[M = out channels, N = output pixels] = weights[M, K = in channels x taps] x
+// col[K, N]. im2col writes col straight into 32-column panels, col[(panel * K + k) * 32 + j],
+// zero past N: the shape a BLAS would copy the operand into on every call anyway. The weights
+// are read where they lie (rows lda apart): a BLAS packs them on every call too, because here
+// they are graph inputs; that packing was a third of resnet18's GEMM time (issue 24). A block of
+// 8 rows x 32 columns is kept in 16 vector registers over the whole of K: measured against
+// slices of K (256, 1024), one pass lets the hardware prefetcher stream each weight row, which
+// mattered more than keeping the panel's slice in L1 (resnet18's layer3: 220 -> 255 GFLOP/s).
+
+// Vector of 16 floats that GCC maps to one AVX-512 register (two AVX, four SSE).
+typedef float rk_f32x16 __attribute__((vector_size(64), aligned(4), may_alias));
+
+// Rows per block: AVX-512 keeps 8 x 2 accumulators and the panel's 2 vectors in its 32 registers;
+// elsewhere a 16-float vector takes two of 16 registers, and 2 rows (8 + 4) fit.
+#if defined(__AVX512F__)
+constexpr int kRkPanelRows = 8;
+#else
+constexpr int kRkPanelRows = 2;
+#endif
+constexpr int64_t kRkPanelCols = 32, kRkPanelDepth = 8192, kRkTileRows = 128, kRkTilePanels = 4;
+
+// c[MR x ncols] (+)= a[MR x K] (rows lda apart) x b[K x 32] (one panel).
+template <int MR>
+inline void rk_panel_block(int64_t K, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, int64_t ncols, bool accumulate) {
+  rk_f32x16 lo[MR], hi[MR];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) lo[r] = hi[r] = rk_f32x16{};
+  for (int64_t k16 = 0; k16 < K; k16 += 16) {
+    // The weights stream from memory once per run (resnet18: 47 MB), MR rows lda apart, which
+    // the hardware prefetcher follows poorly: ask for each row's line 128 floats ahead.
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) __builtin_prefetch(a + r * lda + k16 + 128, 0, 3);
+    const int64_t k_end = rk_min(K, k16 + 16);
+    for (int64_t k = k16; k < k_end; ++k) {
+      const rk_f32x16 b0 = *(const rk_f32x16*)(b + k * 32), b1 = *(const rk_f32x16*)(b + k * 32 + 16);
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) {
+        const float av = a[r * lda + k];
+        lo[r] += av * b0;
+        hi[r] += av * b1;
+      }
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) {
+    float* cr = c + r * ldc;
+    if (ncols == 32) {
+      if (accumulate) lo[r] += *(const rk_f32x16*)cr, hi[r] += *(const rk_f32x16*)(cr + 16);
+      *(rk_f32x16*)cr = lo[r];
+      *(rk_f32x16*)(cr + 16) = hi[r];
+    } else {  // the last panel: only its columns below N
+      float t[32];
+      std::memcpy(t, &lo[r], 64);
+      std::memcpy(t + 16, &hi[r], 64);
+      for (int64_t j = 0; j < ncols; ++j) cr[j] = accumulate ? cr[j] + t[j] : t[j];
+    }
+  }
+}
+
+// Where a convolution's panels read: one image's channels of one group, and the window.
+struct RkConvWindow {
+  int64_t channels, taps_h, taps_w;          // input channels of the group, kernel taps
+  int64_t in_h, in_w, out_w, plane;          // input rows, columns; output columns, pixels
+  int64_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
+  int64_t channel_step, row_step, col_step;  // input strides (elements)
+};
+
+// Panel p of im2col: for each channel and tap (row k), the input under that tap for output
+// pixels 32p..32p+31, zero in the padding and past the last pixel. Offsets are int32 (the
+// generator checks the input is small enough).
+inline void rk_pack_conv_panel(const float* x, const RkConvWindow& w, int64_t p, float* dst) {
+  alignas(64) int32_t top[32], left[32];  // input row and column of tap (0, 0), per pixel
+  for (int64_t c = 0; c < 32; ++c) {
+    const int64_t q = p * 32 + c;
+    top[c] = q < w.plane ? (int32_t)((q / w.out_w) * w.stride_h - w.pad_h) : -(1 << 30);
+    left[c] = q < w.plane ? (int32_t)((q % w.out_w) * w.stride_w - w.pad_w) : -(1 << 30);
+  }
+#if defined(__AVX512F__)
+  // 16 pixels a vector: a masked gather per tap (masked lanes, the padding, are never read).
+  __m512i y0[2], x0[2], at0[2];
+  const __m512i rows = _mm512_set1_epi32((int32_t)w.in_h), cols = _mm512_set1_epi32((int32_t)w.in_w);
+  const __m512i row_step = _mm512_set1_epi32((int32_t)w.row_step), col_step = _mm512_set1_epi32((int32_t)w.col_step);
+  // A half whose 16 pixels lie on one output row reads 16 consecutive inputs (unit strides):
+  // one masked load instead of a gather (about 4x cheaper).
+  bool along_row[2];
+  int64_t first[2];
+  for (int h = 0; h < 2; ++h) {
+    along_row[h] = w.stride_w == 1 && w.col_step == 1 && p * 32 + 16 * h + 15 < w.plane && top[16 * h] == top[16 * h + 15];
+    first[h] = (int64_t)top[16 * h] * w.row_step + (int64_t)left[16 * h] * w.col_step;
+    y0[h] = _mm512_load_si512(top + 16 * h);
+    x0[h] = _mm512_load_si512(left + 16 * h);
+    at0[h] = _mm512_add_epi32(_mm512_mullo_epi32(y0[h], row_step), _mm512_mullo_epi32(x0[h], col_step));
+  }
+  for (int64_t ic = 0; ic < w.channels; ++ic) {
+    const float* xc = x + ic * w.channel_step;
+    for (int64_t i = 0; i < w.taps_h; ++i) {
+      const __m512i di = _mm512_set1_epi32((int32_t)(i * w.dilation_h));
+      __mmask16 row_ok[2];
+      for (int h = 0; h < 2; ++h) row_ok[h] = _mm512_cmplt_epu32_mask(_mm512_add_epi32(y0[h], di), rows);
+      for (int64_t j = 0; j < w.taps_w; ++j, dst += 32) {
+        const __m512i dj = _mm512_set1_epi32((int32_t)(j * w.dilation_w));
+        const int64_t tap = i * w.dilation_h * w.row_step + j * w.dilation_w * w.col_step;
+        const __m512i shift = _mm512_set1_epi32((int32_t)tap);
+        for (int h = 0; h < 2; ++h) {
+          const __mmask16 ok = row_ok[h] & _mm512_cmplt_epu32_mask(_mm512_add_epi32(x0[h], dj), cols);
+          _mm512_storeu_ps(dst + 16 * h, along_row[h] ? _mm512_maskz_loadu_ps(ok, xc + first[h] + tap)
+                                                      : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), ok, _mm512_add_epi32(at0[h], shift), xc, 4));
+        }
+      }
+    }
+  }
+#else
+  for (int64_t ic = 0; ic < w.channels; ++ic) {
+    const float* xc = x + ic * w.channel_step;
+    for (int64_t i = 0; i < w.taps_h; ++i)
+      for (int64_t j = 0; j < w.taps_w; ++j, dst += 32)
+        for (int64_t c = 0; c < 32; ++c) {
+          const int64_t y = top[c] + i * w.dilation_h, xx = left[c] + j * w.dilation_w;
+          dst[c] = (y >= 0 && y < w.in_h && xx >= 0 && xx < w.in_w) ? xc[y * w.row_step + xx * w.col_step] : 0.0f;
+        }
+  }
+#endif
+}
+
+// The rows [m_lo, m_hi) of C for panels [p_lo, p_hi), over K in L1-sized slices.
+inline void rk_conv_gemm_tile(int64_t m_lo, int64_t m_hi, int64_t p_lo, int64_t p_hi, int64_t N, int64_t K, const float* A, int64_t lda,
+                              const float* panels, float* C, int64_t ldc) {
+  for (int64_t k0 = 0; k0 < K; k0 += kRkPanelDepth) {
+    const int64_t depth = rk_min(kRkPanelDepth, K - k0);
+    for (int64_t p = p_lo; p < p_hi; ++p) {
+      const int64_t ncols = rk_min(kRkPanelCols, N - p * kRkPanelCols);
+      const float* b = panels + (p * K + k0) * kRkPanelCols;
+      int64_t m = m_lo;
+      for (; m + kRkPanelRows <= m_hi; m += kRkPanelRows)
+        rk_panel_block<kRkPanelRows>(depth, A + m * lda + k0, lda, b, C + m * ldc + p * kRkPanelCols, ldc, ncols, k0 > 0);
+      for (; m < m_hi; ++m)  // rows left below a multiple of kRkPanelRows (rare: channel counts are)
+        rk_panel_block<1>(depth, A + m * lda + k0, lda, b, C + m * ldc + p * kRkPanelCols, ldc, ncols, k0 > 0);
+    }
+  }
+}
+
+// C[M x N] (rows ldc apart) = A[M x K] (rows lda apart) x B, where pack(p) writes B's panel p
+// (as above) at panels + p * K * 32. With panels enough to share out, each thread packs a group
+// of panels (about 512 KiB) and multiplies every row by it while it is still in its own L2: the
+// whole of B (resnet18's first layers: 7 MiB) never goes out to L3 and back. With few panels
+// (small images, deep layers), all are packed first and the rows are shared out instead.
+// C[M x N] (rows ldc apart) = A[M x K] (rows lda apart) x im2col(image) (K x N), through panels
+// (room for all of them). With panels enough to share out, each thread packs a group of panels
+// (about 512 KiB) and multiplies every row by it while it is still in its own L2: the whole of
+// B (resnet18's first layers: 7 MiB) never goes out to L3 and back. With few panels (small
+// images, deep layers), or weights too large to stay in L2 while each group streams them, all
+// panels are packed first and tiles of rows x panels are shared out instead.
+inline void rk_conv_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* image, const RkConvWindow& window, float* panels,
+                         float* C, int64_t ldc) {
+  const int64_t np = (N + kRkPanelCols - 1) / kRkPanelCols;
+  int64_t threads = 1;
+#ifdef _OPENMP
+  if (2 * M * N * K >= (int64_t{1} << 21) && !omp_in_parallel()) threads = omp_get_max_threads();
+#endif
+  const auto pack = [&](int64_t p) { rk_pack_conv_panel(image, window, p, panels + p * K * kRkPanelCols); };
+  if (np >= 2 * threads && M * K * 4 <= (int64_t{1} << 20)) {
+    const int64_t group = rk_max<int64_t>(1, rk_min(np / (2 * threads), (int64_t{512} << 10) / (K * kRkPanelCols * 4)));
+    const int64_t groups = (np + group - 1) / group;
+#pragma omp parallel for schedule(dynamic) num_threads(threads)
+    for (int64_t t = 0; t < groups; ++t) {
+      const int64_t p_lo = t * group, p_hi = rk_min(np, p_lo + group);
+      for (int64_t p = p_lo; p < p_hi; ++p) pack(p);
+      rk_conv_gemm_tile(0, M, p_lo, p_hi, N, K, A, lda, panels, C, ldc);
+    }
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  {
+#pragma omp for schedule(static)
+    for (int64_t p = 0; p < np; ++p) pack(p);
+    const int64_t row_tiles = (M + kRkTileRows - 1) / kRkTileRows, panel_tiles = (np + kRkTilePanels - 1) / kRkTilePanels;
+#pragma omp for schedule(dynamic) collapse(2)
+    for (int64_t ti = 0; ti < row_tiles; ++ti)
+      for (int64_t tj = 0; tj < panel_tiles; ++tj)
+        rk_conv_gemm_tile(ti * kRkTileRows, rk_min(M, (ti + 1) * kRkTileRows), tj * kRkTilePanels, rk_min(np, (tj + 1) * kRkTilePanels), N, K, A, lda,
+                          panels, C, ldc);
+  }
+}
