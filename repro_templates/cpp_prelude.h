@@ -9,7 +9,9 @@
 #include <unistd.h>
 #include <limits>
 #include <vector>
-#if defined(__AVX512F__)
+// Units with float convolutions define RK_CONV_KERNELS (cpp_codegen.cpp): the others skip the
+// intrinsics header, a quarter of a second of each compile.
+#if defined(RK_CONV_KERNELS) && defined(__AVX512F__)
 #include <immintrin.h>
 #endif
 
@@ -79,7 +81,9 @@ inline float rk_float_of(uint32_t x) { float f; std::memcpy(&f, &x, 4); return f
 // NaN-propagating max/min, as PyTorch's maximum/minimum/amax/amin.
 template <class T> inline T rk_max(T a, T b) { return (a != a || b != b) ? (a != a ? a : b) : (a > b ? a : b); }
 template <class T> inline T rk_min(T a, T b) { return (a != a || b != b) ? (a != a ? a : b) : (a < b ? a : b); }
+#ifdef RK_CONV_KERNELS
 #include "cpp_conv_gemm.h"
+#endif
 // Float math the vectoriser can inline (std::expf and friends are opaque calls): the same kind of
 // approximations PyTorch's vectorised CPU kernels use (exp within about 1 ulp; erf by Abramowitz
 // and Stegun 7.1.26, absolute error below 1.5e-7, as ATen's Vectorized<float>::erf, but its

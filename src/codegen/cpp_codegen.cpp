@@ -524,7 +524,11 @@ CppSource render_cpp(const Graph& g, const NodeInjections& injections) {
   CppSource out;
   const std::string prelude = template_text("cpp_prelude.h") + "\n";
   out.entry = gen.run();
-  for (auto& u : gen.units()) out.units.push_back(prelude + u.text);
+  for (auto& u : gen.units()) {
+    // The conv kernels' part of the prelude, only where a unit calls them (see cpp_prelude.h).
+    const bool conv = u.text.find("rk_conv_") != std::string::npos;
+    out.units.push_back((conv ? "#define RK_CONV_KERNELS 1\n" : "") + prelude + u.text);
+  }
   return out;
 }
 
