@@ -63,14 +63,6 @@ inline void rk_panel_block(int64_t K, const float* a, int64_t lda, const float* 
   }
 }
 
-// Where a convolution's panels read: one image's channels of one group, and the window.
-struct RkConvWindow {
-  int64_t channels, taps_h, taps_w;          // input channels of the group, kernel taps
-  int64_t in_h, in_w, out_w, plane;          // input rows, columns; output columns, pixels
-  int64_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
-  int64_t channel_step, row_step, col_step;  // input strides (elements)
-};
-
 // Panel p of im2col: for each channel and tap (row k), the input under that tap for output
 // pixels 32p..32p+31, zero in the padding and past the last pixel. Offsets are int32 (the
 // generator checks the input is small enough).

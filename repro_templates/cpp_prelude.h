@@ -9,8 +9,9 @@
 #include <unistd.h>
 #include <limits>
 #include <vector>
-// Units with float convolutions define RK_CONV_KERNELS (cpp_codegen.cpp): the others skip the
-// intrinsics header, a quarter of a second of each compile.
+// The float conv kernels (cpp_conv_gemm.h) are one unit of their own, the same text in every
+// graph, so the compile cache builds them once (cpp_codegen.cpp: RK_CONV_KERNELS): they and the
+// intrinsics header cost 0.4 s of compile, which each unit with a conv paid before.
 #if defined(RK_CONV_KERNELS) && defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -27,6 +28,18 @@ void openblas_set_num_threads(int);
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+
+// Where a convolution's panels read: one image's channels of one group, and the window.
+struct RkConvWindow {
+  int64_t channels, taps_h, taps_w;          // input channels of the group, kernel taps
+  int64_t in_h, in_w, out_w, plane;          // input rows, columns; output columns, pixels
+  int64_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
+  int64_t channel_step, row_step, col_step;  // input strides (elements)
+};
+// C[M x N] (rows ldc apart) = A[M x K] (rows lda apart) x im2col(image) through panels (scratch
+// for all of them); see cpp_conv_gemm.h.
+extern "C" void rk_conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* image, const RkConvWindow* window,
+                                 float* panels, float* C, int64_t ldc);
 
 namespace {
 
@@ -183,3 +196,11 @@ inline void rk_index_error(char* err, int errlen, const char* node, long long in
 }
 
 }  // namespace
+
+#ifdef RK_CONV_KERNELS
+// Hidden: each graph's library links its own copy, and one library's must not answer for another's.
+extern "C" __attribute__((visibility("hidden"))) void rk_conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* image,
+                                                                       const RkConvWindow* window, float* panels, float* C, int64_t ldc) {
+  rk_conv_gemm(M, N, K, A, lda, image, *window, panels, C, ldc);
+}
+#endif

@@ -524,11 +524,13 @@ CppSource render_cpp(const Graph& g, const NodeInjections& injections) {
   CppSource out;
   const std::string prelude = template_text("cpp_prelude.h") + "\n";
   out.entry = gen.run();
+  bool conv = false;
   for (auto& u : gen.units()) {
-    // The conv kernels' part of the prelude, only where a unit calls them (see cpp_prelude.h).
-    const bool conv = u.text.find("rk_conv_") != std::string::npos;
-    out.units.push_back((conv ? "#define RK_CONV_KERNELS 1\n" : "") + prelude + u.text);
+    out.units.push_back(prelude + u.text);
+    conv |= u.text.find("rk_conv_gemm_f32(") != std::string::npos;
   }
+  // The float conv kernels: one unit, the same text for every graph (see cpp_prelude.h).
+  if (conv) out.units.push_back("#define RK_CONV_KERNELS 1\n" + prelude);
   return out;
 }
 

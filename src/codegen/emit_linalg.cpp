@@ -1,9 +1,10 @@
 // Linear-algebra kernels. On the CPU, matmul and conv2d call BLAS (CBLAS sgemm/dgemm; f16/bf16
 // through f32 with PyTorch's rounding on store): operands whose last two dims are row- or
 // column-major go to BLAS as they are (a transposed weight is BLAS's Trans flag, not a copy);
-// others are packed first. conv2d is im2col + GEMM, except when each output reads only a few
-// inputs (depthwise), where a direct kernel over contiguous rows is faster. On CUDA both are
-// generated loops (no cuBLAS measured yet).
+// others are packed first. A float conv2d runs on the prelude's own conv GEMM (cpp_conv_gemm.h:
+// im2col into panels, weights read in place); f64/f16/bf16 on im2col + BLAS; when each output
+// reads only a few inputs (depthwise), a direct kernel over contiguous rows is faster. On CUDA
+// both are generated loops (no cuBLAS measured yet).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -274,7 +275,7 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
   s += fmt::format("    static const RkConvWindow window = {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};\n", cg, ws[2], ws[3], xs[2], xs[3], os[3], plane,
                    win.stride[0], win.stride[1], win.padding[0], win.padding[1], win.dilation[0], win.dilation[1], xa.strides[1], xa.strides[2], xa.strides[3]);
   s += fmt::format("    const float* image = (const float*){} + {} + nb * {} + g * {};\n", ptr(xa), xa.offset, xa.strides[0], cg * xa.strides[1]);
-  s += fmt::format("    rk_conv_gemm({}, {}, {}, (const float*){} + g * {}, {}, image, window, col, {}, {});\n", og, plane, kk, w_ptr, og * kk, kk, c_at, plane);
+  s += fmt::format("    rk_conv_gemm_f32({}, {}, {}, (const float*){} + g * {}, {}, image, &window, col, {}, {});\n", og, plane, kk, w_ptr, og * kk, kk, c_at, plane);
   return s + "  }\n";
 }
 
