@@ -1,4 +1,5 @@
-// reprokit generated code: the GEMM of float convolutions (part of cpp_prelude.h).
+// reprokit generated code: the GEMM of float convolutions (part of cpp_prelude.h, compiled only
+// into the kernels unit that defines RK_CONV_KERNELS).
 //
 // conv2d is out[M = out channels, N = output pixels] = weights[M, K = in channels x taps] x
 // col[K, N]. im2col writes col straight into 32-column panels, col[(panel * K + k) * 32 + j],
@@ -140,7 +141,8 @@ inline void rk_pack_conv_panel(const float* x, const RkConvWindow& w, int64_t p,
 #endif
 }
 
-// The rows [m_lo, m_hi) of C for panels [p_lo, p_hi), over K in L1-sized slices.
+// The rows [m_lo, m_hi) of C for panels [p_lo, p_hi), K in slices of kRkPanelDepth (one pass
+// up to 8192: a panel of that depth, 1 MiB, still fits L2).
 inline void rk_conv_gemm_tile(int64_t m_lo, int64_t m_hi, int64_t p_lo, int64_t p_hi, int64_t N, int64_t K, const float* A, int64_t lda,
                               const float* panels, float* C, int64_t ldc) {
   for (int64_t k0 = 0; k0 < K; k0 += kRkPanelDepth) {
@@ -157,11 +159,6 @@ inline void rk_conv_gemm_tile(int64_t m_lo, int64_t m_hi, int64_t p_lo, int64_t 
   }
 }
 
-// C[M x N] (rows ldc apart) = A[M x K] (rows lda apart) x B, where pack(p) writes B's panel p
-// (as above) at panels + p * K * 32. With panels enough to share out, each thread packs a group
-// of panels (about 512 KiB) and multiplies every row by it while it is still in its own L2: the
-// whole of B (resnet18's first layers: 7 MiB) never goes out to L3 and back. With few panels
-// (small images, deep layers), all are packed first and the rows are shared out instead.
 // C[M x N] (rows ldc apart) = A[M x K] (rows lda apart) x im2col(image) (K x N), through panels
 // (room for all of them). With panels enough to share out, each thread packs a group of panels
 // (about 512 KiB) and multiplies every row by it while it is still in its own L2: the whole of
@@ -173,7 +170,7 @@ inline void rk_conv_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_
   const int64_t np = (N + kRkPanelCols - 1) / kRkPanelCols;
   int64_t threads = 1;
 #ifdef _OPENMP
-  if (2 * M * N * K >= (int64_t{1} << 21) && !omp_in_parallel()) threads = omp_get_max_threads();
+  if (2.0 * (double)M * (double)N * (double)K >= kRkGemmParallelFlops && !omp_in_parallel()) threads = omp_get_max_threads();
 #endif
   const auto pack = [&](int64_t p) { rk_pack_conv_panel(image, window, p, panels + p * K * kRkPanelCols); };
   if (np >= 2 * threads && M * K * 4 <= (int64_t{1} << 20)) {

@@ -24,7 +24,6 @@ struct BlasOperand {
   int64_t ld = 0;      // leading dimension
 };
 
-
 BlasOperand blas_layout(const Access& a, int64_t rows, int64_t cols, bool low_precision) {
   const int64_t sr = a.strides[a.strides.size() - 2], sc = a.strides.back();
   if (!low_precision && (sc == 1 || cols == 1) && (sr >= cols || rows == 1)) return {false, false, std::max<int64_t>({sr, cols, 1})};
@@ -260,8 +259,8 @@ bool Codegen::panel_conv(int id) const {
 }
 
 // float: im2col straight into the 32-column panels of the prelude's conv GEMM (cpp_conv_gemm.h).
-// Panel p, row r = (channel, tap) holds the input under that tap for output pixels 32p..32p+31;
-// they cover one or more output rows, each copied as its valid span between zeros.
+// Panel p, row r = (channel, tap) holds the input under that tap for output pixels 32p..32p+31
+// (rk_pack_conv_panel); the window is a constant of the generated code.
 std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::string& c_at) {
   const Node& n = g_.node(id);
   int x = n.operands[0].value, w = n.operands[1].value;
