@@ -180,6 +180,11 @@ async function main(argv) {
   if (timeMode && !(Number.isInteger(iters) && iters > 0 && Number.isInteger(threads) && threads > 0))
     throw new CannotJudge(`--time: ITERS and THREADS must be positive integers, got '${argv[2]}' and '${argv[3]}'`);
 
+  // ONNX Runtime leaves an empty mat-debug-<pid>.log in $TMPDIR (or /tmp) on every run: give it
+  // a directory of its own, removed when this process exits.
+  const ortTmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ort_check-tmp-'));
+  process.env.TMPDIR = ortTmp;
+  process.on('exit', () => fs.rmSync(ortTmp, { recursive: true, force: true }));
   let ort;
   try {
     ort = await import('onnxruntime-node');

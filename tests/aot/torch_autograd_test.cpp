@@ -18,6 +18,7 @@
 #include "reprokit/runtime/input_gen.h"
 #include "reprokit/runtime/npy.h"
 #include "reprokit/runtime/torch_emitter.h"
+#include "../scratch_dir.h"
 
 using namespace reprokit;
 using namespace reprokit::testing;
@@ -89,7 +90,7 @@ std::string compare_gradients_with_torch(const Graph& g, const fs::path& dir) {
   return "";
 }
 
-fs::path work_dir(const std::string& name) { return fs::temp_directory_path() / ("rk_aot_torch_" + std::to_string(::getpid())) / name; }
+fs::path work_dir(const std::string& name) { return reprokit::testing::scratch_root("rk_aot_torch_") / name; }
 
 }  // namespace
 

@@ -229,6 +229,21 @@ TEST(OrtCheck, PassesOnAnExportedModel) {
   EXPECT_NE(r.out.find("reprokit compare: PASS"), std::string::npos) << r.out;
 }
 
+// ONNX Runtime writes an empty mat-debug-<pid>.log into $TMPDIR on every run; the check gives it a
+// directory of its own and removes it, so thousands of runs (a reduce, a fuzz campaign) leave
+// nothing behind.
+TEST(OrtCheck, LeavesNothingInTheTemporaryDirectory) {
+  REQUIRE_NODE_WITH_ORT(node);
+  const fs::path root = fresh_dir("ort_tmp");
+  const fs::path model = onnx_candidate(root / "c", kModel), tmp = root / "tmp";
+  fs::create_directories(tmp);
+  auto r = run_check(node, model, {{"TMPDIR", tmp.string()}});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::string left;
+  for (auto& e : fs::directory_iterator(tmp)) left += " " + e.path().filename().string();
+  EXPECT_EQ(left, "") << "left in TMPDIR";
+}
+
 TEST(OrtCheck, NamesOutputFilesAfterTheOnnxOutputs) {
   REQUIRE_NODE_WITH_ORT(node);
   const fs::path root = fresh_dir("ort_names");

@@ -10,17 +10,14 @@
 #include <nlohmann/json.hpp>
 
 #include "reprokit/process/subprocess.h"
+#include "../scratch_dir.h"
 
 namespace reprokit::testing {
 
 namespace fs = std::filesystem;
 
-inline fs::path fresh_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("rk_e2e_" + std::to_string(::getpid())) / name;
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
+// An empty directory for one test's files, removed with the others when the test process exits.
+inline fs::path fresh_dir(const std::string& name) { return scratch_dir("rk_e2e_", name); }
 
 inline ProcessResult reprokit_cli(const std::vector<std::string>& args, const fs::path& cwd, std::map<std::string, std::string> env = {},
                                   double timeout_s = 300) {

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "reprokit/process/subprocess.h"
+#include "../scratch_dir.h"
 
 using namespace reprokit;
 namespace fs = std::filesystem;
@@ -19,10 +20,7 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path fresh_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("rk_stop_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
+  return reprokit::testing::scratch_dir("rk_stop_", name);
 }
 
 std::string slurp(const fs::path& p) {

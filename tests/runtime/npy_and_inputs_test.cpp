@@ -9,14 +9,13 @@
 #include "reprokit/ir/text_format.h"
 #include "reprokit/runtime/input_gen.h"
 #include "reprokit/runtime/npy.h"
+#include "../scratch_dir.h"
 
 using namespace reprokit;
 namespace fs = std::filesystem;
 
 static fs::path temp_dir(const char* name) {
-  fs::path p = fs::temp_directory_path() / (std::string("rk_runtime_") + name + "_" + std::to_string(::getpid()));
-  fs::create_directories(p);
-  return p;
+  return reprokit::testing::scratch_dir("rk_runtime_", name);
 }
 
 TEST(Npy, RoundTripsEveryDtype) {

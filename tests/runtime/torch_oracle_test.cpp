@@ -14,6 +14,7 @@
 #include "reprokit/runtime/interpreter.h"
 #include "reprokit/runtime/npy.h"
 #include "reprokit/runtime/torch_emitter.h"
+#include "../scratch_dir.h"
 
 using namespace reprokit;
 namespace fs = std::filesystem;
@@ -76,7 +77,7 @@ std::string compare_with_torch(const Graph& g, const fs::path& dir, bool f64, do
   return "";
 }
 
-fs::path work_dir(const std::string& name) { return fs::temp_directory_path() / ("rk_oracle_" + std::to_string(::getpid())) / name; }
+fs::path work_dir(const std::string& name) { return reprokit::testing::scratch_root("rk_oracle_") / name; }
 
 }  // namespace
 
