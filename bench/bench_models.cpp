@@ -2,7 +2,8 @@
 // backend vs the reference interpreter vs PyTorch eager (CPU, Debian's python3-torch, same .npy
 // inputs) vs ONNX Runtime (onnxruntime-node's CPU build through examples/ort_check/check.mjs
 // --time, every graph optimisation, one intra-op thread per core), and cpp compile time cold
-// (fresh cache) and warm (cache hit).
+// (fresh cache) and warm (cache hit). Each time is the median of N timed runs after 3 warm-up
+// runs, for every engine alike: N = --iters, a tenth of it (at least 11) for models over 100 MFLOP.
 // Models: the examples, bench/models/*.rk, and resnet18, mobilenet_v2, squeezenet1_0 and a small
 // ViT exported from torchvision by tests/models/export_models.py (random weights; skipped without
 // python3-torch/torchvision). ONNX Runtime runs a real model's own .onnx (its weights are
@@ -33,12 +34,30 @@ using namespace reprokit;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+// Every engine is timed the same way: kWarmups runs, then the median of `runs` timed one by one.
+// A mean over a few runs of a large model came out 14 or 21 ms for the same code (mlp_large):
+// one slow run, or a warm-up too short, moved it by half.
+constexpr int kWarmups = 3;
+
 template <class F>
-double time_us(F f, int iters) {
-  f();  // warm up
+double median_us(F f, int runs) {
+  for (int i = 0; i < kWarmups; ++i) f();
+  std::vector<double> t(static_cast<size_t>(std::max(1, runs)));
+  for (double& v : t) {
+    auto t0 = Clock::now();
+    f();
+    v = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+  }
+  std::nth_element(t.begin(), t.begin() + static_cast<long>(t.size() / 2), t.end());
+  return t[t.size() / 2];
+}
+
+// One run, untimed warm-up included: the interpreter on a large model (seconds a run).
+template <class F>
+double once_us(F f) {
   auto t0 = Clock::now();
-  for (int i = 0; i < iters; ++i) f();
-  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / iters;
+  f();
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 }
 
 // PyTorch eager: the emitted program's function timed in a loop inside one python process.
@@ -56,11 +75,14 @@ for name, dtype, shape, strides in prog.INPUTS:
     args.append(t)
 fn = getattr(prog, '{}')
 with torch.no_grad():
-    for _ in range(10): fn(*args)
-    t0 = time.perf_counter()
     for _ in range({}): fn(*args)
-    print((time.perf_counter() - t0) / {} * 1e6)
-)", (dir / "prog.py").string(), (dir / "in").string(), torch_function_name(g), iters, iters);
+    runs = []
+    for _ in range({}):
+        t0 = time.perf_counter()
+        fn(*args)
+        runs.append(time.perf_counter() - t0)
+    print(sorted(runs)[len(runs) // 2] * 1e6)
+)", (dir / "prog.py").string(), (dir / "in").string(), torch_function_name(g), kWarmups, iters);
   ProcessSpec ps;
   ps.argv = {"/usr/bin/python3", (dir / "timeit.py").string()};
   ps.timeout_s = 300;
@@ -90,7 +112,14 @@ double ort_us(const fs::path& model, const fs::path& inputs, int iters) {
       fmt::print(stderr, "bench_models: ONNX Runtime timing of {} failed: {}\n", model.string(), r.err.substr(r.err.size() > 600 ? r.err.size() - 600 : 0));
       return -1;
     }
-    return std::stod(r.out);
+    // A model ORT has no kernel for is "ort_check: unsupported: ..." on exit 0: said, not timed.
+    char* end = nullptr;
+    double us = std::strtod(r.out.c_str(), &end);
+    if (end == r.out.c_str()) {
+      fmt::print(stderr, "bench_models: ONNX Runtime cannot time {}: {}", model.string(), r.out + r.err);
+      return -1;
+    }
+    return us;
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_models: ONNX Runtime timing needs node and onnxruntime-node (cd examples/ort_check && npm install --ignore-scripts): {}\n", e.what());
     return -1;
@@ -196,8 +225,8 @@ int main(int argc, char** argv) {
   }
   for (auto& [label, g, inputs, onnx, onnx_inputs] : models) {
     double flops = graph_flops(g);
-    bool large = flops > 1e8;  // real-size workloads: fewer iterations, one interpreter run
-    int n_iters = large ? std::max(3, iters / 20) : iters;
+    bool large = flops > 1e8;  // real-size workloads: fewer runs, one interpreter run
+    int n_iters = large ? std::max(11, iters / 10) : iters;
     fs::path dir = tmp / label;
     fs::create_directories(dir / "in");
     for (int i = 0; i < g.num_inputs(); ++i) write_npy((dir / "in" / (g.node(i).name + ".npy")).string(), inputs[static_cast<size_t>(i)]);
@@ -210,10 +239,10 @@ int main(int argc, char** argv) {
     t0 = Clock::now();
     auto again = compile_graph(g, o);
     double warm_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    double cpp = time_us([&] { compiled->run(inputs); }, n_iters);
+    double cpp = median_us([&] { compiled->run(inputs); }, n_iters);
     double interp = skipped("interp") ? -1
-                    : large           ? time_us([&] { interpret(g, inputs); }, 1)
-                                      : time_us([&] { interpret(g, inputs); }, std::max(10, iters / 10));
+                    : large           ? once_us([&] { interpret(g, inputs); })
+                                      : median_us([&] { interpret(g, inputs); }, std::max(10, iters / 10));
     double torch = skipped("torch") ? -1 : torch_us(g, dir, n_iters);
     double ort = -1;
     if (!skipped("ort")) {
@@ -226,7 +255,7 @@ int main(int argc, char** argv) {
         std::string name = onnx.empty() ? g.node(i).name : onnx_inputs[static_cast<size_t>(i)];
         write_npy((dir / "ort_in" / (name + ".npy")).string(), inputs[static_cast<size_t>(i)]);
       }
-      ort = ort_us(model, dir / "ort_in", std::max(n_iters, 10));
+      ort = ort_us(model, dir / "ort_in", n_iters);
     }
     auto gflops = [&](double us) { return flops > 0 && us > 0 ? fmt::format("{:.1f}", flops / us / 1e3) : std::string("-"); };
     auto us = [](double v) { return v < 0 ? std::string("n/a") : fmt::format("{:.1f}", v); };
