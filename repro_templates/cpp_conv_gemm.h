@@ -22,52 +22,111 @@ constexpr int kRkPanelRows = 2;
 #endif
 constexpr int64_t kRkPanelCols = 32, kRkPanelDepth = 8192, kRkTileRows = 128, kRkTilePanels = 8;
 
-// c[MR x ncols] (+)= a[MR x K] (rows lda apart) x b[K x 32] (one panel).
-template <int MR>
-inline void rk_panel_block(int64_t K, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, int64_t ncols, bool accumulate) {
-  rk_f32x16 lo[MR], hi[MR];
+// The last panel's columns (N mod 32) are computed in the panel's own shape, not padded to 32:
+// nv vectors of 16 from the panel (rows 16 nv floats apart) and ne columns (at most 4) each
+// stored contiguous along K after them, multiplied as dot products along K. resnet18's layer4
+// (N = 7 x 7 = 49 = 32 + 16 + 1) computed 64 columns for 49, layer3 (196 = 6 x 32 + 4) 224.
+struct RkTailShape {
+  int nv, ne;
+};
+inline RkTailShape rk_tail_shape(int64_t ncols) {
+  if (ncols > 20) return {2, 0};
+  if (ncols > 16) return {1, (int)ncols - 16};
+  if (ncols > 4) return {1, 0};
+  return {0, (int)ncols};
+}
+
+// 16 floats from p, zero past the first n (a last step of K shorter than 16).
+__attribute__((noinline)) inline rk_f32x16 rk_load_part(const float* p, int64_t n) {
+  float t[16] = {};
+  std::memcpy(t, p, (size_t)n * 4);
+  rk_f32x16 v;
+  std::memcpy(&v, t, 64);
+  return v;
+}
+
+// c[rows x (16 nv + ne)] (+)= a[rows x K] (rows lda apart) x (b[K x 16 NV] | extra[NE x K]^T):
+// one panel, or the last one in its shape; rows <= MR (a block short of MR computes its last
+// row again and stores it once). Only the first ncols of the vector columns are stored.
+template <int MR, int NV, int NE>
+inline void rk_panel_block(int rows, int64_t K, const float* a0, int64_t lda, const float* b, const float* extra, float* c, int64_t ldc, int64_t ncols,
+                           bool accumulate) {
+  constexpr int64_t W = 16 * NV;  // floats per panel row
+  const float* a[MR];
 #pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r) lo[r] = hi[r] = rk_f32x16{};
+  for (int r = 0; r < MR; ++r) a[r] = a0 + (r < rows ? r : rows - 1) * lda;
+  rk_f32x16 acc[MR][NV > 0 ? NV : 1], dot[MR][NE > 0 ? NE : 1];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) {
+    for (int v = 0; v < NV; ++v) acc[r][v] = rk_f32x16{};
+    for (int e = 0; e < NE; ++e) dot[r][e] = rk_f32x16{};
+  }
   for (int64_t k16 = 0; k16 < K; k16 += 16) {
     // The weights stream from memory once per run (resnet18: 47 MB), MR rows lda apart, which
     // the hardware prefetcher follows poorly: ask for each row's line 128 floats ahead.
 #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) __builtin_prefetch(a + r * lda + k16 + 128, 0, 3);
+    for (int r = 0; r < MR; ++r) __builtin_prefetch(a[r] + k16 + 128, 0, 3);
     const int64_t k_end = rk_min(K, k16 + 16);
-    for (int64_t k = k16; k < k_end; ++k) {
-      // The panel's two lines 32 rows ahead: each row is read once per block at two lines per
-      // 8 cycles, faster than the L1 prefetcher brings them from L2 (+13% on resnet18's shapes).
-      __builtin_prefetch(b + k * 32 + 1024, 0, 3);
-      __builtin_prefetch(b + k * 32 + 1040, 0, 3);
-      const rk_f32x16 b0 = *(const rk_f32x16*)(b + k * 32), b1 = *(const rk_f32x16*)(b + k * 32 + 16);
+    if constexpr (NV > 0) {
+      for (int64_t k = k16; k < k_end; ++k) {
+        // The panel's lines 32 rows ahead: each row is read once per block at two lines per
+        // 8 cycles, faster than the L1 prefetcher brings them from L2 (+13% on resnet18's shapes).
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) __builtin_prefetch(b + k * W + 32 * W + 16 * v, 0, 3);
+        rk_f32x16 bv[NV];
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) bv[v] = *(const rk_f32x16*)(b + k * W + 16 * v);
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) {
+          const float av = a[r][k];
+#pragma GCC unroll 2
+          for (int v = 0; v < NV; ++v) acc[r][v] += av * bv[v];
+        }
+      }
+    }
+    if constexpr (NE > 0) {
+      // 16 steps of K at once, lanes along K (a last short step zero-padded).
+      const int64_t n = k_end - k16;
+      rk_f32x16 xv[NE];
+      for (int e = 0; e < NE; ++e) xv[e] = n == 16 ? *(const rk_f32x16*)(extra + e * K + k16) : rk_load_part(extra + e * K + k16, n);
 #pragma GCC unroll 16
       for (int r = 0; r < MR; ++r) {
-        const float av = a[r * lda + k];
-        lo[r] += av * b0;
-        hi[r] += av * b1;
+        const rk_f32x16 ar = n == 16 ? *(const rk_f32x16*)(a[r] + k16) : rk_load_part(a[r] + k16, n);
+        for (int e = 0; e < NE; ++e) dot[r][e] += ar * xv[e];
       }
     }
   }
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r) {
+    if (r >= rows) break;
     float* cr = c + r * ldc;
-    if (ncols == 32) {
-      if (accumulate) lo[r] += *(const rk_f32x16*)cr, hi[r] += *(const rk_f32x16*)(cr + 16);
-      *(rk_f32x16*)cr = lo[r];
-      *(rk_f32x16*)(cr + 16) = hi[r];
-    } else {  // the last panel: only its columns below N
-      float t[32];
-      std::memcpy(t, &lo[r], 64);
-      std::memcpy(t + 16, &hi[r], 64);
+    if (NV > 0 && ncols == W) {
+      for (int v = 0; v < NV; ++v) {
+        if (accumulate) acc[r][v] += *(const rk_f32x16*)(cr + 16 * v);
+        *(rk_f32x16*)(cr + 16 * v) = acc[r][v];
+      }
+    } else if (NV > 0) {  // a last panel padded in vectors: only its columns below N
+      float t[W > 0 ? W : 1];
+      std::memcpy(t, &acc[r][0], sizeof(float) * W);
       for (int64_t j = 0; j < ncols; ++j) cr[j] = accumulate ? cr[j] + t[j] : t[j];
+    }
+    for (int e = 0; e < NE; ++e) {
+      float t[16], sum = 0;
+      std::memcpy(t, &dot[r][e], 64);
+      for (int l = 0; l < 16; ++l) sum += t[l];
+      cr[W + e] = accumulate ? cr[W + e] + sum : sum;
     }
   }
 }
 
 // Panel p of im2col: for each channel and tap (row k), the input under that tap for output
-// pixels 32p..32p+31, zero in the padding and past the last pixel. Offsets are int32 (the
-// generator checks the input is small enough).
-inline void rk_pack_conv_panel(const float* x, const RkConvWindow& w, int64_t p, float* dst) {
+// pixels 32p..32p+31, zero in the padding and past the last pixel; in `shape`: rows of 16 nv
+// floats, then ne columns each contiguous along K. Offsets are int32 (the generator checks the
+// input is small enough).
+inline void rk_pack_conv_panel(const float* x, const RkConvWindow& w, int64_t p, RkTailShape shape, float* dst) {
+  const int64_t K = w.channels * w.taps_h * w.taps_w, W = 16 * shape.nv;
+  float* extra = dst + K * W;
+  int64_t row = 0;
   alignas(64) int32_t top[32], left[32];  // input row and column of tap (0, 0), per pixel
   for (int64_t c = 0; c < 32; ++c) {
     const int64_t q = p * 32 + c;
@@ -104,11 +163,11 @@ inline void rk_pack_conv_panel(const float* x, const RkConvWindow& w, int64_t p,
       const __m512i di = _mm512_set1_epi32((int32_t)(i * w.dilation_h));
       __mmask16 row_ok[2];
       for (int h = 0; h < 2; ++h) row_ok[h] = _mm512_cmplt_epu32_mask(_mm512_add_epi32(y0[h], di), rows);
-      for (int64_t j = 0; j < w.taps_w; ++j, dst += 32) {
+      for (int64_t j = 0; j < w.taps_w; ++j, ++row) {
         const __m512i dj = _mm512_set1_epi32((int32_t)(j * w.dilation_w));
         const int64_t tap = i * w.dilation_h * w.row_step + j * w.dilation_w * w.col_step;
         const __m512i shift = _mm512_set1_epi32((int32_t)tap);
-        for (int h = 0; h < 2; ++h) {
+        for (int h = 0; h < shape.nv + (shape.ne > 0); ++h) {
           const __mmask16 ok = row_ok[h] & _mm512_cmplt_epu32_mask(_mm512_add_epi32(x0[h], dj), cols);
           __m512 v;
           if (along_row[h] && unit) {
@@ -123,7 +182,13 @@ inline void rk_pack_conv_panel(const float* x, const RkConvWindow& w, int64_t p,
           } else {
             v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), ok, _mm512_add_epi32(at0[h], shift), xc, 4);
           }
-          _mm512_storeu_ps(dst + 16 * h, v);
+          if (h < shape.nv) {
+            _mm512_storeu_ps(dst + row * W + 16 * h, v);
+          } else {
+            alignas(64) float t[16];
+            _mm512_store_ps(t, v);
+            for (int e = 0; e < shape.ne; ++e) extra[e * K + row] = t[e];
+          }
         }
       }
     }
@@ -132,29 +197,55 @@ inline void rk_pack_conv_panel(const float* x, const RkConvWindow& w, int64_t p,
   for (int64_t ic = 0; ic < w.channels; ++ic) {
     const float* xc = x + ic * w.channel_step;
     for (int64_t i = 0; i < w.taps_h; ++i)
-      for (int64_t j = 0; j < w.taps_w; ++j, dst += 32)
-        for (int64_t c = 0; c < 32; ++c) {
+      for (int64_t j = 0; j < w.taps_w; ++j, ++row)
+        for (int64_t c = 0; c < W + shape.ne; ++c) {
           const int64_t y = top[c] + i * w.dilation_h, xx = left[c] + j * w.dilation_w;
-          dst[c] = (y >= 0 && y < w.in_h && xx >= 0 && xx < w.in_w) ? xc[y * w.row_step + xx * w.col_step] : 0.0f;
+          const float v = (y >= 0 && y < w.in_h && xx >= 0 && xx < w.in_w) ? xc[y * w.row_step + xx * w.col_step] : 0.0f;
+          if (c < W) dst[row * W + c] = v;
+          else extra[(c - W) * K + row] = v;
         }
   }
 #endif
 }
 
+// Rows [m_lo, m_hi) of C for one panel in `shape` (ncols of its columns below N), MR rows a block.
+template <int MR, int NV, int NE>
+inline void rk_panel_rows(int64_t m_lo, int64_t m_hi, int64_t k0, int64_t depth, const float* A, int64_t lda, const float* b,
+                          const float* extra, float* C, int64_t ldc, int64_t ncols) {
+  for (int64_t m = m_lo; m < m_hi; m += MR)
+    rk_panel_block<MR, NV, NE>((int)rk_min<int64_t>(MR, m_hi - m), depth, A + m * lda + k0, lda, b, extra, C + m * ldc, ldc, ncols, k0 > 0);
+}
+
+// Rows per block of a last panel's kernel: its accumulators (MR x (nv + ne) vectors) stay in
+// registers with the operands beside them.
+constexpr int rk_tail_rows(int vectors) { return kRkPanelRows == 8 ? (vectors <= 2 ? 8 : 4) : (vectors <= 2 ? 2 : 1); }
+
 // The rows [m_lo, m_hi) of C for panels [p_lo, p_hi), K in slices of kRkPanelDepth (one pass
-// up to 8192: a panel of that depth, 1 MiB, still fits L2).
+// up to 8192: a panel of that depth, 1 MiB, still fits L2); a last panel in another shape
+// (rk_tail_shape) in one pass over K.
 inline void rk_conv_gemm_tile(int64_t m_lo, int64_t m_hi, int64_t p_lo, int64_t p_hi, int64_t N, int64_t K, const float* A, int64_t lda,
                               const float* panels, float* C, int64_t ldc) {
-  for (int64_t k0 = 0; k0 < K; k0 += kRkPanelDepth) {
-    const int64_t depth = rk_min(kRkPanelDepth, K - k0);
-    for (int64_t p = p_lo; p < p_hi; ++p) {
-      const int64_t ncols = rk_min(kRkPanelCols, N - p * kRkPanelCols);
-      const float* b = panels + (p * K + k0) * kRkPanelCols;
-      int64_t m = m_lo;
-      for (; m + kRkPanelRows <= m_hi; m += kRkPanelRows)
-        rk_panel_block<kRkPanelRows>(depth, A + m * lda + k0, lda, b, C + m * ldc + p * kRkPanelCols, ldc, ncols, k0 > 0);
-      for (; m < m_hi; ++m)  // rows left below a multiple of kRkPanelRows (rare: channel counts are)
-        rk_panel_block<1>(depth, A + m * lda + k0, lda, b, C + m * ldc + p * kRkPanelCols, ldc, ncols, k0 > 0);
+  for (int64_t p = p_lo; p < p_hi; ++p) {
+    const int64_t ncols = rk_min(kRkPanelCols, N - p * kRkPanelCols);
+    const RkTailShape t = rk_tail_shape(ncols);
+    const float* b = panels + p * K * kRkPanelCols;
+    const float* extra = b + K * 16 * t.nv;
+    float* c = C + p * kRkPanelCols;
+    // One instantiation per shape: each is a kernel of its own.
+    switch (t.nv * 8 + t.ne) {
+      case 16:
+        for (int64_t k0 = 0; k0 < K; k0 += kRkPanelDepth)
+          rk_panel_rows<kRkPanelRows, 2, 0>(m_lo, m_hi, k0, rk_min(kRkPanelDepth, K - k0), A, lda, b + k0 * kRkPanelCols, nullptr, c, ldc, ncols);
+        break;
+      case 8: rk_panel_rows<rk_tail_rows(1), 1, 0>(m_lo, m_hi, 0, K, A, lda, b, nullptr, c, ldc, ncols); break;
+      case 9: rk_panel_rows<rk_tail_rows(2), 1, 1>(m_lo, m_hi, 0, K, A, lda, b, extra, c, ldc, 16); break;
+      case 10: rk_panel_rows<rk_tail_rows(3), 1, 2>(m_lo, m_hi, 0, K, A, lda, b, extra, c, ldc, 16); break;
+      case 11: rk_panel_rows<rk_tail_rows(4), 1, 3>(m_lo, m_hi, 0, K, A, lda, b, extra, c, ldc, 16); break;
+      case 12: rk_panel_rows<rk_tail_rows(5), 1, 4>(m_lo, m_hi, 0, K, A, lda, b, extra, c, ldc, 16); break;
+      case 1: rk_panel_rows<rk_tail_rows(1), 0, 1>(m_lo, m_hi, 0, K, A, lda, b, extra, c, ldc, 0); break;
+      case 2: rk_panel_rows<rk_tail_rows(2), 0, 2>(m_lo, m_hi, 0, K, A, lda, b, extra, c, ldc, 0); break;
+      case 3: rk_panel_rows<rk_tail_rows(3), 0, 3>(m_lo, m_hi, 0, K, A, lda, b, extra, c, ldc, 0); break;
+      case 4: rk_panel_rows<rk_tail_rows(4), 0, 4>(m_lo, m_hi, 0, K, A, lda, b, extra, c, ldc, 0); break;
     }
   }
 }
@@ -172,7 +263,7 @@ inline void rk_conv_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_
 #ifdef _OPENMP
   if (2.0 * (double)M * (double)N * (double)K >= kRkGemmParallelFlops && !omp_in_parallel()) threads = omp_get_max_threads();
 #endif
-  const auto pack = [&](int64_t p) { rk_pack_conv_panel(image, window, p, panels + p * K * kRkPanelCols); };
+  const auto pack = [&](int64_t p) { rk_pack_conv_panel(image, window, p, rk_tail_shape(rk_min(kRkPanelCols, N - p * kRkPanelCols)), panels + p * K * kRkPanelCols); };
   if (np >= 2 * threads && M * K * 4 <= (int64_t{1} << 20)) {
     const int64_t group = rk_max<int64_t>(1, rk_min(np / (2 * threads), (int64_t{512} << 10) / (K * kRkPanelCols * 4)));
     const int64_t groups = (np + group - 1) / group;

@@ -49,6 +49,14 @@ const Case kCases[] = {
     // Weights over 1 MiB (133 x 2052 floats): panels packed first, tiles of rows shared out; 81
     // pixels leave a last panel of 17 columns.
     {"conv_gemm_row_tiles", "graph g(%x: f32[1, 228, 9, 9], %w: f32[133, 228, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  return (%y)\n}"},
+    // The last panel in its own shape (rk_tail_shape): N = 32 + 1, 4, 3 (columns dotted along K),
+    // 9 (a vector, partly stored), 16, 18, 19, 20 (a vector and dotted columns), 25 (two vectors,
+    // partly stored); N = 4 and 17 alone; 7 x 7 as resnet18's layer4. K = 45 (not a multiple of
+    // 16), 13 rows (not a multiple of 8 or 4).
+    {"conv_gemm_last_panel_shapes",
+     "graph g(%x0: f32[1, 5, 1, 33], %x1: f32[1, 5, 6, 6], %x2: f32[1, 5, 5, 7], %x3: f32[1, 5, 1, 41], %x4: f32[1, 5, 6, 8], %x5: f32[1, 5, 5, 10], %x6: f32[1, 5, 3, 17], %x7: f32[1, 5, 4, 13], %x8: f32[1, 5, 3, 19], %x9: f32[1, 5, 2, 2], %x10: f32[1, 5, 1, 17], %x11: f32[1, 5, 7, 7], %w: f32[13, 5, 3, 3]) {\n"
+     "  %y0 = conv2d(%x0, %w, padding=[1, 1])\n  %y1 = conv2d(%x1, %w, padding=[1, 1])\n  %y2 = conv2d(%x2, %w, padding=[1, 1])\n  %y3 = conv2d(%x3, %w, padding=[1, 1])\n  %y4 = conv2d(%x4, %w, padding=[1, 1])\n  %y5 = conv2d(%x5, %w, padding=[1, 1])\n  %y6 = conv2d(%x6, %w, padding=[1, 1])\n  %y7 = conv2d(%x7, %w, padding=[1, 1])\n  %y8 = conv2d(%x8, %w, padding=[1, 1])\n  %y9 = conv2d(%x9, %w, padding=[1, 1])\n  %y10 = conv2d(%x10, %w, padding=[1, 1])\n  %y11 = conv2d(%x11, %w, padding=[1, 1])\n"
+     "  return (%y0, %y1, %y2, %y3, %y4, %y5, %y6, %y7, %y8, %y9, %y10, %y11)\n}"},
     // Stride 2 (gathers) and a batch of 2, above the threshold.
     {"conv_gemm_stride2_batch",
      "graph g(%x: f32[2, 24, 33, 31], %w: f32[32, 24, 3, 3], %b: f32[32]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1])\n  return (%y)\n}"},
