@@ -81,7 +81,9 @@ inline GeneratedCase first_generated_case(int max_nodes) {
   fail("the generator gave no case for the seed bundle");
 }
 
-// A private directory for the targets that read files, removed at exit.
+// A private directory for the targets that read files, removed at exit. The exit handler is
+// registered once `dir` is constructed, so it runs before `dir` is destroyed: registered from
+// inside dir's initializer it ran after, removed nothing, and every fuzzing run left one behind.
 inline const fs::path& scratch_dir() {
   static const fs::path dir = [] {
     std::string templ = (fs::temp_directory_path() / "rk-libfuzzer-XXXXXX").string();
@@ -89,12 +91,13 @@ inline const fs::path& scratch_dir() {
       std::perror("mkdtemp");
       std::abort();
     }
-    std::atexit([] {
-      std::error_code ec;
-      fs::remove_all(scratch_dir(), ec);
-    });
     return fs::path(templ);
   }();
+  static const bool removed_at_exit = std::atexit([] {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }) == 0;
+  (void)removed_at_exit;
   return dir;
 }
 
