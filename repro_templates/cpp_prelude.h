@@ -96,6 +96,7 @@ template <class T> inline T rk_max(T a, T b) { return (a != a || b != b) ? (a !=
 template <class T> inline T rk_min(T a, T b) { return (a != a || b != b) ? (a != a ? a : b) : (a < b ? a : b); }
 #ifdef RK_CONV_KERNELS
 #include "cpp_conv_gemm.h"
+#include "cpp_conv_winograd.h"
 #endif
 // Float math the vectoriser can inline (std::expf and friends are opaque calls): the same kind of
 // approximations PyTorch's vectorised CPU kernels use (exp within about 1 ulp; erf by Abramowitz
@@ -201,6 +202,7 @@ inline void rk_index_error(char* err, int errlen, const char* node, long long in
 // Hidden: each graph's library links its own copy, and one library's must not answer for another's.
 extern "C" __attribute__((visibility("hidden"))) void rk_conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* image,
                                                                        const RkConvWindow* window, float* panels, float* C, int64_t ldc) {
+  if (rk_winograd_pays(M, *window)) return rk_conv_winograd(M, A, lda, image, *window, C, ldc);
   rk_conv_gemm(M, N, K, A, lda, image, *window, panels, C, ldc);
 }
 #endif

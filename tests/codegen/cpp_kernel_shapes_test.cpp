@@ -1,7 +1,7 @@
 // The cpp backend's GEMM and convolution paths against the float64 reference across shapes: GEMMs
 // cut into slabs by rows or by columns (odd sizes, transposed and batched operands), batched
 // GEMMs side by side, im2col with padding, stride and dilation, the float conv GEMM's two ways of
-// sharing work, depthwise and few-input direct kernels, max pooling, size-1 dims, and inputs
+// sharing work, Winograd F(2x2, 3x3), depthwise and few-input direct kernels, max pooling, size-1 dims, and inputs
 // read through strides.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -44,8 +44,9 @@ const Case kCases[] = {
     // The float conv GEMM (cpp_conv_gemm.h) above 2 MFLOP, on two threads. Small weights: each
     // thread packs a group of panels and runs every row over it; 21 rows leave 5 below a block
     // of 8; 40-wide rows put 16-pixel halves on one row (a masked load) and across two (a gather).
+    // (15 channels: below the Winograd path's 16.)
     {"conv_gemm_panel_groups",
-     "graph g(%x: f32[1, 16, 40, 40], %w: f32[21, 16, 3, 3], %b: f32[21]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  return (%y)\n}"},
+     "graph g(%x: f32[1, 15, 40, 40], %w: f32[21, 15, 3, 3], %b: f32[21]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  return (%y)\n}"},
     // Weights over 1 MiB (133 x 2052 floats): panels packed first, tiles of rows shared out; 81
     // pixels leave a last panel of 17 columns.
     {"conv_gemm_row_tiles", "graph g(%x: f32[1, 228, 9, 9], %w: f32[133, 228, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  return (%y)\n}"},
@@ -57,6 +58,18 @@ const Case kCases[] = {
      "graph g(%x0: f32[1, 5, 1, 33], %x1: f32[1, 5, 6, 6], %x2: f32[1, 5, 5, 7], %x3: f32[1, 5, 1, 41], %x4: f32[1, 5, 6, 8], %x5: f32[1, 5, 5, 10], %x6: f32[1, 5, 3, 17], %x7: f32[1, 5, 4, 13], %x8: f32[1, 5, 3, 19], %x9: f32[1, 5, 2, 2], %x10: f32[1, 5, 1, 17], %x11: f32[1, 5, 7, 7], %w: f32[13, 5, 3, 3]) {\n"
      "  %y0 = conv2d(%x0, %w, padding=[1, 1])\n  %y1 = conv2d(%x1, %w, padding=[1, 1])\n  %y2 = conv2d(%x2, %w, padding=[1, 1])\n  %y3 = conv2d(%x3, %w, padding=[1, 1])\n  %y4 = conv2d(%x4, %w, padding=[1, 1])\n  %y5 = conv2d(%x5, %w, padding=[1, 1])\n  %y6 = conv2d(%x6, %w, padding=[1, 1])\n  %y7 = conv2d(%x7, %w, padding=[1, 1])\n  %y8 = conv2d(%x8, %w, padding=[1, 1])\n  %y9 = conv2d(%x9, %w, padding=[1, 1])\n  %y10 = conv2d(%x10, %w, padding=[1, 1])\n  %y11 = conv2d(%x11, %w, padding=[1, 1])\n"
      "  return (%y0, %y1, %y2, %y3, %y4, %y5, %y6, %y7, %y8, %y9, %y10, %y11)\n}"},
+    // Winograd F(2x2, 3x3) (cpp_conv_winograd.h: 3x3 stride 1, 16 channels and 16 outputs or
+    // more, 128 tiles or more): odd output sizes (a last tile half outside, down and right), 21
+    // rows (5 below a block of 8), a batch of 2, bias and relu after it; padding 0 with a last
+    // panel of 8 tiles (the 16-wide kernel); padding 2 and 0 (asymmetric); one tile a row (32
+    // runs a panel); an input read through channel-last strides.
+    {"winograd_odd_sizes_epilogue",
+     "graph g(%x: f32[2, 16, 23, 25], %w: f32[21, 16, 3, 3], %b: f32[21]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  %r = relu(%y)\n  return (%r)\n}"},
+    {"winograd_last_panel_of_8", "graph g(%x: f32[1, 17, 18, 35], %w: f32[16, 17, 3, 3]) {\n  %y = conv2d(%x, %w)\n  return (%y)\n}"},
+    {"winograd_padding_2_0", "graph g(%x: f32[1, 16, 24, 24], %w: f32[18, 16, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[2, 0])\n  return (%y)\n}"},
+    {"winograd_one_tile_a_row", "graph g(%x: f32[1, 16, 256, 1], %w: f32[16, 16, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  return (%y)\n}"},
+    {"winograd_strided_input",
+     "graph g(%x: f32[1, 16, 24, 22] strides=[8448, 1, 352, 16], %w: f32[24, 16, 3, 3], %b: f32[24]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  return (%y)\n}"},
     // Stride 2 (gathers) and a batch of 2, above the threshold.
     {"conv_gemm_stride2_batch",
      "graph g(%x: f32[2, 24, 33, 31], %w: f32[32, 24, 3, 3], %b: f32[32]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1])\n  return (%y)\n}"},

@@ -1,0 +1,175 @@
+// reprokit generated code: Winograd F(2x2, 3x3) for float 3x3 stride-1 convolutions (part of
+// cpp_prelude.h, compiled only into the kernels unit, after cpp_conv_gemm.h).
+//
+// Each 2x2 block of output pixels (a tile) is A^T [(G g G^T) . (B^T d B)] A, d the 4x4 input
+// under it: per tile and channel pair, 16 products where the direct convolution takes 36. The
+// 16 element-wise products summed over channels are 16 GEMMs, U[xi] (M x C) x V[xi] (C x tiles),
+// on the conv GEMM's own kernel (rk_panel_block): the multiply work falls 2.25x. The transforms
+// are vectorised along a row of tiles (stride-2 loads and stores), and the work is cut into
+// panels of 32 tiles: each thread transforms one panel's input, runs the 16 GEMMs on it and
+// transforms their output while all of it is in its own L2 (resnet18's layer1: 262 KiB).
+// Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks", 2016.
+
+// U[xi][m][c] = (G g G^T)[xi] for the weights g[m][c][3][3] (rows lda apart): every run, since
+// the weights are graph inputs. Vectorised along c, so each of the 16 outputs is stored whole.
+inline void rk_winograd_weights(const float* w, int64_t lda, int64_t M, int64_t C, float* U, int64_t uplane) {
+#pragma omp for schedule(static)
+  for (int64_t m = 0; m < M; ++m) {
+    const float* wm = w + m * lda;
+    for (int64_t c = 0; c < C; ++c) {
+      const float* g = wm + c * 9;
+      float t[4][3];
+      for (int j = 0; j < 3; ++j) {
+        t[0][j] = g[j];
+        t[1][j] = 0.5f * (g[j] + g[3 + j] + g[6 + j]);
+        t[2][j] = 0.5f * (g[j] - g[3 + j] + g[6 + j]);
+        t[3][j] = g[6 + j];
+      }
+      for (int i = 0; i < 4; ++i) {
+        float* u = U + (i * 4) * uplane + m * C + c;
+        u[0] = t[i][0];
+        u[uplane] = 0.5f * (t[i][0] + t[i][1] + t[i][2]);
+        u[2 * uplane] = 0.5f * (t[i][0] - t[i][1] + t[i][2]);
+        u[3 * uplane] = t[i][2];
+      }
+    }
+  }
+}
+
+// Where a run of tiles sits: tile row ty, columns [tx, tx + n), at column j of its panel.
+struct RkTileRun {
+  int64_t ty, tx, n, j;
+};
+
+// V[xi][c][j] (rows `width` floats apart, xi planes `plane` floats apart) = B^T d B for the tiles
+// of one run and channel c: the run's 4 input rows are copied with their padding into a row
+// buffer, then read two columns a tile.
+inline void rk_winograd_input_run(const float* xc, const RkConvWindow& w, const RkTileRun& r, float* v, int64_t plane) {
+  float rows[4][2 * 32 + 2];
+  const int64_t x0 = 2 * r.tx - w.pad_w, span = 2 * r.n + 2;
+  for (int i = 0; i < 4; ++i) {
+    const int64_t y = 2 * r.ty - w.pad_h + i;
+    float* dst = rows[i];
+    if (y < 0 || y >= w.in_h) {
+      for (int64_t k = 0; k < span; ++k) dst[k] = 0.0f;
+      continue;
+    }
+    const float* src = xc + y * w.row_step;
+    const int64_t lo = rk_min(span, rk_max<int64_t>(0, -x0)), hi = rk_max(lo, rk_min(span, w.in_w - x0));
+    for (int64_t k = 0; k < lo; ++k) dst[k] = 0.0f;
+    if (w.col_step == 1) {
+#pragma omp simd
+      for (int64_t k = lo; k < hi; ++k) dst[k] = src[x0 + k];
+    } else {
+      for (int64_t k = lo; k < hi; ++k) dst[k] = src[(x0 + k) * w.col_step];
+    }
+    for (int64_t k = hi; k < span; ++k) dst[k] = 0.0f;
+  }
+#pragma omp simd
+  for (int64_t l = 0; l < r.n; ++l) {
+    float d[4][4], t[4][4];
+    for (int i = 0; i < 4; ++i)
+      for (int s = 0; s < 4; ++s) d[i][s] = rows[i][2 * l + s];
+    for (int s = 0; s < 4; ++s) {
+      t[0][s] = d[0][s] - d[2][s];
+      t[1][s] = d[1][s] + d[2][s];
+      t[2][s] = d[2][s] - d[1][s];
+      t[3][s] = d[1][s] - d[3][s];
+    }
+    for (int i = 0; i < 4; ++i) {
+      float* o = v + (i * 4) * plane + l;
+      o[0] = t[i][0] - t[i][2];
+      o[plane] = t[i][1] + t[i][2];
+      o[2 * plane] = t[i][2] - t[i][1];
+      o[3 * plane] = t[i][1] - t[i][3];
+    }
+  }
+}
+
+// out[m] for the tiles of one run from Mo[xi][m][j] (rows `width` apart, xi planes `plane`
+// apart): A^T m A, each 2x2 block stored where it falls inside the output.
+inline void rk_winograd_output_run(const float* mo, int64_t plane, const RkTileRun& r, int64_t out_h, int64_t out_w, float* out) {
+  float y[2][2 * 32];
+#pragma omp simd
+  for (int64_t l = 0; l < r.n; ++l) {
+    float m[4][4], t[2][4];
+    for (int i = 0; i < 4; ++i)
+      for (int s = 0; s < 4; ++s) m[i][s] = mo[(i * 4 + s) * plane + l];
+    for (int s = 0; s < 4; ++s) {
+      t[0][s] = m[0][s] + m[1][s] + m[2][s];
+      t[1][s] = m[1][s] - m[2][s] - m[3][s];
+    }
+    for (int a = 0; a < 2; ++a) {
+      y[a][2 * l] = t[a][0] + t[a][1] + t[a][2];
+      y[a][2 * l + 1] = t[a][1] - t[a][2] - t[a][3];
+    }
+  }
+  const int64_t ox = 2 * r.tx, cols = rk_min(2 * r.n, out_w - ox);
+  for (int a = 0; a < 2 && 2 * r.ty + a < out_h; ++a) {
+    float* dst = out + (2 * r.ty + a) * out_w + ox;
+#pragma omp simd
+    for (int64_t k = 0; k < cols; ++k) dst[k] = y[a][k];
+  }
+}
+
+// Whether the transforms, and the weights' transform every run, cost less than the multiplies
+// they save: enough channels for the GEMMs' K, and enough tiles per weight. On resnet18's
+// shapes (two threads, docs/INTERNALS.md): 56 x 56 (784 tiles) 0.6x the time of the conv GEMM,
+// 28 x 28 (196) 0.8x, 14 x 14 (49) 1.2x. U (16 M C floats) is capped at 16 MiB.
+inline bool rk_winograd_pays(int64_t M, const RkConvWindow& w) {
+  const bool shape = w.taps_h == 3 && w.taps_w == 3 && w.stride_h == 1 && w.stride_w == 1 && w.dilation_h == 1 && w.dilation_w == 1;
+  const int64_t tiles = ((w.plane / w.out_w + 1) / 2) * ((w.out_w + 1) / 2);
+  return shape && w.channels >= 16 && M >= 16 && tiles >= 128 && M * w.channels <= (int64_t{1} << 18);
+}
+
+// The 16 planes of U, V and Mo are padded by a cache line: at their natural sizes (resnet18's
+// 64 x 64 floats, 64 x 32) the 16 rows one transform reads or writes fall in one L1 set and
+// evict each other (the transforms ran 3-4x slower).
+constexpr int64_t rk_winograd_plane(int64_t floats) { return floats + 16; }
+
+// C[M x (out_h x out_w)] (rows ldc apart) = conv3x3(image, weights A[M x 9C] (rows lda apart)),
+// stride 1, by panels of 32 tiles.
+inline void rk_conv_winograd(int64_t M, const float* A, int64_t lda, const float* image, const RkConvWindow& w, float* C, int64_t ldc) {
+  const int64_t ch = w.channels, out_w = w.out_w, out_h = w.plane / out_w;
+  const int64_t tiles_w = (out_w + 1) / 2, tiles = ((out_h + 1) / 2) * tiles_w, np = (tiles + 31) / 32;
+  const int64_t uplane = rk_winograd_plane(M * ch), vplane = rk_winograd_plane(ch * 32), mplane = rk_winograd_plane(M * 32);
+  // Scratch kept per thread across runs (OpenMP's threads live as long as the process): the
+  // transformed weights on the calling thread, a panel's V and Mo on each worker.
+  static thread_local std::vector<float> u_buf;
+  if ((int64_t)u_buf.size() < 16 * uplane) u_buf.resize((size_t)(16 * uplane));
+  float* U = u_buf.data();
+  int threads = 1;
+#ifdef _OPENMP
+  if (!omp_in_parallel()) threads = omp_get_max_threads();
+#endif
+#pragma omp parallel num_threads(threads)
+  {
+    rk_winograd_weights(A, lda, M, ch, U, uplane);  // ends in the omp for's barrier
+    static thread_local std::vector<float> work;
+    if ((int64_t)work.size() < 16 * (vplane + mplane)) work.resize((size_t)(16 * (vplane + mplane)));
+    float* V = work.data();
+    float* Mo = V + 16 * vplane;
+#pragma omp for schedule(dynamic)
+    for (int64_t p = 0; p < np; ++p) {
+      const int64_t q0 = p * 32, n = rk_min<int64_t>(32, tiles - q0);
+      const int64_t width = n > 16 ? 32 : 16;  // a last panel of 16 or fewer in the 16-wide kernel
+      // The panel's runs of tiles along tile rows.
+      RkTileRun runs[33];
+      int nr = 0;
+      for (int64_t q = q0; q < q0 + n;) {
+        const int64_t ty = q / tiles_w, tx = q % tiles_w, len = rk_min(tiles_w - tx, q0 + n - q);
+        runs[nr++] = {ty, tx, len, q - q0};
+        q += len;
+      }
+      for (int64_t c = 0; c < ch; ++c)
+        for (int i = 0; i < nr; ++i) rk_winograd_input_run(image + c * w.channel_step, w, runs[i], V + c * width + runs[i].j, vplane);
+      for (int64_t xi = 0; xi < 16; ++xi) {
+        const float* u = U + xi * uplane;
+        if (width == 32) rk_panel_rows<kRkPanelRows, 2, 0>(0, M, 0, ch, u, ch, V + xi * vplane, nullptr, Mo + xi * mplane, width, width);
+        else rk_panel_rows<rk_tail_rows(1), 1, 0>(0, M, 0, ch, u, ch, V + xi * vplane, nullptr, Mo + xi * mplane, width, width);
+      }
+      for (int64_t m = 0; m < M; ++m)
+        for (int i = 0; i < nr; ++i) rk_winograd_output_run(Mo + m * width + runs[i].j, mplane, runs[i], out_h, out_w, C + m * ldc);
+    }
+  }
+}
