@@ -41,35 +41,50 @@ struct RkTileRun {
   int64_t ty, tx, n, j;
 };
 
-// V[xi][c][j] (rows `width` floats apart, xi planes `plane` floats apart) = B^T d B for the tiles
-// of one run and channel c: the run's 4 input rows are copied with their padding into a row
-// buffer, then read two columns a tile.
+// Lanes 0, 2, .., 30 and 1, 3, .., 31 of two vectors side by side; the two interleaved.
+typedef int32_t rk_i32x16 __attribute__((vector_size(64)));
+constexpr rk_i32x16 kRkEvenLanes = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
+constexpr rk_i32x16 kRkOddLanes = {1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31};
+constexpr rk_i32x16 kRkZipLow = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23};
+constexpr rk_i32x16 kRkZipHigh = {8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+inline rk_f32x16 rk_load16(const float* p) { return *(const rk_f32x16*)p; }
+
+// V[xi][c][j..] (xi planes `plane` floats apart) = B^T d B for the tiles of one run and channel
+// c, 16 tiles a vector: the run's 4 input rows are copied with their padding into a row buffer,
+// and tile l's columns 2l..2l+3 come out of it as the even and odd lanes of two vector pairs.
+// Whole vectors are stored: up to 15 floats past the run, which the next run or channel writes
+// over later, or the plane's padding takes (rk_winograd_plane).
 inline void rk_winograd_input_run(const float* xc, const RkConvWindow& w, const RkTileRun& r, float* v, int64_t plane) {
-  float rows[4][2 * 32 + 2];
-  const int64_t x0 = 2 * r.tx - w.pad_w, span = 2 * r.n + 2;
+  constexpr int kSpan = 2 * 32 + 2 + 16;  // two vectors' columns, and the last pair's overread
+  float rows[4][kSpan];
+  const int64_t x0 = 2 * r.tx - w.pad_w, span = 2 * r.n + 2, fill = r.n > 16 ? kSpan : 2 * 16 + 2 + 16;
   for (int i = 0; i < 4; ++i) {
     const int64_t y = 2 * r.ty - w.pad_h + i;
     float* dst = rows[i];
     if (y < 0 || y >= w.in_h) {
-      for (int64_t k = 0; k < span; ++k) dst[k] = 0.0f;
+      for (int64_t k = 0; k < fill; ++k) dst[k] = 0.0f;
       continue;
     }
     const float* src = xc + y * w.row_step;
     const int64_t lo = rk_min(span, rk_max<int64_t>(0, -x0)), hi = rk_max(lo, rk_min(span, w.in_w - x0));
     for (int64_t k = 0; k < lo; ++k) dst[k] = 0.0f;
     if (w.col_step == 1) {
-#pragma omp simd
-      for (int64_t k = lo; k < hi; ++k) dst[k] = src[x0 + k];
+      std::memcpy(dst + lo, src + x0 + lo, sizeof(float) * (size_t)(hi - lo));
     } else {
       for (int64_t k = lo; k < hi; ++k) dst[k] = src[(x0 + k) * w.col_step];
     }
-    for (int64_t k = hi; k < span; ++k) dst[k] = 0.0f;
+    for (int64_t k = hi; k < fill; ++k) dst[k] = 0.0f;
   }
-#pragma omp simd
-  for (int64_t l = 0; l < r.n; ++l) {
-    float d[4][4], t[4][4];
-    for (int i = 0; i < 4; ++i)
-      for (int s = 0; s < 4; ++s) d[i][s] = rows[i][2 * l + s];
+  for (int64_t l0 = 0; l0 < r.n; l0 += 16) {
+    rk_f32x16 d[4][4], t[4][4];
+    for (int i = 0; i < 4; ++i) {
+      const float* row = rows[i] + 2 * l0;
+      const rk_f32x16 a = rk_load16(row), b = rk_load16(row + 16), c = rk_load16(row + 2), e = rk_load16(row + 18);
+      d[i][0] = __builtin_shuffle(a, b, kRkEvenLanes);
+      d[i][1] = __builtin_shuffle(a, b, kRkOddLanes);
+      d[i][2] = __builtin_shuffle(c, e, kRkEvenLanes);
+      d[i][3] = __builtin_shuffle(c, e, kRkOddLanes);
+    }
     for (int s = 0; s < 4; ++s) {
       t[0][s] = d[0][s] - d[2][s];
       t[1][s] = d[1][s] + d[2][s];
@@ -77,39 +92,36 @@ inline void rk_winograd_input_run(const float* xc, const RkConvWindow& w, const 
       t[3][s] = d[1][s] - d[3][s];
     }
     for (int i = 0; i < 4; ++i) {
-      float* o = v + (i * 4) * plane + l;
-      o[0] = t[i][0] - t[i][2];
-      o[plane] = t[i][1] + t[i][2];
-      o[2 * plane] = t[i][2] - t[i][1];
-      o[3 * plane] = t[i][1] - t[i][3];
+      float* o = v + (i * 4) * plane + l0;
+      *(rk_f32x16*)o = t[i][0] - t[i][2];
+      *(rk_f32x16*)(o + plane) = t[i][1] + t[i][2];
+      *(rk_f32x16*)(o + 2 * plane) = t[i][2] - t[i][1];
+      *(rk_f32x16*)(o + 3 * plane) = t[i][1] - t[i][3];
     }
   }
 }
 
-// out[m] for the tiles of one run from Mo[xi][m][j] (rows `width` apart, xi planes `plane`
-// apart): A^T m A, each 2x2 block stored where it falls inside the output.
+// out[m] for the tiles of one run from Mo[xi][m][j..] (xi planes `plane` apart), 16 tiles a
+// vector: A^T m A, the two columns of each row interleaved, then stored where they fall inside
+// the output (reading past the run is harmless: Mo has a row or the plane's padding there).
 inline void rk_winograd_output_run(const float* mo, int64_t plane, const RkTileRun& r, int64_t out_h, int64_t out_w, float* out) {
   float y[2][2 * 32];
-#pragma omp simd
-  for (int64_t l = 0; l < r.n; ++l) {
-    float m[4][4], t[2][4];
+  for (int64_t l0 = 0; l0 < r.n; l0 += 16) {
+    rk_f32x16 m[4][4], t[2][4];
     for (int i = 0; i < 4; ++i)
-      for (int s = 0; s < 4; ++s) m[i][s] = mo[(i * 4 + s) * plane + l];
+      for (int s = 0; s < 4; ++s) m[i][s] = rk_load16(mo + (i * 4 + s) * plane + l0);
     for (int s = 0; s < 4; ++s) {
       t[0][s] = m[0][s] + m[1][s] + m[2][s];
       t[1][s] = m[1][s] - m[2][s] - m[3][s];
     }
     for (int a = 0; a < 2; ++a) {
-      y[a][2 * l] = t[a][0] + t[a][1] + t[a][2];
-      y[a][2 * l + 1] = t[a][1] - t[a][2] - t[a][3];
+      const rk_f32x16 left = t[a][0] + t[a][1] + t[a][2], right = t[a][1] - t[a][2] - t[a][3];
+      *(rk_f32x16*)(y[a] + 2 * l0) = __builtin_shuffle(left, right, kRkZipLow);
+      *(rk_f32x16*)(y[a] + 2 * l0 + 16) = __builtin_shuffle(left, right, kRkZipHigh);
     }
   }
   const int64_t ox = 2 * r.tx, cols = rk_min(2 * r.n, out_w - ox);
-  for (int a = 0; a < 2 && 2 * r.ty + a < out_h; ++a) {
-    float* dst = out + (2 * r.ty + a) * out_w + ox;
-#pragma omp simd
-    for (int64_t k = 0; k < cols; ++k) dst[k] = y[a][k];
-  }
+  for (int a = 0; a < 2 && 2 * r.ty + a < out_h; ++a) std::memcpy(out + (2 * r.ty + a) * out_w + ox, y[a], sizeof(float) * (size_t)cols);
 }
 
 // Whether the transforms, and the weights' transform every run, cost less than the multiplies
