@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "../ir/all_ops.h"
+#include "../scratch_dir.h"
 #include "onnx_test_util.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/op_registry.h"
@@ -184,14 +185,12 @@ graph zero_size(%x: f32[4, 0, 2], %w: f32[3, 2], %e: f32[0, 5], %w0: f32[2, 0], 
 }
 
 TEST(OnnxExport, WritesReproOnnx) {
-  fs::path d = fs::temp_directory_path() / ("rk_onnx_repro_" + std::to_string(::getpid()));
-  fs::remove_all(d);
+  fs::path d = scratch_root("rk_onnx_") / "repro";  // removed at exit, even after a failed ASSERT
   Dir dir = Dir::create(d.string());
   write_onnx_repro(dir, parse_graph(kAllOpsGraph, "all_ops.rk"));
   ASSERT_TRUE(fs::exists(d / "repro.onnx"));
   ImportedModel m = import_onnx((d / "repro.onnx").string());
   EXPECT_EQ(m.graph.name, "all_ops");
-  fs::remove_all(d);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <limits>
 
+#include "../scratch_dir.h"
 #include "onnx_test_util.h"
 #include "reprokit/support/errors.h"
 
@@ -225,11 +226,9 @@ TEST(OnnxImportErrors, HostileFiles) {
     EXPECT_EQ(existing, missing) << "the message must not tell whether the file exists";
   }
   // Not a regular file; missing.
-  fs::path dir = fs::temp_directory_path() / ("rk_onnx_hostile_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  fs::path dir = scratch_dir("rk_onnx_", "hostile");
   EXPECT_THROW(import_onnx(dir.string()), UserError);
   EXPECT_THROW(import_onnx((dir / "missing.onnx").string()), UserError);
-  fs::remove_all(dir);
 }
 
 TEST(OnnxImportErrors, HostileGraphs) {
