@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "backend_test_util.h"
+#include "reprokit/aot/autodiff.h"
 
 using namespace reprokit;
 using namespace reprokit::testing;
@@ -112,3 +113,14 @@ TEST_P(CppKernelShapes, MatchTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, CppKernelShapes, ::testing::ValuesIn(kCases), [](const auto& info) { return std::string(info.param.name); });
+
+// Under --train: the joint graph of a conv on the Winograd path. Its input gradient is itself a
+// 3x3 stride-1 conv (the output gradient padded, the weights flipped: 24 channels to 16, 144
+// tiles), so both directions run through cpp_conv_winograd.h; the weight gradient (a 24 x 24
+// kernel) runs on the conv GEMM.
+TEST(CppKernelShapesTrain, WinogradConvAndItsGradientsMatchTheReference) {
+  Graph g = parse_graph("graph t(%x: f32[1, 16, 24, 24] grad, %w: f32[24, 16, 3, 3] grad, %b: f32[24] grad) {\n"
+                        "  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  %r = relu(%y)\n  return (%r)\n}");
+  JointGraph j = build_joint_graph(g);
+  EXPECT_LT(max_error_vs_f64(j.graph, cpp_options()), 1e-5);
+}
