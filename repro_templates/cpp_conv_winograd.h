@@ -140,26 +140,30 @@ inline bool rk_winograd_pays(int64_t M, const RkConvWindow& w) {
 constexpr int64_t rk_winograd_plane(int64_t floats) { return floats + 16; }
 
 // C[M x (out_h x out_w)] (rows ldc apart) = conv3x3(image, weights A[M x 9C] (rows lda apart)),
-// stride 1, by panels of 32 tiles.
-inline void rk_conv_winograd(int64_t M, const float* A, int64_t lda, const float* image, const RkConvWindow& w, float* C, int64_t ldc) {
+// stride 1, by panels of 32 tiles, in `scratch` (room for `room` floats: the conv GEMM's panels,
+// planned once per compiled graph): U, then a panel's V and Mo per thread. With too little room
+// for U and one thread's panel, it does nothing and returns false (the caller runs the GEMM);
+// with room for fewer threads than OpenMP has, it runs on fewer.
+inline bool rk_conv_winograd(int64_t M, const float* A, int64_t lda, const float* image, const RkConvWindow& w, float* scratch, int64_t room, float* C,
+                             int64_t ldc) {
   const int64_t ch = w.channels, out_w = w.out_w, out_h = w.plane / out_w;
   const int64_t tiles_w = (out_w + 1) / 2, tiles = ((out_h + 1) / 2) * tiles_w, np = (tiles + 31) / 32;
   const int64_t uplane = rk_winograd_plane(M * ch), vplane = rk_winograd_plane(ch * 32), mplane = rk_winograd_plane(M * 32);
-  // Scratch kept per thread across runs (OpenMP's threads live as long as the process): the
-  // transformed weights on the calling thread, a panel's V and Mo on each worker.
-  static thread_local std::vector<float> u_buf;
-  if ((int64_t)u_buf.size() < 16 * uplane) u_buf.resize((size_t)(16 * uplane));
-  float* U = u_buf.data();
+  const int64_t per_thread = 16 * (vplane + mplane), fit = (room - 16 * uplane) / per_thread;
+  if (fit < 1) return false;
   int threads = 1;
 #ifdef _OPENMP
-  if (!omp_in_parallel()) threads = omp_get_max_threads();
+  if (!omp_in_parallel()) threads = (int)rk_min<int64_t>(omp_get_max_threads(), fit);
 #endif
+  float* U = scratch;
 #pragma omp parallel num_threads(threads)
   {
     rk_winograd_weights(A, lda, M, ch, U, uplane);  // ends in the omp for's barrier
-    static thread_local std::vector<float> work;
-    if ((int64_t)work.size() < 16 * (vplane + mplane)) work.resize((size_t)(16 * (vplane + mplane)));
-    float* V = work.data();
+    int me = 0;
+#ifdef _OPENMP
+    me = omp_get_thread_num();
+#endif
+    float* V = scratch + 16 * uplane + me * per_thread;
     float* Mo = V + 16 * vplane;
 #pragma omp for schedule(dynamic)
     for (int64_t p = 0; p < np; ++p) {
@@ -184,4 +188,5 @@ inline void rk_conv_winograd(int64_t M, const float* A, int64_t lda, const float
         for (int i = 0; i < nr; ++i) rk_winograd_output_run(Mo + m * width + runs[i].j, mplane, runs[i], out_h, out_w, C + m * ldc);
     }
   }
+  return true;
 }
