@@ -75,6 +75,14 @@ const Case kCases[] = {
     {"winograd_no_room_runs_the_gemm", "graph g(%x: f32[1, 16, 24, 24], %w: f32[320, 16, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  return (%y)\n}"},
     {"winograd_strided_input",
      "graph g(%x: f32[1, 16, 24, 22] strides=[8448, 1, 352, 16], %w: f32[24, 16, 3, 3], %b: f32[24]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  return (%y)\n}"},
+    // 1x1 stride-1 convs with K >= 2 M read their input in place, the last panel packed: N = 114
+    // (3 x 32 + 18: a vector and two dotted columns), a batch of 2 and 2 groups; 900 -> 300
+    // (weights over 1 MiB: tiles of rows, two threads) with N = 72 (a last panel of 8); the same
+    // conv over channel-last strides is packed.
+    {"conv_1x1_in_place_groups", "graph g(%x: f32[2, 80, 6, 19], %w: f32[20, 40, 1, 1], %b: f32[20]) {\n  %y = conv2d(%x, %w, %b, groups=2)\n  return (%y)\n}"},
+    {"conv_1x1_in_place_row_tiles", "graph g(%x: f32[1, 900, 8, 9], %w: f32[300, 900, 1, 1]) {\n  %y = conv2d(%x, %w)\n  return (%y)\n}"},
+    {"conv_1x1_channels_last_packed",
+     "graph g(%x: f32[1, 40, 6, 19] strides=[4560, 1, 760, 40], %w: f32[16, 40, 1, 1]) {\n  %y = conv2d(%x, %w)\n  return (%y)\n}"},
     // Stride 2 (gathers) and a batch of 2, above the threshold.
     {"conv_gemm_stride2_batch",
      "graph g(%x: f32[2, 24, 33, 31], %w: f32[32, 24, 3, 3], %b: f32[32]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1])\n  return (%y)\n}"},
