@@ -299,8 +299,15 @@ inline void rk_conv_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_
     const int64_t row_tiles = (M + kRkTileRows - 1) / kRkTileRows, panel_tiles = (np + kRkTilePanels - 1) / kRkTilePanels;
 #pragma omp for schedule(dynamic) collapse(2)
     for (int64_t ti = 0; ti < row_tiles; ++ti)
-      for (int64_t tj = 0; tj < panel_tiles; ++tj)
-        rk_conv_gemm_tile(ti * kRkTileRows, rk_min(M, (ti + 1) * kRkTileRows), tj * kRkTilePanels, rk_min(np, (tj + 1) * kRkTilePanels), N, K, A, lda,
-                          panels, C, ldc, direct, ldd);
+      for (int64_t tj = 0; tj < panel_tiles; ++tj) {
+        const int64_t m_lo = ti * kRkTileRows, m_hi = rk_min(M, (ti + 1) * kRkTileRows), p_lo = tj * kRkTilePanels, p_hi = rk_min(np, (tj + 1) * kRkTilePanels);
+        // Whichever of the tile's weights and panels is larger is read once: panels outermost
+        // (each panel against every row), or, with more rows than panel columns, blocks of rows
+        // outermost (resnet18's layer4: 2.4 MiB of weights a tile against 1.2 MiB of panels,
+        // 740-753 against 792-840 us a conv).
+        const int64_t rows_at_once = m_hi - m_lo > kRkPanelCols * (p_hi - p_lo) ? kRkPanelRows : m_hi - m_lo;
+        for (int64_t m = m_lo; m < m_hi; m += rows_at_once)
+          rk_conv_gemm_tile(m, rk_min(m_hi, m + rows_at_once), p_lo, p_hi, N, K, A, lda, panels, C, ldc, direct, ldd);
+      }
   }
 }
