@@ -258,7 +258,7 @@ inline void rk_conv_gemm_tile(int64_t m_lo, int64_t m_hi, int64_t p_lo, int64_t 
 // C[M x N] (rows ldc apart) = A[M x K] (rows lda apart) x im2col(image) (K x N), through panels
 // (room for all of them). A 1x1 stride-1 conv over a contiguous plane needs no im2col: its
 // input is B, K rows of N pixels, and full panels can be read from it in place. That pays where
-// the pack (a copy, K x N) is large against the multiply (M x K x N): with K >= 2 M, 0.47-0.84x
+// the pack (a copy, K x N) is large against the multiply (M x K x N): with K >= 2 M, 0.47-0.85x
 // the time on mobilenet_v2's and squeezenet's shapes; with more rows than K, reading strided
 // rows for every block of rows cost 3-10% more than packing them once. With panels enough to
 // share out, each thread packs a group of panels

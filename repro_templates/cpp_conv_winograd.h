@@ -11,7 +11,8 @@
 // Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks", 2016.
 
 // U[xi][m][c] = (G g G^T)[xi] for the weights g[m][c][3][3] (rows lda apart): every run, since
-// the weights are graph inputs. Vectorised along c, so each of the 16 outputs is stored whole.
+// the weights are graph inputs. Rows shared out; a scalar loop (copying the taps out to vectorise
+// along c was slower, see docs/INTERNALS.md).
 inline void rk_winograd_weights(const float* w, int64_t lda, int64_t M, int64_t C, float* U, int64_t uplane) {
 #pragma omp for schedule(static)
   for (int64_t m = 0; m < M; ++m) {
@@ -124,14 +125,16 @@ inline void rk_winograd_output_run(const float* mo, int64_t plane, const RkTileR
   for (int a = 0; a < 2 && 2 * r.ty + a < out_h; ++a) std::memcpy(out + (2 * r.ty + a) * out_w + ox, y[a], sizeof(float) * (size_t)cols);
 }
 
+// 2x2 output tiles of the conv, down and across (a last one half outside where a side is odd).
+inline int64_t rk_winograd_tiles(const RkConvWindow& w) { return ((w.plane / w.out_w + 1) / 2) * ((w.out_w + 1) / 2); }
+
 // Whether the transforms, and the weights' transform every run, cost less than the multiplies
 // they save: enough channels for the GEMMs' K, and enough tiles per weight. On resnet18's
 // shapes (two threads, docs/INTERNALS.md): 56 x 56 (784 tiles) 0.6x the time of the conv GEMM,
 // 28 x 28 (196) 0.8x, 14 x 14 (49) 1.2x. U (16 M C floats) is capped at 16 MiB.
 inline bool rk_winograd_pays(int64_t M, const RkConvWindow& w) {
   const bool shape = w.taps_h == 3 && w.taps_w == 3 && w.stride_h == 1 && w.stride_w == 1 && w.dilation_h == 1 && w.dilation_w == 1;
-  const int64_t tiles = ((w.plane / w.out_w + 1) / 2) * ((w.out_w + 1) / 2);
-  return shape && w.channels >= 16 && M >= 16 && tiles >= 128 && M * w.channels <= (int64_t{1} << 18);
+  return shape && w.channels >= 16 && M >= 16 && rk_winograd_tiles(w) >= 128 && M * w.channels <= (int64_t{1} << 18);
 }
 
 // The 16 planes of U, V and Mo are padded by a cache line: at their natural sizes (resnet18's
@@ -147,7 +150,7 @@ constexpr int64_t rk_winograd_plane(int64_t floats) { return floats + 16; }
 inline bool rk_conv_winograd(int64_t M, const float* A, int64_t lda, const float* image, const RkConvWindow& w, float* scratch, int64_t room, float* C,
                              int64_t ldc) {
   const int64_t ch = w.channels, out_w = w.out_w, out_h = w.plane / out_w;
-  const int64_t tiles_w = (out_w + 1) / 2, tiles = ((out_h + 1) / 2) * tiles_w, np = (tiles + 31) / 32;
+  const int64_t tiles_w = (out_w + 1) / 2, tiles = rk_winograd_tiles(w), np = (tiles + 31) / 32;
   const int64_t uplane = rk_winograd_plane(M * ch), vplane = rk_winograd_plane(ch * 32), mplane = rk_winograd_plane(M * 32);
   const int64_t per_thread = 16 * (vplane + mplane), fit = (room - 16 * uplane) / per_thread;
   if (fit < 1) return false;
