@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "../ir/all_ops.h"
+#include "../scratch_dir.h"
 #include "backend_test_util.h"
 #include "reprokit/codegen/passes/pass_manager.h"
 
@@ -40,7 +41,7 @@ TEST(CppBackend, EveryExampleModelMatchesTheReference) {
 TEST(CppBackend, SecondCompileHitsTheCache) {
   Graph g = parse_graph("graph cache_probe(%x: f32[7, 3]) {\n  %y = exp(%x)\n  %z = sum(%y, dims=[1])\n  return (%z)\n}");
   auto opts = cpp_options();
-  opts.cache_dir = std::string(REPROKIT_BINARY_DIR) + "/test-cache-probe-" + std::to_string(::getpid());
+  opts.cache_dir = (scratch_root("rk_cpp_backend_test_") / "cache-probe").string();
   int before = compiler_invocations();
   compile_graph(g, opts);
   int after_first = compiler_invocations();
@@ -59,7 +60,7 @@ TEST(CppBackend, AUnitThatOccursTwiceInOneGraphLinks) {
   for (int i = 0; i < 100; ++i) s += ", %x";
   Graph g = parse_graph(s + ")\n}");
   auto opts = cpp_options();
-  opts.cache_dir = std::string(REPROKIT_BINARY_DIR) + "/test-cache-twice-" + std::to_string(::getpid());  // cold: really linked
+  opts.cache_dir = (scratch_root("rk_cpp_backend_test_") / "cache-twice").string();  // cold: really linked
   auto outs = compile_graph(g, opts)->run({Tensor::from_doubles(DType::f32, {3}, {1, 2, 3})});
   std::filesystem::remove_all(opts.cache_dir);
   ASSERT_EQ(outs.size(), 101u);
@@ -76,7 +77,7 @@ TEST(CppBackend, AGraphThatKeepsMostKernelsRecompilesOnlyWhatChanged) {
     return parse_graph(s + fmt::format("  return (%n{})\n}}", n - 1));
   };
   auto opts = cpp_options();
-  opts.cache_dir = std::string(REPROKIT_BINARY_DIR) + "/test-cache-units-" + std::to_string(::getpid());
+  opts.cache_dir = (scratch_root("rk_cpp_backend_test_") / "cache-units").string();
   int before = compiler_invocations();
   compile_graph(chain(6000, 0), opts);
   int whole = compiler_invocations() - before;
@@ -93,7 +94,7 @@ TEST(CppBackend, AGraphThatKeepsMostKernelsRecompilesOnlyWhatChanged) {
 TEST(CppBackend, ARejectedSourceIsRejectedAgainFromTheCache) {
   Graph g = parse_graph("graph cache_reject(%x: f32[5, 2]) {\n  %y = exp(%x)\n  return (%y)\n}");
   auto opts = cpp_options();
-  opts.cache_dir = std::string(REPROKIT_BINARY_DIR) + "/test-cache-reject-" + std::to_string(::getpid());
+  opts.cache_dir = (scratch_root("rk_cpp_backend_test_") / "cache-reject").string();
   opts.injections = {parse_fault_injection("exp:compile_error")};
   opts.injection_nodes = {{"y", FaultKind::compile_error}};
   int before = compiler_invocations();
@@ -242,7 +243,7 @@ TEST(CppBackend, GeneratedCodeCompilesWithoutWarnings) {
       "graph epilogues(%x: f32[1, 4, 9, 9], %w: f32[8, 4, 3, 3], %w2: f32[8, 8, 3, 3], %b: f32[8], %s: f32[1, 8, 1, 1]) {\n  %p = conv2d(%x, %w)\n  %q = mul(%p, %s)\n"
       "  %r = relu(%q)\n  %c = conv2d(%r, %w2, %b, padding=[1, 1])\n  %t = add(%c, %r)\n  return (%t)\n}\n"));
   auto opts = cpp_options();
-  opts.cache_dir = std::string(REPROKIT_BINARY_DIR) + "/test-cache-warnings-" + std::to_string(::getpid());  // every compile is cold
+  opts.cache_dir = (scratch_root("rk_cpp_backend_test_") / "cache-warnings").string();  // every compile is cold
   for (auto& g : graphs) {
     SCOPED_TRACE(g.name);
     for (bool passes : {true, false}) {
