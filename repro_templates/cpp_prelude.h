@@ -178,6 +178,15 @@ inline bool rk_flaky() {
   state = state * 1103515245u + 12345u;
   return (state >> 16) & 1u;
 }
+// A kernel's buffer too large for its stack frame, left uninitialised (a std::vector zeroes it
+// first: a pass over the buffer for each plane of a direct conv).
+template <class T> struct RkHeapBuffer {
+  T* data;
+  explicit RkHeapBuffer(int64_t n) : data((T*)std::malloc(sizeof(T) * (size_t)n)) {}
+  ~RkHeapBuffer() { std::free(data); }
+  RkHeapBuffer(const RkHeapBuffer&) = delete;
+  RkHeapBuffer& operator=(const RkHeapBuffer&) = delete;
+};
 template <class T> inline T rk_perturb(T v) { return (T)(v * (T)1.01 + (T)0.01); }
 // Graded faults (--inject OP:accuracy=REL, OP:accuracy_one=K): a relative error REL on every
 // element; 1.01 v + 0.01 on one element in K, chosen by a hash of the value's bits.

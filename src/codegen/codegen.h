@@ -144,10 +144,13 @@ class Codegen {
   std::string operand_expr(const Operand& o, const char* ct, const Shape& iter, const std::string& flat);
   std::string pointwise_body(const std::vector<int>& ids, const Shape& iter, const std::string& flat, const std::string& indent);
   // A value the pointwise kernel computes itself rather than reads (a conv's output pass feeding
-  // its epilogue): its node, a statement per row of the last dim (`r`), and its value at flat `i`.
+  // its epilogue): its node, statements run before its rows of the last dim, its value at row r,
+  // column j (flat `i`), and its cost per element (the loop's work estimate). With block_rows 0
+  // the statements run for each row `r`; else once per block `nc` of rows r = nc * block_rows ...
   struct ComputedOperand {
     int value;
-    std::string row_prologue, element;
+    std::string prologue, element;
+    int64_t work = 1, block_rows = 0;
   };
   std::string pointwise_kernel(const std::vector<int>& ids, const ComputedOperand* computed = nullptr);
   std::string reduction_kernel(int id, const std::vector<int>& prologue);
@@ -160,6 +163,7 @@ class Codegen {
   // conv2d's output pass: bias, f16/bf16 rounding, an injected error, and its epilogue (above).
   std::string conv2d_output_pass(int id, const std::string& gemm_out, const std::string& bias);
   std::string conv2d_direct(int id);  // without BLAS
+  std::string conv2d_planes(int id);  // CPU, depthwise and other convs of few inputs an output
   bool panel_conv(int id) const;  // runs on conv2d_panels
   // float: im2col into panels and the prelude's conv GEMM; w_ptr the weights, c_at where (nb, g) writes
   std::string conv2d_panels(int id, const std::string& w_ptr, const std::string& c_at);

@@ -347,7 +347,6 @@ void Codegen::plan_epilogues() {
     const Node& n = g_.node(i);
     const DType dt = n.type.dtype;
     if (n.op != Op::conv2d || is_output(i) || inj_.count(n.name) || (dt != DType::f32 && dt != DType::f64)) continue;
-    if (direct_conv(g_.node(n.operands[1].value).type.shape)) continue;  // the direct kernel has no output pass
     const auto& users = users_[static_cast<size_t>(i)];
     if (users.empty()) continue;
     // The one pointwise kernel that reads the conv: a fusion group, or a pointwise node alone.

@@ -117,7 +117,7 @@ std::string Codegen::pointwise_body(const std::vector<int>& ids, const Shape& it
 
 std::string Codegen::pointwise_kernel(const std::vector<int>& ids, const ComputedOperand* computed) {
   const Shape& iter = g_.node(ids.back()).type.shape;
-  const int64_t count = numel(iter), work = static_cast<int64_t>(ids.size()) + (computed ? 1 : 0);
+  const int64_t count = numel(iter), work = static_cast<int64_t>(ids.size()) + (computed ? computed->work : 0);
   // The values the kernel reads from memory.
   std::vector<int> reads;
   std::set<int> members(ids.begin(), ids.end());
@@ -139,9 +139,11 @@ std::string Codegen::pointwise_kernel(const std::vector<int>& ids, const Compute
     for (int v : reads) flat &= linear_access(access(v), g_.node(v).type.shape, iter);
   if (flat) return loop("i", count, work, true) + " {\n" + pointwise_body(ids, iter, "i", "    ") + "  }\n";
   // Rows of the last dim: each operand's base index once per row, then a contiguous inner loop.
-  const int64_t last = iter.back(), rows = last ? count / last : 0;
+  const int64_t last = iter.back(), rows = last ? count / last : 0, block = computed ? computed->block_rows : 0;
   Shape outer(iter.begin(), iter.end() - 1);
-  std::string s = loop("r", rows, last * work) + " {\n";
+  std::string s = block ? loop("nc", rows / block, block * last * work) + " {\n" + computed->prologue +
+                              fmt::format("    for (int64_t r = nc * {0}; r < (nc + 1) * {0}; ++r) {{\n", block)
+                        : loop("r", rows, last * work) + " {\n";
   for (int v : reads) {
     if (row_index_.count(v)) continue;
     Access a = access(v);
@@ -160,13 +162,13 @@ std::string Codegen::pointwise_kernel(const std::vector<int>& ids, const Compute
     s += fmt::format("    const int64_t r{} = {};\n", v, index_of(row, row_shape, outer, "r"));
     row_index_[v] = inner == 0 ? fmt::format("r{}", v) : inner == 1 ? fmt::format("r{} + j", v) : fmt::format("r{} + j * {}", v, inner);
   }
-  if (computed) s += computed->row_prologue;
+  if (computed && !block) s += computed->prologue;
   s += target_.openmp ? "    #pragma omp simd\n" : "";
   s += fmt::format("    for (int64_t j = 0; j < {}; ++j) {{\n      const int64_t i = r * {} + j;\n", last, last);
   s += computed_element("      ");  // first: pointwise_body reads it from in_kernel_
   s += pointwise_body(ids, iter, "i", "      ");
   row_index_.clear();
-  return s + "    }\n  }\n";
+  return s + "    }\n  }\n" + (block ? "  }\n" : "");
 }
 
 std::string Codegen::reduction_kernel(int id, const std::vector<int>& prologue) {

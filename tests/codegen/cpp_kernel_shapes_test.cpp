@@ -86,11 +86,31 @@ const Case kCases[] = {
     // Stride 2 (gathers) and a batch of 2, above the threshold.
     {"conv_gemm_stride2_batch",
      "graph g(%x: f32[2, 24, 33, 31], %w: f32[32, 24, 3, 3], %b: f32[32]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1])\n  return (%y)\n}"},
-    // Direct kernels: depthwise (stride 2, padding), and a 2-input-tap conv.
+    // Direct kernels (conv2d_planes: a flattened output plane at a time over a padded copy of the
+    // input plane, split by row and column phase modulo the stride): depthwise (stride 2, padding), a channel
+    // multiplier, a 2-input-tap conv; the batch norm and clamp of mobilenet_v2 as its epilogue,
+    // above the parallel threshold; stride 3 with dilation 2 (taps in all three phases) and
+    // padding wider than the kernel (first rows all padding: the bias alone); channel-last
+    // strides; one output column; a plane too large for the stack; a window of over 7 x 7 taps;
+    // f64 with relu; the conv also returned (no epilogue).
     {"depthwise_stride2",
      "graph g(%x: f32[2, 16, 25, 25], %w: f32[16, 1, 3, 3], %b: f32[16]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=16)\n  return (%y)\n}"},
     {"depthwise_multiplier", "graph g(%x: f32[1, 4, 9, 30], %w: f32[8, 1, 5, 5]) {\n  %y = conv2d(%x, %w, padding=[2, 2], groups=4)\n  return (%y)\n}"},
     {"few_taps", "graph g(%x: f32[1, 2, 31, 7], %w: f32[3, 2, 1, 3], %b: f32[3]) {\n  %y = conv2d(%x, %w, %b, padding=[0, 1])\n  return (%y)\n}"},
+    {"depthwise_epilogue_batch_norm_clamp",
+     "graph g(%x: f32[2, 32, 40, 37], %w: f32[32, 1, 3, 3], %m: f32[1, 32, 1, 1], %s: f32[1, 32, 1, 1], %t: f32[1, 32, 1, 1]) {\n"
+     "  %y = conv2d(%x, %w, padding=[1, 1], groups=32)\n  %a = sub(%y, %m)\n  %b = mul(%a, %s)\n  %c = add(%b, %t)\n  %d = clamp(%c, min=0, max=6)\n  return (%d)\n}"},
+    {"depthwise_stride3_dilation2",
+     "graph g(%x: f32[1, 3, 20, 29], %w: f32[3, 1, 3, 4], %b: f32[3]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 3], padding=[5, 7], dilation=[2, 2], groups=3)\n  return (%y)\n}"},
+    {"depthwise_channels_last",
+     "graph g(%x: f32[1, 6, 11, 13] strides=[858, 1, 78, 6], %w: f32[6, 1, 3, 3], %b: f32[6]) {\n  %y = conv2d(%x, %w, %b, stride=[1, 2], padding=[1, 1], groups=6)\n  %r = relu(%y)\n  return (%r)\n}"},
+    {"depthwise_one_column", "graph g(%x: f32[1, 4, 6, 2], %w: f32[4, 1, 3, 4], %b: f32[4]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1], groups=4)\n  return (%y)\n}"},
+    {"depthwise_row_on_the_heap", "graph g(%x: f32[1, 2, 3, 4500], %w: f32[2, 1, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1], groups=2)\n  return (%y)\n}"},
+    {"depthwise_large_window",  // over 7 x 7 taps: a pass per tap, every phase present
+     "graph g(%x: f32[1, 3, 20, 23], %w: f32[3, 1, 9, 8], %b: f32[3]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 3], padding=[4, 6], dilation=[1, 2], groups=3)\n  return (%y)\n}"},
+    {"depthwise_f64_relu", "graph g(%x: f64[1, 8, 15, 17], %w: f64[8, 1, 5, 5], %b: f64[8]) {\n  %y = conv2d(%x, %w, %b, padding=[2, 2], groups=8)\n  %r = relu(%y)\n  return (%r)\n}"},
+    {"depthwise_also_returned",
+     "graph g(%x: f32[1, 4, 9, 9], %w: f32[4, 1, 3, 3]) {\n  %y = conv2d(%x, %w, stride=[2, 2], groups=4)\n  %r = relu(%y)\n  return (%r, %y)\n}"},
     // Epilogues: the pointwise kernel that alone reads a conv runs in the conv's output pass.
     {"epilogue_relu", "graph g(%x: f32[1, 6, 11, 9], %w: f32[10, 6, 3, 3], %b: f32[10]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  %r = relu(%y)\n  return (%r)\n}"},
     {"epilogue_batch_norm_clamp",
@@ -133,6 +153,16 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CppKernelShapes, ::testing::ValuesIn(kCases), [
 TEST(CppKernelShapesTrain, WinogradConvAndItsGradientsMatchTheReference) {
   Graph g = parse_graph("graph t(%x: f32[1, 16, 24, 24] grad, %w: f32[24, 16, 3, 3] grad, %b: f32[24] grad) {\n"
                         "  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  %r = relu(%y)\n  return (%r)\n}");
+  JointGraph j = build_joint_graph(g);
+  EXPECT_LT(max_error_vs_f64(j.graph, cpp_options()), 1e-5);
+}
+
+// Under --train: the joint graph of a depthwise conv at stride 2 with its clamp, on the direct
+// kernel (conv2d_planes) with the clamp as its epilogue; its gradients are whatever convs the
+// backward rules make of them.
+TEST(CppKernelShapesTrain, DepthwiseConvAndItsGradientsMatchTheReference) {
+  Graph g = parse_graph("graph t(%x: f32[2, 12, 15, 14] grad, %w: f32[12, 1, 3, 3] grad, %b: f32[12] grad) {\n"
+                        "  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=12)\n  %r = clamp(%y, min=0, max=6)\n  return (%r)\n}");
   JointGraph j = build_joint_graph(g);
   EXPECT_LT(max_error_vs_f64(j.graph, cpp_options()), 1e-5);
 }
