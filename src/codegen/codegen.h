@@ -96,6 +96,12 @@ class Codegen {
   // node is (its other operands are ready there).
   std::map<int, std::vector<int>> epilogue_of_;
   std::map<int, int> epilogue_at_;  // the pointwise kernel's last node -> the conv it finishes
+  // Concatenation in place (CPU): an operand that only the cat reads is written straight into its
+  // slice of the cat's buffer (operand -> the cat and the slice's byte offset); a cat whose
+  // operands all are has no kernel. Only where each operand is one contiguous slice (the dims
+  // before the cat's are all 1: squeezenet's fire modules at batch 1).
+  std::map<int, std::pair<int, int64_t>> in_cat_;
+  std::set<int> cat_in_place_;
   std::map<int, Access> views_;                // folded view nodes: read through their base
   std::set<int> outputs_;
 
@@ -188,6 +194,7 @@ class Codegen {
   void plan_groups();
   void plan_views();
   void plan_epilogues();
+  void plan_cats();
   // Where node id's value is computed in kernel order: its own index, or its group's last node's.
   int kernel_position(int id) const;
   // Offsets in the workspace of the buffers of materialised nodes that are not caller outputs

@@ -362,6 +362,35 @@ void Codegen::plan_epilogues() {
   }
 }
 
+void Codegen::plan_cats() {
+  if (!target_.blas) return;
+  for (int c = g_.num_inputs(); c < g_.size(); ++c) {
+    const Node& n = g_.node(c);
+    if (n.op != Op::cat || is_output(c) || inj_.count(n.name)) continue;
+    const int64_t dim = normalize_dim(attr_int(n, "dim"), n.type.rank());
+    int64_t lead = 1;
+    for (int64_t d = 0; d < dim; ++d) lead *= n.type.shape[static_cast<size_t>(d)];
+    if (lead != 1) continue;
+    int64_t offset = 0;
+    bool all = true;
+    for (const Operand& o : n.operands) {
+      const int v = o.value;
+      const TensorType& t = g_.node(v).type;
+      const auto& users = users_[static_cast<size_t>(v)];
+      int reads = 0;
+      for (const Operand& p : n.operands) reads += p.value == v;
+      // Its own buffer (not an input, output, view, fused temporary or another cat's slice), read
+      // by this cat alone, once, in the cat's dtype.
+      const bool ok = !g_.node(v).is_input() && !is_output(v) && materialized(v) && !in_cat_.count(v) && t.dtype == n.type.dtype && reads == 1 &&
+                      std::all_of(users.begin(), users.end(), [&](int u) { return u == c; }) && g_.node(v).op != Op::cat;
+      if (ok) in_cat_[v] = {c, offset * static_cast<int64_t>(dtype_size(t.dtype))};
+      all &= ok;
+      offset += t.numel();
+    }
+    if (all) cat_in_place_.insert(c);
+  }
+}
+
 int64_t Codegen::plan_workspace(const std::map<int, int>& direct, std::vector<std::pair<int, int64_t>>& placed) const {
   const int n = g_.size();
   // Each buffer's last reader: every kernel reads its nodes' operands through access(), whose base
@@ -377,14 +406,23 @@ int64_t Codegen::plan_workspace(const std::map<int, int>& direct, std::vector<st
   }
   for (int o : g_.outputs) last[static_cast<size_t>(access(o).base)] = n;
   std::vector<BufferLife> lives;
+  // A cat's buffer lives from its first operand written in place.
+  std::map<int, int> first;
+  for (auto& [v, slice] : in_cat_) {
+    auto [it, fresh] = first.emplace(slice.first, kernel_position(v));
+    it->second = std::min(it->second, kernel_position(v));
+  }
   for (int i = g_.num_inputs(); i < n; ++i) {
-    if (!materialized(i) || direct.count(i)) continue;
+    if (!materialized(i) || direct.count(i) || in_cat_.count(i)) continue;
     placed.push_back({i, 0});
     const int64_t bytes = std::max<int64_t>(g_.node(i).type.numel(), 1) * static_cast<int64_t>(dtype_size(g_.node(i).type.dtype));
-    lives.push_back({bytes, kernel_position(i), std::max(last[static_cast<size_t>(i)], kernel_position(i))});
+    const int start = first.count(i) ? std::min(first.at(i), kernel_position(i)) : kernel_position(i);
+    lives.push_back({bytes, start, std::max(last[static_cast<size_t>(i)], kernel_position(i))});
   }
   BufferPlan plan = plan_buffers(lives);
-  for (size_t k = 0; k < placed.size(); ++k) placed[k].second = plan.offsets[k];
+  std::map<int, int64_t> offset_of;
+  for (size_t k = 0; k < placed.size(); ++k) offset_of[placed[k].first] = placed[k].second = plan.offsets[k];
+  for (auto& [v, slice] : in_cat_) placed.push_back({v, offset_of.at(slice.first) + slice.second});
   return plan.bytes;
 }
 
@@ -392,6 +430,7 @@ std::string Codegen::run() {
   plan_groups();
   plan_views();
   plan_epilogues();
+  plan_cats();
   const int n = g_.size(), n_out = static_cast<int>(g_.outputs.size());
   // Buffers by node id in B: inputs; outputs (a body node's first return writes straight into the
   // caller's buffer); intermediates in one workspace. B[n + k] is output k of the caller.
@@ -450,7 +489,7 @@ std::string Codegen::run() {
   used_.clear();
   local_.clear();
   for (int i = g_.num_inputs(); i < n; ++i) {
-    if (is_view(i) || epilogue_of_.count(i)) continue;
+    if (is_view(i) || epilogue_of_.count(i) || cat_in_place_.count(i)) continue;
     if (epilogue_at_.count(i)) add_kernel(kernel_for_node(epilogue_at_.at(i)));
     else if (group_last_.count(i)) add_kernel(kernel_for_group(group_last_.at(i)));
     else if (!group_of_.count(i)) add_kernel(kernel_for_node(i));

@@ -33,6 +33,10 @@ std::string Codegen::cat_kernel(int id) {
   for (auto& o : n.operands) {
     int src = o.value;
     const TensorType& t = g_.node(src).type;
+    if (in_cat_.count(src)) {  // written in place by its own kernel
+      offset += t.shape[static_cast<size_t>(dim)];
+      continue;
+    }
     // Output element of source element i: the same index with `offset` added along dim.
     std::string out_idx = fmt::format("{} * {}", offset, os[static_cast<size_t>(dim)]);
     Shape ts = contiguous_strides(t.shape);

@@ -255,6 +255,18 @@ TEST(CppBackend, GeneratedCodeCompilesWithoutWarnings) {
   std::filesystem::remove_all(opts.cache_dir);
 }
 
+// A cat whose operands only it reads (squeezenet's fire modules at batch 1) has no kernel: each
+// operand's kernel writes its slice of the cat's buffer (plan_cats in cpp_codegen.cpp).
+TEST(CppBackend, ACatsOperandsAreWrittenInPlace) {
+  Graph g = parse_graph("graph fire(%x: f32[1, 8, 9, 9], %w1: f32[6, 8, 1, 1], %w3: f32[10, 8, 3, 3], %y: f32[1, 2, 9, 9]) {\n"
+                        "  %a = conv2d(%x, %w1)\n  %ra = relu(%a)\n  %b = conv2d(%x, %w3, padding=[1, 1])\n  %rb = relu(%b)\n"
+                        "  %c = cat(%ra, %rb, dim=1)\n  %e = exp(%y)\n  %d = cat(%e, %y, dim=1)\n  %m = mul(%c, %c)\n  %n = mul(%d, %d)\n  return (%m, %n)\n}");
+  EXPECT_LT(max_error_vs_f64(g, cpp_options()), 1e-5);
+  const std::string src = compile_graph(g, cpp_options())->source();
+  EXPECT_EQ(src.find("// kernel: c\n"), std::string::npos) << "%c's operands should be written in place";
+  EXPECT_NE(src.find("// kernel: d\n"), std::string::npos) << "%d copies its input operand";
+}
+
 // Views are read through their base: a transposed weight reaches BLAS as its Trans flag, a
 // permuted attention operand as a leading dimension; no copy kernel is generated for them.
 TEST(CppBackend, ViewsFoldIntoTheirConsumers) {

@@ -125,6 +125,25 @@ const Case kCases[] = {
      "graph g(%x: f32[1, 3, 8, 8], %w: f32[5, 3, 3, 3]) {\n  %y = conv2d(%x, %w)\n  %r = relu(%y)\n  %s = sum(%y, dims=[1])\n  return (%r, %s)\n}"},
     {"epilogue_to_f16_then_f64",  // a last node of another dtype: the GEMM writes to scratch
      "graph g(%x: f64[1, 3, 8, 8], %w: f64[4, 3, 3, 3], %b: f64[4]) {\n  %y = conv2d(%x, %w, %b)\n  %h = to(%y, dtype=f16)\n  return (%h)\n}"},
+    // Concatenation in place (plan_cats): a fire module (two convs with their relus written into
+    // their slices); a cat whose buffer must live from its first operand on; an input, an operand read twice and one read by another kernel too, all
+    // copied beside one written in place; a batch of 2 (slices not contiguous: copied); the same
+    // operand twice; a cat of a cat; a cat along the last dim of f16 rows.
+    {"cat_in_place_fire_module",
+     "graph g(%x: f32[1, 8, 9, 9], %w1: f32[6, 8, 1, 1], %w3: f32[10, 8, 3, 3]) {\n  %a = conv2d(%x, %w1)\n  %ra = relu(%a)\n  %b = conv2d(%x, %w3, padding=[1, 1])\n"
+     "  %rb = relu(%b)\n  %c = cat(%ra, %rb, dim=1)\n  %p = max_pool2d(%c, kernel=[3, 3], stride=[2, 2])\n  return (%p)\n}"},
+    {"cat_in_place_beside_copies",
+     "graph g(%x: f32[1, 3, 5, 4], %y: f32[1, 2, 5, 4]) {\n  %e = exp(%x)\n  %t = tanh(%y)\n  %s = sin(%y)\n  %c = cat(%e, %x, %t, %s, dim=1)\n  %q = sum(%s, dims=[1])\n"
+     "  %m = mul(%c, %c)\n  return (%m, %q)\n}"},
+    {"cat_in_place_lives_from_its_first_operand",  // the matmuls' buffers must not take %a's slice
+     "graph g(%x: f32[4, 16], %y: f32[4, 16], %w: f32[16, 16]) {\n  %a = exp(%x)\n  %t1 = matmul(%y, %w)\n  %t2 = matmul(%t1, %w)\n  %t3 = matmul(%t2, %w)\n"
+     "  %b = tanh(%t3)\n  %c = cat(%a, %b)\n  %m = mul(%c, %c)\n  return (%m)\n}"},
+    {"cat_batch_of_two_copied",
+     "graph g(%x: f32[2, 3, 4], %y: f32[2, 5, 4]) {\n  %e = exp(%x)\n  %t = tanh(%y)\n  %c = cat(%e, %t, dim=1)\n  %m = mul(%c, %c)\n  return (%m)\n}"},
+    {"cat_same_operand_twice", "graph g(%x: f32[1, 3, 4]) {\n  %e = exp(%x)\n  %c = cat(%e, %e, dim=1)\n  %m = mul(%c, %c)\n  return (%m)\n}"},
+    {"cat_of_a_cat",
+     "graph g(%x: f32[4, 6], %y: f32[2, 6]) {\n  %e = exp(%x)\n  %t = tanh(%y)\n  %i = cat(%e, %t)\n  %s = sin(%y)\n  %o = cat(%i, %s)\n  %m = mul(%o, %o)\n  return (%m)\n}"},
+    {"cat_last_dim_f16", "graph g(%x: f16[1, 1, 7], %y: f16[1, 1, 9]) {\n  %e = exp(%x)\n  %t = tanh(%y)\n  %c = cat(%e, %t, dim=2)\n  %m = mul(%c, %c)\n  return (%m)\n}"},
     // Max pooling a row at a time: padding at both ends, stride, dilation, a window that is
     // partly padding, and an input read through strides.
     {"max_pool_pad_stride", "graph g(%x: f32[2, 3, 17, 19]) {\n  %y = max_pool2d(%x, kernel=[3, 3], stride=[2, 2], padding=[1, 1])\n  return (%y)\n}"},
