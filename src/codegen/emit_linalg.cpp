@@ -239,9 +239,7 @@ std::string Codegen::conv2d_planes(int id) {
     s += fmt::format("        const {} wv = {};\n", ct, load4(w, ct, "oc", "ic", "i", "j"));
     s += fmt::format("        const {0}* src = in + (((i * {1}) % {2}) * {3} + (j * {4}) % {5}) * {6} + ((i * {1}) / {2}) * {7} + (j * {4}) / {5};\n", ct, dy, sy, ncp, dx, sx, sub, pitch);
     s += (simd.empty() ? "" : "        " + simd) + fmt::format("        for (int64_t t = 0; t < {}; ++t) acc[t] += wv * src[t];\n      }}\n    }}\n", outs);
-  }
-  // Every tap of the window in one pass over the flattened plane.
-  if (unrolled) {
+  } else {  // every tap of the window in one pass over the flattened plane
     std::string taps;
     for (int64_t i = 0; i < kh; ++i)
       for (int64_t j = 0; j < kw; ++j) {
@@ -269,13 +267,13 @@ std::string Codegen::conv2d_kernel(int id) {
   const Node& n = g_.node(id);
   int x = n.operands[0].value, w = n.operands[1].value;
   const Shape &xs = g_.node(x).type.shape, &ws = g_.node(w).type.shape, &os = n.type.shape;
+  if (direct_conv(ws)) return conv2d_planes(id);
   const Window2d win = window_of(n, &ws[2]);
   const int64_t groups = attr_int(n, "groups"), cg = ws[1], og = os[1] / groups, kk = cg * ws[2] * ws[3], plane = os[2] * os[3];
   const DType dt = n.type.dtype;
   const char* ct = compute_type(dt);
   const bool low = dt == DType::f16 || dt == DType::bf16;
   std::string bias = n.operands.size() > 2 ? load(n.operands[2].value, ct, {os[1]}, "oc") : fmt::format("({})0", ct);
-  if (direct_conv(ws)) return conv2d_planes(id);
   // im2col + GEMM per (batch, group): col[kk, plane] = the input under each kernel tap.
   const char* blas_t = dt == DType::f64 ? "double" : "float";
   Access wa = access(w);

@@ -105,7 +105,7 @@ const Case kCases[] = {
     {"depthwise_channels_last",
      "graph g(%x: f32[1, 6, 11, 13] strides=[858, 1, 78, 6], %w: f32[6, 1, 3, 3], %b: f32[6]) {\n  %y = conv2d(%x, %w, %b, stride=[1, 2], padding=[1, 1], groups=6)\n  %r = relu(%y)\n  return (%r)\n}"},
     {"depthwise_one_column", "graph g(%x: f32[1, 4, 6, 2], %w: f32[4, 1, 3, 4], %b: f32[4]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1], groups=4)\n  return (%y)\n}"},
-    {"depthwise_row_on_the_heap", "graph g(%x: f32[1, 2, 3, 4500], %w: f32[2, 1, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1], groups=2)\n  return (%y)\n}"},
+    {"depthwise_plane_on_the_heap", "graph g(%x: f32[1, 2, 3, 4500], %w: f32[2, 1, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1], groups=2)\n  return (%y)\n}"},
     {"depthwise_large_window",  // over 7 x 7 taps: a pass per tap, every phase present
      "graph g(%x: f32[1, 3, 20, 23], %w: f32[3, 1, 9, 8], %b: f32[3]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 3], padding=[4, 6], dilation=[1, 2], groups=3)\n  return (%y)\n}"},
     {"depthwise_f64_relu", "graph g(%x: f64[1, 8, 15, 17], %w: f64[8, 1, 5, 5], %b: f64[8]) {\n  %y = conv2d(%x, %w, %b, padding=[2, 2], groups=8)\n  %r = relu(%y)\n  return (%r)\n}"},
