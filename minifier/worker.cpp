@@ -5,6 +5,7 @@
 #include <cmath>
 #include <iostream>
 
+#include "reprokit/codegen/backend.h"
 #include "reprokit/harness/child_run.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/support/files.h"
@@ -137,6 +138,9 @@ int run_minify_worker(const std::string& bundle_dir, const std::string& query_fi
     }
     fmt::print("{}\n", verdict_line(f));
     std::fflush(stdout);
+    // The GPU is lost to this process (a CUDA kernel fault): end, so that the next candidate runs
+    // in a fresh worker instead of failing on the corrupt context.
+    if (device_lost_in_this_process()) return 0;
   }
   return 0;
 }

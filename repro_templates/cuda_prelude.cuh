@@ -51,6 +51,10 @@ template <class T> __device__ inline T rk_perturb_one(long long k, T v) {
 
 // Fault injection helpers (only referenced when a test injects a fault).
 __device__ inline void rk_crash() { *(volatile int*)(uintptr_t)(clock64() & 0) = 1; }
-__device__ inline void rk_spin_forever() { volatile int spin = 1; while (spin) {} }
+// A loop over a local volatile reached the driver's JIT as a register loop with no effect, and it
+// dropped the loop: the planted hang ran through on a GPU. A volatile load from global memory is
+// an effect it must keep, every turn.
+__device__ volatile int rk_spinning = 1;  // never cleared
+__device__ inline void rk_spin_forever() { while (rk_spinning) {} }
 __device__ inline bool rk_flaky() { return (clock64() >> 3) & 1; }
 __device__ inline void rk_flag(int* err, int code) { atomicCAS(err, 0, code); }

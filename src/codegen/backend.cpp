@@ -13,6 +13,7 @@ std::unique_ptr<CompiledGraph> compile_aot_eager(const Graph& g, const CompileOp
 std::unique_ptr<CompiledGraph> compile_cpp(const Graph& g, const CompileOptions& options);        // cpp_backend.cpp
 std::unique_ptr<CompiledGraph> compile_cuda(const Graph& g, const CompileOptions& options);       // cuda_backend.cpp
 std::unique_ptr<CompiledGraph> compile_onnxruntime(const Graph& g, const CompileOptions& options);  // onnxruntime_backend.cpp
+bool cuda_context_lost();                                                                           // cuda_backend.cpp
 
 namespace {
 
@@ -46,6 +47,8 @@ const Backend& backend_named(std::string_view name) {
   if (const Backend* b = find_backend(name)) return *b;
   throw UserError(fmt::format("unknown backend '{}' (expected {})", printable(name), backend_choices()));
 }
+
+bool device_lost_in_this_process() { return cuda_context_lost(); }
 
 bool passes_run(const CompileOptions& options) {
   const Backend* b = find_backend(options.backend);

@@ -6,7 +6,11 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "reprokit/support/errors.h"
 
@@ -59,8 +63,10 @@ struct Driver {
   int (*init)(unsigned) = nullptr;
   int (*device_get)(int*, int) = nullptr;
   int (*primary_ctx_retain)(void**, int) = nullptr;
+  int (*primary_ctx_release)(int) = nullptr;
   int (*ctx_set_current)(void*) = nullptr;
   int (*module_load_data)(void**, const void*) = nullptr;
+  int (*module_unload)(void*) = nullptr;
   int (*module_get_function)(void**, void*, const char*) = nullptr;
   int (*mem_alloc)(CUdeviceptr*, size_t) = nullptr;
   int (*mem_free)(CUdeviceptr) = nullptr;
@@ -69,6 +75,7 @@ struct Driver {
   int (*memset)(CUdeviceptr, unsigned char, size_t) = nullptr;
   int (*launch)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**, void**) = nullptr;
   int (*sync)() = nullptr;
+  int (*error_name)(int, const char**) = nullptr;
 };
 
 const Driver* driver() {
@@ -80,8 +87,10 @@ const Driver* driver() {
     bind(d.lib, "cuInit", d.init);
     bind(d.lib, "cuDeviceGet", d.device_get);
     bind(d.lib, "cuDevicePrimaryCtxRetain", d.primary_ctx_retain);
+    bind(d.lib, "cuDevicePrimaryCtxRelease_v2", d.primary_ctx_release);
     bind(d.lib, "cuCtxSetCurrent", d.ctx_set_current);
     bind(d.lib, "cuModuleLoadData", d.module_load_data);
+    bind(d.lib, "cuModuleUnload", d.module_unload);
     bind(d.lib, "cuModuleGetFunction", d.module_get_function);
     bind(d.lib, "cuMemAlloc_v2", d.mem_alloc);
     bind(d.lib, "cuMemFree_v2", d.mem_free);
@@ -90,14 +99,61 @@ const Driver* driver() {
     bind(d.lib, "cuMemsetD8_v2", d.memset);
     bind(d.lib, "cuLaunchKernel", d.launch);
     bind(d.lib, "cuCtxSynchronize", d.sync);
-    if (!d.init || d.init(0) != 0) d.lib = nullptr;
+    bind(d.lib, "cuGetErrorName", d.error_name);
+    const bool complete = d.init && d.device_get && d.primary_ctx_retain && d.primary_ctx_release &&
+                          d.ctx_set_current && d.module_load_data && d.module_unload && d.module_get_function && d.mem_alloc &&
+                          d.mem_free && d.htod && d.dtoh && d.memset && d.launch && d.sync;
+    if (!complete || d.init(0) != 0) d.lib = nullptr;
   });
   return d.lib ? &d : nullptr;
 }
 
-void check(int rc, const char* what) {
-  if (rc != 0) throw CompileFailure(FailureKind::runtime_error, fmt::format("CUDA driver error {} in {}", rc, what));
+// "CUDA_ERROR_ILLEGAL_ADDRESS (700)": the name is what a user searches for.
+std::string error_text(const Driver* d, int rc) {
+  const char* name = nullptr;
+  if (d->error_name && d->error_name(rc, &name) == 0 && name) return fmt::format("{} ({})", name, rc);
+  return fmt::format("error {}", rc);
 }
+
+void check(const Driver* d, int rc, const char* what) {
+  if (rc != 0) throw CompileFailure(FailureKind::runtime_error, fmt::format("CUDA driver {} in {}", error_text(d, rc), what));
+}
+
+// The driver's error of the kernel fault that cost this process its CUDA context, or 0. After an
+// illegal address or a trap the context is corrupt and every later call fails the same way: CUDA
+// asks for the process to end and a new one to start. Later runs say so instead of reporting the
+// stale error as their own failure.
+std::atomic<int> lost_context_error{0};
+
+// What one run holds on the GPU, given back when the run ends, failed or not: its memory, its
+// module and its reference to the primary context.
+struct GpuRun {
+  const Driver* d;
+  int dev = 0;
+  bool retained = false;
+  void* module = nullptr;
+  std::vector<CUdeviceptr> memory;
+  explicit GpuRun(const Driver* driver) : d(driver) {
+    void* ctx = nullptr;
+    check(d, d->device_get(&dev, 0), "cuDeviceGet");
+    check(d, d->primary_ctx_retain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+    retained = true;
+    check(d, d->ctx_set_current(ctx), "cuCtxSetCurrent");
+  }
+  GpuRun(const GpuRun&) = delete;
+  GpuRun& operator=(const GpuRun&) = delete;
+  ~GpuRun() {
+    for (auto p : memory) d->mem_free(p);
+    if (module) d->module_unload(module);
+    if (retained) d->primary_ctx_release(dev);
+  }
+  CUdeviceptr alloc(size_t bytes) {
+    CUdeviceptr p = 0;
+    check(d, d->mem_alloc(&p, std::max<size_t>(bytes, 16)), "cuMemAlloc");
+    memory.push_back(p);
+    return p;
+  }
+};
 
 class CudaCompiledGraph : public CompiledGraph {
  public:
@@ -109,54 +165,46 @@ class CudaCompiledGraph : public CompiledGraph {
       throw UserError(fmt::format("cuda backend: no CUDA driver (libcuda.so.1) on this machine: graph {} was compiled to PTX with NVRTC "
                                   "but cannot run here",
                                   g_.name));
-    int dev = 0;
-    void *ctx = nullptr, *mod = nullptr, *fn = nullptr;
-    check(d->device_get(&dev, 0), "cuDeviceGet");
-    check(d->primary_ctx_retain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-    check(d->ctx_set_current(ctx), "cuCtxSetCurrent");
-    check(d->module_load_data(&mod, ptx_.c_str()), "cuModuleLoadData");
-    check(d->module_get_function(&fn, mod, "rk_graph_kernel"), "cuModuleGetFunction");
-    std::vector<CUdeviceptr> owned;
-    auto alloc = [&](size_t bytes) {
-      CUdeviceptr p = 0;
-      check(d->mem_alloc(&p, std::max<size_t>(bytes, 16)), "cuMemAlloc");
-      owned.push_back(p);
-      return p;
-    };
+    if (int lost = lost_context_error.load())
+      throw UserError(fmt::format("cuda backend: this process lost its CUDA context to an earlier kernel fault ({}); graph {} needs a new "
+                                  "process to run on the GPU",
+                                  error_text(d, lost), g_.name));
+    GpuRun gpu(d);
+    void* fn = nullptr;
+    check(d, d->module_load_data(&gpu.module, ptx_.c_str()), "cuModuleLoadData");
+    check(d, d->module_get_function(&fn, gpu.module, "rk_graph_kernel"), "cuModuleGetFunction");
     std::vector<CUdeviceptr> in_ptrs, out_ptrs;
     std::vector<Tensor> outs;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      Tensor t = inputs[i];
+      // The layout the kernel was generated for (declared strides), copied exactly.
       const TensorType& decl = g_.node(static_cast<int>(i)).type;
-      if (t.strides() != decl.effective_strides() || t.offset() != 0) {
-        Tensor c = Tensor::empty_strided(decl.dtype, decl.shape, decl.effective_strides());
-        auto v = t.to_doubles();
-        for (size_t k = 0; k < v.size(); ++k) c.set(static_cast<int64_t>(k), v[k]);
-        t = c;
-      }
-      CUdeviceptr p = alloc(t.storage_bytes());
-      check(d->htod(p, t.data(), t.storage_bytes()), "cuMemcpyHtoD");
+      Tensor t = inputs[i];
+      if (t.strides() != decl.effective_strides() || t.offset() != 0) t = t.with_strides(decl.effective_strides());
+      CUdeviceptr p = gpu.alloc(t.storage_bytes());
+      check(d, d->htod(p, t.data(), t.storage_bytes()), "cuMemcpyHtoD");
       in_ptrs.push_back(p);
     }
     for (int o : g_.outputs) {
       outs.push_back(Tensor::zeros(g_.node(o).type.dtype, g_.node(o).type.shape));
-      out_ptrs.push_back(alloc(outs.back().storage_bytes()));
+      out_ptrs.push_back(gpu.alloc(outs.back().storage_bytes()));
     }
-    CUdeviceptr d_in = alloc(in_ptrs.size() * sizeof(CUdeviceptr)), d_out = alloc(out_ptrs.size() * sizeof(CUdeviceptr));
-    check(d->htod(d_in, in_ptrs.data(), in_ptrs.size() * sizeof(CUdeviceptr)), "cuMemcpyHtoD");
-    check(d->htod(d_out, out_ptrs.data(), out_ptrs.size() * sizeof(CUdeviceptr)), "cuMemcpyHtoD");
-    CUdeviceptr ws = alloc(static_cast<size_t>(src_.workspace_bytes)), err = alloc(sizeof(int));
-    check(d->memset(err, 0, sizeof(int)), "cuMemsetD8");
+    CUdeviceptr d_in = gpu.alloc(in_ptrs.size() * sizeof(CUdeviceptr)), d_out = gpu.alloc(out_ptrs.size() * sizeof(CUdeviceptr));
+    check(d, d->htod(d_in, in_ptrs.data(), in_ptrs.size() * sizeof(CUdeviceptr)), "cuMemcpyHtoD");
+    check(d, d->htod(d_out, out_ptrs.data(), out_ptrs.size() * sizeof(CUdeviceptr)), "cuMemcpyHtoD");
+    CUdeviceptr ws = gpu.alloc(static_cast<size_t>(src_.workspace_bytes)), err = gpu.alloc(sizeof(int));
+    check(d, d->memset(err, 0, sizeof(int)), "cuMemsetD8");
     void* params[] = {&d_in, &d_out, &ws, &err};
-    check(d->launch(fn, 1, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel");
-    int rc = d->sync();
-    if (rc != 0) throw CompileFailure(FailureKind::runtime_error, fmt::format("CUDA kernel of graph {} failed (driver error {}, e.g. an illegal address)", g_.name, rc));
+    check(d, d->launch(fn, 1, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel");
+    if (int rc = d->sync(); rc != 0) {
+      lost_context_error = rc;
+      throw CompileFailure(FailureKind::runtime_error,
+                           fmt::format("CUDA kernel of graph {} failed: {} (an illegal address or a trap in the generated code)", g_.name, error_text(d, rc)));
+    }
     int code = 0;
-    check(d->dtoh(&code, err, sizeof(int)), "cuMemcpyDtoH");
+    check(d, d->dtoh(&code, err, sizeof(int)), "cuMemcpyDtoH");
     if (code > 0 && static_cast<size_t>(code) <= src_.error_messages.size())
       throw CompileFailure(FailureKind::runtime_error, fmt::format("generated code for graph {} failed: {}", g_.name, src_.error_messages[static_cast<size_t>(code) - 1]));
-    for (size_t k = 0; k < outs.size(); ++k) check(d->dtoh(outs[k].data(), out_ptrs[k], outs[k].storage_bytes()), "cuMemcpyDtoH");
-    for (auto p : owned) d->mem_free(p);
+    for (size_t k = 0; k < outs.size(); ++k) check(d, d->dtoh(outs[k].data(), out_ptrs[k], outs[k].storage_bytes()), "cuMemcpyDtoH");
     return outs;
   }
   std::string source() const override { return src_.source; }
@@ -171,6 +219,7 @@ class CudaCompiledGraph : public CompiledGraph {
 
 bool nvrtc_available() { return nvrtc() != nullptr; }
 bool cuda_driver_available() { return driver() != nullptr; }
+bool cuda_context_lost() { return lost_context_error.load() != 0; }
 
 std::unique_ptr<CompiledGraph> compile_cuda(const Graph& g, const CompileOptions& options) {
   const NodeInjections injections = resolve_injections(g, options);

@@ -11,5 +11,7 @@ namespace reprokit {
 // Whether NVRTC / the CUDA driver could be loaded (tests skip on what is missing).
 bool nvrtc_available();
 bool cuda_driver_available();
+// Whether a kernel fault has made this process's CUDA context unusable (see backend.h).
+bool cuda_context_lost();
 
 }  // namespace reprokit

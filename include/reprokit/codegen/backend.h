@@ -31,6 +31,11 @@ const Backend* find_backend(std::string_view name);  // nullptr when there is no
 // The backend called `name`; throws UserError naming the choices when there is none.
 const Backend& backend_named(std::string_view name);
 std::string backend_choices();  // "eager, aot_eager, cpp or cuda"
+// Whether a backend's device is lost to this process: after a fault in a CUDA kernel (an illegal
+// address, a trap) the driver keeps failing every later call, and only a new process can use the
+// GPU again. A process that runs many graphs (the minifier's workers) ends after its answer then,
+// and a fresh one takes over.
+bool device_lost_in_this_process();
 // Whether reprokit's passes run for these options: the backend runs them and they are not off.
 bool passes_run(const CompileOptions& options);
 
