@@ -3,6 +3,8 @@
 #include <cmath>
 #include <string>
 
+#include "../../src/codegen/cuda_backend.h"
+
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/runtime/input_gen.h"
@@ -43,5 +45,18 @@ inline CompileOptions cpp_options() {
   o.cache_dir = test_cache_dir();
   return o;
 }
+
+inline CompileOptions cuda_options() {
+  CompileOptions o;
+  o.backend = "cuda";
+  return o;
+}
+
+// What the backend itself loads: NVRTC, and a driver whose cuInit found a device. The tests that
+// launch CUDA kernels run only then, and skip elsewhere (REQUIRE_GPU).
+inline bool have_gpu() { return nvrtc_available() && cuda_driver_available(); }
+
+#define REQUIRE_GPU() \
+  if (!::reprokit::testing::have_gpu()) GTEST_SKIP() << "no GPU here (or no NVRTC): the CUDA launch path was not run"
 
 }  // namespace reprokit::testing

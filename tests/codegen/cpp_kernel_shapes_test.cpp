@@ -154,16 +154,24 @@ const Case kCases[] = {
 };
 
 class CppKernelShapes : public ::testing::TestWithParam<Case> {};
+// The same graphs through the cuda backend's generated loops, on a GPU only.
+class CudaKernelShapes : public ::testing::TestWithParam<Case> {};
+
+double tolerance_for(const Case& c) { return std::string(c.graph).find("f16") != std::string::npos ? 5e-3 : 1e-5; }
 
 }  // namespace
 
 TEST_P(CppKernelShapes, MatchTheReference) {
-  Graph g = parse_graph(GetParam().graph);
-  const bool half = std::string(GetParam().graph).find("f16") != std::string::npos;
-  EXPECT_LT(max_error_vs_f64(g, cpp_options()), half ? 5e-3 : 1e-5);
+  EXPECT_LT(max_error_vs_f64(parse_graph(GetParam().graph), cpp_options()), tolerance_for(GetParam()));
+}
+
+TEST_P(CudaKernelShapes, MatchTheReferenceOnTheGpu) {
+  REQUIRE_GPU();
+  EXPECT_LT(max_error_vs_f64(parse_graph(GetParam().graph), cuda_options()), tolerance_for(GetParam()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, CppKernelShapes, ::testing::ValuesIn(kCases), [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Shapes, CudaKernelShapes, ::testing::ValuesIn(kCases), [](const auto& info) { return std::string(info.param.name); });
 
 // Under --train: the joint graph of a conv on the Winograd path. Its input gradient is itself a
 // 3x3 stride-1 conv (the output gradient padded, the weights flipped: 24 channels to 16, 144
@@ -174,6 +182,9 @@ TEST(CppKernelShapesTrain, WinogradConvAndItsGradientsMatchTheReference) {
                         "  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  %r = relu(%y)\n  return (%r)\n}");
   JointGraph j = build_joint_graph(g);
   EXPECT_LT(max_error_vs_f64(j.graph, cpp_options()), 1e-5);
+  if (have_gpu()) {
+    EXPECT_LT(max_error_vs_f64(j.graph, cuda_options()), 1e-5) << "on the GPU";
+  }
 }
 
 // Under --train: the joint graph of a depthwise conv at stride 2 with its clamp, on the direct
@@ -184,4 +195,7 @@ TEST(CppKernelShapesTrain, DepthwiseConvAndItsGradientsMatchTheReference) {
                         "  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=12)\n  %r = clamp(%y, min=0, max=6)\n  return (%r)\n}");
   JointGraph j = build_joint_graph(g);
   EXPECT_LT(max_error_vs_f64(j.graph, cpp_options()), 1e-5);
+  if (have_gpu()) {
+    EXPECT_LT(max_error_vs_f64(j.graph, cuda_options()), 1e-5) << "on the GPU";
+  }
 }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "../codegen/backend_test_util.h"
 #include "../harness/cli_util.h"
 #include "reprokit/harness/repro_file.h"
 #include "reprokit/minifier/subprocess_oracle.h"
@@ -16,13 +17,14 @@ using namespace reprokit::testing;
 namespace {
 
 // Runs the model with an injection until the harness writes a bundle (flaky ones need retries).
-fs::path bundle_for(const std::string& name, const std::string& inject, const std::string& after, int level) {
+fs::path bundle_for(const std::string& name, const std::string& inject, const std::string& after, int level,
+                    const std::string& backend = "cpp") {
   auto dir = fresh_dir(name);
   // The watchdog only where a hang is planted: a 1 s limit on the other kinds turned a compile
   // slowed by a loaded machine into a timeout bundle, not the planted failure.
   std::map<std::string, std::string> env{{"REPRO_AFTER", after}, {"REPRO_LEVEL", std::to_string(level)}, {"REPRO_DIR", "out"}};
   if (inject.find(":hang") != std::string::npos) env["REPRO_TIMEOUT"] = "1";
-  for (int attempt = 0; attempt < 12 && bundles_in(dir / "out").empty(); ++attempt) reprokit_cli({"run", example("mlp"), "--inject", inject}, dir, env);
+  for (int attempt = 0; attempt < 12 && bundles_in(dir / "out").empty(); ++attempt) reprokit_cli({"run", example("mlp"), "--backend", backend, "--inject", inject}, dir, env);
   auto b = bundles_in(dir / "out");
   EXPECT_EQ(b.size(), 1u);
   return b.at(0);
@@ -37,12 +39,10 @@ struct MinCase {
 void PrintTo(const MinCase& c, std::ostream* os) { *os << c.kind << " at level " << c.level << ", REPRO_AFTER=" << c.after; }
 
 class MinifyKinds : public ::testing::TestWithParam<MinCase> {};
+class MinifyKindsOnTheGpu : public ::testing::TestWithParam<MinCase> {};
 
-}  // namespace
-
-TEST_P(MinifyKinds, ReducesToTheCulpritAndReproduces) {
-  const MinCase& c = GetParam();
-  fs::path b = bundle_for(std::string("min_") + c.kind + "_" + c.after, std::string("gelu:") + c.kind, c.after, c.level);
+// Minifies the bundle of the planted failure and checks the repro is the culprit alone.
+void expect_minified_to_the_culprit(const MinCase& c, const fs::path& b) {
   std::vector<std::string> args = {"minify", b.string()};
   if (std::string(c.kind) == "hang") args.insert(args.end(), {"--timeout", "2"});
   auto r = reprokit_cli(args, b);
@@ -58,6 +58,24 @@ TEST_P(MinifyKinds, ReducesToTheCulpritAndReproduces) {
   EXPECT_TRUE(report["verified"].get<bool>());
 }
 
+}  // namespace
+
+TEST_P(MinifyKinds, ReducesToTheCulpritAndReproduces) {
+  const MinCase& c = GetParam();
+  expect_minified_to_the_culprit(c, bundle_for(std::string("min_") + c.kind + "_" + c.after, std::string("gelu:") + c.kind, c.after, c.level));
+}
+
+// The same through the cuda backend, on a GPU only: the bundle records the backend, and every
+// check the minifier runs launches the candidate's kernel (a crash is a CUDA error there, a hang a
+// kernel that never returns, killed by the timeout).
+TEST_P(MinifyKindsOnTheGpu, ReducesToTheCulpritAndReproduces) {
+  REQUIRE_GPU();
+  const MinCase& c = GetParam();
+  fs::path b = bundle_for(std::string("gpu_min_") + c.kind + "_" + c.after, std::string("gelu:") + c.kind, c.after, c.level, "cuda");
+  EXPECT_EQ(read_json(b / "manifest.json")["spec"]["backend"], "cuda");
+  expect_minified_to_the_culprit(c, b);
+}
+
 INSTANTIATE_TEST_SUITE_P(Kinds, MinifyKinds,
                          ::testing::Values(MinCase{"compile_error", "dynamo", 2}, MinCase{"compile_error", "aot", 2},
                                            MinCase{"runtime_error", "dynamo", 2}, MinCase{"runtime_error", "aot", 2},
@@ -65,6 +83,12 @@ INSTANTIATE_TEST_SUITE_P(Kinds, MinifyKinds,
                                            MinCase{"hang", "dynamo", 2}, MinCase{"hang", "aot", 2},
                                            MinCase{"accuracy", "dynamo", 4}, MinCase{"accuracy", "aot", 4},
                                            MinCase{"flaky", "dynamo", 2}, MinCase{"flaky", "aot", 2}),
+                         [](const auto& info) { return std::string(info.param.kind) + "_" + info.param.after; });
+INSTANTIATE_TEST_SUITE_P(Kinds, MinifyKindsOnTheGpu,
+                         ::testing::Values(MinCase{"compile_error", "dynamo", 2}, MinCase{"runtime_error", "aot", 2},
+                                           MinCase{"crash", "dynamo", 3}, MinCase{"crash", "aot", 3},
+                                           MinCase{"hang", "dynamo", 2}, MinCase{"accuracy", "dynamo", 4},
+                                           MinCase{"accuracy", "aot", 4}),
                          [](const auto& info) { return std::string(info.param.kind) + "_" + info.param.after; });
 
 // A graph name with '.' (valid, and what ONNX exporters write) is valid all the way: the bundle,
