@@ -1,5 +1,7 @@
 // reprokit analyze (see analyze.h).
 #include "reprokit/harness/analyze.h"
+
+#include "node_accuracy.h"
 #include "reprokit/harness/bisect.h"
 #include "reprokit/harness/child_run.h"
 #include "reprokit/process/subprocess.h"
@@ -30,35 +32,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-struct Errors {
-  double rmse = 0, max_abs = 0, max_rel = 0, max_ulp = 0;
-};
-
-// Spacing of representable numbers of dtype near x (for a ULP-style measure).
-double ulp(double x, DType t) {
-  int bits = t == DType::f16 ? 10 : t == DType::bf16 ? 7 : t == DType::f32 ? 23 : 52;
-  double ax = std::max(std::fabs(x), t == DType::f16 ? 6.1e-5 : 1e-30);
-  return std::ldexp(1.0, std::ilogb(ax) - bits);
-}
-
-Errors errors(const Tensor& got, const Tensor& ref, DType dtype) {
-  Errors e;
-  auto a = got.to_doubles(), b = ref.to_doubles();
-  double s = 0;
-  size_t n = 0;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) continue;
-    double d = std::fabs(a[i] - b[i]);
-    s += d * d;
-    ++n;
-    e.max_abs = std::max(e.max_abs, d);
-    e.max_rel = std::max(e.max_rel, d / std::max(std::fabs(b[i]), 1e-12));
-    if (is_floating(dtype)) e.max_ulp = std::max(e.max_ulp, d / ulp(b[i], dtype));
-  }
-  e.rmse = n ? std::sqrt(s / static_cast<double>(n)) : 0;
-  return e;
-}
 
 std::string svg_plot(const std::vector<std::string>& names, const std::vector<double>& compiled, const std::vector<double>& eager) {
   const int w = 900, h = 360, left = 60, bottom = 300;
@@ -148,106 +121,49 @@ int analyze_bundle(const AnalyzeOptions& o) {
     return 1;
   }
 
-  // Which values to capture: kernel boundaries (what the compiled code materialises anyway, so
-  // fusion is undisturbed) or, with --per-node, every node.
-  Graph lowered = lower_for_codegen(g, copts, nullptr);
-  auto lowered_users = compute_users(lowered);
-  std::set<std::string> boundary;
-  for (int i = lowered.num_inputs(); i < lowered.size(); ++i) {
-    const Node& n = lowered.node(i);
-    auto gi = n.attrs.find("group");
-    bool internal = gi != n.attrs.end() && !lowered_users[static_cast<size_t>(i)].empty();
-    for (int u : lowered_users[static_cast<size_t>(i)]) {
-      auto gu = lowered.node(u).attrs.find("group");
-      if (gu == lowered.node(u).attrs.end() || gi == n.attrs.end() || !(gu->second == gi->second)) internal = false;
-    }
-    if (!internal) boundary.insert(n.name);
-  }
-  std::vector<int> captured;
-  for (int i = g.num_inputs(); i < g.size(); ++i)
-    if (o.per_node || boundary.count(g.node(i).name)) captured.push_back(i);
-  Graph ext = g;
-  size_t first_extra = ext.outputs.size();
-  for (int i : captured) ext.outputs.push_back(i);
-
+  const std::vector<int> captured = captured_nodes(g, copts, o.per_node);
   // Determinism first: two runs of the compiled graph must agree bit for bit.
-  auto compiled = compile_graph(ext, copts);
-  std::vector<Tensor> run1, run2;
+  CapturedRun run;
   try {
-    run1 = compiled->run(b.inputs);
-    run2 = compiled->run(b.inputs);
+    run = run_captured(b, copts, captured);
   } catch (const CompileFailure& e) {
     throw UserError(std::string("analyze needs a graph that compiles and runs; this one fails: ") + e.what());
   }
-  bool deterministic = true;
-  for (size_t k = 0; k < run1.size(); ++k) deterministic &= run1[k].to_doubles() == run2[k].to_doubles();
-  fmt::print("determinism: {}\n", deterministic ? "two runs agree bit for bit" : "WARNING: two runs differ: the compiled graph is non-deterministic");
+  fmt::print("determinism: {}\n", run.deterministic ? "two runs agree bit for bit" : "WARNING: two runs differ: the compiled graph is non-deterministic");
   fmt::print("captured: {} of {} nodes ({})\n", captured.size(), g.num_ops(), o.per_node ? "every node; fusion is disturbed" : "kernel boundaries; fusion undisturbed");
 
-  InterpretOptions f64;
-  f64.cast_to_f64 = true;
-  auto ref = interpret_all(g, b.inputs, f64);
-  auto eager = interpret_all(g, b.inputs);
-
-  // The noise floor of every captured node (auto rule; one measurement for all of them).
-  const bool fixed = b.spec.tolerance.has_value();
-  Graph watched = g;
-  watched.outputs = captured;
-  std::vector<Tensor> probe_ref, probe_eager;
-  for (int id : captured) probe_ref.push_back(ref[static_cast<size_t>(id)]), probe_eager.push_back(eager[static_cast<size_t>(id)]);
-  NoiseFloor floor = fixed ? NoiseFloor{} : measure_noise_floor(watched, b.inputs, probe_ref, &probe_eager);
-  if (!fixed) print_noise_floor(g, captured, floor, probe_ref);
+  const Reference ref = reference_for(b, captured);
+  const bool fixed = ref.tolerance.has_value();
+  if (!fixed) {
+    std::vector<Tensor> captured_f64;
+    for (int id : captured) captured_f64.push_back(ref.f64[static_cast<size_t>(id)]);
+    print_noise_floor(g, captured, ref.floor, captured_f64);
+  }
 
   json rows = json::array();
   std::vector<std::string> names;
   std::vector<double> crmse, ermse;
   int first_bad = -1;
   fmt::print("\n{:<24} {:<8} {:>10} {:>10} {:>10} {:>9} {:>10}  {}\n", "node", "op", "rmse", "max_abs", "max_rel", "max_ulp", "eager_rmse", "verdict");
-  for (size_t k = 0; k < captured.size(); ++k) {
-    int id = captured[k];
-    const Node& n = g.node(id);
-    const Tensor& got = run1[first_extra + k];
-    Errors ce = errors(got, ref[static_cast<size_t>(id)], n.type.dtype), ee = errors(eager[static_cast<size_t>(id)], ref[static_cast<size_t>(id)], n.type.dtype);
-    double tol = fixed ? *b.spec.tolerance : default_tolerance(n.type.dtype);
-    std::string why = fixed ? compare_output(n.name, got, eager[static_cast<size_t>(id)], ref[static_cast<size_t>(id)], tol)
-                            : compare_output_to_floor(n.name, got, eager[static_cast<size_t>(id)], ref[static_cast<size_t>(id)], floor.outputs[k]);
-    std::string verdict = why.empty() ? "ok" : "DIVERGES";
-    std::string origin;
-    if (!why.empty()) {
-      // Own or inherited: the node alone, fed the reference values of its operands (rounded to
-      // their dtypes), through the same compiler.
-      std::set<int> cut;
-      for (auto& op : n.operands)
-        if (op.is_value() && !g.node(op.value).is_input()) cut.insert(op.value);
-      Graph alone = extract_subgraph(g, {id}, cut);
-      std::vector<Tensor> alone_inputs;
-      for (int i = 0; i < alone.num_inputs(); ++i) {
-        int src = g.find(alone.node(i).name);
-        alone_inputs.push_back(g.node(src).is_input() ? b.inputs[static_cast<size_t>(src)] : ref[static_cast<size_t>(src)].to(alone.node(i).type.dtype));
-      }
-      std::string own_why;
-      try {
-        auto out = compile_graph(alone, copts)->run(alone_inputs);
-        own_why = check_accuracy(alone, alone_inputs, out, b.spec.tolerance).message;
-      } catch (const CompileFailure& e) {
-        own_why = e.what();
-      }
-      origin = own_why.empty() ? "inherited" : "own";
-      verdict += " (" + origin + ")";
-      if (first_bad < 0) first_bad = id;
-    }
+  const std::vector<NodeVerdict> verdicts = judge_nodes(b, copts, captured, run, ref);
+  for (size_t k = 0; k < verdicts.size(); ++k) {
+    const NodeVerdict& v = verdicts[k];
+    const Node& n = g.node(v.id);
+    const Errors &ce = v.errors, &ee = v.eager_errors;
+    std::string verdict = v.passes() ? "ok" : "DIVERGES (" + v.origin + ")";
+    if (!v.passes() && first_bad < 0) first_bad = v.id;
     fmt::print("%{:<23} {:<8} {:>10.3g} {:>10.3g} {:>10.3g} {:>9.3g} {:>10.3g}  {}\n", n.name, op_name(n.op), ce.rmse, ce.max_abs, ce.max_rel, ce.max_ulp, ee.rmse, verdict);
     rows.push_back({{"node", n.name}, {"op", std::string(op_name(n.op))}, {"rmse", ce.rmse}, {"max_abs", ce.max_abs}, {"max_rel", ce.max_rel}, {"max_ulp", ce.max_ulp},
-                    {"eager_rmse", ee.rmse}, {"noise_floor_rms", fixed ? json(nullptr) : json(floor.outputs[k].rms)},
-                    {"noise_floor_max", fixed ? json(nullptr) : json(floor.outputs[k].max)}, {"passes", why.empty()}, {"origin", origin.empty() ? json(nullptr) : json(origin)},
-                    {"why", why}});
+                    {"eager_rmse", ee.rmse}, {"noise_floor_rms", fixed ? json(nullptr) : json(ref.floor.outputs[k].rms)},
+                    {"noise_floor_max", fixed ? json(nullptr) : json(ref.floor.outputs[k].max)}, {"passes", v.passes()},
+                    {"origin", v.origin.empty() ? json(nullptr) : json(v.origin)}, {"why", v.why}});
     names.push_back(n.name);
     crmse.push_back(ce.rmse);
     ermse.push_back(ee.rmse);
   }
   if (first_bad >= 0) fmt::print("\nfirst divergence: %{} = {} (its own error; later divergences marked 'inherited' come from it)\n", g.node(first_bad).name, op_name(g.node(first_bad).op));
   else fmt::print("\nno node diverges\n");
-  json out = {{"graph", g.name}, {"deterministic", deterministic}, {"per_node", o.per_node}, {"nodes", rows},
+  json out = {{"graph", g.name}, {"deterministic", run.deterministic}, {"per_node", o.per_node}, {"nodes", rows},
               {"rule", fixed ? fmt::format("fixed tolerance {}", *b.spec.tolerance) : "auto (noise floor)"},
               {"first_divergence", first_bad >= 0 ? json(g.node(first_bad).name) : json(nullptr)}};
   // Never overwrite an earlier analysis: analyze.json, else analyze-2.json, ...; the plot takes
