@@ -1,7 +1,11 @@
 // analyze: an accuracy injection on one op in the attention example is named as the first
-// divergence, with what follows marked inherited; results are never overwritten.
+// divergence, with what follows marked inherited; results are never overwritten. --triangulate:
+// a fault planted in cpp or in cuda is pinned on that backend (on a GPU; without one it exits 2).
 #include <gtest/gtest.h>
 
+#include <map>
+
+#include "../codegen/backend_test_util.h"
 #include "cli_util.h"
 
 using namespace reprokit;
@@ -44,4 +48,61 @@ TEST(Analyze, PerNodeCapturesEveryNode) {
   auto a = read_json(b / "analyze.json");
   EXPECT_EQ(a["first_divergence"], "a.tanh");
   EXPECT_TRUE(a["per_node"].get<bool>());
+}
+
+// --triangulate: an accuracy fault planted in one backend is pinned on that backend, node and
+// output, while the other backend agrees with float64 (on a GPU only: the cuda side runs there).
+struct TriangulateCase {
+  const char* backend;  // where the fault is planted (the bundle's backend)
+  const char* other;
+};
+void PrintTo(const TriangulateCase& c, std::ostream* os) { *os << "planted in " << c.backend; }
+class Triangulate : public ::testing::TestWithParam<TriangulateCase> {};
+
+TEST_P(Triangulate, PinsAPlantedAccuracyBugOnItsBackend) {
+  REQUIRE_GPU();
+  const TriangulateCase& c = GetParam();
+  auto dir = fresh_dir(std::string("triangulate_") + c.backend);
+  auto run = reprokit_cli({"run", example("mlp"), "--backend", c.backend, "--inject", "gelu:accuracy"}, dir,
+                          {{"REPRO_AFTER", "dynamo"}, {"REPRO_LEVEL", "4"}, {"REPRO_DIR", "out"}});
+  ASSERT_EQ(run.exit_code, 1) << run.out << run.err;
+  auto b = bundles_in(dir / "out").at(0);
+  auto r = reprokit_cli({"analyze", b.string(), "--triangulate", "--per-node"}, dir);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  auto t = read_json(b / "triangulate.json");
+  EXPECT_EQ(t["recorded_backend"], c.backend);
+  EXPECT_TRUE(t["backends"]["cpp"]["runs"].get<bool>()) << r.out;
+  EXPECT_TRUE(t["backends"]["cuda"]["runs"].get<bool>()) << r.out;
+  EXPECT_EQ(t["first_divergence"][c.backend], "a") << r.out;  // the gelu, its own error
+  EXPECT_TRUE(t["first_divergence"][c.other].is_null()) << r.out;
+  for (auto& n : t["nodes"]) {
+    if (n["node"] == "a") {
+      EXPECT_EQ(n[c.backend]["origin"], "own");
+    }
+    EXPECT_NE(n["wrong_on"], "both") << n["node"];
+    EXPECT_NE(n["wrong_on"], c.other) << n["node"];
+  }
+  // %t comes after the gelu, %h (the first linear) before it.
+  std::map<std::string, std::string> outputs;
+  for (auto& o : t["outputs"]) outputs[o["output"]] = o["wrong_on"];
+  EXPECT_EQ(outputs, (std::map<std::string, std::string>{{"t", c.backend}, {"h", "neither"}})) << r.out;
+  EXPECT_NE(r.out.find(std::string("wrong on ") + c.backend), std::string::npos) << r.out;
+  reprokit_cli({"analyze", b.string(), "--triangulate"}, dir);
+  EXPECT_TRUE(fs::exists(b / "triangulate-2.json")) << "a second triangulation must not overwrite the first";
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, Triangulate, ::testing::Values(TriangulateCase{"cuda", "cpp"}, TriangulateCase{"cpp", "cuda"}),
+                         [](const auto& info) { return std::string("planted_in_") + info.param.backend; });
+
+// Without a GPU the cuda side cannot run: the command says why and exits 2, writing nothing.
+TEST(TriangulateWithoutAGpu, SaysSoAndExitsTwo) {
+  if (have_gpu()) GTEST_SKIP() << "a GPU is here: Triangulate.* runs instead";
+  auto dir = fresh_dir("triangulate_no_gpu");
+  auto run = reprokit_cli({"run", example("mlp"), "--inject", "gelu:accuracy"}, dir, {{"REPRO_AFTER", "dynamo"}, {"REPRO_LEVEL", "4"}, {"REPRO_DIR", "out"}});
+  ASSERT_EQ(run.exit_code, 1) << run.err;
+  auto b = bundles_in(dir / "out").at(0);
+  auto r = reprokit_cli({"analyze", b.string(), "--triangulate"}, dir);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("no CUDA driver"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(b / "triangulate.json"));
 }
