@@ -173,6 +173,13 @@ Failure check_samples(ReproSpec& spec, const Graph& g, const std::vector<Tensor>
   ReproSpec one = spec;
   one.failing_samples.clear();
   for (int k = 1; k < samples; ++k) {
+    // A CUDA kernel fault has cost this process the GPU: no later sample can run here. The seeds
+    // not run are not recorded, so nothing claims they passed.
+    if (device_lost_in_this_process()) {
+      fmt::print(stderr, "reprokit: the GPU is lost to this process after a kernel fault: input samples {} to {} were not run\n", k, samples - 1);
+      spec.sample_seeds.resize(static_cast<size_t>(k - 1));
+      break;
+    }
     Failure f = run_and_classify(one, g, sample_inputs(spec, g, inputs, k));
     if (!f.failed()) continue;
     failing.push_back(k);
