@@ -12,9 +12,11 @@
 // Usage: bench_models [--iters N] [--only NAME]... [--skip interp|torch|ort]... [--keep]
 // --keep leaves the work directory (exports, inputs, the compile cache) in place, so a profiler
 // (`perf report`) can still resolve the generated libraries' symbols.
+#include <dlfcn.h>
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -162,6 +164,20 @@ __attribute__((target("avx512f,fma"))) double fma_chains_512(int64_t steps) {
 // FLOPs per cycle: 32 with AVX2 FMA, two 8-wide units; 64 with AVX-512) and, with AVX-512, the
 // rate measured on every core at once. cpuinfo's MHz is the base clock; under load these cores
 // run faster (measured 480 against 333 GFLOP/s on two cores).
+// Which kernels OpenBLAS runs (the cpp backend's matmuls and PyTorch's go through it; ONNX
+// Runtime has its own): its own pick for this CPU, or OPENBLAS_CORETYPE's. A machine that pins
+// an older core (AVX2 on an AVX-512 CPU) runs those GEMMs at half the rate, and the ratios
+// against ONNX Runtime move with it. Asked of the copy the generated libraries loaded.
+std::string openblas_core() {
+  void* lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
+  auto name = lib ? reinterpret_cast<char* (*)()>(dlsym(lib, "openblas_get_corename")) : nullptr;
+  const char* pinned = std::getenv("OPENBLAS_CORETYPE");
+  std::string s = name ? fmt::format("OpenBLAS kernels: {}", name()) : "OpenBLAS kernels: (not loaded)";
+  s += pinned ? fmt::format(" (OPENBLAS_CORETYPE={} in the environment)", pinned) : " (its own pick for this CPU)";
+  if (lib) dlclose(lib);
+  return s;
+}
+
 std::string peak_estimate() {
   std::ifstream in("/proc/cpuinfo");
   std::string line, flags, model;
@@ -295,6 +311,7 @@ int main(int argc, char** argv) {
                ratio(torch), ratio(ort), interp < 0 ? std::string("n/a") : fmt::format("{:.1f}", interp / cpp), gflops(cpp), gflops(torch), gflops(ort),
                cold_ms, warm_ms);
   }
+  fmt::print("{}\n", openblas_core());
   fmt::print("(torch/cpp, ort/cpp > 1: the cpp backend is faster than PyTorch eager, ONNX Runtime; warm compile = cache hit, no compiler run;\n"
              " GF/s counts each model's direct multiply-adds: engines that do fewer, as Winograd convolutions do, show an effective rate)\n");
   if (keep) fmt::print("(kept {})\n", tmp.string());
