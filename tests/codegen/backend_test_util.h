@@ -1,5 +1,6 @@
 // Helpers of the codegen tests: run a graph through a backend and compare with the reference.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -44,6 +45,15 @@ inline CompileOptions cpp_options() {
   o.backend = "cpp";
   o.cache_dir = test_cache_dir();
   return o;
+}
+
+// What max_error_vs_f64 may be for a graph: float32 rounding, or half precision where a node holds it.
+inline double tolerance_for(const Graph& g) {
+  double tol = 1e-5;
+  for (auto& n : g.nodes)
+    if (n.type.dtype == DType::f16) tol = std::max(tol, 5e-3);
+    else if (n.type.dtype == DType::bf16) tol = std::max(tol, 4e-2);
+  return tol;
 }
 
 inline CompileOptions cuda_options() {

@@ -14,14 +14,6 @@ using namespace reprokit;
 using namespace reprokit::testing;
 
 
-static double tolerance_for(const Graph& g) {
-  double tol = 1e-5;
-  for (auto& n : g.nodes)
-    if (n.type.dtype == DType::f16) tol = std::max(tol, 5e-3);
-    else if (n.type.dtype == DType::bf16) tol = std::max(tol, 4e-2);
-  return tol;
-}
-
 TEST(CppBackend, EveryOpMatchesTheReference) {
   Graph g = parse_graph(kAllOpsGraph);
   EXPECT_LT(max_error_vs_f64(g, cpp_options()), 5e-3);  // the graph holds f16 values too
