@@ -126,26 +126,28 @@ void check(const Driver* d, int rc, const char* what) {
 std::atomic<int> lost_context_error{0};
 
 // What one run holds on the GPU, given back when the run ends, failed or not: its memory, its
-// module and its reference to the primary context.
+// module and its reference to the primary context (taken by the constructor, which gives it back
+// itself if it then fails: a constructor that throws gets no destructor).
 struct GpuRun {
   const Driver* d;
   int dev = 0;
-  bool retained = false;
   void* module = nullptr;
   std::vector<CUdeviceptr> memory;
   explicit GpuRun(const Driver* driver) : d(driver) {
     void* ctx = nullptr;
     check(d, d->device_get(&dev, 0), "cuDeviceGet");
     check(d, d->primary_ctx_retain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-    retained = true;
-    check(d, d->ctx_set_current(ctx), "cuCtxSetCurrent");
+    if (int rc = d->ctx_set_current(ctx); rc != 0) {
+      d->primary_ctx_release(dev);
+      check(d, rc, "cuCtxSetCurrent");
+    }
   }
   GpuRun(const GpuRun&) = delete;
   GpuRun& operator=(const GpuRun&) = delete;
   ~GpuRun() {
     for (auto p : memory) d->mem_free(p);
     if (module) d->module_unload(module);
-    if (retained) d->primary_ctx_release(dev);
+    d->primary_ctx_release(dev);
   }
   CUdeviceptr alloc(size_t bytes) {
     CUdeviceptr p = 0;
