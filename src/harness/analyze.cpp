@@ -2,9 +2,6 @@
 #include "reprokit/harness/analyze.h"
 
 #include "node_accuracy.h"
-#include "reprokit/harness/bisect.h"
-#include "reprokit/harness/child_run.h"
-#include "reprokit/process/subprocess.h"
 #include "reprokit/support/files.h"
 
 #include <fmt/core.h>
@@ -108,16 +105,10 @@ int analyze_bundle(const AnalyzeOptions& o) {
 
   // analyze runs the compiled graph in this process, so first make sure it runs at all: a graph
   // that crashes or hangs is probed in a child (bisect's step, with the bundle's own settings).
-  BisectStep as_recorded{copts.backend, copts.run_passes, "", "", -1, -1};
-  double probe_timeout = b.spec.timeout_s > 0 ? b.spec.timeout_s : 300;
-  ProcessSpec probe;
-  probe.argv = {self_executable(), "bisect-step", o.bundle_dir, as_recorded.to_json().dump()};
-  probe.timeout_s = probe_timeout;
-  Failure ran = classify_child(run_process(probe), "the compiled graph", probe_timeout);
-  if (ran.kind == FailureKind::crash || ran.kind == FailureKind::timeout || ran.kind == FailureKind::compile_error) {
-    fmt::print("analyze: the compiled graph does not run ({}: {}); analyze compares numbers and needs a graph that runs.\n"
+  if (std::string why = does_not_run(b, copts.backend, "the compiled graph"); !why.empty()) {
+    fmt::print("analyze: the compiled graph does not run ({}); analyze compares numbers and needs a graph that runs.\n"
                "analyze: use `reprokit minify` or `reprokit bisect` on this bundle.\n",
-               ran.kind_name(), ran.message.substr(0, ran.message.find('\n')));
+               why);
     return 1;
   }
 

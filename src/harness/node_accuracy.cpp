@@ -4,9 +4,15 @@
 #include <cmath>
 #include <set>
 
+#include <fmt/core.h>
+
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/codegen/lowering.h"
 #include "reprokit/harness/accuracy.h"
+#include "reprokit/harness/bisect.h"
+#include "reprokit/harness/child_run.h"
+#include "reprokit/process/subprocess.h"
+#include "reprokit/support/files.h"
 #include "reprokit/ir/graph_utils.h"
 #include "reprokit/runtime/interpreter.h"
 #include "reprokit/support/errors.h"
@@ -40,6 +46,17 @@ Errors errors(const Tensor& got, const Tensor& ref, DType dtype) {
   }
   e.rmse = n ? std::sqrt(s / static_cast<double>(n)) : 0;
   return e;
+}
+
+std::string does_not_run(const Bundle& b, const std::string& backend, const std::string& what) {
+  BisectStep as_recorded{backend, b.spec.options.compile.run_passes, "", "", -1, -1};
+  const double timeout = b.spec.timeout_s > 0 ? b.spec.timeout_s : 300;
+  ProcessSpec probe;
+  probe.argv = {self_executable(), "bisect-step", b.dir, as_recorded.to_json().dump()};
+  probe.timeout_s = timeout;
+  Failure ran = classify_child(run_process(probe), what, timeout);
+  if (ran.kind != FailureKind::crash && ran.kind != FailureKind::timeout && ran.kind != FailureKind::compile_error) return "";
+  return fmt::format("{}: {}", ran.kind_name(), ran.message.substr(0, ran.message.find('\n')));
 }
 
 std::vector<int> captured_nodes(const Graph& g, const CompileOptions& options, bool per_node) {

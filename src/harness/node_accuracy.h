@@ -18,6 +18,13 @@ struct Errors {
 // got against ref (finite elements only); ULPs of dtype.
 Errors errors(const Tensor& got, const Tensor& ref, DType dtype);
 
+// Whether the bundle's graph runs at all on `backend` with the bundle's own settings, asked of a
+// child (bisect's step), since analysis runs it in this process and a crash or hang there must
+// not take this process down. "" when it runs (a run-time error or a wrong number counts as
+// running), else "kind: the first line of its message" for a crash, hang or compile error.
+// `what` names the graph in the child's messages.
+std::string does_not_run(const Bundle& b, const std::string& backend, const std::string& what);
+
 // The nodes whose values are compared: the kernel boundaries of the lowered graph (what the compiled
 // code materialises anyway, so fusion is undisturbed) or, with per_node, every node.
 std::vector<int> captured_nodes(const Graph& g, const CompileOptions& options, bool per_node);

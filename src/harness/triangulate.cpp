@@ -9,10 +9,7 @@
 #include "node_accuracy.h"
 #include "reprokit/codegen/compiled_graph.h"
 #include "reprokit/harness/analyze.h"
-#include "reprokit/harness/bisect.h"
 #include "reprokit/harness/bundle.h"
-#include "reprokit/harness/child_run.h"
-#include "reprokit/process/subprocess.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/support/files.h"
 
@@ -41,7 +38,7 @@ std::string wrong_on(bool cpp_wrong, bool cuda_wrong) {
 // The bundle's backend runs as recorded, in a child first (a crash or hang there must not take
 // this process down). The other backend is the second opinion: a fault planted with --inject is
 // planted in the bundle's backend only, as a real bug lives in one backend.
-Side prepare_side(const Bundle& b, const std::string& backend, const std::string& dir) {
+Side prepare_side(const Bundle& b, const std::string& backend) {
   Side s;
   s.backend = backend;
   s.options = b.spec.options.compile;
@@ -50,14 +47,7 @@ Side prepare_side(const Bundle& b, const std::string& backend, const std::string
     s.options.injections.clear();
     return s;
   }
-  BisectStep as_recorded{backend, s.options.run_passes, "", "", -1, -1};
-  double timeout = b.spec.timeout_s > 0 ? b.spec.timeout_s : 300;
-  ProcessSpec probe;
-  probe.argv = {self_executable(), "bisect-step", dir, as_recorded.to_json().dump()};
-  probe.timeout_s = timeout;
-  Failure ran = classify_child(run_process(probe), "the " + backend + " backend", timeout);
-  if (ran.kind == FailureKind::crash || ran.kind == FailureKind::timeout || ran.kind == FailureKind::compile_error)
-    s.fails = fmt::format("{}: {}", ran.kind_name(), ran.message.substr(0, ran.message.find('\n')));
+  s.fails = does_not_run(b, backend, "the " + backend + " backend");
   return s;
 }
 
@@ -76,7 +66,7 @@ int triangulate_bundle(const AnalyzeOptions& o) {
   const Graph& g = b.graph;
   fmt::print("triangulate: graph {} ({} ops), stage {}, recorded on backend {}: cpp and cuda against float64 on the bundle's inputs\n", g.name,
              g.num_ops(), b.spec.stage, b.spec.options.compile.backend);
-  std::vector<Side> sides = {prepare_side(b, "cpp", o.bundle_dir), prepare_side(b, "cuda", o.bundle_dir)};
+  std::vector<Side> sides = {prepare_side(b, "cpp"), prepare_side(b, "cuda")};
 
   // The same nodes on both sides: both backends share the lowering, so their kernel boundaries agree.
   const std::vector<int> captured = captured_nodes(g, sides[0].options, o.per_node);

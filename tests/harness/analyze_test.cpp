@@ -106,3 +106,17 @@ TEST(TriangulateWithoutAGpu, SaysSoAndExitsTwo) {
   EXPECT_NE(r.err.find("no CUDA driver"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(b / "triangulate.json"));
 }
+
+// A bundle whose graph crashes is probed in a child first: analyze says it does not run (and
+// what it does) instead of dying, and points at minify and bisect.
+TEST(Analyze, ACrashingGraphIsProbedInAChildAndSaysSo) {
+  auto dir = fresh_dir("analyze_crash");
+  auto run = reprokit_cli({"run", example("mlp"), "--inject", "gelu:crash"}, dir, {{"REPRO_AFTER", "dynamo"}, {"REPRO_LEVEL", "3"}, {"REPRO_DIR", "out"}});
+  ASSERT_NE(run.exit_code, 0) << run.err;
+  auto b = bundles_in(dir / "out").at(0);
+  auto r = reprokit_cli({"analyze", b.string()}, dir);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("analyze: the compiled graph does not run (crash: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("use `reprokit minify` or `reprokit bisect`"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(b / "analyze.json"));
+}
