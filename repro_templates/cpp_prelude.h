@@ -104,7 +104,10 @@ template <class T> inline T rk_min(T a, T b) { return (a != a || b != b) ? (a !=
 // Maclaurin series below 0.5, where that error would be tens of ulps).
 inline float rk_expf(float x) {
   const float xc = x < -87.0f ? -87.0f : (x > 88.7f ? 88.7f : x);
-  const float n = __builtin_floorf(xc * 1.44269504088896341f + 0.5f);
+  // n = x / ln 2 rounded to nearest by adding and taking away 1.5 * 2^23. (floorf(v + 0.5), as
+  // before, kept every loop calling this scalar: GCC vectorises floorf only under
+  // -fno-trapping-math; gelu, softmax, sigmoid and tanh ran one element at a time.)
+  const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   const float r = (xc - n * 0.693359375f) + n * 2.12194440e-4f;
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
