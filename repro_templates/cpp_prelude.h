@@ -9,9 +9,12 @@
 #include <unistd.h>
 #include <limits>
 #include <vector>
-// The float conv kernels (cpp_conv_gemm.h) are one unit of their own, the same text in every
-// graph, so the compile cache builds them once (cpp_codegen.cpp: RK_CONV_KERNELS): they and the
-// intrinsics header cost 0.4 s of compile, which each unit with a conv paid before.
+// The float GEMM kernels are units of their own, the same text in every graph, so the compile
+// cache builds them once (cpp_codegen.cpp): they and the intrinsics header cost 0.4 s of compile,
+// which each unit with a conv paid before. RK_GEMM_KERNELS: the panel GEMM and rk_matmul_f32
+// (cpp_panel_gemm.h, GCC's vector extensions only); RK_CONV_KERNELS: the convolutions on it
+// (cpp_conv_gemm.h, Winograd, intrinsics), with the panel GEMM's other kernel shapes, which a
+// graph without convolutions need not compile.
 #if defined(RK_CONV_KERNELS) && defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -40,6 +43,11 @@ struct RkConvWindow {
 // for all of them); see cpp_conv_gemm.h.
 extern "C" void rk_conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* image, const RkConvWindow* window,
                                  float* panels, float* C, int64_t ldc);
+// C[M x N] (rows ldc apart) = A x B given as to rk_gemm (ta/tb: RK_TRANS for an operand stored
+// transposed), on the panel GEMM (cpp_panel_gemm.h) where it has its AVX-512 kernel; else rk_gemm. panels: room
+// for K x (M rounded up to 32) floats when tb is RK_TRANS, else K x (N rounded up to 32).
+extern "C" void rk_matmul_f32(int ta, int tb, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb, float* C,
+                              int64_t ldc, float* panels);
 
 namespace {
 
@@ -94,6 +102,9 @@ inline float rk_float_of(uint32_t x) { float f; std::memcpy(&f, &x, 4); return f
 // NaN-propagating max/min, as PyTorch's maximum/minimum/amax/amin.
 template <class T> inline T rk_max(T a, T b) { return (a != a || b != b) ? (a != a ? a : b) : (a > b ? a : b); }
 template <class T> inline T rk_min(T a, T b) { return (a != a || b != b) ? (a != a ? a : b) : (a < b ? a : b); }
+#if defined(RK_GEMM_KERNELS) || defined(RK_CONV_KERNELS)
+#include "cpp_panel_gemm.h"
+#endif
 #ifdef RK_CONV_KERNELS
 #include "cpp_conv_gemm.h"
 #include "cpp_conv_winograd.h"
@@ -217,5 +228,27 @@ extern "C" __attribute__((visibility("hidden"))) void rk_conv_gemm_f32(int64_t M
   const int64_t room = (N + kRkPanelCols - 1) / kRkPanelCols * kRkPanelCols * K;  // the panels' floats
   if (rk_winograd_pays(M, *window) && rk_conv_winograd(M, A, lda, image, *window, panels, room, C, ldc)) return;
   rk_conv_gemm(M, N, K, A, lda, image, *window, panels, C, ldc);
+}
+#endif
+#ifdef RK_GEMM_KERNELS
+extern "C" __attribute__((visibility("hidden"))) void rk_matmul_f32(int ta, int tb, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
+                                                                    const float* b, int64_t ldb, float* C, int64_t ldc, float* panels) {
+#if defined(__AVX512F__)
+  if (tb == RK_TRANS) {
+    // A linear layer's x W^T: C^T [N x M] = B^T (W, rows ldb apart, read in place) x A^T, whose
+    // panels are M's rows of A; stored transposed. A(m, k) = a[m ms + k ks].
+    const RkMatrix at{a, ta == RK_TRANS ? lda : 1, ta == RK_TRANS ? 1 : lda, K, M};
+    rk_panel_gemm(N, M, K, b, ldb, rk_pack_matrix_panel, &at, nullptr, 0, panels, RkOut{C, 1, ldc}, rk_full_panel_tile, true);
+    return;
+  }
+  if (ta == RK_NO_TRANS) {  // C = A (in place) x B's panels, or B's rows in place (as a 1x1 conv)
+    const RkMatrix bm{b, ldb, 1, K, N};
+    const bool in_place = K >= 2 * M && N >= 2 * kRkPanelCols;
+    rk_panel_gemm(M, N, K, a, lda, rk_pack_matrix_panel, &bm, in_place ? b : nullptr, ldb, panels, RkOut{C, ldc, 1}, rk_full_panel_tile, true);
+    return;
+  }
+#endif
+  (void)panels;
+  rk_gemm(ta, tb, M, N, K, a, lda, b, ldb, C, ldc);
 }
 #endif

@@ -562,12 +562,15 @@ CppSource render_cpp(const Graph& g, const NodeInjections& injections) {
   CppSource out;
   const std::string prelude = template_text("cpp_prelude.h") + "\n";
   out.entry = gen.run();
-  bool conv = false;
+  bool conv = false, matmul = false;
   for (auto& u : gen.units()) {
     out.units.push_back(prelude + u.text);
     conv |= u.text.find("rk_conv_gemm_f32(") != std::string::npos;
+    matmul |= u.text.find("rk_matmul_f32(") != std::string::npos;
   }
-  // The float conv kernels: one unit, the same text for every graph (see cpp_prelude.h).
+  // The float GEMM kernels: units of their own, each the same text for every graph (see
+  // cpp_prelude.h); the convolutions' unit includes the panel GEMM, not rk_matmul_f32.
+  if (matmul) out.units.push_back("#define RK_GEMM_KERNELS 1\n" + prelude);
   if (conv) out.units.push_back("#define RK_CONV_KERNELS 1\n" + prelude);
   return out;
 }

@@ -1,10 +1,12 @@
 // Linear-algebra kernels. On the CPU, matmul and conv2d call BLAS (CBLAS sgemm/dgemm; f16/bf16
 // through f32 with PyTorch's rounding on store): operands whose last two dims are row- or
 // column-major go to BLAS as they are (a transposed weight is BLAS's Trans flag, not a copy);
-// others are packed first. A float conv2d runs on the prelude's own conv GEMM (cpp_conv_gemm.h:
-// im2col into panels, weights read in place); f64/f16/bf16 on im2col + BLAS; when each output
-// reads only a few inputs (depthwise), a direct kernel over whole planes is faster. On CUDA
-// both are generated loops (no cuBLAS measured yet).
+// others are packed first. Float GEMMs worth threads run on the prelude's own panel GEMM
+// (cpp_panel_gemm.h) instead: a float conv2d (cpp_conv_gemm.h: im2col into panels, weights
+// read in place), and a float matmul whose operands it reads in place (rk_matmul_f32); f64,
+// f16 and bf16 on BLAS. When each output of a conv reads only a few inputs (depthwise), a
+// direct kernel over whole planes is faster. On CUDA both are generated loops (no cuBLAS
+// measured yet).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -117,8 +119,16 @@ std::string Codegen::matmul_kernel(int id) {
   const std::string args = fmt::format("{}, {}, {}, {}, {}, ({}*){} + {}, {}, ({}*){} + {}, {}, ({}*){} + bi * {}, {}", la.trans ? "RK_TRANS" : "RK_NO_TRANS",
                                        lb.trans ? "RK_TRANS" : "RK_NO_TRANS", rows, N, K, blas_t, a_ptr, a_off, la.ld, blas_t, b_ptr, b_off, lb.ld, blas_t, c_ptr,
                                        rows * N, std::max<int64_t>(N, 1));
+  // A float GEMM worth threads whose operands the conv GEMM's kernel reads in place (a linear
+  // layer's transposed weight, or a row-major A) runs on it: it does not depend on which kernels
+  // OpenBLAS picked (cpp_conv_gemm.h: rk_matmul_f32).
+  constexpr double kParallelFlops = 1 << 21;  // the prelude's kRkGemmParallelFlops
+  const bool panel_gemm = dt == DType::f32 && batches == 1 && 2.0 * double(rows) * double(N) * double(K) >= kParallelFlops && (lb.trans || !la.trans);
   if (batches > 1) s += loop("bi", batches, rows * N * K) + fmt::format(" {{ rk_blas_single_threaded(); rk_gemm1({}); }}\n", args);
-  else s += fmt::format("  {{ const int64_t bi = 0; rk_gemm({}); }}\n", args);
+  else if (panel_gemm) {
+    s += scratch("mp", "float", K * (((lb.trans ? rows : N) + 31) / 32 * 32));
+    s += fmt::format("  {{ const int64_t bi = 0; rk_matmul_f32({}, mp); }}\n", args);
+  } else s += fmt::format("  {{ const int64_t bi = 0; rk_gemm({}); }}\n", args);
   if (low || perturbs(id)) {
     std::string v = low ? "pc[i]" : fmt::format("{}[i]", buf(id));
     if (perturbs(id)) v = perturb_open(id) + v + ")";

@@ -33,6 +33,25 @@ const Case kCases[] = {
     // Batches side by side, each single-threaded; a shared weight folds the batch into rows.
     {"batched", "graph g(%a: f32[3, 5, 37, 41], %b: f32[3, 5, 41, 29]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     {"batched_broadcast_weight", "graph g(%a: f32[4, 33, 65], %b: f32[65, 127]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
+    // rk_matmul_f32 (cpp_conv_gemm.h): float GEMMs above 2 MFLOP on the conv GEMM's kernel.
+    // A linear layer (B a transposed weight) as C^T = W x^T, stored transposed: 77 rows (two
+    // panels and a last of 13), 200 outputs (not a multiple of 8), K = 300 (16 x 16 transposes
+    // and a last 12); A read through a row stride past K; K over 8192 (slices added up, through
+    // the transposed store) with 9 outputs; A column-major (its panels copied by rows).
+    {"panel_gemm_linear", "graph g(%x: f32[77, 300], %w: f32[200, 300], %b: f32[200]) {\n  %y = linear(%x, %w, %b)\n  return (%y)\n}"},
+    {"panel_gemm_linear_strided_rows",
+     "graph g(%x: f32[100, 64] strides=[80, 1], %w: f32[190, 64]) {\n  %y = linear(%x, %w)\n  return (%y)\n}"},
+    {"panel_gemm_linear_deep", "graph g(%x: f32[37, 8500], %w: f32[9, 8500]) {\n  %y = linear(%x, %w)\n  return (%y)\n}"},
+    {"panel_gemm_both_transposed",
+     "graph g(%a: f32[150, 97] strides=[1, 150], %b: f32[97, 45] strides=[1, 97]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
+    // Row-major A and B: B's full panels read in place (K >= 2 M; N = 150, a last panel of 22),
+    // or packed (K < 2 M; N = 90, a last of 26); a batch folded into rows; A column-major with
+    // B row-major stays on BLAS.
+    {"panel_gemm_b_in_place", "graph g(%a: f32[40, 600], %b: f32[600, 150]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
+    {"panel_gemm_b_packed", "graph g(%a: f32[300, 100], %b: f32[100, 90]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
+    {"panel_gemm_batch_as_rows", "graph g(%a: f32[3, 71, 80], %b: f32[80, 150]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
+    {"gemm_a_transposed_stays_on_blas",
+     "graph g(%a: f32[45, 97] strides=[1, 45], %b: f32[97, 301]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     // im2col: padding, stride, dilation, groups, a kernel larger than the padding, odd planes.
     {"conv_pad_stride", "graph g(%x: f32[2, 5, 23, 19], %w: f32[8, 5, 3, 3], %b: f32[8]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1])\n  return (%y)\n}"},
     {"conv_7x7_stride2", "graph g(%x: f32[1, 3, 45, 37], %w: f32[16, 3, 7, 7], %b: f32[16]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[3, 3])\n  return (%y)\n}"},
@@ -180,6 +199,18 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CudaKernelShapes, ::testing::ValuesIn(kCases), 
 TEST(CppKernelShapesTrain, WinogradConvAndItsGradientsMatchTheReference) {
   Graph g = parse_graph("graph t(%x: f32[1, 16, 24, 24] grad, %w: f32[24, 16, 3, 3] grad, %b: f32[24] grad) {\n"
                         "  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  %r = relu(%y)\n  return (%r)\n}");
+  JointGraph j = build_joint_graph(g);
+  EXPECT_LT(max_error_vs_f64(j.graph, cpp_options()), 1e-5);
+  if (have_gpu()) {
+    EXPECT_LT(max_error_vs_f64(j.graph, cuda_options()), 1e-5) << "on the GPU";
+  }
+}
+
+// Under --train: an MLP of two linear layers above 2 MFLOP each; forward, its gradients' matmuls
+// (transposed operands of every kind) run on rk_matmul_f32 or BLAS as their layouts allow.
+TEST(CppKernelShapesTrain, LinearLayersAndTheirGradientsMatchTheReference) {
+  Graph g = parse_graph("graph t(%x: f32[70, 96] grad, %w1: f32[130, 96] grad, %b1: f32[130] grad, %w2: f32[90, 130] grad) {\n"
+                        "  %h = linear(%x, %w1, %b1)\n  %a = gelu(%h)\n  %y = linear(%a, %w2)\n  return (%y)\n}");
   JointGraph j = build_joint_graph(g);
   EXPECT_LT(max_error_vs_f64(j.graph, cpp_options()), 1e-5);
   if (have_gpu()) {

@@ -1,0 +1,298 @@
+// reprokit generated code: the float GEMM kernel (part of cpp_prelude.h, compiled only into the
+// kernels units, RK_GEMM_KERNELS and RK_CONV_KERNELS).
+//
+// C[M x N] = A[M x K] x B[K x N]: A is read where it lies (rows lda apart), B is copied into
+// 32-column panels, panel[(p * K + k) * 32 + j], zero past N: the shape a BLAS would copy the
+// operand into on every call anyway. A BLAS packs A on every call too, because here it is a
+// graph input (a conv's weights, a linear layer's); that packing was a third of resnet18's GEMM
+// time (issue 24). A block of 8 rows x 32 columns is kept in 16 vector registers over the whole
+// of K: measured against slices of K (256, 1024), one pass lets the hardware prefetcher stream
+// each row of A, which mattered more than keeping the panel's slice in L1 (resnet18's layer3:
+// 220 -> 255 GFLOP/s). Convolutions (cpp_conv_gemm.h) fill the panels by im2col; matmuls
+// (rk_matmul_f32) by copying B, or A^T for a product computed as its transpose.
+
+// Vector of 16 floats that GCC maps to one AVX-512 register (two AVX, four SSE).
+typedef float rk_f32x16 __attribute__((vector_size(64), aligned(4), may_alias));
+
+// Rows per block: AVX-512 keeps 8 x 2 accumulators and the panel's 2 vectors in its 32 registers;
+// elsewhere a 16-float vector takes two of 16 registers, and 2 rows (8 + 4) fit.
+#if defined(__AVX512F__)
+constexpr int kRkPanelRows = 8;
+#else
+constexpr int kRkPanelRows = 2;
+#endif
+constexpr int64_t kRkPanelCols = 32, kRkPanelDepth = 8192, kRkTileRows = 128, kRkTilePanels = 8;
+
+// The last panel's columns (N mod 32) are computed in the panel's own shape, not padded to 32:
+// nv vectors of 16 from the panel (rows 16 nv floats apart) and ne columns (at most 4) each
+// stored contiguous along K after them, multiplied as dot products along K. resnet18's layer4
+// (N = 7 x 7 = 49 = 32 + 16 + 1) computed 64 columns for 49, layer3 (196 = 6 x 32 + 4) 224.
+struct RkTailShape {
+  int nv, ne;
+};
+inline RkTailShape rk_tail_shape(int64_t ncols) {
+  if (ncols > 20) return {2, 0};
+  if (ncols > 16) return {1, (int)ncols - 16};
+  if (ncols > 4) return {1, 0};
+  return {0, (int)ncols};
+}
+
+// 16 floats from p, zero past the first n (a last step of K shorter than 16).
+__attribute__((noinline)) inline rk_f32x16 rk_load_part(const float* p, int64_t n) {
+  float t[16] = {};
+  std::memcpy(t, p, (size_t)n * 4);
+  rk_f32x16 v;
+  std::memcpy(&v, t, 64);
+  return v;
+}
+
+// Rows of a block (rows x (w + ne) floats in t, of which the first `cols` and the last ne are
+// stored) as columns: element (r, j) to c[r ldc + j ldj].
+__attribute__((noinline)) inline void rk_store_transposed(const float* t, int rows, int64_t w, int64_t ne, int64_t cols, float* c, int64_t ldc,
+                                                          int64_t ldj, bool accumulate) {
+  for (int64_t j = 0; j < cols + ne; ++j) {
+    const int64_t col = j < cols ? j : w + (j - cols);
+    float* cj = c + col * ldj;
+    for (int r = 0; r < rows; ++r) cj[r * ldc] = accumulate ? cj[r * ldc] + t[r * (w + ne) + col] : t[r * (w + ne) + col];
+  }
+}
+
+// c[rows x (16 nv + ne)] (+)= a[rows x K] (rows lda apart) x (b[K x 16 NV] (rows ldb apart) |
+// extra[NE x K]^T): one panel (ldb = 16 NV), a 1x1 conv's input in place (ldb = its plane), or
+// the last panel in its shape; rows <= MR (a block short of MR computes its last row again and
+// stores it once). Only the first ncols of the vector columns are stored. Element (r, j) of c is
+// c[r ldc + j ldj]: ldj = 1 but for a matmul computed as its transpose (rk_matmul_f32).
+template <int MR, int NV, int NE>
+inline void rk_panel_block(int rows, int64_t K, const float* a0, int64_t lda, const float* b, int64_t ldb, const float* extra, float* c, int64_t ldc,
+                           int64_t ncols, bool accumulate, int64_t ldj = 1) {
+  constexpr int64_t W = 16 * NV;  // floats per panel row
+  const float* a[MR];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) a[r] = a0 + (r < rows ? r : rows - 1) * lda;
+  rk_f32x16 acc[MR][NV > 0 ? NV : 1], dot[MR][NE > 0 ? NE : 1];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) {
+    for (int v = 0; v < NV; ++v) acc[r][v] = rk_f32x16{};
+    for (int e = 0; e < NE; ++e) dot[r][e] = rk_f32x16{};
+  }
+  for (int64_t k16 = 0; k16 < K; k16 += 16) {
+    // The weights stream from memory once per run (resnet18: 47 MB), MR rows lda apart, which
+    // the hardware prefetcher follows poorly: ask for each row's line 128 floats ahead.
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) __builtin_prefetch(a[r] + k16 + 128, 0, 3);
+    const int64_t k_end = rk_min(K, k16 + 16);
+    if constexpr (NV > 0) {
+      for (int64_t k = k16; k < k_end; ++k) {
+        // The panel's lines 32 rows ahead: each row is read once per block at two lines per
+        // 8 cycles, faster than the L1 prefetcher brings them from L2 (+13% on resnet18's shapes).
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) __builtin_prefetch(b + (k + 32) * ldb + 16 * v, 0, 3);
+        rk_f32x16 bv[NV];
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) bv[v] = *(const rk_f32x16*)(b + k * ldb + 16 * v);
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) {
+          const float av = a[r][k];
+#pragma GCC unroll 2
+          for (int v = 0; v < NV; ++v) acc[r][v] += av * bv[v];
+        }
+      }
+    }
+    if constexpr (NE > 0) {
+      // 16 steps of K at once, lanes along K (a last short step zero-padded).
+      const int64_t n = k_end - k16;
+      rk_f32x16 xv[NE];
+      for (int e = 0; e < NE; ++e) xv[e] = n == 16 ? *(const rk_f32x16*)(extra + e * K + k16) : rk_load_part(extra + e * K + k16, n);
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) {
+        const rk_f32x16 ar = n == 16 ? *(const rk_f32x16*)(a[r] + k16) : rk_load_part(a[r] + k16, n);
+        for (int e = 0; e < NE; ++e) dot[r][e] += ar * xv[e];
+      }
+    }
+  }
+  // Transposed (ldj != 1): the block goes to a buffer, stored from there by a function of its
+  // own (one copy of the store code per kernel shape, not two: compile time).
+  float tile[MR * (W + NE)];
+  const bool transposed = ldj != 1;
+  float* const out = transposed ? tile : c;
+  const int64_t ldo = transposed ? W + NE : ldc;
+  const bool add = !transposed && accumulate;
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) {
+    if (r >= rows) break;
+    float* cr = out + r * ldo;
+    if (NV > 0 && ncols == W) {
+      for (int v = 0; v < NV; ++v) {
+        if (add) acc[r][v] += *(const rk_f32x16*)(cr + 16 * v);
+        *(rk_f32x16*)(cr + 16 * v) = acc[r][v];
+      }
+    } else if (NV > 0) {  // a last panel padded in vectors: only its columns below N
+      float t[W > 0 ? W : 1];
+      std::memcpy(t, &acc[r][0], sizeof(float) * W);
+      for (int64_t j = 0; j < ncols; ++j) cr[j] = add ? cr[j] + t[j] : t[j];
+    }
+    for (int e = 0; e < NE; ++e) {
+      float t[16], sum = 0;
+      std::memcpy(t, &dot[r][e], 64);
+      for (int l = 0; l < 16; ++l) sum += t[l];
+      cr[W + e] = add ? cr[W + e] + sum : sum;
+    }
+  }
+  if (transposed) rk_store_transposed(tile, rows, W, NE, NV > 0 ? rk_min<int64_t>(ncols, W) : 0, c, ldc, ldj, accumulate);
+}
+
+// Rows [m_lo, m_hi) of C for one panel in `shape` (ncols of its columns below N), MR rows a block.
+template <int MR, int NV, int NE>
+inline void rk_panel_rows(int64_t m_lo, int64_t m_hi, int64_t k0, int64_t depth, const float* A, int64_t lda, const float* b,
+                          const float* extra, float* C, int64_t ldc, int64_t ncols, int64_t ldb = 16 * NV, int64_t ldj = 1) {
+  for (int64_t m = m_lo; m < m_hi; m += MR)
+    rk_panel_block<MR, NV, NE>((int)rk_min<int64_t>(MR, m_hi - m), depth, A + m * lda + k0, lda, b, ldb, extra, C + m * ldc, ldc, ncols, k0 > 0, ldj);
+}
+
+// Rows per block of a last panel's kernel: its accumulators (MR x (nv + ne) vectors) stay in
+// registers with the operands beside them.
+constexpr int rk_tail_rows(int vectors) { return kRkPanelRows == 8 ? (vectors <= 2 ? 8 : 4) : (vectors <= 2 ? 2 : 1); }
+
+// Where the GEMM's C lies: element (m, n) at C[m ldc + n ldj] (ldj = 1 but for a transposed store).
+struct RkOut {
+  float* C;
+  int64_t ldc, ldj;
+};
+
+// The rows [m_lo, m_hi) of C for panels [p_lo, p_hi), every panel 32 wide (a last one short of
+// N zero-padded, its columns below N stored), K in slices of kRkPanelDepth; with `direct`, full
+// panels read from B in place (rows ldd apart). One kernel shape: the matmuls' (compile time).
+__attribute__((noinline)) inline void rk_full_panel_tile(int64_t m_lo, int64_t m_hi, int64_t p_lo, int64_t p_hi, int64_t N, int64_t K, const float* A,
+                                                         int64_t lda, const float* panels, RkOut out, const float* direct, int64_t ldd) {
+  for (int64_t p = p_lo; p < p_hi; ++p) {
+    const int64_t ncols = rk_min(kRkPanelCols, N - p * kRkPanelCols);
+    const bool in_place = direct && ncols == kRkPanelCols;
+    const float* b = in_place ? direct + p * kRkPanelCols : panels + p * K * kRkPanelCols;
+    const int64_t ldb = in_place ? ldd : kRkPanelCols;
+    for (int64_t k0 = 0; k0 < K; k0 += kRkPanelDepth)
+      rk_panel_rows<kRkPanelRows, 2, 0>(m_lo, m_hi, k0, rk_min(kRkPanelDepth, K - k0), A, lda, b + k0 * ldb, nullptr, out.C + p * kRkPanelCols * out.ldj,
+                                        out.ldc, ncols, ldb, out.ldj);
+  }
+}
+
+// C[M x N] = A[M x K] (rows lda apart, read in place) x B[K x N], B in 32-column panels that
+// pack(p) writes to panels + p K 32 (room for all of them), or, with `direct`, full panels read
+// from B in place (rows ldd apart) and only a short last one packed. With panels enough to
+// share out, each thread packs a group of panels (about 512 KiB) and multiplies every row by it
+// while it is still in its own L2: the whole of B (resnet18's first layers: 7 MiB) never goes
+// out to L3 and back. With few panels (small images, deep layers), or A too large to stay in
+// L2 while each group streams it, all panels are packed first and tiles of rows x panels are
+// shared out instead.
+// `tile` computes rows x panels: rk_conv_gemm_tile with last panels in their own shape, or
+// rk_full_panel_tile with every panel 32 wide (`padded`: pack writes the last zero-padded).
+// (pack and tile are functions, not template parameters: one copy of this code, compile time.)
+using RkPackPanel = void (*)(const void* arg, int64_t p, RkTailShape shape, float* dst);
+using RkPanelTile = void (*)(int64_t m_lo, int64_t m_hi, int64_t p_lo, int64_t p_hi, int64_t N, int64_t K, const float* A, int64_t lda,
+                             const float* panels, RkOut out, const float* direct, int64_t ldd);
+inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, RkPackPanel pack, const void* arg, const float* direct,
+                          int64_t ldd, float* panels, RkOut out, RkPanelTile tile, bool padded) {
+  const int64_t np = (N + kRkPanelCols - 1) / kRkPanelCols;
+  int64_t threads = 1;
+#ifdef _OPENMP
+  if (2.0 * (double)M * (double)N * (double)K >= kRkGemmParallelFlops && !omp_in_parallel()) threads = omp_get_max_threads();
+#endif
+  const auto pack_panel = [&](int64_t p) {
+    const int64_t ncols = rk_min(kRkPanelCols, N - p * kRkPanelCols);
+    if (!direct || ncols < kRkPanelCols) pack(arg, p, padded ? RkTailShape{2, 0} : rk_tail_shape(ncols), panels + p * K * kRkPanelCols);
+  };
+  if (np >= 2 * threads && M * K * 4 <= (int64_t{1} << 20)) {
+    const int64_t group = rk_max<int64_t>(1, rk_min(np / (2 * threads), (int64_t{512} << 10) / (K * kRkPanelCols * 4)));
+    const int64_t groups = (np + group - 1) / group;
+#pragma omp parallel for schedule(dynamic) num_threads(threads)
+    for (int64_t t = 0; t < groups; ++t) {
+      const int64_t p_lo = t * group, p_hi = rk_min(np, p_lo + group);
+      for (int64_t p = p_lo; p < p_hi; ++p) pack_panel(p);
+      tile(0, M, p_lo, p_hi, N, K, A, lda, panels, out, direct, ldd);
+    }
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  {
+#pragma omp for schedule(static)
+    for (int64_t p = 0; p < np; ++p) pack_panel(p);
+    const int64_t row_tiles = (M + kRkTileRows - 1) / kRkTileRows, panel_tiles = (np + kRkTilePanels - 1) / kRkTilePanels;
+#pragma omp for schedule(dynamic) collapse(2)
+    for (int64_t ti = 0; ti < row_tiles; ++ti)
+      for (int64_t tj = 0; tj < panel_tiles; ++tj) {
+        const int64_t m_lo = ti * kRkTileRows, m_hi = rk_min(M, (ti + 1) * kRkTileRows), p_lo = tj * kRkTilePanels, p_hi = rk_min(np, (tj + 1) * kRkTilePanels);
+        // Whichever of the tile's weights and panels is larger is read once: panels outermost
+        // (each panel against every row), or, with more rows than panel columns, blocks of rows
+        // outermost (resnet18's layer4: 2.4 MiB of weights a tile against 1.2 MiB of panels,
+        // 740-753 against 792-840 us a conv).
+        const int64_t rows_at_once = m_hi - m_lo > kRkPanelCols * (p_hi - p_lo) ? kRkPanelRows : m_hi - m_lo;
+        for (int64_t m = m_lo; m < m_hi; m += rows_at_once)
+          tile(m, rk_min(m_hi, m + rows_at_once), p_lo, p_hi, N, K, A, lda, panels, out, direct, ldd);
+      }
+  }
+}
+
+// dst[t * ldd + i] = src[i * lds + t] for i, t < 16: a 16 x 16 transpose in registers, in GCC's
+// vector shuffles (each one two-source permute): pairs of rows interleaved by 32 and by 64 bits
+// within 128-bit lanes, then the lanes exchanged twice.
+typedef int32_t rk_i32x16 __attribute__((vector_size(64)));
+inline void rk_transpose_16x16(const float* src, int64_t lds, float* dst, int64_t ldd) {
+  const rk_i32x16 lo32 = {0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29}, hi32 = lo32 + 2;
+  const rk_i32x16 lo64 = {0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29}, hi64 = lo64 + 2;
+  const rk_i32x16 even_lanes = {0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27}, odd_lanes = even_lanes + 4;
+  rk_f32x16 r[16], t[16];
+  for (int i = 0; i < 16; ++i) r[i] = *(const rk_f32x16*)(src + i * lds);
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = __builtin_shuffle(r[i], r[i + 1], lo32);
+    t[i + 1] = __builtin_shuffle(r[i], r[i + 1], hi32);
+  }
+  for (int i = 0; i < 16; i += 4) {  // r[i + q], lane L: column 4 L + q of rows i..i+3
+    r[i] = __builtin_shuffle(t[i], t[i + 2], lo64);
+    r[i + 1] = __builtin_shuffle(t[i], t[i + 2], hi64);
+    r[i + 2] = __builtin_shuffle(t[i + 1], t[i + 3], lo64);
+    r[i + 3] = __builtin_shuffle(t[i + 1], t[i + 3], hi64);
+  }
+  for (int h = 0; h < 16; h += 8)
+    for (int q = 0; q < 4; ++q) {
+      t[h + q] = __builtin_shuffle(r[h + q], r[h + 4 + q], even_lanes);
+      t[h + 4 + q] = __builtin_shuffle(r[h + q], r[h + 4 + q], odd_lanes);
+    }
+  for (int q = 0; q < 4; ++q) {
+    *(rk_f32x16*)(dst + q * ldd) = __builtin_shuffle(t[q], t[8 + q], even_lanes);
+    *(rk_f32x16*)(dst + (8 + q) * ldd) = __builtin_shuffle(t[q], t[8 + q], odd_lanes);
+    *(rk_f32x16*)(dst + (4 + q) * ldd) = __builtin_shuffle(t[4 + q], t[12 + q], even_lanes);
+    *(rk_f32x16*)(dst + (12 + q) * ldd) = __builtin_shuffle(t[4 + q], t[12 + q], odd_lanes);
+  }
+}
+
+// A matrix B[K x N] whose element (k, n) is b[k ks + n ns].
+struct RkMatrix {
+  const float* b;
+  int64_t ks, ns, K, N;
+};
+// Panel p of a matrix, in `shape` (as rk_pack_conv_panel: rows of 16 nv floats, then ne columns
+// each contiguous along K), zero past N.
+inline void rk_pack_matrix_panel(const void* arg, int64_t p, RkTailShape shape, float* dst) {
+  const RkMatrix& m = *static_cast<const RkMatrix*>(arg);
+  const float* b = m.b;
+  const int64_t ks = m.ks, ns = m.ns, K = m.K, N = m.N;
+  const int64_t W = 16 * shape.nv, n0 = p * kRkPanelCols, live = rk_min<int64_t>(W, N - n0);
+  float* extra = dst + K * W;
+  if (ns == 1) {  // rows of B: a copy a row
+    for (int64_t k = 0; k < K; ++k) {
+      std::memcpy(dst + k * W, b + k * ks + n0, sizeof(float) * (size_t)live);
+      for (int64_t j = live; j < W; ++j) dst[k * W + j] = 0.0f;
+    }
+  } else {  // columns of B (a transposed operand): 16 steps of K at a time, so the 16 rows of
+    // the panel written stay in L1 while every column is read along K.
+    for (int64_t k0 = 0; k0 < K; k0 += 16) {
+      const int64_t k1 = rk_min<int64_t>(K, k0 + 16);
+      int64_t j = 0;
+      if (ks == 1 && k1 - k0 == 16)
+        for (; j + 16 <= live; j += 16) rk_transpose_16x16(b + k0 + (n0 + j) * ns, ns, dst + k0 * W + j, W);
+      for (; j < W; ++j)
+        for (int64_t k = k0; k < k1; ++k) dst[k * W + j] = j < live ? b[k * ks + (n0 + j) * ns] : 0.0f;
+    }
+  }
+  for (int e = 0; e < shape.ne; ++e)
+    for (int64_t k = 0; k < K; ++k) extra[e * K + k] = b[k * ks + (n0 + W + e) * ns];
+}
