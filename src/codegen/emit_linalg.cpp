@@ -119,11 +119,14 @@ std::string Codegen::matmul_kernel(int id) {
   const std::string args = fmt::format("{}, {}, {}, {}, {}, ({}*){} + {}, {}, ({}*){} + {}, {}, ({}*){} + bi * {}, {}", la.trans ? "RK_TRANS" : "RK_NO_TRANS",
                                        lb.trans ? "RK_TRANS" : "RK_NO_TRANS", rows, N, K, blas_t, a_ptr, a_off, la.ld, blas_t, b_ptr, b_off, lb.ld, blas_t, c_ptr,
                                        rows * N, std::max<int64_t>(N, 1));
-  // A float GEMM worth threads whose operands the conv GEMM's kernel reads in place (a linear
-  // layer's transposed weight, or a row-major A) runs on it: it does not depend on which kernels
-  // OpenBLAS picked (cpp_conv_gemm.h: rk_matmul_f32).
+  // A float GEMM worth threads whose operands the panel GEMM reads in place (a linear layer's
+  // transposed weight, or a row-major A) runs on it: it does not depend on which kernels
+  // OpenBLAS picked (cpp_panel_gemm.h: rk_matmul_f32). Not with fewer than 16 rows or columns
+  // (a classifier's single row): there its 8 x 32 blocks are mostly padding, and it took
+  // 1.1-1.5x OpenBLAS's time (1 to 8 rows of 1280 -> 1000).
   constexpr double kParallelFlops = 1 << 21;  // the prelude's kRkGemmParallelFlops
-  const bool panel_gemm = dt == DType::f32 && batches == 1 && 2.0 * double(rows) * double(N) * double(K) >= kParallelFlops && (lb.trans || !la.trans);
+  const bool panel_gemm = dt == DType::f32 && batches == 1 && 2.0 * double(rows) * double(N) * double(K) >= kParallelFlops && (lb.trans || !la.trans) &&
+                          std::min(rows, N) >= 16;
   if (batches > 1) s += loop("bi", batches, rows * N * K) + fmt::format(" {{ rk_blas_single_threaded(); rk_gemm1({}); }}\n", args);
   else if (panel_gemm) {
     s += scratch("mp", "float", K * (((lb.trans ? rows : N) + 31) / 32 * 32));

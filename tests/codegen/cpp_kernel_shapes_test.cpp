@@ -33,15 +33,15 @@ const Case kCases[] = {
     // Batches side by side, each single-threaded; a shared weight folds the batch into rows.
     {"batched", "graph g(%a: f32[3, 5, 37, 41], %b: f32[3, 5, 41, 29]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     {"batched_broadcast_weight", "graph g(%a: f32[4, 33, 65], %b: f32[65, 127]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
-    // rk_matmul_f32 (cpp_conv_gemm.h): float GEMMs above 2 MFLOP on the conv GEMM's kernel.
+    // rk_matmul_f32 (cpp_panel_gemm.h): float GEMMs above 2 MFLOP, 16 rows and columns or more.
     // A linear layer (B a transposed weight) as C^T = W x^T, stored transposed: 77 rows (two
     // panels and a last of 13), 200 outputs (not a multiple of 8), K = 300 (16 x 16 transposes
     // and a last 12); A read through a row stride past K; K over 8192 (slices added up, through
-    // the transposed store) with 9 outputs; A column-major (its panels copied by rows).
+    // the transposed store) with 16 outputs; A column-major (its panels copied by rows).
     {"panel_gemm_linear", "graph g(%x: f32[77, 300], %w: f32[200, 300], %b: f32[200]) {\n  %y = linear(%x, %w, %b)\n  return (%y)\n}"},
     {"panel_gemm_linear_strided_rows",
      "graph g(%x: f32[100, 64] strides=[80, 1], %w: f32[190, 64]) {\n  %y = linear(%x, %w)\n  return (%y)\n}"},
-    {"panel_gemm_linear_deep", "graph g(%x: f32[37, 8500], %w: f32[9, 8500]) {\n  %y = linear(%x, %w)\n  return (%y)\n}"},
+    {"panel_gemm_linear_deep", "graph g(%x: f32[37, 8500], %w: f32[16, 8500]) {\n  %y = linear(%x, %w)\n  return (%y)\n}"},
     {"panel_gemm_both_transposed",
      "graph g(%a: f32[150, 97] strides=[1, 150], %b: f32[97, 45] strides=[1, 97]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     // Row-major A and B: B's full panels read in place (K >= 2 M; N = 150, a last panel of 22),
@@ -50,6 +50,8 @@ const Case kCases[] = {
     {"panel_gemm_b_in_place", "graph g(%a: f32[40, 600], %b: f32[600, 150]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     {"panel_gemm_b_packed", "graph g(%a: f32[300, 100], %b: f32[100, 90]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     {"panel_gemm_batch_as_rows", "graph g(%a: f32[3, 71, 80], %b: f32[80, 150]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
+    {"gemm_one_row_stays_on_blas",  // a classifier's single row: its blocks would be mostly padding
+     "graph g(%x: f32[1, 1280], %w: f32[1000, 1280], %b: f32[1000]) {\n  %y = linear(%x, %w, %b)\n  return (%y)\n}"},
     {"gemm_a_transposed_stays_on_blas",
      "graph g(%a: f32[45, 97] strides=[1, 45], %b: f32[97, 301]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     // im2col: padding, stride, dilation, groups, a kernel larger than the padding, odd planes.
