@@ -89,13 +89,17 @@ TEST(CppBackend, ARejectedSourceIsRejectedAgainFromTheCache) {
   opts.cache_dir = (scratch_root("rk_cpp_backend_test_") / "cache-reject").string();
   opts.injections = {parse_fault_injection("exp:compile_error")};
   opts.injection_nodes = {{"y", FaultKind::compile_error}};
-  int before = compiler_invocations();
+  const int before = compiler_invocations();
   std::string first, second;
   try {
     compile_graph(g, opts);
   } catch (const CompileFailure& e) {
     first = e.what();
   }
+  const int after_first = compiler_invocations();  // the rejected unit, and the entry beside it
+  EXPECT_GT(after_first, before);
+  for (auto& f : std::filesystem::directory_iterator(opts.cache_dir))
+    EXPECT_NE(f.path().extension(), ".o") << f.path() << ": the entry's object outlived the rejected unit beside it";
   try {
     compile_graph(g, opts);
   } catch (const CompileFailure& e) {
@@ -103,7 +107,7 @@ TEST(CppBackend, ARejectedSourceIsRejectedAgainFromTheCache) {
   }
   EXPECT_NE(first.find("C++ compiler rejected the generated code"), std::string::npos) << first;
   EXPECT_EQ(second, first) << "the cached rejection says what the compiler said";
-  EXPECT_EQ(compiler_invocations(), before + 1) << "the second compile invoked the compiler";
+  EXPECT_EQ(compiler_invocations(), after_first) << "the second compile invoked the compiler";
 }
 
 TEST(CppBackend, FusionFiresOnEveryExampleModel) {
