@@ -146,6 +146,13 @@ const Case kCases[] = {
      "graph g(%x: f32[1, 3, 8, 8], %w: f32[5, 3, 3, 3]) {\n  %y = conv2d(%x, %w)\n  %r = relu(%y)\n  %s = sum(%y, dims=[1])\n  return (%r, %s)\n}"},
     {"epilogue_to_f16_then_f64",  // a last node of another dtype: the GEMM writes to scratch
      "graph g(%x: f64[1, 3, 8, 8], %w: f64[4, 3, 3, 3], %b: f64[4]) {\n  %y = conv2d(%x, %w, %b)\n  %h = to(%y, dtype=f16)\n  return (%h)\n}"},
+    // A reduction over trailing dims whose pointwise prologue reads operands constant along them
+    // (per channel, indexed once per output), one that varies along one of them (indexed per
+    // element), one read through strides, and a max over the last dim of the same values.
+    {"reduction_prologue_per_channel_operands",
+     "graph g(%x: f32[2, 12, 7, 9], %m: f32[1, 12, 1, 1], %s: f32[12, 1, 1], %c: f32[1, 1, 7, 1], %w: f32[2, 12, 1, 1] strides=[1, 2, 1, 1]) {\n"
+     "  %a = sub(%x, %m)\n  %b = mul(%a, %s)\n  %d = add(%b, %c)\n  %e = mul(%d, %w)\n  %r = clamp(%e, min=0, max=6)\n  %q = sum(%r, dims=[2, 3])\n"
+     "  %t = mul(%x, %w)\n  %u = amax(%t, dims=[3])\n  return (%q, %u)\n}"},
     // Concatenation in place (plan_cats): a fire module (two convs with their relus written into
     // their slices); a cat whose buffer must live from its first operand on; an input, an operand read twice and one read by another kernel too, all
     // copied beside one written in place; a batch of 2 (slices not contiguous: copied); the same
