@@ -23,7 +23,8 @@ constexpr int kRkPanelRows = 2;
 #endif
 constexpr int64_t kRkPanelCols = 32, kRkPanelDepth = 8192, kRkTileRows = 128, kRkTilePanels = 8;
 
-// The last panel's columns (N mod 32) are computed in the panel's own shape, not padded to 32:
+// A conv's last panel (N mod 32 columns) is computed in the panel's own shape, not padded to 32
+// (a matmul's is padded: rk_full_panel_tile, one kernel shape to compile):
 // nv vectors of 16 from the panel (rows 16 nv floats apart) and ne columns (at most 4) each
 // stored contiguous along K after them, multiplied as dot products along K. resnet18's layer4
 // (N = 7 x 7 = 49 = 32 + 16 + 1) computed 64 columns for 49, layer3 (196 = 6 x 32 + 4) 224.
