@@ -202,7 +202,10 @@ CompiledLibrary build_shared_object(const CppSource& source, const std::string& 
     // The entry point compiles beside the units (last: the list is longest first), then all
     // are linked into the library. Compiled after them, as it was, it added its 0.15-0.2 s to
     // every cold compile, and to every minifier query whose units were all cache hits.
-    const fs::path entry_object = dir / ("rk_" + key + ".o");
+    // Its object is this compile's own: another process or thread compiling the same graph at
+    // the same time must not link, or remove, it (a shared name failed the other's link).
+    static std::atomic<int> entry_objects{0};
+    const fs::path entry_object = dir / fmt::format("rk_{}.{}.{}.o", key, ::getpid(), entry_objects.fetch_add(1));
     std::string entry_log, link_log;
     compiles.push_back([&] { run_compiler(compiler, kUnitFlags, source.entry, dir / ("rk_" + key + ".cpp"), entry_object, {}, rejected_whole, entry_log); });
     simulate_slow_compiler();

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <thread>
 
 #include "../ir/all_ops.h"
 #include "../scratch_dir.h"
@@ -40,6 +41,30 @@ TEST(CppBackend, SecondCompileHitsTheCache) {
   EXPECT_GT(after_first, before);
   compile_graph(g, opts);
   EXPECT_EQ(compiler_invocations(), after_first) << "the second compile invoked the compiler";
+}
+
+// Two compiles of one graph at once into one cache (the ONNX conformance runner's threads, two
+// minifier workers): each links its own entry object, so neither removes the other's before its
+// link (a shared one did: "ld: cannot find rk_<key>.o").
+TEST(CppBackend, TheSameGraphCompiledTwiceAtOnceLinksBoth) {
+  Graph g = parse_graph("graph twice(%x: f32[6, 4]) {\n  %y = tanh(%x)\n  %z = sum(%y, dims=[0])\n  return (%z)\n}");
+  for (int round = 0; round < 6; ++round) {
+    auto opts = cpp_options();
+    opts.cache_dir = (scratch_root("rk_cpp_backend_test_") / fmt::format("cache-twice-{}", round)).string();
+    std::vector<std::string> errors(4);
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < errors.size(); ++t)
+      threads.emplace_back([&, t] {
+        try {
+          compile_graph(g, opts);
+        } catch (const std::exception& e) {
+          errors[t] = e.what();
+        }
+      });
+    for (auto& t : threads) t.join();
+    for (auto& e : errors) EXPECT_EQ(e, "") << "round " << round;
+    std::filesystem::remove_all(opts.cache_dir);
+  }
 }
 
 // A candidate that keeps most of a graph (the minifier's truncations and cuts) reuses the
