@@ -109,13 +109,7 @@ __attribute__((noinline)) inline void rk_conv_gemm_tile(int64_t m_lo, int64_t m_
     float* c = out.C + p * kRkPanelCols * ldj;
     // One instantiation per shape: each is a kernel of its own.
     switch (t.nv * 8 + t.ne) {
-      case 16: {
-        const int64_t ldb = direct ? ldd : kRkPanelCols;
-        if (direct) b = direct + p * kRkPanelCols;
-        for (int64_t k0 = 0; k0 < K; k0 += kRkPanelDepth)
-          rk_panel_rows<kRkPanelRows, 2, 0>(m_lo, m_hi, k0, rk_min(kRkPanelDepth, K - k0), A, lda, b + k0 * ldb, nullptr, c, ldc, ncols, ldb, ldj);
-        break;
-      }
+      case 16: rk_full_panel(m_lo, m_hi, p, ncols, K, A, lda, panels, out, direct, ldd); break;
       case 8: rk_panel_rows<rk_tail_rows(1), 1, 0>(m_lo, m_hi, 0, K, A, lda, b, nullptr, c, ldc, ncols, 16, ldj); break;
       case 9: rk_panel_rows<rk_tail_rows(2), 1, 1>(m_lo, m_hi, 0, K, A, lda, b, extra, c, ldc, 16, 16, ldj); break;
       case 10: rk_panel_rows<rk_tail_rows(3), 1, 2>(m_lo, m_hi, 0, K, A, lda, b, extra, c, ldc, 16, 16, ldj); break;

@@ -160,20 +160,25 @@ struct RkOut {
   int64_t ldc, ldj;
 };
 
-// The rows [m_lo, m_hi) of C for panels [p_lo, p_hi), every panel 32 wide (a last one short of
-// N zero-padded, its columns below N stored), K in slices of kRkPanelDepth; with `direct`, full
-// panels read from B in place (rows ldd apart). One kernel shape: the matmuls' (compile time).
+// Panel p (ncols of its columns below N) for the rows [m_lo, m_hi) of C, 32 wide (a panel short
+// of N zero-padded, its columns below N stored), K in slices of kRkPanelDepth; with `direct`, a
+// whole panel is read from B in place (rows ldd apart), a short one from its packed copy (in
+// place it would read past N, past the end of B on its last row).
+inline void rk_full_panel(int64_t m_lo, int64_t m_hi, int64_t p, int64_t ncols, int64_t K, const float* A, int64_t lda, const float* panels, RkOut out,
+                          const float* direct, int64_t ldd) {
+  const bool in_place = direct && ncols == kRkPanelCols;
+  const float* b = in_place ? direct + p * kRkPanelCols : panels + p * K * kRkPanelCols;
+  const int64_t ldb = in_place ? ldd : kRkPanelCols;
+  for (int64_t k0 = 0; k0 < K; k0 += kRkPanelDepth)
+    rk_panel_rows<kRkPanelRows, 2, 0>(m_lo, m_hi, k0, rk_min(kRkPanelDepth, K - k0), A, lda, b + k0 * ldb, nullptr, out.C + p * kRkPanelCols * out.ldj,
+                                      out.ldc, ncols, ldb, out.ldj);
+}
+
+// The rows [m_lo, m_hi) of C for panels [p_lo, p_hi), every panel 32 wide: the matmuls' tile.
+// One kernel shape (compile time).
 __attribute__((noinline)) inline void rk_full_panel_tile(int64_t m_lo, int64_t m_hi, int64_t p_lo, int64_t p_hi, int64_t N, int64_t K, const float* A,
                                                          int64_t lda, const float* panels, RkOut out, const float* direct, int64_t ldd) {
-  for (int64_t p = p_lo; p < p_hi; ++p) {
-    const int64_t ncols = rk_min(kRkPanelCols, N - p * kRkPanelCols);
-    const bool in_place = direct && ncols == kRkPanelCols;
-    const float* b = in_place ? direct + p * kRkPanelCols : panels + p * K * kRkPanelCols;
-    const int64_t ldb = in_place ? ldd : kRkPanelCols;
-    for (int64_t k0 = 0; k0 < K; k0 += kRkPanelDepth)
-      rk_panel_rows<kRkPanelRows, 2, 0>(m_lo, m_hi, k0, rk_min(kRkPanelDepth, K - k0), A, lda, b + k0 * ldb, nullptr, out.C + p * kRkPanelCols * out.ldj,
-                                        out.ldc, ncols, ldb, out.ldj);
-  }
+  for (int64_t p = p_lo; p < p_hi; ++p) rk_full_panel(m_lo, m_hi, p, rk_min(kRkPanelCols, N - p * kRkPanelCols), K, A, lda, panels, out, direct, ldd);
 }
 
 // C[M x N] = A[M x K] (rows lda apart, read in place) x B[K x N], B in 32-column panels that

@@ -102,6 +102,9 @@ const Case kCases[] = {
     // conv over channel-last strides is packed.
     {"conv_1x1_in_place_groups", "graph g(%x: f32[2, 80, 6, 19], %w: f32[20, 40, 1, 1], %b: f32[20]) {\n  %y = conv2d(%x, %w, %b, groups=2)\n  return (%y)\n}"},
     {"conv_1x1_in_place_row_tiles", "graph g(%x: f32[1, 900, 8, 9], %w: f32[300, 900, 1, 1]) {\n  %y = conv2d(%x, %w)\n  return (%y)\n}"},
+    // ... and N = 95 (a last panel of 31 columns, in the 32-wide kernel: read from its packed
+    // copy, not in place past N).
+    {"conv_1x1_in_place_last_panel_of_31", "graph g(%x: f32[1, 40, 5, 19], %w: f32[16, 40, 1, 1]) {\n  %y = conv2d(%x, %w)\n  return (%y)\n}"},
     {"conv_1x1_channels_last_packed",
      "graph g(%x: f32[1, 40, 6, 19] strides=[4560, 1, 760, 40], %w: f32[16, 40, 1, 1]) {\n  %y = conv2d(%x, %w)\n  return (%y)\n}"},
     // Stride 2 (gathers) and a batch of 2, above the threshold.
@@ -201,41 +204,36 @@ TEST_P(CudaKernelShapes, MatchTheReferenceOnTheGpu) {
 INSTANTIATE_TEST_SUITE_P(Shapes, CppKernelShapes, ::testing::ValuesIn(kCases), [](const auto& info) { return std::string(info.param.name); });
 INSTANTIATE_TEST_SUITE_P(Shapes, CudaKernelShapes, ::testing::ValuesIn(kCases), [](const auto& info) { return std::string(info.param.name); });
 
-// Under --train: the joint graph of a conv on the Winograd path. Its input gradient is itself a
-// 3x3 stride-1 conv (the output gradient padded, the weights flipped: 24 channels to 16, 144
-// tiles), so both directions run through cpp_conv_winograd.h; the weight gradient (a 24 x 24
-// kernel) runs on the conv GEMM.
-TEST(CppKernelShapesTrain, WinogradConvAndItsGradientsMatchTheReference) {
-  Graph g = parse_graph("graph t(%x: f32[1, 16, 24, 24] grad, %w: f32[24, 16, 3, 3] grad, %b: f32[24] grad) {\n"
-                        "  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  %r = relu(%y)\n  return (%r)\n}");
-  JointGraph j = build_joint_graph(g);
+// Under --train: the joint graph (forward and backward) of graph `text` against float64, on cpp
+// and, with a GPU, on cuda.
+static void expect_joint_graph_matches(const char* text) {
+  JointGraph j = build_joint_graph(parse_graph(text));
   EXPECT_LT(max_error_vs_f64(j.graph, cpp_options()), 1e-5);
   if (have_gpu()) {
     EXPECT_LT(max_error_vs_f64(j.graph, cuda_options()), 1e-5) << "on the GPU";
   }
 }
 
+// Under --train: the joint graph of a conv on the Winograd path. Its input gradient is itself a
+// 3x3 stride-1 conv (the output gradient padded, the weights flipped: 24 channels to 16, 144
+// tiles), so both directions run through cpp_conv_winograd.h; the weight gradient (a 24 x 24
+// kernel) runs on the conv GEMM.
+TEST(CppKernelShapesTrain, WinogradConvAndItsGradientsMatchTheReference) {
+  expect_joint_graph_matches("graph t(%x: f32[1, 16, 24, 24] grad, %w: f32[24, 16, 3, 3] grad, %b: f32[24] grad) {\n"
+                             "  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  %r = relu(%y)\n  return (%r)\n}");
+}
+
 // Under --train: an MLP of two linear layers above 2 MFLOP each; forward, its gradients' matmuls
 // (transposed operands of every kind) run on rk_matmul_f32 or BLAS as their layouts allow.
 TEST(CppKernelShapesTrain, LinearLayersAndTheirGradientsMatchTheReference) {
-  Graph g = parse_graph("graph t(%x: f32[70, 96] grad, %w1: f32[130, 96] grad, %b1: f32[130] grad, %w2: f32[90, 130] grad) {\n"
-                        "  %h = linear(%x, %w1, %b1)\n  %a = gelu(%h)\n  %y = linear(%a, %w2)\n  return (%y)\n}");
-  JointGraph j = build_joint_graph(g);
-  EXPECT_LT(max_error_vs_f64(j.graph, cpp_options()), 1e-5);
-  if (have_gpu()) {
-    EXPECT_LT(max_error_vs_f64(j.graph, cuda_options()), 1e-5) << "on the GPU";
-  }
+  expect_joint_graph_matches("graph t(%x: f32[70, 96] grad, %w1: f32[130, 96] grad, %b1: f32[130] grad, %w2: f32[90, 130] grad) {\n"
+                             "  %h = linear(%x, %w1, %b1)\n  %a = gelu(%h)\n  %y = linear(%a, %w2)\n  return (%y)\n}");
 }
 
 // Under --train: the joint graph of a depthwise conv at stride 2 with its clamp, on the direct
 // kernel (conv2d_planes) with the clamp as its epilogue; its gradients are whatever convs the
 // backward rules make of them.
 TEST(CppKernelShapesTrain, DepthwiseConvAndItsGradientsMatchTheReference) {
-  Graph g = parse_graph("graph t(%x: f32[2, 12, 15, 14] grad, %w: f32[12, 1, 3, 3] grad, %b: f32[12] grad) {\n"
-                        "  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=12)\n  %r = clamp(%y, min=0, max=6)\n  return (%r)\n}");
-  JointGraph j = build_joint_graph(g);
-  EXPECT_LT(max_error_vs_f64(j.graph, cpp_options()), 1e-5);
-  if (have_gpu()) {
-    EXPECT_LT(max_error_vs_f64(j.graph, cuda_options()), 1e-5) << "on the GPU";
-  }
+  expect_joint_graph_matches("graph t(%x: f32[2, 12, 15, 14] grad, %w: f32[12, 1, 3, 3] grad, %b: f32[12] grad) {\n"
+                             "  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=12)\n  %r = clamp(%y, min=0, max=6)\n  return (%r)\n}");
 }
