@@ -26,6 +26,22 @@ bool linear_access(const Access& a, const Shape& shape, const Shape& iter) {
   return (shape == iter && a.strides == contiguous_strides(shape)) || all_zero(a.strides) || numel(shape) == 1;
 }
 
+// Operand `a` of `shape`, aligned right against an iteration of `rank` dims, seen over only the
+// dims `keep` marks: its access and shape there (a dim it lacks broadcast).
+std::pair<Access, Shape> over_dims(const Access& a, const Shape& shape, size_t rank, const std::vector<bool>& keep) {
+  const size_t lead = rank - shape.size();
+  Access row = a;
+  row.strides.clear();
+  Shape row_shape;
+  for (size_t d = 0; d < rank; ++d) {
+    if (!keep[d]) continue;
+    const bool has = d >= lead;
+    row_shape.push_back(has ? shape[d - lead] : 1);
+    row.strides.push_back(has ? a.strides[d - lead] : 0);
+  }
+  return {row, row_shape};
+}
+
 }  // namespace
 
 std::string Codegen::operand_expr(const Operand& o, const char* ct, const Shape& iter, const std::string& flat) {
@@ -150,16 +166,10 @@ std::string Codegen::pointwise_kernel(const std::vector<int>& ids, const Compute
     if (row_index_.count(v)) continue;
     Access a = access(v);
     const Shape& shape = g_.node(v).type.shape;
-    size_t lead = iter.size() - shape.size();
     // The operand's strides over `outer`, and its stride along the last dim.
-    Access row = a;
-    row.strides.clear();
-    Shape row_shape;
-    for (size_t d = 0; d + 1 < iter.size(); ++d) {
-      bool has = d >= lead;
-      row_shape.push_back(has ? shape[d - lead] : 1);
-      row.strides.push_back(has ? a.strides[d - lead] : 0);
-    }
+    std::vector<bool> outer_dims(iter.size(), true);
+    outer_dims.back() = false;
+    const auto [row, row_shape] = over_dims(a, shape, iter.size(), outer_dims);
     int64_t inner = shape.empty() || shape.back() == 1 ? 0 : a.strides.back();
     s += fmt::format("    const int64_t r{} = {};\n", v, index_of(row, row_shape, outer, "r"));
     row_index_[v] = inner == 0 ? fmt::format("r{}", v) : inner == 1 ? fmt::format("r{} + j", v) : fmt::format("r{} + j * {}", v, inner);
@@ -226,22 +236,13 @@ std::string Codegen::reduction_kernel(int id, const std::vector<int>& prologue) 
         const int v = op.value;
         const Access a = access(v);
         const Shape& shape = g_.node(v).type.shape;
-        const size_t lead = in.size() - shape.size();
-        Access row = a;
-        row.strides.clear();
-        Shape row_shape;
+        const auto [along, along_shape] = over_dims(a, shape, in.size(), reduced);
         bool constant = true;
-        for (size_t d = 0; d < in.size(); ++d) {
-          const bool has = d >= lead;
-          const int64_t size = has ? shape[d - lead] : 1, stride = has ? a.strides[d - lead] : 0;
-          if (reduced[d]) {
-            constant &= size == 1 || stride == 0;
-            continue;
-          }
-          row_shape.push_back(size);
-          row.strides.push_back(size == 1 ? 0 : stride);
-        }
+        for (size_t d = 0; d < along_shape.size(); ++d) constant &= along_shape[d] == 1 || along.strides[d] == 0;
         if (!constant) continue;
+        std::vector<bool> kept_dims(reduced.size());
+        for (size_t d = 0; d < reduced.size(); ++d) kept_dims[d] = !reduced[d];
+        const auto [row, row_shape] = over_dims(a, shape, in.size(), kept_dims);
         s += fmt::format("    const int64_t r{} = {};\n", v, index_of(row, row_shape, kept, "o"));
         row_index_[v] = fmt::format("r{}", v);
       }
