@@ -1,15 +1,14 @@
-// Child processes (see subprocess.h), on Boost.Process v2 and Asio. The launch hook puts each
-// child in its own process group, ties its life to ours with PR_SET_PDEATHSIG and applies the
-// memory limit; Asio drains stdout and stderr while the child runs and times it out.
+// Child processes (see subprocess.h). spawn_child (spawn.cpp) starts each in its own process
+// group, tied to our life with PR_SET_PDEATHSIG and under its memory limit; Boost.Process v2
+// finds the program in PATH; Asio drains stdout and stderr while the child runs and times it out.
 #include "reprokit/process/subprocess.h"
 
 #include "child_registry.h"
+#include "spawn.h"
 
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <fcntl.h>
-#include <linux/close_range.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <dirent.h>
@@ -24,8 +23,6 @@
 #include <boost/asio/write.hpp>
 #include <boost/asio/writable_pipe.hpp>
 #include <boost/process/v2/environment.hpp>
-#include <boost/process/v2/process.hpp>
-#include <boost/process/v2/stdio.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -33,6 +30,7 @@
 #include <functional>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 extern char** environ;
@@ -96,7 +94,7 @@ void stop_groups(const pid_t* groups, int n, bool reap) {
 int g_reaper_fd = -1;
 pid_t g_reaper_pid = -1;
 
-// After fork, in a process that had threads: async-signal-safe calls only.
+// In a copy of a process that had threads (fork_for_system_calls_only): system calls only.
 [[noreturn]] void reaper_main(int rd) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) signal(sig, SIG_IGN);
   setsid();
@@ -137,7 +135,7 @@ pid_t g_reaper_pid = -1;
 void start_reaper() {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return;  // no reaper: children still die with us (PDEATHSIG)
-  pid_t pid = fork();
+  pid_t pid = process_detail::fork_for_system_calls_only();
   if (pid == 0) reaper_main(fds[0]);
   close(fds[0]);
   if (pid < 0) {
@@ -260,47 +258,6 @@ std::vector<std::string> build_env(const ProcessSpec& spec) {
   return env;
 }
 
-// The launch hook: runs in the child between fork and exec (only async-signal-safe calls).
-struct ChildSetup {
-  const char* const* envp;
-  const char* cwd;
-  long memory_limit_mb;
-  pid_t parent;
-
-  bp::error_code on_setup(bp::posix::default_launcher& launcher, const bp::filesystem::path&, const char* const*) {
-    launcher.env = envp;
-    return {};
-  }
-  bp::error_code on_exec_setup(bp::posix::default_launcher&, const bp::filesystem::path&, const char* const*) {
-    setpgid(0, 0);
-    // Die with the parent, even by SIGKILL; if it is already gone, do not start at all.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);
-    signal(SIGPIPE, SIG_DFL);  // ignored here, and exec would keep it ignored
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    sigset_t none;  // nor a signal mask: the thread that started it may block SIGTERM
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (memory_limit_mb > 0) {
-      rlimit rl{static_cast<rlim_t>(memory_limit_mb) << 20, static_cast<rlim_t>(memory_limit_mb) << 20};
-      setrlimit(RLIMIT_AS, &rl);
-    }
-    if (cwd && *cwd && chdir(cwd) != 0) return bp::error_code(errno, bp::system_category());
-    keep_only_stdio();
-    return {};
-  }
-  // The child gets fds 0-2 and nothing else. Without this it inherited the ends of our other
-  // pipes and /dev/null fds (Boost's own closing leaves them), and a daemon it started (munged,
-  // a build server) kept our stdout pipe open: reading waited for an end-of-file that never came.
-  // Close-on-exec rather than closed: Boost's exec-error pipe must live until exec.
-  static void keep_only_stdio() {
-    if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return;
-    const long limit = std::min(sysconf(_SC_OPEN_MAX), 65536L);
-    for (int fd = 3; fd < limit; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);  // older kernels
-  }
-};
-
 bp::filesystem::path resolve_program(const std::string& name) {
   if (name.find('/') != std::string::npos) return name;
   auto p = bp::environment::find_executable(name);
@@ -318,6 +275,31 @@ Clock::time_point deadline_after(double seconds) {
   return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 
+// A descriptor closed when it goes out of scope, unless released.
+struct Fd {
+  int fd = -1;
+  Fd() = default;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+  int release() { return std::exchange(fd, -1); }
+};
+
+// Both ends close-on-exec: another thread's child must never inherit one (it would hold the pipe
+// open); the child's own end becomes its fd 0, 1 or 2 by dup2, which clears the flag.
+void open_pipe(Fd& read_end, Fd& write_end) {
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) throw std::runtime_error(std::string("cannot create a pipe: ") + std::strerror(errno));
+  read_end.fd = p[0];
+  write_end.fd = p[1];
+}
+
+std::string cannot_start_message(const std::string& program, int error) {
+  return "cannot start '" + program + "': " + std::strerror(error);
+}
+
 // One started child with its pipes (stdin, stdout, stderr), registered until reaped.
 struct Started {
   std::vector<std::string> env;
@@ -333,22 +315,34 @@ struct Started {
     if (spec.argv.empty()) throw std::invalid_argument("run_process: empty argv");
     for (auto& e : env) envp.push_back(e.c_str());
     envp.push_back(nullptr);
-    ChildSetup setup{envp.data(), spec.cwd.c_str(), spec.memory_limit_mb, getpid()};
-    std::vector<std::string> args(spec.argv.begin() + 1, spec.argv.end());
-    auto exe = resolve_program(spec.argv[0]);
+    const std::string exe = resolve_program(spec.argv[0]).string();
+    std::vector<const char*> argv = {exe.c_str()};
+    for (size_t k = 1; k < spec.argv.size(); ++k) argv.push_back(spec.argv[k].c_str());
+    argv.push_back(nullptr);
+    // stdin: a pipe we write, or /dev/null; stdout and stderr: pipes we read, or ours.
+    Fd null_in, in_r, in_w, out_r, out_w, err_r, err_w;
+    if (pipe_stdin) open_pipe(in_r, in_w);
+    else if ((null_in.fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) throw std::runtime_error(std::string("cannot open /dev/null: ") + std::strerror(errno));
+    if (!spec.inherit_output) open_pipe(out_r, out_w), open_pipe(err_r, err_w);
+    process_detail::SpawnRequest request;
+    request.path = exe.c_str();
+    request.argv = argv.data();
+    request.envp = envp.data();
+    request.stdio[0] = pipe_stdin ? in_r.fd : null_in.fd;
+    request.stdio[1] = out_w.fd;
+    request.stdio[2] = err_w.fd;
+    request.cwd = spec.cwd.c_str();
+    request.memory_limit_mb = spec.memory_limit_mb;
     ::signal(SIGPIPE, SIG_IGN);  // a child that exits early must not kill us when we write to it
-    bp::error_code ec;
-    std::optional<bp::process> proc;
     std::lock_guard<std::mutex> spawning(g_spawn_mutex);  // until registered (see g_spawn_mutex)
     if (g_terminating.load()) wait_for_the_end();
-    if (pipe_stdin && !spec.inherit_output) proc.emplace(ctx.get_executor(), exe, args, bp::process_stdio{in, out, err}, setup);
-    else if (pipe_stdin) proc.emplace(ctx.get_executor(), exe, args, bp::process_stdio{in, {}, {}}, setup);
-    else if (!spec.inherit_output) proc.emplace(ctx.get_executor(), exe, args, bp::process_stdio{nullptr, out, err}, setup);
-    else proc.emplace(ctx.get_executor(), exe, args, bp::process_stdio{nullptr, {}, {}}, setup);
-    pid = proc->id();
-    proc->detach();  // we reap it ourselves: waitpid keeps the signal that ended it
+    int error = 0;
+    pid = process_detail::spawn_child(request, &error);
+    if (pid < 0) throw std::runtime_error(cannot_start_message(spec.argv[0], error));
     setpgid(pid, pid);  // also from here, so a kill right after the start reaches the group
     register_child(pid);
+    if (pipe_stdin) in.assign(in_w.release());
+    if (!spec.inherit_output) out.assign(out_r.release()), err.assign(err_r.release());
     // Registered before the flag is read, and the handler sets it before it reads the registry:
     // either the handler stops this child, or this thread sees the flag and stops it here.
     if (g_terminating.load()) {
