@@ -82,6 +82,35 @@ __attribute__((no_sanitize("address", "undefined"))) int child_main(void* arg) {
   give_up(a, errno);
 }
 
+// clone(CLONE_VM | CLONE_VFORK) of child_main on a stack of its own; returns once the child has
+// exec'd or given up (reaped then), as spawn_child.
+pid_t clone_child(const SpawnRequest& r, int* error) {
+  constexpr size_t kStackBytes = 64 << 10;
+  void* stack = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) {
+    *error = errno;
+    return -1;
+  }
+  ChildArgs a{&r, getpid(), 0};
+  // Every signal blocked from here to exec: no handler of ours may run in the child.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pid_t pid = clone(child_main, static_cast<char*>(stack) + kStackBytes, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+  const int clone_error = errno;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  munmap(stack, kStackBytes);  // the child has exec'd or exited: CLONE_VFORK waited for that
+  if (pid < 0) {
+    *error = clone_error;
+  } else if (a.error != 0) {
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    *error = a.error;
+    pid = -1;
+  }
+  return pid;
+}
+
 }  // namespace
 
 pid_t spawn_child(const SpawnRequest& request, int* error) {
@@ -89,41 +118,16 @@ pid_t spawn_child(const SpawnRequest& request, int* error) {
   // and a later dup2 could overwrite one still to be used): copy any such above 2.
   SpawnRequest r = request;
   int copies[3] = {-1, -1, -1};
-  for (int k = 0; k < 3; ++k)
+  bool copied = true;
+  for (int k = 0; k < 3 && copied; ++k)
     if (r.stdio[k] >= 0 && r.stdio[k] < 3) {
-      copies[k] = fcntl(r.stdio[k], F_DUPFD_CLOEXEC, 3);
+      copies[k] = r.stdio[k] = fcntl(r.stdio[k], F_DUPFD_CLOEXEC, 3);
       if (copies[k] < 0) {
         *error = errno;
-        for (int c : copies)
-          if (c >= 0) close(c);
-        return -1;
+        copied = false;
       }
-      r.stdio[k] = copies[k];
     }
-  constexpr size_t kStackBytes = 64 << 10;
-  void* stack = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  pid_t pid = -1;
-  ChildArgs a{&r, getpid(), 0};
-  if (stack == MAP_FAILED) {
-    *error = errno;
-  } else {
-    // Every signal blocked from here to exec: no handler of ours may run in the child.
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pid = clone(child_main, static_cast<char*>(stack) + kStackBytes, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
-    const int clone_error = errno;
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    munmap(stack, kStackBytes);  // the child has exec'd or exited: CLONE_VFORK waited for that
-    if (pid < 0) {
-      *error = clone_error;
-    } else if (a.error != 0) {
-      while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-      }
-      *error = a.error;
-      pid = -1;
-    }
-  }
+  const pid_t pid = copied ? clone_child(r, error) : -1;
   for (int c : copies)
     if (c >= 0) close(c);
   return pid;

@@ -30,7 +30,6 @@
 #include <functional>
 #include <optional>
 #include <stdexcept>
-#include <utility>
 #include <vector>
 
 extern char** environ;
@@ -275,7 +274,7 @@ Clock::time_point deadline_after(double seconds) {
   return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 
-// A descriptor closed when it goes out of scope, unless released.
+// A descriptor closed when it goes out of scope.
 struct Fd {
   int fd = -1;
   Fd() = default;
@@ -284,16 +283,17 @@ struct Fd {
   ~Fd() {
     if (fd >= 0) ::close(fd);
   }
-  int release() { return std::exchange(fd, -1); }
 };
 
-// Both ends close-on-exec: another thread's child must never inherit one (it would hold the pipe
-// open); the child's own end becomes its fd 0, 1 or 2 by dup2, which clears the flag.
-void open_pipe(Fd& read_end, Fd& write_end) {
+// A pipe between us and a child: the child's end goes to `child_end` (its stdin when
+// `child_reads`), ours is returned. Both close-on-exec: another thread's child must never inherit
+// one (it would hold the pipe open); the child's end becomes its fd 0, 1 or 2 by dup2, which
+// clears the flag.
+int open_pipe(Fd& child_end, bool child_reads) {
   int p[2];
   if (::pipe2(p, O_CLOEXEC) != 0) throw std::runtime_error(std::string("cannot create a pipe: ") + std::strerror(errno));
-  read_end.fd = p[0];
-  write_end.fd = p[1];
+  child_end.fd = p[child_reads ? 0 : 1];
+  return p[child_reads ? 1 : 0];
 }
 
 std::string cannot_start_message(const std::string& program, int error) {
@@ -319,18 +319,19 @@ struct Started {
     std::vector<const char*> argv = {exe.c_str()};
     for (size_t k = 1; k < spec.argv.size(); ++k) argv.push_back(spec.argv[k].c_str());
     argv.push_back(nullptr);
-    // stdin: a pipe we write, or /dev/null; stdout and stderr: pipes we read, or ours.
-    Fd null_in, in_r, in_w, out_r, out_w, err_r, err_w;
-    if (pipe_stdin) open_pipe(in_r, in_w);
-    else if ((null_in.fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) throw std::runtime_error(std::string("cannot open /dev/null: ") + std::strerror(errno));
-    if (!spec.inherit_output) open_pipe(out_r, out_w), open_pipe(err_r, err_w);
+    // The child's stdin: a pipe we write, or /dev/null; its stdout and stderr: pipes we read, or
+    // ours. Its ends are closed here once it has its copies.
+    Fd child_in, child_out, child_err;
+    if (pipe_stdin) in.assign(open_pipe(child_in, true));
+    else if ((child_in.fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) throw std::runtime_error(std::string("cannot open /dev/null: ") + std::strerror(errno));
+    if (!spec.inherit_output) out.assign(open_pipe(child_out, false)), err.assign(open_pipe(child_err, false));
     process_detail::SpawnRequest request;
     request.path = exe.c_str();
     request.argv = argv.data();
     request.envp = envp.data();
-    request.stdio[0] = pipe_stdin ? in_r.fd : null_in.fd;
-    request.stdio[1] = out_w.fd;
-    request.stdio[2] = err_w.fd;
+    request.stdio[0] = child_in.fd;
+    request.stdio[1] = child_out.fd;
+    request.stdio[2] = child_err.fd;
     request.cwd = spec.cwd.c_str();
     request.memory_limit_mb = spec.memory_limit_mb;
     ::signal(SIGPIPE, SIG_IGN);  // a child that exits early must not kill us when we write to it
@@ -341,8 +342,6 @@ struct Started {
     if (pid < 0) throw std::runtime_error(cannot_start_message(spec.argv[0], error));
     setpgid(pid, pid);  // also from here, so a kill right after the start reaches the group
     register_child(pid);
-    if (pipe_stdin) in.assign(in_w.release());
-    if (!spec.inherit_output) out.assign(out_r.release()), err.assign(err_r.release());
     // Registered before the flag is read, and the handler sets it before it reads the registry:
     // either the handler stops this child, or this thread sees the flag and stops it here.
     if (g_terminating.load()) {

@@ -18,17 +18,12 @@
 
 #include "reprokit/process/subprocess.h"
 #include "../scratch_dir.h"
+#include "run_sh.h"
 
 using namespace reprokit;
+using reprokit::testing::run_sh;
 
 namespace {
-
-ProcessResult run_sh(const std::string& script) {
-  ProcessSpec s;
-  s.argv = {"sh", "-c", script};
-  s.timeout_s = 30;
-  return run_process(s);
-}
 
 // A child of ours that exited and was never reaped.
 bool a_zombie_is_left() {
@@ -73,7 +68,7 @@ TEST(Spawn, AChildStartsWhileOtherThreadsRunOpenBlasGemms) {
       --running;
     });
   int started = 0;
-  for (int i = 0; i < 150; ++i) started += run_sh("exit 0").exit_code == 0;
+  for (int i = 0; i < 150; ++i) started += run_sh("exit 0", 30).exit_code == 0;
   stop = true;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (running > 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -124,7 +119,7 @@ TEST(Spawn, AChildDoesNotInheritOurIgnoredSignals) {
   struct sigaction ignore {}, old_int {};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGINT, &ignore, &old_int);
-  ProcessResult r = run_sh("grep SigIgn /proc/self/status");
+  ProcessResult r = run_sh("grep SigIgn /proc/self/status", 30);
   sigaction(SIGINT, &old_int, nullptr);
   ASSERT_EQ(r.out.rfind("SigIgn:\t", 0), 0u) << r.out;
   const unsigned long long ignored = std::strtoull(r.out.c_str() + 8, nullptr, 16);

@@ -13,8 +13,10 @@
 
 #include "reprokit/process/subprocess.h"
 #include "../scratch_dir.h"
+#include "run_sh.h"
 
 using namespace reprokit;
+using reprokit::testing::run_sh;
 namespace fs = std::filesystem;
 
 namespace {
@@ -29,14 +31,6 @@ std::string slurp(const fs::path& p) {
 }
 
 bool process_exists(pid_t pid) { return ::kill(pid, 0) == 0; }
-
-// `script` run by sh, within timeout_s (0: none).
-ProcessResult run_sh(const std::string& script, double timeout_s) {
-  ProcessSpec s;
-  s.argv = {"sh", "-c", script};
-  s.timeout_s = timeout_s;
-  return run_process(s);
-}
 
 // Kills the daemon a test left behind (it wrote its pid to dir/daemon.pid).
 void kill_daemon(const fs::path& dir) {
