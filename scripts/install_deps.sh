@@ -5,12 +5,11 @@
 # libre2-dev: linear-time regular expressions (--fail-regex and failure signatures).
 # slurmctld, slurmd, slurm-client, munge: the cluster tests start a single-node Slurm
 # (scripts/slurm_local.sh; no daemon is started by installing them here).
-# WITH_TORCH=1 (the test command) also installs python3-torch (the independent numerics oracle used
-# by tests), python3-torchvision and python3-onnx (the real models the tests export), and gdb (a
-# test that hangs prints its threads' stacks: tests/hang_report.cpp).
+# WITH_TORCH=1 also installs python3-torch (the independent numerics oracle used by tests) and
+# python3-torchvision and python3-onnx (the real models the tests export).
 set -euo pipefail
 pkgs=(cmake g++ make git libboost1.81-dev libboost-filesystem1.81-dev libfmt-dev nlohmann-json3-dev libgtest-dev libonnx-dev libprotobuf-dev libonnx-testdata libopenblas-dev libopenblas0-pthread libre2-dev slurmctld slurmd slurm-client munge)
-if [ "${WITH_TORCH:-0}" = 1 ]; then pkgs+=(python3 python3-numpy python3-torch python3-torchvision python3-onnx gdb); fi
+if [ "${WITH_TORCH:-0}" = 1 ]; then pkgs+=(python3 python3-numpy python3-torch python3-torchvision python3-onnx); fi
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -eq 0 ]; then
