@@ -103,7 +103,8 @@ TEST(TriangulateWithoutAGpu, SaysSoAndExitsTwo) {
   auto b = bundles_in(dir / "out").at(0);
   auto r = reprokit_cli({"analyze", b.string(), "--triangulate"}, dir);
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  EXPECT_NE(r.err.find("no CUDA driver"), std::string::npos) << r.err;
+  // What is missing is named: the driver, or NVRTC where the toolkit has none either.
+  EXPECT_TRUE(r.err.find("no CUDA driver") != std::string::npos || r.err.find("NVRTC (libnvrtc.so) was not found") != std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(b / "triangulate.json"));
 }
 
