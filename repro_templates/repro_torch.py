@@ -5,7 +5,10 @@
 # Needs Python 3 with numpy and torch. Runs the graph in PyTorch and saves its outputs. When the
 # compiled graph's outputs are beside it ({{COMPILED_DIR}}/), compares them and PyTorch's against
 # float64 and exits 1 if the compiled ones are off by far more than the dtype's rounding explains.
-import os, sys
+# When TORCH_COMPILE is set (a failure of Inductor's), the script compiles the graph itself with
+# torch.compile(backend="inductor") and those options, prints REPRODUCED and exits 1 when compiling
+# or running it raises, or when its outputs are off as above (torch 2 needed for that part).
+import json, os, sys
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -20,7 +23,7 @@ def load(path, dtype):
     a = np.load(path)
     if dtype == torch.bfloat16:
         return torch.from_numpy(a.astype(np.int16)).view(torch.bfloat16)
-    return torch.from_numpy(np.ascontiguousarray(a)).to(dtype)
+    return torch.from_numpy(np.array(a, order='C', copy=True)).to(dtype)  # ascontiguousarray makes 0-d arrays 1-d
 
 def save(path, t):
     t = t.detach().cpu().contiguous()
@@ -36,8 +39,11 @@ OUTPUT_DTYPES = [{{OUTPUT_DTYPES}}]
 # Written beside this script by reprokit when the compiled graph ran to the end (an accuracy bug):
 # what the compiler under test computed on the same inputs.
 COMPILED_DIR = '{{COMPILED_DIR}}'
+# torch.compile as the failing program called it: torch._inductor.config options and Inductor's
+# planted relu fault (torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY), or None.
+TORCH_COMPILE = {{TORCH_COMPILE}}
 
-def run(in_dir, f64):
+def load_inputs(in_dir, f64):
     args = []
     for name, dtype, shape, strides in INPUTS:
         t = load(os.path.join(in_dir, name + '.npy'), dtype)
@@ -47,8 +53,23 @@ def run(in_dir, f64):
         if f64 and t.is_floating_point():
             t = t.double()
         args.append(t)
+    return args
+
+def run(in_dir, f64):
+    args = load_inputs(in_dir, f64)
     with torch.no_grad():
         return list({{ENTRY}}(*args))
+
+def run_compiled(in_dir):
+    """The graph compiled by Inductor as TORCH_COMPILE says, on the inputs in their own dtypes."""
+    import torch._inductor.config
+    patch = dict(TORCH_COMPILE['options'])
+    if TORCH_COMPILE['relu_bug']:
+        patch['cpp.inject_relu_bug_TESTING_ONLY'] = TORCH_COMPILE['relu_bug']
+    args = load_inputs(in_dir, False)
+    print(f'torch {torch.__version__}: torch.compile(backend="inductor") with {patch or "the default options"}')
+    with torch._inductor.config.patch(patch), torch.no_grad():
+        return list(torch.compile({{ENTRY}}, backend='inductor', fullgraph=True, dynamic=False)(*args))
 
 def largest_error(x, ref):
     """Largest |x - ref| over elements where ref is finite, with its index; inf where x has a
@@ -64,18 +85,25 @@ def largest_error(x, ref):
     i = int(d.argmax())
     return float(d[i]), i
 
-def compare(compiled_dir, in_dir, native):
+def load_compiled(compiled_dir, native):
+    """The compiled graph's outputs saved in compiled_dir (None for one that is missing)."""
+    outs = []
+    for name, t in zip(OUTPUTS, native):
+        path = os.path.join(compiled_dir, name + '.npy')
+        if not os.path.exists(path):
+            print(f'  {name}: no {path}')
+        outs.append(load(path, t.dtype) if os.path.exists(path) else None)
+    return outs
+
+def compare(compiled, source, in_dir, native):
     """The compiled outputs against float64, side by side with PyTorch's own error: 1 when the
     compiled error is far past what the dtype's rounding explains, else 0."""
     ref = run(in_dir, True)
     mismatches = 0
-    print(f'compiled outputs from {compiled_dir}, against float64 (PyTorch in the same dtype for comparison):')
-    for name, t, r in zip(OUTPUTS, native, ref):
-        path = os.path.join(compiled_dir, name + '.npy')
-        if not os.path.exists(path):
-            print(f'  {name}: no {path}')
+    print(f'compiled outputs from {source}, against float64 (PyTorch in the same dtype for comparison):')
+    for name, t, r, c in zip(OUTPUTS, native, ref, compiled):
+        if c is None:
             continue
-        c = load(path, t.dtype)
         if list(c.shape) != list(t.shape):
             print(f'  {name}: MISMATCH: compiled shape {list(c.shape)}, PyTorch {list(t.shape)}')
             mismatches += 1
@@ -99,6 +127,8 @@ def compare(compiled_dir, in_dir, native):
               f'PyTorch {t.dtype} error {err_t:.3g}; allowed {allowed:.3g}')
     if mismatches:
         print(f'MISMATCH: {mismatches} output(s) of the compiled graph are off by far more than {str(native[0].dtype) if native else "the dtype"} rounding explains')
+        if TORCH_COMPILE is not None:
+            print('REPRODUCED: accuracy')
         return 1
     print('AGREE: the compiled outputs are as close to float64 as PyTorch is')
     return 0
@@ -119,7 +149,15 @@ def main():
     for name, t in zip(OUTPUTS, outs):
         save(os.path.join(out_dir, name + '.npy'), t)
         print(f'{name}: {tuple(t.shape)} {t.dtype} sum={t.double().sum().item():.6g}')
-    if not os.path.isdir(compiled_dir):
+    compiled = None
+    if TORCH_COMPILE is not None:
+        try:
+            compiled = run_compiled(in_dir)
+        except Exception as e:  # the compiler's failure is the bug
+            lines = [l for l in f'{type(e).__name__}: {e}'.splitlines() if l.strip()]
+            print(f'REPRODUCED: {lines[0] if lines else type(e).__name__}')
+            return 1
+    elif not os.path.isdir(compiled_dir):
         return 0
     try:
         native = run(in_dir, False) if F64 else outs
@@ -127,7 +165,9 @@ def main():
         print(f'PyTorch cannot run the graph in its own dtypes ({str(e).splitlines()[0]}): rounding float64 instead')
         ref = run(in_dir, True)
         native = [r.to(dtype) for r, dtype in zip(ref, OUTPUT_DTYPES)]
-    return compare(compiled_dir, in_dir, native)
+    if compiled is None:
+        return compare(load_compiled(compiled_dir, native), compiled_dir, in_dir, native)
+    return compare(compiled, 'torch.compile(backend="inductor")', in_dir, native)
 
 if __name__ == '__main__':
     sys.exit(main())

@@ -22,5 +22,5 @@ export REPRO_CACHE_DIR="$PWD/test-cache"
 export ASAN_OPTIONS="detect_leaks=1:handle_segv=0:handle_abort=0:abort_on_error=0:exitcode=86"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=87"
 export LSAN_OPTIONS="suppressions=$PWD/../scripts/lsan.supp"
-plain_only='^fuzz\.|^onnx\.conformance$|TrainsThroughCppLikeEager/(resnet18|squeezenet1_0|mobilenet_v2|lraspp_mobilenet_v3_large)( |$)|RealModelMinify\.MinifiesToOneNodeOfTheInjectedOp/resnet18_conv2d_accuracy_'
+plain_only='^fuzz\.|^python\.(capture|minify)$|^onnx\.conformance$|TrainsThroughCppLikeEager/(resnet18|squeezenet1_0|mobilenet_v2|lraspp_mobilenet_v3_large)( |$)|RealModelMinify\.MinifiesToOneNodeOfTheInjectedOp/resnet18_conv2d_accuracy_'
 ctest --output-on-failure -j"$(nproc)" --timeout 900 -E "$plain_only"

@@ -85,7 +85,8 @@ static std::vector<std::string> saved_files(const Graph& g, bool train, const st
 }
 
 static int run_model(const std::vector<std::string>& argv) {
-  Args args(argv, {"--backend", "--seed", "--inputs", "--save-outputs", "--inject", "--inject-pass", "--graph", "--shape", "--samples"},
+  Args args(argv, {"--backend", "--seed", "--inputs", "--save-outputs", "--inject", "--inject-pass", "--graph", "--shape", "--samples",
+                        "--backend-option"},
             {"--train", "--no-passes", "--verbose"});
   if (args.positional().size() != 1) throw UsageError("expected exactly one MODEL.rk");
   std::map<std::string, Tensor> known;         // an ONNX model's initializers: default input values
@@ -99,6 +100,7 @@ static int run_model(const std::vector<std::string>& argv) {
   opts.compile.run_passes = !args.has("--no-passes");
   opts.compile.verbose = args.has("--verbose");
   opts.train = args.has("--train");
+  for (auto& spec : args.get_all("--backend-option")) opts.compile.backend_options.insert(parse_backend_option(spec));
   add_injections(args, g, args.has("--train"), opts.compile);
   if (!find_backend(opts.compile.backend)) throw UsageError("--backend must be " + backend_choices() + "; got '" + opts.compile.backend + "'");
   long seed = args.get_int("--seed", 0);
@@ -150,15 +152,18 @@ static int run_model(const std::vector<std::string>& argv) {
 
 static CommandRegistration reg({
     "run",
-    "reprokit run MODEL.rk|MODEL.onnx [--backend B] [--train] [--seed S] [--inputs DIR] [--save-outputs DIR] [--inject OP:KIND] [--inject-pass PASS:N] [--graph NAME] [--shape NAME:[d0,...]] [--samples N]",
+    "reprokit run MODEL.rk|MODEL.onnx [--backend B] [--train] [--seed S] [--inputs DIR] [--save-outputs DIR] [--inject OP:KIND] [--inject-pass PASS:N] [--graph NAME] [--shape NAME:[d0,...]] [--samples N] [--backend-option KEY=VALUE]",
     "run a model through the compile stack, under the harness (REPRO_* variables)",
-    "  --backend B         eager, aot_eager, cpp (default), cuda, or onnxruntime (ONNX Runtime under Node.js:\n"
-    "                      examples/ort_check; docs/ADDING_A_BACKEND.md)\n"
+    "  --backend B         eager, aot_eager, cpp (default), cuda, onnxruntime (ONNX Runtime under Node.js:\n"
+    "                      examples/ort_check; docs/ADDING_A_BACKEND.md) or inductor (torch.compile in a Python worker)\n"
+    "  --backend-option K=V  an option of a compiler that is not reprokit's, saved in bundles (inductor: a\n"
+    "                      torch._inductor.config option, e.g. cpp.simdlen=8); repeatable\n"
     "  --seed S            seed of the random inputs (default 0)\n"
     "  --inputs DIR        load DIR/<input name>.npy (random for any missing; an ONNX model's weights by default)\n"
     "  --save-outputs DIR  write DIR/<returned value name>.npy (and DIR/grad_<input name>.npy with --train);\n"
     "                      a file already there, or an output named like a gradient's file, is refused (exit 2)\n"
-    "  --inject OP:KIND    make the codegen misbehave on every node of OP (also REPRO_INJECT);\n"
+    "  --inject OP:KIND    make the codegen misbehave on every node of OP (also REPRO_INJECT); inductor: relu only,\n"
+    "                      with Inductor's own testing fault (compile_error, runtime_error, accuracy)\n"
     "                      KIND: compile_error runtime_error accuracy accuracy=REL accuracy_one=K crash hang flaky\n"
     "  --inject-pass P:N   make the Nth rewrite of pass P wrong (also REPRO_INJECT_PASS)\n"
     "  --graph NAME        run graph NAME of a multi-graph file\n"

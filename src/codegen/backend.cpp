@@ -13,6 +13,7 @@ std::unique_ptr<CompiledGraph> compile_aot_eager(const Graph& g, const CompileOp
 std::unique_ptr<CompiledGraph> compile_cpp(const Graph& g, const CompileOptions& options);        // cpp_backend.cpp
 std::unique_ptr<CompiledGraph> compile_cuda(const Graph& g, const CompileOptions& options);       // cuda_backend.cpp
 std::unique_ptr<CompiledGraph> compile_onnxruntime(const Graph& g, const CompileOptions& options);  // onnxruntime_backend.cpp
+std::unique_ptr<CompiledGraph> compile_inductor(const Graph& g, const CompileOptions& options);     // inductor_backend.cpp
 bool cuda_context_lost();                                                                           // cuda_backend.cpp
 
 namespace {
@@ -24,6 +25,7 @@ const Backend kBackends[] = {
     {"cpp", "decompositions, passes, C++ built by the system compiler (OpenBLAS GEMM)", true, true, compile_cpp},
     {"cuda", "decompositions, passes, CUDA built by NVRTC, run through the driver", true, true, compile_cuda},
     {"onnxruntime", "the captured graph exported to ONNX and run by ONNX Runtime (CPU) under Node.js", false, false, compile_onnxruntime},
+    {"inductor", "the captured graph as PyTorch ATen calls, compiled by torch.compile (Inductor) in a Python worker", false, false, compile_inductor},
 };
 
 }  // namespace

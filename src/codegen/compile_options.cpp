@@ -1,7 +1,8 @@
-// Parsing of --inject OP:KIND and --inject-pass PASS:N.
+// Parsing of --inject OP:KIND, --inject-pass PASS:N and --backend-option KEY=VALUE.
 #include "reprokit/codegen/compile_options.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -65,6 +66,29 @@ PassInjection parse_pass_injection(const std::string& spec) {
     throw UserError(fmt::format("bad pass injection '{}': N must be a positive integer", printable(spec)));
   }
   return p;
+}
+
+void check_backend_option(const std::string& key, const std::string& json_value) {
+  check_name(key, "backend option", "backend_options");
+  nlohmann::json v;
+  try {
+    v = nlohmann::json::parse(json_value);
+  } catch (const nlohmann::json::exception&) {
+    throw UserError(fmt::format("backend option {}: '{}' is not a JSON value", key, printable(json_value)));
+  }
+  if (!(v.is_number() || v.is_string() || v.is_boolean() || v.is_null()))
+    throw UserError(fmt::format("backend option {}: '{}' is not a number, string, boolean or null", key, printable(json_value)));
+}
+
+std::pair<std::string, std::string> parse_backend_option(const std::string& spec) {
+  const auto eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw UserError(fmt::format("bad backend option '{}': expected KEY=VALUE, e.g. cpp.simdlen=8", printable(spec)));
+  std::string key = spec.substr(0, eq), value = spec.substr(eq + 1);
+  // A bare word (not a number, true, false, null or a quoted string) is a string.
+  if (!nlohmann::json::accept(value)) value = nlohmann::json(value).dump();
+  check_backend_option(key, value);
+  return {key, value};
 }
 
 }  // namespace reprokit

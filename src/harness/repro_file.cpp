@@ -114,6 +114,30 @@ std::map<std::string, std::string> repro_vars(const std::string& stem, const Gra
           {"ENVIRONMENT", environment_info().dump(2)}};
 }
 
+// How the failing program called Inductor, for repro_torch.py to call it the same way; none for
+// reprokit's own backends.
+std::optional<InductorCall> inductor_call(const ReproSpec& spec) {
+  const CompileOptions& c = spec.options.compile;
+  if (c.backend != "inductor") return std::nullopt;
+  InductorCall call{c.backend_options, ""};
+  for (const FaultInjection& inj : c.injections)
+    if (inj.op == Op::relu) call.relu_bug = std::string(fault_kind_name(inj.kind));
+  return call;
+}
+
+// The BUG_REPORT.md lines on the compiler that is not reprokit's, when it is Inductor.
+std::string compiler_note(const std::optional<InductorCall>& inductor) {
+  if (!inductor) return "";
+  std::string options;
+  for (const auto& [key, value] : inductor->options) options += fmt::format("{}`{}={}`", options.empty() ? "" : ", ", key, value);
+  return fmt::format(
+      "The compiler is PyTorch's Inductor: `python3 repro_torch.py` (torch 2, no reprokit needed) compiles the graph with "
+      "`torch.compile(backend=\"inductor\")` as the program did, prints `REPRODUCED` and exits 1 when the failure happens; "
+      "paste it into a PyTorch issue as it is. Inductor options (`torch._inductor.config`): {}. Planted fault: {}.\n",
+      options.empty() ? "the defaults" : comment_safe(options),
+      inductor->relu_bug.empty() ? "none" : "`cpp.inject_relu_bug_TESTING_ONLY = \"" + inductor->relu_bug + "\"`");
+}
+
 // <stem>.rk and its inputs in <stem>_inputs/ (staged in a fresh directory and swapped in, so the
 // file and its inputs agree).
 void write_rk(const Dir& d, const std::string& stem, const Graph& g, const std::vector<Tensor>& inputs,
@@ -158,13 +182,16 @@ void write_repro_files(const std::string& dir, const Graph& g, const std::vector
                        const std::string& summary, const PassingTwin* twin, const std::vector<Tensor>* compiled) {
   Dir d = Dir::open(dir);
   std::map<std::string, std::string> vars = repro_vars("repro", g, spec, summary);
+  const std::optional<InductorCall> inductor = inductor_call(spec);
+  vars["COMPILER"] = compiler_note(inductor);
   write_rk(d, "repro", g, inputs, vars);
   write_compiled(d, "repro", g, compiled);
   // The passing twin, or none: a twin of an earlier repro must not outlive it.
   if (twin) {
     write_rk(d, "twin", twin->graph, twin->inputs, repro_vars("twin", twin->graph, twin->spec, "Passing twin of repro.rk: " + twin->difference));
     write_compiled(d, "twin", twin->graph, twin->compiled ? &*twin->compiled : nullptr);
-    d.write("twin_torch.py", emit_torch_program(twin->graph, "twin"));
+    const std::optional<InductorCall> twin_inductor = inductor_call(twin->spec);
+    d.write("twin_torch.py", emit_torch_program(twin->graph, "twin", twin_inductor ? &*twin_inductor : nullptr));
     vars["TWIN"] = fmt::format(
         "## Passing twin\n\n{}\n\n```\nreprokit repro twin.rk             # prints NOT REPRODUCED: the nearest variant that passes\n```\n\n"
         "```\n{}```\n",
@@ -189,7 +216,7 @@ void write_repro_files(const std::string& dir, const Graph& g, const std::vector
   }
   d.write("repro_test.cpp", render_template("repro_test.cpp", vars));
   d.write("CMakeLists.txt", render_template("repro_CMakeLists.txt", vars));
-  d.write("repro_torch.py", emit_torch_program(g));
+  d.write("repro_torch.py", emit_torch_program(g, "repro", inductor ? &*inductor : nullptr));
   d.write("BUG_REPORT.md", render_template("BUG_REPORT.md", vars));
 }
 

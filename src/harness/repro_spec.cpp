@@ -61,6 +61,7 @@ json ReproSpec::to_json() const {
             {"pass_limits", c.pass_limits},
             {"disabled_passes", c.disabled_passes},
             {"run_passes", c.run_passes},
+            {"backend_options", c.backend_options},
             {"timeout_s", timeout_s},
             {"check_accuracy", check_accuracy},
             {"attempts", attempts},
@@ -95,6 +96,8 @@ ReproSpec ReproSpec::from_json(const json& j) {
     s.options.compile.disabled_passes = j.value("disabled_passes", std::set<std::string>{});
     for (auto& pass : s.options.compile.disabled_passes) check_pass(pass, "disabled_passes");
     s.options.compile.run_passes = j.value("run_passes", true);
+    s.options.compile.backend_options = j.value("backend_options", std::map<std::string, std::string>{});
+    for (auto& [key, value] : s.options.compile.backend_options) check_backend_option(key, value);
     s.timeout_s = j.value("timeout_s", 0.0);
     if (!std::isfinite(s.timeout_s) || s.timeout_s < 0 || s.timeout_s > kMaxTimeoutSeconds)
       throw UserError(fmt::format("timeout_s {} is not a number of seconds in [0, {}]", s.timeout_s, kMaxTimeoutSeconds));

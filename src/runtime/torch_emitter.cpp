@@ -7,6 +7,7 @@
 #include <set>
 
 #include "reprokit/support/errors.h"
+#include "reprokit/ir/names.h"
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/op_semantics.h"
 #include "reprokit/runtime/templates.h"
@@ -228,7 +229,18 @@ std::string emit_torch_function(const Graph& g) {
   return s;
 }
 
-std::string emit_torch_program(const Graph& g, const std::string& stem) {
+// The Python expression of the torch.compile call a script makes: None, or a dict whose options are
+// parsed from a JSON string literal (never Python source taken from a bundle).
+std::string torch_compile_literal(const InductorCall* inductor) {
+  if (!inductor) return "None";
+  std::string options = "{";
+  for (const auto& [key, value] : inductor->options) options += fmt::format("{}{}: {}", options.size() > 1 ? ", " : "", c_string_literal(key), c_string_literal(value));
+  options += "}";
+  return fmt::format("{{'options': {{k: json.loads(v) for k, v in {}.items()}}, 'relu_bug': {}}}", options,
+                     inductor->relu_bug.empty() ? "None" : c_string_literal(inductor->relu_bug));
+}
+
+std::string emit_torch_program(const Graph& g, const std::string& stem, const InductorCall* inductor) {
   std::string inputs, outputs, output_dtypes;
   for (int i = 0; i < g.num_inputs(); ++i) {
     const TensorType& t = g.node(i).type;
@@ -247,7 +259,8 @@ std::string emit_torch_program(const Graph& g, const std::string& stem) {
                                             {"INPUTS_DIR", stem + "_inputs"},
                                             {"COMPILED_DIR", stem + "_compiled"},
                                             {"TORCH_OUTPUTS_DIR", stem == "repro" ? "torch_outputs" : stem + "_torch_outputs"},
-                                            {"ENTRY", torch_function_name(g)}});
+                                            {"ENTRY", torch_function_name(g)},
+                                            {"TORCH_COMPILE", torch_compile_literal(inductor)}});
 }
 
 // "run_<graph>": never a keyword (class), a module (torch) or a global the script relies on

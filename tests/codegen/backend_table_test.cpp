@@ -28,8 +28,8 @@ Graph parsed() { return parse_module(kGraph).entry(); }
 TEST(BackendTable, ListsTheBackendsInHelpOrder) {
   std::vector<std::string> names;
   for (const Backend& b : backend_table()) names.emplace_back(b.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"eager", "aot_eager", "cpp", "cuda", "onnxruntime"}));
-  EXPECT_EQ(backend_choices(), "eager, aot_eager, cpp, cuda or onnxruntime");
+  EXPECT_EQ(names, (std::vector<std::string>{"eager", "aot_eager", "cpp", "cuda", "onnxruntime", "inductor"}));
+  EXPECT_EQ(backend_choices(), "eager, aot_eager, cpp, cuda, onnxruntime or inductor");
 }
 
 TEST(BackendTable, AnUnknownBackendIsRefusedWithTheChoices) {
@@ -38,7 +38,7 @@ TEST(BackendTable, AnUnknownBackendIsRefusedWithTheChoices) {
     backend_named("tvm");
     FAIL() << "no error";
   } catch (const UserError& e) {
-    EXPECT_EQ(std::string(e.what()), "unknown backend 'tvm' (expected eager, aot_eager, cpp, cuda or onnxruntime)");
+    EXPECT_EQ(std::string(e.what()), "unknown backend 'tvm' (expected eager, aot_eager, cpp, cuda, onnxruntime or inductor)");
   }
   CompileOptions o;
   o.backend = "tvm";
@@ -46,10 +46,11 @@ TEST(BackendTable, AnUnknownBackendIsRefusedWithTheChoices) {
 }
 
 // Every backend of reprokit's own gives the reference's answer (cuda needs a GPU; onnxruntime has
-// its tests in tests/campaign/ort_check_test.cpp, where Node.js and onnxruntime-node are checked for).
+// its tests in tests/campaign/ort_check_test.cpp, where Node.js and onnxruntime-node are checked for;
+// inductor in python/tests, where torch 2 is).
 TEST(BackendTable, EveryRowThatRunsHereMatchesTheReference) {
   for (const Backend& b : backend_table()) {
-    if (b.name == "cuda" || b.name == "onnxruntime") continue;
+    if (b.name == "cuda" || b.name == "onnxruntime" || b.name == "inductor") continue;
     SCOPED_TRACE(std::string(b.name));
     CompileOptions o = cpp_options();
     o.backend = std::string(b.name);
@@ -78,6 +79,8 @@ TEST(BackendTable, TheColumnsSayWhatTheBackendsDo) {
   EXPECT_FALSE(passes_run(o));
   EXPECT_FALSE(backend_named("onnxruntime").has_aot_stage);
   EXPECT_FALSE(backend_named("onnxruntime").runs_passes);
+  EXPECT_FALSE(backend_named("inductor").has_aot_stage);
+  EXPECT_FALSE(backend_named("inductor").runs_passes);
   // The cpp backend's source is C++ generated from the lowered graph; eager has none.
   o = cpp_options();
   EXPECT_NE(compile_graph(parsed(), o)->source().find("exp"), std::string::npos) << "softmax was not decomposed for cpp";

@@ -40,11 +40,19 @@ struct CompileOptions {
   bool run_passes = true;                  // false: lowering + codegen with no optimisation pass
   std::string cache_dir;                   // empty: $REPRO_CACHE_DIR or ~/.cache/reprokit
   bool verbose = false;                    // log each pass ("(unchanged)" when it did nothing)
+  // Options of a compiler that is not reprokit's, by its own names (inductor: torch._inductor.config
+  // options, "cpp.simdlen"), each value a JSON number, string, boolean or null. Saved in bundles.
+  std::map<std::string, std::string> backend_options;
 };
 
 // Parses "OP:KIND" / "PASS:N"; throws UserError with the offending text.
 FaultInjection parse_fault_injection(const std::string& spec);
 PassInjection parse_pass_injection(const std::string& spec);
+// Parses KEY=VALUE (--backend-option): KEY a dotted name, VALUE a JSON number, string, boolean or
+// null (a bare word is taken as a string); throws UserError with the offending text.
+std::pair<std::string, std::string> parse_backend_option(const std::string& spec);
+// Checks one backend option read from a file: the same rules as parse_backend_option.
+void check_backend_option(const std::string& key, const std::string& json_value);
 // Adds the injections of REPRO_INJECT / REPRO_INJECT_PASS (comma-separated OP:KIND / PASS:N).
 void add_injections_from_env(CompileOptions& options);
 

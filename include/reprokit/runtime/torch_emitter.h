@@ -1,6 +1,7 @@
 // The graph as a PyTorch program: the independent numerics oracle of the tests, and the body of
 // the generated repro_torch.py.
 #pragma once
+#include <map>
 #include <string>
 
 #include "reprokit/ir/graph.h"
@@ -20,6 +21,15 @@ std::string torch_function_name(const Graph& g);
 // `stem` names the files beside it: <stem>_inputs/ (default inputs), <stem>_compiled/ (the
 // compiled graph's outputs: when present the script compares them against float64 and exits 1 on a
 // mismatch), and where the outputs go (torch_outputs/ for "repro", else <stem>_torch_outputs/).
-std::string emit_torch_program(const Graph& g, const std::string& stem = "repro");
+//
+// With `inductor` (a graph whose failure is Inductor's), the script also compiles the function as the
+// program did, torch.compile(backend="inductor") with these torch._inductor.config options (KEY ->
+// JSON value) and Inductor's planted relu fault (KIND or ""), and exits 1 printing REPRODUCED when
+// compiling or running raises, or when its outputs are far from float64.
+struct InductorCall {
+  std::map<std::string, std::string> options;
+  std::string relu_bug;
+};
+std::string emit_torch_program(const Graph& g, const std::string& stem = "repro", const InductorCall* inductor = nullptr);
 
 }  // namespace reprokit

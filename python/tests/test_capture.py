@@ -1,0 +1,78 @@
+"""The capture: what Dynamo hands a backend, as a reprokit graph that computes what PyTorch does."""
+import os
+import subprocess
+
+import pytest
+import torch
+
+from models import MODELS
+from reprokit.torch.capture import capture
+from reprokit.torch.rk_text import UnsupportedGraph
+
+
+def captured_through_dynamo(fn, inputs, name="g"):
+    """Each graph Dynamo hands the backend, captured (or the UnsupportedGraph it raised)."""
+    got = []
+
+    def backend(gm, example_inputs):
+        try:
+            got.append(capture(gm, example_inputs, name))
+        except UnsupportedGraph as e:
+            got.append(e)
+        return gm.forward
+
+    with torch.no_grad():
+        torch.compile(fn, backend=backend)(*inputs)
+    return got
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_model_is_captured_and_matches_pytorch(model, tmp_path, reprokit_exe, monkeypatch):
+    """Every node of the model's graph is captured, and reprokit's float64 reference on the
+    captured graph agrees with PyTorch's own outputs (reprokit compare, the noise floor)."""
+    if model == "lstm":
+        monkeypatch.setattr(torch._dynamo.config, "allow_rnn", True)  # Dynamo's switch to capture RNNs
+    module, inputs = MODELS[model]()
+    graphs = captured_through_dynamo(module, inputs, model)
+    assert len(graphs) == 1, graphs
+    g = graphs[0]
+    assert not isinstance(g, UnsupportedGraph), f"{g} ({g.op} at {g.where})"
+    path = g.write(str(tmp_path), with_outputs=True)
+    r = subprocess.run([reprokit_exe, "compare", path, "--inputs", str(tmp_path / "inputs"), "--outputs", str(tmp_path / "outputs"),
+                        "--tolerance", "auto"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_parameters_are_inputs_named_as_in_the_program(tmp_path):
+    lin = torch.nn.Linear(4, 3)
+    (g,) = captured_through_dynamo(lambda x: torch.relu(lin(x)), [torch.randn(2, 4)])
+    header = g.text.splitlines()[1]
+    assert "%x: f32[2, 4]" in header
+    assert "weight: f32[3, 4]" in header and "bias: f32[3]" in header
+    assert "  %addmm = linear(%x, " in g.text  # F.linear is written as one linear node, as captured
+
+
+def test_an_op_reprokit_lacks_is_named_with_its_source_line():
+    (e,) = captured_through_dynamo(lambda x: torch.cumsum(x, 0) + 1, [torch.randn(5)])
+    assert isinstance(e, UnsupportedGraph)
+    assert "cumsum" in e.op
+    assert e.where.endswith("test_capture.py:" + str(test_an_op_reprokit_lacks_is_named_with_its_source_line.__code__.co_firstlineno + 1))
+
+
+def test_a_constant_computed_from_no_input_becomes_an_input():
+    def masked(x):
+        mask = torch.tril(torch.ones(4, 4, dtype=torch.bool))
+        return x.masked_fill(~mask, 0.0)
+
+    (g,) = captured_through_dynamo(masked, [torch.randn(4, 4)])
+    assert not isinstance(g, UnsupportedGraph), g
+    assert len(g.inputs) == 2 and g.inputs[1].dtype == torch.bool
+    assert torch.equal(g.inputs[1], ~torch.tril(torch.ones(4, 4, dtype=torch.bool)))  # ~mask: computed from no input
+    assert "where(" in g.text
+
+
+def test_a_graph_of_an_aten_graph_with_unused_results_keeps_only_what_the_outputs_need():
+    bn = torch.nn.BatchNorm2d(3).eval()
+    (g,) = captured_through_dynamo(bn, [torch.randn(1, 3, 4, 4)])
+    body = [l for l in g.text.splitlines() if l.startswith("  %")]
+    assert len(body) == 1 and "batch_norm(" in body[0], g.text
