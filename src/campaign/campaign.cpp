@@ -15,6 +15,7 @@
 #include "reprokit/harness/bundle.h"
 #include "reprokit/harness/child_run.h"
 #include "reprokit/support/errors.h"
+#include "reprokit/ir/names.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/minifier/check_oracle.h"
 #include "reprokit/process/subprocess.h"
@@ -377,6 +378,20 @@ class Campaign {
 
 }  // namespace
 
+// A resumed campaign runs no command read from its state.json (anyone who could write the file
+// would choose what runs): the check is given again on the command line and must be the one the
+// campaign started with; the stored one is only shown, escaped.
+static void check_resumed_check(const std::string& stored, const std::string& given, const std::string& state_file) {
+  if (stored == given) return;
+  if (given.empty())
+    throw UserError(fmt::format("{}: this campaign judges graphs by a check command, and reprokit runs no command read from a file: "
+                                "give it again with --check to resume (state.json says {})",
+                                state_file, c_string_literal(stored)));
+  if (stored.empty()) throw UserError(fmt::format("{}: this campaign runs reprokit's own stack, not a check: resume it without --check", state_file));
+  throw UserError(fmt::format("{}: --check {} is not the check this campaign started with ({}); nothing was run", state_file,
+                              c_string_literal(given), c_string_literal(stored)));
+}
+
 int run_campaign(const CampaignOptions& given) {
   // Absolute: a check runs in its graph's directory, so a relative model path would name nothing there.
   CampaignOptions options = given;
@@ -390,6 +405,7 @@ int run_campaign(const CampaignOptions& given) {
     dir.emplace(Dir::open(options.dir));
     if (!dir->exists("state.json")) throw UserError(fmt::format("{}: holds no campaign (no state.json); nothing was written", options.dir));
     state = read_state(*dir);
+    check_resumed_check(state.options.check, options.check, dir->path("state.json"));
     state.options.budget_s = options.budget_s;  // this session's
     state.options.jobs = options.jobs;
     state.options.max_graphs = options.max_graphs;

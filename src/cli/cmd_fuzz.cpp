@@ -9,9 +9,11 @@
 namespace reprokit::cli {
 
 // What a campaign is (its graphs and how they are judged) is fixed when it starts: a resumed one
-// keeps it, so these flags are refused with --resume rather than silently ignored.
-static const std::vector<std::string> kCampaignDefiningFlags = {"--seed",    "--max-nodes", "--ops",    "--skip-ops",   "--backend", "--train",
-                                                                "--timeout", "--check",     "--format", "--fail-regex", "--unsupported-regex",
+// keeps it, so these flags are refused with --resume rather than silently ignored. --check is the
+// exception: a resumed campaign runs no command read from its state.json, so a campaign judged by
+// a check is resumed only with the same --check given again.
+static const std::vector<std::string> kCampaignDefiningFlags = {"--seed",    "--max-nodes", "--ops",        "--skip-ops",         "--backend",
+                                                                "--train",   "--timeout",   "--format",     "--fail-regex",       "--unsupported-regex",
                                                                 "--no-minify"};
 
 static int run_fuzz(const std::vector<std::string>& argv) {
@@ -33,6 +35,7 @@ static int run_fuzz(const std::vector<std::string>& argv) {
   if (o.resume) {
     for (const std::string& flag : kCampaignDefiningFlags)
       if (args.has(flag) || args.get(flag)) throw UsageError(fmt::format("{} with --resume: a resumed campaign keeps the options it started with (see CAMPAIGN/state.json)", flag));
+    o.check = args.get_or("--check", "");
     return run_campaign(o);
   }
   const long seed = args.get_int("--seed", 1);
@@ -88,6 +91,8 @@ static CommandRegistration reg({
     "  --max-graphs N      stop after N graphs (default: the budget decides)\n"
     "  --no-minify         record findings without minifying them\n"
     "  --resume            continue the campaign in CAMPAIGN (its options are kept; --budget, --jobs and --max-graphs\n"
+    "                      are this session's; a campaign judged by a check needs the same --check again: no command\n"
+    "                      is taken from state.json)\n"
     "                      are this session's); Ctrl-C leaves a campaign that --resume continues\n"
     "environment: REPRO_INJECT / REPRO_INJECT_PASS plant a bug in every run (a graph without the op runs clean)\n"
     "exit status: 0 the campaign ran (SUMMARY.txt says what it found); 2 bad input",

@@ -116,6 +116,38 @@ TEST(Fuzz, ExternalCheckFindingsAreReduced) {
   EXPECT_EQ(report["counts"]["passed"].get<int>() + report["counts"]["findings"].get<int>(), 4) << report.dump(2);
 }
 
+// A resumed campaign never runs a command read from its state.json: the check is given again and
+// must be the one the campaign started with. A tampered state.json runs nothing.
+TEST(Fuzz, AResumedCampaignRunsNoCommandFromItsStateFile) {
+  const fs::path root = fresh_dir("fuzz_resume_check");
+  const std::string check = std::string(REPROKIT_EXE) + " run {} --backend eager";
+  auto first = reprokit_cli({"fuzz", "-o", "c", "--check", check, "--format", "rk", "--ops", "exp,add", "--max-nodes", "2", "--max-graphs", "1"}, root);
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  // Without --check: refused, the stored command shown (escaped), not run.
+  auto bare = reprokit_cli({"fuzz", "-o", "c", "--resume", "--max-graphs", "1"}, root);
+  EXPECT_EQ(bare.exit_code, 2) << bare.err;
+  EXPECT_NE(bare.err.find("give it again with --check"), std::string::npos) << bare.err;
+  // The same check again: the campaign goes on.
+  auto same = reprokit_cli({"fuzz", "-o", "c", "--resume", "--check", check, "--max-graphs", "1"}, root);
+  EXPECT_EQ(same.exit_code, 0) << same.err;
+  // A state.json whose check was replaced: whatever is given, the planted command never runs.
+  const fs::path state = root / "c" / "state.json";
+  std::string text = slurp(state);
+  const std::string planted = "/usr/bin/touch " + (root / "planted").string() + " {}";
+  auto json = nlohmann::json::parse(text);
+  ASSERT_TRUE(json.contains("options") && json["options"].contains("check")) << text.substr(0, 400);
+  json["options"]["check"] = planted;
+  std::ofstream(state) << json.dump();
+  for (const std::vector<std::string>& argv : {std::vector<std::string>{"fuzz", "-o", "c", "--resume", "--max-graphs", "1"},
+                                               std::vector<std::string>{"fuzz", "-o", "c", "--resume", "--check", check, "--max-graphs", "1"}}) {
+    auto r = reprokit_cli(argv, root);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_FALSE(fs::exists(root / "planted")) << r.err;
+  }
+  auto wrong = reprokit_cli({"fuzz", "-o", "c", "--resume", "--check", check, "--max-graphs", "1"}, root);
+  EXPECT_NE(wrong.err.find("is not the check this campaign started with"), std::string::npos) << wrong.err;
+}
+
 // A check that declines a graph (here: any graph with a mul) is "unsupported", not "passed".
 TEST(Fuzz, UnsupportedRegexCountsDeclinedGraphs) {
   const fs::path root = fresh_dir("fuzz_unsupported");
