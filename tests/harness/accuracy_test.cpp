@@ -94,6 +94,35 @@ TEST(AccuracyRule, DefaultTolerancePerDtype) {
   EXPECT_DOUBLE_EQ(default_tolerance(DType::bf16), 1e-2);
 }
 
+// An infinity where float64 and eager are finite is a mismatch whatever the tolerance or the rest of
+// the tensor (an RMS over finite elements would not see it); an overflow the dtype itself makes
+// (eager's own inf, or float64 past the dtype's range) is rounding.
+TEST(AccuracyRule, AnInfinityWhereFloat64IsFiniteNeverPasses) {
+  auto ref = vec(DType::f64, {1.6516362549940018e38, 2.718281828459045});
+  auto eager = vec(DType::f32, {1.6516362549940018e38, 2.718281828459045});
+  std::string why = compare_output("y", vec(DType::f32, {kInf, 2.718281828459045}), eager, ref, 1e-3);
+  EXPECT_NE(why.find("element 0 is inf where float64 is"), std::string::npos) << why;
+  EXPECT_NE(compare_output_to_floor("y", vec(DType::f32, {kInf, 2.718281828459045}), eager, ref, {1e-30, 1e-30, "f32", "f32"}), "");
+  EXPECT_NE(compare_output("y", vec(DType::f32, {-kInf, 2.718281828459045}), eager, ref, 1e-3), "");
+  // exp(89) overflows float32 in eager too, and float64's 4.49e38 is past float32's range.
+  auto big = vec(DType::f64, {4.4896128191743455e38, 1.0});
+  EXPECT_EQ(compare_output("y", vec(DType::f32, {kInf, 1.0}), vec(DType::f32, {kInf, 1.0}), big, 1e-3), "");
+  EXPECT_EQ(compare_output("y", vec(DType::f32, {kInf, 1.0}), vec(DType::f32, {3.4e38, 1.0}), big, 1e-3), "");
+  EXPECT_NE(compare_output("y", vec(DType::f32, {-kInf, 1.0}), vec(DType::f32, {kInf, 1.0}), big, 1e-3), "");
+}
+
+// The whole check, as REPRO_LEVEL=4 runs it: exp(88) times a planted 1e6 overflows float32 where
+// neither eager nor float64 does.
+TEST(CheckAccuracy, OverflowToInfinityIsAnAccuracyFailure) {
+  Graph g = parse_graph("graph g(%x: f32[4]) {\n  %y = exp(%x)\n  return (%y)\n}\n");
+  std::vector<Tensor> inputs = {vec(DType::f32, {88, 88, 88, 1})};
+  std::vector<Tensor> compiled = {vec(DType::f32, {kInf, kInf, kInf, 2718284.5})};
+  Failure f = check_accuracy(g, inputs, compiled, std::nullopt);
+  EXPECT_EQ(f.kind, FailureKind::accuracy) << f.message;
+  EXPECT_NE(f.message.find("is inf where float64 is"), std::string::npos) << f.message;
+  EXPECT_TRUE(check_accuracy(g, inputs, compiled, 1e-3).failed());
+}
+
 TEST(CheckAccuracy, WholeGraphVerdictSignatureAndOverride) {
   Graph g = parse_graph(
       "graph g(%x: f32[4], %k: i64[4]) {\n"
