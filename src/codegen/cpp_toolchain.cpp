@@ -2,10 +2,13 @@
 #include "cpp_toolchain.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -70,6 +73,42 @@ std::string flags_text() {
   return s;
 }
 
+// What the compiler says it is (`--version`), once per process: part of every cache key, so an
+// upgraded compiler at the same path never reuses objects another version built.
+const std::string& compiler_identity(const std::string& compiler) {
+  static const std::string id = [&] {
+    try {
+      ProcessSpec ps;
+      ps.argv = {compiler, "--version"};
+      ps.timeout_s = 30;
+      ProcessResult r = run_process(ps);
+      return r.out + r.err;
+    } catch (const std::exception& e) {
+      return std::string("unknown: ") + e.what();
+    }
+  }();
+  return id;
+}
+
+// A new file for this process alone: O_EXCL (never an existing file, nor a symlink planted at the
+// name) and O_NOFOLLOW, mode 0600. UserError when it cannot be made.
+void write_new_private_file(const fs::path& path, const std::string& text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) throw UserError(fmt::format("cannot create '{}': {}", path.string(), std::strerror(errno)));
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = errno;
+      ::close(fd);
+      throw UserError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) throw UserError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(errno)));
+}
+
 // REPRO_TEST_COMPILE_DELAY=SECONDS: every compiler invocation takes that much longer. A testing
 // knob: a loaded machine's slow compiles on demand, so the minifier's time limits are tested
 // against them (a cache hit costs nothing, as on a real machine).
@@ -87,13 +126,6 @@ void simulate_slow_compiler() {
 int compiler_invocations() { return g_invocations.load(); }
 std::string last_compiler_output() { return g_last_warnings; }
 
-std::string default_cache_dir(const std::string& configured) {
-  if (!configured.empty()) return configured;
-  if (const char* e = std::getenv("REPRO_CACHE_DIR"); e && *e) return e;
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/reprokit";
-  return (fs::temp_directory_path() / "reprokit-cache").string();
-}
-
 namespace {
 
 // One compiler run over `src` (written to `dir` under a unique name first) producing `out`, or,
@@ -107,11 +139,7 @@ void run_compiler(const std::string& compiler, const std::vector<std::string>& f
   const bool has_source = !kept_src.empty();
   fs::path src = has_source ? kept_src.parent_path() / (kept_src.stem().string() + "." + tag + ".cpp") : fs::path();
   fs::path tmp = out.parent_path() / (out.filename().string() + "." + tag + ".tmp");
-  if (has_source) {
-    std::ofstream f(src);
-    f << src_text;
-    if (!f) throw UserError(fmt::format("cannot write generated source to '{}'", src.string()));
-  }
+  if (has_source) write_new_private_file(src, src_text);
   ProcessSpec ps;
   ps.argv = {compiler};
   ps.argv.insert(ps.argv.end(), flags.begin(), flags.end());
@@ -135,8 +163,12 @@ void run_compiler(const std::string& compiler, const std::vector<std::string>& f
     std::string message = fmt::format("C++ compiler rejected the generated code: {}\n{} log:\n{}", first, (has_source ? (ec ? src : kept_src) : out).string(), log);
     if (pr.exit_code == 1 && pr.signal == 0 && !pr.timed_out) {
       fs::path err_tmp = remembered.parent_path() / (remembered.filename().string() + "." + tag + ".tmp");
-      std::ofstream(err_tmp) << message;
-      fs::rename(err_tmp, remembered, ec);
+      try {
+        write_new_private_file(err_tmp, message);
+        fs::rename(err_tmp, remembered, ec);
+      } catch (const UserError&) {
+        // Not remembered: the next run compiles it again.
+      }
     }
     throw CompileFailure(FailureKind::compile_error, message);
   }
@@ -164,14 +196,13 @@ void run_side_by_side(const std::vector<std::function<void()>>& jobs) {
 
 CompiledLibrary build_shared_object(const CppSource& source, const std::string& cache_dir) {
   const std::string compiler = REPROKIT_CXX_COMPILER;
-  const std::string salt = "\n" + compiler + flags_text();
+  const std::string salt = "\n" + compiler + compiler_identity(compiler) + flags_text();
   std::string whole = source.entry;
   for (auto& u : source.units) whole += u;
   const std::string key = fmt::format("{:016x}", fnv1a64(whole + salt));
   fs::path dir(cache_dir), units_dir = dir / "units";
   std::error_code ec;
-  fs::create_directories(units_dir, ec);
-  if (ec) throw UserError(fmt::format("cannot create the compile cache directory '{}': {}", units_dir.string(), ec.message()));
+  open_cache_dir(cache_dir);
   fs::path so = dir / ("rk_" + key + ".so");
   CompiledLibrary lib;
   lib.path = so.string();

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cpp_codegen.h"
+#include "reprokit/codegen/compiler.h"
 
 namespace reprokit {
 
@@ -21,7 +22,8 @@ struct CompiledLibrary {
 // Throws CompileFailure{"compile_error"} with the compiler's output when it fails.
 CompiledLibrary build_shared_object(const CppSource& source, const std::string& cache_dir);
 // How many times this process invoked the system compiler (the cache test counts these).
-int compiler_invocations();
-std::string default_cache_dir(const std::string& configured);
+// Makes the cache directory and its units/ (mode 0700) where missing, and refuses (UserError) one
+// that is a symlink, not this user's, or writable by group or others: its code gets loaded.
+void open_cache_dir(const std::string& cache_dir);
 
 }  // namespace reprokit

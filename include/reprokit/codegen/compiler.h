@@ -20,5 +20,8 @@ std::unique_ptr<CompiledGraph> compile_graph(const Graph& g, const CompileOption
 // warnings, as generated code compiles with warnings on ("" when clean).
 int compiler_invocations();
 std::string last_compiler_output();
+// The compile cache's directory: `configured`, else $REPRO_CACHE_DIR, else ~/.cache/reprokit, else
+// $TMPDIR/reprokit-cache-<uid>. It must be this user's alone (compile_cache_dir.cpp).
+std::string default_cache_dir(const std::string& configured);
 
 }  // namespace reprokit
