@@ -3,6 +3,12 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
+# pip install . (scikit-build-core): only the command line, inside the Python package.
+if(SKBUILD)
+  install(TARGETS reprokit RUNTIME DESTINATION reprokit/bin)
+  return()
+endif()
+
 add_library(reprokit_all INTERFACE)
 set_target_properties(reprokit_all PROPERTIES EXPORT_NAME reprokit)
 target_link_libraries(reprokit_all INTERFACE rk_capture rk_harness rk_codegen rk_aot rk_onnx rk_runtime rk_ir rk_process rk_support)

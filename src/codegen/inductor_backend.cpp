@@ -37,10 +37,13 @@ using nlohmann::json;
 // How long the worker may take to start (an `import torch` on a cold disk takes seconds).
 constexpr double kWorkerStartSeconds = 300;
 
-// $REPROKIT_PYTHON, else the virtual environment scripts/install_deps.sh makes in the checkout,
-// else python3 on PATH.
+// $REPROKIT_PYTHON, else the interpreter a pip-installed reprokit was installed for, else the
+// virtual environment scripts/install_deps.sh makes in the checkout, else python3 on PATH.
 std::string python_interpreter() {
   if (const char* e = std::getenv("REPROKIT_PYTHON"); e && *e) return e;
+#ifdef REPROKIT_INSTALLED_PYTHON
+  if (::access(REPROKIT_INSTALLED_PYTHON, X_OK) == 0) return REPROKIT_INSTALLED_PYTHON;
+#endif
   const std::string venv = std::string(REPROKIT_SOURCE_DIR) + "/.venv/bin/python";
   if (::access(venv.c_str(), X_OK) == 0) return venv;
   return "python3";

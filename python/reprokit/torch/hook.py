@@ -281,6 +281,10 @@ def _replay_real(captured, patches, stage):
         if bug:
             argv += ["--inject", f"relu:{bug}"]
         env = dict(os.environ, REPRO_AFTER="dynamo", REPRO_LEVEL=str(_config.level), REPRO_DIR=_config.dir)
+        # The replay compiles with this program's own interpreter and torch, and finds this package.
+        env.setdefault("REPROKIT_PYTHON", sys.executable)
+        package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env["PYTHONPATH"] = package_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env["REPROKIT_TORCH_STAGE"] = stage
         r = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         sys.stderr.write(r.stderr)
