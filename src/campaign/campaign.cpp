@@ -311,6 +311,13 @@ class Campaign {
   void minify(CampaignFinding& f, bool resume) {
     const auto t = Clock::now();
     Dir d = dir_.sub("findings/" + f.id);
+    // The children are handed paths, which they open as a user's paths (following symlinks): none
+    // of these may be a symlink a tampered campaign planted, or its writes would land outside it.
+    for (const char* rel : {"model.rk", "inputs", "reduced", "bundles"}) {
+      std::error_code ec;
+      if (fs::is_symlink(fs::symlink_status(d.path(rel), ec)))
+        throw UserError(fmt::format("{}: is a symbolic link; a campaign's files are its own, so nothing was written through it", d.path(rel)));
+    }
     std::vector<std::vector<std::string>> commands;
     const std::string jobs = std::to_string(o_.jobs);
     if (oracle_) {

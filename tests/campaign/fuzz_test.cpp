@@ -148,6 +148,30 @@ TEST(Fuzz, AResumedCampaignRunsNoCommandFromItsStateFile) {
   EXPECT_NE(wrong.err.find("is not the check this campaign started with"), std::string::npos) << wrong.err;
 }
 
+// A finding's directories are handed to `reduce` as paths: a symlink planted among them (here the
+// reduce output of a finding marked pending) is refused, and nothing is written where it leads.
+TEST(Fuzz, AResumedCampaignWritesNothingThroughAPlantedSymlink) {
+  const fs::path root = fresh_dir("fuzz_resume_symlink");
+  const std::string check = std::string(REPROKIT_EXE) + " run {} --backend cpp --inject exp:runtime_error";
+  auto first = reprokit_cli({"fuzz", "-o", "c", "--check", check, "--format", "rk", "--fail-regex", "FAILED: runtime_error", "--ops", "exp",
+                             "--max-nodes", "2", "--max-graphs", "2", "--seed", "2", "--no-minify"},
+                            root);
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  const fs::path state = root / "c" / "state.json";
+  auto json = nlohmann::json::parse(slurp(state));
+  ASSERT_FALSE(json["findings"].empty()) << json.dump(2).substr(0, 600);
+  json["options"]["minify"] = true;
+  json["findings"][0]["minify"] = "pending";
+  std::ofstream(state) << json.dump();
+  const fs::path outside = root / "outside";
+  fs::create_directories(outside);
+  fs::create_directory_symlink(outside, root / "c" / "findings" / json["findings"][0]["id"].get<std::string>() / "reduced");
+  auto r = reprokit_cli({"fuzz", "-o", "c", "--resume", "--check", check, "--max-graphs", "1"}, root);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("is a symbolic link"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_empty(outside));
+}
+
 // A check that declines a graph (here: any graph with a mul) is "unsupported", not "passed".
 TEST(Fuzz, UnsupportedRegexCountsDeclinedGraphs) {
   const fs::path root = fresh_dir("fuzz_unsupported");
