@@ -50,7 +50,7 @@ std::vector<std::string> absolute_check_paths(const std::vector<std::string>& wo
   return out;
 }
 
-bool check_could_not_run(int exit_code) { return exit_code == 126 || exit_code == 127; }
+bool check_could_not_run(int exit_code, bool under_prefix) { return exit_code == 126 || exit_code == 127 || (under_prefix && exit_code == 125); }
 
 std::vector<std::string> check_argv_as_written(const CheckOptions& o) {
   std::vector<std::string> argv = o.prefix;
@@ -106,8 +106,11 @@ Verdict CheckOracle::run_in(const Dir& dir, const std::string& model_path, doubl
   } catch (const std::runtime_error& e) {
     throw UserError(fmt::format("the check '{}' cannot be started: {}", shell_quote_command(ps.argv), e.what()));
   }
-  if (r.signal == 0 && !r.timed_out && check_could_not_run(r.exit_code))  // not an answer: stop rather than guess
-    throw UserError(fmt::format("the check could not run (exit status {}: {}){}: {}", r.exit_code, r.exit_code == 127 ? "command not found" : "not executable",
+  if (r.signal == 0 && !r.timed_out && check_could_not_run(r.exit_code, !options_.prefix.empty()))  // not an answer: stop rather than guess
+    throw UserError(fmt::format("the check could not run (exit status {}: {}){}: {}", r.exit_code,
+                                r.exit_code == 127   ? "command not found"
+                                : r.exit_code == 126 ? "not executable"
+                                                     : "the launcher itself failed",
                                 options_.prefix.empty() ? "" : " under the worker prefix", shell_quote_command(ps.argv)) +
                     said(r.err));
   Verdict v;

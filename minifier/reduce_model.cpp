@@ -84,7 +84,7 @@ class ReduceFrontEnd : public ReductionFrontEnd {
 
     std::vector<std::string> resolved;
     co_.check = absolute_check_paths(o.check, &resolved);
-    co_.prefix = absolute_check_paths(o.session.worker_prefix, &resolved);
+    co_.prefix = o.session.worker_prefix;  // a launcher's words as given: "nice -n 5" never becomes a path to a file named 5
     const bool onnx = o.format.empty() ? is_onnx_path(o.model) : o.format == "onnx";
     co_.format = onnx ? ModelFormat::onnx : ModelFormat::rk;
     co_.jobs = o.session.jobs;

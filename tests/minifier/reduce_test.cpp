@@ -218,6 +218,22 @@ TEST(Reduce, WorkerPrefixRunsEveryCheckThroughTheLauncher) {
   EXPECT_NE(run_process(p).exit_code, 0) << run_process(p).out;
 }
 
+// The prefix's words are passed as given (a file named like one of them is no reason to make it a
+// path), and a launcher that fails by itself (125) is an error, never an answer.
+TEST(Reduce, WorkerPrefixWordsAreTakenAsGivenAndALauncherFailureIsNoAnswer) {
+  auto dir = fresh_dir("reduce_prefix_words");
+  std::ofstream(dir / "5") << "a file named like the niceness\n";
+  write_script(dir / "check.sh", "grep -q '= softmax(' \"$1\" && exit 1\nexit 0\n");
+  auto r = reprokit_cli({"reduce", example("mlp"), "--check", (dir / "check.sh").string() + " {}", "--worker-prefix", "nice -n 5", "-o", "out"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(reduced_ops(dir / "out"), "softmax");
+  auto failing = reprokit_cli({"reduce", example("mlp"), "--check", (dir / "check.sh").string() + " {}", "--worker-prefix", "env --no-such-option",
+                               "-o", "out2"},
+                              dir);
+  EXPECT_EQ(failing.exit_code, 2) << failing.out << failing.err;
+  EXPECT_NE(failing.err.find("the launcher itself failed"), std::string::npos) << failing.err;
+}
+
 TEST(Reduce, OnnxModelsStayOnnxAndRkModelsCanBeCheckedAsOnnx) {
   auto dir = fresh_dir("reduce_onnx");
   auto ex = reprokit_cli({"export", example("mlp"), "-o", "mlp.onnx"}, dir);

@@ -50,8 +50,9 @@ struct CheckOptions {
 std::vector<std::string> absolute_check_paths(const std::vector<std::string>& words, std::vector<std::string>* changed = nullptr);
 
 // Exit statuses that mean the check itself could not run (126: not executable, 127: not found, as
-// sh reports them): an error (UserError), never an answer.
-bool check_could_not_run(int exit_code);
+// sh reports them; under a worker prefix also 125, a launcher's own failure, as nice, env and
+// timeout report it): an error (UserError), never an answer.
+bool check_could_not_run(int exit_code, bool under_prefix = false);
 
 // The argv of one check of the model at `model_path` (prefix, then the check with it substituted).
 std::vector<std::string> check_argv(const CheckOptions& o, const std::string& model_path);
