@@ -14,7 +14,11 @@ if ! why=$("$python" -c 'import torch, pytest, numpy; assert int(torch.__version
   echo "python_tests: skipped: $python cannot run these tests: $(echo "$why" | tail -1)"
   exit 77
 fi
-"$python" -m pytest -q -p no:cacheprovider "$@"
+# A base directory of this run's own: ctest runs several files at once, and pytest's shared
+# numbered directories under /tmp/pytest-of-USER are pruned by whichever session starts next.
+base="$(mktemp -d "${TMPDIR:-/tmp}/rk_pytest_XXXXXX")"
+"$python" -m pytest -q -p no:cacheprovider --basetemp="$base/t" "$@"
 status=$?
+if [ "$status" = 0 ]; then rm -rf "$base"; else echo "python_tests: the tests' files are kept in $base"; fi
 # pytest's 5: no test ran, which is a failure here, not a skip.
 exit $status
