@@ -10,12 +10,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-20}"
-if ! command -v clang++ >/dev/null 2>&1; then
+# clang, and libclang-rt-14-dev: Debian 12 ships libFuzzer and the sanitizer runtimes apart from
+# the compiler, and without them the fuzz targets do not link.
+missing=()
+for p in clang libclang-rt-14-dev; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -ne 0 ]; then
   sudo=""
   if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
-  echo "test_libfuzzer: installing clang (libFuzzer ships with it)"
+  echo "test_libfuzzer: installing ${missing[*]} (libFuzzer and the sanitizer runtimes)"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends clang >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
