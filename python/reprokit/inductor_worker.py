@@ -39,24 +39,13 @@ def _dtype(torch, name):
     return getattr(torch, _DTYPES[name])
 
 
-def _load(np, torch, spec):
-    dtype = _dtype(torch, spec["dtype"])
-    a = np.load(spec["file"], allow_pickle=False)
-    if dtype == torch.bfloat16:
-        t = torch.from_numpy(a.astype(np.int16)).view(torch.bfloat16)
-    else:
-        t = torch.from_numpy(np.array(a, order="C", copy=True)).to(dtype)  # ascontiguousarray makes 0-d arrays 1-d
+def _load(torch, spec):
+    from reprokit.npy import load_npy
+
+    t = load_npy(spec["file"], _dtype(torch, spec["dtype"]))
     if list(t.shape) != list(spec["shape"]):
         raise ValueError(f"{spec['file']}: shape {list(t.shape)}, expected {spec['shape']}")
     return t
-
-
-def _save(np, torch, path, t):
-    t = t.detach().cpu().contiguous()
-    if t.dtype == torch.bfloat16:
-        np.save(path, t.view(torch.int16).numpy().astype(np.uint16))
-    else:
-        np.save(path, t.numpy())
 
 
 def inductor_config_patch(torch, config):
@@ -81,10 +70,11 @@ def first_line(e):
 
 
 def serve(inp, out):
-    import numpy as np
     import torch
     import torch.nn.functional as F
     import torch._dynamo
+
+    from reprokit.npy import save_npy
 
     out.write(json.dumps({"ready": True, "torch": torch.__version__}) + "\n")
     last_source = None
@@ -97,7 +87,7 @@ def serve(inp, out):
             bug = req.get("relu_bug")
             if bug is not None:
                 patch["cpp.inject_relu_bug_TESTING_ONLY"] = bug
-            inputs = [_load(np, torch, s) for s in req["inputs"]]
+            inputs = [_load(torch, s) for s in req["inputs"]]
             namespace = {"torch": torch, "F": F, "_dt": lambda d: d}
             exec(compile(req["source"], "<reprokit graph>", "exec"), namespace)  # noqa: S102 (reprokit's emitted code)
             fn = namespace[req["entry"]]
@@ -122,7 +112,7 @@ def serve(inp, out):
         if reply["ok"]:
             try:
                 for k, t in enumerate(outs):
-                    _save(np, torch, os.path.join(req["outputs"], f"out{k}.npy"), t)
+                    save_npy(os.path.join(req["outputs"], f"out{k}.npy"), t)
             except Exception as e:
                 reply = {"ok": False, "kind": "runtime_error", "message": "cannot save an output: " + first_line(e)}
         out.write(json.dumps(reply) + "\n")

@@ -2,13 +2,10 @@
 #include "cpp_toolchain.h"
 
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
-#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -90,23 +87,11 @@ const std::string& compiler_identity(const std::string& compiler) {
   return id;
 }
 
-// A new file for this process alone: O_EXCL (never an existing file, nor a symlink planted at the
-// name) and O_NOFOLLOW, mode 0600. UserError when it cannot be made.
+// A new file for this process alone: never an existing file, nor a symlink planted at the name
+// (Dir::write_new creates it with O_EXCL | O_NOFOLLOW). UserError when it cannot be made.
 void write_new_private_file(const fs::path& path, const std::string& text) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) throw UserError(fmt::format("cannot create '{}': {}", path.string(), std::strerror(errno)));
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      throw UserError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0) throw UserError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(errno)));
+  if (!Dir::open(path.parent_path().string()).write_new(path.filename().string(), text))
+    throw UserError(fmt::format("cannot create '{}': something already has that name", path.string()));
 }
 
 // REPRO_TEST_COMPILE_DELAY=SECONDS: every compiler invocation takes that much longer. A testing

@@ -11,13 +11,12 @@
 // backend_options are torch._inductor.config options, applied in the worker for each request.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <mutex>
 
+#include "npy_exchange.h"
 #include "reprokit/codegen/compile_options.h"
 #include "reprokit/codegen/compiled_graph.h"
 #include "reprokit/ir/names.h"
@@ -31,7 +30,6 @@ namespace reprokit {
 
 namespace {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
 
 // How long the worker may take to start (an `import torch` on a cold disk takes seconds).
@@ -99,7 +97,6 @@ class InductorWorker {
       child_.reset();
       throw UserError(fmt::format("{}: the worker ({} -m reprokit.inductor_worker) did not start: {}", kInstallHint, s.argv[0], why));
     }
-    torch_version_ = hello.value("torch", "");
   }
 
   [[noreturn]] void died(const char* when) {
@@ -123,21 +120,6 @@ class InductorWorker {
 
   std::mutex mu_;
   std::unique_ptr<LineChild> child_;
-  std::string torch_version_;
-};
-
-// A fresh directory under the system's temporary directory, removed with this object.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "rk_inductor_XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw UserError(fmt::format("inductor backend: cannot create a directory under {}", fs::temp_directory_path().string()));
-    path = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
 };
 
 class InductorGraph : public CompiledGraph {
@@ -146,21 +128,13 @@ class InductorGraph : public CompiledGraph {
       : g_(std::move(g)), source_(emit_torch_function(g_)), config_(std::move(config)), relu_bug_(std::move(relu_bug)) {}
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) override {
-    const int ni = g_.num_inputs();
-    if (static_cast<int>(inputs.size()) != ni) throw UserError(fmt::format("graph {} takes {} inputs, got {}", g_.name, ni, inputs.size()));
-    TempDir tmp;
-    const Dir dir = Dir::open(tmp.path.string());
-    const Dir in = dir.sub("inputs", true), out = dir.sub("outputs", true);
+    const NpyExchange ex(g_, inputs, "inductor");
     json specs = json::array();
-    for (int i = 0; i < ni; ++i) {
+    for (int i = 0; i < g_.num_inputs(); ++i) {
       const TensorType& t = g_.node(i).type;
-      const Tensor& x = inputs[static_cast<size_t>(i)];
-      if (x.dtype() != t.dtype || x.shape() != t.shape) throw UserError(fmt::format("input %{} of graph {} must be {}", g_.node(i).name, g_.name, t.str()));
-      const std::string file = fmt::format("in{}.npy", i);
-      in.write(file, encode_npy(x));
-      specs.push_back({{"file", in.path(file)}, {"dtype", std::string(dtype_name(t.dtype))}, {"shape", t.shape}});
+      specs.push_back({{"file", ex.input_file(i)}, {"dtype", std::string(dtype_name(t.dtype))}, {"shape", t.shape}});
     }
-    json request = {{"source", source_}, {"entry", torch_function_name(g_)}, {"inputs", specs}, {"outputs", out.path()}, {"config", config_}};
+    json request = {{"source", source_}, {"entry", torch_function_name(g_)}, {"inputs", specs}, {"outputs", ex.outputs_dir()}, {"config", config_}};
     request["relu_bug"] = relu_bug_ ? json(*relu_bug_) : json(nullptr);
     json reply = InductorWorker::get().ask(request);
     if (!reply.value("ok", false)) {
@@ -169,16 +143,7 @@ class InductorGraph : public CompiledGraph {
       if (kind == "runtime_error") throw CompileFailure(FailureKind::runtime_error, message);
       throw UserError(fmt::format("the inductor worker refused graph {}: {}", g_.name, utf8_safe(message, 600)));
     }
-    std::vector<Tensor> outs;
-    for (size_t k = 0; k < g_.outputs.size(); ++k) {
-      const TensorType& want = g_.node(g_.outputs[k]).type;
-      Tensor t = read_npy_as((tmp.path / "outputs" / fmt::format("out{}.npy", k)).string(), want.dtype);
-      if (t.dtype() != want.dtype || t.shape() != want.shape)
-        throw CompileFailure(FailureKind::runtime_error, fmt::format("Inductor's output {} (%{}) is {}, the graph's is {}", k,
-                                                                     g_.node(g_.outputs[k]).name, TensorType{t.dtype(), t.shape()}.str(), want.str()));
-      outs.push_back(std::move(t));
-    }
-    return outs;
+    return ex.read_outputs("Inductor");
   }
 
   std::string source() const override { return source_; }

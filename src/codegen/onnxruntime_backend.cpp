@@ -5,11 +5,10 @@
 // failed run a runtime error. Each run starts Node (about 0.2 s): fine for finding and shrinking
 // bugs, not a way to run models fast.
 #include <fmt/format.h>
-#include <stdlib.h>
 
 #include <cstdlib>
-#include <filesystem>
 
+#include "npy_exchange.h"
 #include "reprokit/codegen/compiled_graph.h"
 #include "reprokit/codegen/compile_options.h"
 #include "reprokit/onnx/onnx_export.h"
@@ -22,27 +21,12 @@ namespace reprokit {
 
 namespace {
 
-namespace fs = std::filesystem;
 
 // $REPRO_ORT_RUNNER, else the script of this source tree.
 std::string runner_script() {
   if (const char* e = std::getenv("REPRO_ORT_RUNNER"); e && *e) return e;
   return REPROKIT_ORT_RUNNER;
 }
-
-// A fresh directory under the system's temporary directory, removed with this object.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "rk_onnxruntime_XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw UserError(fmt::format("onnxruntime backend: cannot create a directory under {}", fs::temp_directory_path().string()));
-    path = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 // The last non-empty line of `text`.
 std::string last_line(const std::string& text) {
@@ -57,20 +41,10 @@ class OrtGraph : public CompiledGraph {
   OrtGraph(Graph g, std::string onnx) : g_(std::move(g)), onnx_(std::move(onnx)) {}
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) override {
-    const int ni = g_.num_inputs();
-    if (static_cast<int>(inputs.size()) != ni) throw UserError(fmt::format("graph {} takes {} inputs, got {}", g_.name, ni, inputs.size()));
-    TempDir tmp;
-    const Dir dir = Dir::open(tmp.path.string());
-    dir.write("model.onnx", onnx_);
-    const Dir in = dir.sub("inputs", true), out = dir.sub("outputs", true);
-    for (int i = 0; i < ni; ++i) {
-      const TensorType& t = g_.node(i).type;
-      if (inputs[static_cast<size_t>(i)].dtype() != t.dtype || inputs[static_cast<size_t>(i)].shape() != t.shape)
-        throw UserError(fmt::format("input %{} of graph {} must be {}", g_.node(i).name, g_.name, t.str()));
-      in.write(g_.node(i).name + ".npy", encode_npy(inputs[static_cast<size_t>(i)]));
-    }
+    const NpyExchange ex(g_, inputs, "onnxruntime");
+    ex.dir().write("model.onnx", onnx_);
     ProcessSpec s;
-    s.argv = {"node", runner_script(), "--run", (tmp.path / "model.onnx").string(), in.path(), out.path()};
+    s.argv = {"node", runner_script(), "--run", ex.dir().path("model.onnx"), ex.inputs_dir(), ex.outputs_dir()};
     ProcessResult r;
     try {
       r = run_process(s);
@@ -85,16 +59,7 @@ class OrtGraph : public CompiledGraph {
     if (r.exit_code != 0)
       throw UserError(fmt::format("the onnxruntime backend could not run ONNX Runtime ({} {}, exit {}): {}\n  install it with: cd examples/ort_check && npm install --ignore-scripts",
                                   "node", runner_script(), r.exit_code, said.empty() ? r.err : said));
-    std::vector<Tensor> outs;
-    for (size_t k = 0; k < g_.outputs.size(); ++k) {
-      const TensorType& want = g_.node(g_.outputs[k]).type;
-      Tensor t = read_npy_as((tmp.path / "outputs" / fmt::format("out{}.npy", k)).string(), want.dtype);
-      if (t.dtype() != want.dtype || t.shape() != want.shape)
-        throw CompileFailure(FailureKind::runtime_error,
-                             fmt::format("ONNX Runtime's output {} (%{}) is {}, the graph's is {}", k, g_.node(g_.outputs[k]).name, TensorType{t.dtype(), t.shape()}.str(), want.str()));
-      outs.push_back(std::move(t));
-    }
-    return outs;
+    return ex.read_outputs("ONNX Runtime");
   }
 
  private:

@@ -9,11 +9,11 @@ import operator
 import os
 import re
 
-import numpy as np
 
 import torch
 import torch.fx
 
+from ..npy import save_npy
 from . import aten_table
 from .aten_table import Unusable
 from .rk_text import Names, UnsupportedGraph, literal, tensor_type
@@ -51,15 +51,6 @@ class Captured:
             for name, slot in zip(self.output_names, self.output_slots):
                 save_npy(os.path.join(directory, "outputs", name + ".npy"), self.outputs[slot])
         return model
-
-
-def save_npy(path, t):
-    """A tensor as .npy (bfloat16 as its uint16 bit pattern, as reprokit reads it)."""
-    t = t.detach().cpu().contiguous()
-    if t.dtype == torch.bfloat16:
-        np.save(path, t.view(torch.int16).numpy().astype(np.uint16))
-    else:
-        np.save(path, t.numpy())
 
 
 _SOURCE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
