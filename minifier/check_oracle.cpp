@@ -52,16 +52,11 @@ std::vector<std::string> absolute_check_paths(const std::vector<std::string>& wo
 
 bool check_could_not_run(int exit_code, bool under_prefix) { return exit_code == 126 || exit_code == 127 || (under_prefix && exit_code == 125); }
 
-std::vector<std::string> check_argv_as_written(const CheckOptions& o) {
-  std::vector<std::string> argv = o.prefix;
-  argv.insert(argv.end(), o.check.begin(), o.check.end());
-  return argv;
-}
+std::vector<std::string> check_argv_as_written(const CheckOptions& o) { return argv_under_launcher(o.prefix, o.check); }
 
 std::vector<std::string> check_argv(const CheckOptions& o, const std::string& model_path) {
-  std::vector<std::string> argv = o.prefix;
-  for (auto& w : substitute_candidate(o.check, model_path)) argv.push_back(w);
-  return argv;
+  refuse_path_under_launcher(o.prefix, model_path, "the candidate's path");
+  return argv_under_launcher(o.prefix, substitute_candidate(o.check, model_path));
 }
 
 CheckOracle::CheckOracle(CheckOptions options, CandidateInputs inputs)

@@ -13,6 +13,7 @@
 #include "reprokit/codegen/passes/pass_manager.h"
 #include "reprokit/harness/child_run.h"
 #include "reprokit/harness/repro_file.h"
+#include "reprokit/support/command_words.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/json_format.h"
 #include "reprokit/ir/text_format.h"
@@ -66,6 +67,8 @@ class MinifyFrontEnd : public ReductionFrontEnd {
     wo_.bundle_dir = fs::absolute(dir_).string();
     wo_.work_dir = fs::absolute(work_.path()).string();
     wo_.prefix = o.session.worker_prefix;
+    refuse_path_under_launcher(wo_.prefix, wo_.bundle_dir, "the bundle's path");  // a worker's argv; ssh-like launchers get it quoted
+    refuse_path_under_launcher(wo_.prefix, wo_.reprokit_exe, "reprokit's path");
     wo_.jobs = o.session.jobs;
     wo_.memory_limit_mb = o.memory_limit_mb;
     wo_.any_accuracy = o.any_accuracy;

@@ -23,6 +23,7 @@
 #include "reprokit/runtime/npy.h"
 #include "reprokit/runtime/templates.h"
 #include "reprokit/runtime/torch_emitter.h"
+#include "reprokit/support/command_words.h"
 #include "reprokit/support/regex.h"
 
 namespace reprokit {
@@ -94,6 +95,9 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     // A state.json symlink or reduce_work/ outside OUT is refused by Dir, never followed.
     co_.work_dir = o.session.work_dir.empty() ? fs::absolute(state_.path()).string() : fs::absolute(o.session.work_dir).string();
     co_.first_candidate = next_candidate_number(co_.work_dir);
+    refuse_path_under_launcher(co_.prefix, co_.work_dir, "the work directory");  // before any check runs, not at the first candidate
+    for (size_t i = 0; i < co_.check.size(); ++i)  // the words reprokit made absolute; the user's own words are theirs to mean
+      if (co_.check[i] != o.check[i]) refuse_path_under_launcher(co_.prefix, co_.check[i], "the check's path");
     fmt::print(stderr, "[reduce] model {}: graph {} ({} ops, {} inputs), candidates as {} in {}\n[reduce] check: {}\n", o.model, b_.graph.name,
                b_.graph.num_ops(), b_.graph.num_inputs(), model_extension(co_.format), co_.work_dir, shell_quote_command(check_argv_as_written(co_)));
     for (auto& r : resolved) fmt::print(stderr, "[reduce] checks run in each candidate's directory: {}\n", r);
@@ -238,11 +242,19 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     for (auto& [name, t] : known) weights.insert(name);
     return b;
   }
+  // <stem>.reduced, with what a shell would act on in the model's name made '_': the candidates'
+  // paths lie under it and reach launchers that may re-parse them.
+  static std::string default_out_dir(const std::string& model) {
+    std::string stem = fs::path(model).stem().string();
+    for (char& c : stem)
+      if (std::string_view("$`;|&<>()'\"\\\n").find(c) != std::string_view::npos) c = '_';
+    return stem + ".reduced";
+  }
   // OUT: never over an earlier run's files unless resuming it; checks run in it, so an absolute path.
   static Dir open_out(const ReduceCommandOptions& o) {
     if (!o.format.empty() && o.format != "onnx" && o.format != "rk") throw UserError("--format must be rk or onnx; got '" + o.format + "'");
     if (!o.fail_regex.empty()) Regex(o.fail_regex, "--fail-regex");  // a pattern RE2 refuses: before anything is written
-    const std::string out_path = o.out_dir.empty() ? fs::path(o.model).stem().string() + ".reduced" : o.out_dir;
+    const std::string out_path = o.out_dir.empty() ? default_out_dir(o.model) : o.out_dir;
     std::error_code ec;
     const bool empty_out = fs::is_directory(out_path, ec) && fs::is_empty(out_path, ec);
     if (!o.session.resume && fs::exists(out_path, ec) && !empty_out)

@@ -1,5 +1,5 @@
 // drop-operands: remove operands of variadic ops, so a cat of 13 values becomes a cat of the two
-// the failure needs (issue 27: a densenet121 repro kept all 13). A unit is one operand of one
+// the failure needs (a densenet121 repro used to keep all 13). A unit is one operand of one
 // variadic node; every node keeps at least one. The nodes after it are inferred again: an edit
 // that changes a shape they cannot take is invalid, and whatever fed only the dropped operands
 // goes with them.

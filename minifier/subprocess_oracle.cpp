@@ -10,6 +10,7 @@
 
 #include "reprokit/harness/child_run.h"
 #include "reprokit/minifier/worker_protocol.h"
+#include "reprokit/support/command_words.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/process/subprocess.h"
 #include "reprokit/support/files.h"
@@ -61,8 +62,7 @@ std::string describe_end(const ProcessResult& r) {
 
 ProcessSpec worker_spec(const WorkerPoolOptions& o) {
   ProcessSpec s;
-  s.argv = o.prefix;
-  for (const auto& w : {o.reprokit_exe, std::string("minify-worker"), o.bundle_dir}) s.argv.push_back(w);
+  s.argv = argv_under_launcher(o.prefix, {o.reprokit_exe, "minify-worker", o.bundle_dir});
   s.memory_limit_mb = o.memory_limit_mb;
   return s;
 }

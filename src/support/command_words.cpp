@@ -112,4 +112,45 @@ std::vector<std::string> substitute_candidate(const std::vector<std::string>& wo
   return out;
 }
 
+namespace {
+
+// Launchers that hand their command to a shell on the other side as one string.
+constexpr std::string_view kReparsingLaunchers[] = {"ssh", "rsh", "autossh", "pdsh", "dbclient"};
+
+// A word as one sh word: 'it''s' style single quotes unless it is inert already.
+std::string quoted_for_shell(const std::string& w) {
+  if (!w.empty() && shell_inert(w)) return w;
+  std::string q = "'";
+  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+}  // namespace
+
+bool launcher_reparses(const std::vector<std::string>& prefix) {
+  if (prefix.empty()) return false;
+  const std::string& program = prefix.front();
+  const std::string_view name = std::string_view(program).substr(program.rfind('/') == std::string::npos ? 0 : program.rfind('/') + 1);
+  for (auto l : kReparsingLaunchers)
+    if (name == l) return true;
+  return false;
+}
+
+std::vector<std::string> argv_under_launcher(const std::vector<std::string>& prefix, const std::vector<std::string>& command) {
+  std::vector<std::string> argv = prefix;
+  const bool reparses = launcher_reparses(prefix);
+  for (const std::string& w : command) argv.push_back(reparses ? quoted_for_shell(w) : w);
+  return argv;
+}
+
+void refuse_path_under_launcher(const std::vector<std::string>& prefix, const std::string& path, const std::string& what) {
+  if (prefix.empty() || launcher_reparses(prefix)) return;
+  const size_t bad = path.find_first_of("$`;|&<>()'\"\\\n");
+  if (bad == std::string::npos) return;
+  throw UserError(fmt::format("{} '{}' holds '{}', which a launcher that re-parses its command in a shell would act on, and reprokit "
+                              "cannot tell whether '{}' does (ssh, rsh and pdsh do, and get their words quoted); rename it, or choose a "
+                              "--work-dir (and -o) whose path holds no such character",
+                              what, path, path[bad] == '\n' ? std::string("\\n") : std::string(1, path[bad]), prefix.front()));
+}
+
 }  // namespace reprokit

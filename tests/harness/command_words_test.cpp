@@ -53,3 +53,33 @@ TEST(CommandWords, APathAShellWouldInterpretIsNeverEmbedded) {
   EXPECT_THROW(substitute_candidate({"sh", "-c", "check $REPRO_CANDIDATE"}, hostile), UserError);
   EXPECT_EQ(substitute_candidate({"sh", "-c", "check {}"}, "/w/ok-1.reduced/c1/model.rk"), (Words{"sh", "-c", "check /w/ok-1.reduced/c1/model.rk"}));
 }
+
+// ssh-like launchers join the words into one string for a remote shell: each word is quoted so the
+// remote side sees the words given locally; other launchers pass argv on and get them as they are.
+TEST(CommandWords, WordsUnderAReparsingLauncherAreQuotedForItsShell) {
+  EXPECT_TRUE(launcher_reparses({"ssh", "-o", "BatchMode=yes", "gpu-07"}));
+  EXPECT_TRUE(launcher_reparses({"/usr/bin/ssh", "gpu-07"}));
+  EXPECT_FALSE(launcher_reparses({"srun", "-N1"}));
+  EXPECT_FALSE(launcher_reparses({"sshfs-helper"}));
+  EXPECT_FALSE(launcher_reparses({}));
+  EXPECT_EQ(argv_under_launcher({"ssh", "h"}, {"/t/check.sh", "/w/n$(touch X) it's.rk", ""}),
+            (Words{"ssh", "h", "/t/check.sh", "'/w/n$(touch X) it'\\''s.rk'", "''"}));
+  EXPECT_EQ(argv_under_launcher({"srun", "-n1"}, {"check", "a b$c"}), (Words{"srun", "-n1", "check", "a b$c"}));
+  EXPECT_EQ(argv_under_launcher({}, {"check", "a b$c"}), (Words{"check", "a b$c"}));
+}
+
+// A path reprokit hands a launcher it cannot tell about is refused when a shell would act on it.
+TEST(CommandWords, ShellActivePathsAreRefusedUnderAnUnknownLauncher) {
+  for (const char* bad : {"/w/n$(touch X)/model.rk", "/w/a`b`", "/w/a;b", "/w/a|b", "/w/a'b", "/w/a\"b", "/w/a\\b", "/w/a\nb", "/w/a&b", "/w/a>b"}) {
+    try {
+      refuse_path_under_launcher({"fakessh", "host"}, bad, "the work directory");
+      ADD_FAILURE() << bad;
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("re-parses"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("the work directory"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NO_THROW(refuse_path_under_launcher({"fakessh", "host"}, "/w/My Models/c1/model.rk", "x"));
+  EXPECT_NO_THROW(refuse_path_under_launcher({}, "/w/n$(touch X)", "x"));          // no launcher, no shell
+  EXPECT_NO_THROW(refuse_path_under_launcher({"ssh", "h"}, "/w/n$(touch X)", "x"));  // quoted instead
+}

@@ -337,6 +337,39 @@ TEST(Reduce, AModelNameWithShellSyntaxNeverReachesAShellScript) {
   EXPECT_FALSE(fs::exists(dir / "X"));
 }
 
+// A launcher that re-parses its command in a shell, as ssh does (`sh -c "$*"` on the far side),
+// never gets a model's or directory's name as shell text: the default OUT drops what a shell acts
+// on, an -o holding it is refused under a launcher reprokit cannot tell about, and under one named
+// ssh every word is quoted.
+TEST(Reduce, AReparsingLauncherNeverRunsANameAsACommand) {
+  auto dir = fresh_dir("reduce_reparsing_launcher");
+  fs::create_directories(dir / "bin");
+  const std::string far_side = "shift\ncd " + dir.string() + " && exec sh -c \"$*\"\n";
+  write_script(dir / "bin" / "fakessh", far_side);
+  write_script(dir / "bin" / "ssh", far_side);
+  write_script(dir / "check.sh", "grep -q '= softmax(' \"$1\" && exit 1\nexit 0\n");
+  fs::copy_file(example("mlp"), dir / "n$(touch${IFS}X).rk");
+  const std::string check = (dir / "check.sh").string() + " {}";
+  const std::string fakessh = (dir / "bin" / "fakessh").string() + " host";
+
+  auto by_default = reprokit_cli({"reduce", "n$(touch${IFS}X).rk", "--check", check, "--worker-prefix", fakessh}, dir);
+  EXPECT_EQ(by_default.exit_code, 0) << by_default.err;
+  EXPECT_TRUE(fs::exists(dir / "n__touch_{IFS}X_.reduced" / "repro.rk")) << by_default.err;
+  EXPECT_FALSE(fs::exists(dir / "X")) << "the model's name ran as a command";
+
+  auto named_out = reprokit_cli({"reduce", "n$(touch${IFS}X).rk", "--check", check, "--worker-prefix", fakessh, "-o", "o$(touch X)"}, dir);
+  EXPECT_EQ(named_out.exit_code, 2) << named_out.err;
+  EXPECT_NE(named_out.err.find("re-parses"), std::string::npos) << named_out.err;
+  EXPECT_FALSE(fs::exists(dir / "X")) << "the directory's name ran as a command";
+
+  auto through_ssh = reprokit_cli({"reduce", "n$(touch${IFS}X).rk", "--check", check, "--worker-prefix", (dir / "bin" / "ssh").string() + " host",
+                                   "-o", "o$(touch X) it's"},
+                                  dir);
+  EXPECT_EQ(through_ssh.exit_code, 0) << through_ssh.err;
+  EXPECT_EQ(reduced_ops(dir / "o$(touch X) it's"), "softmax");
+  EXPECT_FALSE(fs::exists(dir / "X")) << "a quoted word ran as a command";
+}
+
 // The final verification runs in a copy of the repro's files: a check that cleans its candidate
 // directory (rm -rf "$REPRO_CANDIDATE_DIR"/*) used to delete OUT's repro.
 TEST(Reduce, AFinalCheckThatCleansItsDirectoryLeavesOutAlone) {

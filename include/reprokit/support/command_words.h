@@ -16,4 +16,19 @@ std::vector<std::string> split_command_words(const std::string& command, const s
 // by `candidate`.
 std::vector<std::string> substitute_candidate(const std::vector<std::string>& words, const std::string& candidate);
 
+// Whether a launcher joins the command after it into one string that a shell splits again (ssh,
+// rsh, pdsh do: `ssh host a b` runs `sh -c "a b"` on the host), judged by its program's name.
+bool launcher_reparses(const std::vector<std::string>& prefix);
+
+// The argv that runs `command` under `prefix` with the words `command` has locally: each word
+// quoted for the remote shell when the launcher re-parses, as given otherwise (no prefix: `command`).
+std::vector<std::string> argv_under_launcher(const std::vector<std::string>& prefix, const std::vector<std::string>& command);
+
+// UserError when a path reprokit hands a launcher it cannot tell about (srun, nice, a wrapper
+// script) holds characters a shell would act on ($ ` ; | & < > ( ) quotes, backslash, newline):
+// were that launcher one that re-parses, a file named n$(touch X).rk would run a command. Paths
+// under ssh-like launchers are quoted instead, and without a prefix no shell is ever involved.
+// `what` says what the path is, for the message.
+void refuse_path_under_launcher(const std::vector<std::string>& prefix, const std::string& path, const std::string& what);
+
 }  // namespace reprokit
