@@ -19,6 +19,7 @@
 #include "reprokit/support/parallel_for.h"
 #include "reprokit/process/subprocess.h"
 #include "reprokit/support/files.h"
+#include "compile_cache.h"
 #include "reprokit/support/hash.h"
 
 namespace reprokit {
@@ -117,8 +118,10 @@ namespace {
 // with no kept_src, a link of extra_inputs alone; throws CompileFailure with the compiler's first
 // error and log when it fails, and remembers a plain rejection in `remembered` (a killed or
 // crashed compiler may do better next time).
+// A cache entry (`cached`) gets its digest recorded before it takes its name.
 void run_compiler(const std::string& compiler, const std::vector<std::string>& flags, const std::string& src_text, const fs::path& kept_src,
-                  const fs::path& out, const std::vector<std::string>& extra_inputs, const fs::path& remembered, std::string& log_out) {
+                  const fs::path& out, const std::vector<std::string>& extra_inputs, const fs::path& remembered, std::string& log_out,
+                  bool cached = true) {
   std::error_code ec;
   std::string tag = fmt::format("{}.{}", ::getpid(), g_invocations.fetch_add(1));
   const bool has_source = !kept_src.empty();
@@ -158,6 +161,7 @@ void run_compiler(const std::string& compiler, const std::vector<std::string>& f
     throw CompileFailure(FailureKind::compile_error, message);
   }
   log_out = log;
+  if (cached) record_digest(tmp, out);
   fs::rename(tmp, out, ec);
   if (ec) throw UserError(fmt::format("cannot move '{}' into the compile cache: {}", out.string(), ec.message()));
 }
@@ -177,21 +181,16 @@ void run_side_by_side(const std::vector<std::function<void()>>& jobs) {
     if (f) std::rethrow_exception(f);
 }
 
-}  // namespace
-
-CompiledLibrary build_shared_object(const CppSource& source, const std::string& cache_dir) {
-  const std::string compiler = REPROKIT_CXX_COMPILER;
-  const std::string salt = "\n" + compiler + compiler_identity(compiler) + flags_text();
-  std::string whole = source.entry;
-  for (auto& u : source.units) whole += u;
-  const std::string key = fmt::format("{:016x}", fnv1a64(whole + salt));
-  fs::path dir(cache_dir), units_dir = dir / "units";
+// Builds what the cache lacks (or holds damaged) and loads the library, all under the cache's shared lock.
+CompiledLibrary build_and_load(const CppSource& source, const fs::path& dir, const std::string& key, const std::string& salt,
+                               const std::string& compiler) {
+  const fs::path units_dir = dir / "units";
   std::error_code ec;
-  open_cache_dir(cache_dir);
+  CacheInUse in_use(dir);  // nothing this build checks is evicted before it is linked or loaded
   fs::path so = dir / ("rk_" + key + ".so");
   CompiledLibrary lib;
   lib.path = so.string();
-  lib.cache_hit = fs::exists(so);
+  lib.cache_hit = entry_intact(so);
   const fs::path rejected_whole = dir / ("rk_" + key + ".error");
   if (!lib.cache_hit && fs::is_regular_file(rejected_whole, ec))
     throw CompileFailure(FailureKind::compile_error, read_file(rejected_whole.string(), kMaxTextFileBytes));
@@ -209,7 +208,7 @@ CompiledLibrary build_shared_object(const CppSource& source, const std::string& 
       if (!seen.insert(ukey).second) continue;
       fs::path obj = units_dir / ("u_" + ukey + ".o"), rejected = units_dir / ("u_" + ukey + ".error");
       objects.push_back(obj);
-      if (fs::exists(obj)) continue;
+      if (entry_intact(obj)) continue;
       if (fs::is_regular_file(rejected, ec)) throw CompileFailure(FailureKind::compile_error, read_file(rejected.string(), kMaxTextFileBytes));
       compiles.push_back([&, i, obj, rejected, ukey] {
         run_compiler(compiler, kUnitFlags, text, units_dir / ("u_" + ukey + ".cpp"), obj, {}, rejected, logs[i]);
@@ -223,7 +222,9 @@ CompiledLibrary build_shared_object(const CppSource& source, const std::string& 
     static std::atomic<int> entry_objects{0};
     const fs::path entry_object = dir / fmt::format("rk_{}.{}.{}.o", key, ::getpid(), entry_objects.fetch_add(1));
     std::string entry_log, link_log;
-    compiles.push_back([&] { run_compiler(compiler, kUnitFlags, source.entry, dir / ("rk_" + key + ".cpp"), entry_object, {}, rejected_whole, entry_log); });
+    compiles.push_back([&] {
+      run_compiler(compiler, kUnitFlags, source.entry, dir / ("rk_" + key + ".cpp"), entry_object, {}, rejected_whole, entry_log, false);
+    });
     simulate_slow_compiler();
     try {
       run_side_by_side(compiles);
@@ -246,6 +247,22 @@ CompiledLibrary build_shared_object(const CppSource& source, const std::string& 
   auto workspace = reinterpret_cast<int64_t (*)()>(dlsym(lib.handle, "rk_graph_workspace_bytes"));
   if (!lib.entry || !workspace) throw CompileFailure(FailureKind::compile_error, fmt::format("'{}' has no rk_graph_run or rk_graph_workspace_bytes", so.string()));
   lib.workspace_bytes = workspace();
+  return lib;
+}
+
+}  // namespace
+
+CompiledLibrary build_shared_object(const CppSource& source, const std::string& cache_dir) {
+  const std::string compiler = REPROKIT_CXX_COMPILER;
+  const std::string salt = "\n" + compiler + compiler_identity(compiler) + flags_text();
+  std::string whole = source.entry;
+  for (auto& u : source.units) whole += u;
+  const std::string key = fmt::format("{:016x}", fnv1a64(whole + salt));
+  const fs::path dir(cache_dir);
+  open_cache_dir(cache_dir);
+  const uint64_t size_limit = cache_size_limit();
+  CompiledLibrary lib = build_and_load(source, dir, key, salt, compiler);
+  if (!lib.cache_hit) evict_least_recently_used(dir, size_limit);  // the cache only grows when something was built
   return lib;
 }
 

@@ -1,0 +1,179 @@
+// The compile cache's entries: an object or library that is not what was built (damaged,
+// replaced) is built again rather than linked or loaded, and the cache keeps under its size
+// limit by removing the least recently used files, never while another process uses it.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "../../src/codegen/compile_cache.h"
+#include "../../src/codegen/cpp_toolchain.h"
+#include "../harness/cli_util.h"
+#include "../scratch_dir.h"
+#include "backend_test_util.h"
+#include "reprokit/codegen/compiler.h"
+#include "reprokit/support/errors.h"
+
+using namespace reprokit;
+using namespace reprokit::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kExp = "graph cache_entry(%x: f32[4]) {\n  %y = exp(%x)\n  return (%y)\n}";
+const char* kNeg = "graph cache_entry(%x: f32[4]) {\n  %y = neg(%x)\n  return (%y)\n}";
+
+fs::path fresh_cache(const std::string& name) {
+  fs::path d = scratch_root("rk_cache_entries_test_") / name;
+  fs::remove_all(d);
+  return d;
+}
+
+// The graph compiled through `cache` and run on [0, 1, 2, 3]; the library is closed again after.
+std::vector<double> run_through(const char* graph, const fs::path& cache) {
+  auto opts = cpp_options();
+  opts.cache_dir = cache.string();
+  auto compiled = compile_graph(parse_graph(graph), opts);
+  return compiled->run({Tensor::from_doubles(DType::f32, {4}, {0, 1, 2, 3})})[0].to_doubles();
+}
+
+std::vector<fs::path> files_like(const fs::path& dir, const std::string& prefix, const std::string& suffix) {
+  std::vector<fs::path> out;
+  for (auto& e : fs::directory_iterator(dir)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind(prefix, 0) == 0 && n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0) out.push_back(e.path());
+  }
+  return out;
+}
+
+uint64_t bytes_in(const fs::path& dir) {
+  uint64_t n = 0;
+  for (auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) n += e.file_size();
+  return n;
+}
+
+void expect_exp(const std::vector<double>& got) {
+  ASSERT_EQ(got.size(), 4u);
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(got[static_cast<size_t>(i)], std::exp(i), 1e-4 * std::exp(i)) << i;
+}
+
+// REPRO_CACHE_MAX for one scope.
+struct CacheMax {
+  explicit CacheMax(const char* v) { ::setenv("REPRO_CACHE_MAX", v, 1); }
+  ~CacheMax() { ::unsetenv("REPRO_CACHE_MAX"); }
+};
+
+}  // namespace
+
+// `reprokit run --backend cpp` of a graph through `cache`, in a process of its own (a library
+// loaded once stays loaded in a process): what it prints of the outputs, or its error.
+std::string run_cli(const char* graph, const fs::path& cache) {
+  const fs::path dir = cache.parent_path();
+  const fs::path file = dir / (cache.filename().string() + ".rk");
+  std::ofstream(file) << graph;
+  auto r = reprokit_cli({"run", file.string(), "--backend", "cpp"}, dir, {{"REPRO_CACHE_DIR", cache.string()}});
+  return r.exit_code == 0 ? r.out : "exit " + std::to_string(r.exit_code) + ": " + r.err;
+}
+
+// Another graph's library put in place of this one's ran and gave its outputs without a word.
+TEST(CompileCacheEntries, ALibraryReplacedInTheCacheIsBuiltAgainNotLoaded) {
+  const fs::path a = fresh_cache("replaced-a"), b = fresh_cache("replaced-b");
+  const std::string expected = run_cli(kExp, a);
+  ASSERT_NE(expected.find("%y"), std::string::npos) << expected;
+  ASSERT_NE(run_cli(kNeg, b), expected);
+  auto a_lib = files_like(a, "rk_", ".so"), b_lib = files_like(b, "rk_", ".so");
+  ASSERT_EQ(a_lib.size(), 1u);
+  ASSERT_EQ(b_lib.size(), 1u);
+  fs::rename(b_lib[0], a_lib[0]);
+  EXPECT_EQ(run_cli(kExp, a), expected) << "the replaced library was loaded";
+}
+
+// A unit object cut short (a full disk, a crash) failed every later link of a graph holding it.
+TEST(CompileCacheEntries, ADamagedUnitObjectIsCompiledAgain) {
+  const fs::path cache = fresh_cache("damaged-unit");
+  const std::string expected = run_cli(kExp, cache);
+  ASSERT_NE(expected.find("%y"), std::string::npos) << expected;
+  for (auto& so : files_like(cache, "rk_", ".so")) fs::remove(so);  // the library is linked again from its units
+  auto objects = files_like(cache / "units", "u_", ".o");
+  ASSERT_FALSE(objects.empty());
+  for (auto& o : objects) fs::resize_file(o, 16);
+  EXPECT_EQ(run_cli(kExp, cache), expected);
+  for (auto& o : files_like(cache / "units", "u_", ".o")) EXPECT_GT(fs::file_size(o), 16u) << o;
+}
+
+TEST(CompileCacheEntries, AnEntryWithoutItsDigestIsNoEntry) {
+  const fs::path cache = fresh_cache("no-digest");
+  run_through(kExp, cache);
+  auto libs = files_like(cache, "rk_", ".so");
+  ASSERT_EQ(libs.size(), 1u);
+  EXPECT_TRUE(entry_intact(libs[0]));
+  fs::remove(libs[0].string() + ".digest");
+  EXPECT_FALSE(entry_intact(libs[0]));
+  const int before = compiler_invocations();
+  expect_exp(run_through(kExp, cache));
+  EXPECT_GT(compiler_invocations(), before);
+  EXPECT_TRUE(entry_intact(libs[0]));
+}
+
+TEST(CompileCacheEntries, TheLimitIsReadFromTheEnvironment) {
+  {
+    CacheMax m("500M");
+    EXPECT_EQ(cache_size_limit(), uint64_t{500} << 20);
+  }
+  {
+    CacheMax m("3g");
+    EXPECT_EQ(cache_size_limit(), uint64_t{3} << 30);
+  }
+  {
+    CacheMax m("unlimited");
+    EXPECT_EQ(cache_size_limit(), 0u);
+  }
+  EXPECT_EQ(cache_size_limit(), uint64_t{2} << 30);  // the default
+  for (const char* bad : {"-5", "1.5G", "0", "G", "99999999999999999999", "20000000000G", "lots"}) {
+    CacheMax m(bad);
+    EXPECT_THROW(cache_size_limit(), UserError) << bad;
+  }
+}
+
+// Files by age: the oldest go first, down to 90% of the limit; the lock file stays.
+TEST(CompileCacheEntries, EvictionRemovesTheLeastRecentlyUsedFirst) {
+  const fs::path cache = fresh_cache("evict");
+  fs::create_directories(cache / "units");
+  auto plant = [&](const fs::path& p, size_t bytes, time_t age_s) {
+    std::ofstream(p) << std::string(bytes, 'x');
+    timespec t[2] = {{::time(nullptr) - age_s, 0}, {::time(nullptr) - age_s, 0}};
+    ::utimensat(AT_FDCWD, p.c_str(), t, 0);
+  };
+  plant(cache / "rk_old.so", 400, 300);
+  plant(cache / "units" / "u_old.o", 300, 200);
+  plant(cache / "units" / "u_mid.o", 200, 100);
+  plant(cache / "rk_new.so", 100, 0);
+  EXPECT_EQ(evict_least_recently_used(cache, 2000), 0u) << "under the limit: nothing goes";
+  EXPECT_EQ(evict_least_recently_used(cache, 0), 0u) << "no limit: nothing goes";
+  {
+    CacheInUse other(cache);  // another process compiling: eviction waits for a later build
+    EXPECT_EQ(evict_least_recently_used(cache, 500), 0u);
+    EXPECT_TRUE(fs::exists(cache / "rk_old.so"));
+  }
+  EXPECT_EQ(evict_least_recently_used(cache, 500), 700u);  // 1000 bytes down to at most 450
+  EXPECT_FALSE(fs::exists(cache / "rk_old.so"));
+  EXPECT_FALSE(fs::exists(cache / "units" / "u_old.o"));
+  EXPECT_TRUE(fs::exists(cache / "units" / "u_mid.o"));
+  EXPECT_TRUE(fs::exists(cache / "rk_new.so"));
+  EXPECT_TRUE(fs::exists(cache / "lock"));
+}
+
+// Under a tiny limit every compile still works, and the cache stays small.
+TEST(CompileCacheEntries, ACompileUnderATinyLimitWorksAndLeavesTheCacheSmall) {
+  const fs::path cache = fresh_cache("tiny");
+  CacheMax m("1K");  // the child inherits it
+  const std::string first = run_cli(kExp, cache);
+  ASSERT_NE(first.find("%y"), std::string::npos) << first;
+  EXPECT_EQ(run_cli(kExp, cache), first);
+  EXPECT_LE(bytes_in(cache), 1024u);
+}
