@@ -4,6 +4,7 @@
 #include "reprokit/process/subprocess.h"
 
 #include "child_registry.h"
+#include "run_mark.h"
 #include "spawn.h"
 
 #include <signal.h>
@@ -94,7 +95,7 @@ int g_reaper_fd = -1;
 pid_t g_reaper_pid = -1;
 
 // In a copy of a process that had threads (fork_for_system_calls_only): system calls only.
-[[noreturn]] void reaper_main(int rd) {
+[[noreturn]] void reaper_main(int rd, const char* run_token) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) signal(sig, SIG_IGN);
   setsid();
   prctl(PR_SET_NAME, "rk-reaper");  // what `ps -o comm` shows
@@ -128,14 +129,16 @@ pid_t g_reaper_pid = -1;
     }
   }
   stop_groups(groups, kMaxChildren, false);  // not our children: init reaps them
+  process_detail::stop_marked_processes(run_token, g_stop_grace_s);  // daemons out of every group, found by their mark
   _exit(0);
 }
 
 void start_reaper() {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return;  // no reaper: children still die with us (PDEATHSIG)
+  const char* run_token = process_detail::run_token().c_str();  // made before the fork: the reaper allocates nothing
   pid_t pid = process_detail::fork_for_system_calls_only();
-  if (pid == 0) reaper_main(fds[0]);
+  if (pid == 0) reaper_main(fds[0], run_token);
   close(fds[0]);
   if (pid < 0) {
     close(fds[1]);
@@ -243,17 +246,19 @@ void append_tail(std::string& s, const char* buf, size_t n) {
   if (s.size() > kTailLimit) s.erase(0, s.size() - kTailLimit);
 }
 
-// The child's environment: ours with spec's changes.
+// The child's environment: ours with spec's changes, and this process's mark (run_mark.h).
 std::vector<std::string> build_env(const ProcessSpec& spec) {
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     std::string kv = *e;
     std::string key = kv.substr(0, kv.find('='));
-    bool drop = spec.env_set.count(key) > 0;
+    bool drop = spec.env_set.count(key) > 0 || key == process_detail::kRunMarkVariable;
     for (auto& u : spec.env_unset) drop |= (u == key);
     if (!drop) env.push_back(kv);
   }
-  for (auto& [k, v] : spec.env_set) env.push_back(k + "=" + v);
+  for (auto& [k, v] : spec.env_set)
+    if (k != process_detail::kRunMarkVariable) env.push_back(k + "=" + v);
+  env.push_back(process_detail::run_mark_entry());
   return env;
 }
 

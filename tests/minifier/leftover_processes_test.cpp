@@ -1,6 +1,7 @@
-// Nothing a check starts outlives the reduction (issue 28, item 8): after `kill -9` of `reprokit
-// reduce`, a check's grandchild in its process group is stopped by the reaper process; a daemon a
-// check leaves (setsid: out of every group) is adopted and stopped once the check is judged.
+// Nothing a check starts outlives the reduction: after `kill -9` of `reprokit reduce`, a check's
+// grandchild in its process group is stopped by the reaper process, and so is a daemon it started
+// out of every group (found by the mark in its environment); a daemon a check leaves (setsid) is
+// adopted and stopped once the check is judged.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -65,4 +66,24 @@ TEST(LeftoverProcesses, ADaemonACheckLeavesIsStopped) {
   auto r = reprokit_cli({"reduce", (root / "m.rk").string(), "--check", "sh -c 'setsid " + marker + " & exit 1'", "-o", (root / "out").string()}, root);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(wait_for([&] { return count_processes(marker) == 0; }, 5)) << count_processes(marker) << " daemons left running";
+}
+
+// A daemon (setsid: out of every process group) still running when reduce dies by kill -9 has init
+// for a parent, but carries reduce's mark in its environment: the reaper stops it.
+TEST(LeftoverProcesses, AKill9OfReduceStopsADaemonItsCheckStarted) {
+  const fs::path root = fresh_dir("leftover_kill9_daemon");
+  write_model(root / "m.rk");
+  const std::string daemon = "sleep 6" + std::to_string(::getpid() % 1000 + 1000);
+  const std::string busy = "sleep 5" + std::to_string(::getpid() % 1000 + 1000);
+  ProcessSpec s;
+  s.argv = {REPROKIT_EXE, "reduce", (root / "m.rk").string(), "--check", "sh -c 'setsid " + daemon + " & " + busy + "; exit 1'", "-o",
+            (root / "out").string()};
+  s.cwd = root.string();
+  s.env_set = {{"REPRO_CACHE_DIR", std::string(REPROKIT_BINARY_DIR) + "/test-cache"}};
+  LineChild reduce(s);
+  ASSERT_TRUE(wait_for([&] { return count_processes(daemon) >= 1 && count_processes(busy) >= 1; }, 30)) << "the check never started";
+  reduce.kill();
+  reduce.wait_result();
+  EXPECT_TRUE(wait_for([&] { return count_processes(daemon) == 0; }, 10)) << count_processes(daemon) << " daemons left running";
+  EXPECT_TRUE(wait_for([&] { return count_processes(busy) == 0; }, 10));
 }
