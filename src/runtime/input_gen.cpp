@@ -1,6 +1,7 @@
 // Seeded input generation. Uses its own transforms over mt19937_64 so the values are the same
 // with every standard library.
 #include "reprokit/runtime/input_gen.h"
+#include "reprokit/runtime/memory_budget.h"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
@@ -50,6 +51,12 @@ std::vector<Tensor> generate_inputs(const Graph& g, uint64_t seed, const std::ve
     double u1 = uniform(), u2 = uniform();
     return std::sqrt(-2.0 * std::log(u1 + 1e-300)) * std::cos(2.0 * M_PI * u2);
   };
+  // All of them at once, before the first: a value too large for the budget is refused at once,
+  // not after minutes of drawing the ones before it.
+  size_t total = 0;
+  for (int i = 0; i < g.num_inputs(); ++i)
+    if (i >= static_cast<int>(provided.size()) || !provided[static_cast<size_t>(i)]) total += static_cast<size_t>(g.node(i).type.numel()) * dtype_size(g.node(i).type.dtype);
+  check_room_for(total, "the model's generated inputs need");
   std::vector<Tensor> out;
   for (int i = 0; i < g.num_inputs(); ++i) {
     const TensorType& t = g.node(i).type;

@@ -2,6 +2,8 @@
 // in double, integers exactly in int64) and stores the result in the node's dtype (or keeps f64
 // for floating values in float64 mode).
 #include "reprokit/runtime/interpreter.h"
+#include <algorithm>
+
 #include "reprokit/runtime/memory_budget.h"
 
 #include <fmt/format.h>
@@ -97,6 +99,20 @@ void flip_kinks(const Node& n, const std::vector<kernels::Values>& a, kernels::V
   }
 }
 
+// The kernel of `n` works on copies as doubles (8 bytes an element) of its operands and its result.
+size_t working_bytes(const Graph& g, const Node& n) {
+  int64_t working = n.type.numel();
+  for (auto& o : n.operands)
+    if (o.is_value()) working += g.node(o.value).type.numel();
+  return static_cast<size_t>(working) * sizeof(double);
+}
+
+size_t largest_working_set(const Graph& g) {
+  size_t most = 0;
+  for (int id = g.num_inputs(); id < g.size(); ++id) most = std::max(most, working_bytes(g, g.node(id)));
+  return most;
+}
+
 Tensor to_tensor(const kernels::Values& v, DType dtype, const Shape& shape) {
   if (v.is_int()) return Tensor::from_int64s(dtype, shape, v.i);
   return Tensor::from_doubles(dtype, shape, v.f);
@@ -136,13 +152,10 @@ std::vector<Tensor> interpret_all(const Graph& g, const std::vector<Tensor>& inp
     values[static_cast<size_t>(i)] = opts.cast_to_f64 && is_floating(t.dtype()) && t.dtype() != DType::f64 ? t.to(DType::f64) : t;
     if (opts.on_value) opts.on_value(i, values[static_cast<size_t>(i)]);
   }
+  check_room_for(largest_working_set(g), "the reference interpreter's working copies need");  // before the first node, not at the largest
   for (int id = ni; id < g.size(); ++id) {
     const Node& n = g.node(id);
-    // The kernel works on copies as doubles (8 bytes an element) of its operands and its result.
-    int64_t working = n.type.numel();
-    for (auto& o : n.operands)
-      if (o.is_value()) working += g.node(o.value).type.numel();
-    ScopedBytes budget(static_cast<size_t>(working) * sizeof(double));
+    ScopedBytes budget(working_bytes(g, n));
     std::vector<kernels::Values> args;
     args.reserve(n.operands.size());
     for (auto& o : n.operands)

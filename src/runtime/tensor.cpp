@@ -219,6 +219,7 @@ void Tensor::set_int(int64_t i, int64_t v) {
 }
 
 std::vector<int64_t> Tensor::to_int64s() const {
+  check_room_for(static_cast<size_t>(numel()) * sizeof(int64_t), "a value's copy as integers needs");
   std::vector<int64_t> out(static_cast<size_t>(numel()));
   size_t es = dtype_size(dtype_);
   walk_strided(shape_, strides_, 0, [&](int64_t i, int64_t off) {
@@ -239,6 +240,7 @@ Tensor Tensor::with_strides(const Shape& strides) const {
 }
 
 std::vector<double> Tensor::to_doubles() const {
+  check_room_for(static_cast<size_t>(numel()) * sizeof(double), "a value's copy as doubles needs");
   std::vector<double> out(static_cast<size_t>(numel()));
   size_t es = dtype_size(dtype_);
   if (is_contiguous()) {

@@ -39,3 +39,26 @@ TEST(MemoryBudget, ABadBudgetNamesTheVariableAndASmallModelRunsWithinIt) {
                          {{"REPRO_MEMORY_BUDGET", "64"}, {"REPRO_AFTER", "aot"}, {"REPRO_LEVEL", "4"}, {"REPRO_DIR", (root / "out").string()}});
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
 }
+
+// What the count of tensors does not see is seen through the resident size: `run` prints its
+// outputs' statistics from a copy as doubles, twice the size of an f32 value, and that copy took
+// a process under REPRO_MEMORY_BUDGET=300 to 400 MB.
+TEST(MemoryBudget, CopiesTheTensorCountDoesNotSeeAreJudgedBeforeTheyAreMade) {
+  const fs::path root = fresh_dir("memory_budget_copies");
+  write_text(root / "m.rk", "graph m(%x: f32[25000000]) {\n  %y = exp(%x)\n  return (%y)\n}\n");  // 100 MB in, 100 MB out
+  auto r = reprokit_cli({"run", (root / "m.rk").string(), "--backend", "cpp"}, root, {{"REPRO_MEMORY_BUDGET", "300"}});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("a value's copy as doubles needs"), std::string::npos) << r.err;
+  auto roomy = reprokit_cli({"run", (root / "m.rk").string(), "--backend", "cpp"}, root, {{"REPRO_MEMORY_BUDGET", "700"}});
+  EXPECT_EQ(roomy.exit_code, 0) << roomy.err;
+}
+
+// Inputs too large for the budget together are refused before the first is drawn (a 1e9-element
+// input was drawn in full, for minutes, before the model was refused).
+TEST(MemoryBudget, GeneratedInputsAreWeighedBeforeAnyIsDrawn) {
+  const fs::path root = fresh_dir("memory_budget_inputs");
+  write_text(root / "m.rk", "graph m(%a: f32[50000000], %b: f32[50000000]) {\n  %y = add(%a, %b)\n  return (%y)\n}\n");  // 2 x 200 MB
+  auto r = reprokit_cli({"run", (root / "m.rk").string(), "--backend", "eager"}, root, {{"REPRO_MEMORY_BUDGET", "300"}});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("the model's generated inputs need 381 MB more"), std::string::npos) << r.err;
+}

@@ -5,8 +5,10 @@
 //
 // REPRO_MEMORY_BUDGET=MB sets it; the default is three quarters of the machine's physical memory.
 // It counts the storage of every Tensor (runtime/tensor.h) and the working copies the reference
-// interpreter makes for each node (its operands and result as doubles); buffers a compiled kernel
-// allocates inside its own code are not counted.
+// interpreter makes for each node (its operands and result as doubles). What the count cannot see
+// (a value's copy as doubles for a comparison, a file read whole, a compiled kernel's buffers) is
+// seen through the process's resident memory: a large request is judged against the larger of
+// the count and what the process has grown by since it started.
 #pragma once
 #include <cstddef>
 
@@ -22,6 +24,11 @@ size_t tensor_bytes_in_use();
 // message gives the request, what is held, the budget and how to raise it).
 void reserve_tensor_bytes(size_t bytes);
 void release_tensor_bytes(size_t bytes) noexcept;
+
+// UserError (as reserve_tensor_bytes) unless `bytes` more fit beside what is held now: for a
+// buffer that is not a tensor (a copy as doubles, a file's bytes), asked before it is made.
+// `what` says what it is, with its verb ("a value's copy as doubles needs"), for the message.
+void check_room_for(size_t bytes, const char* what);
 
 // Bytes reserved for as long as it lives (a kernel's working copies).
 class ScopedBytes {
