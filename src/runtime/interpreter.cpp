@@ -61,12 +61,22 @@ kernels::Values run_kernel(const Node& n, const std::vector<kernels::Values>& a,
   throw InternalError(fmt::format("no reference kernel for op '{}'", op_name(n.op)));
 }
 
-// Rounds each value to dtype, then moves the nonzero ones one ulp up or down at random.
+// Whether x is a whole number that `dtype` holds exactly, with room to spare (below 2^(its
+// significand's bits)): a count, a mask, a quantised level. Such a value comes from an exact step
+// (a cast from an integer, a rounding), which no legitimate reordering rounds differently.
+bool exact_whole_number(double x, DType dtype) {
+  const double exact_below = dtype == DType::f16 ? 2048.0 : dtype == DType::bf16 ? 256.0 : dtype == DType::f32 ? 16777216.0 : 9007199254740992.0;
+  return std::fabs(x) < exact_below && x == std::trunc(x);
+}
+
+// Rounds each value to dtype, then moves the nonzero ones one ulp up or down at random. Whole
+// numbers stay: moved an ulp down, a quantised level truncates to the level below (a quantised
+// graph's rounding steps then made a 2% error look like noise).
 void round_the_other_way(kernels::Values& v, DType dtype, std::mt19937_64& rng) {
   for (double& x : v.f) {
     if (x == 0 || !std::isfinite(x)) continue;
     x = round_to_dtype(x, dtype);
-    if (x == 0 || !std::isfinite(x)) continue;
+    if (x == 0 || !std::isfinite(x) || exact_whole_number(x, dtype)) continue;
     x += (rng() & 1 ? 1 : -1) * ulp_of(x, dtype);
   }
 }

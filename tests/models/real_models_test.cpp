@@ -224,6 +224,8 @@ INSTANTIATE_TEST_SUITE_P(Injected, RealModelMinify,
                                            Injected{"lstm", "tanh:accuracy", "aot"}, Injected{"gru", "sigmoid:accuracy", "dynamo"},
                                            // DequantizeLinear's scaling; Resize's gathers
                                            Injected{"fake_quant_mlp", "mul:runtime_error", "aot"},
+                                           // 2% in the quantised graph: seen, not lost in its rounding steps' noise
+                                           Injected{"fake_quant_mlp", "mul:accuracy=0.02", "aot"},
                                            Injected{"lraspp_mobilenet_v3_large", "gather:accuracy", "dynamo"}),
                          [](const auto& info) {
                            std::string s = fmt::format("{}_{}_{}", info.param.model, info.param.inject, info.param.after);

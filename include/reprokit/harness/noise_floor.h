@@ -5,7 +5,8 @@
 //   forward, reversed, pairwise, blocked, wide blocked accumulation
 //                      the decomposed graph with every sum, matmul and convolution adding its
 //                      terms at float32 precision in that order (see AccumulationOrder)
-//   values +-1 ulp    the decomposed graph with every value an op computes moved one ulp up or
+//   values +-1 ulp    the decomposed graph with every value an op computes (but a whole number
+//                      the type holds exactly: a mask, a quantised level) moved one ulp up or
 //                      down at random, as if each op had rounded the other way (what a rewrite
 //                      such as x / c -> x * (1 / c) does), showing how much the graph amplifies it
 //   kinks              the decomposed graph with every decision taken within 2^-16 (relative) of a
