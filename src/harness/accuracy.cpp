@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 #include <optional>
@@ -63,12 +64,43 @@ std::string mismatch(const std::string& name, const Tensor& compiled, const Tens
 
 double rmse(const std::vector<double>& a, const std::vector<double>& b) { return deviation(a, b).rms; }
 
+// The smallest normal number of a floating dtype.
+double smallest_normal(DType t) {
+  switch (t) {
+    case DType::f16: return 6.103515625e-05;
+    case DType::bf16:
+    case DType::f32: return 1.1754943508222875e-38;
+    default: return 2.2250738585072014e-308;
+  }
+}
+
+// The first element far outside its own floor (see kElementFactor): "" or why. An element's
+// floor is at least the tensor's relative noise times its size: one number from a dozen variants
+// can be small by chance where the tensor as a whole says that much noise is legitimate.
+std::string element_outside_floor(const std::string& name, const std::vector<double>& c, const std::vector<double>& r,
+                                  const OutputNoise& floor, DType dtype) {
+  if (floor.element.size() != r.size()) return "";  // no element floors measured
+  const double scale = deviation(r, std::vector<double>(r.size(), 0.0)).rms;
+  const double relative_noise = scale > 0 ? floor.rms / scale : 0;
+  for (size_t i = 0; i < c.size() && i < r.size(); ++i) {
+    if (!std::isfinite(c[i]) || !std::isfinite(r[i])) continue;  // `mismatch` judged those
+    const double own = std::max(floor.element[i], relative_noise * std::fabs(r[i]));
+    const double allowed = kElementFactor * own + kElementUlps * ulp_of(r[i], dtype) + smallest_normal(dtype);
+    const double error = std::fabs(c[i] - r[i]);
+    if (error > allowed)
+      return fmt::format("output %{}: element {} is {:.6g} where float64 is {:.6g}: its error {:.3g} is far outside its own noise (allowed {:.3g}: "
+                         "{:g} x its floor {:.3g} + {:g} ulps), whatever the tensor's RMS",
+                         name, i, c[i], r[i], error, allowed, kElementFactor, own, kElementUlps);
+  }
+  return "";
+}
+
 // The auto rule's verdict on a floating output that passed `mismatch`: "" or why not.
 std::string exceeds_floor(const std::string& name, const Tensor& compiled, const Tensor& reference, const OutputNoise& floor) {
-  const std::vector<double> r = reference.to_doubles();
+  const std::vector<double> r = reference.to_doubles(), c = compiled.to_doubles();
   Allowance a = allowance(floor, r, compiled.dtype());  // ulps of the output's own dtype, not float64's
-  Deviation e = deviation(compiled.to_doubles(), r);
-  if (e.rms <= a.rms && e.max <= a.max) return "";
+  Deviation e = deviation(c, r);
+  if (e.rms <= a.rms && e.max <= a.max) return element_outside_floor(name, c, r, floor, compiled.dtype());
   return fmt::format(
       "output %{}: error against float64 (RMS {:.3g}, largest {:.3g}) exceeds {:.3g} x the noise floor + {} ulps (RMS {:.3g} under {}, largest "
       "{:.3g} under {}: allowed {:.3g} and {:.3g})",
@@ -154,7 +186,8 @@ Failure check_outputs(const Graph& g, const std::vector<Tensor>& inputs, const s
   // Auto: first against eager's own deviation alone (a floor no wider than the real one, so a pass
   // here passes the full rule); the full floor is measured only for outputs that fail that.
   std::vector<std::string> why(n);
-  std::vector<bool> judged_by_floor(n, false);  // failed on its numbers only: the floor may clear it
+  std::vector<bool> judged_by_floor(n, false);
+  const bool element_floors = !tolerance && element_floors_apply(g);  // failed on its numbers only: the floor may clear it
   bool need_floor = false;
   for (size_t k = 0; k < n; ++k) {
     const Node& out = g.node(g.outputs[k]);
@@ -164,8 +197,11 @@ Failure check_outputs(const Graph& g, const std::vector<Tensor>& inputs, const s
     }
     why[k] = mismatch(out.name, compiled[k], eager[k], ref[k]);
     if (!why[k].empty() || !is_floating(compiled[k].dtype())) continue;
-    Deviation d = deviation(eager[k].to_doubles(), ref[k].to_doubles());
-    why[k] = exceeds_floor(out.name, compiled[k], ref[k], {d.rms, d.max, "float32", "float32"});
+    const std::vector<double> e = eager[k].to_doubles(), r = ref[k].to_doubles();
+    Deviation d = deviation(e, r);
+    OutputNoise eager_alone{d.rms, d.max, "float32", "float32", {}};
+    if (element_floors) widen_element_floor(eager_alone.element, e, r);
+    why[k] = exceeds_floor(out.name, compiled[k], ref[k], eager_alone);
     judged_by_floor[k] = !why[k].empty();
     need_floor |= judged_by_floor[k];
   }

@@ -35,6 +35,26 @@ bool has_composite(const Graph& g) {
 
 }  // namespace
 
+namespace {
+
+// Whether a node's result jumps where its input crosses a threshold: a decision (relu, a
+// comparison), a pick of one position (argmax, max pooling's gradient), a cast to an integer.
+bool jumps(const Graph& g, const Node& n) {
+  if (has_kink(n.op) || n.op == Op::argmax || n.op == Op::max_pool2d_backward) return true;
+  return n.op == Op::to && !is_floating(n.type.dtype) && !n.operands.empty() && n.operands[0].is_value() &&
+         is_floating(g.node(n.operands[0].value).type.dtype);
+}
+
+bool takes_decisions(const Graph& g) {
+  for (const Node& n : g.nodes)
+    if (jumps(g, n)) return true;
+  return false;
+}
+
+}  // namespace
+
+bool element_floors_apply(const Graph& g) { return !takes_decisions(has_composite(g) ? decompose(g) : g); }
+
 Deviation deviation(const std::vector<double>& value, const std::vector<double>& reference) {
   Deviation d;
   double s = 0;
@@ -48,6 +68,12 @@ Deviation deviation(const std::vector<double>& value, const std::vector<double>&
   }
   d.rms = n ? std::sqrt(s / static_cast<double>(n)) : 0;
   return d;
+}
+
+void widen_element_floor(std::vector<double>& floor, const std::vector<double>& value, const std::vector<double>& reference) {
+  floor.resize(reference.size(), 0.0);
+  for (size_t i = 0; i < value.size() && i < reference.size(); ++i)
+    if (std::isfinite(value[i]) && std::isfinite(reference[i])) floor[i] = std::max(floor[i], std::fabs(value[i] - reference[i]));
 }
 
 std::vector<Tensor> perturb_by_one_ulp(const std::vector<Tensor>& inputs, uint64_t seed) {
@@ -73,13 +99,18 @@ NoiseFloor measure_noise_floor(const Graph& g, const std::vector<Tensor>& inputs
   std::vector<std::vector<double>> ref;
   for (const Tensor& r : reference) ref.push_back(is_floating(r.dtype()) ? r.to_doubles() : std::vector<double>{});
 
+  const bool composite = has_composite(g);
+  const Graph decomposed = composite ? decompose(g) : g;
+  const bool element_floors = !takes_decisions(decomposed);
   // Adds one variant's deviations; true when the caller has seen enough.
   auto record = [&](const std::string& name, const std::vector<Tensor>& outs) {
     floor.variants.push_back(name);
     for (size_t k = 0; k < floor.outputs.size() && k < outs.size(); ++k) {
       if (!is_floating(outs[k].dtype()) || ref[k].empty()) continue;
-      Deviation d = deviation(outs[k].to_doubles(), ref[k]);
+      const std::vector<double> got = outs[k].to_doubles();
+      Deviation d = deviation(got, ref[k]);
       OutputNoise& o = floor.outputs[k];
+      if (element_floors) widen_element_floor(o.element, got, ref[k]);
       if (o.rms_from.empty() || d.rms > o.rms) o.rms = d.rms, o.rms_from = name;
       if (o.max_from.empty() || d.max > o.max) o.max = d.max, o.max_from = name;
     }
@@ -90,8 +121,6 @@ NoiseFloor measure_noise_floor(const Graph& g, const std::vector<Tensor>& inputs
   // The variants, in the order that settles most results soonest: the one that usually moves
   // results most (forward accumulation), then the ones that catch what it cannot (a decision at a
   // kink, an op that amplifies rounding), then the rest.
-  const bool composite = has_composite(g);
-  const Graph decomposed = composite ? decompose(g) : g;
   const bool sums = accumulates(decomposed);
   auto order = [](AccumulationOrder o) {
     InterpretOptions x;

@@ -1,4 +1,4 @@
-// The accuracy rule of issue 4, case by case: close to eager within the tolerance; the RMSE rule
+// The accuracy rule, case by case: close to eager within the tolerance; the RMSE rule
 // against float64 (multiplier 2, 3 for f16/bf16); NaN and inf placement; integer and bool outputs
 // exact; dtype, shape and output-count mismatches; the tolerance override and per-dtype defaults.
 // compare_output is fed hand-made (compiled, eager, reference) triples so each branch is pinned;
@@ -102,7 +102,7 @@ TEST(AccuracyRule, AnInfinityWhereFloat64IsFiniteNeverPasses) {
   auto eager = vec(DType::f32, {1.6516362549940018e38, 2.718281828459045});
   std::string why = compare_output("y", vec(DType::f32, {kInf, 2.718281828459045}), eager, ref, 1e-3);
   EXPECT_NE(why.find("element 0 is inf where float64 is"), std::string::npos) << why;
-  EXPECT_NE(compare_output_to_floor("y", vec(DType::f32, {kInf, 2.718281828459045}), eager, ref, {1e-30, 1e-30, "f32", "f32"}), "");
+  EXPECT_NE(compare_output_to_floor("y", vec(DType::f32, {kInf, 2.718281828459045}), eager, ref, {1e-30, 1e-30, "f32", "f32", {}}), "");
   EXPECT_NE(compare_output("y", vec(DType::f32, {-kInf, 2.718281828459045}), eager, ref, 1e-3), "");
   // exp(89) overflows float32 in eager too, and float64's 4.49e38 is past float32's range.
   auto big = vec(DType::f64, {4.4896128191743455e38, 1.0});
@@ -121,6 +121,27 @@ TEST(CheckAccuracy, OverflowToInfinityIsAnAccuracyFailure) {
   EXPECT_EQ(f.kind, FailureKind::accuracy) << f.message;
   EXPECT_NE(f.message.find("is inf where float64 is"), std::string::npos) << f.message;
   EXPECT_TRUE(check_accuracy(g, inputs, compiled, 1e-3).failed());
+}
+
+// A sigmoid swept over [-20, 12]: three points below -16 half wrong (as a compiled sigmoid that
+// loses its tail) are a sliver of the tensor's RMS, yet each is far outside its own noise.
+TEST(CheckAccuracy, AnElementFarOutsideItsOwnNoiseFailsWhateverTheTensorsRms) {
+  Graph g = parse_graph("graph g(%x: f32[66]) {\n  %y = sigmoid(%x)\n  return (%y)\n}\n");
+  std::vector<double> sweep;
+  for (int i = 0; i < 66; ++i) sweep.push_back(-20 + 32.0 * i / 65);
+  std::vector<Tensor> inputs = {vec(DType::f32, sweep)};
+  auto eager = interpret(g, inputs);
+  EXPECT_FALSE(check_accuracy(g, inputs, eager, std::nullopt).failed());
+  std::vector<double> tail_lost = eager[0].to_doubles();
+  for (int i : {0, 3, 6}) tail_lost[static_cast<size_t>(i)] *= 1.5;  // x = -20, -18.5, -17.0
+  Failure f = check_accuracy(g, inputs, {vec(DType::f32, tail_lost)}, std::nullopt);
+  EXPECT_EQ(f.kind, FailureKind::accuracy) << f.message;
+  EXPECT_NE(f.message.find("element 0 is"), std::string::npos) << f.message;
+  EXPECT_NE(f.message.find("far outside its own noise"), std::string::npos) << f.message;
+  // A few ulps on every element, as a vectorised kernel gives, stay within each element's room.
+  std::vector<double> few_ulps = eager[0].to_doubles();
+  for (size_t i = 0; i < few_ulps.size(); ++i) few_ulps[i] = std::nextafter(std::nextafter(static_cast<float>(few_ulps[i]), 2.0f), 2.0f);
+  EXPECT_FALSE(check_accuracy(g, inputs, {vec(DType::f32, few_ulps)}, std::nullopt).failed());
 }
 
 TEST(CheckAccuracy, WholeGraphVerdictSignatureAndOverride) {

@@ -28,6 +28,13 @@ namespace reprokit {
 inline constexpr double kFloorFactor = 3;
 inline constexpr double kUlpSlack = 4;     // plus this many ulps of the output's largest value
 
+// Each element is also judged against its own floor (its largest deviation among the variants):
+// a point of a sweep that is 50% wrong hides inside the tensor's RMS when its value is small.
+// It may reach kElementFactor times its floor plus kElementUlps ulps of its own float64 value
+// (plus the smallest normal number, so flushing a subnormal to zero is no bug).
+inline constexpr double kElementFactor = 16;
+inline constexpr double kElementUlps = 64;
+
 double default_tolerance(DType t);  // the fixed rule's default (1e-3; 1e-2 for f16/bf16)
 
 // Compares each compiled output with the graph's eager and float64 outputs. `tolerance`: a fixed

@@ -35,6 +35,8 @@ struct OutputNoise {
   double max = 0;         // the largest deviation of one element among the variants
   std::string rms_from;   // the variant that gave each
   std::string max_from;
+  std::vector<double> element;  // each element's own largest deviation among the variants (empty: not
+                                // measured, see element_floors_apply)
 };
 
 struct NoiseFloor {
@@ -46,6 +48,16 @@ struct NoiseFloor {
 // float64 outputs on the same inputs). `eager` (the float32 outputs) is reused when given. After
 // each variant `enough` (when given) may end the measurement: the floor only widens with more
 // variants, so a result already within it stays within it.
+// Whether each element's own floor means something: not in a graph that takes decisions (relu, a
+// comparison, its decomposition's), where a decision within the noise going the other way moves a
+// few elements far past their own floors legitimately (a gradient through a relu that flipped).
+// measure_noise_floor fills OutputNoise::element only where this holds.
+bool element_floors_apply(const Graph& g);
+
+// Widens each element's floor to that element's deviation in `value` (finite elements only);
+// `floor` takes the reference's size first.
+void widen_element_floor(std::vector<double>& floor, const std::vector<double>& value, const std::vector<double>& reference);
+
 NoiseFloor measure_noise_floor(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<Tensor>& reference,
                                const std::vector<Tensor>* eager = nullptr,
                                const std::function<bool(const NoiseFloor&)>& enough = {});
