@@ -426,6 +426,9 @@ int run_campaign(const CampaignOptions& given) {
     dir.emplace(Dir::create(options.dir));
     fresh = true;
     state.options = options;
+    // Before the first batch: a campaign interrupted in it is then one --resume continues, as
+    // the interruption message says (and not a directory that neither --resume nor a new run takes).
+    write_state(*dir, state);
   }
   adopt_orphans();  // a daemon a run or check leaves behind is stopped, not left running (subprocess.h)
   on_termination_signal(fmt::format("\nreprokit fuzz: interrupted; {}/state.json holds the campaign: continue with `reprokit fuzz -o {} --resume`\n",

@@ -262,3 +262,32 @@ TEST(Fuzz, InterruptedCampaignResumes) {
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_EQ(graphs_done(), before + 2);
 }
+
+// Interrupted in its first batch (its check still running), a campaign already has a state.json:
+// the message that says to continue with --resume is true, and --resume continues it.
+TEST(Fuzz, ACampaignInterruptedInItsFirstBatchResumes) {
+  const fs::path root = fresh_dir("fuzz_interrupt_first_batch");
+  const fs::path check = root / "check.sh";
+  // Judges at once once `release` exists; until then it says it started and waits.
+  std::ofstream(check) << "#!/bin/sh\n[ -e " << (root / "release").string() << " ] && exit 0\ntouch " << (root / "started").string()
+                       << "\nexec sleep 600\n";
+  fs::permissions(check, fs::perms::owner_all);
+  const std::string check_cmd = "sh " + check.string() + " {}";
+  ProcessSpec s;
+  s.argv = {REPROKIT_EXE, "fuzz", "-o", (root / "c").string(), "--check", check_cmd, "--format", "rk", "--timeout", "900", "--seed", "4"};
+  s.cwd = root.string();
+  LineChild fuzz(s);
+  for (int i = 0; i < 600 && !fs::exists(root / "started"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(fs::exists(root / "started")) << "the first check never started";
+  fuzz.stop();  // SIGTERM to its group, as Ctrl-C
+  ProcessResult r = fuzz.wait_result();
+  EXPECT_EQ(r.exit_code, 143) << r.err;
+  EXPECT_NE(r.err.find("--resume"), std::string::npos) << r.err;
+  ASSERT_TRUE(fs::exists(root / "c" / "state.json")) << "the message promises a state.json: " << r.err;
+  EXPECT_EQ(read_json(root / "c" / "state.json")["counts"]["graphs"], 0);
+
+  std::ofstream(root / "release") << "";
+  auto resumed = reprokit_cli({"fuzz", "-o", (root / "c").string(), "--resume", "--check", check_cmd, "--max-graphs", "1"}, root);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_EQ(read_json(root / "c" / "state.json")["counts"]["graphs"], 1);
+}

@@ -4,7 +4,8 @@
 // findings are grouped into distinct bugs (triage.h). Children run from argv, never a shell.
 //
 // CAMPAIGN/ holds:
-//   state.json          the options and how far the campaign got (written after every batch)
+//   state.json          the options and how far the campaign got (written when it starts, then
+//                       after every graph; compact JSON)
 //   report.json         graphs, rates, findings and distinct bugs (rewritten with state.json)
 //   SUMMARY.txt         the same as a table
 //   findings/<id>/      one per finding: finding.json, model.rk (+ inputs/), and bundles/<bundle>/
