@@ -42,7 +42,8 @@ struct CampaignOptions {
 
 // Runs the campaign; returns 0 (whether or not it found anything; the report says what it found).
 // UserError for bad input: an existing CAMPAIGN without --resume, a --resume of a directory that
-// holds no campaign, a check that cannot run (126/127).
+// holds no campaign, a check that cannot run (126/127), a backend that cannot run on this machine
+// (refused before any graph is judged).
 int run_campaign(const CampaignOptions& options);
 
 }  // namespace reprokit
