@@ -419,3 +419,21 @@ TEST(Reduce, TheOracleNeverWritesIntoAnExistingCandidateDirectory) {
   EXPECT_FALSE(fs::exists(dir / "work" / "candidates" / "c00001" / "model.rk"));
   EXPECT_TRUE(fs::exists(dir / "work" / "candidates" / "c00002" / "model.rk"));
 }
+
+// A run refused before it wrote a repro (here: a check that cannot be started) removes what it
+// created, so the corrected command runs instead of finding OUT "already exists"; a directory
+// that was there before stays.
+TEST(Reduce, ARefusedRunLeavesNothingItCreated) {
+  auto dir = fresh_dir("reduce_refused_cleanup");
+  auto missing = reprokit_cli({"reduce", example("mlp"), "--check", "/no/such/check {}", "-o", "out"}, dir);
+  EXPECT_EQ(missing.exit_code, 2) << missing.out << missing.err;
+  EXPECT_FALSE(fs::exists(dir / "out")) << "left behind by the refused run";
+  auto fixed = reprokit_cli({"reduce", example("mlp"), kGeluCheck[0], kGeluCheck[1], "-o", "out", "--only", "truncate"}, dir);
+  EXPECT_EQ(fixed.exit_code, 0) << fixed.out << fixed.err;
+
+  fs::create_directories(dir / "mine");
+  auto into_existing = reprokit_cli({"reduce", example("mlp"), "--check", "/no/such/check {}", "-o", "mine", "--keep-candidates"}, dir);
+  EXPECT_EQ(into_existing.exit_code, 2) << into_existing.err;
+  EXPECT_TRUE(fs::is_directory(dir / "mine")) << "it was there before";
+  EXPECT_TRUE(fs::is_empty(dir / "mine"));
+}
