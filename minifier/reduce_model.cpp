@@ -107,7 +107,8 @@ void write_repro(const Dir& out, const Graph& g, const std::vector<Tensor>& inpu
     if (co.format == ModelFormat::onnx) throw;
     out.remove_file("repro.onnx");  // ONNX cannot hold this graph; the check reads .rk anyway
   }
-  out.write("repro_torch.py", emit_torch_program(g));
+  // Its inputs are OUT/inputs/ (where the check reads them), not the bundles' repro_inputs/.
+  out.write("repro_torch.py", emit_torch_program(g, "repro", nullptr, "inputs"));
 }
 
 std::string repro_path(const Dir& out, const CheckOptions& co) { return out.path("repro" + std::string(model_extension(co.format))); }

@@ -437,3 +437,22 @@ TEST(Reduce, ARefusedRunLeavesNothingItCreated) {
   EXPECT_TRUE(fs::is_directory(dir / "mine")) << "it was there before";
   EXPECT_TRUE(fs::is_empty(dir / "mine"));
 }
+
+// repro_torch.py in a reduce OUT runs with no argument: its inputs are OUT/inputs/, where the
+// check reads them (not repro_inputs/, a bundle's).
+TEST(Reduce, ReproTorchScriptReadsTheInputsBesideIt) {
+  auto dir = fresh_dir("reduce_repro_torch");
+  auto r = reprokit_cli({"reduce", example("mlp"), kGeluCheck[0], kGeluCheck[1], "-o", "out", "--only", "truncate"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string script = read_text(dir / "out" / "repro_torch.py");
+  EXPECT_NE(script.find("os.path.join(here, 'inputs')"), std::string::npos) << script;
+  EXPECT_EQ(script.find("repro_inputs"), std::string::npos) << script;
+  if (!have_python_module("torch")) GTEST_SKIP() << "python3-torch is not installed: the script was not run";
+  ProcessSpec s;
+  s.argv = {"/usr/bin/python3", (dir / "out" / "repro_torch.py").string()};
+  s.cwd = dir.string();
+  s.timeout_s = 300;
+  auto ran = run_process(s);
+  EXPECT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_TRUE(fs::is_directory(dir / "out" / "torch_outputs")) << ran.out;
+}
