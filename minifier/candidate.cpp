@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "reprokit/codegen/compile_options.h"
 #include "reprokit/codegen/passes/pass_manager.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/graph_utils.h"
@@ -117,11 +118,12 @@ Candidate Candidate::from_json(const nlohmann::json& j) {
     for (auto& p : c.disabled_passes) check_pass(p);
   }
   if (j.contains("pass_limits")) {
-    c.pass_limits = j.at("pass_limits").get<std::map<std::string, int64_t>>();
-    for (auto& [p, n] : c.pass_limits) {
-      check_pass(p);
-      if (n < 0) throw UserError("malformed candidate: a negative rewrite limit for pass '" + p + "'");
+    try {
+      c.pass_limits = pass_limits_from_json(j.at("pass_limits"));
+    } catch (const UserError& e) {
+      throw UserError(std::string("malformed candidate: ") + e.what());
     }
+    for (auto& [p, n] : c.pass_limits) check_pass(p);
   }
   return c;
 }

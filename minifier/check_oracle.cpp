@@ -139,15 +139,24 @@ std::vector<Verdict> CheckOracle::judge(const std::vector<Candidate>& cands) {
   });
 }
 
+// The next c<N> that names nothing yet, created: an earlier run's directory (kept with
+// --keep-candidates, or left by an interrupted run) is never removed nor written into; the
+// count skips past it.
+std::string CheckOracle::new_candidate_dir() {
+  for (;;) {
+    std::string name = fmt::format("c{:05d}", ++counter_);
+    if (candidates_->make_new_dir(name)) return name;
+  }
+}
+
 std::vector<Verdict> CheckOracle::run_side_by_side(std::span<const Candidate> cands, std::span<const double> limits) {
   std::vector<Verdict> out(cands.size());
   // Files are written here, one after another (input values come from a shared cache); the
   // checks then run side by side.
   std::vector<std::optional<std::pair<std::string, std::string>>> made(cands.size());  // (dir name, model path)
   for (size_t i = 0; i < cands.size(); ++i) {
-    std::string name = fmt::format("c{:05d}", ++counter_);
-    candidates_->remove_tree(name);
-    Dir d = candidates_->sub(name, true);
+    std::string name = new_candidate_dir();
+    Dir d = candidates_->sub(name);
     try {
       made[i] = {{name, write_model_files(d, cands[i].graph, inputs_(cands[i]), options_.format, options_.weights)}};
     } catch (const UserError& e) {  // inputs that do not fit, a graph ONNX cannot hold: never shown to the check

@@ -42,6 +42,43 @@ int64_t next_candidate_number(const std::string& work_dir) {
   return next_number_after(names, "c", "");
 }
 
+// <stem>.reduced, with what a shell would act on in the model's name made '_': the candidates'
+// paths lie under it and reach launchers that may re-parse them.
+std::string default_out_dir(const std::string& model) {
+  std::string stem = fs::path(model).stem().string();
+  for (char& c : stem)
+    if (std::string_view("$`;|&<>()'\"\\\n").find(c) != std::string_view::npos) c = '_';
+  return stem + ".reduced";
+}
+
+std::string out_dir_of(const ReduceCommandOptions& o) { return o.out_dir.empty() ? default_out_dir(o.model) : o.out_dir; }
+
+// The directories a run creates before its first repro (OUT, OUT/reduce_work, --work-dir), noted
+// before it starts. A run refused before it wrote a repro (a check that cannot run, a launcher
+// that cannot take a path) removes those it created, so the corrected command is not told that
+// OUT "already exists"; a directory that was there before is never removed.
+class CreatedByThisRun {
+ public:
+  explicit CreatedByThisRun(const ReduceCommandOptions& o) : out_(fs::absolute(out_dir_of(o))) {
+    for (const fs::path& d : {out_, out_ / "reduce_work"})
+      if (missing(d)) created_.push_back(d);
+    if (!o.session.work_dir.empty() && missing(fs::absolute(o.session.work_dir))) created_.push_back(fs::absolute(o.session.work_dir));
+  }
+  void remove_unless_a_repro_was_written() const {
+    std::error_code ec;
+    if (fs::exists(out_ / "reduce_work" / "state.json", ec)) return;  // --resume continues from it
+    for (auto d = created_.rbegin(); d != created_.rend(); ++d) fs::remove_all(*d, ec);
+  }
+
+ private:
+  static bool missing(const fs::path& p) {
+    std::error_code ec;
+    return !fs::exists(fs::symlink_status(p, ec));
+  }
+  fs::path out_;
+  std::vector<fs::path> created_;
+};
+
 // Whether OUT is a reduction's output: its state file is there, or (a run interrupted before its
 // first repro) reduce_work/ is all it holds.
 bool holds_a_reduction(const fs::path& out) {
@@ -70,7 +107,8 @@ void write_repro(const Dir& out, const Graph& g, const std::vector<Tensor>& inpu
     if (co.format == ModelFormat::onnx) throw;
     out.remove_file("repro.onnx");  // ONNX cannot hold this graph; the check reads .rk anyway
   }
-  out.write("repro_torch.py", emit_torch_program(g));
+  // Its inputs are OUT/inputs/ (where the check reads them), not the bundles' repro_inputs/.
+  out.write("repro_torch.py", emit_torch_program(g, "repro", nullptr, "inputs"));
 }
 
 std::string repro_path(const Dir& out, const CheckOptions& co) { return out.path("repro" + std::string(model_extension(co.format))); }
@@ -242,19 +280,11 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     for (auto& [name, t] : known) weights.insert(name);
     return b;
   }
-  // <stem>.reduced, with what a shell would act on in the model's name made '_': the candidates'
-  // paths lie under it and reach launchers that may re-parse them.
-  static std::string default_out_dir(const std::string& model) {
-    std::string stem = fs::path(model).stem().string();
-    for (char& c : stem)
-      if (std::string_view("$`;|&<>()'\"\\\n").find(c) != std::string_view::npos) c = '_';
-    return stem + ".reduced";
-  }
   // OUT: never over an earlier run's files unless resuming it; checks run in it, so an absolute path.
   static Dir open_out(const ReduceCommandOptions& o) {
     if (!o.format.empty() && o.format != "onnx" && o.format != "rk") throw UserError("--format must be rk or onnx; got '" + o.format + "'");
     if (!o.fail_regex.empty()) Regex(o.fail_regex, "--fail-regex");  // a pattern RE2 refuses: before anything is written
-    const std::string out_path = o.out_dir.empty() ? default_out_dir(o.model) : o.out_dir;
+    const std::string out_path = out_dir_of(o);
     std::error_code ec;
     const bool empty_out = fs::is_directory(out_path, ec) && fs::is_empty(out_path, ec);
     if (!o.session.resume && fs::exists(out_path, ec) && !empty_out)
@@ -285,8 +315,14 @@ class ReduceFrontEnd : public ReductionFrontEnd {
 }  // namespace
 
 int reduce_model(const ReduceCommandOptions& o) {
-  ReduceFrontEnd front(o);
-  return run_session(front, o.session);
+  const CreatedByThisRun created(o);
+  try {
+    ReduceFrontEnd front(o);
+    return run_session(front, o.session);
+  } catch (const UserError&) {
+    created.remove_unless_a_repro_was_written();
+    throw;
+  }
 }
 
 }  // namespace reprokit

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <future>
 
@@ -399,6 +400,48 @@ static void check_resumed_check(const std::string& stored, const std::string& gi
                               c_string_literal(given), c_string_literal(stored)));
 }
 
+// What `reprokit run` said when it refused its input: its error, without the command's prefix
+// (the notes before it are not the reason).
+static std::string refusal_text(const std::string& err) {
+  const std::string mark = "reprokit run: error: ";
+  const size_t at = err.rfind(mark);
+  std::string text = at == std::string::npos ? err : err.substr(at + mark.size());
+  text.erase(text.find_last_not_of("\n\r ") + 1);
+  return text;
+}
+
+// A backend that cannot run at all on this machine (no CUDA driver, no Node.js, no Python with
+// torch) makes every run of every graph exit 2, which a campaign counts as a graph reprokit
+// refused (a generator bug): a campaign of nothing but noise. Each backend runs a one-op graph
+// first, as the campaign's runs do (`reprokit run`, here without the harness); a backend that
+// refuses it (exit 2) is refused with its own message before any graph is judged.
+static void refuse_unavailable_backends(const std::vector<std::string>& backends) {
+  std::string scratch = (fs::temp_directory_path() / "reprokit-backend-check-XXXXXX").string();
+  if (!mkdtemp(scratch.data())) throw UserError(fmt::format("cannot create a directory under {}", fs::temp_directory_path().string()));
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } cleanup{scratch};
+  Dir::open(scratch).write("model.rk", "graph backend_check(%x: f32[4]) {\n  %y = relu(%x)\n  return (%y)\n}\n");
+  for (const std::string& backend : backends) {
+    ProcessSpec ps;
+    ps.argv = {self_executable(), "run", scratch + "/model.rk", "--backend", backend};
+    ps.env_unset = {"REPRO_AFTER"};  // a harness the user's environment turns on would write bundles
+    ps.timeout_s = 600;              // a backend that starts slowly (torch) is not refused for it
+    ProcessResult r;
+    try {
+      r = run_process(ps);
+    } catch (const std::runtime_error& e) {
+      throw UserError(fmt::format("cannot start {}: {}", ps.argv[0], e.what()));
+    }
+    if (!r.timed_out && r.signal == 0 && r.exit_code == 2)
+      throw UserError(fmt::format("--backend {}: the backend cannot run on this machine: {}\nno graph was judged", backend, refusal_text(r.err)));
+  }
+}
+
 int run_campaign(const CampaignOptions& given) {
   // Absolute: a check runs in its graph's directory, so a relative model path would name nothing there.
   CampaignOptions options = given;
@@ -418,14 +461,19 @@ int run_campaign(const CampaignOptions& given) {
     state.options.max_graphs = options.max_graphs;
     state.options.dir = options.dir;
     state.options.resume = true;
+    if (state.options.check.empty()) refuse_unavailable_backends(state.options.backends);
     if (dir->exists("graphs")) dir->remove_tree("graphs");  // the scratch of the batch that was cut short
   } else {
     std::error_code ec;
     if (fs::exists(fs::symlink_status(options.dir, ec)))
       throw UserError(fmt::format("{}: already exists; continue that campaign with --resume or name a new directory (nothing was overwritten)", options.dir));
+    if (options.check.empty()) refuse_unavailable_backends(options.backends);
     dir.emplace(Dir::create(options.dir));
     fresh = true;
     state.options = options;
+    // Before the first batch: a campaign interrupted in it is then one --resume continues, as
+    // the interruption message says (and not a directory that neither --resume nor a new run takes).
+    write_state(*dir, state);
   }
   adopt_orphans();  // a daemon a run or check leaves behind is stopped, not left running (subprocess.h)
   on_termination_signal(fmt::format("\nreprokit fuzz: interrupted; {}/state.json holds the campaign: continue with `reprokit fuzz -o {} --resume`\n",

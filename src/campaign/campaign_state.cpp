@@ -35,14 +35,22 @@ static json counts_json(const CampaignCounts& c) {
           {"not_exportable", c.not_exportable}, {"unsupported", c.unsupported}, {"seeds_without_graph", c.no_graph}, {"seeds_without_values", c.no_values}};
 }
 
-void write_state(const Dir& campaign, const CampaignState& s) {
+void write_state(const Dir& campaign, const CampaignState& s, size_t max_bytes) {
   json findings = json::array();
   for (auto& f : s.findings) findings.push_back(finding_json(f));
   json j = {{"format_version", kStateVersion}, {"options", options_json(s.options)}, {"next_index", s.next_index},
             {"elapsed_s", s.elapsed_s},        {"generate_s", s.generate_s},        {"judge_s", s.judge_s},
             {"minify_s", s.minify_s},          {"counts", counts_json(s.counts)},   {"findings", findings},
             {"rejected_examples", s.rejected_examples}};
-  campaign.write("state.json", j.dump(2) + "\n");
+  // Compact: the file grows with the findings, and indentation alone made a state read_state
+  // could hold too big for it. No person reads it (report.json and SUMMARY.txt are theirs).
+  const std::string text = j.dump() + "\n";
+  // A state past what read_state reads could never be resumed: the last one written stays.
+  if (text.size() > max_bytes)
+    throw UserError(fmt::format("{}: the campaign's state would be {} bytes, more than the {} bytes `reprokit fuzz --resume` reads; "
+                                "state.json was left as it was (it resumes after the last graph it recorded)",
+                                campaign.path("state.json"), text.size(), max_bytes));
+  campaign.write("state.json", text);
 }
 
 // ---- reading state.json back: every field typed and bounded, or a UserError naming it

@@ -47,8 +47,10 @@ struct CampaignState {
   std::vector<std::string> rejected_examples;  // the first few refusals, to fix the generator
 };
 
-// state.json: written atomically after every graph.
-void write_state(const Dir& campaign, const CampaignState& s);
+// state.json: written atomically after every graph, as compact JSON. UserError naming the file,
+// with the earlier state.json kept, when it would be larger than `max_bytes` (what read_state
+// reads back; a parameter so that tests can use small sizes).
+void write_state(const Dir& campaign, const CampaignState& s, size_t max_bytes = kMaxTextFileBytes);
 // Reads CAMPAIGN/state.json; UserError naming the file for anything malformed.
 CampaignState read_state(const Dir& campaign);
 

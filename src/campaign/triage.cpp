@@ -198,40 +198,58 @@ std::optional<ReproRecord> read_repro(const std::string& dir_str, std::string* w
       return r;
     }
   } catch (const std::exception& e) {
-    return fail(e.what());
+    // A field of the wrong type (nlohmann's message) names no file: the directory is named.
+    const std::string what = e.what();
+    return fail(what.find(dir_str) != std::string::npos ? what : fmt::format("{}: {}", dir_str, what));
   }
   return fail(fmt::format("{}: no repro.rk, repro.onnx, manifest.json or finding.json", dir_str));
 }
 
-std::vector<std::string> find_repro_dirs(const std::string& root) {
+namespace {
+
+// The subdirectories of `d` a walk may go into, in path order: never through a symlink, and not
+// into the parts of a repro (work directories, original/, twin/) or a campaign's scratch.
+std::vector<fs::path> walked_subdirectories(const fs::path& d) {
+  std::error_code ec;
+  std::vector<fs::path> subs;
+  for (auto& e : fs::directory_iterator(d, ec)) {
+    if (!e.is_directory(ec) || e.is_symlink(ec)) continue;
+    const std::string name = e.path().filename().string();
+    if (name == "minify_work" || name == "reduce_work" || name == "original" || name == "twin" || name == "graphs") continue;
+    subs.push_back(e.path());
+  }
+  std::sort(subs.begin(), subs.end());
+  return subs;
+}
+
+bool holds_repro(const fs::path& d) {
+  for (const char* f : {"repro.rk", "manifest.json"})
+    if (is_file(d / f)) return true;
+  auto report = read_json(d / "report.json");
+  if (report && report->contains("check")) return true;
+  auto finding = read_json(d / "finding.json");
+  return finding && finding->contains("kind") && !fs::exists(d / "bundles") && !fs::exists(d / "reduced");
+}
+
+}  // namespace
+
+std::vector<std::string> find_repro_dirs(const std::string& root, TooDeep* too_deep) {
   std::vector<std::string> found;
-  auto holds_repro = [](const fs::path& d) {
-    for (const char* f : {"repro.rk", "manifest.json"})
-      if (is_file(d / f)) return true;
-    auto report = read_json(d / "report.json");
-    if (report && report->contains("check")) return true;
-    auto finding = read_json(d / "finding.json");
-    return finding && finding->contains("kind") && !fs::exists(d / "bundles") && !fs::exists(d / "reduced");
-  };
   std::function<void(const fs::path&, int)> walk = [&](const fs::path& d, int depth) {
     if (holds_repro(d)) {
       found.push_back(d.string());
       return;  // its subdirectories (original/, twin/, work) are parts of it
     }
-    if (depth == 0) return;
-    std::error_code ec;
-    std::vector<fs::path> subs;
-    for (auto& e : fs::directory_iterator(d, ec))
-      if (e.is_directory(ec) && !e.is_symlink(ec)) subs.push_back(e.path());
-    std::sort(subs.begin(), subs.end());
-    for (auto& s : subs) {
-      const std::string name = s.filename().string();
-      if (name == "minify_work" || name == "reduce_work" || name == "original" || name == "twin" || name == "graphs") continue;
-      walk(s, depth - 1);
+    for (auto& s : walked_subdirectories(d)) {
+      if (depth > 0) {
+        walk(s, depth - 1);
+      } else if (too_deep) {  // counted, so that a caller can say what was left out
+        if (too_deep->count++ == 0) too_deep->first = s.string();
+      }
     }
   };
   std::error_code ec;
-  if (fs::is_directory(fs::symlink_status(root, ec))) walk(fs::path(root), 8);
+  if (fs::is_directory(fs::symlink_status(root, ec))) walk(fs::path(root), kMaxReproDepth);
   return found;
 }
 

@@ -77,7 +77,8 @@ static CommandRegistration reg({
     "  --max-nodes N       ops per graph, 1..N (default 8)\n"
     "  --ops A,B           only these ops; --skip-ops A,B: every op of the table but these\n"
     "  --backend B,..      the backends each graph runs on (default cpp): `reprokit run` under REPRO_AFTER=aot\n"
-    "                      REPRO_LEVEL=4 (errors, crashes, hangs and accuracy against float64)\n"
+    "                      REPRO_LEVEL=4 (errors, crashes, hangs and accuracy against float64); a backend that cannot\n"
+    "                      run on this machine (no CUDA driver, no Node.js, no torch) is refused before the campaign starts\n"
     "  --train             inputs require grad; each graph also runs with --train (forward and backward)\n"
     "  --jobs N            graphs judged at once, and each minification's --jobs (default 1)\n"
     "  --timeout S         REPRO_TIMEOUT of each run, or the check's limit (default 30)\n"
@@ -92,8 +93,7 @@ static CommandRegistration reg({
     "  --no-minify         record findings without minifying them\n"
     "  --resume            continue the campaign in CAMPAIGN (its options are kept; --budget, --jobs and --max-graphs\n"
     "                      are this session's; a campaign judged by a check needs the same --check again: no command\n"
-    "                      is taken from state.json)\n"
-    "                      are this session's); Ctrl-C leaves a campaign that --resume continues\n"
+    "                      is taken from state.json); Ctrl-C leaves a campaign that --resume continues\n"
     "environment: REPRO_INJECT / REPRO_INJECT_PASS plant a bug in every run (a graph without the op runs clean)\n"
     "exit status: 0 the campaign ran (SUMMARY.txt says what it found); 2 bad input",
     run_fuzz});

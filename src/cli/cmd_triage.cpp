@@ -12,19 +12,37 @@
 
 namespace reprokit::cli {
 
+namespace fs = std::filesystem;
+
+// A DIR triage can walk. Nothing under a campaign is opened through a symlink, DIR included: one
+// would be walked as nothing ("0 repros"), so it is refused, naming where it leads.
+static void check_root(const std::string& root) {
+  std::string link = root;  // "DIR/" resolves a symlink DIR; the name itself is what is checked
+  while (link.size() > 1 && link.back() == '/') link.pop_back();
+  std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(link, ec)))
+    throw UserError(fmt::format("{}: is a symbolic link (to {}); triage follows no symlink: give the directory itself", root,
+                                fs::read_symlink(link, ec).string()));
+  if (!fs::is_directory(root, ec)) throw UserError(fmt::format("{}: not a directory", root));
+}
+
 static int run_triage(const std::vector<std::string>& argv) {
   Args args(argv, {}, {"--json"});
   if (args.positional().empty()) throw UsageError("expected one or more DIRs (bundles, reduce outputs or campaigns)");
+  for (const std::string& root : args.positional()) check_root(root);
   std::vector<ReproRecord> records;
   std::vector<std::string> unreadable;
   for (const std::string& root : args.positional()) {
-    std::error_code ec;
-    if (!std::filesystem::is_directory(root, ec)) throw UserError(fmt::format("{}: not a directory", root));
-    for (const std::string& dir : find_repro_dirs(root)) {
+    TooDeep too_deep;
+    for (const std::string& dir : find_repro_dirs(root, &too_deep)) {
       std::string why;
       if (auto r = read_repro(dir, &why)) records.push_back(std::move(*r));
       else unreadable.push_back(why);
     }
+    if (too_deep.count)  // never silently: repros may lie there
+      fmt::print(stderr, "reprokit triage: {} {} more than {} levels below {} {} not visited (the first: {}); give a deeper DIR to triage what they hold\n",
+                 too_deep.count, too_deep.count == 1 ? "directory" : "directories", kMaxReproDepth, root, too_deep.count == 1 ? "was" : "were",
+                 too_deep.first);
   }
   for (auto& why : unreadable) fmt::print(stderr, "reprokit triage: skipped {}\n", why);
   const size_t total = records.size();

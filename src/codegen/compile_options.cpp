@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include "reprokit/codegen/passes/pass_manager.h"
 #include "reprokit/support/errors.h"
@@ -89,6 +91,40 @@ std::pair<std::string, std::string> parse_backend_option(const std::string& spec
   if (!nlohmann::json::accept(value)) value = nlohmann::json(value).dump();
   check_backend_option(key, value);
   return {key, value};
+}
+
+namespace {
+
+// One rewrite limit: an integer in 0..INT64_MAX. nlohmann reads 2^64 (past uint64) as a double,
+// 2^63..2^64-1 as unsigned: neither may wrap into a negative or another limit.
+int64_t pass_limit(const std::string& pass, const nlohmann::json& v) {
+  constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  auto bad = [&](const std::string& value, const char* why) {
+    return UserError(fmt::format("pass_limits: the rewrite limit of {} is {}, {} (a limit is an integer in 0..{})", printable(pass), value, why, kMax));
+  };
+  if (v.is_number_unsigned()) {
+    if (v.get<uint64_t>() > kMax) throw bad(std::to_string(v.get<uint64_t>()), "out of range");
+    return static_cast<int64_t>(v.get<uint64_t>());
+  }
+  if (v.is_number_integer()) {
+    if (v.get<int64_t>() < 0) throw bad(std::to_string(v.get<int64_t>()), "negative");
+    return v.get<int64_t>();
+  }
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) >= 9.2e18) throw bad(fmt::format("{:.0f}", d), "out of range");
+    throw bad(v.dump(), "not an integer");
+  }
+  throw bad(v.dump(), "not a number");
+}
+
+}  // namespace
+
+std::map<std::string, int64_t> pass_limits_from_json(const nlohmann::json& limits) {
+  if (!limits.is_object()) throw UserError("pass_limits: not an object of pass name -> rewrite limit");
+  std::map<std::string, int64_t> out;
+  for (const auto& [pass, v] : limits.items()) out[pass] = pass_limit(pass, v);
+  return out;
 }
 
 }  // namespace reprokit

@@ -10,6 +10,7 @@
 
 #include "reprokit/codegen/backend.h"
 #include "reprokit/codegen/compiler.h"
+#include "reprokit/codegen/compile_options.h"
 #include "reprokit/codegen/passes/pass_manager.h"
 #include "reprokit/harness/accuracy.h"
 #include "reprokit/support/errors.h"
@@ -88,11 +89,8 @@ ReproSpec ReproSpec::from_json(const json& j) {
       if (!k) throw UserError(fmt::format("bad injection kind '{}' for node %{}: {}", printable(kind), node, why));
       s.options.compile.injection_nodes[node] = *k;
     }
-    s.options.compile.pass_limits = j.value("pass_limits", std::map<std::string, int64_t>{});
-    for (auto& [pass, limit] : s.options.compile.pass_limits) {
-      check_pass(pass, "pass_limits");
-      if (limit < 0) throw UserError(fmt::format("pass_limits: the limit of {} is negative", pass));
-    }
+    if (j.contains("pass_limits")) s.options.compile.pass_limits = pass_limits_from_json(j.at("pass_limits"));
+    for (auto& [pass, limit] : s.options.compile.pass_limits) check_pass(pass, "pass_limits");
     s.options.compile.disabled_passes = j.value("disabled_passes", std::set<std::string>{});
     for (auto& pass : s.options.compile.disabled_passes) check_pass(pass, "disabled_passes");
     s.options.compile.run_passes = j.value("run_passes", true);

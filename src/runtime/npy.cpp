@@ -44,6 +44,9 @@ std::string_view header_value(std::string_view header, std::string_view key, con
   std::string pattern = fmt::format("'{}':", key);
   size_t p = header.find(pattern);
   if (p == std::string_view::npos) throw UserError(fmt::format("'{}' is not a valid .npy file: the header has no '{}'", where, key));
+  // A key given twice is malformed: readers disagree on which value counts (NumPy takes the last).
+  if (header.find(pattern, p + pattern.size()) != std::string_view::npos)
+    throw UserError(fmt::format("'{}' is not a valid .npy file: the header gives '{}' twice", where, key));
   std::string_view rest = header.substr(p + pattern.size());
   size_t start = rest.find_first_not_of(' ');
   return start == std::string_view::npos ? std::string_view{} : rest.substr(start);
@@ -136,6 +139,10 @@ Tensor parse_npy(std::string_view bytes, const std::string& where) {
   size_t have = bytes.size() - hstart - hlen;
   if (have < nbytes)
     throw bad(fmt::format("truncated data: {} bytes for shape [{}] of {}, expected {}", have, fmt::join(shape, ", "), dtype_name(*dt), nbytes));
+  // Bytes past the array are no part of it: a file cut from another or written wrongly.
+  if (have > nbytes)
+    throw bad(fmt::format("{} bytes of data for shape [{}] of {}, expected {}: {} trailing bytes", have, fmt::join(shape, ", "), dtype_name(*dt),
+                          nbytes, have - nbytes));
   Tensor t = Tensor::zeros(*dt, shape);
   if (nbytes > 0) std::memcpy(t.data(), bytes.data() + hstart + hlen, nbytes);  // an empty tensor has no buffer
   return t;

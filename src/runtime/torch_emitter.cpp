@@ -240,7 +240,7 @@ std::string torch_compile_literal(const InductorCall* inductor) {
                      inductor->relu_bug.empty() ? "None" : c_string_literal(inductor->relu_bug));
 }
 
-std::string emit_torch_program(const Graph& g, const std::string& stem, const InductorCall* inductor) {
+std::string emit_torch_program(const Graph& g, const std::string& stem, const InductorCall* inductor, const std::string& inputs_dir) {
   std::string inputs, outputs, output_dtypes;
   for (int i = 0; i < g.num_inputs(); ++i) {
     const TensorType& t = g.node(i).type;
@@ -256,7 +256,7 @@ std::string emit_torch_program(const Graph& g, const std::string& stem, const In
                                             {"INPUTS", inputs},
                                             {"OUTPUTS", outputs},
                                             {"OUTPUT_DTYPES", output_dtypes},
-                                            {"INPUTS_DIR", stem + "_inputs"},
+                                            {"INPUTS_DIR", inputs_dir.empty() ? stem + "_inputs" : inputs_dir},
                                             {"COMPILED_DIR", stem + "_compiled"},
                                             {"TORCH_OUTPUTS_DIR", stem == "repro" ? "torch_outputs" : stem + "_torch_outputs"},
                                             {"ENTRY", torch_function_name(g)},

@@ -292,7 +292,7 @@ int64_t next_number_after(const std::vector<std::string>& names, std::string_vie
         name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
       continue;
     const std::string_view digits = std::string_view(name).substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-    if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string_view::npos) continue;
+    if (digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string_view::npos) continue;
     last = std::max<int64_t>(last, std::stoll(std::string(digits)));
   }
   return last + 1;

@@ -262,3 +262,69 @@ TEST(Fuzz, InterruptedCampaignResumes) {
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_EQ(graphs_done(), before + 2);
 }
+
+// Interrupted in its first batch (its check still running), a campaign already has a state.json:
+// the message that says to continue with --resume is true, and --resume continues it.
+TEST(Fuzz, ACampaignInterruptedInItsFirstBatchResumes) {
+  const fs::path root = fresh_dir("fuzz_interrupt_first_batch");
+  const fs::path check = root / "check.sh";
+  // Judges at once once `release` exists; until then it says it started and waits.
+  std::ofstream(check) << "#!/bin/sh\n[ -e " << (root / "release").string() << " ] && exit 0\ntouch " << (root / "started").string()
+                       << "\nexec sleep 600\n";
+  fs::permissions(check, fs::perms::owner_all);
+  const std::string check_cmd = "sh " + check.string() + " {}";
+  ProcessSpec s;
+  s.argv = {REPROKIT_EXE, "fuzz", "-o", (root / "c").string(), "--check", check_cmd, "--format", "rk", "--timeout", "900", "--seed", "4"};
+  s.cwd = root.string();
+  LineChild fuzz(s);
+  for (int i = 0; i < 600 && !fs::exists(root / "started"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(fs::exists(root / "started")) << "the first check never started";
+  fuzz.stop();  // SIGTERM to its group, as Ctrl-C
+  ProcessResult r = fuzz.wait_result();
+  EXPECT_EQ(r.exit_code, 143) << r.err;
+  EXPECT_NE(r.err.find("--resume"), std::string::npos) << r.err;
+  ASSERT_TRUE(fs::exists(root / "c" / "state.json")) << "the message promises a state.json: " << r.err;
+  EXPECT_EQ(read_json(root / "c" / "state.json")["counts"]["graphs"], 0);
+
+  std::ofstream(root / "release") << "";
+  auto resumed = reprokit_cli({"fuzz", "-o", (root / "c").string(), "--resume", "--check", check_cmd, "--max-graphs", "1"}, root);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_EQ(read_json(root / "c" / "state.json")["counts"]["graphs"], 1);
+}
+
+// A backend that cannot run on this machine (here: inductor with an interpreter that does not
+// exist) stops the campaign before it starts, with the backend's own message and exit 2; it is
+// not a campaign of graphs all "rejected by reprokit". No directory is left behind.
+TEST(Fuzz, ABackendThatCannotRunHereIsRefusedUpFront) {
+  const fs::path root = fresh_dir("fuzz_backend_unavailable");
+  const std::string c = (root / "c").string();
+  auto r = reprokit_cli({"fuzz", "-o", c, "--backend", "cpp,inductor", "--max-graphs", "2"}, root, {{"REPROKIT_PYTHON", "/nonexistent/python3"}});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--backend inductor: the backend cannot run on this machine"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the inductor backend needs Python with torch 2"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(c));
+
+  // A resumed campaign is checked the same way, on the machine it resumes on.
+  auto first = reprokit_cli({"fuzz", "-o", c, "--max-graphs", "1", "--max-nodes", "2"}, root);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  auto state = read_json(root / "c" / "state.json");
+  state["options"]["backends"] = {"inductor"};
+  std::ofstream(root / "c" / "state.json") << state.dump();
+  auto resumed = reprokit_cli({"fuzz", "-o", c, "--resume", "--max-graphs", "1"}, root, {{"REPROKIT_PYTHON", "/nonexistent/python3"}});
+  EXPECT_EQ(resumed.exit_code, 2) << resumed.err;
+  EXPECT_NE(resumed.err.find("--backend inductor: the backend cannot run on this machine"), std::string::npos) << resumed.err;
+  EXPECT_EQ(read_json(root / "c" / "state.json"), state) << "nothing was judged";
+}
+
+// The cuda backend without NVRTC or a driver: refused up front with its message, where this
+// machine cannot run it (where it can, there is nothing to refuse).
+TEST(Fuzz, CudaWithoutADriverIsRefusedUpFront) {
+  const fs::path root = fresh_dir("fuzz_cuda_unavailable");
+  write_text(root / "one.rk", "graph one(%x: f32[4]) {\n %y = relu(%x)\n return (%y)\n}\n");
+  auto direct = reprokit_cli({"run", (root / "one.rk").string(), "--backend", "cuda"}, root);
+  if (direct.exit_code != 2) GTEST_SKIP() << "the cuda backend runs on this machine";
+  auto r = reprokit_cli({"fuzz", "-o", (root / "c").string(), "--backend", "cuda", "--max-graphs", "2"}, root);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--backend cuda: the backend cannot run on this machine: cuda backend:"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(root / "c"));
+}

@@ -132,3 +132,57 @@ TEST(Triage, ValueNamesInMessagesDoNotSplitABug) {
   EXPECT_NE(records[0].message.find("Runtime's session"), std::string::npos) << records[0].message;
   EXPECT_EQ(group_repros(records).size(), 1u);
 }
+
+// A symlink given as DIR is refused, naming it (nothing under a campaign is opened through a
+// symlink), instead of walked as nothing: "0 repros" with exit 0.
+TEST(Triage, ASymlinkedDirIsRefusedNamingIt) {
+  const fs::path root = fresh_dir("triage_symlink");
+  write_text(root / "real" / "r" / "repro.rk", "graph g(%x: f32[2]) {\n  %y = exp(%x)\n  return (%y)\n}\n");
+  write_text(root / "real" / "r" / "report.json", nlohmann::json{{"check", "x {}"}, {"final_check_said", "boom"}}.dump());
+  fs::create_directory_symlink(root / "real", root / "link");
+  for (const std::string given : {"link", "link/"}) {
+    auto r = reprokit_cli({"triage", given}, root);
+    EXPECT_EQ(r.exit_code, 2) << given << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find(given + ": is a symbolic link"), std::string::npos) << r.err;
+  }
+  auto real = reprokit_cli({"triage", "real"}, root);
+  EXPECT_EQ(real.exit_code, 0) << real.err;
+  EXPECT_NE(real.out.find("1 repro in 1 distinct bug"), std::string::npos) << real.out;
+}
+
+// Repros deeper than the walk goes are not dropped silently: triage says how many directories it
+// did not visit and names one.
+TEST(Triage, DirectoriesTooDeepToVisitAreCountedAndNamed) {
+  const fs::path root = fresh_dir("triage_deep");
+  fs::path deep = root / "farm";
+  for (int level = 1; level <= kMaxReproDepth + 1; ++level) deep /= "d" + std::to_string(level);
+  write_text(deep / "repro.rk", "graph g(%x: f32[2]) {\n  %y = exp(%x)\n  return (%y)\n}\n");
+  write_text(deep / "report.json", nlohmann::json{{"check", "x {}"}, {"final_check_said", "boom"}}.dump());
+  TooDeep too_deep;
+  EXPECT_TRUE(find_repro_dirs((root / "farm").string(), &too_deep).empty());
+  EXPECT_EQ(too_deep.count, 1);
+  EXPECT_EQ(too_deep.first, deep.string());
+  auto r = reprokit_cli({"triage", (root / "farm").string()}, root);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("1 directory more than 8 levels below " + (root / "farm").string() + " was not visited (the first: " + deep.string() + ")"),
+            std::string::npos)
+      << r.err;
+  // One level up, it is found.
+  auto nearer = reprokit_cli({"triage", (root / "farm" / "d1").string()}, root);
+  EXPECT_NE(nearer.out.find("1 repro in 1 distinct bug"), std::string::npos) << nearer.out << nearer.err;
+}
+
+// Every skip names the directory it skipped, also when the reason is a field of the wrong type
+// (whose message, from the JSON library, names no file).
+TEST(Triage, EverySkipNamesItsDirectory) {
+  const fs::path root = fresh_dir("triage_skips");
+  const std::string graph = "graph g(%x: f32[2]) {\n  %y = exp(%x)\n  return (%y)\n}\n";
+  write_text(root / "reduced" / "repro.rk", graph);
+  write_text(root / "reduced" / "report.json", nlohmann::json{{"check", "x {}"}, {"final_check_said", 5}}.dump());
+  write_text(root / "finding" / "model.rk", graph);
+  write_text(root / "finding" / "finding.json", nlohmann::json{{"kind", "crash"}, {"backend", 3}}.dump());
+  auto r = reprokit_cli({"triage", root.string()}, root);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("skipped " + (root / "reduced").string() + ": "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("skipped " + (root / "finding").string() + ": "), std::string::npos) << r.err;
+}

@@ -57,6 +57,28 @@ TEST(BundleErrors, BadJsonAndMissingManifest) {
   expect_bad({"minify", (b / "nope").string()}, b, "is not a bundle directory");
 }
 
+// A rewrite limit past int64 (2^64, which JSON readers take for a double) is reported as out of
+// range with its value, not wrapped into "a negative limit"; one in range is not refused.
+TEST(BundleErrors, APassLimitOutOfRangeIsNamedWithItsValue) {
+  auto b = make_bundle("pass_limit_range");
+  const std::string manifest = read_text(b / "manifest.json");
+  const std::string empty = "\"pass_limits\": {}";
+  ASSERT_NE(manifest.find(empty), std::string::npos) << manifest;
+  auto with_limit = [&](const std::string& value) {
+    std::string m = manifest;
+    m.replace(m.find(empty), empty.size(), "\"pass_limits\": {\"cse\": " + value + "}");
+    std::ofstream(b / "manifest.json") << m;
+  };
+  with_limit("18446744073709551616");
+  expect_bad({"minify", b.string()}, b, "the rewrite limit of cse is 18446744073709551616, out of range");
+  with_limit("18446744073709551615");
+  expect_bad({"minify", b.string()}, b, "the rewrite limit of cse is 18446744073709551615, out of range");
+  with_limit("-1");
+  expect_bad({"minify", b.string()}, b, "the rewrite limit of cse is -1, negative");
+  with_limit("2.5");
+  expect_bad({"minify", b.string()}, b, "the rewrite limit of cse is 2.5, not an integer");
+}
+
 TEST(BundleErrors, TruncatedInputIsNamed) {
   auto b = make_bundle("truncated");
   fs::resize_file(b / "inputs" / "x.npy", 100);

@@ -120,9 +120,16 @@ TEST(ReproFiles, TheGeneratedTestIsNeverDisabled) {
 }
 
 // Resumed runs number on after an earlier run's files; the names are untrusted.
-TEST(NumberedFiles, NextNumberAfterIgnoresWhatIsNotASmallNumber) {
+TEST(NumberedFiles, NextNumberAfterIgnoresWhatIsNotANumber) {
   EXPECT_EQ(next_number_after({}, "c", ""), 1);
   EXPECT_EQ(next_number_after({"c00003", "c00010", "cx", "c", "d00099"}, "c", ""), 11);
-  EXPECT_EQ(next_number_after({"c2147483647", "c99999999999999999999", "c00002"}, "c", ""), 3) << "an int's overflow";
+  EXPECT_EQ(next_number_after({"c99999999999999999999", "c00002"}, "c", ""), 3) << "past int64: no number a counter reaches";
   EXPECT_EQ(next_number_after({"q00007.json", "q00008.json.tmp", "q-1.json"}, "q", ".json"), 8);
+}
+
+// A count past 9 digits goes on: c1000000000 is after c999999999, never taken for a new name.
+TEST(NumberedFiles, NextNumberAfterCountsPastNineDigits) {
+  EXPECT_EQ(next_number_after({"c999999999", "c1000000000"}, "c", ""), 1000000001);
+  EXPECT_EQ(next_number_after({"c2147483647", "c00002"}, "c", ""), 2147483648) << "past an int";
+  EXPECT_EQ(next_number_after({"c999999999999999999"}, "c", ""), 1000000000000000000) << "18 digits";
 }

@@ -11,6 +11,8 @@
 
 #include "../harness/cli_util.h"
 #include "reprokit/ir/text_format.h"
+#include "reprokit/minifier/candidate.h"
+#include "reprokit/minifier/check_oracle.h"
 #include "reprokit/onnx/onnx_import.h"
 
 using namespace reprokit;
@@ -380,4 +382,77 @@ TEST(Reduce, AFinalCheckThatCleansItsDirectoryLeavesOutAlone) {
   EXPECT_TRUE(fs::exists(dir / "out" / "repro.rk"));
   EXPECT_TRUE(fs::exists(dir / "out" / "BUG_REPORT.md"));
   EXPECT_EQ(reduced_ops(dir / "out"), "gelu");
+}
+
+// Kept candidates of an earlier run are never reused: a count past 9 digits (c1000000000 after
+// c999999999) goes on after them, and each one's files stay as they were.
+TEST(Reduce, KeptCandidatesPastNineDigitsAreNeverReused) {
+  auto dir = fresh_dir("reduce_keep_ten_digits");
+  const fs::path candidates = dir / "out" / "reduce_work" / "candidates";
+  for (const char* name : {"c999999999", "c1000000000"}) write_text(candidates / name / "mine.txt", name);
+  auto r = reprokit_cli({"reduce", example("mlp"), kGeluCheck[0], kGeluCheck[1], "-o", "out", "--resume", "--keep-candidates", "--only", "truncate"},
+                        dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(read_text(candidates / "c999999999" / "mine.txt"), "c999999999");
+  EXPECT_EQ(read_text(candidates / "c1000000000" / "mine.txt"), "c1000000000");
+  EXPECT_FALSE(fs::exists(candidates / "c1000000000" / "model.rk")) << "a new candidate was written into an earlier one";
+  EXPECT_TRUE(fs::exists(candidates / "c1000000001" / "model.rk")) << "the count goes on after the largest kept candidate";
+}
+
+// A candidate directory is created only where nothing has its name: one that is there already
+// (the oracle's count pointed at it) is skipped, not removed or written into.
+TEST(Reduce, TheOracleNeverWritesIntoAnExistingCandidateDirectory) {
+  auto dir = fresh_dir("reduce_exclusive_candidates");
+  write_text(dir / "work" / "candidates" / "c00001" / "mine.txt", "mine");
+  CheckOptions co;
+  co.check = {"true"};
+  co.work_dir = (dir / "work").string();
+  co.first_candidate = 1;
+  co.keep_candidates = true;
+  Candidate c;
+  c.graph = parse_module("graph g(%x: f32[2]) {\n %y = exp(%x)\n return (%y)\n}\n").entry();
+  CheckOracle oracle(co, [](const Candidate&) { return std::vector<Tensor>{Tensor::from_doubles(DType::f32, {2}, {1, 2})}; });
+  std::vector<Verdict> v = oracle.judge({c});
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_FALSE(v[0].interesting) << v[0].got.message;
+  EXPECT_EQ(read_text(dir / "work" / "candidates" / "c00001" / "mine.txt"), "mine");
+  EXPECT_FALSE(fs::exists(dir / "work" / "candidates" / "c00001" / "model.rk"));
+  EXPECT_TRUE(fs::exists(dir / "work" / "candidates" / "c00002" / "model.rk"));
+}
+
+// A run refused before it wrote a repro (here: a check that cannot be started) removes what it
+// created, so the corrected command runs instead of finding OUT "already exists"; a directory
+// that was there before stays.
+TEST(Reduce, ARefusedRunLeavesNothingItCreated) {
+  auto dir = fresh_dir("reduce_refused_cleanup");
+  auto missing = reprokit_cli({"reduce", example("mlp"), "--check", "/no/such/check {}", "-o", "out"}, dir);
+  EXPECT_EQ(missing.exit_code, 2) << missing.out << missing.err;
+  EXPECT_FALSE(fs::exists(dir / "out")) << "left behind by the refused run";
+  auto fixed = reprokit_cli({"reduce", example("mlp"), kGeluCheck[0], kGeluCheck[1], "-o", "out", "--only", "truncate"}, dir);
+  EXPECT_EQ(fixed.exit_code, 0) << fixed.out << fixed.err;
+
+  fs::create_directories(dir / "mine");
+  auto into_existing = reprokit_cli({"reduce", example("mlp"), "--check", "/no/such/check {}", "-o", "mine", "--keep-candidates"}, dir);
+  EXPECT_EQ(into_existing.exit_code, 2) << into_existing.err;
+  EXPECT_TRUE(fs::is_directory(dir / "mine")) << "it was there before";
+  EXPECT_TRUE(fs::is_empty(dir / "mine"));
+}
+
+// repro_torch.py in a reduce OUT runs with no argument: its inputs are OUT/inputs/, where the
+// check reads them (not repro_inputs/, a bundle's).
+TEST(Reduce, ReproTorchScriptReadsTheInputsBesideIt) {
+  auto dir = fresh_dir("reduce_repro_torch");
+  auto r = reprokit_cli({"reduce", example("mlp"), kGeluCheck[0], kGeluCheck[1], "-o", "out", "--only", "truncate"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string script = read_text(dir / "out" / "repro_torch.py");
+  EXPECT_NE(script.find("os.path.join(here, 'inputs')"), std::string::npos) << script;
+  EXPECT_EQ(script.find("repro_inputs"), std::string::npos) << script;
+  if (!have_python_module("torch")) GTEST_SKIP() << "python3-torch is not installed: the script was not run";
+  ProcessSpec s;
+  s.argv = {"/usr/bin/python3", (dir / "out" / "repro_torch.py").string()};
+  s.cwd = dir.string();
+  s.timeout_s = 300;
+  auto ran = run_process(s);
+  EXPECT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_TRUE(fs::is_directory(dir / "out" / "torch_outputs")) << ran.out;
 }

@@ -70,3 +70,20 @@ TEST(CompilerStrategies, CandidateJsonRoundTripsAndRejectsUnknownPasses) {
   j["pass_limits"] = {{"cse", -1}};
   EXPECT_THROW(Candidate::from_json(j), UserError);
 }
+
+// A minifier state's rewrite limit of 2^64 (a double to the JSON reader) is out of range, with
+// its value; 2^63 (unsigned to it) too: neither wraps into a negative limit.
+TEST(CompilerStrategies, ARewriteLimitPastInt64IsOutOfRangeNotNegative) {
+  nlohmann::json j = pointwise_chain().to_json();
+  for (const char* value : {"18446744073709551616", "9223372036854775808"}) {
+    j["pass_limits"] = nlohmann::json::parse(std::string("{\"cse\": ") + value + "}");
+    try {
+      Candidate::from_json(j);
+      FAIL() << value << " was taken";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("the rewrite limit of cse is ") + value + ", out of range"), std::string::npos) << e.what();
+    }
+  }
+  j["pass_limits"] = {{"cse", 9223372036854775807}};
+  EXPECT_EQ(Candidate::from_json(j).pass_limits.at("cse"), 9223372036854775807);
+}

@@ -113,3 +113,34 @@ TEST(InputGen, DeterministicHonoursStridesAndIndexRanges) {
   }
   for (double v : a[3].to_doubles()) EXPECT_LE(std::fabs(v), 8);
 }
+
+// A header that gives a key twice is malformed (which value counts differs between readers):
+// refused, naming the file and the key.
+TEST(Npy, AHeaderKeyGivenTwiceIsRefused) {
+  auto npy = [](const std::string& dict) {
+    const std::string header = dict + std::string(64 - (10 + dict.size() + 1) % 64, ' ') + "\n";
+    return std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' + header + std::string(8, '\0');
+  };
+  for (const std::string key : {"descr", "shape", "fortran_order"}) {
+    const std::string dict = key == "descr"   ? "{'descr': '<f4', 'descr': '<f8', 'fortran_order': False, 'shape': (1,), }"
+                             : key == "shape" ? "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), 'shape': (1,), }"
+                                              : "{'descr': '<f8', 'fortran_order': True, 'fortran_order': False, 'shape': (1,), }";
+    try {
+      parse_npy(npy(dict), "twice.npy");
+      ADD_FAILURE() << key << " twice was accepted";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("'twice.npy' is not a valid .npy file: the header gives '" + key + "' twice"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(parse_npy(npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }"), "once.npy").shape(), (Shape{1}));
+}
+
+// Bytes after the array's data are refused, with the sizes, rather than ignored.
+TEST(Npy, TrailingBytesAfterTheDataAreRefused) {
+  auto dir = temp_dir("trailing");
+  write_npy((dir / "t.npy").string(), Tensor::zeros(DType::f32, {100}));
+  std::ofstream((dir / "t.npy").string(), std::ios::app | std::ios::binary) << "extra";
+  const std::string e = error_of((dir / "t.npy").string());
+  EXPECT_NE(e.find("t.npy' is not a valid .npy file"), std::string::npos) << e;
+  EXPECT_NE(e.find("405 bytes of data for shape [100] of f32, expected 400: 5 trailing bytes"), std::string::npos) << e;
+}

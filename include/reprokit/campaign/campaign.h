@@ -4,7 +4,8 @@
 // findings are grouped into distinct bugs (triage.h). Children run from argv, never a shell.
 //
 // CAMPAIGN/ holds:
-//   state.json          the options and how far the campaign got (written after every batch)
+//   state.json          the options and how far the campaign got (written when it starts, then
+//                       after every graph; compact JSON)
 //   report.json         graphs, rates, findings and distinct bugs (rewritten with state.json)
 //   SUMMARY.txt         the same as a table
 //   findings/<id>/      one per finding: finding.json, model.rk (+ inputs/), and bundles/<bundle>/
@@ -41,7 +42,8 @@ struct CampaignOptions {
 
 // Runs the campaign; returns 0 (whether or not it found anything; the report says what it found).
 // UserError for bad input: an existing CAMPAIGN without --resume, a --resume of a directory that
-// holds no campaign, a check that cannot run (126/127).
+// holds no campaign, a check that cannot run (126/127), a backend that cannot run on this machine
+// (refused before any graph is judged).
 int run_campaign(const CampaignOptions& options);
 
 }  // namespace reprokit

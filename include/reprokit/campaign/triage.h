@@ -4,6 +4,7 @@
 // (dynamo, aot_forward, aot_backward) is recorded but left out of the key: one miscompiled kernel
 // shows in the forward graph of one model and the backward graph of another (docs/FUZZING.md).
 #pragma once
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -33,10 +34,18 @@ struct ReproRecord {
 // un-minified bundle (manifest.json: its original graph). nullopt with `why` when it holds none.
 std::optional<ReproRecord> read_repro(const std::string& dir, std::string* why = nullptr);
 
-// Every repro directory at or below `root` (bundles, reduce outputs, campaigns), in path order.
+// The directories a walk did not look into because they lie deeper than it goes.
+struct TooDeep {
+  int64_t count = 0;
+  std::string first;  // one of them, in path order
+};
+
+// Every repro directory at or below `root` (bundles, reduce outputs, campaigns), in path order,
+// down to kMaxReproDepth levels below it; `too_deep` (when given) receives what lies deeper.
 // Symlinks are not followed; work directories (minify_work, reduce_work), `original/` and twins
 // are not repros of their own.
-std::vector<std::string> find_repro_dirs(const std::string& root);
+constexpr int kMaxReproDepth = 8;
+std::vector<std::string> find_repro_dirs(const std::string& root, TooDeep* too_deep = nullptr);
 
 struct BugGroup {
   std::string signature;

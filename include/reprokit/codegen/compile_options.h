@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "reprokit/codegen/failure_kind.h"
 #include "reprokit/ir/op.h"
 
@@ -55,5 +57,10 @@ std::pair<std::string, std::string> parse_backend_option(const std::string& spec
 void check_backend_option(const std::string& key, const std::string& json_value);
 // Adds the injections of REPRO_INJECT / REPRO_INJECT_PASS (comma-separated OP:KIND / PASS:N).
 void add_injections_from_env(CompileOptions& options);
+// Reads "pass_limits" as a file holds it (a bundle's manifest, a minifier's candidate): an object
+// of pass name -> rewrite limit, each an integer in 0..2^63-1. UserError naming the pass and the
+// value otherwise: 2^64 or 1e30 is out of range, -1 negative, 2.5 no integer (never wrapped or
+// truncated into another limit). Pass names are the caller's to check.
+std::map<std::string, int64_t> pass_limits_from_json(const nlohmann::json& limits);
 
 }  // namespace reprokit

@@ -76,6 +76,7 @@ class CheckOracle : public TimedOracle {
  private:
   // One check per candidate (at most `jobs`), all running at once.
   std::vector<Verdict> run_side_by_side(std::span<const Candidate> candidates, std::span<const double> limits);
+  std::string new_candidate_dir();
 
   CheckOptions options_;
   CandidateInputs inputs_;

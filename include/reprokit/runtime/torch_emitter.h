@@ -30,6 +30,9 @@ struct InductorCall {
   std::map<std::string, std::string> options;
   std::string relu_bug;
 };
-std::string emit_torch_program(const Graph& g, const std::string& stem = "repro", const InductorCall* inductor = nullptr);
+// `inputs_dir` names the default input directory beside the script when it is not <stem>_inputs/
+// (a `reduce` output keeps its inputs in inputs/, where its check reads them).
+std::string emit_torch_program(const Graph& g, const std::string& stem = "repro", const InductorCall* inductor = nullptr,
+                               const std::string& inputs_dir = "");
 
 }  // namespace reprokit

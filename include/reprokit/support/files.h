@@ -75,8 +75,9 @@ void write_new_file(const Dir& dir, const std::string& name, std::string_view da
 std::vector<std::string> relative_components(const std::string& rel, std::string_view what);
 
 // The number after the largest N among names PREFIX<N>SUFFIX (1 when there is none): how a
-// resumed run numbers on after an earlier run's files. Names are untrusted: N must be 1 to 9
-// digits (c2147483647 overflowed an int), anything else is not a numbered name.
+// resumed run numbers on after an earlier run's files. Names are untrusted: N is 1 to 18 digits
+// (every number a counter reaches, past 9 digits included, without overflowing int64); a longer
+// N is no number a counter reaches, so it is not a numbered name.
 int64_t next_number_after(const std::vector<std::string>& names, std::string_view prefix, std::string_view suffix);
 
 }  // namespace reprokit
