@@ -17,6 +17,7 @@
 #include "import_context.h"
 #include "proto_util.h"
 #include "reprokit/support/errors.h"
+#include "reprokit/support/escape_controls.h"
 #include "reprokit/ir/names.h"
 #include "reprokit/ir/shape_check.h"
 #include "reprokit/ir/text_format.h"
@@ -185,7 +186,7 @@ Tensor NodeCtx::need_constant(int i, std::string_view what) {
       if (auto given = imp.opts.given_value(name, imp.foreign.map(name))) {
         const Tensor& k = given->first;
         if (k.dtype() != v.type.dtype || k.shape() != v.type.shape)
-          throw UserError(fmt::format("{}: {}: holds {}{}, the model declares input '{}' {}", imp.file, given->second, dtype_name(k.dtype()),
+          throw UserError(fmt::format("{}: {}: holds {}{}, the model declares input '{}' {}", imp.file, escape_controls(given->second), dtype_name(k.dtype()),
                                       shape_str(k.shape()), printable(name), v.type.str()));
         imp.frozen.insert(name);
         return k;
@@ -420,7 +421,7 @@ void Importer::bind_inputs() {
     if (!given && open && opts.shape_of_given_values)
       if (auto hint = opts.shape_of_given_values(name, mapped)) {
         given = hint->first;
-        given_by = hint->second;
+        given_by = escape_controls(hint->second);  // a path named after the input: as raw as its name
       }
     Shape shape;
     if (given) {

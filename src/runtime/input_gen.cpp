@@ -15,6 +15,7 @@
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/op_semantics.h"
 #include "reprokit/support/errors.h"
+#include "reprokit/support/escape_controls.h"
 #include "reprokit/ir/names.h"
 #include "reprokit/runtime/npy.h"
 
@@ -100,7 +101,7 @@ std::vector<Tensor> assemble_inputs(const Graph& g, const std::map<std::string, 
   for (int i = 0; i < g.num_inputs(); ++i)
     if (auto it = given.find(g.node(i).name); it != given.end()) have[static_cast<size_t>(i)] = it->second;
   if (!inputs_dir.empty()) {
-    if (!fs::is_directory(inputs_dir)) throw UserError("--inputs: '" + inputs_dir + "' is not a directory");
+    if (!fs::is_directory(inputs_dir)) throw UserError("--inputs: '" + escape_controls(inputs_dir) + "' is not a directory");
     std::set<std::string> used;
     for (const auto& f : consumed) used.insert(fs::path(f).filename().string());
     std::vector<std::string> names;
@@ -113,10 +114,10 @@ std::vector<Tensor> assemble_inputs(const Graph& g, const std::map<std::string, 
       used.insert(fs::path(*f).filename().string());
       Tensor t = read_npy_as(*f, in.type.dtype);
       if (t.dtype() != in.type.dtype || t.shape() != in.type.shape)
-        throw UserError(fmt::format("{}: holds {}{}, input %{} is declared {}", *f, dtype_name(t.dtype()), fmt::format("[{}]", fmt::join(t.shape(), ", ")),
+        throw UserError(fmt::format("{}: holds {}{}, input %{} is declared {}", escape_controls(*f), dtype_name(t.dtype()), fmt::format("[{}]", fmt::join(t.shape(), ", ")),
                                     in.name, in.type.str()));
       have[static_cast<size_t>(i)] = t;
-      if (origins) origins->from_files.push_back(fmt::format("%{} <- {}", in.name, *f));
+      if (origins) origins->from_files.push_back(fmt::format("%{} <- {}", in.name, escape_controls(*f)));  // the file is named after an ONNX name
     }
     std::error_code ec;
     std::vector<std::string> unused;

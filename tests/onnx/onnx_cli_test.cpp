@@ -90,6 +90,31 @@ TEST(OnnxCli, InputsByTheirOnnxNamesAndDynamicSizesFromTheirValues) {
   EXPECT_HAS(r.err, "and is not read (the files read are: v_0.npy or 0.npy, v_1.npy or 1.npy)");
 }
 
+// An ONNX input's name is the model's to choose: what `run` prints of it (the file read for it, a
+// refusal quoting that file) holds nothing a terminal acts on, and forges no line of output.
+TEST(OnnxCli, RunPrintsNoControlCharactersFromOnnxNames) {
+  fs::path d = fresh_dir("onnx_name_controls");
+  const std::string forged = "reprokit run: all clear";
+  const std::string name = "x\x1b]0;pwned\x07\n" + forged;
+  ModelBuilder b(17);
+  b.input(name, F32, {2}).output("y", F32);
+  b.node("Neg", {name}, {"y"}, "neg\x1b[2J");
+  { std::ofstream(d / "m.onnx", std::ios::binary) << b.bytes(); }
+  fs::create_directories(d / "in");
+  write_npy((d / "in" / (name + ".npy")).string(), Tensor::from_doubles(DType::f32, {2}, {1.0, 2.0}));
+  auto r = reprokit_cli({"run", "m.onnx", "--inputs", "in", "--backend", "eager"}, d);
+  ASSERT_EQ(r.exit_code, 0) << escape_controls_keep_newlines(r.err);
+  expect_inert_output(r.out, forged);
+  expect_inert_output(r.err, forged);
+  EXPECT_HAS(r.err, "<- in/x\\e]0;pwned\\x07\\nreprokit run: all clear.npy");
+  // A file that is no .npy: the refusal quotes its path escaped.
+  write_text(d / "bad" / (name + ".npy"), "junk");
+  r = reprokit_cli({"run", "m.onnx", "--inputs", "bad", "--backend", "eager"}, d);
+  EXPECT_EQ(r.exit_code, 2) << escape_controls_keep_newlines(r.err);
+  expect_inert_output(r.err, forged);
+  EXPECT_HAS(r.err, "bad/x\\e]0;pwned");
+}
+
 // A shape given as a graph input is specialised from the value the user gives (issue 26: a Reshape
 // whose target is an input was refused), and without a value the error says how to give one.
 TEST(OnnxCli, ShapeInputsAreSpecialisedFromTheirFiles) {

@@ -32,9 +32,9 @@ std::optional<std::string> input_file(const std::string& dir, const std::string&
 
 // Where each input of a run came from (for the CLI's note).
 struct InputOrigins {
-  std::vector<std::string> from_files;  // "%x <- DIR/x.npy"
+  std::vector<std::string> from_files;  // "%x <- DIR/x.npy", the path escaped (escape_controls.h)
   std::vector<std::string> random;      // "%y" (drawn from the seed)
-  std::string unused;                   // the .npy files of the directory that fit no input, said in a sentence ("" when none)
+  std::string unused;                   // the .npy files of the directory that fit no input, said in a sentence ("" when none), escaped
 };
 
 // The inputs of a run of g as the CLI assembles them: `given` values (an ONNX model's weights),
