@@ -129,7 +129,7 @@ static int run_model(const std::vector<std::string>& argv) {
   }
   // Values given (an ONNX model's weights, then --inputs files), random for the rest.
   InputOrigins origins;
-  std::vector<Tensor> inputs = assemble_inputs(g, known, inputs_dir, static_cast<uint64_t>(seed), given.sources, &origins, given.specialised);
+  std::vector<Tensor> inputs = assemble_inputs(g, known, static_cast<uint64_t>(seed), given, &origins);
   if (!inputs_dir.empty()) {  // say which values are the user's: an answer about random ones must not pass for theirs
     // The files' names come from the model's input names: InputOrigins holds them escaped.
     fmt::print(stderr, "reprokit run: --inputs {}: {} input{} from files ({}){}{}\n", escape_controls(inputs_dir), origins.from_files.size(),
