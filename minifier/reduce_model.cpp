@@ -274,9 +274,11 @@ class ReduceFrontEnd : public ReductionFrontEnd {
   static Bundle load(const ReduceCommandOptions& o, std::set<std::string>& weights) {
     Bundle b;
     std::map<std::string, Tensor> known;
-    Module m = load_model(o.model, o.shapes, &known);
+    GivenInputs given;  // an ONNX model's files are named after its ONNX inputs, as for `reprokit run`
+    given.dir = o.inputs_dir;
+    Module m = load_model(o.model, o.shapes, &known, given);
     b.graph = m.entry();
-    b.inputs = assemble_inputs(b.graph, known, o.inputs_dir, o.seed);
+    b.inputs = assemble_inputs(b.graph, known, o.seed, given);
     for (auto& [name, t] : known) weights.insert(name);
     return b;
   }

@@ -8,6 +8,7 @@
 
 #include "reprokit/codegen/backend.h"
 #include "reprokit/support/errors.h"
+#include "reprokit/support/escape_controls.h"
 #include "reprokit/ir/op_registry.h"
 
 namespace reprokit {
@@ -53,11 +54,14 @@ void write_state(const Dir& campaign, const CampaignState& s, size_t max_bytes) 
   campaign.write("state.json", text);
 }
 
-// ---- reading state.json back: every field typed and bounded, or a UserError naming it
+// ---- reading state.json back: every field typed and bounded, or a UserError naming it (the
+// values it quotes escaped: the file is untrusted, and the message goes to a terminal)
 namespace {
 struct StateReader {
   std::string file;
-  [[noreturn]] void bad(const std::string& what) const { throw UserError(fmt::format("{}: {}; not a campaign this reprokit can resume", file, what)); }
+  [[noreturn]] void bad(const std::string& what) const {
+    throw UserError(fmt::format("{}: {}; not a campaign this reprokit can resume", escape_controls(file), what));
+  }
   const json& field(const json& j, const char* key) const {
     if (!j.is_object() || !j.contains(key)) bad(fmt::format("missing \"{}\"", key));
     return j.at(key);
@@ -119,13 +123,13 @@ CampaignState read_state(const Dir& campaign) {
   s.options.generator.max_nodes = static_cast<int>(r.integer(o, "max_nodes", 1, 200));
   for (auto& name : r.strings(o, "ops")) {
     const OpSchema* op = find_op(name);
-    if (!op) r.bad(fmt::format("\"ops\" names '{}', which is not an op", name));
+    if (!op) r.bad(fmt::format("\"ops\" names '{}', which is not an op", escape_controls(name)));
     s.options.generator.ops.insert(op->op);
   }
   s.options.generator.train = r.boolean(o, "train");
   s.options.backends = r.strings(o, "backends");
   for (auto& b : s.options.backends)
-    if (!find_backend(b)) r.bad(fmt::format("\"backends\" names '{}', which is not a backend", b));
+    if (!find_backend(b)) r.bad(fmt::format("\"backends\" names '{}', which is not a backend", escape_controls(b)));
   s.options.timeout_s = r.number(o, "timeout_s", 0.1, 86400);
   s.options.check = r.str(o, "check");
   s.options.format = r.str(o, "format");
@@ -148,7 +152,7 @@ CampaignState read_state(const Dir& campaign) {
   for (auto& e : fs) {
     CampaignFinding f;
     f.id = r.str(e, "id");
-    if (!plain_name(f.id)) r.bad(fmt::format("finding id '{}' is not a plain directory name", f.id));
+    if (!plain_name(f.id)) r.bad(fmt::format("finding id '{}' is not a plain directory name", escape_controls(f.id)));
     f.graph = r.str(e, "graph");
     f.index = r.integer(e, "index", 0, big);
     f.backend = r.str(e, "backend");
@@ -157,7 +161,7 @@ CampaignState read_state(const Dir& campaign) {
     f.message = r.str(e, "message");
     f.minify = r.str(e, "minify");
     if (f.minify != "pending" && f.minify != "minimized" && f.minify != "failed" && f.minify != "not needed" && f.minify != "off")
-      r.bad(fmt::format("finding {}: \"minify\" is '{}'", f.id, f.minify));
+      r.bad(fmt::format("finding {}: \"minify\" is '{}'", f.id, escape_controls(f.minify)));
     f.minify_s = r.number(e, "minify_s", 0, 1e9);
     s.findings.push_back(std::move(f));
   }
@@ -199,7 +203,9 @@ std::string write_report(const Dir& campaign, const CampaignState& s, const std:
             {"rejected_examples", s.rejected_examples}};
   campaign.write("report.json", j.dump(2) + "\n");
 
-  std::string t = fmt::format("reprokit fuzz campaign {}\n", campaign.path());
+  // SUMMARY.txt is printed and read on terminals: what in it came from files (the findings' kinds
+  // and directories, state.json's refusals) is escaped.
+  std::string t = fmt::format("reprokit fuzz campaign {}\n", escape_controls(campaign.path()));
   t += fmt::format("  {} graphs in {:.0f} s ({:.2f} graphs/s; the generator alone: {:.0f} graphs/s), {} runs\n", c.graphs, s.elapsed_s, per_s,
                    gen_per_s, c.runs);
   t += fmt::format("  time: generating {:.1f} s, judging {:.1f} s, minifying {:.1f} s\n", s.generate_s, s.judge_s, s.minify_s);
@@ -210,8 +216,9 @@ std::string write_report(const Dir& campaign, const CampaignState& s, const std:
     t += fmt::format("\n  {:>5}  {:<14} {:<10} {:<30} {}\n", "count", "kind", "backend", "ops", "smallest repro");
     for (auto& g : bugs) {
       const ReproRecord& r = g.smallest();
-      t += fmt::format("  {:>5}  {:<14} {:<10} {:<30} {}{}\n", g.members.size(), r.kind, r.backend.empty() ? "external" : r.backend,
-                       r.ops_text(), r.dir, r.minimized ? "" : " (not minimized)");
+      t += fmt::format("  {:>5}  {:<14} {:<10} {:<30} {}{}\n", g.members.size(), escape_controls(r.kind),
+                       r.backend.empty() ? "external" : escape_controls(r.backend), escape_controls(r.ops_text()), escape_controls(r.dir),
+                       r.minimized ? "" : " (not minimized)");
     }
   }
   int failed = 0;
@@ -219,7 +226,7 @@ std::string write_report(const Dir& campaign, const CampaignState& s, const std:
   if (failed) t += fmt::format("\n  {} finding(s) could not be minified: see findings/<id>/minify.log\n", failed);
   if (!s.rejected_examples.empty()) {
     t += "\n  graphs reprokit refused (a generator bug; the first few):\n";
-    for (auto& r : s.rejected_examples) t += "    " + r + "\n";
+    for (auto& r : s.rejected_examples) t += "    " + escape_controls(r) + "\n";
   }
   campaign.write("SUMMARY.txt", t);
   return t;

@@ -14,6 +14,7 @@
 #include "reprokit/harness/repro_spec.h"
 #include "reprokit/harness/stack.h"
 #include "reprokit/support/errors.h"
+#include "reprokit/support/escape_controls.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/onnx/onnx_import.h"
 #include "reprokit/runtime/input_gen.h"
@@ -84,6 +85,14 @@ static std::vector<std::string> saved_files(const Graph& g, bool train, const st
   return files;
 }
 
+// The --inputs files whose values became constants of the graph, for the note: their names are
+// the model's input names, so escaped.
+static std::string specialised_files(const GivenInputs& given) {
+  std::vector<std::string> files;
+  for (const std::string& f : given.specialised) files.push_back(escape_controls(f));
+  return fmt::format("{}", fmt::join(files, ", "));
+}
+
 static int run_model(const std::vector<std::string>& argv) {
   Args args(argv, {"--backend", "--seed", "--inputs", "--save-outputs", "--inject", "--inject-pass", "--graph", "--shape", "--samples",
                         "--backend-option"},
@@ -120,19 +129,20 @@ static int run_model(const std::vector<std::string>& argv) {
   }
   // Values given (an ONNX model's weights, then --inputs files), random for the rest.
   InputOrigins origins;
-  std::vector<Tensor> inputs = assemble_inputs(g, known, inputs_dir, static_cast<uint64_t>(seed), given.sources, &origins, given.specialised);
+  std::vector<Tensor> inputs = assemble_inputs(g, known, static_cast<uint64_t>(seed), given, &origins);
   if (!inputs_dir.empty()) {  // say which values are the user's: an answer about random ones must not pass for theirs
-    fmt::print(stderr, "reprokit run: --inputs {}: {} input{} from files ({}){}{}\n", inputs_dir, origins.from_files.size(),
+    // The files' names come from the model's input names: InputOrigins holds them escaped.
+    fmt::print(stderr, "reprokit run: --inputs {}: {} input{} from files ({}){}{}\n", escape_controls(inputs_dir), origins.from_files.size(),
                origins.from_files.size() == 1 ? "" : "s", fmt::join(origins.from_files, ", "),
-               given.specialised.empty() ? std::string() : fmt::format("; specialised into the graph (shapes, axes): {}", fmt::join(given.specialised, ", ")),
+               given.specialised.empty() ? std::string() : fmt::format("; specialised into the graph (shapes, axes): {}", specialised_files(given)),
                origins.random.empty() ? std::string() : fmt::format("; random (seed {}): {}", seed, fmt::join(origins.random, ", ")));
-    if (!origins.unused.empty()) fmt::print(stderr, "reprokit run: note: --inputs {}: {}\n", inputs_dir, origins.unused);
+    if (!origins.unused.empty()) fmt::print(stderr, "reprokit run: note: --inputs {}: {}\n", escape_controls(inputs_dir), origins.unused);
   }
   StackResult r;
   try {
     r = run_stack(g, inputs, opts, cfg, static_cast<uint64_t>(seed));
   } catch (const StackFailure& e) {
-    fmt::print(stderr, "reprokit run: FAILED: {}: {}\n", e.failure.kind_name(), e.failure.message);
+    fmt::print(stderr, "reprokit run: FAILED: {}: {}\n", e.failure.kind_name(), escape_controls_keep_newlines(e.failure.message));
     return 1;
   }
   for (size_t k = 0; k < r.outputs.size(); ++k) print_summary(g.node(g.outputs[k]).name, r.outputs[k]);
@@ -159,7 +169,8 @@ static CommandRegistration reg({
     "  --backend-option K=V  an option of a compiler that is not reprokit's, saved in bundles (inductor: a\n"
     "                      torch._inductor.config option, e.g. cpp.simdlen=8); repeatable\n"
     "  --seed S            seed of the random inputs (default 0)\n"
-    "  --inputs DIR        load DIR/<input name>.npy (random for any missing; an ONNX model's weights by default)\n"
+    "  --inputs DIR        load DIR/<input name>.npy (random for any missing; an ONNX model's weights by default);\n"
+    "                      an ONNX input's file is named after its ONNX name, else after reprokit's name for it\n"
     "  --save-outputs DIR  write DIR/<returned value name>.npy (and DIR/grad_<input name>.npy with --train);\n"
     "                      a file already there, or an output named like a gradient's file, is refused (exit 2)\n"
     "  --inject OP:KIND    make the codegen misbehave on every node of OP (also REPRO_INJECT); inductor: relu only,\n"

@@ -9,6 +9,7 @@
 #include "command.h"
 #include "reprokit/campaign/triage.h"
 #include "reprokit/support/errors.h"
+#include "reprokit/support/escape_controls.h"
 
 namespace reprokit::cli {
 
@@ -21,9 +22,9 @@ static void check_root(const std::string& root) {
   while (link.size() > 1 && link.back() == '/') link.pop_back();
   std::error_code ec;
   if (fs::is_symlink(fs::symlink_status(link, ec)))
-    throw UserError(fmt::format("{}: is a symbolic link (to {}); triage follows no symlink: give the directory itself", root,
-                                fs::read_symlink(link, ec).string()));
-  if (!fs::is_directory(root, ec)) throw UserError(fmt::format("{}: not a directory", root));
+    throw UserError(fmt::format("{}: is a symbolic link (to {}); triage follows no symlink: give the directory itself", escape_controls(root),
+                                escape_controls(fs::read_symlink(link, ec).string())));
+  if (!fs::is_directory(root, ec)) throw UserError(fmt::format("{}: not a directory", escape_controls(root)));
 }
 
 static int run_triage(const std::vector<std::string>& argv) {
@@ -41,10 +42,12 @@ static int run_triage(const std::vector<std::string>& argv) {
     }
     if (too_deep.count)  // never silently: repros may lie there
       fmt::print(stderr, "reprokit triage: {} {} more than {} levels below {} {} not visited (the first: {}); give a deeper DIR to triage what they hold\n",
-                 too_deep.count, too_deep.count == 1 ? "directory" : "directories", kMaxReproDepth, root, too_deep.count == 1 ? "was" : "were",
-                 too_deep.first);
+                 too_deep.count, too_deep.count == 1 ? "directory" : "directories", kMaxReproDepth, escape_controls(root),
+                 too_deep.count == 1 ? "was" : "were", escape_controls(too_deep.first));
   }
-  for (auto& why : unreadable) fmt::print(stderr, "reprokit triage: skipped {}\n", why);
+  // What is printed came from the repros' files and directory names: escaped, so that none can
+  // act on the terminal or forge a line of triage's verdict.
+  for (auto& why : unreadable) fmt::print(stderr, "reprokit triage: skipped {}\n", escape_controls(why));
   const size_t total = records.size();
   std::vector<BugGroup> groups = group_repros(std::move(records));
   if (args.has("--json")) {
@@ -54,14 +57,17 @@ static int run_triage(const std::vector<std::string>& argv) {
       out.push_back({{"signature", g.signature}, {"count", g.members.size()}, {"kind", s.kind}, {"ops", s.ops_text()},
                      {"repro", s.dir}, {"minimized", s.minimized}, {"backend", s.backend}, {"stage", s.stage}});
     }
-    fmt::print("{}\n", out.dump(2));
+    // \uXXXX for everything outside ASCII (controls, DEL and C1 included), and U+FFFD for bytes
+    // of a directory name that are not UTF-8 (which JSON cannot hold).
+    fmt::print("{}\n", out.dump(2, ' ', true, nlohmann::json::error_handler_t::replace));
     return 0;
   }
   fmt::print("{} repro{} in {} distinct bug{}\n", total, total == 1 ? "" : "s", groups.size(), groups.size() == 1 ? "" : "s");
   for (auto& g : groups) {
     const ReproRecord& s = g.smallest();
-    fmt::print("{:>4}x  {:<14} {:<10} ops: {:<28} {}{}\n      smallest: {}\n", g.members.size(), s.kind, s.backend.empty() ? "external" : s.backend,
-               s.ops_text(), s.message.substr(0, 80), s.minimized ? "" : "  (not minimized)", s.dir);
+    fmt::print("{:>4}x  {:<14} {:<10} ops: {:<28} {}{}\n      smallest: {}\n", g.members.size(), escape_controls(s.kind),
+               s.backend.empty() ? "external" : escape_controls(s.backend), escape_controls(s.ops_text()), escape_controls(s.message.substr(0, 80)),
+               s.minimized ? "" : "  (not minimized)", escape_controls(s.dir));
   }
   return 0;
 }

@@ -12,7 +12,7 @@
 
 #include "command.h"
 #include "reprokit/support/errors.h"
-#include "reprokit/ir/names.h"
+#include "reprokit/support/escape_controls.h"
 
 namespace reprokit::cli {
 
@@ -27,6 +27,11 @@ static void print_overview() {
     if (!c.hidden) fmt::print("  {:<9} {}\n", c.name, c.summary);
   fmt::print("\n`reprokit <command> --help` describes each command.\n");
 }
+
+// An error's message, safe to print: it may quote a name or path from a file the user was handed
+// (a model, a campaign), and a terminal must not act on what such a quote holds. Where a message
+// quotes one it escapes newlines too (escape_controls); here the lines reprokit wrote stay lines.
+static std::string shown(const std::exception& e) { return reprokit::escape_controls_keep_newlines(e.what()); }
 
 }  // namespace reprokit::cli
 
@@ -48,22 +53,22 @@ int main(int argc, char** argv) {
     try {
       return c.run(rest);
     } catch (const UsageError& e) {
-      fmt::print(stderr, "reprokit {}: {}\nusage: {}\n", c.name, e.what(), c.usage);
+      fmt::print(stderr, "reprokit {}: {}\nusage: {}\n", c.name, shown(e), c.usage);
       return 2;
     } catch (const reprokit::UserError& e) {
-      fmt::print(stderr, "reprokit {}: error: {}\n", c.name, e.what());
+      fmt::print(stderr, "reprokit {}: error: {}\n", c.name, shown(e));
       return 2;
     } catch (const nlohmann::json::exception& e) {  // JSON read from a file the user handed us
-      fmt::print(stderr, "reprokit {}: error: malformed JSON input: {}\n", c.name, e.what());
+      fmt::print(stderr, "reprokit {}: error: malformed JSON input: {}\n", c.name, shown(e));
       return 2;
     } catch (const std::filesystem::filesystem_error& e) {
-      fmt::print(stderr, "reprokit {}: error: {}\n", c.name, reprokit::utf8_safe(e.what()));
+      fmt::print(stderr, "reprokit {}: error: {}\n", c.name, shown(e));
       return 2;
     } catch (const std::bad_alloc&) {
       fmt::print(stderr, "reprokit {}: error: out of memory (the input asks for more memory than this machine can give)\n", c.name);
       return 2;
     } catch (const std::exception& e) {
-      fmt::print(stderr, "reprokit {}: internal error: {}\n", c.name, e.what());
+      fmt::print(stderr, "reprokit {}: internal error: {}\n", c.name, shown(e));
       return 3;
     }
   }

@@ -89,6 +89,7 @@ class Importer {
   Target main{names};
   std::unordered_map<std::string, Value> values;
   std::set<std::string> frozen;          // real inputs (ONNX names) used as import-time constants
+  std::set<std::string> onnx_inputs;     // the model's inputs and initializers (ONNX names), for ImportOptions' callbacks
   std::unordered_map<std::string, onnx::TypeProto> inferred;  // ONNX's inferred value types
 
   Value& value(const std::string& onnx_name);  // InternalError when undefined (checked before)

@@ -17,6 +17,7 @@
 #include "import_context.h"
 #include "proto_util.h"
 #include "reprokit/support/errors.h"
+#include "reprokit/support/escape_controls.h"
 #include "reprokit/ir/names.h"
 #include "reprokit/ir/shape_check.h"
 #include "reprokit/ir/text_format.h"
@@ -182,10 +183,10 @@ Tensor NodeCtx::need_constant(int i, std::string_view what) {
       return k;
     }
     if (imp.opts.given_value)
-      if (auto given = imp.opts.given_value(name, imp.foreign.map(name))) {
+      if (auto given = imp.opts.given_value(name, imp.foreign.map(name), imp.onnx_inputs)) {
         const Tensor& k = given->first;
         if (k.dtype() != v.type.dtype || k.shape() != v.type.shape)
-          throw UserError(fmt::format("{}: {}: holds {}{}, the model declares input '{}' {}", imp.file, given->second, dtype_name(k.dtype()),
+          throw UserError(fmt::format("{}: {}: holds {}{}, the model declares input '{}' {}", imp.file, escape_controls(given->second), dtype_name(k.dtype()),
                                       shape_str(k.shape()), printable(name), v.type.str()));
         imp.frozen.insert(name);
         return k;
@@ -388,6 +389,8 @@ void Importer::bind_inputs() {
   const auto& g = model.graph();
   std::set<std::string> init_names;
   for (const auto& t : g.initializer()) init_names.insert(t.name());
+  onnx_inputs = init_names;
+  for (const auto& vi : g.input()) onnx_inputs.insert(vi.name());
   if (g.sparse_initializer_size()) throw UserError(fmt::format("{}: sparse initializers are not supported", file));
   std::set<std::string> known_shape_names;
   std::vector<std::string> input_names;
@@ -418,9 +421,9 @@ void Importer::bind_inputs() {
     bool open = !tt->has_shape();
     for (int d = 0; !open && d < tt->shape().dim_size(); ++d) open = !tt->shape().dim(d).has_dim_value();
     if (!given && open && opts.shape_of_given_values)
-      if (auto hint = opts.shape_of_given_values(name, mapped)) {
+      if (auto hint = opts.shape_of_given_values(name, mapped, onnx_inputs)) {
         given = hint->first;
-        given_by = hint->second;
+        given_by = escape_controls(hint->second);  // a path named after the input: as raw as its name
       }
     Shape shape;
     if (given) {
@@ -883,21 +886,27 @@ Module load_model(const std::string& path, const std::map<std::string, Shape>& s
     ImportOptions o;
     o.shapes = shapes;
     if (!given.dir.empty()) {
-      o.shape_of_given_values = [&](const std::string& onnx_name, const std::string& mapped) -> std::optional<std::pair<Shape, std::string>> {
-        auto f = input_file(given.dir, mapped, onnx_name);
+      using OnnxNames = ImportOptions::OnnxNames;
+      o.shape_of_given_values = [&](const std::string& onnx_name, const std::string& mapped,
+                                    const OnnxNames& onnx_inputs) -> std::optional<std::pair<Shape, std::string>> {
+        auto f = input_file(given.dir, mapped, onnx_name, onnx_inputs);
         if (!f) return std::nullopt;
         return std::make_pair(read_npy(*f).shape(), *f);
       };
-      o.given_value = [&](const std::string& onnx_name, const std::string& mapped) -> std::optional<std::pair<Tensor, std::string>> {
-        auto f = input_file(given.dir, mapped, onnx_name);
+      o.given_value = [&](const std::string& onnx_name, const std::string& mapped,
+                          const OnnxNames& onnx_inputs) -> std::optional<std::pair<Tensor, std::string>> {
+        auto f = input_file(given.dir, mapped, onnx_name, onnx_inputs);
         if (!f) return std::nullopt;
         given.specialised.insert(*f);
+        given.onnx_names.insert(onnx_name);  // its file stays its own once it is specialised away
         return std::make_pair(read_npy(*f), *f);
       };
     }
     ImportedModel im = import_onnx(path, o);
-    for (int i = 0; i < im.graph.num_inputs() && i < static_cast<int>(im.input_sources.size()); ++i)
+    for (int i = 0; i < im.graph.num_inputs() && i < static_cast<int>(im.input_sources.size()); ++i) {
       given.sources[im.graph.node(i).name] = im.input_sources[static_cast<size_t>(i)];
+      given.onnx_names.insert(im.input_sources[static_cast<size_t>(i)]);
+    }
     m.graphs.push_back(std::move(im.graph));
     if (values) *values = std::move(im.values);
     return m;

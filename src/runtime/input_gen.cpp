@@ -16,6 +16,7 @@
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/op_semantics.h"
 #include "reprokit/support/errors.h"
+#include "reprokit/support/escape_controls.h"
 #include "reprokit/ir/names.h"
 #include "reprokit/runtime/npy.h"
 
@@ -88,42 +89,38 @@ std::vector<Tensor> generate_inputs(const Graph& g, uint64_t seed, const std::ve
   return out;
 }
 
-std::optional<std::string> input_file(const std::string& dir, const std::string& name, const std::string& source) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  for (const std::string& stem : {name, source}) {
-    const bool plain = !stem.empty() && stem != "." && stem != ".." && stem.find('/') == std::string::npos && stem.find('\0') == std::string::npos;
-    if (!plain) continue;
-    fs::path f = fs::path(dir) / (stem + ".npy");
-    if (fs::exists(fs::symlink_status(f, ec))) return f.string();
-  }
-  return std::nullopt;
+std::vector<Tensor> assemble_inputs(const Graph& g, const std::map<std::string, Tensor>& known, const std::string& inputs_dir, uint64_t seed) {
+  GivenInputs files;
+  files.dir = inputs_dir;
+  return assemble_inputs(g, known, seed, files);
 }
 
-std::vector<Tensor> assemble_inputs(const Graph& g, const std::map<std::string, Tensor>& given, const std::string& inputs_dir, uint64_t seed,
-                                    const std::map<std::string, std::string>& sources, InputOrigins* origins, const std::set<std::string>& consumed) {
+std::vector<Tensor> assemble_inputs(const Graph& g, const std::map<std::string, Tensor>& known, uint64_t seed, const GivenInputs& files,
+                                    InputOrigins* origins) {
   namespace fs = std::filesystem;
+  const std::string& inputs_dir = files.dir;
+  const auto& sources = files.sources;
   std::vector<std::optional<Tensor>> have(static_cast<size_t>(g.num_inputs()));
   for (int i = 0; i < g.num_inputs(); ++i)
-    if (auto it = given.find(g.node(i).name); it != given.end()) have[static_cast<size_t>(i)] = it->second;
+    if (auto it = known.find(g.node(i).name); it != known.end()) have[static_cast<size_t>(i)] = it->second;
   if (!inputs_dir.empty()) {
-    if (!fs::is_directory(inputs_dir)) throw UserError("--inputs: '" + inputs_dir + "' is not a directory");
+    if (!fs::is_directory(inputs_dir)) throw UserError("--inputs: '" + escape_controls(inputs_dir) + "' is not a directory");
     std::set<std::string> used;
-    for (const auto& f : consumed) used.insert(fs::path(f).filename().string());
+    for (const auto& f : files.specialised) used.insert(fs::path(f).filename().string());
     std::vector<std::string> names;
     for (int i = 0; i < g.num_inputs(); ++i) {
       const Node& in = g.node(i);
       auto src = sources.find(in.name);
-      auto f = input_file(inputs_dir, in.name, src != sources.end() ? src->second : "");
-      names.push_back(src != sources.end() && src->second != in.name ? fmt::format("{}.npy or {}.npy", in.name, printable(src->second)) : in.name + ".npy");
+      auto f = input_file(inputs_dir, in.name, src != sources.end() ? src->second : "", files.onnx_names);
+      names.push_back(src != sources.end() && src->second != in.name ? fmt::format("{}.npy or {}.npy", printable(src->second), in.name) : in.name + ".npy");
       if (!f) continue;
       used.insert(fs::path(*f).filename().string());
       Tensor t = read_npy_as(*f, in.type.dtype);
       if (t.dtype() != in.type.dtype || t.shape() != in.type.shape)
-        throw UserError(fmt::format("{}: holds {}{}, input %{} is declared {}", *f, dtype_name(t.dtype()), fmt::format("[{}]", fmt::join(t.shape(), ", ")),
+        throw UserError(fmt::format("{}: holds {}{}, input %{} is declared {}", escape_controls(*f), dtype_name(t.dtype()), fmt::format("[{}]", fmt::join(t.shape(), ", ")),
                                     in.name, in.type.str()));
       have[static_cast<size_t>(i)] = t;
-      if (origins) origins->from_files.push_back(fmt::format("%{} <- {}", in.name, *f));
+      if (origins) origins->from_files.push_back(fmt::format("%{} <- {}", in.name, escape_controls(*f)));  // the file is named after an ONNX name
     }
     std::error_code ec;
     std::vector<std::string> unused;

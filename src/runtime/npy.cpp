@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "reprokit/support/errors.h"
+#include "reprokit/support/escape_controls.h"
 #include "reprokit/ir/shape_check.h"
 #include "reprokit/support/files.h"
 
@@ -43,10 +44,10 @@ std::optional<DType> dtype_of(std::string_view d) {
 std::string_view header_value(std::string_view header, std::string_view key, const std::string& where) {
   std::string pattern = fmt::format("'{}':", key);
   size_t p = header.find(pattern);
-  if (p == std::string_view::npos) throw UserError(fmt::format("'{}' is not a valid .npy file: the header has no '{}'", where, key));
+  if (p == std::string_view::npos) throw UserError(fmt::format("'{}' is not a valid .npy file: the header has no '{}'", escape_controls(where), key));
   // A key given twice is malformed: readers disagree on which value counts (NumPy takes the last).
   if (header.find(pattern, p + pattern.size()) != std::string_view::npos)
-    throw UserError(fmt::format("'{}' is not a valid .npy file: the header gives '{}' twice", where, key));
+    throw UserError(fmt::format("'{}' is not a valid .npy file: the header gives '{}' twice", escape_controls(where), key));
   std::string_view rest = header.substr(p + pattern.size());
   size_t start = rest.find_first_not_of(' ');
   return start == std::string_view::npos ? std::string_view{} : rest.substr(start);
@@ -54,7 +55,7 @@ std::string_view header_value(std::string_view header, std::string_view key, con
 
 // A shape tuple "(2, 3)", "(5,)" or "()": non-negative integers only.
 Shape parse_shape(std::string_view v, const std::string& where) {
-  auto bad = [&](const std::string& why) { return UserError(fmt::format("'{}' is not a valid .npy file: shape {}", where, why)); };
+  auto bad = [&](const std::string& why) { return UserError(fmt::format("'{}' is not a valid .npy file: shape {}", escape_controls(where), why)); };
   if (v.empty() || v[0] != '(') throw bad("is not a tuple");
   size_t close = v.find(')');
   if (close == std::string_view::npos) throw bad("is not a closed tuple");
@@ -108,7 +109,7 @@ std::string encode_npy(const Tensor& t) {
 }
 
 Tensor parse_npy(std::string_view bytes, const std::string& where) {
-  auto bad = [&](const std::string& why) { return UserError(fmt::format("'{}' is not a valid .npy file: {}", where, why)); };
+  auto bad = [&](const std::string& why) { return UserError(fmt::format("'{}' is not a valid .npy file: {}", escape_controls(where), why)); };
   if (bytes.size() < 10 || bytes.substr(0, 6) != std::string_view("\x93NUMPY", 6)) throw bad("bad magic (expected \\x93NUMPY)");
   int major = static_cast<unsigned char>(bytes[6]);
   size_t hlen, hstart;

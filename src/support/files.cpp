@@ -15,14 +15,19 @@
 #include <random>
 
 #include "reprokit/support/errors.h"
+#include "reprokit/support/escape_controls.h"
 
 namespace reprokit {
 
 namespace {
 
-[[noreturn]] void fail(const std::string& path, const std::string& why) { throw UserError(fmt::format("cannot read '{}': {}", path, why)); }
+// The paths these messages quote may hold a name read from a file (a model's input names name
+// its .npy files): escaped.
+[[noreturn]] void fail(const std::string& path, const std::string& why) {
+  throw UserError(fmt::format("cannot read '{}': {}", escape_controls(path), why));
+}
 [[noreturn]] void fail_write(const std::string& path, const std::string& why) {
-  throw UserError(fmt::format("cannot write '{}': {}", path, why));
+  throw UserError(fmt::format("cannot write '{}': {}", escape_controls(path), why));
 }
 
 std::string errno_text(int e) {
@@ -86,7 +91,7 @@ std::string write_unique(const Dir& dir, const std::string& stem, const std::str
 
 namespace {
 [[noreturn]] void fail_exists(const std::string& path, std::string_view what) {
-  throw UserError(fmt::format("'{}' already exists: {} never overwrites a file (remove it or write elsewhere)", path, what));
+  throw UserError(fmt::format("'{}' already exists: {} never overwrites a file (remove it or write elsewhere)", escape_controls(path), what));
 }
 }  // namespace
 

@@ -172,6 +172,42 @@ TEST(Fuzz, AResumedCampaignWritesNothingThroughAPlantedSymlink) {
   EXPECT_TRUE(fs::is_empty(outside));
 }
 
+// What a resumed campaign prints (its summary, its refusals) quotes state.json and the findings'
+// files: escape sequences planted there do not reach the terminal, and a newline cannot forge a
+// line of the summary. SUMMARY.txt, read on terminals too, holds them escaped as well.
+TEST(Fuzz, AResumedCampaignPrintsNoControlCharactersFromItsFiles) {
+  const fs::path root = fresh_dir("fuzz_resume_controls");
+  auto first = reprokit_cli({"fuzz", "-o", "c", "--backend", "eager", "--ops", "exp,add", "--max-nodes", "2", "--max-graphs", "1"}, root);
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  const std::string forged = "reprokit fuzz: all clear";
+  const std::string hostile = "\x1b]0;pwned\x07\n" + forged;
+  const fs::path state = root / "c" / "state.json";
+  const std::string original = slurp(state);
+  auto json = nlohmann::json::parse(original);
+  json["rejected_examples"] = {"g1 (cpp, forward): refused" + hostile};
+  std::ofstream(state) << json.dump();
+  const fs::path finding = root / "c" / "findings" / ("g9" + hostile);
+  write_text(finding / "model.rk", "graph g9(%x: f32[3]) {\n %y = exp(%x)\n return (%y)\n}\n");
+  write_text(finding / "finding.json", nlohmann::json{{"kind", "crash" + hostile}, {"backend", "cpp"}, {"mode", "forward"}, {"message", "died"}}.dump());
+
+  auto r = reprokit_cli({"fuzz", "-o", "c", "--resume", "--max-graphs", "1"}, root);
+  ASSERT_EQ(r.exit_code, 0) << escape_controls_keep_newlines(r.err);
+  expect_inert_output(r.out, forged);
+  expect_inert_output(r.err, forged);
+  expect_inert_output(slurp(root / "c" / "SUMMARY.txt"), forged);
+  EXPECT_NE(r.out.find("refused\\e]0;pwned\\x07\\nreprokit fuzz: all clear"), std::string::npos) << escape_controls_keep_newlines(r.out);
+  EXPECT_NE(r.out.find("crash\\e]0;pwned"), std::string::npos) << escape_controls_keep_newlines(r.out);
+
+  // A state.json refused for what it holds: the refusal quotes the value escaped.
+  json = nlohmann::json::parse(original);
+  json["options"]["ops"] = {"exp" + hostile};
+  std::ofstream(state) << json.dump();
+  auto bad = reprokit_cli({"fuzz", "-o", "c", "--resume", "--max-graphs", "1"}, root);
+  EXPECT_EQ(bad.exit_code, 2) << escape_controls_keep_newlines(bad.err);
+  expect_inert_output(bad.err, forged);
+  EXPECT_NE(bad.err.find("\"ops\" names 'exp\\e]0;pwned"), std::string::npos) << escape_controls_keep_newlines(bad.err);
+}
+
 // A check that declines a graph (here: any graph with a mul) is "unsupported", not "passed".
 TEST(Fuzz, UnsupportedRegexCountsDeclinedGraphs) {
   const fs::path root = fresh_dir("fuzz_unsupported");

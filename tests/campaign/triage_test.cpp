@@ -185,4 +185,35 @@ TEST(Triage, EverySkipNamesItsDirectory) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("skipped " + (root / "reduced").string() + ": "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("skipped " + (root / "finding").string() + ": "), std::string::npos) << r.err;
+
+// What triage prints comes from the repros' directory names and files: escape sequences there do
+// not reach the terminal (clear it, set its title), and a newline cannot forge a verdict line.
+TEST(Triage, PrintsNoControlCharactersFromTheReposItReads) {
+  const fs::path root = fresh_dir("triage_controls");
+  const std::string forged = "reprokit triage: all clear";
+  const std::string hostile = "\x1b]0;pwned\x07\n" + forged;
+  // A fuzz finding (finding.json beside model.rk) with the escapes in its directory, kind and message.
+  const fs::path finding = root / ("bug" + hostile + "\xff");
+  write_text(finding / "model.rk", "graph g(%x: f32[3]) {\n %y = exp(%x)\n return (%y)\n}\n");
+  write_text(finding / "finding.json",
+             nlohmann::json{{"kind", "crash\x1b[2J"}, {"backend", "cpp\xc2\x9b"}, {"mode", "forward"}, {"message", "died" + hostile}}.dump());
+  // A repro that cannot be read: its directory is named in the "skipped" line.
+  write_text(root / ("skip" + hostile) / "manifest.json", "{");
+
+  auto t = reprokit_cli({"triage", root.string()}, root);
+  ASSERT_EQ(t.exit_code, 0) << escape_controls_keep_newlines(t.err);
+  expect_inert_output(t.out, forged);
+  expect_inert_output(t.err, forged);
+  EXPECT_NE(t.out.find("1 repro in 1 distinct bug"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("bug\\e]0;pwned\\x07\\nreprokit triage: all clear\\xff"), std::string::npos) << escape_controls_keep_newlines(t.out);
+  EXPECT_NE(t.out.find("crash\\e[2J"), std::string::npos) << escape_controls_keep_newlines(t.out);
+  EXPECT_NE(t.err.find("skipped"), std::string::npos) << escape_controls_keep_newlines(t.err);
+
+  // --json: the same repro, every control character a JSON escape, the byte that is not UTF-8 replaced.
+  auto j = reprokit_cli({"triage", root.string(), "--json"}, root);
+  ASSERT_EQ(j.exit_code, 0) << escape_controls_keep_newlines(j.err);
+  expect_inert_output(j.out, forged);
+  auto groups = nlohmann::json::parse(j.out);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0]["kind"], "crash\x1b[2J");
 }

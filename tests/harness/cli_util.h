@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reprokit/process/subprocess.h"
+#include "reprokit/support/escape_controls.h"
 #include "../scratch_dir.h"
 
 namespace reprokit::testing {
@@ -54,6 +55,15 @@ inline std::string read_text(const fs::path& p) {
 inline void write_text(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
   std::ofstream(p, std::ios::binary) << text;
+}
+
+// Output that quotes names, paths and messages from files holds nothing a terminal acts on (ESC,
+// BEL, CSI) and no line that starts with `forged` (a newline inside a quoted name would start one).
+inline void expect_inert_output(const std::string& text, const std::string& forged) {
+  const std::string shown = escape_controls_keep_newlines(text);
+  for (const char* control : {"\x1b", "\x07", "\xc2\x9b"}) EXPECT_EQ(text.find(control), std::string::npos) << shown;
+  EXPECT_NE(text.rfind(forged, 0), 0u) << shown;
+  EXPECT_EQ(text.find("\n" + forged), std::string::npos) << shown;
 }
 
 inline std::string example(const std::string& name) { return std::string(REPROKIT_SOURCE_DIR) + "/examples/" + name + ".rk"; }

@@ -87,7 +87,67 @@ TEST(OnnxCli, InputsByTheirOnnxNamesAndDynamicSizesFromTheirValues) {
   r = reprokit_cli({"run", "m.onnx", "--inputs", "in", "--backend", "eager"}, d);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_HAS(r.err, "note: --inputs in: x.npy matches no input of graph");
-  EXPECT_HAS(r.err, "and is not read (the files read are: v_0.npy or 0.npy, v_1.npy or 1.npy)");
+  EXPECT_HAS(r.err, "and is not read (the files read are: 0.npy or v_0.npy, 1.npy or v_1.npy)");
+}
+
+// ONNX inputs "1x" and "v_1x": reprokit calls the first %v_1x (a name cannot start with a digit),
+// so v_1x.npy is named after both. A file named after an ONNX input holds that input's values only
+// (ONNX Runtime computes 1 - 10 = -9 from these files); an input without a file of its own ONNX
+// name that another input's file could be meant for is refused, naming both and the file.
+TEST(OnnxCli, AFileNamedAfterAnOnnxInputBindsThatInputOnly) {
+  fs::path d = fresh_dir("onnx_inputs_collide");
+  ModelBuilder b(17);
+  b.input("1x", F32, {1}).input("v_1x", F32, {1}).output("y", F32);
+  b.node("Sub", {"1x", "v_1x"}, {"y"});
+  { std::ofstream(d / "m.onnx", std::ios::binary) << b.bytes(); }
+  fs::create_directories(d / "in");
+  write_npy((d / "in" / "1x.npy").string(), Tensor::from_doubles(DType::f32, {1}, {1.0}));
+  write_npy((d / "in" / "v_1x.npy").string(), Tensor::from_doubles(DType::f32, {1}, {10.0}));
+  auto r = reprokit_cli({"run", "m.onnx", "--inputs", "in", "--backend", "eager", "--save-outputs", "out"}, d);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_npy((d / "out" / "y.npy").string()).to_doubles(), std::vector<double>{-9.0});
+  EXPECT_HAS(r.err, "2 inputs from files (%v_1x <- in/1x.npy, %v_1x_1 <- in/v_1x.npy)");
+  EXPECT_EQ(r.err.find("not read"), std::string::npos) << r.err;
+
+  // `reduce` binds the files the same way: with them, the original gives -9 and is interesting.
+  const std::string check = std::string(REPROKIT_EXE) + " run {} --inputs inputs --backend eager";
+  auto red = reprokit_cli({"reduce", "m.onnx", "--inputs", "in", "--check", check, "--fail-regex", "min=-9 max=-9", "-o", "red", "--no-verify"}, d);
+  EXPECT_EQ(red.exit_code, 0) << red.out << red.err;
+
+  // Without 1x.npy, v_1x.npy could be meant for either input: refused, for run and reduce alike.
+  fs::remove(d / "in" / "1x.npy");
+  r = reprokit_cli({"run", "m.onnx", "--inputs", "in", "--backend", "eager"}, d);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_HAS(r.err, "in/v_1x.npy could hold ONNX input 'v_1x' (its name) or ONNX input '1x' (which reprokit calls %v_1x)");
+  EXPECT_HAS(r.err, "give '1x' its own file, 1x.npy");
+  red = reprokit_cli({"reduce", "m.onnx", "--inputs", "in", "--check", check, "-o", "red2"}, d);
+  EXPECT_EQ(red.exit_code, 2) << red.out << red.err;
+  EXPECT_HAS(red.err, "in/v_1x.npy could hold ONNX input 'v_1x'");
+}
+
+// An ONNX input's name is the model's to choose: what `run` prints of it (the file read for it, a
+// refusal quoting that file) holds nothing a terminal acts on, and forges no line of output.
+TEST(OnnxCli, RunPrintsNoControlCharactersFromOnnxNames) {
+  fs::path d = fresh_dir("onnx_name_controls");
+  const std::string forged = "reprokit run: all clear";
+  const std::string name = "x\x1b]0;pwned\x07\n" + forged;
+  ModelBuilder b(17);
+  b.input(name, F32, {2}).output("y", F32);
+  b.node("Neg", {name}, {"y"}, "neg\x1b[2J");
+  { std::ofstream(d / "m.onnx", std::ios::binary) << b.bytes(); }
+  fs::create_directories(d / "in");
+  write_npy((d / "in" / (name + ".npy")).string(), Tensor::from_doubles(DType::f32, {2}, {1.0, 2.0}));
+  auto r = reprokit_cli({"run", "m.onnx", "--inputs", "in", "--backend", "eager"}, d);
+  ASSERT_EQ(r.exit_code, 0) << escape_controls_keep_newlines(r.err);
+  expect_inert_output(r.out, forged);
+  expect_inert_output(r.err, forged);
+  EXPECT_HAS(r.err, "<- in/x\\e]0;pwned\\x07\\nreprokit run: all clear.npy");
+  // A file that is no .npy: the refusal quotes its path escaped.
+  write_text(d / "bad" / (name + ".npy"), "junk");
+  r = reprokit_cli({"run", "m.onnx", "--inputs", "bad", "--backend", "eager"}, d);
+  EXPECT_EQ(r.exit_code, 2) << escape_controls_keep_newlines(r.err);
+  expect_inert_output(r.err, forged);
+  EXPECT_HAS(r.err, "bad/x\\e]0;pwned");
 }
 
 // A shape given as a graph input is specialised from the value the user gives (issue 26: a Reshape

@@ -143,4 +143,29 @@ TEST(Npy, TrailingBytesAfterTheDataAreRefused) {
   const std::string e = error_of((dir / "t.npy").string());
   EXPECT_NE(e.find("t.npy' is not a valid .npy file"), std::string::npos) << e;
   EXPECT_NE(e.find("405 bytes of data for shape [100] of f32, expected 400: 5 trailing bytes"), std::string::npos) << e;
+
+// input_files.h: an input's file is the one named after its ONNX name, else after reprokit's name
+// for it; a file named after one ONNX input is never read for another (ONNX inputs "1x" and
+// "v_1x", which reprokit calls %v_1x and %v_1x_1).
+TEST(InputFiles, AFileNamedAfterAnOnnxInputIsThatInputsAlone) {
+  auto dir = temp_dir("input_files");
+  const std::string d = dir.string();
+  const std::set<std::string> onnx_names{"1x", "v_1x"};
+  auto one = Tensor::from_doubles(DType::f32, {1}, {1});
+  write_npy((dir / "v_1x.npy").string(), one);
+  EXPECT_EQ(input_file(d, "v_1x_1", "v_1x", onnx_names), (dir / "v_1x.npy").string());
+  try {  // %v_1x has no 1x.npy, and v_1x.npy is ONNX input v_1x's
+    input_file(d, "v_1x", "1x", onnx_names);
+    ADD_FAILURE() << "v_1x.npy was read for ONNX input 1x";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("v_1x.npy could hold ONNX input 'v_1x' (its name) or ONNX input '1x' (which reprokit calls %v_1x)"),
+              std::string::npos)
+        << e.what();
+  }
+  write_npy((dir / "1x.npy").string(), one);
+  EXPECT_EQ(input_file(d, "v_1x", "1x", onnx_names), (dir / "1x.npy").string());
+  // Without ONNX names (a .rk model), and for a name that no ONNX input has, reprokit's name's file.
+  EXPECT_EQ(input_file(d, "v_1x", "", {}), (dir / "v_1x.npy").string());
+  EXPECT_EQ(input_file(d, "v_1x", "a/b", {"a/b"}), (dir / "v_1x.npy").string());
+  EXPECT_EQ(input_file(d, "missing", "", {}), std::nullopt);
 }

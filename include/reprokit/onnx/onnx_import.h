@@ -20,6 +20,7 @@
 
 #include "reprokit/ir/graph.h"
 #include "reprokit/ir/tensor_type.h"
+#include "reprokit/runtime/input_files.h"
 #include "reprokit/runtime/tensor.h"
 
 namespace reprokit {
@@ -42,11 +43,16 @@ struct ImportOptions {
   std::map<std::string, Tensor> known_inputs;
   // The same for inputs not in known_inputs: the value the user gives for the input and where it
   // is ("in/axes.npy"), or nullopt. The CLI's --inputs DIR answers from DIR's .npy files.
-  std::function<std::optional<std::pair<Tensor, std::string>>(const std::string& onnx_name, const std::string& mapped)> given_value;
+  // `onnx_inputs`: the ONNX names of the model's inputs and initializers, which a file named after
+  // one belongs to (input_files.h).
+  using OnnxNames = std::set<std::string>;
+  std::function<std::optional<std::pair<Tensor, std::string>>(const std::string& onnx_name, const std::string& mapped, const OnnxNames& onnx_inputs)>
+      given_value;
   // For an input whose shape the model leaves open (a dynamic dimension, or no shape) and `shapes`
   // does not give: the shape of the values the user gives for it and where they are ("in/x.npy"),
   // or nullopt. The CLI's --inputs DIR answers from DIR's .npy files.
-  std::function<std::optional<std::pair<Shape, std::string>>(const std::string& onnx_name, const std::string& mapped)> shape_of_given_values;
+  std::function<std::optional<std::pair<Shape, std::string>>(const std::string& onnx_name, const std::string& mapped, const OnnxNames& onnx_inputs)>
+      shape_of_given_values;
 };
 
 ImportedModel import_onnx(const std::string& path, const std::map<std::string, Shape>& shapes = {});
@@ -68,15 +74,9 @@ bool is_onnx_path(const std::string& path);
 // initializers, go to `values`), or a .rk module loaded (then `shapes` must be empty).
 Module load_model(const std::string& path, const std::map<std::string, Shape>& shapes = {},
                   std::map<std::string, Tensor>* values = nullptr);
-// What `reprokit run --inputs DIR` tells the importer, and what it learns back.
-struct GivenInputs {
-  std::string dir;                              // DIR: files named by input (input_gen.h's input_file)
-  std::map<std::string, std::string> sources;   // out: per graph input, the ONNX input it stands for
-  std::set<std::string> specialised;            // out: files whose values became constants of the graph
-};
-// The same, for `reprokit run --inputs DIR`: an ONNX input's open dimensions take their sizes from
-// its file in DIR when `shapes` does not give them, and an input whose value an op needs at import
-// time (a Reshape target, Slice bounds, axes) is specialised from its file.
+// The same, for `--inputs DIR` (GivenInputs, input_files.h): an ONNX input's open dimensions take
+// their sizes from its file in DIR when `shapes` does not give them, and an input whose value an op
+// needs at import time (a Reshape target, Slice bounds, axes) is specialised from its file.
 Module load_model(const std::string& path, const std::map<std::string, Shape>& shapes, std::map<std::string, Tensor>* values, GivenInputs& given);
 
 }  // namespace reprokit

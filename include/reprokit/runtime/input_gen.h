@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "reprokit/ir/graph.h"
+#include "reprokit/runtime/input_files.h"
 #include "reprokit/runtime/tensor.h"
 
 namespace reprokit {
@@ -26,25 +27,22 @@ std::vector<Tensor> generate_inputs(const Graph& g, uint64_t seed, const std::ve
 // true. Inputs marked `grad` (a model's weights) are kept: parameters stay, data varies.
 std::vector<Tensor> sample_like(const Graph& g, const std::vector<Tensor>& inputs, uint64_t seed);
 
-// The file in `dir` that holds an input's values: <name>.npy, else <source>.npy where `source`
-// (the ONNX name the input was imported from; may be empty) is a plain file name. nullopt: none.
-std::optional<std::string> input_file(const std::string& dir, const std::string& name, const std::string& source);
-
 // Where each input of a run came from (for the CLI's note).
 struct InputOrigins {
-  std::vector<std::string> from_files;  // "%x <- DIR/x.npy"
+  std::vector<std::string> from_files;  // "%x <- DIR/x.npy", the path escaped (escape_controls.h)
   std::vector<std::string> random;      // "%y" (drawn from the seed)
-  std::string unused;                   // the .npy files of the directory that fit no input, said in a sentence ("" when none)
+  std::string unused;                   // the .npy files of the directory that fit no input, said in a sentence ("" when none), escaped
 };
 
-// The inputs of a run of g as the CLI assembles them: `given` values (an ONNX model's weights),
-// then inputs_dir's file for the input (input_file; `sources` maps input names to their ONNX
-// names) where one exists (inputs_dir may be empty), random (seed) for the rest. UserError naming
-// the file when it is not a directory, or when a file's dtype or shape differs from the input's.
-// .npy files that fit no input (`consumed` are files the importer specialised into the graph) are
-// listed in origins->unused: the CLI says so rather than leave them silently unread.
-std::vector<Tensor> assemble_inputs(const Graph& g, const std::map<std::string, Tensor>& given, const std::string& inputs_dir, uint64_t seed,
-                                    const std::map<std::string, std::string>& sources = {}, InputOrigins* origins = nullptr,
-                                    const std::set<std::string>& consumed = {});
+// The inputs of a run of g as the CLI assembles them: `known` values (an ONNX model's weights),
+// then the input's file in files.dir (input_file of input_files.h) where files.dir is given and
+// holds one, random (seed) for the rest. UserError naming the file when files.dir is not a
+// directory, or when a file's dtype or shape differs from the input's. .npy files that fit no
+// input (files.specialised went into the graph) are listed in origins->unused: the CLI says so
+// rather than leave them silently unread.
+std::vector<Tensor> assemble_inputs(const Graph& g, const std::map<std::string, Tensor>& known, uint64_t seed, const GivenInputs& files,
+                                    InputOrigins* origins = nullptr);
+// The same for a graph without ONNX names: inputs_dir/<input name>.npy (inputs_dir may be empty).
+std::vector<Tensor> assemble_inputs(const Graph& g, const std::map<std::string, Tensor>& known, const std::string& inputs_dir, uint64_t seed);
 
 }  // namespace reprokit
