@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <future>
 
+#include "reprokit/harness/child_run.h"
 #include "reprokit/support/errors.h"
+#include "reprokit/support/tool_failure.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/onnx/onnx_export.h"
 #include "reprokit/process/subprocess.h"
@@ -93,13 +95,29 @@ Verdict CheckOracle::run_in(const Dir& dir, const std::string& model_path, doubl
   ProcessSpec ps;
   ps.argv = check_argv(options_, model_path);
   ps.cwd = dir.path();
-  ps.env_set = {{"REPRO_CANDIDATE", model_path}, {"REPRO_CANDIDATE_DIR", dir.path()}};
+  // Beside the candidate's directory, not in it: the check sees only the candidate's files.
+  const std::string tool_log = dir.path() + ".tool-failures";
+  std::error_code ec;
+  std::filesystem::remove(tool_log, ec);
+  const std::string exe = self_executable();
+  ps.env_set = tool_failure_environment(tool_log, exe.front() == '/' ? exe : "");
+  ps.env_set.insert({{"REPRO_CANDIDATE", model_path}, {"REPRO_CANDIDATE_DIR", dir.path()}});
   ps.timeout_s = limit_s;
   ProcessResult r;
   try {
     r = run_process(ps);
   } catch (const std::runtime_error& e) {
     throw UserError(fmt::format("the check '{}' cannot be started: {}", shell_quote_command(ps.argv), e.what()));
+  }
+  const std::string tool_failed = recorded_tool_failures(tool_log);
+  std::filesystem::remove(tool_log, ec);
+  if (!tool_failed.empty()) {  // reprokit's own bug inside the check: no answer about the candidate
+    Verdict v;
+    v.unknown = true;
+    v.seconds = r.seconds;
+    v.output = r.out + r.err;
+    v.tool_failure = tool_failed;
+    return v;
   }
   if (r.signal == 0 && !r.timed_out && check_could_not_run(r.exit_code, !options_.prefix.empty()))  // not an answer: stop rather than guess
     throw UserError(fmt::format("the check could not run (exit status {}: {}){}: {}", r.exit_code,
@@ -175,7 +193,15 @@ std::vector<Verdict> CheckOracle::run_side_by_side(std::span<const Candidate> ca
     out[k] = running[k].get();
     if (!options_.keep_candidates) candidates_->remove_tree(made[k]->first);
   }
+  for (const Verdict& v : out) stop_on_tool_failure(v, options_);
   return out;
+}
+
+void stop_on_tool_failure(const Verdict& v, const CheckOptions& o) {
+  if (v.tool_failure.empty()) return;
+  throw UserError(fmt::format("the check ran reprokit, and reprokit itself failed: a tool failure, not the check's answer, so nothing is "
+                              "concluded from it (report it as reprokit's bug): {}the check: {}",
+                              v.tool_failure, shell_quote_command(check_argv_as_written(o))));
 }
 
 }  // namespace reprokit

@@ -214,6 +214,7 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     Dir verify = state_.sub("verify", true);
     const std::string copy = write_model_files(verify, best.graph, candidate_values(best), co_.format, co_.weights);
     final_verdict_ = oracle_->run_in(verify, copy, oracle_->limit().for_candidate(best));
+    stop_on_tool_failure(final_verdict_, oracle_->options());
     state_.remove_tree("verify");
     if (!final_verdict_.interesting)
       fmt::print(stderr, "\n[reduce] !!! WARNING: the check does NOT find the final repro interesting in a fresh run !!!\n[reduce] !!! (cd {} && {})\n",

@@ -153,7 +153,12 @@ RunOutcome judge_by_check(const CheckOracle& oracle, const std::optional<Regex>&
     return out;
   }
   Verdict v = oracle.run_in(scratch, model);
-  if (v.timeouts && !v.interesting) {
+  if (!v.tool_failure.empty()) {  // reprokit's own bug inside the check: a finding of its own, never the compiler's
+    out.what = RunOutcome::finding;
+    out.backend = "reprokit";
+    out.kind = "internal";
+    out.message = v.tool_failure;
+  } else if (v.timeouts && !v.interesting) {
     out.what = RunOutcome::timeout;
   } else if (v.interesting) {
     out.what = RunOutcome::finding;

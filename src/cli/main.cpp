@@ -12,6 +12,7 @@
 
 #include "command.h"
 #include "reprokit/support/errors.h"
+#include "reprokit/support/tool_failure.h"
 #include "reprokit/support/escape_controls.h"
 
 namespace reprokit::cli {
@@ -35,6 +36,22 @@ static std::string shown(const std::exception& e) { return reprokit::escape_cont
 
 }  // namespace reprokit::cli
 
+namespace {
+
+// Commands that run no compiler under test: when one fails on its own account (an internal error,
+// a crash) inside a check, that is reprokit's failure, never the check's answer (tool_failure.h).
+// `run`, `repro`, `passes` and the rest compile with reprokit's own stack, whose failure may be the
+// very bug a check looks for.
+constexpr const char* kJudgingCommands[] = {"compare", "analyze", "triage", "print", "export", "import", "generate"};
+
+bool judges_only(const std::string& command) {
+  for (const char* c : kJudgingCommands)
+    if (command == c) return true;
+  return false;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace reprokit::cli;
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -50,6 +67,8 @@ int main(int argc, char** argv) {
         fmt::print("usage: {}\n\n{}\n\n{}\n", c.usage, c.summary, c.help);
         return 0;
       }
+    const bool tool_failures_count = judges_only(c.name);
+    if (tool_failures_count) reprokit::report_own_failures_to_caller(c.name);
     try {
       return c.run(rest);
     } catch (const UsageError& e) {
@@ -66,9 +85,11 @@ int main(int argc, char** argv) {
       return 2;
     } catch (const std::bad_alloc&) {
       fmt::print(stderr, "reprokit {}: error: out of memory (the input asks for more memory than this machine can give)\n", c.name);
+      if (tool_failures_count) reprokit::record_own_failure("out of memory");
       return 2;
     } catch (const std::exception& e) {
       fmt::print(stderr, "reprokit {}: internal error: {}\n", c.name, shown(e));
+      if (tool_failures_count) reprokit::record_own_failure("internal error: " + shown(e));
       return 3;
     }
   }

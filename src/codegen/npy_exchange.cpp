@@ -44,9 +44,13 @@ std::vector<Tensor> NpyExchange::read_outputs(std::string_view compiler) const {
   for (size_t k = 0; k < g_.outputs.size(); ++k) {
     const TensorType& want = g_.node(g_.outputs[k]).type;
     Tensor t = read_npy_as((path_ / "outputs" / fmt::format("out{}.npy", k)).string(), want.dtype);
-    if (t.dtype() != want.dtype || t.shape() != want.shape)
-      throw CompileFailure(FailureKind::runtime_error, fmt::format("{}'s output {} (%{}) is {}, the graph's is {}", compiler, k, g_.node(g_.outputs[k]).name,
-                                                                   TensorType{t.dtype(), t.shape()}.str(), want.str()));
+    if (t.dtype() != want.dtype || t.shape() != want.shape) {
+      TensorType got;
+      got.dtype = t.dtype();
+      got.shape = t.shape();
+      throw CompileFailure(FailureKind::runtime_error,
+                           fmt::format("{}'s output {} (%{}) is {}, the graph's is {}", compiler, k, g_.node(g_.outputs[k]).name, got.str(), want.str()));
+    }
     outs.push_back(std::move(t));
   }
   return outs;

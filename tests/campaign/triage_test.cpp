@@ -185,6 +185,7 @@ TEST(Triage, EverySkipNamesItsDirectory) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("skipped " + (root / "reduced").string() + ": "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("skipped " + (root / "finding").string() + ": "), std::string::npos) << r.err;
+}
 
 // What triage prints comes from the repros' directory names and files: escape sequences there do
 // not reach the terminal (clear it, set its title), and a newline cannot forge a verdict line.

@@ -372,6 +372,21 @@ TEST(Reduce, AReparsingLauncherNeverRunsANameAsACommand) {
   EXPECT_FALSE(fs::exists(dir / "X")) << "a quoted word ran as a command";
 }
 
+// A check that calls reprokit to judge (compare, generate, ...) and sees reprokit itself fail was
+// taken as "interesting": an exit 3 or a crash of the tool reduced a model nothing was wrong with.
+// The reprokit inside records its own failure for the reduction, which stops and says so.
+TEST(Reduce, ReprokitFailingInsideTheCheckIsAToolFailureNotAnAnswer) {
+  auto dir = fresh_dir("reduce_tool_failure");
+  write_script(dir / "check.sh",
+               "\"$REPROKIT_EXE\" generate -o \"$REPRO_CANDIDATE_DIR/g\" --count 1000000 >/dev/null 2>&1 & pid=$!\n"
+               "sleep 1\nkill -SEGV $pid\nwait $pid\n");
+  auto r = reprokit_cli({"reduce", example("mlp"), "--check", (dir / "check.sh").string() + " {}", "-o", "out"}, dir);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("a tool failure, not the check's answer"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("reprokit generate died of signal 11"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "out" / "repro.rk"));
+}
+
 // The final verification runs in a copy of the repro's files: a check that cleans its candidate
 // directory (rm -rf "$REPRO_CANDIDATE_DIR"/*) used to delete OUT's repro.
 TEST(Reduce, AFinalCheckThatCleansItsDirectoryLeavesOutAlone) {

@@ -143,6 +143,7 @@ TEST(Npy, TrailingBytesAfterTheDataAreRefused) {
   const std::string e = error_of((dir / "t.npy").string());
   EXPECT_NE(e.find("t.npy' is not a valid .npy file"), std::string::npos) << e;
   EXPECT_NE(e.find("405 bytes of data for shape [100] of f32, expected 400: 5 trailing bytes"), std::string::npos) << e;
+}
 
 // input_files.h: an input's file is the one named after its ONNX name, else after reprokit's name
 // for it; a file named after one ONNX input is never read for another (ONNX inputs "1x" and

@@ -59,6 +59,9 @@ std::vector<std::string> check_argv(const CheckOptions& o, const std::string& mo
 // The same before substitution ({} and $REPRO_CANDIDATE as written), for messages and reports.
 std::vector<std::string> check_argv_as_written(const CheckOptions& o);
 
+// UserError when a reprokit process inside the check failed on its own account (Verdict::tool_failure).
+void stop_on_tool_failure(const Verdict& v, const CheckOptions& o);
+
 // The candidate's input values (UserError when they cannot be made: then it is invalid).
 using CandidateInputs = std::function<std::vector<Tensor>(const Candidate&)>;
 

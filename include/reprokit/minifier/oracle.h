@@ -18,6 +18,9 @@ struct Verdict {
   int timeouts = 0;          // times it ran past its limit
   double seconds = 0;        // how long the query ran
   std::string output{};      // CheckOracle::run_in only: the check's stdout + stderr (tails)
+  // CheckOracle::run_in only: what a reprokit process inside the check recorded of its own failure
+  // (tool_failure.h); the verdict is then unknown, and `reduce` stops with it.
+  std::string tool_failure{};
 };
 
 class Oracle {
