@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
   } else {
     fmt::print("fx_minifier: not run (python3-torch is not installed)\n");
   }
-  fmt::print("(issue #5 quotes fx_minifier at 93 / 116 queries for one culprit, and 1,442 queries leaving 251 ops for its pair case)\n");
+  fmt::print("(fx_minifier is quoted at 93 / 116 queries for one culprit, and 1,442 queries leaving 251 ops for its pair case)\n");
 
   fmt::print("\n== the same chains through `reprokit reduce` with a shell check (a process per query)\n");
   with_shell_check(tmp, "one culprit, N=1000", 1000, {"n333"});

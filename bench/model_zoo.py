@@ -23,7 +23,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "models"))
 import export_models  # noqa: E402
 
-# The 24 of issue 26's trial and the models added since: classification CNNs, transformers,
+# The 24 models of a first trial and those added since: classification CNNs, transformers,
 # recurrent layers, a Loop, segmentation (Resize), a quantised MLP.
 DEFAULT = [
     "resnet18", "mobilenet_v2", "squeezenet1_0", "vit_small", "transformer_encoder", "densenet121",

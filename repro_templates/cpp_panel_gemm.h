@@ -5,7 +5,7 @@
 // 32-column panels, panel[(p * K + k) * 32 + j], zero past N: the shape a BLAS would copy the
 // operand into on every call anyway. A BLAS packs A on every call too, because here it is a
 // graph input (a conv's weights, a linear layer's); that packing was a third of resnet18's GEMM
-// time (issue 24). A block of 8 rows x 32 columns is kept in 16 vector registers over the whole
+// time. A block of 8 rows x 32 columns is kept in 16 vector registers over the whole
 // of K: measured against slices of K (256, 1024), one pass lets the hardware prefetcher stream
 // each row of A, which mattered more than keeping the panel's slice in L1 (resnet18's layer3:
 // 220 -> 255 GFLOP/s). Convolutions (cpp_conv_gemm.h) fill the panels by im2col; matmuls

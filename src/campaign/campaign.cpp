@@ -461,7 +461,7 @@ int run_campaign(const CampaignOptions& given) {
     if (!dir->exists("state.json")) throw UserError(fmt::format("{}: holds no campaign (no state.json); nothing was written", options.dir));
     state = read_state(*dir);
     check_resumed_check(state.options.check, options.check, dir->path("state.json"));
-    state.options.budget_s = options.budget_s;  // this session's
+    state.options.budget_s = options.budget_s;  // this run's
     state.options.jobs = options.jobs;
     state.options.max_graphs = options.max_graphs;
     state.options.dir = options.dir;

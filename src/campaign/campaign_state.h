@@ -38,7 +38,7 @@ struct CampaignCounts {
 };
 
 struct CampaignState {
-  CampaignOptions options;       // as the campaign was started (budget/jobs are this session's)
+  CampaignOptions options;       // as the campaign was started (budget/jobs are this run's)
   int64_t next_index = 0;        // the next graph to generate
   double elapsed_s = 0;          // over every session
   double generate_s = 0, judge_s = 0, minify_s = 0;

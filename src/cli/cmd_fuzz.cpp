@@ -92,7 +92,7 @@ static CommandRegistration reg({
     "  --max-graphs N      stop after N graphs (default: the budget decides)\n"
     "  --no-minify         record findings without minifying them\n"
     "  --resume            continue the campaign in CAMPAIGN (its options are kept; --budget, --jobs and --max-graphs\n"
-    "                      are this session's; a campaign judged by a check needs the same --check again: no command\n"
+    "                      are this run's; a campaign judged by a check needs the same --check again: no command\n"
     "                      is taken from state.json); Ctrl-C leaves a campaign that --resume continues\n"
     "environment: REPRO_INJECT / REPRO_INJECT_PASS plant a bug in every run (a graph without the op runs clean)\n"
     "exit status: 0 the campaign ran (SUMMARY.txt says what it found); 2 bad input",

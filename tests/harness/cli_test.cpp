@@ -62,8 +62,8 @@ TEST(Cli, RunInputsAndOutputsAsNpy) {
   EXPECT_NE(r.err.find("input %x is declared f32[8, 16]"), std::string::npos) << r.err;
 }
 
-// --save-outputs never overwrites (issue 28 item 11), and an output named like a gradient's file
-// is refused rather than written over by the gradient (issue 28 item 12); both before the run.
+// --save-outputs never overwrites, and an output named like a gradient's file
+// is refused rather than written over by the gradient; both before the run.
 TEST(Cli, SaveOutputsNeverOverwrites) {
   auto dir = fresh_dir("cli_save_no_overwrite");
   ASSERT_EQ(reprokit_cli({"run", example("mlp"), "--backend", "eager", "--save-outputs", "out"}, dir).exit_code, 0);

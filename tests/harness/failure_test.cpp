@@ -60,7 +60,7 @@ TEST(Signature, SameAsTheStdRegexRulesGave) {
 }
 
 // A compiler's message has no size limit: std::regex recursed once per character of a path and
-// died of SIGSEGV on 100 KB (issue 28 item 7). Linear now, in time and stack.
+// died of SIGSEGV on 100 KB. Linear now, in time and stack.
 TEST(Signature, HugeMessagesAreLinear) {
   std::string path, numbers;
   for (int i = 0; i < 500000; ++i) path += "/a";

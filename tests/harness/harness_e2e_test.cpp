@@ -36,7 +36,7 @@ TEST_P(HarnessKinds, BundleManifestAndRepro) {
   EXPECT_EQ(recorded, kind == "hang" ? "timeout" : kind);
   EXPECT_TRUE(fs::exists(bundles[0] / "minifier_launcher"));
   // The bundle is named after the failure (a crash too: the signal handler renames it), and the
-  // path printed last is the one that exists (issue 27 item 5).
+  // path printed last is the one that exists.
   const std::string recorded_name = bundles[0].filename().string();
   EXPECT_NE(recorded_name.find("-" + recorded + "-"), std::string::npos) << recorded_name;
   EXPECT_EQ(recorded_name.find("pending"), std::string::npos) << recorded_name;

@@ -71,7 +71,7 @@ TEST(ReproFiles, PyTorchProgramMatchesEagerOutputs) {
   }
 }
 
-// repro_torch.py shows an accuracy bug on its own (issue 27 item 4): the compiled outputs are saved
+// repro_torch.py shows an accuracy bug on its own: the compiled outputs are saved
 // beside it, and it exits 1 on the planted bug (un-minified and minified) and 0 on the twin. A
 // planted wrong rewrite of pointwise-fusion always has a twin: the same graph without the pass.
 TEST(ReproFiles, PyTorchProgramShowsAnAccuracyBugAndPassesOnTheTwin) {

@@ -55,7 +55,7 @@ TEST(TextFormat, SeveralGraphsFirstIsEntry) {
 }
 
 // Graph names may hold '.' (DESIGN.md's pattern; ONNX graphs are often named so): the printer's
-// text parses back (issue 28 item 5: "expected '(' after the graph name").
+// text parses back ("expected '(' after the graph name").
 TEST(TextFormat, GraphNamesWithDotsRoundTrip) {
   for (std::string name : {"my.graph", "a.", "a..b", "torch_jit.v1.2"}) {
     Graph g = parse_graph("graph " + name + "(%x: f32[2]) {\n  %y.z = neg(%x)\n  return (%y.z)\n}\n");

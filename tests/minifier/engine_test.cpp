@@ -28,7 +28,7 @@ static MinifyResult minify_chain_with(int n, const std::function<bool(const Cand
   return reduce(start, strategies, oracle, {});
 }
 
-// Issue 21's goals: one culprit in at most 1.5 ceil(log2 N) + 2 queries, wherever it is.
+// The goals: one culprit in at most 1.5 ceil(log2 N) + 2 queries, wherever it is.
 TEST(Engine, OneCulpritInAtMostOneAndAHalfLog2NPlusTwoQueries) {
   for (int n : {100, 1000, 5000}) {
     for (int c : {0, 1, n / 3, n / 2 + 7, n - 2, n - 1}) {

@@ -92,8 +92,8 @@ INSTANTIATE_TEST_SUITE_P(Kinds, MinifyKindsOnTheGpu,
                          [](const auto& info) { return std::string(info.param.kind) + "_" + info.param.after; });
 
 // A graph name with '.' (valid, and what ONNX exporters write) is valid all the way: the bundle,
-// the minified repro.rk, `reprokit repro` of it and its GoogleTest and torch files (issue 28 item 5:
-// the parser refused the name, so such repros did not parse).
+// the minified repro.rk, `reprokit repro` of it and its GoogleTest and torch files (the
+// parser once refused the name, so such repros did not parse).
 TEST(Minify, AGraphNamedWithADotMinifiesAndReproduces) {
   auto dir = fresh_dir("min_dotted_name");
   std::ofstream(dir / "model.rk") << "graph my.graph(%x: f32[4, 3]) {\n  %h = sin(%x)\n  %a = gelu(%h)\n  %y = mul(%a, 2.0)\n  return (%y)\n}\n";

@@ -1,4 +1,4 @@
-// The progress line: a heartbeat while checks run (issue 27 item 6: a log fell silent for minutes),
+// The progress line: a heartbeat while checks run (a log fell silent for minutes),
 // counters that add up, and no time-left estimate.
 #include <gtest/gtest.h>
 

@@ -97,7 +97,7 @@ TEST(Reduce, FailRegexDecidesWhateverTheExitStatus) {
 }
 
 // --fail-regex runs in time linear in the output (RE2): std::regex died of SIGSEGV on (a|b)*c
-// against 100 KB and never finished ^(a|aa)*$ against 40 a's and a b (issue 28 item 7). A pattern
+// against 100 KB and never finished ^(a|aa)*$ against 40 a's and a b. A pattern
 // RE2 does not take (a backreference) is a usage error naming --fail-regex.
 TEST(Reduce, FailRegexIsLinearInTheOutput) {
   auto dir = fresh_dir("reduce_regex_linear");
@@ -180,7 +180,7 @@ TEST(Reduce, ResumeContinuesFromTheBestSoFarAndOutIsNeverOverwritten) {
 }
 
 // --resume continues a reduction; a directory that never held one is refused, never written
-// into (issue 28 item 11: its inputs/*.npy were deleted for the repro's).
+// into (its inputs/*.npy were deleted for the repro's).
 TEST(Reduce, ResumeOfADirectoryThatHeldNoReductionIsRefused) {
   auto dir = fresh_dir("reduce_resume_foreign");
   fs::create_directories(dir / "mine" / "inputs");

@@ -1,4 +1,4 @@
-// Value simplification stays in every op's domain (issue 27 item 2): an input edit that makes a
+// Value simplification stays in every op's domain: an input edit that makes a
 // value NaN or infinite where the unedited values keep it finite (1/0, log 0) is invalid, so no
 // repro or twin rests on degenerate math.
 #include <gtest/gtest.h>
@@ -60,7 +60,7 @@ TEST(ValueDomain, MinifiedCrashReproStaysFinite) {
   ASSERT_EQ(m.exit_code, 0) << m.out << m.err;
   ReproFile r = load_repro_file((bundles[0] / "repro.rk").string());
   // The repro names the op asked about, or the report says which primitive of it carries the fault
-  // (issue 27 item 1: the report said "sigmoid:crash" above a graph with no sigmoid).
+  // (the report said "sigmoid:crash" above a graph with no sigmoid).
   std::string report = read_text(bundles[0] / "BUG_REPORT.md");
   bool names_sigmoid = print_graph(r.graph).find("sigmoid(") != std::string::npos;
   EXPECT_TRUE(names_sigmoid || report.find("the fault sits on %s = reciprocal(") != std::string::npos) << report;

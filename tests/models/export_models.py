@@ -169,7 +169,7 @@ MODELS = {  # name: (constructor, input shape, keep BatchNormalization nodes)
         weights=None, weights_backbone=None)), [1, 3, 128, 128], False),
 }
 
-# Exported only when named with --only: models a user would debug (the trials of issue 27), too
+# Exported only when named with --only: models a user would debug (trials of real models), too
 # slow to export and run in every suite run.
 EXTRA_MODELS = {
     "densenet121": (lambda: torchvision.models.densenet121(weights=None), [1, 3, 224, 224], False),

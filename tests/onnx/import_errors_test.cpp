@@ -112,8 +112,8 @@ TEST(OnnxImportErrors, DynamicDimensionsNeedShapes) {
   EXPECT_EQ(parse_shape_spec("s:[]").second, Shape{});
 }
 
-// A negative size is a broken model, not a dynamic dimension that --shape would fix (issue 28
-// item 12: it was reported as "a dynamic dimension 1 ('')").
+// A negative size is a broken model, not a dynamic dimension that --shape would fix (it
+// was once reported as "a dynamic dimension 1 ('')").
 TEST(OnnxImportErrors, NegativeDimensionsAreNamedAsSuch) {
   ModelBuilder b(13);
   b.input("x", F32, {2, -3}).output("y", F32);
@@ -124,7 +124,7 @@ TEST(OnnxImportErrors, NegativeDimensionsAreNamedAsSuch) {
 }
 
 // Errors raised below an op's handler (an element limit, a shape check) name the file and the node
-// like the handler's own (issue 28 item 12: Tile's "the tiled shape ... has more than ..." named
+// like the handler's own (Tile's "the tiled shape ... has more than ..." named
 // neither), and Range says what is wrong with non-finite bounds.
 TEST(OnnxImportErrors, LimitsBelowAHandlerNameTheFileAndNode) {
   ModelBuilder t(13);
@@ -202,7 +202,7 @@ TEST(OnnxImportErrors, HostileFiles) {
     m.node("Mul", {"x", "w"}, {"y"});
     EXPECT_HAS(import_error(m), "test.onnx");
   }
-  // External data in a Constant's value (issue 28 item 12): refused before ONNX's checker, which
+  // External data in a Constant's value: refused before ONNX's checker, which
   // stat()s the path. The message names the node and is the same whether the file exists or not.
   {
     auto constant_from = [](const std::string& location) {

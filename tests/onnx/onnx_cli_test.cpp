@@ -55,7 +55,7 @@ TEST(OnnxCli, ImportThenRunMatchesRunningTheOnnxModel) {
   for (size_t i = 0; i < xv.size(); ++i) EXPECT_NEAR(xv[i], zv[i], 1e-5);
 }
 
-// --inputs files named after the ONNX inputs are used (issue 26: inputs '0' and '1', mapped to
+// --inputs files named after the ONNX inputs are used (inputs '0' and '1', mapped to
 // %v_0 and %v_1, were silently replaced by random values), a dynamic dimension takes its size from
 // the file, a file that fits no input is refused, and mismatches name both shapes in full.
 TEST(OnnxCli, InputsByTheirOnnxNamesAndDynamicSizesFromTheirValues) {
@@ -150,7 +150,7 @@ TEST(OnnxCli, RunPrintsNoControlCharactersFromOnnxNames) {
   EXPECT_HAS(r.err, "bad/x\\e]0;pwned");
 }
 
-// A shape given as a graph input is specialised from the value the user gives (issue 26: a Reshape
+// A shape given as a graph input is specialised from the value the user gives (a Reshape
 // whose target is an input was refused), and without a value the error says how to give one.
 TEST(OnnxCli, ShapeInputsAreSpecialisedFromTheirFiles) {
   fs::path d = fresh_dir("onnx_shape_input");
@@ -179,8 +179,8 @@ TEST(OnnxCli, ShapeInputsAreSpecialisedFromTheirFiles) {
   EXPECT_HAS(r.err, "in/shape.npy: holds i32[2], the model declares input 'shape' i64[2]");
 }
 
-// An ONNX graph named with a '.' (a valid name) imports to a .rk that parses and runs (issue 28
-// item 5: the parser refused the graph name it was given).
+// An ONNX graph named with a '.' (a valid name) imports to a .rk that parses and runs (the
+// parser once refused the graph name it was given).
 TEST(OnnxCli, AGraphNameWithADotImportsToARkThatRuns) {
   fs::path d = fresh_dir("onnx_dotted");
   ModelBuilder b(13, "my.graph");
@@ -193,7 +193,7 @@ TEST(OnnxCli, AGraphNameWithADotImportsToARkThatRuns) {
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
 }
 
-// "Nothing already written is overwritten" (issue 28 item 11): the model's graph name picks the
+// "Nothing already written is overwritten": the model's graph name picks the
 // file import writes, and export's -o names one; an existing file is refused (exit 2, naming it)
 // before anything is written.
 TEST(OnnxCli, ImportAndExportNeverOverwrite) {

@@ -104,7 +104,7 @@ TEST(TorchOracle, ExampleModelsFloat32AndFloat64) {
   }
 }
 
-// Names in the script are injective and never Python's or the script's own (issue 28 item 4):
+// Names in the script are injective and never Python's or the script's own:
 // '.' -> '_' made %a.b and %a_b one variable (torch printed 4x where reprokit computes 3x + 1),
 // and graphs named class, main, torch or __name__ gave a SyntaxError, a script that shadowed its
 // own main or the torch module, or one that silently did nothing.

@@ -2,7 +2,7 @@
 //
 // A limit learned from the probe alone lies: the probe runs the original against a warm compile
 // cache, and a fresh candidate of thousands of ops then takes longer to compile than the probe's
-// whole run (issue 21 lost a whole truncation that way). So the limit follows what candidates
+// whole run (a whole truncation was once lost that way). So the limit follows what candidates
 // cost: the slowest answered query per op so far (a cold compile included), times a margin,
 // scaled by the candidate's size, never below the floor the probe (or --timeout) set. A candidate
 // that runs out of time while a hang is not what is sought is asked again once with twice the
