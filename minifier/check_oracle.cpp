@@ -147,6 +147,7 @@ Verdict CheckOracle::run_in(const Dir& dir, const std::string& model_path, doubl
     v.got = failure_from(FailureKind::runtime_error, fmt::format("the check's output matches: {}", first_line(*match)));
   } else if (nonzero) {
     v.got = failure_from(FailureKind::runtime_error, fmt::format("the check exited with status {}{}", r.exit_code, said(r.err.empty() ? r.out : r.err)));
+    v.got.signature += fmt::format(" [exit status {}]", r.exit_code);  // the number is the check's answer: kept through normalisation
   }
   return v;
 }
@@ -193,8 +194,23 @@ std::vector<Verdict> CheckOracle::run_side_by_side(std::span<const Candidate> ca
     out[k] = running[k].get();
     if (!options_.keep_candidates) candidates_->remove_tree(made[k]->first);
   }
-  for (const Verdict& v : out) stop_on_tool_failure(v, options_);
+  for (Verdict& v : out) {
+    stop_on_tool_failure(v, options_);
+    keep_to_the_first_failure(v);
+  }
   return out;
+}
+
+void CheckOracle::keep_to_the_first_failure(Verdict& v) {
+  if (!options_.keep_first_failure || !v.interesting) return;
+  std::optional<Failure>& first = *options_.first_failure;
+  if (!first) {
+    first = v.got;
+    return;
+  }
+  if (same_failure(*first, v.got)) return;
+  v.interesting = false;
+  v.got.message = fmt::format("another failure than the original's ({}; the original's: {})", v.got.message, first->message);
 }
 
 void stop_on_tool_failure(const Verdict& v, const CheckOptions& o) {

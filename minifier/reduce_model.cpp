@@ -130,6 +130,7 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     co_.fail_regex = o.fail_regex;
     co_.hang_is_interesting = o.hang_is_interesting;
     co_.keep_candidates = o.keep_candidates;
+    co_.keep_first_failure = !o.allow_drift;
     // A state.json symlink or reduce_work/ outside OUT is refused by Dir, never followed.
     co_.work_dir = o.session.work_dir.empty() ? fs::absolute(state_.path()).string() : fs::absolute(o.session.work_dir).string();
     co_.first_candidate = next_candidate_number(co_.work_dir);
@@ -178,6 +179,8 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     // typo) shows at once.
     fmt::print(stderr, "[reduce] the original is interesting: {}\n",
                first_interesting_.got.failed() ? first_interesting_.got.message : "(the check said so)");
+    if (co_.keep_first_failure && first_interesting_.got.failed())
+      fmt::print(stderr, "[reduce] candidates must fail the same way ({}); --allow-drift takes any failure\n", first_interesting_.got.signature);
     co_.first_candidate += pr.runs;  // after the probe's
     if (pr.rate() < 1)
       fmt::print(stderr, "[reduce] the check is flaky: interesting in {} of {} runs ({:.0f}%); each candidate gets up to {} tries\n", pr.fails,
@@ -215,6 +218,7 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     const std::string copy = write_model_files(verify, best.graph, candidate_values(best), co_.format, co_.weights);
     final_verdict_ = oracle_->run_in(verify, copy, oracle_->limit().for_candidate(best));
     stop_on_tool_failure(final_verdict_, oracle_->options());
+    oracle_->keep_to_the_first_failure(final_verdict_);
     state_.remove_tree("verify");
     if (!final_verdict_.interesting)
       fmt::print(stderr, "\n[reduce] !!! WARNING: the check does NOT find the final repro interesting in a fresh run !!!\n[reduce] !!! (cd {} && {})\n",

@@ -8,7 +8,7 @@ namespace reprokit::cli {
 
 static int run_reduce(const std::vector<std::string>& argv) {
   Args args(argv, with_session_flags({"--check", "-o", "--out", "--inputs", "--format", "--fail-regex", "--shape", "--seed"}, true),
-            with_session_flags({"--hang-is-interesting", "--keep-candidates"}, false));
+            with_session_flags({"--hang-is-interesting", "--keep-candidates", "--allow-drift"}, false));
   if (args.positional().size() != 1) throw UsageError("expected exactly one MODEL (.rk or .onnx)");
   auto check = args.get("--check");
   if (!check) throw UsageError("--check \"CMD ...\" is required: the command that says whether a candidate is interesting");
@@ -22,6 +22,7 @@ static int run_reduce(const std::vector<std::string>& argv) {
   o.fail_regex = args.get_or("--fail-regex", "");
   o.hang_is_interesting = args.has("--hang-is-interesting");
   o.keep_candidates = args.has("--keep-candidates");
+  o.allow_drift = args.has("--allow-drift");
   long seed = args.get_int("--seed", 0);
   if (seed < 0) throw UsageError("--seed must not be negative");
   o.seed = static_cast<uint64_t>(seed);
@@ -42,6 +43,9 @@ static CommandRegistration reg(
      "  --fail-regex RE     interesting instead when stdout+stderr match RE, whatever the exit status (RE2: ECMAScript's\n"
      "                      syntax without backreferences or lookaround, in time linear in the output)\n"
      "  --hang-is-interesting  a check killed at --timeout counts as interesting (default: not interesting)\n"
+     "  --allow-drift       any failure of the check counts; by default a candidate must fail the way the original did\n"
+     "                      (same exit status or signal, same first line of output or --fail-regex match, numbers and\n"
+     "                      paths aside), so the reduction cannot slide to another bug\n"
      "  -o, --out OUT       where the repro goes (default: MODEL's stem + .reduced); never over another run's files\n"
      "  --inputs DIR        input values as DIR/<input name>.npy (default: an ONNX model's weights, random for the rest);\n"
      "                      an ONNX input's file is named after its ONNX name, else after reprokit's name for it\n"

@@ -387,6 +387,26 @@ TEST(Reduce, ReprokitFailingInsideTheCheckIsAToolFailureNotAnAnswer) {
   EXPECT_FALSE(fs::exists(dir / "out" / "repro.rk"));
 }
 
+// A reduction keeps to the bug it started from: a candidate that fails another way (another
+// message, another exit status) is not interesting unless --allow-drift says any failure will do.
+TEST(Reduce, ACandidateFailingAnotherWayIsNotTheOriginalsBug) {
+  auto dir = fresh_dir("reduce_drift");
+  write_script(dir / "check.sh",
+               "if grep -q '= softmax(' \"$1\" && grep -q '= linear(' \"$1\"; then echo 'error: softmax after linear is wrong' >&2; exit 1; fi\n"
+               "if grep -q '= gelu(' \"$1\"; then echo 'error: gelu crashed' >&2; exit 1; fi\nexit 0\n");
+  const std::string check = (dir / "check.sh").string() + " {}";
+  auto pinned = reprokit_cli({"reduce", example("mlp"), "--check", check, "-o", "pinned"}, dir);
+  ASSERT_EQ(pinned.exit_code, 0) << pinned.err;
+  EXPECT_NE(pinned.err.find("candidates must fail the same way"), std::string::npos) << pinned.err;
+  const std::string kept = reduced_ops(dir / "pinned");
+  EXPECT_NE(kept.find("softmax"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("linear"), std::string::npos) << kept;
+  EXPECT_EQ(kept.find("gelu"), std::string::npos) << kept;
+  auto drifting = reprokit_cli({"reduce", example("mlp"), "--check", check, "-o", "drifted", "--allow-drift"}, dir);
+  ASSERT_EQ(drifting.exit_code, 0) << drifting.err;
+  EXPECT_EQ(reduced_ops(dir / "drifted"), "gelu");
+}
+
 // The final verification runs in a copy of the repro's files: a check that cleans its candidate
 // directory (rm -rf "$REPRO_CANDIDATE_DIR"/*) used to delete OUT's repro.
 TEST(Reduce, AFinalCheckThatCleansItsDirectoryLeavesOutAlone) {

@@ -3,6 +3,7 @@
 // written to its own directory (the model as .rk or .onnx plus inputs/<name>.npy) and the check
 // runs there from an argv (no shell), up to `jobs` at once, each in its own process group.
 #pragma once
+#include <memory>
 #include <functional>
 #include <map>
 #include <optional>
@@ -40,6 +41,13 @@ struct CheckOptions {
   std::string fail_regex;           // non-empty: interesting when the output matches (else: exit status != 0)
   bool hang_is_interesting = false; // a check killed at the timeout counts as interesting
   bool keep_candidates = false;     // else a candidate's directory goes once its check is judged
+  // A candidate is interesting only when the check fails the way it first failed (same exit status
+  // or signal, same message class: failure.h's signature of its first line or of the regex's
+  // match), so a reduction cannot slide to another bug; `reduce --allow-drift` turns it off.
+  bool keep_first_failure = false;
+  // Where that first failure is kept: shared by every oracle made from these options (the probe's
+  // and the reduction's are two).
+  std::shared_ptr<std::optional<Failure>> first_failure = std::make_shared<std::optional<Failure>>();
 };
 
 // Checks run in each candidate's directory, so a relative path the user wrote (`check.py`,
@@ -74,6 +82,9 @@ class CheckOracle : public TimedOracle {
   // within limit_s (0: the options' timeout).
   Verdict run_in(const Dir& dir, const std::string& model_path, double limit_s = 0) const;
   const CheckOptions& options() const { return options_; }
+  // With keep_first_failure: the first interesting verdict sets the failure every later one must
+  // match; one that fails otherwise is made not interesting, saying so. judge() applies it.
+  void keep_to_the_first_failure(Verdict& v);
   const QueryLimit& limit() const override { return limit_; }
 
  private:

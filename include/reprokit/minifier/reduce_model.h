@@ -26,6 +26,7 @@ struct ReduceCommandOptions {
   std::string fail_regex;
   bool hang_is_interesting = false;
   bool keep_candidates = false;
+  bool allow_drift = false;  // any failure of the check counts, not only the original's
 };
 
 // Exit status: 0 reduced (and verified); 1 the original is not interesting or the final repro is
