@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <cctype>
+#include <span>
 #include <string_view>
 
 #include "reprokit/support/errors.h"
@@ -116,6 +117,21 @@ namespace {
 
 // Launchers that hand their command to a shell on the other side as one string.
 constexpr std::string_view kReparsingLaunchers[] = {"ssh", "rsh", "autossh", "pdsh", "dbclient"};
+// Launchers that exec their command's words as given (no shell in between).
+constexpr std::string_view kArgvLaunchers[] = {"srun", "nice", "env", "taskset", "numactl", "timeout", "chrt",
+                                               "ionice", "stdbuf", "nohup", "setsid", "prlimit", "flock", "time"};
+
+// The launcher's program name (its last path component).
+std::string_view program_name(const std::vector<std::string>& prefix) {
+  const std::string& program = prefix.front();
+  return std::string_view(program).substr(program.rfind('/') == std::string::npos ? 0 : program.rfind('/') + 1);
+}
+
+bool named_in(std::string_view name, std::span<const std::string_view> table) {
+  for (auto l : table)
+    if (name == l) return true;
+  return false;
+}
 
 // A word as one sh word: 'it''s' style single quotes unless it is inert already.
 std::string quoted_for_shell(const std::string& w) {
@@ -127,14 +143,7 @@ std::string quoted_for_shell(const std::string& w) {
 
 }  // namespace
 
-bool launcher_reparses(const std::vector<std::string>& prefix) {
-  if (prefix.empty()) return false;
-  const std::string& program = prefix.front();
-  const std::string_view name = std::string_view(program).substr(program.rfind('/') == std::string::npos ? 0 : program.rfind('/') + 1);
-  for (auto l : kReparsingLaunchers)
-    if (name == l) return true;
-  return false;
-}
+bool launcher_reparses(const std::vector<std::string>& prefix) { return !prefix.empty() && named_in(program_name(prefix), kReparsingLaunchers); }
 
 std::vector<std::string> argv_under_launcher(const std::vector<std::string>& prefix, const std::vector<std::string>& command) {
   std::vector<std::string> argv = prefix;
@@ -144,11 +153,12 @@ std::vector<std::string> argv_under_launcher(const std::vector<std::string>& pre
 }
 
 void refuse_path_under_launcher(const std::vector<std::string>& prefix, const std::string& path, const std::string& what) {
-  if (prefix.empty() || launcher_reparses(prefix)) return;
-  const size_t bad = path.find_first_of("$`;|&<>()'\"\\\n");
+  if (prefix.empty() || launcher_reparses(prefix) || named_in(program_name(prefix), kArgvLaunchers)) return;
+  const size_t bad = path.find_first_of("$`;|&<>()'\"\\\n \t*?[");  // a blank or a glob would split or expand it too
   if (bad == std::string::npos) return;
   throw UserError(fmt::format("{} '{}' holds '{}', which a launcher that re-parses its command in a shell would act on, and reprokit "
-                              "cannot tell whether '{}' does (ssh, rsh and pdsh do, and get their words quoted); rename it, or choose a "
+                              "cannot tell whether '{}' does (ssh, rsh and pdsh do, and get their words quoted; srun, nice, env and "
+                              "the like do not); rename it, or choose a "
                               "--work-dir (and -o) whose path holds no such character",
                               what, path, path[bad] == '\n' ? std::string("\\n") : std::string(1, path[bad]), prefix.front()));
 }

@@ -79,7 +79,9 @@ TEST(CommandWords, ShellActivePathsAreRefusedUnderAnUnknownLauncher) {
       EXPECT_NE(std::string(e.what()).find("the work directory"), std::string::npos) << e.what();
     }
   }
-  EXPECT_NO_THROW(refuse_path_under_launcher({"fakessh", "host"}, "/w/My Models/c1/model.rk", "x"));
+  EXPECT_THROW(refuse_path_under_launcher({"fakessh", "host"}, "/w/My Models/c1/model.rk", "x"), UserError);  // split in two there
+  EXPECT_NO_THROW(refuse_path_under_launcher({"srun", "-n1"}, "/w/My Models/n$(x)/model.rk", "x"));         // execs its words as given
+  EXPECT_NO_THROW(refuse_path_under_launcher({"/usr/bin/nice", "-n", "5"}, "/w/My Models/model.rk", "x"));
   EXPECT_NO_THROW(refuse_path_under_launcher({}, "/w/n$(touch X)", "x"));          // no launcher, no shell
   EXPECT_NO_THROW(refuse_path_under_launcher({"ssh", "h"}, "/w/n$(touch X)", "x"));  // quoted instead
 }

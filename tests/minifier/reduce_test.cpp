@@ -330,7 +330,7 @@ TEST(Reduce, ChecksLeavingDaemonsOrBackgroundJobsAreJudgedWhenTheyExit) {
 TEST(Reduce, AModelNameWithShellSyntaxNeverReachesAShellScript) {
   auto dir = fresh_dir("reduce_shell_name");
   fs::copy_file(example("mlp"), dir / "m$(touch X).rk");
-  auto bad = reprokit_cli({"reduce", "m$(touch X).rk", "--check", "sh -c '! grep -q \"= gelu(\" {}'"}, dir);
+  auto bad = reprokit_cli({"reduce", "m$(touch X).rk", "--check", "sh -c '! grep -q \"= gelu(\" {}'", "-o", "m$(touch X).out"}, dir);
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
   EXPECT_NE(bad.err.find("a word of its own"), std::string::npos) << bad.err;
   EXPECT_FALSE(fs::exists(dir / "X")) << "the model's name ran as a command";
@@ -356,7 +356,7 @@ TEST(Reduce, AReparsingLauncherNeverRunsANameAsACommand) {
 
   auto by_default = reprokit_cli({"reduce", "n$(touch${IFS}X).rk", "--check", check, "--worker-prefix", fakessh}, dir);
   EXPECT_EQ(by_default.exit_code, 0) << by_default.err;
-  EXPECT_TRUE(fs::exists(dir / "n__touch_{IFS}X_.reduced" / "repro.rk")) << by_default.err;
+  EXPECT_TRUE(fs::exists(dir / "n__touch_{IFS}X_.reduced" / "repro.rk")) << by_default.err;  // nothing a shell acts on
   EXPECT_FALSE(fs::exists(dir / "X")) << "the model's name ran as a command";
 
   auto named_out = reprokit_cli({"reduce", "n$(touch${IFS}X).rk", "--check", check, "--worker-prefix", fakessh, "-o", "o$(touch X)"}, dir);

@@ -24,8 +24,9 @@ bool launcher_reparses(const std::vector<std::string>& prefix);
 // quoted for the remote shell when the launcher re-parses, as given otherwise (no prefix: `command`).
 std::vector<std::string> argv_under_launcher(const std::vector<std::string>& prefix, const std::vector<std::string>& command);
 
-// UserError when a path reprokit hands a launcher it cannot tell about (srun, nice, a wrapper
-// script) holds characters a shell would act on ($ ` ; | & < > ( ) quotes, backslash, newline):
+// UserError when a path reprokit hands a launcher it cannot tell about (a wrapper script: neither
+// one that execs its words as given, as srun, nice and env do, nor an ssh-like one) holds
+// characters a shell would act on ($ ` ; | & < > ( ) quotes, backslash, blanks, globs):
 // were that launcher one that re-parses, a file named n$(touch X).rk would run a command. Paths
 // under ssh-like launchers are quoted instead, and without a prefix no shell is ever involved.
 // `what` says what the path is, for the message.
