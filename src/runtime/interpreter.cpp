@@ -109,9 +109,11 @@ void flip_kinks(const Node& n, const std::vector<kernels::Values>& a, kernels::V
   }
 }
 
-// The kernel of `n` works on copies as doubles (8 bytes an element) of its operands and its result.
+// The kernel of `n` works on copies as doubles (8 bytes an element) of its operands and its result,
+// and may hold one more result-sized temporary while it computes (measured on exp: the process
+// grew past its budget by that much between two checks when only one result was counted).
 size_t working_bytes(const Graph& g, const Node& n) {
-  int64_t working = n.type.numel();
+  int64_t working = 2 * n.type.numel();
   for (auto& o : n.operands)
     if (o.is_value()) working += g.node(o.value).type.numel();
   return static_cast<size_t>(working) * sizeof(double);

@@ -11,6 +11,7 @@
 #include "reprokit/support/escape_controls.h"
 #include "reprokit/ir/shape_check.h"
 #include "reprokit/support/files.h"
+#include "reprokit/runtime/memory_budget.h"
 
 namespace reprokit {
 
@@ -91,6 +92,7 @@ Shape parse_shape(std::string_view v, const std::string& where) {
 }  // namespace
 
 std::string encode_npy(const Tensor& t) {
+  check_room_for(static_cast<size_t>(t.numel()) * dtype_size(t.dtype()), "a value's .npy bytes need");  // a copy beside the tensor
   Tensor c = t.contiguous();
   std::string shape;
   for (size_t i = 0; i < c.shape().size(); ++i) shape += fmt::format("{}, ", c.shape()[i]);
@@ -149,7 +151,14 @@ Tensor parse_npy(std::string_view bytes, const std::string& where) {
   return t;
 }
 
-Tensor read_npy(const std::string& path) { return parse_npy(read_file(path, kMaxDataFileBytes), path); }
+Tensor read_npy(const std::string& path) {
+  // The file's bytes and then the tensor: both are held at once, so both are weighed first (a
+  // sparse 3 GB .npy was read whole before any check).
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec) check_room_for(static_cast<size_t>(size) * 2, "reading a .npy file and its tensor need");
+  return parse_npy(read_file(path, kMaxDataFileBytes), path);
+}
 
 Tensor read_npy_as(const std::string& path, DType declared) {
   Tensor t = read_npy(path);
