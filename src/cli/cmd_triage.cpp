@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "reprokit/campaign/known_bugs.h"
 #include "reprokit/campaign/triage.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/support/escape_controls.h"
@@ -28,9 +29,16 @@ static void check_root(const std::string& root) {
 }
 
 static int run_triage(const std::vector<std::string>& argv) {
-  Args args(argv, {}, {"--json"});
+  Args args(argv, {"--known"}, {"--json"});
   if (args.positional().empty()) throw UsageError("expected one or more DIRs (bundles, reduce outputs or campaigns)");
   for (const std::string& root : args.positional()) check_root(root);
+  const std::map<std::string, std::string> known = args.get("--known") ? read_known_bugs(*args.get("--known")) : std::map<std::string, std::string>{};
+  // "new", or what the known list says of the group (its reference, or that it is listed).
+  auto standing = [&](const BugGroup& g) -> std::string {
+    auto it = known.find(g.signature);
+    if (it == known.end()) return "new";
+    return it->second.empty() ? "known" : "known: " + it->second;
+  };
   std::vector<ReproRecord> records;
   std::vector<std::string> unreadable;
   for (const std::string& root : args.positional()) {
@@ -56,26 +64,35 @@ static int run_triage(const std::vector<std::string>& argv) {
       const ReproRecord& s = g.smallest();
       out.push_back({{"signature", g.signature}, {"count", g.members.size()}, {"kind", s.kind}, {"ops", s.ops_text()},
                      {"repro", s.dir}, {"minimized", s.minimized}, {"backend", s.backend}, {"stage", s.stage}});
+      if (args.get("--known")) out.back()["known"] = standing(g) != "new";
+      if (args.get("--known") && known.count(g.signature)) out.back()["reference"] = known.at(g.signature);
     }
     // \uXXXX for everything outside ASCII (controls, DEL and C1 included), and U+FFFD for bytes
     // of a directory name that are not UTF-8 (which JSON cannot hold).
     fmt::print("{}\n", out.dump(2, ' ', true, nlohmann::json::error_handler_t::replace));
     return 0;
   }
-  fmt::print("{} repro{} in {} distinct bug{}\n", total, total == 1 ? "" : "s", groups.size(), groups.size() == 1 ? "" : "s");
+  size_t fresh = 0;
+  for (auto& g : groups) fresh += standing(g) == "new";
+  fmt::print("{} repro{} in {} distinct bug{}{}\n", total, total == 1 ? "" : "s", groups.size(), groups.size() == 1 ? "" : "s",
+             args.get("--known") ? fmt::format(" ({} new, {} known)", fresh, groups.size() - fresh) : "");
   for (auto& g : groups) {
     const ReproRecord& s = g.smallest();
-    fmt::print("{:>4}x  {:<14} {:<10} ops: {:<28} {}{}\n      smallest: {}\n", g.members.size(), escape_controls(s.kind),
-               s.backend.empty() ? "external" : escape_controls(s.backend), escape_controls(s.ops_text()), escape_controls(s.message.substr(0, 80)),
-               s.minimized ? "" : "  (not minimized)", escape_controls(s.dir));
+    // A failure of reprokit itself (inside a check) is the tool's bug, never the compiler's.
+    const std::string backend = s.backend.empty() ? "external" : s.backend == "reprokit" ? "reprokit (tool bug)" : escape_controls(s.backend);
+    fmt::print("{:>4}x  {:<14} {:<10} ops: {:<28} {}{}\n      smallest: {}\n", g.members.size(), escape_controls(s.kind), backend,
+               escape_controls(s.ops_text()), escape_controls(s.message.substr(0, 80)), s.minimized ? "" : "  (not minimized)", escape_controls(s.dir));
+    if (args.get("--known")) fmt::print("      {}\n", escape_controls(standing(g)));
   }
   return 0;
 }
 
 static CommandRegistration reg({
-    "triage", "reprokit triage DIR... [--json]", "group repros (bundles, reduce outputs, fuzz campaigns) into distinct bugs",
+    "triage", "reprokit triage DIR... [--json] [--known FILE]", "group repros (bundles, reduce outputs, fuzz campaigns) into distinct bugs",
     "  DIR     a minified bundle, a reduce OUT directory, a campaign, or any tree holding them\n"
     "  --json  the groups as a JSON array of {signature, count, kind, ops, repro, ...}\n"
+    "  --known FILE  bugs already filed: a JSON array of {\"signature\", \"reference\"} (triage --json output with\n"
+    "          references added will do); each group is marked new or known (with its reference)\n"
     "Two repros are the same bug when backend, failure kind, the passes the repro keeps on, the multiset\n"
     "of its ops and its normalised message agree (docs/FUZZING.md). The smallest repro of each group is named.",
     run_triage});

@@ -218,3 +218,36 @@ TEST(Triage, PrintsNoControlCharactersFromTheReposItReads) {
   ASSERT_EQ(groups.size(), 1u);
   EXPECT_EQ(groups[0]["kind"], "crash\x1b[2J");
 }
+
+// --known FILE says which groups are bugs already filed (with their reference) and which are new;
+// `triage --json` output with references added is such a file; a malformed list is exit 2 naming it.
+TEST(Triage, KnownBugsAreMarkedAndTheRestAreNew) {
+  const fs::path root = fresh_dir("triage_known");
+  auto reduced = [&](const std::string& name, const std::string& op, const std::string& said) {
+    write_text(root / "c" / name / "repro.rk", "graph g(%x: f32[2]) {\n  %y = " + op + "(%x)\n  return (%y)\n}\n");
+    write_text(root / "c" / name / "report.json", nlohmann::json{{"check", "x {}"}, {"final_check_said", said}}.dump());
+  };
+  reduced("a", "exp", "error: exp is off");
+  reduced("b", "sigmoid", "error: sigmoid tail lost");
+  auto listed = reprokit_cli({"triage", (root / "c").string(), "--json"}, root);
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  auto groups = nlohmann::json::parse(listed.out);
+  ASSERT_EQ(groups.size(), 2u);
+  nlohmann::json known = nlohmann::json::array();
+  for (auto& g : groups)
+    if (g["ops"] == "exp") known.push_back({{"signature", g["signature"]}, {"reference", "https://example.org/issues/17"}, {"count", 1}});
+  write_text(root / "known.json", known.dump());
+  auto text = reprokit_cli({"triage", (root / "c").string(), "--known", (root / "known.json").string()}, root);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("2 repros in 2 distinct bugs (1 new, 1 known)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("known: https://example.org/issues/17"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("      new\n"), std::string::npos) << text.out;
+  auto json = nlohmann::json::parse(reprokit_cli({"triage", (root / "c").string(), "--known", (root / "known.json").string(), "--json"}, root).out);
+  for (auto& g : json) EXPECT_EQ(g["known"], g["ops"] == "exp") << g.dump();
+  for (const char* bad : {"{\"signature\": \"x\"}", "[{\"reference\": \"r\"}]", "[{\"signature\": 3}]", "not json"}) {
+    write_text(root / "bad.json", bad);
+    auto r = reprokit_cli({"triage", (root / "c").string(), "--known", (root / "bad.json").string()}, root);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find("bad.json"), std::string::npos) << r.err;
+  }
+}
