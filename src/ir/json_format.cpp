@@ -175,12 +175,6 @@ Graph graph_from_json(const json& j) {
   return g;
 }
 
-json module_to_json(const Module& m) {
-  json gs = json::array();
-  for (auto& g : m.graphs) gs.push_back(graph_to_json(g));
-  return {{"graphs", gs}};
-}
-
 Module module_from_json(const json& j) {
   Module m;
   if (j.is_object() && j.contains("graphs")) {

@@ -145,10 +145,6 @@ Tensor parse_onnx_tensor(std::string_view bytes, const std::string& where, std::
   return onnx_detail::tensor_from_proto(t, where);
 }
 
-Tensor read_onnx_tensor_file(const std::string& path, std::string* name) {
-  return parse_onnx_tensor(read_file(path, onnx_detail::kMaxModelBytes), path, name);
-}
-
 std::string encode_onnx_tensor(const Tensor& t, const std::string& name) {
   TensorProto p;
   p.set_name(name);

@@ -79,8 +79,6 @@ size_t memory_budget_bytes() {
   return budget;
 }
 
-size_t tensor_bytes_in_use() { return g_in_use.load(); }
-
 void reserve_tensor_bytes(size_t bytes) {
   const size_t budget = memory_budget_bytes();
   resident_at_start();

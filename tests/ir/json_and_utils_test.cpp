@@ -76,7 +76,9 @@ TEST(GraphUtils, StructuralHashIgnoresNamesOnly) {
 TEST(GraphUtils, AddInputRenumbersTheBody) {
   Graph g = parse_graph(kChain);
   int c = g.find("c");
-  int id = g.add_input("extra", TensorType{DType::f32, {4}});
+  TensorType extra;
+  extra.shape = {4};
+  int id = g.add_input("extra", extra);
   EXPECT_EQ(id, 2);
   EXPECT_EQ(g.find("c"), c + 1);
   EXPECT_EQ(g.outputs[0], c + 1);

@@ -8,7 +8,6 @@ namespace reprokit {
 
 nlohmann::json graph_to_json(const Graph& g);
 Graph graph_from_json(const nlohmann::json& j);  // verifies; UserError on malformed JSON
-nlohmann::json module_to_json(const Module& m);
 Module module_from_json(const nlohmann::json& j);
 
 }  // namespace reprokit

@@ -18,7 +18,6 @@ std::string onnx_elem_type_name(int elem_type);  // "FLOAT", "UINT8", ... ("type
 
 // A serialized TensorProto (ONNX test data's input_0.pb). `name` receives the tensor's name.
 Tensor parse_onnx_tensor(std::string_view bytes, const std::string& where, std::string* name = nullptr);
-Tensor read_onnx_tensor_file(const std::string& path, std::string* name = nullptr);
 // A serialized TensorProto holding t (raw_data, little-endian, C order).
 std::string encode_onnx_tensor(const Tensor& t, const std::string& name);
 

@@ -17,8 +17,6 @@ namespace reprokit {
 // The budget in bytes (read from REPRO_MEMORY_BUDGET once; UserError naming the variable for a
 // value that is not a positive number of MB).
 size_t memory_budget_bytes();
-// Bytes of tensor storage held now.
-size_t tensor_bytes_in_use();
 
 // Reserves `bytes` for a new tensor storage; UserError when the budget would be exceeded (the
 // message gives the request, what is held, the budget and how to raise it).
