@@ -117,6 +117,29 @@ int find_marked(const char* token, pid_t* found, int max) {
   return count;
 }
 
+// Whether `pid` still runs: a zombie (ended, waiting for a parent that may be gone, or an init
+// that does not reap) has nothing left to stop, and waiting on it would cost the whole grace period.
+bool still_runs(pid_t pid) {
+  char path[64];
+  char num[16];
+  int n = 0;
+  for (pid_t v = pid; v > 0 && n < 15; v /= 10) num[n++] = static_cast<char>('0' + v % 10);
+  std::strcpy(path, "/proc/");
+  size_t at = std::strlen(path);
+  while (n > 0) path[at++] = num[--n];
+  path[at] = '\0';
+  std::strcat(path, "/stat");
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  static char stat[512];
+  const ssize_t got = ::read(fd, stat, sizeof stat - 1);
+  ::close(fd);
+  if (got <= 0) return false;
+  stat[got] = '\0';
+  const char* close = std::strrchr(stat, ')');  // the name may hold spaces and parentheses
+  return close && close[1] == ' ' && close[2] != 'Z' && close[2] != 'X';
+}
+
 }  // namespace
 
 void stop_marked_processes(const char* token, double grace_s) {
@@ -126,7 +149,7 @@ void stop_marked_processes(const char* token, double grace_s) {
   for (int k = 0; k < n; ++k) ::kill(marked[k], SIGTERM);
   for (long step = 0; step < static_cast<long>(grace_s * 100); ++step) {
     bool any = false;
-    for (int k = 0; k < n; ++k) any |= ::kill(marked[k], 0) == 0;
+    for (int k = 0; k < n; ++k) any |= still_runs(marked[k]);
     if (!any) break;
     timespec ten_ms{0, 10'000'000};
     nanosleep(&ten_ms, nullptr);
