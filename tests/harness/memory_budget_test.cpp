@@ -44,6 +44,9 @@ TEST(MemoryBudget, ABadBudgetNamesTheVariableAndASmallModelRunsWithinIt) {
 // outputs' statistics from a copy as doubles, twice the size of an f32 value, and that copy took
 // a process under REPRO_MEMORY_BUDGET=300 to 400 MB.
 TEST(MemoryBudget, CopiesTheTensorCountDoesNotSeeAreJudgedBeforeTheyAreMade) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer's shadow memory and quarantine of freed blocks inflate the resident size this rule reads";
+#endif
   const fs::path root = fresh_dir("memory_budget_copies");
   write_text(root / "m.rk", "graph m(%x: f32[25000000]) {\n  %y = exp(%x)\n  return (%y)\n}\n");  // 100 MB in, 100 MB out
   auto r = reprokit_cli({"run", (root / "m.rk").string(), "--backend", "cpp"}, root, {{"REPRO_MEMORY_BUDGET", "300"}});
