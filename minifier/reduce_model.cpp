@@ -47,7 +47,7 @@ int64_t next_candidate_number(const std::string& work_dir) {
 std::string default_out_dir(const std::string& model) {
   std::string stem = fs::path(model).stem().string();
   for (char& c : stem)
-    if (std::string_view("$`;|&<>()'\"\\\n \t*?[").find(c) != std::string_view::npos) c = '_';  // blanks and globs split or expand too
+    if (kShellActiveCharacters.find(c) != std::string_view::npos) c = '_';
   return stem + ".reduced";
 }
 

@@ -154,7 +154,7 @@ std::vector<std::string> argv_under_launcher(const std::vector<std::string>& pre
 
 void refuse_path_under_launcher(const std::vector<std::string>& prefix, const std::string& path, const std::string& what) {
   if (prefix.empty() || launcher_reparses(prefix) || named_in(program_name(prefix), kArgvLaunchers)) return;
-  const size_t bad = path.find_first_of("$`;|&<>()'\"\\\n \t*?[");  // a blank or a glob would split or expand it too
+  const size_t bad = path.find_first_of(kShellActiveCharacters);
   if (bad == std::string::npos) return;
   throw UserError(fmt::format("{} '{}' holds '{}', which a launcher that re-parses its command in a shell would act on, and reprokit "
                               "cannot tell whether '{}' does (ssh, rsh and pdsh do, and get their words quoted; srun, nice, env and "

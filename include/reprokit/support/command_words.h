@@ -4,6 +4,7 @@
 // rather than passed on literally, so a check never silently does something else.
 #pragma once
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace reprokit {
@@ -23,6 +24,10 @@ bool launcher_reparses(const std::vector<std::string>& prefix);
 // The argv that runs `command` under `prefix` with the words `command` has locally: each word
 // quoted for the remote shell when the launcher re-parses, as given otherwise (no prefix: `command`).
 std::vector<std::string> argv_under_launcher(const std::vector<std::string>& prefix, const std::vector<std::string>& command);
+
+// What a shell that re-parses a command acts on in a word: syntax, quotes, blanks (which split
+// it) and globs (which expand it).
+inline constexpr std::string_view kShellActiveCharacters = "$`;|&<>()'\"\\\n \t*?[";
 
 // UserError when a path reprokit hands a launcher it cannot tell about (a wrapper script: neither
 // one that execs its words as given, as srun, nice and env do, nor an ssh-like one) holds
