@@ -11,16 +11,12 @@
 // backend_options are torch._inductor.config options, applied in the worker for each request.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
-
-#include <cstdlib>
-#include <mutex>
 
 #include "npy_exchange.h"
+#include "python_worker.h"
 #include "reprokit/codegen/compile_options.h"
 #include "reprokit/codegen/compiled_graph.h"
 #include "reprokit/ir/names.h"
-#include "reprokit/process/subprocess.h"
 #include "reprokit/runtime/npy.h"
 #include "reprokit/runtime/torch_emitter.h"
 #include "reprokit/support/errors.h"
@@ -32,95 +28,11 @@ namespace {
 
 using nlohmann::json;
 
-// How long the worker may take to start (an `import torch` on a cold disk takes seconds).
-constexpr double kWorkerStartSeconds = 300;
-
-// $REPROKIT_PYTHON, else the interpreter a pip-installed reprokit was installed for, else the
-// virtual environment scripts/install_deps.sh makes in the checkout, else python3 on PATH.
-std::string python_interpreter() {
-  if (const char* e = std::getenv("REPROKIT_PYTHON"); e && *e) return e;
-#ifdef REPROKIT_INSTALLED_PYTHON
-  if (::access(REPROKIT_INSTALLED_PYTHON, X_OK) == 0) return REPROKIT_INSTALLED_PYTHON;
-#endif
-  const std::string venv = std::string(REPROKIT_SOURCE_DIR) + "/.venv/bin/python";
-  if (::access(venv.c_str(), X_OK) == 0) return venv;
-  return "python3";
-}
-
-const char* kInstallHint =
+const PythonWorkerSpec kWorker{
+    "Inductor",
+    {"reprokit.inductor_worker"},
     "the inductor backend needs Python with torch 2 (scripts/install_deps.sh makes .venv in the checkout; "
-    "REPROKIT_PYTHON=/path/to/python names another)";
-
-// The one worker of this process. A dead worker is replaced at the next request.
-class InductorWorker {
- public:
-  static InductorWorker& get() {
-    static InductorWorker w;
-    return w;
-  }
-
-  // Sends one request; returns the reply. Throws CompileFailure{crash} when the worker dies.
-  json ask(const json& request) {
-    std::lock_guard<std::mutex> lock(mu_);
-    start_if_needed();
-    if (!child_->write_line(request.dump())) died("while it was sent a graph");
-    std::optional<std::string> line = child_->read_line(0);
-    if (!line) died("while it compiled or ran a graph");
-    try {
-      return json::parse(*line);
-    } catch (const json::exception&) {
-      throw UserError(fmt::format("the inductor worker answered something that is not a reply: {}", utf8_safe(line->substr(0, 300))));
-    }
-  }
-
- private:
-  void start_if_needed() {
-    if (child_ && child_->alive()) return;
-    child_.reset();
-    ProcessSpec s;
-    s.argv = {python_interpreter(), "-m", "reprokit.inductor_worker"};
-    const char* pp = std::getenv("PYTHONPATH");
-    s.env_set["PYTHONPATH"] = std::string(REPROKIT_PYTHON_DIR) + (pp && *pp ? std::string(":") + pp : "");
-    try {
-      child_ = std::make_unique<LineChild>(s);
-    } catch (const std::exception& e) {
-      throw UserError(fmt::format("{}: cannot start {}: {}", kInstallHint, s.argv[0], e.what()));
-    }
-    std::optional<std::string> ready = child_->read_line(kWorkerStartSeconds);
-    json hello;
-    try {
-      if (ready) hello = json::parse(*ready);
-    } catch (const json::exception&) {
-    }
-    if (!hello.is_object() || !hello.value("ready", false)) {
-      std::string why = child_->timed_out() ? fmt::format("it did not start within {} s", kWorkerStartSeconds) : last_lines(child_->wait_result().err);
-      child_.reset();
-      throw UserError(fmt::format("{}: the worker ({} -m reprokit.inductor_worker) did not start: {}", kInstallHint, s.argv[0], why));
-    }
-  }
-
-  [[noreturn]] void died(const char* when) {
-    child_->finish();
-    ProcessResult r = child_->wait_result();
-    child_.reset();
-    std::string how = r.signal ? fmt::format("killed by signal {}", r.signal) : fmt::format("exit status {}", r.exit_code);
-    throw CompileFailure(FailureKind::crash, fmt::format("the Inductor worker died ({}) {}: {}", how, when, last_lines(r.err)));
-  }
-
-  static std::string last_lines(const std::string& text) {
-    std::string t = text;
-    while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
-    size_t from = t.size();
-    for (int k = 0; k < 3 && from != std::string::npos && from > 0; ++k) from = t.rfind('\n', from - 1);
-    std::string tail = from == std::string::npos ? t : t.substr(from + 1);
-    for (char& c : tail)
-      if (c == '\n') c = ' ';
-    return tail.empty() ? "(it printed nothing)" : utf8_safe(tail.substr(tail.size() > 600 ? tail.size() - 600 : 0));
-  }
-
-  std::mutex mu_;
-  std::unique_ptr<LineChild> child_;
-};
+    "REPROKIT_PYTHON=/path/to/python names another)"};
 
 class InductorGraph : public CompiledGraph {
  public:
@@ -136,7 +48,7 @@ class InductorGraph : public CompiledGraph {
     }
     json request = {{"source", source_}, {"entry", torch_function_name(g_)}, {"inputs", specs}, {"outputs", ex.outputs_dir()}, {"config", config_}};
     request["relu_bug"] = relu_bug_ ? json(*relu_bug_) : json(nullptr);
-    json reply = InductorWorker::get().ask(request);
+    json reply = ask_python_worker(kWorker, request);
     if (!reply.value("ok", false)) {
       const std::string kind = reply.value("kind", ""), message = reply.value("message", "");
       if (kind == "compile_error") throw CompileFailure(FailureKind::compile_error, message);
