@@ -13,6 +13,7 @@
 #include <future>
 
 #include "campaign_state.h"
+#include "reprokit/codegen/unsupported.h"
 #include "reprokit/harness/bundle.h"
 #include "reprokit/harness/child_run.h"
 #include "reprokit/support/errors.h"
@@ -115,8 +116,9 @@ std::vector<RunOutcome> judge_on_stack(const CampaignOptions& o, const Dir& scra
       if (clean_exit && r.exit_code == 0 && failed.empty()) {
         out.what = RunOutcome::pass;
       } else if (clean_exit && r.exit_code == 2) {
-        out.what = RunOutcome::rejected;
+        // The backend's compiler lacks an op or a type of the graph: a limitation, not a finding.
         out.message = last_line(r.err);
+        out.what = is_unsupported_line(out.message) ? RunOutcome::unsupported : RunOutcome::rejected;
       } else if (!failed.empty()) {
         out.what = RunOutcome::finding;
         out.kind = std::string(failed.front().spec.expected.kind_name());

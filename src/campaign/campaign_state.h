@@ -33,7 +33,7 @@ struct CampaignCounts {
   int64_t rejected = 0;          // reprokit refused the generated graph (exit 2): a generator bug
   int64_t timeouts = 0;          // a check past its limit: neither a pass nor a finding
   int64_t not_exportable = 0;    // no ONNX for the graph (external mode)
-  int64_t unsupported = 0;       // the check passed saying it cannot compile the graph (--unsupported-regex)
+  int64_t unsupported = 0;       // the check passed saying it cannot compile the graph (--unsupported-regex), or the backend lacks an op or a type of it
   int64_t no_graph = 0, no_values = 0;  // seeds that gave no case
 };
 

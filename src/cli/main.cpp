@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "reprokit/codegen/unsupported.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/support/tool_failure.h"
 #include "reprokit/support/escape_controls.h"
@@ -73,6 +74,9 @@ int main(int argc, char** argv) {
       return c.run(rest);
     } catch (const UsageError& e) {
       fmt::print(stderr, "reprokit {}: {}\nusage: {}\n", c.name, shown(e), c.usage);
+      return 2;
+    } catch (const reprokit::Unsupported& e) {  // the compiler under test lacks an op or a type: not a finding
+      fmt::print(stderr, "{}\n", reprokit::unsupported_line(c.name, shown(e)));
       return 2;
     } catch (const reprokit::UserError& e) {
       fmt::print(stderr, "reprokit {}: error: {}\n", c.name, shown(e));
