@@ -160,12 +160,18 @@ static int run_model(const std::vector<std::string>& argv) {
   return 0;
 }
 
+// The --backend lines of the help, one per row of the backend table.
+static std::string backend_help() {
+  std::string s = "  --backend B         the compiler to run (default cpp; docs/ADDING_A_BACKEND.md):\n";
+  for (const Backend& b : backend_table()) s += fmt::format("                        {:<12} {}\n", b.name, b.summary);
+  return s;
+}
+
 static CommandRegistration reg({
     "run",
     "reprokit run MODEL.rk|MODEL.onnx [--backend B] [--train] [--seed S] [--inputs DIR] [--save-outputs DIR] [--inject OP:KIND] [--inject-pass PASS:N] [--graph NAME] [--shape NAME:[d0,...]] [--samples N] [--backend-option KEY=VALUE]",
     "run a model through the compile stack, under the harness (REPRO_* variables)",
-    "  --backend B         eager, aot_eager, cpp (default), cuda, onnxruntime (ONNX Runtime under Node.js:\n"
-    "                      examples/ort_check; docs/ADDING_A_BACKEND.md) or inductor (torch.compile in a Python worker)\n"
+    backend_help() +
     "  --backend-option K=V  an option of a compiler that is not reprokit's, saved in bundles (inductor: a\n"
     "                      torch._inductor.config option, e.g. cpp.simdlen=8); repeatable\n"
     "  --seed S            seed of the random inputs (default 0)\n"

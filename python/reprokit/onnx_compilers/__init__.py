@@ -1,0 +1,16 @@
+"""The compilers python/reprokit/onnx_worker.py drives, one module each. A module has:
+
+  NAME          the compiler's name, for messages
+  UNSUPPORTED   a compiled pattern of the compiler's own words for an op or type it lacks
+  load()        imports the compiler (once per worker); returns its version
+  compile(path) compiles the ONNX model at `path` for the CPU; returns what run takes
+  run(compiled, inputs)  the outputs (numpy arrays, in the model's order) for the inputs (numpy
+                arrays, in the model's input order)
+
+and may have:
+
+  message(e)    the compiler's own words for exception `e` (None: its first lines)
+
+An exception in compile() is a compile error, one in run() a runtime error, unless its text
+matches UNSUPPORTED.
+"""

@@ -1,0 +1,123 @@
+"""The worker of the backends that hand reprokit's exported ONNX model to another compiler (openvino,
+tvm, iree): one Python interpreter that imports the compiler once, then compiles and runs models
+as reprokit asks, one request per line.
+
+  python -m reprokit.onnx_worker COMPILER        (COMPILER: openvino, tvm or iree)
+
+Request (one JSON line on stdin):
+  {"model": ".../model.onnx", "inputs": [{"file": ".../x.npy", "dtype": "f32", "shape": [8, 16]}, ...],
+   "outputs": "DIR"}
+Reply (one JSON line on the protocol stream):
+  {"ok": true} with DIR/out<k>.npy written, or
+  {"ok": false, "kind": "compile_error" | "runtime_error" | "unsupported" | "bad_request", "message": "..."}
+
+"unsupported": the compiler said, in its own words, that it lacks an op or a type of the model
+(each compiler module's UNSUPPORTED pattern): a limitation, never a finding. A fault that kills
+the interpreter (a segfault in generated code, an abort) ends the worker: reprokit sees a crash.
+"""
+import hashlib
+import importlib
+import json
+import os
+import sys
+
+# The compilers this worker can drive: NAME -> python/reprokit/onnx_compilers/NAME_cpu.py.
+COMPILERS = ("openvino", "tvm", "iree")
+
+
+def _protocol_stream():
+    # Replies go to the original stdout; anything else written to stdout (a compiler's logs) is
+    # sent to stderr, so it cannot break the protocol.
+    fd = os.dup(1)
+    os.dup2(2, 1)
+    return os.fdopen(fd, "w", buffering=1)
+
+
+def first_line(e):
+    text = f"{type(e).__name__}: {e}"
+    lines = [l.strip() for l in text.splitlines() if l.strip()]
+    return " ".join(lines[:3])[:2000] if lines else type(e).__name__
+
+
+def classify(compiler, stage, e):
+    """The reply for exception `e` raised while the compiler compiled (stage "compile") or ran."""
+    said = getattr(compiler, "message", lambda e: None)(e)
+    message = f"{type(e).__name__}: {said}" if said else first_line(e)
+    full = f"{type(e).__name__}: {e}"
+    match = compiler.UNSUPPORTED.search(full)
+    if match:
+        # The compiler's words that say so, even when they are not on the exception's first lines.
+        said = match.group(0).strip()
+        if said not in message:
+            message = f"{message} ... {said}"
+        return {"ok": False, "kind": "unsupported", "message": message}
+    return {"ok": False, "kind": "compile_error" if stage == "compile" else "runtime_error", "message": message}
+
+
+class Worker:
+    """One compiler, and the model it compiled last (the harness runs one graph several times)."""
+
+    def __init__(self, compiler):
+        self.compiler = compiler
+        self.key = None
+        self.compiled = None
+
+    def answer(self, req):
+        from reprokit.onnx_npy import load_input, save_output
+
+        try:
+            with open(req["model"], "rb") as f:
+                model = f.read()
+            path = req["model"]
+            inputs = [load_input(s["file"], s["dtype"], s["shape"]) for s in req["inputs"]]
+            outputs = req["outputs"]
+        except Exception as e:  # a request reprokit should not have sent
+            return {"ok": False, "kind": "bad_request", "message": first_line(e)}
+        key = hashlib.sha256(model).hexdigest()
+        if key != self.key:
+            self.key, self.compiled = None, None
+            try:
+                self.compiled = self.compiler.compile(path)
+            except Exception as e:
+                return classify(self.compiler, "compile", e)
+            self.key = key
+        try:
+            results = self.compiler.run(self.compiled, inputs)
+        except Exception as e:
+            return classify(self.compiler, "run", e)
+        try:
+            for k, a in enumerate(results):
+                save_output(os.path.join(outputs, f"out{k}.npy"), a)
+        except Exception as e:
+            return {"ok": False, "kind": "runtime_error", "message": "cannot save an output: " + first_line(e)}
+        return {"ok": True}
+
+
+def serve(compiler, inp, out):
+    version = compiler.load()
+    out.write(json.dumps({"ready": True, "compiler": compiler.NAME, "version": version}) + "\n")
+    worker = Worker(compiler)
+    for line in inp:
+        if not line.strip():
+            continue
+        try:
+            req = json.loads(line)
+        except ValueError as e:
+            reply = {"ok": False, "kind": "bad_request", "message": first_line(e)}
+        else:
+            reply = worker.answer(req)
+        out.write(json.dumps(reply) + "\n")
+
+
+def main(argv):
+    if len(argv) != 1 or argv[0] not in COMPILERS:
+        print(f"usage: python -m reprokit.onnx_worker {'|'.join(COMPILERS)}", file=sys.stderr)
+        return 2
+    out = _protocol_stream()
+    compiler = importlib.import_module(f"reprokit.onnx_compilers.{argv[0]}_cpu")
+    serve(compiler, sys.stdin, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

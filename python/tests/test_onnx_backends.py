@@ -1,0 +1,194 @@
+"""`--backend openvino|tvm|iree` on the command line: each real compiler matches reprokit's
+float64 rule on an example, and each failure kind arrives as such — from a graph the compiler
+really rejects where one is known, and from a planted compiler in the real worker for the rest
+(crash, hang, run-time error). The real compilers' tests skip, saying why, where the interpreter
+lacks the package."""
+import importlib.util
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from conftest import PYTHON_DIR, ROOT
+
+EXAMPLES = os.path.join(ROOT, "examples")
+PACKAGES = {"openvino": ["openvino"], "tvm": ["tvm"], "iree": ["iree.compiler", "iree.runtime"]}
+
+
+def require(backend):
+    for module in PACKAGES[backend]:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:
+            found = False
+        if not found:
+            pytest.skip(f"the {backend} backend needs the Python package of {module}, which {sys.executable} lacks "
+                        f"(scripts/install_deps.sh installs python/requirements.lock)")
+
+
+def run(reprokit_exe, args, cwd, **env):
+    e = dict(os.environ, REPRO_DIR=os.path.join(str(cwd), "out"), REPROKIT_PYTHON=sys.executable)
+    for k in ("REPRO_AFTER", "REPRO_LEVEL", "REPRO_MINIFY", "REPRO_TIMEOUT"):
+        e.pop(k, None)
+    e.update(env)
+    return subprocess.run([reprokit_exe, "run"] + args, capture_output=True, text=True, cwd=str(cwd), env=e, timeout=900)
+
+
+def bundles(tmp_path):
+    out = tmp_path / "out"
+    return sorted(d for d in out.iterdir() if (d / "manifest.json").exists()) if out.is_dir() else []
+
+
+@pytest.mark.parametrize("backend", ["openvino", "tvm", "iree"])
+@pytest.mark.parametrize("example", ["mlp.rk", "attention.rk"])
+def test_an_example_matches_the_float64_reference(backend, example, tmp_path, reprokit_exe):
+    require(backend)
+    r = run(reprokit_exe, [os.path.join(EXAMPLES, example), "--backend", backend, "--save-outputs", "outs"], tmp_path,
+            REPRO_AFTER="dynamo", REPRO_LEVEL="4")
+    assert r.returncode == 0, r.stderr
+    assert list((tmp_path / "outs").iterdir()), "no outputs saved"
+    assert bundles(tmp_path) == []
+
+
+F64_SIN = """graph sin64(%x: f64[4, 8]) {
+  %s = sin(%x)
+  return (%s)
+}
+"""
+
+
+def test_iree_cannot_link_f64_sin_a_compile_error(tmp_path, reprokit_exe):
+    # IREE's llvm-cpu target lowers an f64 sin to a call of libm's `sin`, which its embedded
+    # linker does not have.
+    require("iree")
+    (tmp_path / "g.rk").write_text(F64_SIN)
+    r = run(reprokit_exe, [str(tmp_path / "g.rk"), "--backend", "iree"], tmp_path, REPRO_AFTER="dynamo", REPRO_LEVEL="2")
+    assert r.returncode == 1, r.stderr
+    assert "compile_error in stage dynamo of graph sin64 (iree backend)" in r.stderr, r.stderr
+    assert "undefined symbol: sin" in r.stderr, r.stderr
+    assert len(bundles(tmp_path)) == 1
+
+
+def test_openvino_has_no_bf16_input_unsupported_not_a_finding(tmp_path, reprokit_exe):
+    require("openvino")
+    r = run(reprokit_exe, [os.path.join(EXAMPLES, "mixed_precision.rk"), "--backend", "openvino"], tmp_path, REPRO_AFTER="dynamo",
+            REPRO_LEVEL="4")
+    assert r.returncode == 2, r.stderr
+    assert "reprokit run: unsupported: OpenVINO cannot take graph mixed_precision" in r.stderr, r.stderr
+    assert "Unsupported data type: bfloat16" in r.stderr, r.stderr
+    assert bundles(tmp_path) == []
+
+
+def test_openvino_computes_f64_in_f32_unsupported(tmp_path, reprokit_exe):
+    require("openvino")
+    (tmp_path / "g.rk").write_text(F64_SIN)
+    r = run(reprokit_exe, [str(tmp_path / "g.rk"), "--backend", "openvino"], tmp_path, REPRO_AFTER="dynamo", REPRO_LEVEL="4")
+    assert r.returncode == 2, r.stderr
+    assert "unsupported: OpenVINO cannot take graph sin64: TypeError: f64 is not supported by the CPU plugin" in r.stderr, r.stderr
+
+
+# ---- a planted compiler in the real worker: every kind the client maps -----------------------
+
+PLANTED = '''#!{python}
+"""A stand-in interpreter: the real ONNX worker, driving a compiler that does $PLANTED."""
+import os, re, signal, sys, time
+sys.path.insert(0, {python_dir!r})
+from reprokit import onnx_worker
+
+
+class Planted:
+    NAME = "Planted"
+    UNSUPPORTED = re.compile(r"[^\\n]*no kernel for[^\\n]*")
+
+    def load(self):
+        return "0"
+
+    def compile(self, path):
+        if os.environ["PLANTED"] == "compile_error":
+            raise RuntimeError("planted: cannot lower the model")
+        if os.environ["PLANTED"] == "unsupported":
+            raise RuntimeError("planted: no kernel for Sin(f32)")
+        return None
+
+    def run(self, compiled, inputs):
+        what = os.environ["PLANTED"]
+        if what == "crash":
+            os.kill(os.getpid(), signal.SIGSEGV)
+        if what == "hang":
+            while True:
+                time.sleep(1)
+        if what == "runtime_error":
+            raise RuntimeError("planted: the kernel failed")
+        return [x for x in inputs]
+
+
+onnx_worker.serve(Planted(), sys.stdin, onnx_worker._protocol_stream())
+'''
+
+RELU = """graph planted(%x: f32[4, 8]) {
+  %y = relu(%x)
+  return (%y)
+}
+"""
+
+
+@pytest.fixture
+def planted(tmp_path):
+    path = tmp_path / "planted_python"
+    path.write_text(PLANTED.format(python=sys.executable, python_dir=PYTHON_DIR))
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    (tmp_path / "g.rk").write_text(RELU)
+    return str(path)
+
+
+def run_planted(reprokit_exe, tmp_path, planted, what, **env):
+    settings = dict(REPROKIT_PYTHON=planted, PLANTED=what, REPRO_AFTER="dynamo", REPRO_LEVEL="2")
+    settings.update(env)
+    return run(reprokit_exe, [str(tmp_path / "g.rk"), "--backend", "tvm"], tmp_path, **settings)
+
+
+@pytest.mark.parametrize("what,said", [("compile_error", "planted: cannot lower the model"), ("runtime_error", "planted: the kernel failed")])
+def test_a_planted_error_arrives_as_its_kind(what, said, tmp_path, reprokit_exe, planted):
+    r = run_planted(reprokit_exe, tmp_path, planted, what)
+    assert r.returncode == 1, r.stderr
+    assert f"{what} in stage dynamo of graph planted (tvm backend)" in r.stderr, r.stderr
+    assert said in r.stderr, r.stderr
+    assert len(bundles(tmp_path)) == 1
+
+
+def test_a_worker_that_dies_is_a_crash_naming_its_signal(tmp_path, reprokit_exe, planted):
+    r = run_planted(reprokit_exe, tmp_path, planted, "crash")
+    assert r.returncode == 1, r.stderr
+    assert "crash in stage dynamo of graph planted (tvm backend)" in r.stderr, r.stderr
+    assert "the TVM worker died (killed by signal 11 (Segmentation fault))" in r.stderr, r.stderr
+
+
+def test_a_worker_that_hangs_is_a_timeout(tmp_path, reprokit_exe, planted):
+    r = run_planted(reprokit_exe, tmp_path, planted, "hang", REPRO_TIMEOUT="3")
+    assert r.returncode == 124, r.stderr
+    assert "timeout in stage dynamo of graph planted (tvm backend)" in r.stderr, r.stderr
+    assert len(bundles(tmp_path)) == 1
+
+
+def test_a_planted_missing_kernel_is_unsupported_and_leaves_no_bundle(tmp_path, reprokit_exe, planted):
+    r = run_planted(reprokit_exe, tmp_path, planted, "unsupported")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().splitlines()[-1].startswith("reprokit run: unsupported: TVM cannot take graph planted"), r.stderr
+    assert bundles(tmp_path) == []
+
+
+def test_wrong_numbers_from_the_compiler_are_an_accuracy_failure(tmp_path, reprokit_exe, planted):
+    # The planted compiler returns its input: right for relu only where the input is >= 0, so the
+    # rule must see the difference; this graph's random inputs have negative elements.
+    r = run_planted(reprokit_exe, tmp_path, planted, "identity", REPRO_LEVEL="4")
+    assert r.returncode == 1, r.stderr
+    assert "accuracy in stage dynamo of graph planted (tvm backend)" in r.stderr, r.stderr
+
+
+def test_a_missing_interpreter_says_how_to_get_one(tmp_path, reprokit_exe):
+    (tmp_path / "g.rk").write_text(RELU)
+    r = run(reprokit_exe, [str(tmp_path / "g.rk"), "--backend", "openvino"], tmp_path, REPROKIT_PYTHON=str(tmp_path / "no-python"))
+    assert r.returncode == 2, r.stderr
+    assert "the openvino backend needs Python with openvino and onnx" in r.stderr, r.stderr

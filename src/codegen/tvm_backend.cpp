@@ -1,0 +1,14 @@
+// The tvm backend: Apache TVM (PyPI apache-tvm) on the exported ONNX model:
+// Relax's ONNX frontend imports it, tvm.compile builds it for the LLVM CPU target, Relax's virtual
+// machine runs it.
+// The worker is python/reprokit/onnx_worker.py with python/reprokit/onnx_compilers/tvm.py;
+// failure kinds as onnx_worker_backend.h says.
+#include "onnx_worker_backend.h"
+
+namespace reprokit {
+
+std::unique_ptr<CompiledGraph> compile_tvm(const Graph& g, const CompileOptions& options) {
+  return compile_with_onnx_worker(g, options, {"tvm", "TVM", "apache-tvm"});
+}
+
+}  // namespace reprokit
