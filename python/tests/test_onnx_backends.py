@@ -192,3 +192,16 @@ def test_a_missing_interpreter_says_how_to_get_one(tmp_path, reprokit_exe):
     r = run(reprokit_exe, [str(tmp_path / "g.rk"), "--backend", "openvino"], tmp_path, REPROKIT_PYTHON=str(tmp_path / "no-python"))
     assert r.returncode == 2, r.stderr
     assert "the openvino backend needs Python with openvino and onnx" in r.stderr, r.stderr
+
+
+def test_a_fuzz_campaign_counts_what_openvino_lacks_as_unsupported(tmp_path, reprokit_exe):
+    # Among the campaign's first ten graphs (seed 1) one computes in f64, which OpenVINO's CPU
+    # plugin does not support: counted apart, neither a finding nor a graph reprokit rejected.
+    require("openvino")
+    e = dict(os.environ, REPROKIT_PYTHON=sys.executable)
+    r = subprocess.run([reprokit_exe, "fuzz", "-o", str(tmp_path / "c"), "--backend", "openvino", "--max-graphs", "10", "--max-nodes", "4",
+                        "--no-minify"], capture_output=True, text=True, env=e, timeout=900)
+    assert r.returncode == 0, r.stderr
+    counts = (tmp_path / "c" / "SUMMARY.txt").read_text().splitlines()[3]
+    assert "rejected by reprokit 0" in counts and "unsupported 0" not in counts, counts
+    assert "findings 0" in counts, counts

@@ -14,3 +14,14 @@ and may have:
 An exception in compile() is a compile error, one in run() a runtime error, unless its text
 matches UNSUPPORTED.
 """
+import re
+
+# What every compiler here says, in some form, of an op or a type it lacks.
+_COMMON_WORDS = ("unsupported", "Unsupported", "not supported", "Not supported", "not implemented", "Not implemented",
+                 "NotImplementedError")
+
+
+def unsupported_pattern(*own_words):
+    """UNSUPPORTED for a compiler: the line holding one of its own phrases or one of the common words."""
+    words = "|".join(re.escape(w) for w in own_words + _COMMON_WORDS)
+    return re.compile(rf"[^\n]*(?:{words})[^\n]*")

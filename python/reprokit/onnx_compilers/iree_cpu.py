@@ -2,14 +2,12 @@
 the torch-dialect module, the compiler builds it for the `llvm-cpu` target (the host's CPU), and
 the runtime's local-sync driver (one thread) runs it. f64 stays f64 (IREE demotes it to f32 unless
 told otherwise, which would judge f32 arithmetic against reprokit's f64 rule)."""
-import re
+from reprokit.onnx_compilers import unsupported_pattern
 
 NAME = "IREE"
-# An ONNX op the importer or the torch-to-linalg conversion has no lowering for ("failed to
-# legalize operation 'torch.operator'"), and "unsupported" / "not supported" / "not implemented"
-# for an op or a type.
-UNSUPPORTED = re.compile(
-    r"[^\n]*(?:failed to legalize operation 'torch\.operator'|unsupported|Unsupported|not supported|not implemented|NotImplementedError)[^\n]*")
+# An ONNX op the importer or the torch-to-linalg conversion has no lowering for, and the common
+# words for an op or a type.
+UNSUPPORTED = unsupported_pattern("failed to legalize operation 'torch.operator'")
 
 _compiler = None
 _runtime = None

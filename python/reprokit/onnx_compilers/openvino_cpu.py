@@ -2,13 +2,12 @@
 compile_model builds it for the CPU. One inference thread, and f32 as the inference precision, so
 that a CPU with bf16 units does not silently compute an f32 model in bf16. An f64 model is
 unsupported: the CPU plugin would compute it in f32."""
-import re
+from reprokit.onnx_compilers import unsupported_pattern
 
 NAME = "OpenVINO"
-# The ONNX frontend's "OpenVINO does not support the following ONNX operations", a type the CPU
-# plugin has no kernel for, and its "Unsupported ..." / "not supported" / "not implemented" errors.
-UNSUPPORTED = re.compile(
-    r"does not support the following ONNX operations[^\n]*|No conversion rule found for operations[^\n]*|[^\n]*(?:Unsupported|unsupported|is not supported|not implemented|Not implemented)[^\n]*")
+# The ONNX frontend's words for an op it cannot convert, and the common words (the Python binding's
+# "Unsupported data type: bfloat16", a type the CPU plugin has no kernel for).
+UNSUPPORTED = unsupported_pattern("does not support the following ONNX operations", "No conversion rule found for operations")
 
 _ov = None
 _core = None

@@ -1,17 +1,21 @@
 """Apache TVM (PyPI `apache-tvm`) on the ONNX model: Relax's ONNX frontend imports it, tvm.compile
-builds it for the LLVM CPU target, and Relax's virtual machine runs it (TVM_NUM_THREADS threads)."""
-import re
+builds it for the LLVM CPU target, and Relax's virtual machine runs it, on one thread as the other compilers here (TVM_NUM_THREADS set
+in the environment wins)."""
+import os
+
+from reprokit.onnx_compilers import unsupported_pattern
 
 NAME = "TVM"
 # The frontend's OpNotImplemented ("The following operators are not supported for frontend ONNX"),
-# and TVM's "not supported" / "not implemented" / "Unsupported" errors for an op or a type.
-UNSUPPORTED = re.compile(r"[^\n]*(?:OpNotImplemented|not supported|Not supported|not implemented|Unsupported|unsupported)[^\n]*")
+# and the common words for an op or a type.
+UNSUPPORTED = unsupported_pattern("OpNotImplemented")
 
 _tvm = None
 
 
 def load():
     global _tvm
+    os.environ.setdefault("TVM_NUM_THREADS", "1")
     import onnx  # noqa: F401 (the frontend's own import, done once here)
     import tvm
     import tvm.relax.frontend.onnx  # noqa: F401
