@@ -14,18 +14,19 @@ std::unique_ptr<CompiledGraph> compile_cpp(const Graph& g, const CompileOptions&
 std::unique_ptr<CompiledGraph> compile_cuda(const Graph& g, const CompileOptions& options);       // cuda_backend.cpp
 std::unique_ptr<CompiledGraph> compile_onnxruntime(const Graph& g, const CompileOptions& options);  // onnxruntime_backend.cpp
 std::unique_ptr<CompiledGraph> compile_inductor(const Graph& g, const CompileOptions& options);     // inductor_backend.cpp
-bool cuda_context_lost();                                                                           // cuda_backend.cpp
+bool cuda_context_lost();
+extern const BackendSwitches kOnnxRuntimeSwitches;                                                 // onnxruntime_switches.cpp                                                                           // cuda_backend.cpp
 
 namespace {
 
-//                     name         summary                                                  aot    passes compile
+//                     name         summary                                                  aot    passes switches compile
 const Backend kBackends[] = {
-    {"eager", "the reference interpreter on the captured graph (no compiler)", false, false, compile_eager},
-    {"aot_eager", "the reference interpreter on the decomposed graph (no compiler)", true, false, compile_aot_eager},
-    {"cpp", "decompositions, passes, C++ built by the system compiler (OpenBLAS GEMM)", true, true, compile_cpp},
-    {"cuda", "decompositions, passes, CUDA built by NVRTC, run through the driver", true, true, compile_cuda},
-    {"onnxruntime", "the captured graph exported to ONNX and run by ONNX Runtime (CPU) under Node.js", false, false, compile_onnxruntime},
-    {"inductor", "the captured graph as PyTorch ATen calls, compiled by torch.compile (Inductor) in a Python worker", false, false, compile_inductor},
+    {"eager", "the reference interpreter on the captured graph (no compiler)", false, false, nullptr, compile_eager},
+    {"aot_eager", "the reference interpreter on the decomposed graph (no compiler)", true, false, nullptr, compile_aot_eager},
+    {"cpp", "decompositions, passes, C++ built by the system compiler (OpenBLAS GEMM)", true, true, nullptr, compile_cpp},
+    {"cuda", "decompositions, passes, CUDA built by NVRTC, run through the driver", true, true, nullptr, compile_cuda},
+    {"onnxruntime", "the captured graph exported to ONNX and run by ONNX Runtime (CPU) under Node.js", false, false, &kOnnxRuntimeSwitches, compile_onnxruntime},
+    {"inductor", "the captured graph as PyTorch ATen calls, compiled by torch.compile (Inductor) in a Python worker", false, false, nullptr, compile_inductor},
 };
 
 }  // namespace

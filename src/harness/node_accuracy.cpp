@@ -49,7 +49,7 @@ Errors errors(const Tensor& got, const Tensor& ref, DType dtype) {
 }
 
 std::string does_not_run(const Bundle& b, const std::string& backend, const std::string& what) {
-  BisectStep as_recorded{backend, b.spec.options.compile.run_passes, "", "", -1, -1};
+  BisectStep as_recorded{backend, b.spec.options.compile.run_passes, "", "", -1, -1, {}};
   const double timeout = b.spec.timeout_s > 0 ? b.spec.timeout_s : 300;
   ProcessSpec probe;
   probe.argv = {self_executable(), "bisect-step", b.dir, as_recorded.to_json().dump()};
