@@ -23,7 +23,7 @@
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/harness/accuracy.h"
 #include "reprokit/harness/bundle.h"
-#include "reprokit/harness/child_run.h"
+#include "reprokit/process/self_executable.h"
 #include "reprokit/harness/repro_file.h"
 #include "reprokit/harness/repro_spec.h"
 #include "reprokit/support/errors.h"
