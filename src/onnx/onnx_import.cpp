@@ -1,13 +1,10 @@
-// ONNX import: model checks, input binding, name mapping, import-time evaluation of constants, and
-// the assembly of the graph. The op handlers are in onnx_ops.cpp.
+// ONNX import: input binding, name mapping, import-time evaluation of constants, and
+// the assembly of the graph. ONNX's checker runs in onnx_checker.cpp, the op handlers are in
+// onnx_ops.cpp.
 #include "reprokit/onnx/onnx_import.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <onnx/checker.h>
-#include <onnx/shape_inference/implementation.h>
-
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -27,7 +24,6 @@
 #include "reprokit/onnx/onnx_tensor.h"
 #include "reprokit/runtime/interpreter.h"
 #include "reprokit/support/files.h"
-#include "reprokit/process/isolated_call.h"
 
 namespace reprokit {
 
@@ -492,46 +488,6 @@ void Importer::bind_inputs() {
 
 namespace {
 
-// ONNX's checker and shape inference, run in a child process: they are ONNX's code, not hardened
-// against hostile models (an out-of-range attribute crashes some inference functions, a huge
-// shape input makes them build huge shapes). Returns "OK" + the inferred value types (a
-// serialized GraphProto of value_info and outputs), "EC" + the checker's message or "EI" + shape
-// inference's; UserError when the child crashes, runs out of time or memory.
-std::string check_and_infer_isolated(const onnx::ModelProto& model, const std::string& file) {
-  IsolatedLimits limits;  // 60 s, and 4 GiB beyond what this process maps
-  IsolatedResult r = run_isolated(
-      [&]() -> std::string {
-        char stage = 'C';
-        try {
-          onnx::checker::check_model(model);
-          stage = 'I';
-          onnx::ModelProto m = model;
-          onnx::shape_inference::InferShapes(m);
-          onnx::GraphProto types;
-          for (const auto& vi : m.graph().value_info()) *types.add_value_info() = vi;
-          for (const auto& vi : m.graph().output()) *types.add_output() = vi;
-          return "OK" + types.SerializeAsString();
-        } catch (const std::bad_alloc&) {
-          return "EIout of memory";
-        } catch (const std::exception& e) {
-          return std::string("E") + stage + e.what();
-        }
-      },
-      limits);
-  switch (r.end) {
-    case IsolatedResult::End::returned:
-      if (r.value.size() >= 2) return r.value;
-      break;
-    case IsolatedResult::End::timed_out:
-      throw UserError(fmt::format("{}: ONNX's checker and shape inference did not finish in {:g} s on this model", file, limits.timeout_s));
-    case IsolatedResult::End::crashed:
-      throw UserError(fmt::format("{}: ONNX's checker or shape inference crashed on this model (signal {}): the model is malformed", file, r.signal));
-    case IsolatedResult::End::no_result:
-      break;
-  }
-  throw UserError(fmt::format("{}: ONNX's checker and shape inference ended without a result (out of memory?)", file));
-}
-
 bool is_external(const onnx::TensorProto& t) { return t.data_location() == onnx::TensorProto::EXTERNAL || t.external_data_size() > 0; }
 
 // Deeper nesting of subgraphs is not looked into (ONNX's checker refuses it itself).
@@ -579,16 +535,6 @@ void Importer::refuse_external_data() {
   for (int f = 0; where.empty() && f < model.functions_size(); ++f)
     where = first_external_attribute(model.functions(f).node(), fmt::format("function '{}': ", printable(model.functions(f).name())), 0);
   if (!where.empty()) throw UserError(fmt::format("{}: {}: tensors stored in external data files are not supported", file, where));
-}
-
-void Importer::check_and_infer() {
-  std::string r = check_and_infer_isolated(model, file);
-  if (r.compare(0, 2, "EC") == 0) throw UserError(fmt::format("{}: not a valid ONNX model: {}", file, utf8_safe(r.substr(2), 2000)));
-  if (r.compare(0, 2, "EI") == 0) throw UserError(fmt::format("{}: ONNX shape inference failed: {}", file, utf8_safe(r.substr(2), 2000)));
-  onnx::GraphProto types;
-  if (r.compare(0, 2, "OK") != 0 || !types.ParseFromString(r.substr(2))) throw InternalError("malformed result of ONNX shape inference");
-  for (const auto& vi : types.value_info()) inferred[vi.name()] = vi.type();
-  for (const auto& vi : types.output()) inferred.emplace(vi.name(), vi.type());
 }
 
 void Importer::check_against_inferred(const onnx::NodeProto& n, int index, int k, const TensorType& t) {
@@ -802,7 +748,7 @@ ImportedModel Importer::run() {
       for (int k = 3; k < std::min(n.input_size(), 5); ++k) statistics_.insert(n.input(k));
   refuse_external_data();
   bind_inputs();
-  check_and_infer();
+  inferred = check_and_infer_in_child(model, file);
   for (int i = 0; i < g.node_size(); ++i)
     for (const auto& out : g.node(i).output())
       if (!out.empty()) foreign.map(out);
