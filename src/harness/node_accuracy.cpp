@@ -11,6 +11,7 @@
 #include "reprokit/harness/accuracy.h"
 #include "reprokit/harness/bisect.h"
 #include "reprokit/harness/child_run.h"
+#include "reprokit/process/self_executable.h"
 #include "reprokit/process/subprocess.h"
 #include "reprokit/support/files.h"
 #include "reprokit/ir/graph_utils.h"
