@@ -6,11 +6,12 @@
 #include <filesystem>
 #include <future>
 
-#include "reprokit/harness/child_run.h"
+#include "reprokit/process/self_executable.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/support/tool_failure.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/onnx/onnx_export.h"
+#include "reprokit/process/child_end.h"
 #include "reprokit/process/subprocess.h"
 #include "reprokit/runtime/npy.h"
 #include "reprokit/support/command_words.h"
@@ -119,16 +120,17 @@ Verdict CheckOracle::run_in(const Dir& dir, const std::string& model_path, doubl
     v.tool_failure = tool_failed;
     return v;
   }
-  if (r.signal == 0 && !r.timed_out && check_could_not_run(r.exit_code, !options_.prefix.empty()))  // not an answer: stop rather than guess
-    throw UserError(fmt::format("the check could not run (exit status {}: {}){}: {}", r.exit_code,
-                                r.exit_code == 127   ? "command not found"
-                                : r.exit_code == 126 ? "not executable"
-                                                     : "the launcher itself failed",
+  const ChildEnd end = child_end(r);
+  if (end.how == ChildEnd::How::exited && check_could_not_run(end.exit_code, !options_.prefix.empty()))  // not an answer: stop rather than guess
+    throw UserError(fmt::format("the check could not run (exit status {}: {}){}: {}", end.exit_code,
+                                end.exit_code == 127   ? "command not found"
+                                : end.exit_code == 126 ? "not executable"
+                                                       : "the launcher itself failed",
                                 options_.prefix.empty() ? "" : " under the worker prefix", shell_quote_command(ps.argv)) +
                     said(r.err));
   Verdict v;
   v.seconds = r.seconds;
-  if (r.timed_out) {
+  if (end.how == ChildEnd::How::timed_out) {
     v.got = failure_from(FailureKind::timeout, fmt::format("the check ran past {:g} s and was stopped", limit_s));
     v.interesting = options_.hang_is_interesting;
     v.timeouts = 1;
@@ -136,18 +138,18 @@ Verdict CheckOracle::run_in(const Dir& dir, const std::string& model_path, doubl
   }
   std::string output = r.out + r.err;
   v.output = output;
-  bool nonzero = r.signal != 0 || r.exit_code != 0;
+  bool nonzero = !end.exited_with(0);
   std::optional<std::string> match = regex_ ? regex_->search(output) : std::nullopt;
   bool matched = match.has_value();
   v.interesting = regex_ ? matched : nonzero;
-  if (r.signal != 0) {
-    v.got = failure_from(FailureKind::crash, fmt::format("the check died of signal {}{}", r.signal, said(r.err)));
-    v.got.signal = r.signal;
+  if (end.how == ChildEnd::How::signalled) {
+    v.got = failure_from(FailureKind::crash, fmt::format("the check died of signal {}{}", end.signal, said(r.err)));
+    v.got.signal = end.signal;
   } else if (matched) {
     v.got = failure_from(FailureKind::runtime_error, fmt::format("the check's output matches: {}", first_line(*match)));
   } else if (nonzero) {
-    v.got = failure_from(FailureKind::runtime_error, fmt::format("the check exited with status {}{}", r.exit_code, said(r.err.empty() ? r.out : r.err)));
-    v.got.signature += fmt::format(" [exit status {}]", r.exit_code);  // the number is the check's answer: kept through normalisation
+    v.got = failure_from(FailureKind::runtime_error, fmt::format("the check exited with status {}{}", end.exit_code, said(r.err.empty() ? r.out : r.err)));
+    v.got.signature += fmt::format(" [exit status {}]", end.exit_code);  // the number is the check's answer: kept through normalisation
   }
   return v;
 }

@@ -159,8 +159,12 @@ class MinifyFrontEnd : public ReductionFrontEnd {
       compiled = compiled_outputs(final_spec, r.best.graph, candidate_inputs(r.best, b_, values_));
       if (twin) twin->compiled = compiled_outputs(twin->spec, twin->graph, twin->inputs);
     }
+    // A compiler that is not reprokit's: which of its own optimisers causes the failure, for the
+    // report (a few runs of the compiler on the one-op repro).
+    if (std::optional<json> search = bisect_compiler_switches(r.best.graph, candidate_inputs(r.best, b_, values_), final_spec))
+      compiler_switches_ = *search;
     write_repro_files(dir_.string(), r.best.graph, candidate_inputs(r.best, b_, values_), final_spec, how, twin ? &*twin : nullptr,
-                      compiled ? &*compiled : nullptr);
+                      compiled ? &*compiled : nullptr, compiler_switches_.is_null() ? nullptr : &compiler_switches_);
     return twin ? twin->difference : "";
   }
 
@@ -190,6 +194,7 @@ class MinifyFrontEnd : public ReductionFrontEnd {
                    {"jobs", o.jobs},
                    {"verified", o.verify ? json(s.verified) : json(nullptr)},
                    {"rerun", rerun_command()}});
+    if (!compiler_switches_.is_null()) report["compiler_switches"] = compiler_switches_;
     bundle_.write("report.json", report.dump(2) + "\n");
     std::string summary = fmt::format(
         "reprokit minify: {} -> {} ops, {} -> {} input elements, {} -> {} passes, {} queries ({} answered from cache), {:.1f}s\nfailure: {}\n{}\n"
@@ -204,6 +209,7 @@ class MinifyFrontEnd : public ReductionFrontEnd {
   }
 
  private:
+  json compiler_switches_;  // the search of a foreign compiler's optimisers, when one ran
   bool hang() const { return b_.spec.expected.kind == FailureKind::timeout; }
   std::string repro_path() const { return (dir_ / "repro.rk").string(); }
   std::string rerun_command() const { return shell_quote_command({o_.reprokit_exe, "repro", repro_path()}); }

@@ -27,7 +27,8 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 cmake -S . -B build-libfuzzer -DCMAKE_CXX_COMPILER=clang++ -DREPROKIT_LIBFUZZER=ON -DREPROKIT_BUILD_TESTS=OFF \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" >/dev/null
-cmake --build build-libfuzzer -j"$(nproc)" --target "${targets[@]}"
+# reprokit too: the ONNX importer runs ONNX's checker in a reprokit child (REPROKIT_EXE).
+cmake --build build-libfuzzer -j"$(nproc)" --target reprokit "${targets[@]}"
 cd build-libfuzzer
 mkdir -p corpus findings logs
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0"

@@ -24,8 +24,16 @@
 //
 // times the model for bench_models: ITERS runs after 3 warm-up runs, ORT with THREADS intra-op
 // threads and every graph optimisation; prints the median run in microseconds.
+//   node examples/ort_check/check.mjs --optimizers MODEL.onnx
+//
+// creates a session with ORT's verbose log and prints, one per line as "optimizer: NAME", each
+// graph optimiser that changed the model, in the order they ran, then "failed in: NAME" when one
+// threw; `reprokit bisect` asks this which optimisers to try turning off. Exit 0 whether or not the
+// session could be created (its error is printed as "session: ...").
 // Environment: REPROKIT_EXE (the reprokit binary; default: `reprokit` on PATH), ORT_CHECK_OPT_LEVEL
-// (ORT's graph optimisation level: disabled, basic, extended, layout or all; default all).
+// (ORT's graph optimisation level: disabled, basic, extended, layout or all; default all),
+// ORT_CHECK_DISABLED_OPTIMIZERS (a comma-separated list of ORT optimiser and rewrite-rule names to
+// turn off, as ORT's session option optimization.disable_specified_optimizers takes them).
 // ORT runs with one thread, so its results do not depend on the machine's core count.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -36,6 +44,8 @@ const EXIT_PASS = 0, EXIT_FAIL = 1, EXIT_CANNOT_JUDGE = 3;
 
 const USAGE = `usage: node check.mjs MODEL.onnx   (inputs in inputs/<input name>.npy beside MODEL)
        node check.mjs --run MODEL.onnx INPUTS_DIR OUTPUTS_DIR   (ORT's outputs as OUTPUTS_DIR/out<k>.npy)
+       node check.mjs --optimizers MODEL.onnx   (the ORT optimisers that change MODEL)
+       node check.mjs --version
 exit 0: ONNX Runtime's outputs pass reprokit's accuracy rule, or ORT lacks a kernel ("unsupported");
 exit 1: they do not, or ORT fails; exit 3: cannot judge. See examples/ort_check/README.md.`;
 
@@ -152,11 +162,62 @@ const UNSUPPORTED = /NOT_IMPLEMENTED|Could not find an implementation|^Unsupport
 let runMode = false;
 
 function ortError(stage, e) {
-  let message = String((e && e.message) || e).replace(/\s+/g, ' ').trim().slice(0, 2000);
+  // ANSI colour codes (ORT colours its log lines) would garble a bug report.
+  let message = String((e && e.message) || e).replace(/\x1b\[[0-9;]*m/g, '').replace(/\s+/g, ' ').trim().slice(0, 4000);
   const unsupported = UNSUPPORTED.test(message);
   if (message === 'Unsupported data type: 16') message += ' (bfloat16, which onnxruntime-node cannot pass)';
   if (unsupported && !runMode) return [EXIT_PASS, `ort_check: unsupported: ${stage}: ${message}`];
   return [EXIT_FAIL, `ort_check: FAILED: ONNX Runtime ${stage}: ${message}`];
+}
+
+// "onnxruntime-node 1.30.0 (Node.js v18.19.0)": what a bug report names as the compiler.
+async function versions() {
+  let ort;
+  try {
+    ort = await import('onnxruntime-node');
+  } catch (e) {
+    throw new CannotJudge(`onnxruntime-node is not installed (cd examples/ort_check && npm install --ignore-scripts): ${e.message}`);
+  }
+  return `onnxruntime-node ${(ort.env.versions && ort.env.versions.node) || 'unknown'} (Node.js ${process.version})`;
+}
+
+// ---- which optimisers changed the model ----------------------------------------------------------
+
+// ORT's verbose log names each graph transformer as it starts ("Applying graph transformer NAME")
+// and whether it changed the graph ("GraphTransformer NAME modified: 1"). The log goes to this
+// process's stderr from ORT's native code, so the session is created in a child whose stderr is
+// read here.
+async function listOptimizers(ort, model, sessionOptions) {
+  if (process.env.ORT_CHECK_OPTIMIZERS_CHILD === '1') {
+    ort.env.logLevel = 'verbose';
+    try {
+      await ort.InferenceSession.create(model, { ...sessionOptions, logSeverityLevel: 0, logVerbosityLevel: 0 });
+      console.log('session: created');
+    } catch (e) {
+      console.log(`session: ${String((e && e.message) || e).replace(/\s+/g, ' ').trim().slice(0, 2000)}`);
+    }
+    return [EXIT_PASS, 'ort_check: optimizers listed'];
+  }
+  const r = spawnSync(process.execPath, [process.argv[1], '--optimizers', model], {
+    encoding: 'utf8', maxBuffer: 256 << 20, env: { ...process.env, ORT_CHECK_OPTIMIZERS_CHILD: '1' },
+  });
+  if (r.error || r.status !== 0) throw new CannotJudge(`the optimiser listing failed: ${r.error ? r.error.message : (r.stderr || '').slice(-2000)}`);
+  const changed = [], seen = new Set();
+  let running = '';
+  for (const line of r.stderr.split('\n')) {
+    const started = line.match(/Applying graph transformer (\S+) on step/);
+    if (started) running = started[1];
+    const done = line.match(/GraphTransformer (\S+) modified: (\d+)/);
+    if (done) {
+      running = '';
+      if (done[2] !== '0' && !seen.has(done[1])) { seen.add(done[1]); changed.push(done[1]); }
+    }
+  }
+  for (const name of changed) console.log(`optimizer: ${name}`);
+  const session = (r.stdout.split('\n').find((l) => l.startsWith('session: ')) || 'session: (no answer)');
+  if (running && session !== 'session: created') console.log(`failed in: ${running}`);
+  console.log(session);
+  return [EXIT_PASS, 'ort_check: optimizers listed'];
 }
 
 // ---- the check --------------------------------------------------------------------------------
@@ -167,9 +228,11 @@ function typeStr(type, shape) {
 
 async function main(argv) {
   if (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h')) return [EXIT_PASS, USAGE];
+  if (argv.length === 1 && argv[0] === '--version') return [EXIT_PASS, await versions()];
   runMode = argv.length === 4 && argv[0] === '--run';
   const timeMode = argv.length === 5 && argv[0] === '--time';
-  if (runMode || timeMode) argv = argv.slice(1);
+  const optimizersMode = argv.length === 2 && argv[0] === '--optimizers';
+  if (runMode || timeMode || optimizersMode) argv = argv.slice(1);
   else if (argv.length !== 1 || argv[0].startsWith('-')) throw new CannotJudge(USAGE);
   const model = path.resolve(argv[0]);
   if (!model.endsWith('.onnx')) throw new CannotJudge(`${argv[0]}: expected an ONNX model (.onnx)`);
@@ -195,15 +258,23 @@ async function main(argv) {
   const level = process.env.ORT_CHECK_OPT_LEVEL || 'all';
   if (!levels.includes(level)) throw new CannotJudge(`ORT_CHECK_OPT_LEVEL=${level}: expected one of ${levels.join(', ')}`);
 
+  const disabled = process.env.ORT_CHECK_DISABLED_OPTIMIZERS || '';
+  if (!/^[A-Za-z0-9_]*(,[A-Za-z0-9_]+)*$/.test(disabled))
+    throw new CannotJudge(`ORT_CHECK_DISABLED_OPTIMIZERS=${disabled}: expected comma-separated optimiser names`);
+  const sessionOptions = {
+    executionProviders: ['cpu'],
+    graphOptimizationLevel: level,
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+  };
+  // ORT's config value separates names with ';' (a ',' would make one unknown name of them all).
+  if (disabled !== '') sessionOptions.extra = { optimization: { disable_specified_optimizers: disabled.split(',').join(';') } };
+  if (optimizersMode) return listOptimizers(ort, model, sessionOptions);
+
   let session;
   try {
-    session = await ort.InferenceSession.create(model, {
-      executionProviders: ['cpu'],
-      graphOptimizationLevel: level,
-      intraOpNumThreads: threads,
-      interOpNumThreads: 1,
-      executionMode: 'sequential',
-    });
+    session = await ort.InferenceSession.create(model, sessionOptions);
   } catch (e) {
     return ortError('session creation', e);
   }

@@ -15,7 +15,8 @@
 #include "campaign_state.h"
 #include "reprokit/codegen/unsupported.h"
 #include "reprokit/harness/bundle.h"
-#include "reprokit/harness/child_run.h"
+#include "reprokit/process/child_end.h"
+#include "reprokit/process/self_executable.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/names.h"
 #include "reprokit/ir/text_format.h"
@@ -112,10 +113,10 @@ std::vector<RunOutcome> judge_on_stack(const CampaignOptions& o, const Dir& scra
         throw UserError(fmt::format("cannot start {}: {}", ps.argv[0], e.what()));
       }
       std::vector<Bundle> failed = failed_bundles(out.bundles);
-      const bool clean_exit = !r.timed_out && r.signal == 0;
-      if (clean_exit && r.exit_code == 0 && failed.empty()) {
+      const ChildEnd end = child_end(r);
+      if (end.exited_with(0) && failed.empty()) {
         out.what = RunOutcome::pass;
-      } else if (clean_exit && r.exit_code == 2) {
+      } else if (end.refused()) {
         // The backend's compiler lacks an op or a type of the graph: a limitation, not a finding.
         out.message = last_line(r.err);
         out.what = is_unsupported_line(out.message) ? RunOutcome::unsupported : RunOutcome::rejected;
@@ -126,9 +127,9 @@ std::vector<RunOutcome> judge_on_stack(const CampaignOptions& o, const Dir& scra
       } else {
         out.what = RunOutcome::finding;
         out.kind = "internal";
-        out.message = r.timed_out   ? fmt::format("reprokit run did not finish within {:g} s", ps.timeout_s)
-                      : r.signal    ? fmt::format("reprokit run died of signal {}: {}", r.signal, last_line(r.err))
-                                    : fmt::format("reprokit run exited with status {}: {}", r.exit_code, last_line(r.err));
+        out.message = end.how == ChildEnd::How::timed_out   ? fmt::format("reprokit run did not finish within {:g} s", ps.timeout_s)
+                      : end.how == ChildEnd::How::signalled ? fmt::format("reprokit run died of signal {}: {}", end.signal, last_line(r.err))
+                                                            : fmt::format("reprokit run exited with status {}: {}", end.exit_code, last_line(r.err));
       }
       outs.push_back(std::move(out));
     }
@@ -358,7 +359,7 @@ class Campaign {
       }
       log += fmt::format("$ {}\n{}{}[exit status {}{}]\n\n", shell_quote_command(argv), r.out, r.err, r.exit_code,
                          r.signal ? fmt::format(", signal {}", r.signal) : "");
-      ok = ok && r.exit_code == 0 && r.signal == 0 && !r.timed_out;
+      ok = ok && child_end(r).exited_with(0);
     }
     d.write("minify.log", log);
     f.minify = ok ? "minimized" : "failed";
@@ -444,7 +445,7 @@ static void refuse_unavailable_backends(const std::vector<std::string>& backends
     } catch (const std::runtime_error& e) {
       throw UserError(fmt::format("cannot start {}: {}", ps.argv[0], e.what()));
     }
-    if (!r.timed_out && r.signal == 0 && r.exit_code == 2)
+    if (child_end(r).refused())
       throw UserError(fmt::format("--backend {}: the backend cannot run on this machine: {}\nno graph was judged", backend, refusal_text(r.err)));
   }
 }

@@ -22,7 +22,9 @@
 #include "reprokit/harness/repro_file.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/onnx/onnx_import.h"
+#include "reprokit/onnx/onnx_op_types.h"
 #include "reprokit/support/files.h"
+#include "reprokit/support/regex.h"
 
 namespace reprokit {
 
@@ -70,6 +72,40 @@ void count_graph(ReproRecord& r, const Graph& g) {
   for (int i = g.num_inputs(); i < g.size(); ++i) ++r.ops[std::string(op_name(g.node(i).op))];
   r.ops_count = g.num_ops();
   for (int i = 0; i < g.num_inputs(); ++i) r.elements += g.node(i).type.numel();
+}
+
+// What an exporter writes around an op (silu is x * Sigmoid(x)): left out of a foreign compiler's
+// ops, so one kernel's bug is one group whichever reprokit op reached it.
+constexpr std::string_view kExporterGlue[] = {"Add", "Sub", "Mul", "Div", "Neg", "Cast", "Identity", "Reshape", "Unsqueeze", "Squeeze",
+                                              "Constant", "ConstantOfShape", "Expand"};
+
+// r.ops as the compiler saw them: `types`, less the exporter's glue (all of them when nothing else is left).
+void count_compiler_ops(ReproRecord& r, const std::vector<std::string>& types) {
+  std::map<std::string, int> ops, all;
+  for (const std::string& t : types) {
+    ++all[t];
+    if (std::find(std::begin(kExporterGlue), std::end(kExporterGlue), t) == std::end(kExporterGlue)) ++ops[t];
+  }
+  r.ops = ops.empty() ? all : ops;
+}
+
+// The first source file and line a compiler's message names ("/src/core/pool_attributes.h:88" ->
+// "pool_attributes.h:88"): where the compiler itself says it failed.
+std::string source_location(const std::string& message) {
+  static const Regex kLocation(R"([A-Za-z0-9_\-]+\.(?:h|hpp|hh|c|cc|cpp|cxx|cu|py|inc)[:(]\d+)", "source location");
+  std::optional<std::string> m = kLocation.search(message);
+  if (!m) return "";
+  std::replace(m->begin(), m->end(), '(', ':');
+  return *m;
+}
+
+// The cause `bisect_compiler_switches` named, as minify recorded it in report.json.
+std::string recorded_cause(const std::optional<json>& report) {
+  if (!report || !report->contains("compiler_switches") || !(*report)["compiler_switches"].is_object()) return "";
+  const json& s = (*report)["compiler_switches"];
+  if (s.value("rule", json()).is_string()) return "rule " + s["rule"].get<std::string>();
+  if (s.value("optimizer", json()).is_string()) return "optimizer " + s["optimizer"].get<std::string>();
+  return "";
 }
 
 // The passes a repro keeps on, as the minifier left them (those it could turn off are off).
@@ -123,6 +159,14 @@ void from_spec(ReproRecord& r, const ReproSpec& spec, const Graph& g) {
   r.passes = kept_passes(spec.options.compile);
   r.message = triage_message(spec.expected.signature.empty() ? normalise_signature(spec.expected.message) : spec.expected.signature);
   count_graph(r, g);
+  const Backend* b = find_backend(r.backend);
+  if (b && b->switches) {  // a compiler that is not reprokit's: named in its own terms
+    r.location = source_location(spec.expected.message);
+    try {
+      count_compiler_ops(r, onnx_op_types(g));
+    } catch (const UserError&) {  // a graph ONNX cannot hold keeps reprokit's op names
+    }
+  }
 }
 
 // A `reduce` OUT directory: the user's check decided, so the kind is "check" and the message is
@@ -135,7 +179,9 @@ std::optional<ReproRecord> from_reduce(const fs::path& dir, const fs::path& mode
   std::string said = report.value("final_check_said", std::string());
   if (said == "(not verified)") said.clear();
   r.message = triage_message(normalise_signature(said));
+  r.location = source_location(said);
   count_graph(r, load_model(model.string()).entry());
+  if (model.extension() == ".onnx") count_compiler_ops(r, onnx_op_types(read_file(model.string(), size_t{2} << 30), model.string()));
   return r;
 }
 
@@ -147,9 +193,13 @@ std::string ReproRecord::ops_text() const {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// One cause the compiler names is one bug, whatever ops reach it; else the ops, the source line the
+// compiler names and its message.
 std::string ReproRecord::signature() const {
-  return fmt::format("{}|{}|passes:{}|ops:{}|{}", backend.empty() ? "external" : backend, kind, passes.empty() ? "none" : fmt::format("{}", fmt::join(passes, ",")),
-                     ops_text(), message);
+  const std::string who = backend.empty() ? "external" : backend;
+  if (!cause.empty()) return fmt::format("{}|{}|cause:{}", who, kind, cause);
+  return fmt::format("{}|{}|passes:{}|ops:{}|{}{}", who, kind, passes.empty() ? "none" : fmt::format("{}", fmt::join(passes, ",")), ops_text(),
+                     location.empty() ? "" : "at:" + location + "|", message);
 }
 
 std::optional<ReproRecord> read_repro(const std::string& dir_str, std::string* why) {
@@ -172,6 +222,7 @@ std::optional<ReproRecord> read_repro(const std::string& dir_str, std::string* w
       r.dir = dir_str;
       r.repro = (dir / "repro.rk").string();
       from_spec(r, f.spec, f.graph);
+      r.cause = recorded_cause(report);
       return r;
     }
     if (is_file(dir / "manifest.json")) {

@@ -2,6 +2,9 @@
 #include "reprokit/capture/api.h"
 
 #include <fmt/core.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include <list>
 
@@ -12,6 +15,17 @@
 #include "reprokit/runtime/interpreter.h"
 
 namespace reprokit::api {
+
+namespace {
+
+// A traced program's hang, once the harness has recorded it, ends the program as it ends
+// `reprokit run`: the hung graph cannot return to the program.
+[[noreturn]] void end_hung_program() {
+  std::fflush(nullptr);
+  _exit(kTimeoutExitStatus);
+}
+
+}  // namespace
 
 struct CompiledFunction::State {
   Function fn;
@@ -35,6 +49,7 @@ struct CompiledFunction::State {
     }
     HarnessConfig cfg = HarnessConfig::from_env();
     if (cfg.enabled()) {
+      if (!hang_end()) set_hang_end(&end_hung_program);  // the program did not choose its own
       StackOptions so;
       so.compile = spec.compile;
       return run_stack(g, inputs, so, cfg).outputs;

@@ -2,7 +2,7 @@
 #include <filesystem>
 
 #include "command.h"
-#include "reprokit/harness/child_run.h"
+#include "reprokit/process/self_executable.h"
 #include "reprokit/harness/bisect.h"
 
 namespace reprokit::cli {

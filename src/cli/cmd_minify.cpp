@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "command.h"
-#include "reprokit/harness/child_run.h"
+#include "reprokit/process/self_executable.h"
 #include "reprokit/minifier/minify_bundle.h"
 #include "reprokit/minifier/strategies.h"
 #include "reprokit/support/command_words.h"

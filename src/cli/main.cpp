@@ -2,6 +2,7 @@
 // (1: the thing checked fails; 2: bad usage, bad input or a resource the user controls; 3 only
 // for an internal bug).
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <exception>
@@ -12,6 +13,7 @@
 
 #include "command.h"
 #include "reprokit/codegen/unsupported.h"
+#include "reprokit/harness/harness.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/support/tool_failure.h"
 #include "reprokit/support/escape_controls.h"
@@ -51,10 +53,18 @@ bool judges_only(const std::string& command) {
   return false;
 }
 
+// A stage the harness's watchdog found hung never returns: once the hang is recorded the process
+// ends here, with the status a timeout gets.
+[[noreturn]] void end_hung_process() {
+  std::fflush(nullptr);
+  _exit(reprokit::kTimeoutExitStatus);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace reprokit::cli;
+  reprokit::set_hang_end(&end_hung_process);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     print_overview();

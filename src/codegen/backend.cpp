@@ -18,21 +18,22 @@ std::unique_ptr<CompiledGraph> compile_openvino(const Graph& g, const CompileOpt
 std::unique_ptr<CompiledGraph> compile_tvm(const Graph& g, const CompileOptions& options);          // tvm_backend.cpp
 std::unique_ptr<CompiledGraph> compile_iree(const Graph& g, const CompileOptions& options);         // iree_backend.cpp
 bool cuda_context_lost();                                                                           // cuda_backend.cpp
+extern const BackendSwitches kOnnxRuntimeSwitches;                                                  // onnxruntime_switches.cpp
 
 namespace {
 
-//                     name         summary                                                  aot    passes compile
+//                     name         summary                                                  aot    passes switches compile
 // constexpr: filled before any other file's static initializer reads it (`reprokit run --help`).
 constexpr Backend kBackends[] = {
-    {"eager", "the reference interpreter on the captured graph (no compiler)", false, false, compile_eager},
-    {"aot_eager", "the reference interpreter on the decomposed graph (no compiler)", true, false, compile_aot_eager},
-    {"cpp", "decompositions, passes, C++ built by the system compiler (OpenBLAS GEMM)", true, true, compile_cpp},
-    {"cuda", "decompositions, passes, CUDA built by NVRTC, run through the driver", true, true, compile_cuda},
-    {"onnxruntime", "the captured graph exported to ONNX and run by ONNX Runtime (CPU) under Node.js", false, false, compile_onnxruntime},
-    {"inductor", "the captured graph as PyTorch ATen calls, compiled by torch.compile (Inductor) in a Python worker", false, false, compile_inductor},
-    {"openvino", "the captured graph exported to ONNX and run by OpenVINO's CPU plugin in a Python worker", false, false, compile_openvino},
-    {"tvm", "the captured graph exported to ONNX, compiled by Apache TVM (Relax, LLVM CPU target) in a Python worker", false, false, compile_tvm},
-    {"iree", "the captured graph exported to ONNX, compiled by IREE (llvm-cpu target) in a Python worker", false, false, compile_iree},
+    {"eager", "the reference interpreter on the captured graph (no compiler)", false, false, nullptr, compile_eager},
+    {"aot_eager", "the reference interpreter on the decomposed graph (no compiler)", true, false, nullptr, compile_aot_eager},
+    {"cpp", "decompositions, passes, C++ built by the system compiler (OpenBLAS GEMM)", true, true, nullptr, compile_cpp},
+    {"cuda", "decompositions, passes, CUDA built by NVRTC, run through the driver", true, true, nullptr, compile_cuda},
+    {"onnxruntime", "the captured graph exported to ONNX and run by ONNX Runtime (CPU) under Node.js", false, false, &kOnnxRuntimeSwitches, compile_onnxruntime},
+    {"inductor", "the captured graph as PyTorch ATen calls, compiled by torch.compile (Inductor) in a Python worker", false, false, nullptr, compile_inductor},
+    {"openvino", "the captured graph exported to ONNX and run by OpenVINO's CPU plugin in a Python worker", false, false, nullptr, compile_openvino},
+    {"tvm", "the captured graph exported to ONNX, compiled by Apache TVM (Relax, LLVM CPU target) in a Python worker", false, false, nullptr, compile_tvm},
+    {"iree", "the captured graph exported to ONNX, compiled by IREE (llvm-cpu target) in a Python worker", false, false, nullptr, compile_iree},
 };
 
 }  // namespace

@@ -2,13 +2,15 @@
 // run by ONNX Runtime (CPU, one thread) through `examples/ort_check/check.mjs --run` under Node.js,
 // so the harness and the minifier treat ORT's failures and wrong numbers as they treat the cpp
 // backend's. A session ORT cannot create (an op or type it lacks included) is a compile error, a
-// failed run a runtime error. Each run starts Node (about 0.2 s): fine for finding and shrinking
+// failed run a runtime error. The backend options graph_optimization_level and disabled_optimizers
+// are ORT's session options of those names. Each run starts Node (about 0.2 s): fine for finding and shrinking
 // bugs, not a way to run models fast.
 #include <fmt/format.h>
 
 #include <cstdlib>
 
 #include "npy_exchange.h"
+#include "onnxruntime_runner.h"
 #include "reprokit/codegen/compiled_graph.h"
 #include "reprokit/codegen/compile_options.h"
 #include "reprokit/onnx/onnx_export.h"
@@ -22,12 +24,6 @@ namespace reprokit {
 namespace {
 
 
-// $REPRO_ORT_RUNNER, else the script of this source tree.
-std::string runner_script() {
-  if (const char* e = std::getenv("REPRO_ORT_RUNNER"); e && *e) return e;
-  return REPROKIT_ORT_RUNNER;
-}
-
 // The last non-empty line of `text`.
 std::string last_line(const std::string& text) {
   size_t end = text.find_last_not_of("\n ");
@@ -38,13 +34,14 @@ std::string last_line(const std::string& text) {
 
 class OrtGraph : public CompiledGraph {
  public:
-  OrtGraph(Graph g, std::string onnx) : g_(std::move(g)), onnx_(std::move(onnx)) {}
+  OrtGraph(Graph g, std::string onnx, std::map<std::string, std::string> env) : g_(std::move(g)), onnx_(std::move(onnx)), env_(std::move(env)) {}
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) override {
     const NpyExchange ex(g_, inputs, "onnxruntime");
     ex.dir().write("model.onnx", onnx_);
     ProcessSpec s;
-    s.argv = {"node", runner_script(), "--run", ex.dir().path("model.onnx"), ex.inputs_dir(), ex.outputs_dir()};
+    s.argv = {"node", ort_runner_script(), "--run", ex.dir().path("model.onnx"), ex.inputs_dir(), ex.outputs_dir()};
+    s.env_set = env_;
     ProcessResult r;
     try {
       r = run_process(s);
@@ -58,13 +55,14 @@ class OrtGraph : public CompiledGraph {
     }
     if (r.exit_code != 0)
       throw UserError(fmt::format("the onnxruntime backend could not run ONNX Runtime ({} {}, exit {}): {}\n  install it with: cd examples/ort_check && npm install --ignore-scripts",
-                                  "node", runner_script(), r.exit_code, said.empty() ? r.err : said));
+                                  "node", ort_runner_script(), r.exit_code, said.empty() ? r.err : said));
     return ex.read_outputs("ONNX Runtime");
   }
 
  private:
   Graph g_;
   std::string onnx_;
+  std::map<std::string, std::string> env_;  // the backend options, as the runner reads them
 };
 
 }  // namespace
@@ -72,7 +70,7 @@ class OrtGraph : public CompiledGraph {
 std::unique_ptr<CompiledGraph> compile_onnxruntime(const Graph& g, const CompileOptions& options) {
   if (!options.injections.empty() || !options.injection_nodes.empty() || !options.pass_injections.empty())
     throw UserError("--inject and --inject-pass plant faults in reprokit's own code generators (cpp, cuda), not in ONNX Runtime");
-  return std::make_unique<OrtGraph>(g, export_onnx(g));
+  return std::make_unique<OrtGraph>(g, export_onnx(g), ort_runner_env(options));
 }
 
 }  // namespace reprokit

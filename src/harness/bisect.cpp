@@ -1,6 +1,8 @@
 // Compiler bisection (see bisect.h).
 #include "reprokit/harness/bisect.h"
 
+#include "bisect_switches.h"
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -27,7 +29,7 @@ using nlohmann::json;
 
 json BisectStep::to_json() const {
   return {{"backend", backend}, {"run_passes", run_passes}, {"disabled_pass", disabled_pass}, {"limited_pass", limited_pass}, {"limit", limit},
-          {"train", train}};
+          {"train", train}, {"backend_options", backend_options}};
 }
 
 BisectStep BisectStep::from_json(const json& j) {
@@ -39,6 +41,8 @@ BisectStep BisectStep::from_json(const json& j) {
     s.limited_pass = j.value("limited_pass", "");
     s.limit = j.value("limit", int64_t{-1});
     s.train = j.value("train", -1);
+    s.backend_options = j.value("backend_options", std::map<std::string, std::string>{});
+    for (const auto& [key, value] : s.backend_options) check_backend_option(key, value);
   } catch (const json::exception& e) {
     throw UserError(std::string("malformed bisect step: ") + e.what());
   }
@@ -51,6 +55,7 @@ ReproSpec BisectStep::apply(ReproSpec spec) const {
   if (!disabled_pass.empty()) spec.options.compile.disabled_passes.insert(disabled_pass);
   if (!limited_pass.empty()) spec.options.compile.pass_limits[limited_pass] = limit;
   if (train >= 0) spec.options.train = train == 1;
+  for (const auto& [key, value] : backend_options) spec.options.compile.backend_options[key] = value;
   return spec;
 }
 
@@ -97,15 +102,15 @@ class Bisector {
     };
     // A training bundle first runs its forward alone, then adds autodiff and partitioning.
     bool train = b_.spec.options.train && b_.spec.stage == "dynamo";
-    std::vector<Stage> stages = {{"eager (reference interpreter)", {"eager", true, "", "", -1, train ? 0 : -1}},
-                                 {"aot_eager (decompositions, reference interpreter)", {"aot_eager", true, "", "", -1, train ? 0 : -1}}};
-    if (train) stages.push_back({"aot_eager with autodiff and partitioning", {"aot_eager", true, "", "", -1, 1}});
+    std::vector<Stage> stages = {{"eager (reference interpreter)", {"eager", true, "", "", -1, train ? 0 : -1, {}}},
+                                 {"aot_eager (decompositions, reference interpreter)", {"aot_eager", true, "", "", -1, train ? 0 : -1, {}}}};
+    if (train) stages.push_back({"aot_eager with autodiff and partitioning", {"aot_eager", true, "", "", -1, 1, {}}});
     const Backend& compiler = backend_named(backend);
     if (compiler.runs_passes) {
-      stages.push_back({backend + " with no passes (lowering + codegen)", {backend, false, "", "", -1, -1}});
-      stages.push_back({backend + " with passes", {backend, true, "", "", -1, -1}});
+      stages.push_back({backend + " with no passes (lowering + codegen)", {backend, false, "", "", -1, -1, {}}});
+      stages.push_back({backend + " with passes", {backend, true, "", "", -1, -1, {}}});
     } else if (std::none_of(stages.begin(), stages.end(), [&](const Stage& st) { return st.step.backend == backend; })) {  // not a baseline
-      stages.push_back({fmt::format("{} ({})", backend, compiler.summary), {backend, true, "", "", -1, -1}});
+      stages.push_back({fmt::format("{} ({})", backend, compiler.summary), {backend, true, "", "", -1, -1, {}}});
     }
     fmt::print("stage search:\n");
     std::string failing_stage;
@@ -119,6 +124,12 @@ class Bisector {
       fmt::print("bisect: no stage fails: the bundle's failure does not reproduce.\n");
       return finish(result, 1);
     }
+    if (failing_stage == stages.back().name && compiler.switches) {
+      BisectStep base = stages.back().step;
+      base.backend_options = b_.spec.options.compile.backend_options;
+      result["compiler_switches"] = bisect_switches(*compiler.switches, b_.graph, base, [&](const BisectStep& s, const std::string& what) { return fails(s, what); });
+      return finish(result, 0);
+    }
     if (failing_stage != stages.back().name || !compiler.runs_passes) {
       fmt::print("bisect: the failure appears at stage \"{}\": it is not caused by any {}.\n", failing_stage,
                  compiler.runs_passes ? "compiler pass" : "of reprokit's passes (the backend runs none)");
@@ -129,7 +140,7 @@ class Bisector {
     fmt::print("pass search:\n");
     std::string culprit;
     for (auto& p : pass_table()) {
-      BisectStep s{backend, true, p.name, "", -1};
+      BisectStep s{backend, true, p.name, "", -1, -1, {}};
       if (!fails(s, "without pass " + p.name)) {
         culprit = p.name;
         break;
@@ -151,7 +162,7 @@ class Bisector {
     int64_t lo = 1, hi = total;  // invariant: limit hi fails, limit lo - 1 passes (limit 0 = disabled passes)
     while (lo < hi) {
       int64_t mid = (lo + hi) / 2;
-      if (fails({backend, true, "", culprit, mid}, fmt::format("{} limited to its first {} rewrites", culprit, mid))) hi = mid;
+      if (fails({backend, true, "", culprit, mid, -1, {}}, fmt::format("{} limited to its first {} rewrites", culprit, mid))) hi = mid;
       else lo = mid + 1;
     }
     result["rewrite"] = hi;

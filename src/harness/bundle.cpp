@@ -7,7 +7,7 @@
 #include <chrono>
 #include <filesystem>
 
-#include "reprokit/harness/child_run.h"
+#include "reprokit/process/self_executable.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/json_format.h"
 #include "reprokit/ir/names.h"

@@ -7,12 +7,12 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
 
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/names.h"
+#include "reprokit/process/child_end.h"
+#include "reprokit/process/self_executable.h"
 
 namespace reprokit {
 
@@ -39,17 +39,23 @@ std::optional<Failure> parse_verdict(std::string_view out) {
 }
 
 Failure classify_end(const ProcessResult& r, std::string_view what, double timeout_s) {
-  if (r.timed_out) return Failure{FailureKind::timeout, fmt::format("{} gave no answer within {}s (a hang)", what, timeout_s), "timeout", 0};
-  if (r.signal)
-    return Failure{FailureKind::crash, fmt::format("{} was killed by signal {} ({})", what, r.signal, strsignal(r.signal)), strsignal(r.signal),
-                   r.signal};
-  if (r.exit_code == 2) throw UserError(fmt::format("{} could not run: {}", what, first_line(r.err)));
-  return Failure{FailureKind::runtime_error, fmt::format("{} exited with status {} without a verdict: {}", what, r.exit_code, first_line(r.err)),
+  const ChildEnd end = child_end(r);
+  switch (end.how) {
+    case ChildEnd::How::timed_out:
+      return Failure{FailureKind::timeout, fmt::format("{} gave no answer within {}s (a hang)", what, timeout_s), "timeout", 0};
+    case ChildEnd::How::signalled:
+      return Failure{FailureKind::crash, fmt::format("{} was killed by signal {} ({})", what, end.signal, strsignal(end.signal)),
+                     strsignal(end.signal), end.signal};
+    case ChildEnd::How::exited:
+      break;
+  }
+  if (end.refused()) throw UserError(fmt::format("{} could not run: {}", what, first_line(r.err)));
+  return Failure{FailureKind::runtime_error, fmt::format("{} exited with status {} without a verdict: {}", what, end.exit_code, first_line(r.err)),
                  normalise_signature(r.err), 0};
 }
 
 Failure classify_child(const ProcessResult& r, std::string_view what, double timeout_s) {
-  if (!r.timed_out && !r.signal)
+  if (child_end(r).how == ChildEnd::How::exited)
     if (auto v = parse_verdict(r.out)) return *v;
   return classify_end(r, what, timeout_s);
 }
@@ -70,14 +76,6 @@ Rerun rerun_repro(const std::string& path, const ReproSpec& spec, double timeout
 double rerun_timeout(const ReproSpec& spec) {
   if (spec.expected.kind == FailureKind::timeout) return spec.timeout_s > 0 ? spec.timeout_s : 10;
   return spec.timeout_s > 0 ? spec.timeout_s * 2 + 5 : 300;
-}
-
-std::string self_executable() {
-  if (const char* e = std::getenv("REPROKIT_EXE"); e && *e) return e;
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec && p.filename() == "reprokit") return p.string();
-  return "reprokit";
 }
 
 }  // namespace reprokit

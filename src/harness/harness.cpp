@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include <chrono>
+#include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
@@ -23,7 +24,7 @@
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/harness/accuracy.h"
 #include "reprokit/harness/bundle.h"
-#include "reprokit/harness/child_run.h"
+#include "reprokit/process/self_executable.h"
 #include "reprokit/harness/repro_file.h"
 #include "reprokit/harness/repro_spec.h"
 #include "reprokit/support/errors.h"
@@ -33,6 +34,8 @@
 namespace reprokit {
 
 namespace {
+
+std::atomic<HangEnd> g_hang_end{nullptr};
 
 // Calls `fire` once if `stop()` is not called within `seconds` (0: never).
 class Watchdog {
@@ -216,9 +219,10 @@ StackResult guarded(const std::string& stage, const Graph& g, const std::vector<
     std::string dir = record_failure(pre, cfg, g, inputs, spec, f, seed);
     announce(f, stage, g, spec, dir, cfg.level);
     maybe_minify(cfg, dir);
-    fmt::print(stderr, "reprokit: ending the hung process (exit status {})\n", kTimeoutExitStatus);
-    std::fflush(nullptr);
-    _exit(kTimeoutExitStatus);
+    if (HangEnd end = hang_end()) {
+      fmt::print(stderr, "reprokit: ending the hung process (exit status {})\n", kTimeoutExitStatus);
+      end();
+    }
   });
   Failure f;
   StackResult result;
@@ -257,6 +261,9 @@ StackResult guarded(const std::string& stage, const Graph& g, const std::vector<
 
 }  // namespace
 
+void set_hang_end(HangEnd end) { g_hang_end.store(end); }
+HangEnd hang_end() { return g_hang_end.load(); }
+
 StackResult run_stack(const Graph& captured, const std::vector<Tensor>& inputs, const StackOptions& options, const HarnessConfig& cfg,
                       uint64_t seed) {
   const std::string& backend = options.compile.backend;
@@ -273,9 +280,9 @@ StackResult run_stack(const Graph& captured, const std::vector<Tensor>& inputs, 
   if (cfg.after == "dynamo" || (cfg.after == "aot" && !has_aot)) return guarded("dynamo", captured, inputs, options, cfg, seed);
   // No harness: failures surface as they are; REPRO_TIMEOUT still ends a hang with a message.
   Watchdog watchdog(cfg.timeout_s, [&] {
-    fmt::print(stderr, "reprokit: graph {} did not finish within REPRO_TIMEOUT={}s; ending the process\n", captured.name, cfg.timeout_s);
-    std::fflush(nullptr);
-    _exit(kTimeoutExitStatus);
+    HangEnd end = hang_end();
+    fmt::print(stderr, "reprokit: graph {} did not finish within REPRO_TIMEOUT={}s{}\n", captured.name, cfg.timeout_s, end ? "; ending the process" : "");
+    if (end) end();
   });
   try {
     return run_stage("dynamo", captured, inputs, options);

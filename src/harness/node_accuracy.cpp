@@ -11,6 +11,7 @@
 #include "reprokit/harness/accuracy.h"
 #include "reprokit/harness/bisect.h"
 #include "reprokit/harness/child_run.h"
+#include "reprokit/process/self_executable.h"
 #include "reprokit/process/subprocess.h"
 #include "reprokit/support/files.h"
 #include "reprokit/ir/graph_utils.h"
@@ -49,7 +50,7 @@ Errors errors(const Tensor& got, const Tensor& ref, DType dtype) {
 }
 
 std::string does_not_run(const Bundle& b, const std::string& backend, const std::string& what) {
-  BisectStep as_recorded{backend, b.spec.options.compile.run_passes, "", "", -1, -1};
+  BisectStep as_recorded{backend, b.spec.options.compile.run_passes, "", "", -1, -1, {}};
   const double timeout = b.spec.timeout_s > 0 ? b.spec.timeout_s : 300;
   ProcessSpec probe;
   probe.argv = {self_executable(), "bisect-step", b.dir, as_recorded.to_json().dump()};

@@ -1,6 +1,8 @@
 // Repro files (see repro_file.h).
 #include "reprokit/harness/repro_file.h"
 
+#include "compiler_report.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -41,6 +43,7 @@ namespace {
 // What the spec does with the compiler's passes, in a few words.
 std::string passes_summary(const ReproSpec& spec) {
   const CompileOptions& c = spec.options.compile;
+  if (const Backend* b = find_backend(c.backend); b && b->switches) return fmt::format("none of reprokit's; {}'s own: see above", b->switches->compiler);
   if (const Backend* b = find_backend(c.backend); !b || !b->runs_passes) return fmt::format("none (the {} backend runs none)", c.backend);
   if (!c.run_passes) return "none";
   std::vector<std::string> on;
@@ -97,6 +100,7 @@ std::map<std::string, std::string> repro_vars(const std::string& stem, const Gra
   int64_t elements = 0;
   for (int i = 0; i < g.num_inputs(); ++i) elements += g.node(i).type.numel();
   return {{"GRAPH", g.name},
+          {"TITLE", fmt::format("Bug report: graph `{}` fails in the {} stage ({} backend)", g.name, spec.stage, c.backend)},
           {"TEST_NAME", test_name(g.name)},
           {"FILE", stem + ".rk"},
           {"INPUTS_DIR", stem + "_inputs"},
@@ -179,11 +183,16 @@ std::optional<std::vector<Tensor>> compiled_outputs(const ReproSpec& spec, const
 }
 
 void write_repro_files(const std::string& dir, const Graph& g, const std::vector<Tensor>& inputs, const ReproSpec& spec,
-                       const std::string& summary, const PassingTwin* twin, const std::vector<Tensor>* compiled) {
+                       const std::string& summary, const PassingTwin* twin, const std::vector<Tensor>* compiled,
+                       const nlohmann::json* compiler_bisection) {
   Dir d = Dir::open(dir);
   std::map<std::string, std::string> vars = repro_vars("repro", g, spec, summary);
   const std::optional<InductorCall> inductor = inductor_call(spec);
   vars["COMPILER"] = compiler_note(inductor);
+  if (std::optional<CompilerReport> own = write_compiler_report(d, g, inputs, spec, compiler_bisection)) {
+    vars["TITLE"] = comment_safe(own->title);
+    vars["COMPILER"] += own->section;
+  }
   write_rk(d, "repro", g, inputs, vars);
   write_compiled(d, "repro", g, compiled);
   // The passing twin, or none: a twin of an earlier repro must not outlive it.

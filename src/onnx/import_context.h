@@ -103,7 +103,6 @@ class Importer {
  private:
   void refuse_external_data();  // before anything reads the model's tensors
   void bind_inputs();
-  void check_and_infer();  // ONNX's checker and shape inference (isolated in a child process)
   void check_against_inferred(const onnx::NodeProto& n, int index, int k, const TensorType& t);
   ImportedModel finish();
 
@@ -113,6 +112,11 @@ class Importer {
 };
 
 std::string node_label(const onnx::NodeProto& n, int index);
+
+// ONNX's checker and shape inference on `model`, in a reprokit child (onnx_checker.h): the inferred
+// types by value name. UserError naming `file` when the checker refuses the model, shape inference
+// fails, or the child crashes, runs out of time or memory, or cannot be started.
+std::unordered_map<std::string, onnx::TypeProto> check_and_infer_in_child(const onnx::ModelProto& model, const std::string& file);
 
 // What a handler sees: the node's inputs as values, constants or literals, its attributes, and a
 // target graph (the main graph, or a scratch graph that is evaluated at import time).

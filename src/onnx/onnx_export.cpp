@@ -11,8 +11,10 @@
 #include <cmath>
 #include <functional>
 #include <numbers>
+#include <optional>
 #include <set>
 
+#include "onnx_op_names.h"
 #include "proto_util.h"
 #include "reprokit/ir/builder.h"
 #include "reprokit/support/errors.h"
@@ -631,59 +633,34 @@ class Exporter {
   Val export_node(int id);  // by the table
 };
 
-// How each op is exported: one row per op of the table (ops.def); EveryOpRoundTrips checks that
-// none is missing.
+// How each op is exported: the one-to-one ops of onnx_op_names.h by their kind's rule, every
+// other op by its row here (ops.def); EveryOpRoundTrips checks that none is missing.
 struct ExportRule {
   Op op;
   const char* onnx;  // the ONNX op type, for the rules shared by several ops
   Val (Exporter::*rule)(const Node&, DType, const char*);
 };
 
+constexpr Val (Exporter::*kOneToOneRule[])(const Node&, DType, const char*) = {
+    &Exporter::rule_unary, &Exporter::rule_binary, &Exporter::rule_reduce, &Exporter::rule_softmax};  // by OneToOneKind
+
 const ExportRule kExportRules[] = {
     // ---- unary
-    {Op::neg, "Neg", &Exporter::rule_unary},
-    {Op::abs, "Abs", &Exporter::rule_unary},
-    {Op::exp, "Exp", &Exporter::rule_unary},
-    {Op::log, "Log", &Exporter::rule_unary},
-    {Op::sqrt, "Sqrt", &Exporter::rule_unary},
     {Op::rsqrt, "", &Exporter::rule_rsqrt},
-    {Op::reciprocal, "Reciprocal", &Exporter::rule_unary},
-    {Op::sin, "Sin", &Exporter::rule_unary},
-    {Op::cos, "Cos", &Exporter::rule_unary},
-    {Op::tanh, "Tanh", &Exporter::rule_unary},
-    {Op::relu, "Relu", &Exporter::rule_unary},
-    {Op::erf, "Erf", &Exporter::rule_unary},
-    {Op::sigmoid, "Sigmoid", &Exporter::rule_unary},
     {Op::silu, "", &Exporter::rule_silu},
     {Op::gelu, "", &Exporter::rule_gelu},
     // ---- binary and comparisons
-    {Op::add, "Add", &Exporter::rule_binary},
-    {Op::sub, "Sub", &Exporter::rule_binary},
-    {Op::mul, "Mul", &Exporter::rule_binary},
-    {Op::div, "Div", &Exporter::rule_binary},
-    {Op::pow, "Pow", &Exporter::rule_binary},
     {Op::maximum, "Max", &Exporter::rule_binary},
     {Op::minimum, "Min", &Exporter::rule_binary},
-    {Op::eq, "Equal", &Exporter::rule_binary},
     {Op::ne, "Equal", &Exporter::rule_binary},
-    {Op::lt, "Less", &Exporter::rule_binary},
-    {Op::le, "LessOrEqual", &Exporter::rule_binary},
-    {Op::gt, "Greater", &Exporter::rule_binary},
-    {Op::ge, "GreaterOrEqual", &Exporter::rule_binary},
     {Op::where, "", &Exporter::rule_where},
     {Op::to, "", &Exporter::rule_to},
     {Op::clone, "", &Exporter::rule_identity},
     {Op::contiguous, "", &Exporter::rule_identity},
     // ---- reductions
-    {Op::sum, "ReduceSum", &Exporter::rule_reduce},
-    {Op::amax, "ReduceMax", &Exporter::rule_reduce},
-    {Op::amin, "ReduceMin", &Exporter::rule_reduce},
-    {Op::mean, "ReduceMean", &Exporter::rule_reduce},
     {Op::var, "", &Exporter::rule_var},
     {Op::argmax, "", &Exporter::rule_argmax},
     // ---- normalization
-    {Op::softmax, "Softmax", &Exporter::rule_softmax},
-    {Op::log_softmax, "LogSoftmax", &Exporter::rule_softmax},
     {Op::layer_norm, "", &Exporter::rule_layer_norm},
     {Op::batch_norm, "", &Exporter::rule_batch_norm},
     // ---- linear algebra, convolution and pooling
@@ -712,16 +689,17 @@ const ExportRule kExportRules[] = {
     {Op::full, "", &Exporter::rule_full},
 };
 
-const ExportRule* export_rule(Op op) {
+std::optional<ExportRule> export_rule(Op op) {
+  if (const onnx_detail::OneToOneOp* o = onnx_detail::one_to_one(op)) return ExportRule{op, o->onnx, kOneToOneRule[static_cast<int>(o->kind)]};
   for (const ExportRule& r : kExportRules)
-    if (r.op == op) return &r;
-  return nullptr;
+    if (r.op == op) return r;
+  return std::nullopt;
 }
 
 Val Exporter::export_node(int id) {
   const Node& n = g_.node(id);
   base_ = n.name;
-  const ExportRule* r = export_rule(n.op);
+  const std::optional<ExportRule> r = export_rule(n.op);
   if (!r) throw InternalError(fmt::format("no ONNX export rule for op {}", op_name(n.op)));
   return (this->*(r->rule))(n, n.type.dtype, r->onnx);
 }

@@ -1,13 +1,11 @@
-// ONNX import: model checks, input binding, name mapping, import-time evaluation of constants, and
-// the assembly of the graph. The op handlers are in onnx_ops.cpp.
+// ONNX import: the importer's graph and node context, import-time evaluation of constants, the
+// checks against ONNX's inferred types, and the assembly of the graph. Input binding is in
+// onnx_input_binding.cpp, ONNX's checker in onnx_checker.cpp, reading model files in
+// onnx_model_load.cpp, the op handlers in onnx_ops*.cpp.
 #include "reprokit/onnx/onnx_import.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <onnx/checker.h>
-#include <onnx/shape_inference/implementation.h>
-
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -19,15 +17,9 @@
 #include "reprokit/support/errors.h"
 #include "reprokit/support/escape_controls.h"
 #include "reprokit/ir/names.h"
-#include "reprokit/ir/shape_check.h"
-#include "reprokit/ir/text_format.h"
-#include "reprokit/runtime/input_gen.h"
-#include "reprokit/runtime/npy.h"
 #include "reprokit/ir/verifier.h"
 #include "reprokit/onnx/onnx_tensor.h"
 #include "reprokit/runtime/interpreter.h"
-#include "reprokit/support/files.h"
-#include "reprokit/process/isolated_call.h"
 
 namespace reprokit {
 
@@ -378,159 +370,7 @@ int Importer::materialize(const std::string& onnx_name) {
   return main.id(name);
 }
 
-static std::optional<Shape> find_shape(const std::map<std::string, Shape>& shapes, const std::string& a, const std::string& b) {
-  auto it = shapes.find(a);
-  if (it == shapes.end()) it = shapes.find(b);
-  if (it == shapes.end()) return std::nullopt;
-  return it->second;
-}
-
-void Importer::bind_inputs() {
-  const auto& g = model.graph();
-  std::set<std::string> init_names;
-  for (const auto& t : g.initializer()) init_names.insert(t.name());
-  onnx_inputs = init_names;
-  for (const auto& vi : g.input()) onnx_inputs.insert(vi.name());
-  if (g.sparse_initializer_size()) throw UserError(fmt::format("{}: sparse initializers are not supported", file));
-  std::set<std::string> known_shape_names;
-  std::vector<std::string> input_names;
-  for (const auto& vi : g.input())
-    if (!init_names.count(vi.name())) {
-      known_shape_names.insert(vi.name());
-      known_shape_names.insert(foreign.map(vi.name()));
-      input_names.push_back(printable(vi.name()));
-    }
-  for (const auto& [name, shape] : opts.shapes)
-    if (!known_shape_names.count(name))
-      throw UserError(fmt::format("{}: --shape {}: the model has no input of that name (inputs: {})", file, printable(name), fmt::join(input_names, ", ")));
-  for (int i = 0; i < g.input_size(); ++i) {
-    auto* vi = model.mutable_graph()->mutable_input(i);
-    if (init_names.count(vi->name())) continue;  // an initializer with a default: a constant here
-    const std::string& name = vi->name();
-    const std::string& mapped = foreign.map(name);
-    if (!vi->type().has_tensor_type())
-      throw UserError(fmt::format("{}: input '{}' is not a tensor (sequence, map and optional inputs are not supported)", file, printable(name)));
-    auto* tt = vi->mutable_type()->mutable_tensor_type();
-    auto dt = dtype_from_onnx(tt->elem_type());
-    if (!dt)
-      throw UserError(fmt::format("{}: input '{}' has element type {}, which reprokit does not support (f16 bf16 f32 f64 i8 u8 i16 u16 i32 i64 bool)", file,
-                                  printable(name), onnx_elem_type_name(tt->elem_type())));
-    std::optional<Shape> given = find_shape(opts.shapes, name, mapped);
-    std::string given_by = fmt::format("--shape {}", printable(name));
-    // No --shape for an input whose size the model leaves open: the values the user gives decide it.
-    bool open = !tt->has_shape();
-    for (int d = 0; !open && d < tt->shape().dim_size(); ++d) open = !tt->shape().dim(d).has_dim_value();
-    if (!given && open && opts.shape_of_given_values)
-      if (auto hint = opts.shape_of_given_values(name, mapped, onnx_inputs)) {
-        given = hint->first;
-        given_by = escape_controls(hint->second);  // a path named after the input: as raw as its name
-      }
-    Shape shape;
-    if (given) {
-      if (tt->has_shape()) {
-        std::string model_dims;
-        for (int d = 0; d < tt->shape().dim_size(); ++d) {
-          const auto& dim = tt->shape().dim(d);
-          model_dims += (d ? ", " : "") + (dim.has_dim_value() ? std::to_string(dim.dim_value()) : printable(dim.dim_param().empty() ? "?" : dim.dim_param()));
-        }
-        if (tt->shape().dim_size() != static_cast<int>(given->size()))
-          throw UserError(fmt::format("{}: {}: input '{}' is [{}] in the model, not {}", file, given_by, printable(name), model_dims, shape_str(*given)));
-        for (int d = 0; d < tt->shape().dim_size(); ++d) {
-          const auto& dim = tt->shape().dim(d);
-          if (dim.has_dim_value() && dim.dim_value() != (*given)[static_cast<size_t>(d)])
-            throw UserError(fmt::format("{}: {}: input '{}' is [{}] in the model, not {} (dimension {} differs)", file, given_by, printable(name), model_dims,
-                                        shape_str(*given), d));
-        }
-      }
-      shape = *given;
-    } else {
-      if (!tt->has_shape())
-        throw UserError(fmt::format("{}: input '{}' has no shape in the model; give it with --shape {}:[d0,d1,...]", file, printable(name), mapped));
-      for (int d = 0; d < tt->shape().dim_size(); ++d) {
-        const auto& dim = tt->shape().dim(d);
-        if (dim.has_dim_value() && dim.dim_value() < 0)  // a size, not a placeholder: --shape would not be the fix
-          throw UserError(fmt::format("{}: input '{}': dimension {} is negative ({})", file, printable(name), d, dim.dim_value()));
-        if (!dim.has_dim_value())
-          throw UserError(fmt::format("{}: input '{}' has a dynamic dimension {} ('{}'); give its size with --shape {}:[d0,d1,...], or its "
-                                      "values as {}.npy in --inputs DIR",
-                                      file, printable(name), d, printable(dim.dim_param()), mapped, mapped));
-        shape.push_back(dim.dim_value());
-      }
-    }
-    if (shape.size() > 64) throw UserError(fmt::format("{}: input '{}' has {} dimensions (at most 64 are supported)", file, printable(name), shape.size()));
-    for (int64_t d : shape)
-      if (d < 0) throw UserError(fmt::format("{}: input '{}': negative dimension {}", file, printable(name), d));
-    try {
-      check_shape(shape, "the input");
-    } catch (const UserError& e) {
-      throw UserError(fmt::format("{}: input '{}': {}", file, printable(name), e.what()));
-    }
-    // ONNX's shape inference then sees the bound shape.
-    tt->mutable_shape()->clear_dim();
-    for (int64_t d : shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
-    if (values.count(name)) throw UserError(fmt::format("{}: input '{}' is declared twice", file, printable(name)));
-    Value v;
-    v.kind = Kind::real_input;
-    v.type = TensorType{*dt, shape, {}, Device::cpu, false};
-    v.rk = mapped;
-    main.add_input(mapped, v.type);
-    values[name] = std::move(v);
-    real_inputs_.push_back(name);
-  }
-  for (const auto& t : g.initializer()) {
-    const std::string& name = t.name();
-    if (values.count(name)) throw UserError(fmt::format("{}: initializer '{}' is defined twice", file, printable(name)));
-    foreign.map(name);
-    Value v;
-    v.kind = Kind::initializer;
-    v.constant = tensor_from_proto(t, fmt::format("{}: initializer '{}'", file, printable(name)));
-    v.type = TensorType{v.constant->dtype(), v.constant->shape(), {}, Device::cpu, false};
-    values[name] = std::move(v);
-    initializers_.push_back(name);
-  }
-}
-
 namespace {
-
-// ONNX's checker and shape inference, run in a child process: they are ONNX's code, not hardened
-// against hostile models (an out-of-range attribute crashes some inference functions, a huge
-// shape input makes them build huge shapes). Returns "OK" + the inferred value types (a
-// serialized GraphProto of value_info and outputs), "EC" + the checker's message or "EI" + shape
-// inference's; UserError when the child crashes, runs out of time or memory.
-std::string check_and_infer_isolated(const onnx::ModelProto& model, const std::string& file) {
-  IsolatedLimits limits;  // 60 s, and 4 GiB beyond what this process maps
-  IsolatedResult r = run_isolated(
-      [&]() -> std::string {
-        char stage = 'C';
-        try {
-          onnx::checker::check_model(model);
-          stage = 'I';
-          onnx::ModelProto m = model;
-          onnx::shape_inference::InferShapes(m);
-          onnx::GraphProto types;
-          for (const auto& vi : m.graph().value_info()) *types.add_value_info() = vi;
-          for (const auto& vi : m.graph().output()) *types.add_output() = vi;
-          return "OK" + types.SerializeAsString();
-        } catch (const std::bad_alloc&) {
-          return "EIout of memory";
-        } catch (const std::exception& e) {
-          return std::string("E") + stage + e.what();
-        }
-      },
-      limits);
-  switch (r.end) {
-    case IsolatedResult::End::returned:
-      if (r.value.size() >= 2) return r.value;
-      break;
-    case IsolatedResult::End::timed_out:
-      throw UserError(fmt::format("{}: ONNX's checker and shape inference did not finish in {:g} s on this model", file, limits.timeout_s));
-    case IsolatedResult::End::crashed:
-      throw UserError(fmt::format("{}: ONNX's checker or shape inference crashed on this model (signal {}): the model is malformed", file, r.signal));
-    case IsolatedResult::End::no_result:
-      break;
-  }
-  throw UserError(fmt::format("{}: ONNX's checker and shape inference ended without a result (out of memory?)", file));
-}
 
 bool is_external(const onnx::TensorProto& t) { return t.data_location() == onnx::TensorProto::EXTERNAL || t.external_data_size() > 0; }
 
@@ -579,16 +419,6 @@ void Importer::refuse_external_data() {
   for (int f = 0; where.empty() && f < model.functions_size(); ++f)
     where = first_external_attribute(model.functions(f).node(), fmt::format("function '{}': ", printable(model.functions(f).name())), 0);
   if (!where.empty()) throw UserError(fmt::format("{}: {}: tensors stored in external data files are not supported", file, where));
-}
-
-void Importer::check_and_infer() {
-  std::string r = check_and_infer_isolated(model, file);
-  if (r.compare(0, 2, "EC") == 0) throw UserError(fmt::format("{}: not a valid ONNX model: {}", file, utf8_safe(r.substr(2), 2000)));
-  if (r.compare(0, 2, "EI") == 0) throw UserError(fmt::format("{}: ONNX shape inference failed: {}", file, utf8_safe(r.substr(2), 2000)));
-  onnx::GraphProto types;
-  if (r.compare(0, 2, "OK") != 0 || !types.ParseFromString(r.substr(2))) throw InternalError("malformed result of ONNX shape inference");
-  for (const auto& vi : types.value_info()) inferred[vi.name()] = vi.type();
-  for (const auto& vi : types.output()) inferred.emplace(vi.name(), vi.type());
 }
 
 void Importer::check_against_inferred(const onnx::NodeProto& n, int index, int k, const TensorType& t) {
@@ -802,7 +632,7 @@ ImportedModel Importer::run() {
       for (int k = 3; k < std::min(n.input_size(), 5); ++k) statistics_.insert(n.input(k));
   refuse_external_data();
   bind_inputs();
-  check_and_infer();
+  inferred = check_and_infer_in_child(model, file);
   for (int i = 0; i < g.node_size(); ++i)
     for (const auto& out : g.node(i).output())
       if (!out.empty()) foreign.map(out);
@@ -811,24 +641,6 @@ ImportedModel Importer::run() {
 }
 
 }  // namespace onnx_detail
-
-ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& where, const ImportOptions& options) {
-  onnx::ModelProto model;
-  if (bytes.size() > onnx_detail::kMaxModelBytes || !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    throw UserError(fmt::format("{}: not an ONNX model (the protobuf does not parse)", where));
-  onnx_detail::Importer imp(model, where, options);
-  return imp.run();
-}
-
-ImportedModel import_onnx(const std::string& path, const ImportOptions& options) {
-  return import_onnx_bytes(read_file(path, onnx_detail::kMaxModelBytes), path, options);
-}
-
-ImportedModel import_onnx(const std::string& path, const std::map<std::string, Shape>& shapes) {
-  ImportOptions o;
-  o.shapes = shapes;
-  return import_onnx(path, o);
-}
 
 const std::vector<std::string>& onnx_supported_ops() {
   static const std::vector<std::string> ops = [] {
@@ -840,79 +652,5 @@ const std::vector<std::string>& onnx_supported_ops() {
 }
 
 bool onnx_op_supported(std::string_view op_type) { return onnx_detail::handlers().count(op_type) > 0; }
-
-std::pair<std::string, Shape> parse_shape_spec(const std::string& spec) {
-  auto bad = [&] { return UserError(fmt::format("--shape '{}': expected NAME:[d0,d1,...]", printable(spec))); };
-  size_t colon = spec.rfind(":[");
-  if (colon == std::string::npos || colon == 0 || spec.back() != ']') throw bad();
-  std::string name = spec.substr(0, colon);
-  std::string body = spec.substr(colon + 2, spec.size() - colon - 3);
-  Shape shape;
-  size_t pos = 0;
-  while (pos < body.size()) {
-    size_t end = body.find(',', pos);
-    if (end == std::string::npos) end = body.size();
-    std::string tok = body.substr(pos, end - pos);
-    tok.erase(0, tok.find_first_not_of(' '));
-    tok.erase(tok.find_last_not_of(' ') + 1);
-    if (tok.empty() || tok.size() > 12 || tok.find_first_not_of("0123456789") != std::string::npos) throw bad();
-    shape.push_back(std::stoll(tok));
-    pos = end + 1;
-    if (end == body.size()) break;
-    if (pos == body.size()) throw bad();  // trailing comma
-  }
-  return {name, shape};
-}
-
-std::map<std::string, Shape> parse_shape_specs(const std::vector<std::string>& specs) {
-  std::map<std::string, Shape> out;
-  for (const auto& spec : specs) {
-    auto [name, shape] = parse_shape_spec(spec);
-    if (!out.emplace(name, shape).second) throw UserError(fmt::format("--shape {} is given twice", printable(name)));
-  }
-  return out;
-}
-
-bool is_onnx_path(const std::string& path) { return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0; }
-
-Module load_model(const std::string& path, const std::map<std::string, Shape>& shapes, std::map<std::string, Tensor>* values) {
-  GivenInputs none;
-  return load_model(path, shapes, values, none);
-}
-
-Module load_model(const std::string& path, const std::map<std::string, Shape>& shapes, std::map<std::string, Tensor>* values, GivenInputs& given) {
-  Module m;
-  if (is_onnx_path(path)) {
-    ImportOptions o;
-    o.shapes = shapes;
-    if (!given.dir.empty()) {
-      using OnnxNames = ImportOptions::OnnxNames;
-      o.shape_of_given_values = [&](const std::string& onnx_name, const std::string& mapped,
-                                    const OnnxNames& onnx_inputs) -> std::optional<std::pair<Shape, std::string>> {
-        auto f = input_file(given.dir, mapped, onnx_name, onnx_inputs);
-        if (!f) return std::nullopt;
-        return std::make_pair(read_npy(*f).shape(), *f);
-      };
-      o.given_value = [&](const std::string& onnx_name, const std::string& mapped,
-                          const OnnxNames& onnx_inputs) -> std::optional<std::pair<Tensor, std::string>> {
-        auto f = input_file(given.dir, mapped, onnx_name, onnx_inputs);
-        if (!f) return std::nullopt;
-        given.specialised.insert(*f);
-        given.onnx_names.insert(onnx_name);  // its file stays its own once it is specialised away
-        return std::make_pair(read_npy(*f), *f);
-      };
-    }
-    ImportedModel im = import_onnx(path, o);
-    for (int i = 0; i < im.graph.num_inputs() && i < static_cast<int>(im.input_sources.size()); ++i) {
-      given.sources[im.graph.node(i).name] = im.input_sources[static_cast<size_t>(i)];
-      given.onnx_names.insert(im.input_sources[static_cast<size_t>(i)]);
-    }
-    m.graphs.push_back(std::move(im.graph));
-    if (values) *values = std::move(im.values);
-    return m;
-  }
-  if (!shapes.empty()) throw UserError("--shape applies to ONNX models (.onnx) only");
-  return load_module_file(path);
-}
 
 }  // namespace reprokit

@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
+#include <utility>
 
 #include "handler_util.h"
+#include "onnx_op_names.h"
 #include "import_context.h"
 #include "proto_util.h"
 #include "reprokit/support/errors.h"
@@ -906,34 +909,27 @@ void range(NodeCtx& c) {
   c.set_const(0, Tensor::from_doubles(dt, {n}, vals));
 }
 
+// The handler of row I of kOneToOneOps: its kind's, for its op.
+template <size_t I>
+void one_to_one_handler(NodeCtx& c) {
+  constexpr OneToOneOp row = kOneToOneOps[I];
+  if constexpr (row.kind == OneToOneKind::unary) unary<row.op>(c);
+  else if constexpr (row.kind == OneToOneKind::binary) binary<row.op>(c);
+  else if constexpr (row.kind == OneToOneKind::reduce) reduce_op<row.op>(c);
+  else softmax<row.op>(c);
+}
+
+template <size_t... I>
+void add_one_to_one(std::map<std::string, Handler, std::less<>>& table, std::index_sequence<I...>) {
+  (table.emplace(kOneToOneOps[I].onnx, &one_to_one_handler<I>), ...);
+}
+
 }  // namespace
 
 const std::map<std::string, Handler, std::less<>>& handlers() {
   static std::map<std::string, Handler, std::less<>> table = {
-      // pointwise
-      {"Neg", unary<Op::neg>},
-      {"Abs", unary<Op::abs>},
-      {"Exp", unary<Op::exp>},
-      {"Log", unary<Op::log>},
-      {"Sqrt", unary<Op::sqrt>},
-      {"Reciprocal", unary<Op::reciprocal>},
-      {"Sin", unary<Op::sin>},
-      {"Cos", unary<Op::cos>},
+      // pointwise (and the one-to-one ops of onnx_op_names.h, added below)
       {"Tan", tan_op},
-      {"Tanh", unary<Op::tanh>},
-      {"Sigmoid", unary<Op::sigmoid>},
-      {"Relu", unary<Op::relu>},
-      {"Erf", unary<Op::erf>},
-      {"Add", binary<Op::add>},
-      {"Sub", binary<Op::sub>},
-      {"Mul", binary<Op::mul>},
-      {"Div", binary<Op::div>},
-      {"Pow", binary<Op::pow>},
-      {"Equal", binary<Op::eq>},
-      {"Less", binary<Op::lt>},
-      {"LessOrEqual", binary<Op::le>},
-      {"Greater", binary<Op::gt>},
-      {"GreaterOrEqual", binary<Op::ge>},
       {"Not", not_op},
       {"And", logical<Op::mul>},
       {"Or", logical<Op::maximum>},
@@ -962,17 +958,11 @@ const std::map<std::string, Handler, std::less<>>& handlers() {
       {"IsNaN", is_nan},
       {"IsInf", is_inf},
       // normalization
-      {"Softmax", softmax<Op::softmax>},
-      {"LogSoftmax", softmax<Op::log_softmax>},
       {"LayerNormalization", layer_norm},
       // linear algebra
       {"Gemm", gemm},
       {"MatMul", matmul},
       // reductions
-      {"ReduceSum", reduce_op<Op::sum>},
-      {"ReduceMean", reduce_op<Op::mean>},
-      {"ReduceMax", reduce_op<Op::amax>},
-      {"ReduceMin", reduce_op<Op::amin>},
       {"ReduceL1", reduce_op<Op::sum, Pre::abs>},
       {"ReduceL2", reduce_op<Op::sum, Pre::square, Post::sqrt>},
       {"ReduceSumSquare", reduce_op<Op::sum, Pre::square>},
@@ -1004,6 +994,7 @@ const std::map<std::string, Handler, std::less<>>& handlers() {
       {"Range", range},
   };
   static const bool merged = [] {
+    add_one_to_one(table, std::make_index_sequence<std::size(kOneToOneOps)>());
     for (const auto& [name, h] : conv_handlers()) table.emplace(name, h);
     for (const auto& [name, h] : recurrent_handlers()) table.emplace(name, h);
     for (const auto& [name, h] : folded_handlers()) table.emplace(name, h);

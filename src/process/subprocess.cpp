@@ -241,9 +241,9 @@ void unregister_child(pid_t pid) {
   if (!any_child_running()) stop_adopted_orphans_locked();
 }
 
-void append_tail(std::string& s, const char* buf, size_t n) {
+void append_tail(std::string& s, const char* buf, size_t n, size_t limit = kTailLimit) {
   s.append(buf, n);
-  if (s.size() > kTailLimit) s.erase(0, s.size() - kTailLimit);
+  if (s.size() > limit) s.erase(0, s.size() - limit);
 }
 
 // The child's environment: ours with spec's changes, and this process's mark (run_mark.h).
@@ -422,7 +422,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
         if (--open == 0) timer.cancel(), exit_watch.cancel();
         return;
       }
-      append_tail(to, buf.data(), n);
+      append_tail(to, buf.data(), n, spec.max_output_bytes);
       drain(pipe, buf, to);
     });
   };

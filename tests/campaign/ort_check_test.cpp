@@ -3,6 +3,7 @@
 // onnxruntime-node (scripts/install_deps.sh installs it) and skip without them.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 
@@ -411,4 +412,123 @@ TEST(OnnxruntimeBackend, TheMinifierShrinksARealOrtBugToOneOp) {
   ASSERT_EQ(repro.num_ops(), 1) << print_graph(repro);
   EXPECT_EQ(repro.node(repro.outputs[0]).op, Op::silu);
   EXPECT_EQ(repro.node(0).type.numel(), 1);
+}
+
+// ---- ONNX Runtime's own optimisers: bisect names them, minify's report speaks ORT's terms ------
+
+namespace {
+
+// A bundle of `graph` failing on the onnxruntime backend, written by the harness at level 3.
+fs::path ort_bundle(const fs::path& dir, const std::string& graph) {
+  write_text(dir / "m.rk", graph);
+  ProcessResult r = reprokit_cli({"run", "m.rk", "--backend", "onnxruntime"}, dir, {{"REPRO_AFTER", "dynamo"}, {"REPRO_LEVEL", "3"}});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  auto bundles = bundles_in(dir / "reprokit_out");
+  EXPECT_EQ(bundles.size(), 1u);
+  return bundles.empty() ? fs::path() : bundles.front();
+}
+
+const char* kPadPool =
+    "graph pad_pool(%x: f32[1, 1, 4, 4]) {\n"
+    "  %p = pad(%x, pads=[2, 3])\n"
+    "  %a = avg_pool2d(%p, kernel=[1, 2])\n"
+    "  return (%a)\n"
+    "}\n";
+const char* kPadMaxPool =
+    "graph pad_max(%x: f32[1, 2, 3, 3]) {\n"
+    "  %e = exp(%x)\n"
+    "  %p = pad(%e, pads=[2, 3])\n"
+    "  %a = max_pool2d(%p, kernel=[1, 2])\n"
+    "  return (%a)\n"
+    "}\n";
+const char* kSiluF64 =
+    "graph silu64(%x: f64[4, 8], %w: f64[8, 8]) {\n"
+    "  %h = matmul(%x, %w)\n"
+    "  %s = silu(%h)\n"
+    "  return (%s)\n"
+    "}\n";
+
+}  // namespace
+
+TEST(OrtOptimisers, BisectNamesTheRewriteRuleAndTheFusion) {
+  REQUIRE_NODE_WITH_ORT(node);
+  const fs::path dir = fresh_dir("ort_bisect");
+  for (auto [graph, culprit] : {std::pair{kPadPool, "Pad_Fusion"}, std::pair{kSiluF64, "QuickGeluFusion"}}) {
+    const fs::path case_dir = dir / culprit;
+    fs::create_directories(case_dir);
+    const fs::path bundle = ort_bundle(case_dir, graph);
+    ProcessResult r = reprokit_cli({"bisect", bundle.string()}, case_dir);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find(std::string(culprit) + " "), std::string::npos) << r.out;
+    const nlohmann::json result = read_json(bundle / "bisect.json");
+    const nlohmann::json& sw = result.at("compiler_switches");
+    EXPECT_EQ(sw.value("rule", nlohmann::json()).is_string() ? sw["rule"] : sw["optimizer"], culprit) << sw.dump();
+    EXPECT_EQ(sw["level"], std::string(culprit) == "Pad_Fusion" ? "basic" : "extended");
+  }
+}
+
+TEST(OrtOptimisers, MinifiedReportSpeaksOnnxRuntimesTermsAndTriageGroupsByTheRule) {
+  REQUIRE_NODE_WITH_ORT(node);
+  const fs::path dir = fresh_dir("ort_report");
+  std::vector<fs::path> bundles;
+  for (auto [name, graph] : {std::pair{"avg", kPadPool}, std::pair{"max", kPadMaxPool}}) {
+    fs::create_directories(dir / name);
+    bundles.push_back(ort_bundle(dir / name, graph));
+    ProcessResult m = reprokit_cli({"minify", bundles.back().string()}, dir / name);
+    ASSERT_EQ(m.exit_code, 0) << m.out << m.err;
+  }
+  const std::string report = read_text(bundles[0] / "BUG_REPORT.md");
+  EXPECT_EQ(report.rfind("# ONNX Runtime: session creation fails on pad -> avg_pool2d (rewrite rule Pad_Fusion)", 0), 0u) << report;
+  EXPECT_NE(report.find("Pad should be smaller than kernel"), std::string::npos);  // the compiler's whole message
+  EXPECT_NE(report.find("graph_optimization_level=all"), std::string::npos);
+  EXPECT_NE(report.find("onnxruntime-node 1."), std::string::npos);  // the compiler's version
+  EXPECT_EQ(read_json(bundles[0] / "report.json")["compiler_switches"]["rule"], "Pad_Fusion");
+  EXPECT_TRUE(fs::exists(bundles[0] / "repro_onnxruntime.py"));
+  EXPECT_TRUE(fs::exists(bundles[0] / "repro_expected" / "a.npy"));
+
+  // One rule, two ops it breaks: one bug.
+  ProcessResult t = reprokit_cli({"triage", dir.string(), "--json"}, dir);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  const nlohmann::json groups = nlohmann::json::parse(t.out);
+  ASSERT_EQ(groups.size(), 1u) << t.out;
+  EXPECT_EQ(groups[0]["count"], 2);
+  EXPECT_EQ(groups[0]["cause"], "rule Pad_Fusion");
+  EXPECT_EQ(groups[0]["location"], "pool_attributes.h:88");
+
+  // The reproducer runs as written where Python has onnxruntime and numpy.
+  const fs::path python = fs::path(REPROKIT_SOURCE_DIR) / ".venv" / "bin" / "python";
+  ProcessSpec probe;
+  probe.argv = {python.string(), "-c", "import onnxruntime, numpy"};
+  if (!fs::exists(python) || run_process(probe).exit_code != 0) GTEST_SKIP() << "no Python with onnxruntime in .venv (scripts/install_deps.sh)";
+  ProcessSpec run;
+  run.argv = {python.string(), (bundles[0] / "repro_onnxruntime.py").string()};
+  ProcessResult py = run_process(run);
+  EXPECT_EQ(py.exit_code, 1) << py.out << py.err;
+  EXPECT_NE(py.out.find("REPRODUCED: ONNX Runtime cannot create the session"), std::string::npos) << py.out;
+}
+
+TEST(OrtOptimisers, TheReproducerJudgesOutputsAgainstFloat64) {
+  REQUIRE_NODE_WITH_ORT(node);
+  const fs::path python = fs::path(REPROKIT_SOURCE_DIR) / ".venv" / "bin" / "python";
+  ProcessSpec probe;
+  probe.argv = {python.string(), "-c", "import onnxruntime, numpy"};
+  if (!fs::exists(python) || run_process(probe).exit_code != 0) GTEST_SKIP() << "no Python with onnxruntime in .venv (scripts/install_deps.sh)";
+  // A graph ORT runs correctly: its reproducer says so.
+  const fs::path dir = fresh_dir("ort_reproducer");
+  const Graph g = parse_graph("graph ok(%x: f32[3]) {\n  %y = exp(%x)\n  return (%y)\n}\n");
+  ReproSpec spec;
+  spec.options.compile.backend = "onnxruntime";
+  spec.expected.kind = FailureKind::accuracy;
+  write_repro_files(dir.string(), g, {Tensor::from_doubles(DType::f32, {3}, {0.5, -1, 2})}, spec, "test");
+  ProcessSpec run;
+  run.argv = {python.string(), (dir / "repro_onnxruntime.py").string()};
+  ProcessResult ok = run_process(run);
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_NE(ok.out.find("NOT REPRODUCED"), std::string::npos) << ok.out;
+  // The same reproducer against wrong float64 values: one element far off.
+  write_npy((dir / "repro_expected" / "y.npy").string(), Tensor::from_doubles(DType::f64, {3}, {std::exp(0.5), std::exp(-1.0) * 1.5, std::exp(2.0)}));
+  ProcessResult bad = run_process(run);
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("1 element(s) far off"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("[1]: expected"), std::string::npos) << bad.out;
 }

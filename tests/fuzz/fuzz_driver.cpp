@@ -27,6 +27,7 @@
 #include <chrono>
 #include <climits>
 #include <functional>
+#include <future>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -1406,28 +1407,26 @@ int cmd_fuzz(const Args& a) {
     result_files.push_back(c.run_dir / "results-0.jsonl");
     run_shard(c, rk, bases, 0, 1, result_files[0], pending);
   } else {
-    // Shards are forked before any thread exists: each is single-threaded, so no child inherits
-    // another run's pipes, and each is the subreaper of its own runs.
-    std::vector<pid_t> pids;
+    // Each shard is a fresh fuzz_driver (mode shard) started through src/process, reading what it
+    // runs from a plan file; each is the subreaper of its own runs.
+    json plan = {{"exe", c.exe},       {"corpus", c.corpus},       {"count", c.count},           {"seed", c.seed},
+                 {"jobs", c.jobs},     {"timeout", c.timeout},     {"memory_mb", c.memory_mb},   {"out", c.out.string()},
+                 {"run_dir", c.run_dir.string()}, {"cache", c.cache.string()}, {"keep_temp", c.keep_temp}, {"pending", pending.string()},
+                 {"bases", json::array()}};
+    for (const BaseBundle& b : bases) plan["bases"].push_back({{"description", b.description}, {"dir", b.dir.string()}});
+    const fs::path plan_file = c.run_dir / "shards.json";
+    write_file(plan_file, dump_json(plan));
+    const std::string self = fs::read_symlink("/proc/self/exe").string();
+    std::vector<std::future<ProcessResult>> shards;
     for (long k = 0; k < c.jobs; ++k) {
       result_files.push_back(c.run_dir / fmt::format("results-{}.jsonl", k));
       std::fflush(stdout);
-      pid_t pid = fork();
-      if (pid < 0) throw std::runtime_error(std::string("fork: ") + strerror(errno));
-      if (pid == 0) {
-        prctl(PR_SET_CHILD_SUBREAPER, 1);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        try {
-          run_shard(c, rk, bases, k, c.jobs, result_files.back(), pending);
-        } catch (const std::exception& ex) {
-          fmt::print(stderr, "fuzz shard {}: {}\n", k, ex.what());
-          _exit(3);
-        }
-        _exit(0);
-      }
-      pids.push_back(pid);
+      ProcessSpec s;
+      s.argv = {self, "shard", "--plan", plan_file.string(), "--shard", std::to_string(k)};
+      s.inherit_output = true;
+      shards.push_back(std::async(std::launch::async, [s] { return reprokit::run_process(s); }));
     }
-    for (pid_t p : pids) waitpid(p, nullptr, 0);
+    for (auto& f : shards) f.get();
     reap_leftovers();
   }
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -1831,6 +1830,37 @@ int cmd_replay(const Args& a) {
   return fail == 0 ? 0 : 1;
 }
 
+// One shard of `fuzz --jobs J`, as cmd_fuzz starts it: the plan it wrote, and this shard's number.
+int cmd_shard(const Args& a) {
+  if (!a.opts.count("--plan") || !a.opts.count("--shard")) throw UsageError("shard needs --plan FILE --shard K");
+  const json plan = json::parse(read_file(a.opts.at("--plan")));
+  FuzzConfig c;
+  c.exe = plan.at("exe");
+  c.corpus = plan.at("corpus");
+  c.count = plan.at("count");
+  c.seed = plan.at("seed");
+  c.jobs = plan.at("jobs");
+  c.timeout = plan.at("timeout");
+  c.memory_mb = plan.at("memory_mb");
+  c.out = plan.at("out").get<std::string>();
+  c.run_dir = plan.at("run_dir").get<std::string>();
+  c.cache = plan.at("cache").get<std::string>();
+  c.keep_temp = plan.at("keep_temp");
+  const long k = to_long(a.opts.at("--shard"), "--shard", 0, c.jobs - 1);
+  RkSeeds rk;
+  if (c.corpus == "rk") rk = load_rk_seeds();
+  std::vector<BaseBundle> bases;
+  for (const auto& b : plan.at("bases")) bases.push_back({b.at("description").get<std::string>(), b.at("dir").get<std::string>()});
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  try {
+    run_shard(c, rk, bases, k, c.jobs, c.run_dir / fmt::format("results-{}.jsonl", k), plan.at("pending").get<std::string>());
+  } catch (const std::exception& ex) {
+    fmt::print(stderr, "fuzz shard {}: {}\n", k, ex.what());
+    return 3;
+  }
+  return 0;
+}
+
 void usage(FILE* to) {
   fmt::print(to,
              "usage: fuzz_driver fuzz --exe PATH --corpus rk|bundle --count N [--seed S] [--jobs J] [--timeout SEC]\n"
@@ -1847,10 +1877,12 @@ int main(int argc, char** argv) {
       return 0;
     }
     Args a = parse_args(argc, argv,
-                        {"--exe", "--corpus", "--count", "--seed", "--jobs", "--timeout", "--out", "--memory-limit", "--corpus-dir", "--only"},
+                        {"--exe", "--corpus", "--count", "--seed", "--jobs", "--timeout", "--out", "--memory-limit", "--corpus-dir", "--only",
+                         "--plan", "--shard"},
                         {"--keep-temp", "--verbose"});
     if (a.mode == "fuzz") return cmd_fuzz(a);
     if (a.mode == "replay") return cmd_replay(a);
+    if (a.mode == "shard") return cmd_shard(a);  // started by fuzz --jobs J
     throw UsageError("unknown mode '" + a.mode + "' (fuzz or replay)");
   } catch (const UsageError& e) {
     fmt::print(stderr, "fuzz_driver: {}\n", e.what());

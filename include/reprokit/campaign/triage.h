@@ -20,8 +20,14 @@ struct ReproRecord {
   std::string kind;      // compile_error, runtime_error, crash, timeout, accuracy, internal; "check" for reduce
   std::string stage;     // dynamo, aot_forward, aot_backward ("" for reduce)
   std::vector<std::string> passes;  // compiler passes the repro keeps on ("pass:N" when limited)
-  std::map<std::string, int> ops;   // op name -> count
+  // op name -> count; for a compiler that is not reprokit's, the ops it ran (the ONNX model's op
+  // types, without the arithmetic and reshapes an exporter writes around an op), not reprokit's.
+  std::map<std::string, int> ops;
   std::string message;   // normalised message
+  // What the compiler says causes it: its optimiser or rewrite rule that `bisect` (or minify)
+  // found ("rule Pad_Fusion"), else "" .
+  std::string cause;
+  std::string location;  // the source file and line the compiler's message names ("pool_attributes.h:88")
   int ops_count = 0;
   long long elements = 0;  // input elements: with ops, what "smallest" compares
 

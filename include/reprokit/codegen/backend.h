@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "reprokit/codegen/backend_switches.h"
 #include "reprokit/codegen/compile_options.h"
 #include "reprokit/codegen/compiled_graph.h"
 #include "reprokit/ir/graph.h"
@@ -22,6 +23,9 @@ struct Backend {
   // reprokit's optimisation passes run inside it: pass limits, --inject-pass, bisect's pass steps
   // and the minifier's compiler strategies apply, and a repro names the passes it keeps.
   bool runs_passes;
+  // The compiler's own optimisation switches, for bisect to walk; nullptr when it exposes none
+  // (or, for reprokit's own backends, when its passes are the switches).
+  const BackendSwitches* switches;
   std::unique_ptr<CompiledGraph> (*compile)(const Graph& g, const CompileOptions& options);
 };
 

@@ -1,6 +1,7 @@
 // Compiler bisection: which stage, then which pass, then which rewrite of that pass introduces a
 // bundle's failure. Every try runs in a child process; nothing is stored outside the bundle.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,8 @@ struct BisectStep {
   std::string limited_pass;         // empty: none
   int64_t limit = -1;
   int train = -1;                   // -1: as the bundle; 0: forward only; 1: with autodiff/partition
+  // Set over the bundle's own (a compiler's optimisation level, the optimisers it turns off).
+  std::map<std::string, std::string> backend_options;
   nlohmann::json to_json() const;
   static BisectStep from_json(const nlohmann::json& j);
   ReproSpec apply(ReproSpec spec) const;

@@ -40,8 +40,4 @@ Rerun rerun_repro(const std::string& path, const ReproSpec& spec, double timeout
 // twice the recorded run + 5 s (300 s when unrecorded).
 double rerun_timeout(const ReproSpec& spec);
 
-// The reprokit binary children run: $REPROKIT_EXE, else this process when it is reprokit, else
-// "reprokit" (looked up in PATH).
-std::string self_executable();
-
 }  // namespace reprokit

@@ -1,6 +1,6 @@
 // The harness: runs the stack with REPRO_AFTER / REPRO_LEVEL / REPRO_TIMEOUT in effect. On a
 // failure it writes a bundle (and the un-minified repro files), says where, optionally minifies,
-// and raises StackFailure; on a hang its watchdog records a timeout and ends the process.
+// and raises StackFailure; on a hang its watchdog records a timeout and calls the hang end.
 #pragma once
 #include <stdexcept>
 #include <string>
@@ -23,7 +23,14 @@ struct StackFailure : std::runtime_error {
 StackResult run_stack(const Graph& captured, const std::vector<Tensor>& inputs, const StackOptions& options,
                       const HarnessConfig& config, uint64_t seed = 0);
 
-// Exit status the watchdog uses when it ends a hung process.
+// Exit status a hung process ends with.
 constexpr int kTimeoutExitStatus = 124;
+
+// The watchdog's last step, once it has recorded and announced a hang: the hung stage never
+// returns, so how the process ends is the entry point's choice (reprokit's main and the capture
+// API end it with kTimeoutExitStatus). With none set the watchdog returns and the stage goes on.
+using HangEnd = void (*)();
+void set_hang_end(HangEnd end);
+HangEnd hang_end();
 
 }  // namespace reprokit

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "reprokit/harness/repro_spec.h"
 
 namespace reprokit {
@@ -33,8 +35,17 @@ struct PassingTwin {
 // removes an old twin). `summary` is a line or two for the bug report (how it was minified).
 // With `compiled` (the compiled graph's outputs on these inputs, for an accuracy failure) also
 // repro_compiled/<output>.npy, which repro_torch.py compares against float64 to show the bug.
+// For a compiler that is not reprokit's and declares its switches (onnxruntime), also its own
+// reproducer (repro_onnxruntime.py, repro_expected/) and a report in its terms; `compiler_bisection`
+// is the search of its switches (bisect_compiler_switches), when one ran.
 void write_repro_files(const std::string& dir, const Graph& g, const std::vector<Tensor>& inputs, const ReproSpec& spec,
-                       const std::string& summary, const PassingTwin* twin = nullptr, const std::vector<Tensor>* compiled = nullptr);
+                       const std::string& summary, const PassingTwin* twin = nullptr, const std::vector<Tensor>* compiled = nullptr,
+                       const nlohmann::json* compiler_bisection = nullptr);
+
+// The search of a foreign compiler's own optimisation switches on a repro, each try run in this
+// process (the compiler runs in its own); nullopt for a backend without switches or a spec that
+// records no failure. Prints the search as `reprokit bisect` does.
+std::optional<nlohmann::json> bisect_compiler_switches(const Graph& g, const std::vector<Tensor>& inputs, const ReproSpec& spec);
 
 // The outputs the spec's stage computes on (g, inputs), run in this process, for a repro whose
 // failure is an accuracy one (the compiled code ran to the end); nullopt for other failures, or

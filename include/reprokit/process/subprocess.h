@@ -5,6 +5,7 @@
 // as srun cancels its job on SIGTERM, while SIGKILL to its whole group leaves the job running.
 // A child's result is a plain record; callers judge it.
 #pragma once
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <optional>
@@ -22,13 +23,14 @@ struct ProcessSpec {
   std::string stdin_text;                      // empty: stdin is /dev/null
   long memory_limit_mb = 0;                    // 0: none (RLIMIT_AS in the child)
   bool inherit_output = false;                 // stdout/stderr go to ours (not captured)
+  size_t max_output_bytes = size_t{1} << 20;   // what run_process keeps of stdout and of stderr: the tail
 };
 
 struct ProcessResult {
   int exit_code = -1;     // when it exited normally
   int signal = 0;         // when killed by a signal (SIGSEGV = 11, ...)
   bool timed_out = false;
-  std::string out, err;   // captured stdout / stderr (the tail, at most 1 MiB each)
+  std::string out, err;   // captured stdout / stderr (the tail, at most max_output_bytes each)
   double seconds = 0;
 };
 

@@ -1,0 +1,13 @@
+// Where the reprokit binary is, for the children that must be reprokit itself (minify workers,
+// repro reruns, ONNX's checker). A program that is not reprokit (a test, a benchmark, a program
+// on the library) names it with REPROKIT_EXE.
+#pragma once
+#include <string>
+
+namespace reprokit {
+
+// The reprokit binary children run: $REPROKIT_EXE, else this process when it is reprokit, else
+// "reprokit" (looked up in PATH).
+std::string self_executable();
+
+}  // namespace reprokit

@@ -1,0 +1,160 @@
+// A bug report in a foreign compiler's own terms (see compiler_report.h).
+#include "compiler_report.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "bisect_switches.h"
+#include "reprokit/codegen/backend.h"
+#include "reprokit/harness/failure.h"
+#include "reprokit/harness/repro_file.h"
+#include "reprokit/ir/names.h"
+#include "reprokit/runtime/interpreter.h"
+#include "reprokit/runtime/npy.h"
+#include "reprokit/runtime/templates.h"
+#include "reprokit/support/errors.h"
+
+namespace reprokit {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kExpectedDir = "repro_expected";
+
+// What went wrong, in the words of someone who ran the compiler.
+std::string what_failed(FailureKind kind) {
+  switch (kind) {
+    case FailureKind::compile_error: return "session creation fails";
+    case FailureKind::runtime_error: return "the run fails";
+    case FailureKind::crash: return "crashes";
+    case FailureKind::timeout: return "hangs";
+    case FailureKind::accuracy: return "wrong results";
+    default: return "fails";
+  }
+}
+
+// The ops of the graph in order, "pad -> avg_pool2d" (at most 6, then how many more).
+std::string op_chain(const Graph& g) {
+  std::vector<std::string> ops;
+  for (const Node& n : g.nodes)
+    if (!n.is_input()) ops.push_back(std::string(op_name(n.op)));
+  if (ops.size() > 6) {
+    const size_t more = ops.size() - 6;
+    ops.resize(6);
+    ops.push_back(fmt::format("... ({} more)", more));
+  }
+  return ops.empty() ? "a graph of constants" : fmt::format("{}", fmt::join(ops, " -> "));
+}
+
+// A backend option's value as the string it holds ("" when unset).
+std::string option_string(const CompileOptions& c, std::string_view key) {
+  auto it = c.backend_options.find(std::string(key));
+  if (it == c.backend_options.end()) return "";
+  json v = json::parse(it->second, nullptr, false);
+  return v.is_string() ? v.get<std::string>() : "";
+}
+
+// A Python list literal of strings (JSON's string syntax, ASCII only, is Python's too).
+std::string python_strings(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + json(s).dump(-1, ' ', true);
+  return out;
+}
+
+std::vector<std::string> split_names(const std::string& list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    if (comma > start) out.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+// "rewrite rule Pad_Fusion", "optimiser QuickGeluFusion", or "" when the search named none.
+std::string culprit(const json* bisection) {
+  if (!bisection || !bisection->is_object()) return "";
+  if (bisection->value("rule", json()).is_string()) return "rewrite rule " + (*bisection)["rule"].get<std::string>();
+  if (bisection->value("optimizer", json()).is_string()) return "optimiser " + (*bisection)["optimizer"].get<std::string>();
+  return "";
+}
+
+}  // namespace
+
+std::optional<CompilerReport> write_compiler_report(const Dir& d, const Graph& g, const std::vector<Tensor>& inputs, const ReproSpec& spec,
+                                                    const json* bisection) {
+  const CompileOptions& c = spec.options.compile;
+  const Backend* backend = find_backend(c.backend);
+  if (!backend || !backend->switches || c.backend != "onnxruntime") {
+    d.remove_file("repro_onnxruntime.py");
+    d.remove_tree(kExpectedDir);
+    return std::nullopt;
+  }
+  const BackendSwitches& sw = *backend->switches;
+  // The float64 values the reproducer judges ONNX Runtime's outputs against.
+  InterpretOptions f64;
+  f64.cast_to_f64 = true;
+  const std::vector<Tensor> expected = interpret(g, inputs, f64);
+  d.remove_tree(std::string(kExpectedDir) + ".new");
+  const Dir staging = d.sub(std::string(kExpectedDir) + ".new", true);
+  std::vector<std::string> outputs;
+  for (size_t k = 0; k < g.outputs.size(); ++k) {
+    outputs.push_back(g.node(g.outputs[k]).name);
+    staging.write(outputs.back() + ".npy", encode_npy(expected.at(k)));
+  }
+  d.remove_tree(kExpectedDir);
+  d.rename(std::string(kExpectedDir) + ".new", kExpectedDir);
+
+  std::string level = option_string(c, sw.level_option);
+  if (level.empty()) level = std::string(sw.levels.back());
+  const std::vector<std::string> disabled = split_names(option_string(c, sw.disable_option));
+  d.write("repro_onnxruntime.py", render_template("repro_onnxruntime.py", {{"GRAPH", g.name},
+                                                                         {"INPUTS_DIR", "repro_inputs"},
+                                                                         {"EXPECTED_DIR", kExpectedDir},
+                                                                         {"ORT_LEVEL", level},
+                                                                         {"ORT_DISABLED", python_strings(disabled)},
+                                                                         {"OUTPUT_NAMES", python_strings(outputs)}}),
+          true);
+
+  const std::string cause = culprit(bisection);
+  CompilerReport r;
+  r.title = fmt::format("{}: {} on {}{}", sw.compiler, what_failed(spec.expected.kind), op_chain(g), cause.empty() ? "" : " (" + cause + ")");
+  std::string search;
+  if (bisection && bisection->contains("finding"))
+    search = fmt::format("Which optimiser: {} (`reprokit bisect` searched {}'s optimisation levels, then the optimisers its log names as "
+                         "changing the graph, turning each off).",
+                         (*bisection)["finding"].get<std::string>(), sw.compiler);
+  else
+    search = fmt::format("Which optimiser: not searched; `reprokit bisect` on the bundle searches {}'s levels and optimisers.", sw.compiler);
+  r.section = fmt::format(
+      "## {}\n\n"
+      "`python3 repro_onnxruntime.py` reproduces it with {}'s own Python API and nothing of reprokit (numpy and onnxruntime): it "
+      "runs `repro.onnx` on `repro_inputs/`, prints each output against its float64 values (`{}/`, from reprokit's reference "
+      "interpreter), prints `REPRODUCED` and exits 1 when the failure happens.\n\n"
+      "- Compiler: {} ({}), CPU execution provider, one thread\n"
+      "- Session options: graph_optimization_level={}, disabled optimizers: {}\n"
+      "- {}\n",
+      sw.compiler, sw.compiler, kExpectedDir, sw.compiler, sw.version(), level, disabled.empty() ? "none" : fmt::format("{}", fmt::join(disabled, ", ")),
+      search);
+  return r;
+}
+
+std::optional<json> bisect_compiler_switches(const Graph& g, const std::vector<Tensor>& inputs, const ReproSpec& spec) {
+  const Backend* backend = find_backend(spec.options.compile.backend);
+  if (!backend || !backend->switches || !spec.expected.failed()) return std::nullopt;
+  BisectStep base;
+  base.backend = spec.options.compile.backend;
+  base.backend_options = spec.options.compile.backend_options;
+  int runs = 0;
+  auto fails = [&](const BisectStep& step, const std::string& what) {
+    const bool f = same_failure(spec.expected, run_and_classify(step.apply(spec), g, inputs));
+    fmt::print("  [{:>2}] {:<58} {}\n", ++runs, what, f ? "FAILS" : "passes");
+    return f;
+  };
+  return bisect_switches(*backend->switches, g, base, fails);
+}
+
+}  // namespace reprokit
