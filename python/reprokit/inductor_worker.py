@@ -19,13 +19,7 @@ import os
 import sys
 import traceback
 
-
-def _protocol_stream():
-    # Replies go to the original stdout; anything else written to stdout (Inductor's logs, a
-    # print in generated code) is sent to stderr, so it cannot break the protocol.
-    fd = os.dup(1)
-    os.dup2(2, 1)
-    return os.fdopen(fd, "w", buffering=1)
+from reprokit.worker_protocol import first_line, protocol_stream
 
 
 # reprokit's dtype names -> torch's.
@@ -61,12 +55,6 @@ def inductor_config_patch(torch, config):
             raise ValueError(f"option {key!r}: only numbers, strings, booleans and null are applied")
         patch[key] = value
     return patch
-
-
-def first_line(e):
-    text = f"{type(e).__name__}: {e}"
-    lines = [l for l in text.splitlines() if l.strip()]
-    return " ".join(lines[:3])[:2000] if lines else type(e).__name__
 
 
 def serve(inp, out):
@@ -119,7 +107,7 @@ def serve(inp, out):
 
 
 def main():
-    out = _protocol_stream()
+    out = protocol_stream()
     serve(sys.stdin, out)
 
 

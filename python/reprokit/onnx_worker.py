@@ -21,22 +21,10 @@ import json
 import os
 import sys
 
+from reprokit.worker_protocol import first_line, protocol_stream
+
 # The compilers this worker can drive: NAME -> python/reprokit/onnx_compilers/NAME_cpu.py.
 COMPILERS = ("openvino", "tvm", "iree")
-
-
-def _protocol_stream():
-    # Replies go to the original stdout; anything else written to stdout (a compiler's logs) is
-    # sent to stderr, so it cannot break the protocol.
-    fd = os.dup(1)
-    os.dup2(2, 1)
-    return os.fdopen(fd, "w", buffering=1)
-
-
-def first_line(e):
-    text = f"{type(e).__name__}: {e}"
-    lines = [l.strip() for l in text.splitlines() if l.strip()]
-    return " ".join(lines[:3])[:2000] if lines else type(e).__name__
 
 
 def classify(compiler, stage, e):
@@ -113,7 +101,7 @@ def main(argv):
     if len(argv) != 1 or argv[0] not in COMPILERS:
         print(f"usage: python -m reprokit.onnx_worker {'|'.join(COMPILERS)}", file=sys.stderr)
         return 2
-    out = _protocol_stream()
+    out = protocol_stream()
     compiler = importlib.import_module(f"reprokit.onnx_compilers.{argv[0]}_cpu")
     serve(compiler, sys.stdin, out)
     return 0

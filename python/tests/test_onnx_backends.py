@@ -124,7 +124,7 @@ class Planted:
         return [x for x in inputs]
 
 
-onnx_worker.serve(Planted(), sys.stdin, onnx_worker._protocol_stream())
+onnx_worker.serve(Planted(), sys.stdin, onnx_worker.protocol_stream())
 '''
 
 RELU = """graph planted(%x: f32[4, 8]) {
