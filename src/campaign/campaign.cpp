@@ -424,16 +424,9 @@ static std::string refusal_text(const std::string& err) {
 // first, as the campaign's runs do (`reprokit run`, here without the harness); a backend that
 // refuses it (exit 2) is refused with its own message before any graph is judged.
 static void refuse_unavailable_backends(const std::vector<std::string>& backends) {
-  std::string scratch = (fs::temp_directory_path() / "reprokit-backend-check-XXXXXX").string();
-  if (!mkdtemp(scratch.data())) throw UserError(fmt::format("cannot create a directory under {}", fs::temp_directory_path().string()));
-  struct Cleanup {
-    std::string dir;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  } cleanup{scratch};
-  Dir::open(scratch).write("model.rk", "graph backend_check(%x: f32[4]) {\n  %y = relu(%x)\n  return (%y)\n}\n");
+  const ScratchDir scratch_dir("reprokit-backend-check-");
+  const std::string& scratch = scratch_dir.path();
+  scratch_dir.dir().write("model.rk", "graph backend_check(%x: f32[4]) {\n  %y = relu(%x)\n  return (%y)\n}\n");
   for (const std::string& backend : backends) {
     ProcessSpec ps;
     ps.argv = {self_executable(), "run", scratch + "/model.rk", "--backend", backend};

@@ -34,24 +34,26 @@ FaultInjection parse_fault_injection(const std::string& spec) {
   return {*o, k->kind, k->amount};
 }
 
-static std::vector<std::string> split_commas(const char* v) {
+std::vector<std::string> split_commas(std::string_view list) {
   std::vector<std::string> out;
-  std::string item;
-  for (const char* p = v ? v : ""; ; ++p) {
-    if (*p == ',' || *p == 0) {
-      if (!item.empty()) out.push_back(item);
-      item.clear();
-      if (!*p) break;
-    } else {
-      item += *p;
-    }
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    if (comma > start) out.emplace_back(list.substr(start, comma - start));
+    start = comma + 1;
   }
   return out;
 }
 
+// An environment variable's value, "" when it is unset.
+static std::string_view env_value(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
 void add_injections_from_env(CompileOptions& options) {
-  for (auto& spec : split_commas(std::getenv("REPRO_INJECT"))) options.injections.push_back(parse_fault_injection(spec));
-  for (auto& spec : split_commas(std::getenv("REPRO_INJECT_PASS"))) options.pass_injections.push_back(parse_pass_injection(spec));
+  for (auto& spec : split_commas(env_value("REPRO_INJECT"))) options.injections.push_back(parse_fault_injection(spec));
+  for (auto& spec : split_commas(env_value("REPRO_INJECT_PASS"))) options.pass_injections.push_back(parse_pass_injection(spec));
 }
 
 PassInjection parse_pass_injection(const std::string& spec) {
@@ -80,6 +82,19 @@ void check_backend_option(const std::string& key, const std::string& json_value)
   }
   if (!(v.is_number() || v.is_string() || v.is_boolean() || v.is_null()))
     throw UserError(fmt::format("backend option {}: '{}' is not a number, string, boolean or null", key, printable(json_value)));
+}
+
+void refuse_fault_injections(const CompileOptions& options, std::string_view compiler) {
+  if (!options.injections.empty() || !options.injection_nodes.empty() || !options.pass_injections.empty())
+    throw UserError(fmt::format("--inject and --inject-pass plant faults in reprokit's own code generators (cpp, cuda), not in {}", compiler));
+}
+
+std::string backend_option_string(const std::map<std::string, std::string>& backend_options, std::string_view key) {
+  auto it = backend_options.find(std::string(key));
+  if (it == backend_options.end()) return "";
+  nlohmann::json v = nlohmann::json::parse(it->second, nullptr, false);
+  if (!v.is_string()) throw UserError(fmt::format("backend option {}: expected a string, got {}", key, printable(it->second)));
+  return v.get<std::string>();
 }
 
 std::pair<std::string, std::string> parse_backend_option(const std::string& spec) {

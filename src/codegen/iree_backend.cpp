@@ -1,7 +1,7 @@
 // The iree backend: IREE (PyPI iree-base-compiler,
 // iree-base-runtime) on the exported ONNX model: its ONNX importer, the llvm-cpu target for the
 // host's CPU, the runtime's local-sync (one-thread) driver.
-// The worker is python/reprokit/onnx_worker.py with python/reprokit/onnx_compilers/iree.py;
+// The worker is python/reprokit/onnx_worker.py with python/reprokit/onnx_compilers/iree_cpu.py;
 // failure kinds as onnx_worker_backend.h says.
 #include "onnx_worker_backend.h"
 

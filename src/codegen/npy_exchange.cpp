@@ -2,7 +2,6 @@
 #include "npy_exchange.h"
 
 #include <fmt/format.h>
-#include <stdlib.h>
 
 #include "reprokit/codegen/compiled_graph.h"
 #include "reprokit/runtime/npy.h"
@@ -10,20 +9,12 @@
 
 namespace reprokit {
 
-namespace fs = std::filesystem;
-
-fs::path NpyExchange::make_dir(std::string_view backend) {
-  std::string pattern = (fs::temp_directory_path() / fmt::format("rk_{}_XXXXXX", backend)).string();
-  if (!mkdtemp(pattern.data())) throw UserError(fmt::format("{} backend: cannot create a directory under {}", backend, fs::temp_directory_path().string()));
-  return pattern;
-}
-
 NpyExchange::NpyExchange(const Graph& g, const std::vector<Tensor>& inputs, std::string_view backend)
-    : g_(g), path_(make_dir(backend)), dir_(Dir::open(path_.string())) {
+    : g_(g), scratch_(fmt::format("rk_{}_", backend), fmt::format("{} backend", backend)) {
   const int ni = g.num_inputs();
   if (static_cast<int>(inputs.size()) != ni) throw UserError(fmt::format("graph {} takes {} inputs, got {}", g.name, ni, inputs.size()));
-  const Dir in = dir_.sub("inputs", true);
-  dir_.sub("outputs", true);
+  const Dir in = dir().sub("inputs", true);
+  dir().sub("outputs", true);
   for (int i = 0; i < ni; ++i) {
     const TensorType& t = g.node(i).type;
     const Tensor& x = inputs[static_cast<size_t>(i)];
@@ -32,18 +23,13 @@ NpyExchange::NpyExchange(const Graph& g, const std::vector<Tensor>& inputs, std:
   }
 }
 
-NpyExchange::~NpyExchange() {
-  std::error_code ec;
-  fs::remove_all(path_, ec);
-}
-
-std::string NpyExchange::input_file(int i) const { return dir_.path("inputs/" + g_.node(i).name + ".npy"); }
+std::string NpyExchange::input_file(int i) const { return dir().path("inputs/" + g_.node(i).name + ".npy"); }
 
 std::vector<Tensor> NpyExchange::read_outputs(std::string_view compiler) const {
   std::vector<Tensor> outs;
   for (size_t k = 0; k < g_.outputs.size(); ++k) {
     const TensorType& want = g_.node(g_.outputs[k]).type;
-    Tensor t = read_npy_as((path_ / "outputs" / fmt::format("out{}.npy", k)).string(), want.dtype);
+    Tensor t = read_npy_as(dir().path(fmt::format("outputs/out{}.npy", k)), want.dtype);
     if (t.dtype() != want.dtype || t.shape() != want.shape) {
       TensorType got;
       got.dtype = t.dtype();

@@ -2,7 +2,6 @@
 // tensors: .npy files in a scratch directory of this run's own, inputs/<input name>.npy in and
 // outputs/out<k>.npy back, each checked against the graph's declarations.
 #pragma once
-#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,13 +17,12 @@ class NpyExchange {
   // A fresh directory under the system's temporary directory (named after `backend`), with the
   // inputs written; UserError when an input is not what the graph declares.
   NpyExchange(const Graph& g, const std::vector<Tensor>& inputs, std::string_view backend);
-  ~NpyExchange();  // removes the directory
   NpyExchange(const NpyExchange&) = delete;
   NpyExchange& operator=(const NpyExchange&) = delete;
 
-  const Dir& dir() const { return dir_; }
-  std::string inputs_dir() const { return dir_.path("inputs"); }
-  std::string outputs_dir() const { return dir_.path("outputs"); }
+  const Dir& dir() const { return scratch_.dir(); }
+  std::string inputs_dir() const { return dir().path("inputs"); }
+  std::string outputs_dir() const { return dir().path("outputs"); }
   std::string input_file(int i) const;  // inputs/<name of input i>.npy
 
   // The graph's outputs as the other process wrote them; CompileFailure{runtime_error} naming
@@ -32,10 +30,8 @@ class NpyExchange {
   std::vector<Tensor> read_outputs(std::string_view compiler) const;
 
  private:
-  static std::filesystem::path make_dir(std::string_view backend);
   const Graph& g_;
-  std::filesystem::path path_;
-  Dir dir_;
+  ScratchDir scratch_;  // removed with this
 };
 
 }  // namespace reprokit

@@ -58,10 +58,9 @@ class OnnxWorkerGraph : public CompiledGraph {
 }  // namespace
 
 std::unique_ptr<CompiledGraph> compile_with_onnx_worker(const Graph& g, const CompileOptions& options, const OnnxCompiler& c) {
-  if (!options.injections.empty() || !options.injection_nodes.empty() || !options.pass_injections.empty())
-    throw UserError(fmt::format("--inject and --inject-pass plant faults in reprokit's own code generators (cpp, cuda), not in {}", c.compiler));
+  refuse_fault_injections(options, c.compiler);
   if (!options.backend_options.empty())
-    throw UserError(fmt::format("--backend-option sets Inductor's options; the {} backend takes none", c.backend));
+    throw UserError(fmt::format("--backend-option sets a compiler's own options; the {} backend takes none", c.backend));
   std::string onnx;
   try {
     onnx = export_onnx(g);

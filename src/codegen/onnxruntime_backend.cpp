@@ -68,8 +68,7 @@ class OrtGraph : public CompiledGraph {
 }  // namespace
 
 std::unique_ptr<CompiledGraph> compile_onnxruntime(const Graph& g, const CompileOptions& options) {
-  if (!options.injections.empty() || !options.injection_nodes.empty() || !options.pass_injections.empty())
-    throw UserError("--inject and --inject-pass plant faults in reprokit's own code generators (cpp, cuda), not in ONNX Runtime");
+  refuse_fault_injections(options, "ONNX Runtime");
   return std::make_unique<OrtGraph>(g, export_onnx(g), ort_runner_env(options));
 }
 

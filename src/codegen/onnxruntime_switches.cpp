@@ -7,10 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <stdlib.h>
-
 #include <algorithm>
-#include <filesystem>
 #include <cctype>
 #include <sstream>
 
@@ -24,8 +21,6 @@
 namespace reprokit {
 
 namespace {
-
-namespace fs = std::filesystem;
 
 constexpr std::string_view kLevels[] = {"disabled", "basic", "extended", "layout", "all"};
 
@@ -55,36 +50,9 @@ bool optimizer_names(std::string_view list) {
   }
 }
 
-// A backend option's value as the string it holds.
-std::string string_option(const std::string& key, const std::string& json_value) {
-  nlohmann::json v = nlohmann::json::parse(json_value, nullptr, false);
-  if (!v.is_string()) throw UserError(fmt::format("backend option {}: expected a string, got {}", key, printable(json_value)));
-  return v.get<std::string>();
-}
-
-// A directory of its own under the system's temporary directory, removed with it.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (fs::temp_directory_path() / "rk_ort_optimizers_XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw UserError(fmt::format("cannot create a directory under {}", fs::temp_directory_path().string()));
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
 std::vector<std::string> changed_optimizers(const Graph& g, const CompileOptions& options) {
-  ScratchDir scratch;
-  const Dir dir = Dir::open(scratch.path().string());
+  const ScratchDir scratch("rk_ort_optimizers_");
+  const Dir& dir = scratch.dir();
   dir.write("model.onnx", export_onnx(g));
   ProcessSpec s;
   s.argv = {"node", ort_runner_script(), "--optimizers", dir.path("model.onnx")};
@@ -104,17 +72,21 @@ std::vector<std::string> changed_optimizers(const Graph& g, const CompileOptions
   return names;
 }
 
+// Asked once per process: every report written during a reduction names it.
 std::string version() {
-  ProcessSpec s;
-  s.argv = {"node", ort_runner_script(), "--version"};
-  s.timeout_s = 60;
-  try {
-    ProcessResult r = run_process(s);
-    std::string out = r.out.substr(0, r.out.find('\n'));
-    if (r.exit_code == 0 && !out.empty()) return out;
-  } catch (const std::exception&) {
-  }
-  return "unknown";
+  static const std::string answer = [] {
+    ProcessSpec s;
+    s.argv = {"node", ort_runner_script(), "--version"};
+    s.timeout_s = 60;
+    try {
+      ProcessResult r = run_process(s);
+      std::string out = r.out.substr(0, r.out.find('\n'));
+      if (r.exit_code == 0 && !out.empty()) return out;
+    } catch (const std::exception&) {
+    }
+    return std::string("unknown");
+  }();
+  return answer;
 }
 
 }  // namespace
@@ -129,14 +101,15 @@ std::string ort_runner_script() {
 
 std::map<std::string, std::string> ort_runner_env(const CompileOptions& options) {
   std::map<std::string, std::string> env;
-  for (const auto& [key, value] : options.backend_options) {
+  for (const auto& option : options.backend_options) {
+    const std::string& key = option.first;
     if (key == kOnnxRuntimeSwitches.level_option) {
-      std::string level = string_option(key, value);
+      std::string level = backend_option_string(options.backend_options, key);
       if (std::find(std::begin(kLevels), std::end(kLevels), level) == std::end(kLevels))
         throw UserError(fmt::format("backend option {}: '{}' is not one of disabled, basic, extended, layout, all", key, printable(level)));
       env["ORT_CHECK_OPT_LEVEL"] = level;
     } else if (key == kOnnxRuntimeSwitches.disable_option) {
-      std::string names = string_option(key, value);
+      std::string names = backend_option_string(options.backend_options, key);
       if (!names.empty() && !optimizer_names(names))
         throw UserError(fmt::format("backend option {}: '{}' is not a comma-separated list of optimiser names", key, printable(names)));
       env["ORT_CHECK_DISABLED_OPTIMIZERS"] = names;

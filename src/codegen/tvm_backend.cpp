@@ -1,7 +1,7 @@
 // The tvm backend: Apache TVM (PyPI apache-tvm) on the exported ONNX model:
 // Relax's ONNX frontend imports it, tvm.compile builds it for the LLVM CPU target, Relax's virtual
 // machine runs it.
-// The worker is python/reprokit/onnx_worker.py with python/reprokit/onnx_compilers/tvm.py;
+// The worker is python/reprokit/onnx_worker.py with python/reprokit/onnx_compilers/tvm_cpu.py;
 // failure kinds as onnx_worker_backend.h says.
 #include "onnx_worker_backend.h"
 

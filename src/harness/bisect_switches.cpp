@@ -18,8 +18,7 @@ class SwitchSearch {
  public:
   SwitchSearch(const BackendSwitches& sw, const Graph& g, const BisectStep& base, const BisectTry& fails)
       : sw_(sw), g_(g), base_(base), fails_(fails) {
-    auto it = base.backend_options.find(std::string(sw.disable_option));
-    if (it != base.backend_options.end()) base_disabled_ = json::parse(it->second).get<std::string>();
+    base_disabled_ = backend_option_string(base.backend_options, sw.disable_option);
   }
 
   json run() {
@@ -70,11 +69,9 @@ class SwitchSearch {
   // Up to the level the bundle ran at (the last when it set none), the first that fails.
   std::string lowest_failing_level() {
     size_t top = sw_.levels.size() - 1;
-    if (auto it = base_.backend_options.find(std::string(sw_.level_option)); it != base_.backend_options.end()) {
-      const std::string level = json::parse(it->second).get<std::string>();
-      for (size_t k = 0; k < sw_.levels.size(); ++k)
-        if (sw_.levels[k] == level) top = k;
-    }
+    const std::string level = backend_option_string(base_.backend_options, sw_.level_option);
+    for (size_t k = 0; k < sw_.levels.size(); ++k)
+      if (sw_.levels[k] == level) top = k;
     for (size_t k = 0; k <= top; ++k)
       if (fails_(with_level(sw_.levels[k]), fmt::format("{} at {}={}", base_.backend, sw_.level_option, sw_.levels[k]))) return std::string(sw_.levels[k]);
     return "";

@@ -47,30 +47,10 @@ std::string op_chain(const Graph& g) {
   return ops.empty() ? "a graph of constants" : fmt::format("{}", fmt::join(ops, " -> "));
 }
 
-// A backend option's value as the string it holds ("" when unset).
-std::string option_string(const CompileOptions& c, std::string_view key) {
-  auto it = c.backend_options.find(std::string(key));
-  if (it == c.backend_options.end()) return "";
-  json v = json::parse(it->second, nullptr, false);
-  return v.is_string() ? v.get<std::string>() : "";
-}
-
 // A Python list literal of strings (JSON's string syntax, ASCII only, is Python's too).
 std::string python_strings(const std::vector<std::string>& items) {
   std::string out;
   for (const std::string& s : items) out += (out.empty() ? "" : ", ") + json(s).dump(-1, ' ', true);
-  return out;
-}
-
-std::vector<std::string> split_names(const std::string& list) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start < list.size()) {
-    size_t comma = list.find(',', start);
-    if (comma == std::string::npos) comma = list.size();
-    if (comma > start) out.push_back(list.substr(start, comma - start));
-    start = comma + 1;
-  }
   return out;
 }
 
@@ -108,9 +88,9 @@ std::optional<CompilerReport> write_compiler_report(const Dir& d, const Graph& g
   d.remove_tree(kExpectedDir);
   d.rename(std::string(kExpectedDir) + ".new", kExpectedDir);
 
-  std::string level = option_string(c, sw.level_option);
+  std::string level = backend_option_string(c.backend_options, sw.level_option);
   if (level.empty()) level = std::string(sw.levels.back());
-  const std::vector<std::string> disabled = split_names(option_string(c, sw.disable_option));
+  const std::vector<std::string> disabled = split_commas(backend_option_string(c.backend_options, sw.disable_option));
   d.write("repro_onnxruntime.py", render_template("repro_onnxruntime.py", {{"GRAPH", g.name},
                                                                          {"INPUTS_DIR", "repro_inputs"},
                                                                          {"EXPECTED_DIR", kExpectedDir},

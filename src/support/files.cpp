@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -301,6 +302,25 @@ int64_t next_number_after(const std::vector<std::string>& names, std::string_vie
     last = std::max<int64_t>(last, std::stoll(std::string(digits)));
   }
   return last + 1;
+}
+
+namespace {
+
+std::string make_scratch_dir(std::string_view prefix, std::string_view what) {
+  const std::filesystem::path tmp = std::filesystem::temp_directory_path();
+  std::string pattern = (tmp / (std::string(prefix) + "XXXXXX")).string();
+  if (!mkdtemp(pattern.data()))
+    throw UserError(fmt::format("{}cannot create a directory under {}", what.empty() ? "" : std::string(what) + ": ", tmp.string()));
+  return pattern;
+}
+
+}  // namespace
+
+ScratchDir::ScratchDir(std::string_view prefix, std::string_view what) : path_(make_scratch_dir(prefix, what)), dir_(Dir::open(path_)) {}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
 }
 
 }  // namespace reprokit

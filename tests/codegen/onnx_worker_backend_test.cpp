@@ -44,7 +44,7 @@ TEST(OnnxWorkerBackend, FaultsArePlantedOnlyInReprokitsOwnCodeGenerators) {
 TEST(OnnxWorkerBackend, BackendOptionsAreRefused) {
   CompileOptions o;
   o.backend_options["cpp.simdlen"] = "8";
-  EXPECT_EQ(refusal("tvm", o), "--backend-option sets Inductor's options; the tvm backend takes none");
+  EXPECT_EQ(refusal("tvm", o), "--backend-option sets a compiler's own options; the tvm backend takes none");
 }
 
 TEST(Unsupported, TheCommandLinePrintsALineAFuzzCampaignRecognises) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -55,6 +56,14 @@ PassInjection parse_pass_injection(const std::string& spec);
 std::pair<std::string, std::string> parse_backend_option(const std::string& spec);
 // Checks one backend option read from a file: the same rules as parse_backend_option.
 void check_backend_option(const std::string& key, const std::string& json_value);
+// Refuses (UserError) options that plant faults (--inject, --inject-pass) for a backend whose
+// compiler is not reprokit's and can plant none: `compiler` is its name in the message.
+void refuse_fault_injections(const CompileOptions& options, std::string_view compiler);
+// The string a backend option holds ("" when it is not set); UserError naming the option when it
+// holds a number, boolean or null.
+std::string backend_option_string(const std::map<std::string, std::string>& backend_options, std::string_view key);
+// The items of a comma-separated list, empty ones left out ("a,,b," -> a, b).
+std::vector<std::string> split_commas(std::string_view list);
 // Adds the injections of REPRO_INJECT / REPRO_INJECT_PASS (comma-separated OP:KIND / PASS:N).
 void add_injections_from_env(CompileOptions& options);
 // Reads "pass_limits" as a file holds it (a bundle's manifest, a minifier's candidate): an object

@@ -60,6 +60,25 @@ class Dir {
   std::string path_;
 };
 
+// A fresh directory of this process's own under the system's temporary directory, named `prefix`
+// and six random characters, removed with everything in it when this goes. UserError "<what>:
+// cannot create a directory under <tmp>" (without "<what>: " when what is empty) when it cannot be
+// made.
+class ScratchDir {
+ public:
+  explicit ScratchDir(std::string_view prefix, std::string_view what = "");
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  const Dir& dir() const { return dir_; }
+
+ private:
+  std::string path_;
+  Dir dir_;
+};
+
 // Writes stem.ext, or stem-2.ext, stem-3.ext, ... whichever does not exist yet (never
 // overwriting), and returns the name written. UserError naming the path when the write fails.
 std::string write_unique(const Dir& dir, const std::string& stem, const std::string& ext, std::string_view data);
