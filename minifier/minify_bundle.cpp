@@ -159,12 +159,15 @@ class MinifyFrontEnd : public ReductionFrontEnd {
       compiled = compiled_outputs(final_spec, r.best.graph, candidate_inputs(r.best, b_, values_));
       if (twin) twin->compiled = compiled_outputs(twin->spec, twin->graph, twin->inputs);
     }
-    // A compiler that is not reprokit's: which of its own optimisers causes the failure, for the
-    // report (a few runs of the compiler on the one-op repro).
-    if (std::optional<json> search = bisect_compiler_switches(r.best.graph, candidate_inputs(r.best, b_, values_), final_spec))
-      compiler_switches_ = *search;
     write_repro_files(dir_.string(), r.best.graph, candidate_inputs(r.best, b_, values_), final_spec, how, twin ? &*twin : nullptr,
-                      compiled ? &*compiled : nullptr, compiler_switches_.is_null() ? nullptr : &compiler_switches_);
+                      compiled ? &*compiled : nullptr);
+    // A compiler that is not reprokit's: which of its own optimisers causes the failure, searched
+    // on the repro just written (a few runs of the compiler), and the report written again with it.
+    if (std::optional<json> search = bisect_compiler_switches(repro_path())) {
+      compiler_switches_ = *search;
+      write_repro_files(dir_.string(), r.best.graph, candidate_inputs(r.best, b_, values_), final_spec, how, twin ? &*twin : nullptr,
+                        compiled ? &*compiled : nullptr, &compiler_switches_);
+    }
     return twin ? twin->difference : "";
   }
 

@@ -17,7 +17,7 @@ import onnxruntime as ort
 
 ort.set_default_logger_severity(4)  # the exception says it all; ORT would also log it, coloured, to stderr
 
-GRAPH_OPTIMIZATION_LEVEL = '{{ORT_LEVEL}}'  # disabled, basic, extended, layout or all
+GRAPH_OPTIMIZATION_LEVEL = {{ORT_LEVEL}}  # disabled, basic, extended, layout or all
 DISABLED_OPTIMIZERS = [{{ORT_DISABLED}}]    # ORT optimisers and rewrite rules turned off
 OUTPUTS = [{{OUTPUT_NAMES}}]                # the model's outputs, in order
 RTOL, ULPS = 1e-2, 64

@@ -17,6 +17,7 @@
 #include "reprokit/codegen/passes/pass_manager.h"
 #include "reprokit/harness/bundle.h"
 #include "reprokit/harness/child_run.h"
+#include "reprokit/harness/repro_file.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/process/subprocess.h"
@@ -59,12 +60,28 @@ ReproSpec BisectStep::apply(ReproSpec spec) const {
   return spec;
 }
 
-int run_bisect_step(const std::string& bundle_dir, const std::string& step_json) {
-  Bundle b = load_bundle(bundle_dir);
-  BisectStep step = BisectStep::from_json(json::parse(step_json));
-  Failure f = run_and_classify(step.apply(b.spec), b.graph, b.inputs);
+int run_bisect_step(const std::string& bundle_or_repro, const std::string& step_json) {
+  const BisectStep step = BisectStep::from_json(json::parse(step_json, nullptr, false));
+  std::error_code ec;
+  Failure f;
+  if (fs::is_regular_file(bundle_or_repro, ec)) {
+    const ReproFile r = load_repro_file(bundle_or_repro);
+    f = run_and_classify(step.apply(r.spec), r.graph, r.inputs);
+  } else {
+    const Bundle b = load_bundle(bundle_or_repro);
+    f = run_and_classify(step.apply(b.spec), b.graph, b.inputs);
+  }
   fmt::print("{}\n", verdict_line(f));
   return 0;
+}
+
+Failure run_bisect_try(const std::string& reprokit_exe, const std::string& bundle_or_repro, const BisectStep& step, double timeout_s,
+                       std::vector<std::string>* argv) {
+  ProcessSpec ps;
+  ps.argv = {reprokit_exe, "bisect-step", fs::absolute(bundle_or_repro).string(), step.to_json().dump()};
+  ps.timeout_s = timeout_s;
+  if (argv) *argv = ps.argv;
+  return classify_child(run_process(ps), "the bisect step", timeout_s);
 }
 
 namespace {
@@ -78,11 +95,9 @@ class Bisector {
   // Runs one step in a child; true when it fails the bundle's way.
   bool fails(const BisectStep& step, const std::string& what) {
     ++runs_;
-    std::vector<std::string> argv = {o_.reprokit_exe, "bisect-step", fs::absolute(b_.dir).string(), step.to_json().dump()};
-    ProcessSpec ps;
-    ps.argv = argv;
-    ps.timeout_s = timeout_;
-    Failure got = classify_child(run_process(ps), "the bisect step", timeout_);
+    std::vector<std::string> argv;
+    last_ = run_bisect_try(o_.reprokit_exe, b_.dir, step, timeout_, &argv);
+    const Failure& got = last_;
     bool f = same_failure(b_.spec.expected, got);
     fmt::print("  [{:>2}] {:<58} {}\n", runs_, what, f ? "FAILS" : got.failed() ? "passes (fails differently: " + std::string(got.kind_name()) + ")" : "passes");
     fmt::print("       rerun: {}\n", shell_quote_command(argv));
@@ -127,7 +142,11 @@ class Bisector {
     if (failing_stage == stages.back().name && compiler.switches) {
       BisectStep base = stages.back().step;
       base.backend_options = b_.spec.options.compile.backend_options;
-      result["compiler_switches"] = bisect_switches(*compiler.switches, b_.graph, base, [&](const BisectStep& s, const std::string& what) { return fails(s, what); });
+      result["compiler_switches"] = bisect_switches(*compiler.switches, b_.graph, base, [&](const BisectStep& s, const std::string& what) {
+        const bool f = fails(s, what);
+        if (!f && unjudged(b_.spec.expected, last_)) throw UnjudgedTry{what};
+        return f;
+      });
       return finish(result, 0);
     }
     if (failing_stage != stages.back().name || !compiler.runs_passes) {
@@ -217,6 +236,7 @@ class Bisector {
   const BisectOptions& o_;
   Bundle b_;
   double timeout_;
+  Failure last_;  // what the last try did
   int runs_ = 0;
   json log_ = json::array();
 };

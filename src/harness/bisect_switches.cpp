@@ -108,8 +108,18 @@ class SwitchSearch {
 
 }  // namespace
 
+bool unjudged(const Failure& expected, const Failure& got) {
+  return got.kind == FailureKind::timeout && expected.kind != FailureKind::timeout;
+}
+
 json bisect_switches(const BackendSwitches& switches, const Graph& g, const BisectStep& base, const BisectTry& fails) {
-  return SwitchSearch(switches, g, base, fails).run();
+  try {
+    return SwitchSearch(switches, g, base, fails).run();
+  } catch (const UnjudgedTry& t) {
+    const std::string sentence = fmt::format("the try \"{}\" ran out of time, so {}'s optimisers were not told apart", t.what, switches.compiler);
+    fmt::print("bisect: {}.\n", sentence);
+    return {{"compiler", switches.compiler}, {"level", nullptr}, {"optimizer", nullptr}, {"rule", nullptr}, {"finding", sentence}};
+  }
 }
 
 }  // namespace reprokit

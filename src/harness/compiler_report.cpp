@@ -4,10 +4,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "bisect_switches.h"
 #include "reprokit/codegen/backend.h"
 #include "reprokit/harness/failure.h"
+#include "reprokit/harness/child_run.h"
 #include "reprokit/harness/repro_file.h"
+#include "reprokit/process/self_executable.h"
 #include "reprokit/ir/names.h"
 #include "reprokit/runtime/interpreter.h"
 #include "reprokit/runtime/npy.h"
@@ -88,13 +92,17 @@ std::optional<CompilerReport> write_compiler_report(const Dir& d, const Graph& g
   d.remove_tree(kExpectedDir);
   d.rename(std::string(kExpectedDir) + ".new", kExpectedDir);
 
+  // What goes into the generated script is one of the compiler's own level names (a bundle is
+  // untrusted), and every name goes in as a quoted literal.
   std::string level = backend_option_string(c.backend_options, sw.level_option);
   if (level.empty()) level = std::string(sw.levels.back());
+  if (std::find(sw.levels.begin(), sw.levels.end(), level) == sw.levels.end())
+    throw UserError(fmt::format("backend option {}: '{}' is not one of {}", sw.level_option, printable(level), fmt::join(sw.levels, ", ")));
   const std::vector<std::string> disabled = split_commas(backend_option_string(c.backend_options, sw.disable_option));
   d.write("repro_onnxruntime.py", render_template("repro_onnxruntime.py", {{"GRAPH", g.name},
                                                                          {"INPUTS_DIR", "repro_inputs"},
                                                                          {"EXPECTED_DIR", kExpectedDir},
-                                                                         {"ORT_LEVEL", level},
+                                                                         {"ORT_LEVEL", python_strings({level})},
                                                                          {"ORT_DISABLED", python_strings(disabled)},
                                                                          {"OUTPUT_NAMES", python_strings(outputs)}}),
           true);
@@ -122,19 +130,25 @@ std::optional<CompilerReport> write_compiler_report(const Dir& d, const Graph& g
   return r;
 }
 
-std::optional<json> bisect_compiler_switches(const Graph& g, const std::vector<Tensor>& inputs, const ReproSpec& spec) {
+std::optional<json> bisect_compiler_switches(const std::string& repro_path) {
+  const ReproFile repro = load_repro_file(repro_path);
+  const ReproSpec& spec = repro.spec;
   const Backend* backend = find_backend(spec.options.compile.backend);
   if (!backend || !backend->switches || !spec.expected.failed()) return std::nullopt;
   BisectStep base;
   base.backend = spec.options.compile.backend;
   base.backend_options = spec.options.compile.backend_options;
+  const double timeout = rerun_timeout(spec);
+  const std::string exe = self_executable();
   int runs = 0;
   auto fails = [&](const BisectStep& step, const std::string& what) {
-    const bool f = same_failure(spec.expected, run_and_classify(step.apply(spec), g, inputs));
-    fmt::print("  [{:>2}] {:<58} {}\n", ++runs, what, f ? "FAILS" : "passes");
+    const Failure got = run_bisect_try(exe, repro_path, step, timeout);
+    const bool f = same_failure(spec.expected, got);
+    fmt::print("  [{:>2}] {:<58} {}\n", ++runs, what, f ? "FAILS" : got.failed() ? "passes (fails differently: " + std::string(got.kind_name()) + ")" : "passes");
+    if (!f && unjudged(spec.expected, got)) throw UnjudgedTry{what};
     return f;
   };
-  return bisect_switches(*backend->switches, g, base, fails);
+  return bisect_switches(*backend->switches, repro.graph, base, fails);
 }
 
 }  // namespace reprokit

@@ -532,3 +532,37 @@ TEST(OrtOptimisers, TheReproducerJudgesOutputsAgainstFloat64) {
   EXPECT_NE(bad.out.find("1 element(s) far off"), std::string::npos) << bad.out;
   EXPECT_NE(bad.out.find("[1]: expected"), std::string::npos) << bad.out;
 }
+
+TEST(OrtOptimisers, BackendOptionsOnnxRuntimeDoesNotTakeAreRefusedNamingThem) {
+  // Checked before ONNX Runtime is asked, so this needs neither node nor onnxruntime-node.
+  const fs::path dir = fresh_dir("ort_options");
+  write_text(dir / "m.rk", kPadPool);
+  const std::pair<std::string, std::string> cases[] = {
+      {"fast_math=1", "the onnxruntime backend takes the backend options graph_optimization_level and disabled_optimizers, not 'fast_math'"},
+      {"graph_optimization_level=fast", "backend option graph_optimization_level: 'fast' is not one of disabled, basic, extended, layout, all"},
+      {"graph_optimization_level=2", "backend option graph_optimization_level: expected a string, got 2"},
+      {"disabled_optimizers=Pad_Fusion;rm", "backend option disabled_optimizers: 'Pad_Fusion;rm' is not a comma-separated list of optimiser names"},
+  };
+  for (const auto& [option, message] : cases) {
+    ProcessResult r = reprokit_cli({"run", "m.rk", "--backend", "onnxruntime", "--backend-option", option}, dir);
+    EXPECT_EQ(r.exit_code, 2) << option << r.out << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << option << ": " << r.err;
+  }
+}
+
+TEST(OrtOptimisers, AReportRefusesALevelThatIsNotOnnxRuntimes) {
+  // A bundle is untrusted: its level goes into the generated Python script only as one of ORT's names.
+  const fs::path dir = fresh_dir("ort_report_level");
+  const Graph g = parse_graph("graph ok(%x: f32[3]) {\n  %y = exp(%x)\n  return (%y)\n}\n");
+  ReproSpec spec;
+  spec.options.compile.backend = "onnxruntime";
+  spec.options.compile.backend_options["graph_optimization_level"] = nlohmann::json("all'\nimport os #").dump();
+  spec.expected.kind = FailureKind::accuracy;
+  try {
+    write_repro_files(dir.string(), g, {Tensor::from_doubles(DType::f32, {3}, {0.5, -1, 2})}, spec, "test");
+    FAIL() << "written";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("is not one of disabled, basic, extended, layout, all"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir / "repro_onnxruntime.py"));
+}

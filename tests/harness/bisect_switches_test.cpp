@@ -111,3 +111,23 @@ TEST(BisectSwitches, OptimisersTheBundleTurnsOffStayOff) {
   });
   EXPECT_TRUE(kept);
 }
+
+TEST(BisectSwitches, ATryThatCannotBeJudgedEndsTheSearchWithoutAnAnswer) {
+  json r = search([](const BisectStep& s) {
+    if (disabled_in(s).count("Rules")) throw UnjudgedTry{"without Rules"};
+    return level_index(level_of(s)) >= 1;
+  });
+  EXPECT_EQ(r["level"], nullptr);
+  EXPECT_TRUE(r["optimizer"].is_null());
+  EXPECT_NE(r["finding"].get<std::string>().find("\"without Rules\" ran out of time"), std::string::npos) << r.dump();
+}
+
+TEST(BisectSwitches, ATimeoutIsUnjudgedUnlessTheFailureIsAHang) {
+  Failure accuracy, hang, timed_out;
+  accuracy.kind = FailureKind::accuracy;
+  hang.kind = FailureKind::timeout;
+  timed_out.kind = FailureKind::timeout;
+  EXPECT_TRUE(unjudged(accuracy, timed_out));
+  EXPECT_FALSE(unjudged(hang, timed_out));
+  EXPECT_FALSE(unjudged(accuracy, Failure{}));
+}

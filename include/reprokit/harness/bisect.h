@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reprokit/harness/failure.h"
 #include "reprokit/harness/repro_spec.h"
 
 namespace reprokit {
@@ -38,7 +39,13 @@ struct BisectOptions {
 // fail.
 int bisect_bundle(const BisectOptions& options);
 
-// The child side of one try: runs the step on the bundle and prints "VERDICT <failure json>".
-int run_bisect_step(const std::string& bundle_dir, const std::string& step_json);
+// The child side of one try: runs the step on a bundle directory, or on a repro file (repro.rk
+// with its spec), and prints "VERDICT <failure json>".
+int run_bisect_step(const std::string& bundle_or_repro, const std::string& step_json);
+
+// One try in a child (`reprokit bisect-step`), limited to timeout_s: how it failed, if it did.
+// `argv` gets the command line, for a rerun.
+Failure run_bisect_try(const std::string& reprokit_exe, const std::string& bundle_or_repro, const BisectStep& step, double timeout_s,
+                       std::vector<std::string>* argv = nullptr);
 
 }  // namespace reprokit

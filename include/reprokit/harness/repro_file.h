@@ -42,10 +42,11 @@ void write_repro_files(const std::string& dir, const Graph& g, const std::vector
                        const std::string& summary, const PassingTwin* twin = nullptr, const std::vector<Tensor>* compiled = nullptr,
                        const nlohmann::json* compiler_bisection = nullptr);
 
-// The search of a foreign compiler's own optimisation switches on a repro, each try run in this
-// process (the compiler runs in its own); nullopt for a backend without switches or a spec that
-// records no failure. Prints the search as `reprokit bisect` does.
-std::optional<nlohmann::json> bisect_compiler_switches(const Graph& g, const std::vector<Tensor>& inputs, const ReproSpec& spec);
+// The search of a foreign compiler's own optimisation switches on the repro file at repro_path
+// (as `reprokit bisect` searches a bundle: each try a `reprokit bisect-step` child, limited as a
+// rerun of the repro is); nullopt for a backend without switches or a repro that records no
+// failure. Prints the search as `reprokit bisect` does.
+std::optional<nlohmann::json> bisect_compiler_switches(const std::string& repro_path);
 
 // The outputs the spec's stage computes on (g, inputs), run in this process, for a repro whose
 // failure is an accuracy one (the compiled code ran to the end); nullopt for other failures, or
