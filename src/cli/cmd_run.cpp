@@ -173,7 +173,8 @@ static CommandRegistration reg({
     "run a model through the compile stack, under the harness (REPRO_* variables)",
     backend_help() +
     "  --backend-option K=V  an option of a compiler that is not reprokit's, saved in bundles (inductor: a\n"
-    "                      torch._inductor.config option, e.g. cpp.simdlen=8); repeatable\n"
+    "                      torch._inductor.config option, e.g. cpp.simdlen=8; onnxruntime: graph_optimization_level,\n"
+    "                      disabled_optimizers=A,B); repeatable\n"
     "  --seed S            seed of the random inputs (default 0)\n"
     "  --inputs DIR        load DIR/<input name>.npy (random for any missing; an ONNX model's weights by default);\n"
     "                      an ONNX input's file is named after its ONNX name, else after reprokit's name for it\n"
