@@ -181,7 +181,7 @@ std::optional<ReproRecord> from_reduce(const fs::path& dir, const fs::path& mode
   r.message = triage_message(normalise_signature(said));
   r.location = source_location(said);
   count_graph(r, load_model(model.string()).entry());
-  if (model.extension() == ".onnx") count_compiler_ops(r, onnx_op_types(read_file(model.string(), size_t{2} << 30), model.string()));
+  if (model.extension() == ".onnx") count_compiler_ops(r, onnx_op_types_in_file(model.string()));
   return r;
 }
 

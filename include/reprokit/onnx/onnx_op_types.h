@@ -3,15 +3,14 @@
 // groups foreign compilers' findings.
 #pragma once
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "reprokit/ir/graph.h"
 
 namespace reprokit {
 
-// Of a serialized ModelProto; UserError naming `where` when it does not parse.
-std::vector<std::string> onnx_op_types(std::string_view model_bytes, const std::string& where);
+// Of the ONNX model file at `path`; UserError naming it when it cannot be read or does not parse.
+std::vector<std::string> onnx_op_types_in_file(const std::string& path);
 // Of the model export_onnx writes for g.
 std::vector<std::string> onnx_op_types(const Graph& g);
 
