@@ -251,3 +251,33 @@ TEST(Triage, KnownBugsAreMarkedAndTheRestAreNew) {
     EXPECT_NE(r.err.find("bad.json"), std::string::npos) << r.err;
   }
 }
+
+// A reduce repro in ONNX is counted in the ops its compiler ran, less what an exporter writes
+// around an op: silu (x * Sigmoid(x)) and sigmoid failing alike are one bug, and the source line
+// the compiler's message names is part of the key.
+TEST(Triage, AnOnnxReproIsCountedInTheCompilersOwnOps) {
+  const fs::path root = fresh_dir("triage_onnx_ops");
+  auto reduce_out = [&](const std::string& name, const std::string& op, const std::string& said) {
+    write_text(root / name / "m.rk", "graph g(%x: f32[4]) {\n  %y = " + op + "(%x)\n  return (%y)\n}\n");
+    ProcessResult e = reprokit_cli({"export", (root / name / "m.rk").string(), "-o", (root / name / "repro.onnx").string()}, root);
+    ASSERT_EQ(e.exit_code, 0) << e.err;
+    fs::remove(root / name / "m.rk");
+    write_text(root / name / "report.json", nlohmann::json{{"check", "x {}"}, {"final_check_said", said}}.dump());
+  };
+  const std::string at_line = "ort_check: MISMATCH: /src/onnxruntime/core/mlas/lib/logistic.cpp:88 too far off";
+  reduce_out("silu", "silu", at_line);
+  reduce_out("sigmoid", "sigmoid", at_line);
+  reduce_out("elsewhere", "sigmoid", "ort_check: MISMATCH: /src/onnxruntime/core/mlas/lib/tanh.cpp:12 too far off");
+  std::vector<ReproRecord> records;
+  for (const char* d : {"silu", "sigmoid", "elsewhere"}) {
+    std::string why;
+    auto r = read_repro((root / d).string(), &why);
+    ASSERT_TRUE(r) << why;
+    records.push_back(*r);
+  }
+  EXPECT_EQ(records[0].ops_text(), "Sigmoid");
+  EXPECT_EQ(records[1].ops_text(), "Sigmoid");
+  EXPECT_EQ(records[0].location, "logistic.cpp:88");
+  EXPECT_EQ(records[2].location, "tanh.cpp:12");
+  EXPECT_EQ(group_repros(records).size(), 2u);
+}
