@@ -150,6 +150,10 @@ void start_reaper() {
   // outlives us as a stray process; only a death by signal or _exit leaves it the work it is for.
   std::atexit([] {
     if (g_reaper_fd < 0 || getpid() == g_reaper_pid) return;
+    // Children still running now (a compiler's worker kept for the life of the process) are
+    // stopped and reaped here: the reaper cannot reap them, and their zombies would keep it
+    // waiting out both grace periods.
+    kill_all_children();
     close(g_reaper_fd);
     g_reaper_fd = -1;
     waitpid(g_reaper_pid, nullptr, 0);
