@@ -39,8 +39,8 @@ OUTPUT_DTYPES = [{{OUTPUT_DTYPES}}]
 # Written beside this script by reprokit when the compiled graph ran to the end (an accuracy bug):
 # what the compiler under test computed on the same inputs.
 COMPILED_DIR = '{{COMPILED_DIR}}'
-# torch.compile as the failing program called it: torch._inductor.config options and Inductor's
-# planted relu fault (torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY), or None.
+# torch.compile as the failing program called it: torch._inductor.config options, Inductor's
+# planted relu fault (torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY) and the backend, or None.
 TORCH_COMPILE = {{TORCH_COMPILE}}
 
 def load_inputs(in_dir, f64):
@@ -67,9 +67,10 @@ def run_compiled(in_dir):
     if TORCH_COMPILE['relu_bug']:
         patch['cpp.inject_relu_bug_TESTING_ONLY'] = TORCH_COMPILE['relu_bug']
     args = load_inputs(in_dir, False)
-    print(f'torch {torch.__version__}: torch.compile(backend="inductor") with {patch or "the default options"}')
+    backend = TORCH_COMPILE.get('backend', 'inductor')
+    print(f'torch {torch.__version__}: torch.compile(backend="{backend}") with {patch or "the default options"}')
     with torch._inductor.config.patch(patch), torch.no_grad():
-        return list(torch.compile({{ENTRY}}, backend='inductor', fullgraph=True, dynamic=False)(*args))
+        return list(torch.compile({{ENTRY}}, backend=backend, fullgraph=True, dynamic=False)(*args))
 
 def largest_error(x, ref):
     """Largest |x - ref| over elements where ref is finite, with its index; inf where x has a

@@ -9,6 +9,16 @@ Reply (one JSON line on the protocol stream):
   {"ok": true} with DIR/out<k>.npy written, or
   {"ok": false, "kind": "compile_error" | "runtime_error" | "bad_request", "message": "..."}
 
+Optional request fields, for bisecting Inductor's own optimisations (reprokit bisect):
+  "compile_backend": "eager" | "aot_eager" | "aot_eager_decomp_partition" | "inductor" (the default),
+      torch.compile's backend: how far down PyTorch's compile stack the graph goes;
+  "disabled": ["post_grad_passes", "lowerings:relu[aten.relu.default]", "fallback_random", ...], the
+      optimisations to turn off: a subsystem of PyTorch's CompilerBisector (every application of it),
+      one application of it (as "applied" names it), or one of its config changes;
+  "record": true, the reply then also carries "applied", the subsystem applications the compile
+      went through in order ("post_grad_passes:remove_noop_ops", "lowerings:relu[aten.relu.default]").
+Version request: {"version": true} -> {"ok": true, "torch": "2.13.0+cpu"}.
+
 `source` is the PyTorch function reprokit's own emitter wrote for a verified graph (the same
 function as a bundle's repro_torch.py); `config` names torch._inductor.config options, each
 checked to exist and set to a JSON scalar, never evaluated. A fault that kills the interpreter
@@ -16,6 +26,7 @@ checked to exist and set to a JSON scalar, never evaluated. A fault that kills t
 """
 import json
 import os
+import re
 import sys
 import traceback
 
@@ -57,6 +68,58 @@ def inductor_config_patch(torch, config):
     return patch
 
 
+# torch.compile's backends from least to most of PyTorch's compile stack (CompilerBisector's ladder).
+COMPILE_BACKENDS = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor")
+
+# CompilerBisector's config changes: turning the optimisation off is setting the option so.
+_CONFIG_CHANGES = {"fallback_random": ("fallback_random", True), "emulate_precision_casts": ("emulate_precision_casts", True),
+                   "layout_optimization": ("layout_optimization", False), "comprehensive_padding": ("comprehensive_padding", False),
+                   "cse": ("cse", False)}
+
+
+_OP_REPR = re.compile(r"<OpOverload\(op='([\w.]+)', overload='(\w+)'\)>")
+
+
+class SubsystemSwitch:
+    """Stands in for CompilerBisector.disable_subsystem, which every pass, lowering and decomposition
+    of PyTorch's compile stack asks before it applies: records what applied and turns off what the
+    request names."""
+
+    def __init__(self):
+        self.disabled = set()
+        self.applied = []
+
+    def name_of(self, subsystem, debug_info):
+        item = ""
+        if subsystem == "lowerings":
+            from torch._inductor.virtualized import V
+
+            node = V.get_current_node() if hasattr(V, "get_current_node") else None
+            item = f"{node.name}[{node.target}]" if node is not None else (debug_info() if debug_info else "")
+        elif debug_info is not None:
+            item = debug_info()
+            op = _OP_REPR.fullmatch(str(item))  # a decomposition names its op as "<OpOverload(op='aten.silu', overload='default')>"
+            if op:
+                item = f"{op.group(1)}.{op.group(2)}"
+        item = str(item).replace(",", ";").replace("\n", " ")[:200]
+        return f"{subsystem}:{item}" if item else subsystem
+
+    def __call__(self, backend, subsystem, debug_info=None):
+        name = self.name_of(subsystem, debug_info)
+        off = subsystem in self.disabled or name in self.disabled
+        if not off:
+            self.applied.append(name)
+        return off
+
+
+def install_subsystem_switch():
+    from torch._inductor.compiler_bisector import CompilerBisector
+
+    switch = SubsystemSwitch()
+    CompilerBisector.disable_subsystem = staticmethod(switch)
+    return switch
+
+
 def serve(inp, out):
     import torch
     import torch.nn.functional as F
@@ -64,17 +127,39 @@ def serve(inp, out):
 
     from reprokit.npy import save_npy
 
+    switch = install_subsystem_switch()
     out.write(json.dumps({"ready": True, "torch": torch.__version__}) + "\n")
-    last_source = None
+    last_key = None
     for line in inp:
         if not line.strip():
             continue
         try:
             req = json.loads(line)
+            if req.get("version"):
+                out.write(json.dumps({"ok": True, "torch": torch.__version__}) + "\n")
+                continue
             patch = inductor_config_patch(torch, req.get("config"))
             bug = req.get("relu_bug")
             if bug is not None:
                 patch["cpp.inject_relu_bug_TESTING_ONLY"] = bug
+            backend = req.get("compile_backend") or "inductor"
+            if backend not in COMPILE_BACKENDS:
+                raise ValueError(f"compile_backend {backend!r} is not one of {', '.join(COMPILE_BACKENDS)}")
+            disabled = req.get("disabled") or []
+            if not isinstance(disabled, list) or not all(isinstance(d, str) for d in disabled):
+                raise ValueError("disabled must be a list of names")
+            for d in disabled:
+                if d in _CONFIG_CHANGES:
+                    key, value = _CONFIG_CHANGES[d]
+                    patch[key] = value
+            switch.disabled = set(disabled)
+            switch.applied = []
+            bisecting = bool(req.get("record") or disabled)
+            if bisecting:
+                # A cached compile runs no pass and no lowering: it would record nothing and turn
+                # nothing off (the caches' keys know nothing of the switch).
+                patch["fx_graph_cache"] = False
+                patch["fx_graph_remote_cache"] = False
             inputs = [_load(torch, s) for s in req["inputs"]]
             namespace = {"torch": torch, "F": F, "_dt": lambda d: d}
             exec(compile(req["source"], "<reprokit graph>", "exec"), namespace)  # noqa: S102 (reprokit's emitted code)
@@ -82,12 +167,15 @@ def serve(inp, out):
         except Exception as e:  # a request reprokit should not have sent
             out.write(json.dumps({"ok": False, "kind": "bad_request", "message": first_line(e)}) + "\n")
             continue
-        if req["source"] != last_source:
+        key = (req["source"], backend, tuple(sorted(disabled)), json.dumps(patch, sort_keys=True))
+        if req.get("record") or key != last_key:
             torch._dynamo.reset()  # forget the previous graph's compiled code
-            last_source = req["source"]
+            last_key = key
         reply = {"ok": True}
-        with torch._inductor.config.patch(patch), torch.no_grad():
-            compiled = torch.compile(fn, backend="inductor", fullgraph=True, dynamic=False)
+        import torch._functorch.config as fc
+
+        with torch._inductor.config.patch(patch), fc.patch(enable_autograd_cache=not bisecting), torch.no_grad():
+            compiled = torch.compile(fn, backend=backend, fullgraph=True, dynamic=False)
             try:
                 outs = compiled(*inputs)
             except torch._dynamo.exc.BackendCompilerFailed as e:
@@ -103,6 +191,8 @@ def serve(inp, out):
                     save_npy(os.path.join(req["outputs"], f"out{k}.npy"), t)
             except Exception as e:
                 reply = {"ok": False, "kind": "runtime_error", "message": "cannot save an output: " + first_line(e)}
+        if req.get("record"):
+            reply["applied"] = switch.applied
         out.write(json.dumps(reply) + "\n")
 
 

@@ -1,4 +1,5 @@
 """`--backend inductor` on the command line: options applied in the worker, what it refuses."""
+import json
 import os
 import subprocess
 
@@ -69,3 +70,29 @@ def test_a_bundle_whose_backend_option_is_not_a_plain_value_is_refused(model, tm
     m = subprocess.run([reprokit_exe, "minify", str(bundle)], capture_output=True, text=True, timeout=600)
     assert m.returncode == 2, m.stderr
     assert "backend option cpp.simdlen: '[1, 2]' is not a number, string, boolean or null" in m.stderr, m.stderr
+
+
+def test_bisect_names_the_inductor_lowering_a_planted_fault_lives_in(model, tmp_path, reprokit_exe):
+    # PyTorch's compile stack level by level (torch.compile's backends), then its subsystems by
+    # CompilerBisector's names, then one lowering: the planted fault is in relu's generated code.
+    r = run(reprokit_exe, [model, "--backend", "inductor", "--inject", "relu:compile_error"], str(tmp_path), REPRO_AFTER="dynamo", REPRO_LEVEL="2",
+            REPRO_MINIFY="0")
+    assert r.returncode == 1, r.stderr
+    (bundle,) = [os.path.join(tmp_path, "out", d) for d in os.listdir(tmp_path / "out")]
+    b = subprocess.run([reprokit_exe, "bisect", bundle], capture_output=True, text=True, timeout=900)
+    assert b.returncode == 0, b.stdout + b.stderr
+    assert "inductor at compile_backend=aot_eager_decomp_partition     passes" in b.stdout, b.stdout
+    assert "without lowerings " in b.stdout and "without post_grad_passes " in b.stdout, b.stdout
+    assert "Inductor's lowerings, at relu[aten.relu.default] (level inductor), causes the failure" in b.stdout, b.stdout
+    with open(os.path.join(bundle, "bisect.json")) as f:
+        found = json.load(f)["compiler_switches"]
+    assert found["level"] == "inductor" and found["optimizer"] == "lowerings" and found["rule"] == "lowerings:relu[aten.relu.default]", found
+
+
+def test_a_stage_below_inductor_is_torch_compiles_backend(model, tmp_path, reprokit_exe):
+    # At aot_eager_decomp_partition Inductor never compiles, so its planted fault is not reached.
+    r = run(reprokit_exe, [model, "--backend", "inductor", "--inject", "relu:compile_error", "--backend-option",
+                           "compile_backend=aot_eager_decomp_partition"], str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    bad = run(reprokit_exe, [model, "--backend", "inductor", "--backend-option", "compile_backend=cudagraphs"], str(tmp_path))
+    assert bad.returncode == 2 and "is not one of eager, aot_eager, aot_eager_decomp_partition, inductor" in bad.stderr, bad.stderr

@@ -24,7 +24,7 @@ static int run_step(const std::vector<std::string>& argv) {
 }
 
 static CommandRegistration reg({"bisect", "reprokit bisect BUNDLE_DIR [--timeout S]",
-                                "find the first stage, then pass, then pass rewrite that introduces a bundle's failure (for onnxruntime: ORT's level, optimiser and rewrite rule)",
+                                "find the first stage, then pass, then pass rewrite that introduces a bundle's failure (for onnxruntime: ORT's level, optimiser and rewrite rule; for inductor: torch.compile's backend, then CompilerBisector's subsystems and their applications)",
                                 "  --timeout S   seconds per try before it counts as a hang (default: from the bundle, or 120)\n"
                                 "Writes bisect.json (bisect-2.json, ... never overwriting) into the bundle.",
                                 run_bisect});

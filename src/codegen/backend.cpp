@@ -19,6 +19,7 @@ std::unique_ptr<CompiledGraph> compile_tvm(const Graph& g, const CompileOptions&
 std::unique_ptr<CompiledGraph> compile_iree(const Graph& g, const CompileOptions& options);         // iree_backend.cpp
 bool cuda_context_lost();                                                                           // cuda_backend.cpp
 extern const BackendSwitches kOnnxRuntimeSwitches;                                                  // onnxruntime_switches.cpp
+extern const BackendSwitches kInductorSwitches;                                                     // inductor_switches.cpp
 
 namespace {
 
@@ -30,7 +31,7 @@ constexpr Backend kBackends[] = {
     {"cpp", "decompositions, passes, C++ built by the system compiler (OpenBLAS GEMM)", true, true, nullptr, compile_cpp},
     {"cuda", "decompositions, passes, CUDA built by NVRTC, run through the driver", true, true, nullptr, compile_cuda},
     {"onnxruntime", "the captured graph exported to ONNX and run by ONNX Runtime (CPU) under Node.js", false, false, &kOnnxRuntimeSwitches, compile_onnxruntime},
-    {"inductor", "the captured graph as PyTorch ATen calls, compiled by torch.compile (Inductor) in a Python worker", false, false, nullptr, compile_inductor},
+    {"inductor", "the captured graph as PyTorch ATen calls, compiled by torch.compile (Inductor) in a Python worker", false, false, &kInductorSwitches, compile_inductor},
     {"openvino", "the captured graph exported to ONNX and run by OpenVINO's CPU plugin in a Python worker", false, false, nullptr, compile_openvino},
     {"tvm", "the captured graph exported to ONNX, compiled by Apache TVM (Relax, LLVM CPU target) in a Python worker", false, false, nullptr, compile_tvm},
     {"iree", "the captured graph exported to ONNX, compiled by IREE (llvm-cpu target) in a Python worker", false, false, nullptr, compile_iree},

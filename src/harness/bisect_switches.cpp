@@ -40,8 +40,10 @@ class SwitchSearch {
       out["optimizer"] = name;
       std::string rule = culprit_rule(at, name);
       if (!rule.empty()) out["rule"] = rule;
-      return finding(out, rule.empty() ? fmt::format("{}'s optimiser {} (level {}) causes the failure", sw_.compiler, name, level)
-                                       : fmt::format("{}'s rewrite rule {} of {} (level {}) causes the failure", sw_.compiler, rule, name, level));
+      if (rule.empty()) return finding(out, fmt::format("{}'s optimiser {} (level {}) causes the failure", sw_.compiler, name, level));
+      if (rule.rfind(name + ":", 0) == 0)  // one application of a subsystem: "lowerings:relu[aten.relu.default]"
+        return finding(out, fmt::format("{}'s {}, at {} (level {}), causes the failure", sw_.compiler, name, rule.substr(name.size() + 1), level));
+      return finding(out, fmt::format("{}'s rewrite rule {} of {} (level {}) causes the failure", sw_.compiler, rule, name, level));
     }
     if (changed.size() > 1 && !fails_(without(at, changed), "without all of them"))
       return finding(out, fmt::format("turning off all of {} together makes it pass, no single one: an interaction", fmt::join(changed, ", ")));
@@ -77,12 +79,24 @@ class SwitchSearch {
     return "";
   }
 
+  // The rules of group `name`: listed in the switches, else asked of the compiler for this graph.
+  std::vector<std::string> members_of(const BisectStep& at, const std::string& name) const {
+    auto group = std::find_if(sw_.groups.begin(), sw_.groups.end(), [&](const OptimizerGroup& gr) { return gr.name == name; });
+    if (group != sw_.groups.end()) return {group->members.begin(), group->members.end()};
+    if (!sw_.members) return {};
+    CompileOptions options;
+    options.backend = base_.backend;
+    options.backend_options = at.backend_options;
+    std::vector<std::string> found = sw_.members(g_, options, name);
+    fmt::print("  {} in {}: {}\n", name, sw_.compiler, found.size());
+    return found;
+  }
+
   // When `name` is a group of rules: the one rule whose turning off makes the failure go, halving
   // the group (one cause assumed, then checked alone); empty when there is none or no group.
   std::string culprit_rule(const BisectStep& at, const std::string& name) {
-    auto group = std::find_if(sw_.groups.begin(), sw_.groups.end(), [&](const OptimizerGroup& gr) { return gr.name == name; });
-    if (group == sw_.groups.end()) return "";
-    std::vector<std::string> left(group->members.begin(), group->members.end());
+    std::vector<std::string> left = members_of(at, name);
+    if (left.empty()) return "";
     bool passed_alone = false;  // the last try turned off exactly the one rule left, and passed
     while (left.size() > 1) {
       std::vector<std::string> half(left.begin(), left.begin() + static_cast<std::ptrdiff_t>(left.size() / 2));

@@ -134,7 +134,7 @@ std::optional<json> bisect_compiler_switches(const std::string& repro_path) {
   const ReproFile repro = load_repro_file(repro_path);
   const ReproSpec& spec = repro.spec;
   const Backend* backend = find_backend(spec.options.compile.backend);
-  if (!backend || !backend->switches || !spec.expected.failed()) return std::nullopt;
+  if (!backend || !backend->switches || !backend->switches->searched_in_reports || !spec.expected.failed()) return std::nullopt;
   BisectStep base;
   base.backend = spec.options.compile.backend;
   base.backend_options = spec.options.compile.backend_options;

@@ -21,6 +21,7 @@
 #include "reprokit/runtime/npy.h"
 #include "reprokit/ir/names.h"
 #include "reprokit/runtime/templates.h"
+#include "reprokit/codegen/inductor_options.h"
 #include "reprokit/runtime/torch_emitter.h"
 #include "reprokit/support/files.h"
 
@@ -124,6 +125,16 @@ std::optional<InductorCall> inductor_call(const ReproSpec& spec) {
   const CompileOptions& c = spec.options.compile;
   if (c.backend != "inductor") return std::nullopt;
   InductorCall call{c.backend_options, ""};
+  // The switches bisect turns are reprokit's, not config options: the stage is torch.compile's
+  // backend; subsystems turned off exist only inside reprokit's worker.
+  call.options.erase(std::string(kInductorDisableOption));
+  if (auto stage = call.options.find(std::string(kInductorStageOption)); stage != call.options.end()) {
+    call.backend = backend_option_string(c.backend_options, kInductorStageOption);
+    call.options.erase(stage);
+    if (std::find(std::begin(kInductorStages), std::end(kInductorStages), call.backend) == std::end(kInductorStages))
+      throw UserError(fmt::format("backend option {}: '{}' is not one of eager, aot_eager, aot_eager_decomp_partition, inductor",
+                                  kInductorStageOption, printable(call.backend)));
+  }
   for (const FaultInjection& inj : c.injections)
     if (inj.op == Op::relu) call.relu_bug = std::string(fault_kind_name(inj.kind));
   return call;

@@ -131,3 +131,29 @@ TEST(BisectSwitches, ATimeoutIsUnjudgedUnlessTheFailureIsAHang) {
   EXPECT_FALSE(unjudged(hang, timed_out));
   EXPECT_FALSE(unjudged(accuracy, Failure{}));
 }
+
+namespace {
+// A compiler whose group's members depend on the graph and are asked of it (Inductor's lowerings).
+std::vector<std::string> changed_dynamic(const Graph&, const CompileOptions& o) {
+  if (json::parse(o.backend_options.at("level")).get<std::string>() == "off") return {};
+  return {"passes", "lowerings"};
+}
+std::vector<std::string> lowered(const Graph&, const CompileOptions&, std::string_view group) {
+  if (group != "lowerings") return {};
+  return {"lowerings:a", "lowerings:b", "lowerings:c"};
+}
+const BackendSwitches kDynamic = {"Dyn", "level", kLevels, "disabled", {}, changed_dynamic, version, lowered, false};
+}  // namespace
+
+TEST(BisectSwitches, AGroupTheCompilerListsForTheGraphIsHalvedToOneMember) {
+  Graph g;
+  BisectStep base;
+  base.backend = "dyn";
+  json r = bisect_switches(kDynamic, g, base, [&](const BisectStep& s, const std::string&) {
+    const auto off = disabled_in(s);
+    return level_of(s) == "high" && !off.count("lowerings") && !off.count("lowerings:b");
+  });
+  EXPECT_EQ(r["optimizer"], "lowerings");
+  EXPECT_EQ(r["rule"], "lowerings:b");
+  EXPECT_NE(r["finding"].get<std::string>().find("Dyn's lowerings, at b (level high), causes the failure"), std::string::npos) << r.dump();
+}

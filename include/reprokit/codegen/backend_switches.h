@@ -31,6 +31,13 @@ struct BackendSwitches {
   std::vector<std::string> (*changed)(const Graph& g, const CompileOptions& options);
   // The compiler's version as it reports it, for bug reports; "unknown" when it cannot say.
   std::string (*version)();
+  // The members of group `group` for `g` under `options`, asked of the compiler, for a compiler
+  // whose groups depend on the graph (Inductor's lowerings: one per node); null when every group
+  // is listed in `groups`.
+  std::vector<std::string> (*members)(const Graph& g, const CompileOptions& options, std::string_view group) = nullptr;
+  // Whether `reprokit minify` runs the search for every report it writes: where each try costs an
+  // interpreter's start and a compile (Inductor's), the report names `reprokit bisect` instead.
+  bool searched_in_reports = true;
 };
 
 // `names` joined with commas, as a disable option takes them; `base` (the options' own list) first.
