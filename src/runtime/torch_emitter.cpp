@@ -78,10 +78,12 @@ std::string ints(const std::vector<int64_t>& v) { return fmt::format("[{}]", fmt
 
 std::string keep(const Node& n) { return attr_bool(n, "keepdim") ? "True" : "False"; }
 
-// torch.maximum etc. need tensors: a scalar operand becomes a 0-d tensor of the other's dtype.
+// torch.maximum etc. need tensors: a scalar operand becomes a 0-d tensor of the result's dtype,
+// which is the tensor's promoted with the scalar as a Python number promotes it (the other
+// operand's own dtype made maximum(bool, -1.0) a bool where the graph says f32).
 std::string as_tensor(const std::vector<std::string>& a, const Node& n, size_t k) {
   if (n.operands[k].is_value()) return a[k];
-  return fmt::format("torch.tensor({}, dtype={}.dtype)", a[k], a[1 - k]);
+  return fmt::format("torch.tensor({}, dtype={})", a[k], torch_dtype(n.type.dtype));
 }
 
 // A binary op: torch.<fn>(a, b), or a Python operator when the left operand is a scalar (so
@@ -111,9 +113,17 @@ std::string pool_args(const Node& n, bool with_dilation) {
   return s + ", " + py_bool(w.ceil_mode);
 }
 
+// Ops PyTorch refuses on an integer or bool tensor (eager raises "not implemented for 'Long'";
+// Inductor computed gelu and silu in the integer type), which reprokit's graph computes in its
+// float result type: the operand is cast to that type first. (reprokit refuses integer softmax
+// and mean itself.)
+bool needs_float_operand(Op op) { return op == Op::gelu || op == Op::silu; }
+
 std::string emit_node(const Graph& g, const PyNames& ids, const Node& n) {
   std::vector<std::string> a;
   for (auto& o : n.operands) a.push_back(o.is_value() ? ids[o.value] : py_value(o.literal));
+  if (needs_float_operand(n.op) && n.operands[0].is_value() && !is_floating(g.node(n.operands[0].value).type.dtype) && is_floating(n.type.dtype))
+    a[0] = fmt::format("{}.to({})", a[0], torch_dtype(n.type.dtype));
   switch (n.op) {
     case Op::neg: return fmt::format("torch.neg({})", a[0]);
     case Op::abs: return fmt::format("torch.abs({})", a[0]);

@@ -56,6 +56,8 @@ std::string compare_with_torch(const Graph& g, const fs::path& dir, bool f64, do
     if (!fs::exists(dir / "out" / (out.name + ".npy"))) return "the torch program wrote no %" + out.name;
     Tensor theirs = read_npy((dir / "out" / (out.name + ".npy")).string());
     if (theirs.shape() != ours[k].shape()) return "%" + out.name + ": shape differs";
+    if (theirs.dtype() != ours[k].dtype())
+      return "%" + out.name + ": torch's dtype is " + std::string(dtype_name(theirs.dtype())) + ", the graph's " + std::string(dtype_name(ours[k].dtype()));
     auto a = ours[k].to_doubles(), b = theirs.to_doubles();
     // The tolerance of the least precise dtype on the way: an f32 output of bf16 math is bf16-accurate.
     DType worst = out.type.dtype;
@@ -121,4 +123,33 @@ TEST(TorchOracle, NamesThatCollideOrArePythonsOwn) {
 })");
     EXPECT_EQ(compare_with_torch(g, work_dir("names_" + name), false), "");
   }
+}
+
+// A scalar operand of maximum, minimum and pow becomes a tensor of the result's dtype: of the
+// other operand's, maximum(bool, -1.0) was a bool in PyTorch where the graph (and torch.maximum
+// with a Python number's promotion) says f32.
+TEST(TorchOracle, AScalarOperandPromotesAsAPythonNumber) {
+  if (!have_torch()) GTEST_SKIP() << "python3-torch is not installed: the PyTorch oracle test did not run";
+  Graph g = parse_graph(R"(graph scalars(%b: bool[3], %i: i32[3], %h: f16[3]) {
+  %m = maximum(%b, -1.0)
+  %n = minimum(%i, 2.5)
+  %p = pow(2.0, %i)
+  %q = maximum(%h, 0.5)
+  %r = minimum(7, %i)
+  return (%m, %n, %p, %q, %r)
+})");
+  EXPECT_EQ(compare_with_torch(g, work_dir("scalars"), false), "");
+}
+
+// gelu and silu of an integer or bool tensor: PyTorch refuses them in eager mode (and Inductor
+// computed them in the integer type); the graph computes them in f32.
+TEST(TorchOracle, FloatOnlyOpsOfIntegersComputeInTheirFloatResultType) {
+  if (!have_torch()) GTEST_SKIP() << "python3-torch is not installed: the PyTorch oracle test did not run";
+  Graph g = parse_graph(R"(graph ints(%i: i64[2, 3], %j: i32[2, 3], %b: bool[2, 3]) {
+  %g = gelu(%i, approximate="none")
+  %s = silu(%j)
+  %h = gelu(%b, approximate="tanh")
+  return (%g, %s, %h)
+})");
+  EXPECT_EQ(compare_with_torch(g, work_dir("float_only_ops"), false), "");
 }
