@@ -117,14 +117,20 @@ class Bisector {
     };
     // A training bundle first runs its forward alone, then adds autodiff and partitioning.
     bool train = b_.spec.options.train && b_.spec.stage == "dynamo";
-    std::vector<Stage> stages = {{"eager (reference interpreter)", {"eager", true, "", "", -1, train ? 0 : -1, {}}},
-                                 {"aot_eager (decompositions, reference interpreter)", {"aot_eager", true, "", "", -1, train ? 0 : -1, {}}}};
-    if (train) stages.push_back({"aot_eager with autodiff and partitioning", {"aot_eager", true, "", "", -1, 1, {}}});
+    // The reference interpreters first (the table's order: the captured graph, then decomposed),
+    // then the backend itself, with reprokit's passes off and on where it runs them.
+    std::vector<Stage> stages;
+    for (const Backend& ref : backend_table()) {
+      if (!ref.reference) continue;
+      const std::string name(ref.name);
+      stages.push_back({fmt::format("{} ({})", name, ref.summary), {name, true, "", "", -1, train ? 0 : -1, {}}});
+      if (train && ref.has_aot_stage) stages.push_back({name + " with autodiff and partitioning", {name, true, "", "", -1, 1, {}}});
+    }
     const Backend& compiler = backend_named(backend);
     if (compiler.runs_passes) {
       stages.push_back({backend + " with no passes (lowering + codegen)", {backend, false, "", "", -1, -1, {}}});
       stages.push_back({backend + " with passes", {backend, true, "", "", -1, -1, {}}});
-    } else if (std::none_of(stages.begin(), stages.end(), [&](const Stage& st) { return st.step.backend == backend; })) {  // not a baseline
+    } else if (!compiler.reference) {
       stages.push_back({fmt::format("{} ({})", backend, compiler.summary), {backend, true, "", "", -1, -1, {}}});
     }
     fmt::print("stage search:\n");

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "node_accuracy.h"
+#include "reprokit/codegen/backend.h"
 #include "reprokit/codegen/compiled_graph.h"
 #include "reprokit/harness/analyze.h"
 #include "reprokit/harness/bundle.h"
@@ -66,7 +67,12 @@ int triangulate_bundle(const AnalyzeOptions& o) {
   const Graph& g = b.graph;
   fmt::print("triangulate: graph {} ({} ops), stage {}, recorded on backend {}: cpp and cuda against float64 on the bundle's inputs\n", g.name,
              g.num_ops(), b.spec.stage, b.spec.options.compile.backend);
-  std::vector<Side> sides = {prepare_side(b, "cpp"), prepare_side(b, "cuda")};
+  // The two backends that share reprokit's lowering and passes (cpp and cuda): their kernel
+  // boundaries, and so the nodes each captures, agree.
+  std::vector<Side> sides;
+  for (const Backend& be : backend_table())
+    if (be.runs_passes) sides.push_back(prepare_side(b, std::string(be.name)));
+  if (sides.size() != 2) throw UserError("triangulate compares two backends that run reprokit's passes");
 
   // The same nodes on both sides: both backends share the lowering, so their kernel boundaries agree.
   const std::vector<int> captured = captured_nodes(g, sides[0].options, o.per_node);

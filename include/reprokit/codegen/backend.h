@@ -26,6 +26,9 @@ struct Backend {
   // The compiler's own optimisation switches, for bisect to walk; nullptr when it exposes none
   // (or, for reprokit's own backends, when its passes are the switches).
   const BackendSwitches* switches;
+  // The reference interpreter, no compiler: the stages bisect and the minifier's stage strategy
+  // start from, in table order (eager before aot_eager).
+  bool reference;
   std::unique_ptr<CompiledGraph> (*compile)(const Graph& g, const CompileOptions& options);
 };
 
@@ -34,7 +37,7 @@ std::span<const Backend> backend_table();
 const Backend* find_backend(std::string_view name);  // nullptr when there is none by that name
 // The backend called `name`; throws UserError naming the choices when there is none.
 const Backend& backend_named(std::string_view name);
-std::string backend_choices();  // "eager, aot_eager, cpp or cuda"
+std::string backend_choices();  // every backend's name, "a, b or c"
 // Whether a backend's device is lost to this process: after a fault in a CUDA kernel (an illegal
 // address, a trap) the driver keeps failing every later call, and only a new process can use the
 // GPU again. A process that runs many graphs (the minifier's workers) ends after its answer then,

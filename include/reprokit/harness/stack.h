@@ -15,7 +15,7 @@
 namespace reprokit {
 
 struct StackOptions {
-  CompileOptions compile;  // compile.backend: eager, aot_eager, cpp, cuda
+  CompileOptions compile;  // compile.backend: a row of the backend table
   bool train = false;      // also run the backward pass on the sum of the outputs
 };
 
