@@ -97,6 +97,12 @@ class MinifyFrontEnd : public ReductionFrontEnd {
     if ((o_.session.resume || probed_) && work_.is_dir("queries")) wo_.first_query = next_query_number(work_.sub("queries"));
     return std::make_unique<SubprocessOracle>(wo_, expected_);
   }
+  std::unique_ptr<TimedOracle> oracle_after_probe(std::unique_ptr<TimedOracle> probe, double floor_s) override {
+    if (!wo_.prefix.empty()) return ReductionFrontEnd::oracle_after_probe(std::move(probe), floor_s);  // a cluster job per oracle
+    wo_.timeout_s = floor_s;
+    static_cast<SubprocessOracle&>(*probe).retime(floor_s, expected_);
+    return probe;
+  }
   Verdict probe_once(TimedOracle& oracle, const Candidate& original) override {
     Verdict v = oracle.judge({original}).at(0);
     const Failure& f = v.got;

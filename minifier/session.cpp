@@ -35,18 +35,15 @@ int run_session(ReductionFrontEnd& front, const SessionOptions& o) {
   adopt_orphans();  // a daemon a check or worker leaves behind is stopped, not left running (subprocess.h)
 
   // 1. The original must be interesting, several runs for a flaky one. The probe's oracle ends
-  //    before the reduction's starts (no worker held twice on a cluster).
+  //    before the reduction's starts, or becomes it (no worker held twice on a cluster).
   Candidate original;
   original.graph = front.original();
   const ProbeOptions po = front.probe_options(o);
   front.probing(po);
-  ProbeResult pr;
-  {
-    std::unique_ptr<TimedOracle> probe = front.make_oracle(front.untimed_limit_s(o));
-    pr = probe_original(po, [&] { return front.probe_once(*probe, original); });
-  }
+  std::unique_ptr<TimedOracle> probe = front.make_oracle(front.untimed_limit_s(o));
+  const ProbeResult pr = probe_original(po, [&] { return front.probe_once(*probe, original); });
   if (!front.probed(pr)) return 1;
-  std::unique_ptr<TimedOracle> oracle = front.make_oracle(front.timed_limit_s(o, pr));
+  std::unique_ptr<TimedOracle> oracle = front.oracle_after_probe(std::move(probe), front.timed_limit_s(o, pr));
   front.ready(*oracle, pr, o);
 
   // 2. Resume from the best candidate an earlier run left behind.

@@ -43,6 +43,12 @@ SubprocessOracle::SubprocessOracle(WorkerPoolOptions options, Failure expected)
 
 SubprocessOracle::~SubprocessOracle() { release(); }
 
+void SubprocessOracle::retime(double floor_s, Failure expected) {
+  options_.timeout_s = floor_s;
+  expected_ = std::move(expected);
+  limit_ = QueryLimit(floor_s, expected_.kind == FailureKind::timeout);
+}
+
 void SubprocessOracle::release() {
   for (auto& w : pool_->workers) w.reset();  // each gets end-of-input and is waited for
 }

@@ -63,6 +63,12 @@ class ReductionFrontEnd {
   virtual double untimed_limit_s(const SessionOptions& o) const = 0;
   virtual std::unique_ptr<TimedOracle> make_oracle(double floor_s) = 0;
   virtual Verdict probe_once(TimedOracle& oracle, const Candidate& original) = 0;
+  // The reduction's oracle once the probe is done: by default the probe's ends and a new one
+  // starts with `floor_s`; a front end whose workers can go on keeps them.
+  virtual std::unique_ptr<TimedOracle> oracle_after_probe(std::unique_ptr<TimedOracle> probe, double floor_s) {
+    probe.reset();
+    return make_oracle(floor_s);
+  }
   // What is said around the probe. probed() returns false when the original is not interesting.
   virtual void probing(const ProbeOptions& po) = 0;
   virtual bool probed(const ProbeResult& pr) = 0;

@@ -37,6 +37,9 @@ class SubprocessOracle : public TimedOracle {
   // later query starts fresh ones.
   void release() override;
   const QueryLimit& limit() const override { return limit_; }
+  // The same workers go on with a new per-query floor and the failure the probe settled on: their
+  // start (for a Python compiler, an interpreter importing it) is paid once per reduction.
+  void retime(double floor_s, Failure expected);
 
  private:
   std::chrono::steady_clock::time_point begin(size_t worker, const std::string& query_line);
