@@ -28,11 +28,12 @@ after the other and single-threaded:
     `reprokit triage DIR --json` for the distinct bugs.
 
 Columns: graphs tested (NNSmith: the test cases its log counts, "Total N testcases generated";
-reprokit: report.json's counts.graphs), graphs/s over the budget, findings (NNSmith: its bug
+reprokit: report.json's counts.graphs, or state.json's when the campaign stopped early), graphs/s over the budget, findings (NNSmith: its bug
 reports, bug-*/ in fuzz.root; reprokit: findings), distinct bugs (NNSmith has no grouping of its
 own: its reports are grouped here by symptom, stage and the last line of err.log with numbers,
 quoted names, addresses and paths made placeholders; an inconsistency's err.log says only which
-output differs, so those are grouped by the sorted set of op types in the report's model.onnx too;
+output differs, so the column also gives the groups when an inconsistency's sorted set of op types
+in its model.onnx is added to its key;
 reprokit: `reprokit triage`), time from a finding to a minimal repro (reprokit minifies each
 finding in the campaign: the median and largest of state.json's minify_s; NNSmith has no reducer:
 "–"), and the wall and CPU seconds each process (with its children) took, start-up included.
@@ -151,8 +152,9 @@ def onnx_op_types(model_path):
 
 
 def nnsmith_groups(root):
-    """NNSmith's bug reports under root, grouped: {signature: [report dirs]}."""
-    groups = {}
+    """NNSmith's bug reports under root, grouped twice: ({symptom|stage|message: [report dirs]},
+    {the same with an inconsistency's op types added: [report dirs]})."""
+    groups, by_ops = {}, {}
     for bug in sorted(Path(root).glob("bug-*")):
         meta = {}
         if (bug / "meta.json").exists():
@@ -167,12 +169,13 @@ def nnsmith_groups(root):
         symptom = meta.get("symptom", bug.name.split("-")[1] if "-" in bug.name else "?")
         stage = meta.get("stage", "?")
         signature = f"{symptom}|{stage}|{message}"
+        groups.setdefault(signature, []).append(bug.name)
         if "inconsistency" in str(symptom).lower():
             model = next(iter(sorted(bug.glob("model.onnx")) or sorted(bug.glob("*.onnx"))), None)
             ops = onnx_op_types(model) if model else None
             signature += f"|ops:{','.join(ops) if ops is not None else '?'}"
-        groups.setdefault(signature, []).append(bug.name)
-    return groups
+        by_ops.setdefault(signature, []).append(bug.name)
+    return groups, by_ops
 
 
 def run_nnsmith(args, compiler, out):
@@ -191,11 +194,12 @@ def run_nnsmith(args, compiler, out):
     total = re.search(r"Total (\d+) testcases generated", log)
     graphs = int(total.group(1)) if total else log.count("Timing: ")
     failed_make = re.search(r"Total (\d+) failed to make testcases", log)
-    groups = nnsmith_groups(root)
+    groups, by_ops = nnsmith_groups(root)
     return {
         "tool": "NNSmith", "compiler": compiler, "exit": rc, "wall_s": wall, "cpu_s": cpu,
         "graphs": graphs, "findings": sum(len(v) for v in groups.values()),
-        "distinct": len(groups), "groups": groups, "repro_time": "–",
+        "distinct": f"{len(groups)} by message ({len(by_ops)} with op types)",
+        "groups": groups, "groups_with_ops": by_ops, "repro_time": "–",
         "failed_to_make": int(failed_make.group(1)) if failed_make else None,
         "cmd": cmd, "dir": str(root),
     }
@@ -208,17 +212,17 @@ def run_reprokit(args, compiler, out):
     rc, wall, cpu = run_measured(cmd, out / f"reprokit-{compiler}.log")
     report = json.loads((campaign / "report.json").read_text()) if (campaign / "report.json").exists() else {}
     state = json.loads((campaign / "state.json").read_text()) if (campaign / "state.json").exists() else {}
-    triage = subprocess.run([args.reprokit, "triage", str(campaign), "--json"],
-                            capture_output=True, text=True)
     try:
+        triage = subprocess.run([args.reprokit, "triage", str(campaign), "--json"],
+                                capture_output=True, text=True)
         groups = json.loads(triage.stdout)
-    except json.JSONDecodeError:
+    except (OSError, json.JSONDecodeError):
         groups = None
     minify = [f["minify_s"] for f in state.get("findings", [])
               if f.get("minify") == "minimized" and "minify_s" in f]
     repro_time = (f"median {statistics.median(minify):.1f} s, max {max(minify):.1f} s "
                   f"({len(minify)} minified)") if minify else "none minified"
-    counts = report.get("counts", {})
+    counts = report.get("counts") or state.get("counts", {})
     return {
         "tool": "reprokit", "compiler": compiler, "exit": rc, "wall_s": wall, "cpu_s": cpu,
         "graphs": counts.get("graphs", 0), "findings": counts.get("findings", 0),
@@ -266,7 +270,7 @@ def main():
     for r in rows:
         if r["tool"] == "NNSmith":
             print(f"\nNNSmith on {r['compiler']}: {r['distinct']} groups of its bug reports"
-                  f" (failed to make a test case: {r['failed_to_make']}):")
+                  f" (failed to make a test case: {r['failed_to_make']}); by message:")
             for sig, bugs in r["groups"].items():
                 print(f"  {len(bugs):4d}  {sig}  e.g. {bugs[0]}")
         elif isinstance(r["groups"], list):
