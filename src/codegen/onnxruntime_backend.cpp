@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "npy_exchange.h"
+#include "reprokit/codegen/unsupported.h"
 #include "onnxruntime_runner.h"
 #include "reprokit/codegen/compiled_graph.h"
 #include "reprokit/codegen/compile_options.h"
@@ -18,6 +19,7 @@
 #include "reprokit/runtime/npy.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/support/files.h"
+#include "reprokit/ir/names.h"
 
 namespace reprokit {
 
@@ -31,6 +33,9 @@ std::string last_line(const std::string& text) {
   size_t begin = text.rfind('\n', end);
   return text.substr(begin == std::string::npos ? 0 : begin + 1, end + 1 - (begin == std::string::npos ? 0 : begin + 1));
 }
+
+// How the runner says ORT lacks a kernel for an op and dtype, or onnxruntime-node a type.
+constexpr std::string_view kUnsupportedTag = "ort_check: unsupported: ";
 
 class OrtGraph : public CompiledGraph {
  public:
@@ -49,6 +54,8 @@ class OrtGraph : public CompiledGraph {
       throw UserError(fmt::format("the onnxruntime backend needs Node.js (`node` on PATH): {}", e.what()));
     }
     const std::string said = last_line(r.err.empty() ? r.out : r.err);
+    if (r.exit_code == 1 && said.rfind(kUnsupportedTag, 0) == 0)
+      throw Unsupported(fmt::format("ONNX Runtime cannot take graph {}: {}", g_.name, utf8_safe(said.substr(kUnsupportedTag.size()), 600)));
     if (r.exit_code == 1) {
       const bool at_load = said.find("ONNX Runtime session creation") != std::string::npos;
       throw CompileFailure(at_load ? FailureKind::compile_error : FailureKind::runtime_error, said);

@@ -318,6 +318,22 @@ TEST(OrtCheck, AnOpOrtLacksIsUnsupported) {
   EXPECT_NE(b.out.find("bfloat16"), std::string::npos) << b.out << b.err;
 }
 
+// The same limitations through `--backend onnxruntime`: unsupported (exit 2, said on its own
+// line), never a compile error a fuzz campaign would file as a finding.
+TEST(OrtCheck, AnOpOrtLacksIsUnsupportedByTheBackend) {
+  REQUIRE_NODE_WITH_ORT(node);
+  const fs::path root = fresh_dir("ort_backend_unsupported");
+  std::ofstream(root / "erf.rk") << "graph h(%x: f64[5]) {\n  %y = erf(%x)\n  return (%y)\n}\n";
+  std::ofstream(root / "bf.rk") << "graph b(%x: bf16[3]) {\n  %y = relu(%x)\n  return (%y)\n}\n";
+  for (const char* model : {"erf.rk", "bf.rk"}) {
+    SCOPED_TRACE(model);
+    auto r = reprokit_cli({"run", model, "--backend", "onnxruntime"}, root, {{"REPRO_AFTER", "dynamo"}, {"REPRO_LEVEL", "4"}, {"REPRO_DIR", "bundles"}});
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("reprokit run: unsupported: ONNX Runtime cannot take graph "), std::string::npos) << r.err;
+    EXPECT_TRUE(!fs::exists(root / "bundles") || fs::is_empty(root / "bundles")) << "a limitation is no bundle";
+  }
+}
+
 // Inputs that do not fit the model, a missing one, and a bad invocation: the check cannot judge
 // (exit 3), and says why.
 TEST(OrtCheck, BadInputsAndInvocationsAreNotJudged) {
