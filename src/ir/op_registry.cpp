@@ -62,6 +62,7 @@ void require_float(const TensorType& t, const char* what) {
 TensorType infer_unary(const Graph& g, const Node& n) {
   const auto& x = operand_type(g, n, 0);
   bool keeps_dtype = n.op == Op::neg || n.op == Op::abs || n.op == Op::relu;
+  if (n.op == Op::neg && x.dtype == DType::boolean) fail("neg of a bool tensor (PyTorch and ONNX refuse it; logical_not is what it would mean)");
   DType dt = x.dtype;
   if (!keeps_dtype && !is_floating(dt)) dt = DType::f32;  // as torch: int -> float
   if (n.op == Op::gelu) {
@@ -94,6 +95,7 @@ std::pair<DType, Shape> broadcast_operands(const Graph& g, const Node& n, size_t
 
 TensorType infer_binary(const Graph& g, const Node& n) {
   auto [dt, shape] = broadcast_operands(g, n, 0, 2);
+  if (n.op == Op::sub && dt == DType::boolean) fail("sub of bool operands (PyTorch and ONNX refuse it; logical_xor is what it would mean)");
   if (is_comparison(n.op)) dt = DType::boolean;
   else if (n.op == Op::div && !is_floating(dt)) dt = DType::f32;  // true division
   return make_type(g, n, dt, shape);

@@ -195,6 +195,7 @@ std::string emit_node(const Graph& g, const PyNames& ids, const Node& n) {
                          torch_dtype(attr(n, "dtype").as_dtype()));
     case Op::clamp: {
       auto lo = attr_opt(n, "min"), hi = attr_opt(n, "max");
+      if (!lo && !hi) return fmt::format("torch.clone({})", a[0]);  // no bounds: the identity (torch.clamp refuses it)
       return fmt::format("torch.clamp({}, min={}, max={})", a[0], lo ? py_value(*lo) : "None", hi ? py_value(*hi) : "None");
     }
     case Op::batch_norm:

@@ -37,6 +37,9 @@ INSTANTIATE_TEST_SUITE_P(
         VerifyCase{"%a = softmax(%x, dim=1, keepdim=true)\nreturn (%a)", "node %a = softmax: unknown attribute 'keepdim' (valid: dim)"},
         VerifyCase{"%a = sum(%x, dims=1.5)\nreturn (%a)", "node %a = sum: attribute 'dims' must be a list of ints, got 1.5"},
         VerifyCase{"%a = softmax(%i, dim=0)\nreturn (%a)", "node %a = softmax: input must be floating point, got i64"},
+        // What PyTorch (and ONNX) refuse on bools, as torch.compile's graphs never hold them.
+        VerifyCase{"%b = gt(%x, 0.0)\n%a = sub(%b, %b)\nreturn (%a)", "node %a = sub: sub of bool operands"},
+        VerifyCase{"%b = gt(%x, 0.0)\n%a = neg(%b)\nreturn (%a)", "node %a = neg: neg of a bool tensor"},
         VerifyCase{"%a = where(%x, %x, %x)\nreturn (%a)", "node %a = where: condition must be bool, got f32"},
         VerifyCase{"%w = reshape(%y, shape=[2, 2])\n%a = linear(%x, %w)\nreturn (%a)", "node %a = linear: weight shape [2, 2] does not match input feature size 3"},
         VerifyCase{"%a = neg(2.0)\nreturn (%a)", "operand 1 (x) of neg must be a tensor value, got the literal 2.0"},
