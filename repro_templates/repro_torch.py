@@ -64,13 +64,14 @@ def run_compiled(in_dir):
     """The graph compiled by Inductor as TORCH_COMPILE says, on the inputs in their own dtypes."""
     import torch._inductor.config
     patch = dict(TORCH_COMPILE['options'])
-    if TORCH_COMPILE['relu_bug']:
-        patch['cpp.inject_relu_bug_TESTING_ONLY'] = TORCH_COMPILE['relu_bug']
-    args = load_inputs(in_dir, False)
+    device = TORCH_COMPILE.get('device', 'cpu')
+    if TORCH_COMPILE['relu_bug']:  # in the code Inductor generates for the device: C++, or Triton on a GPU
+        patch[('triton' if device == 'cuda' else 'cpp') + '.inject_relu_bug_TESTING_ONLY'] = TORCH_COMPILE['relu_bug']
+    args = [a.to(device) for a in load_inputs(in_dir, False)]
     backend = TORCH_COMPILE.get('backend', 'inductor')
-    print(f'torch {torch.__version__}: torch.compile(backend="{backend}") with {patch or "the default options"}')
-    with torch._inductor.config.patch(patch), torch.no_grad():
-        return list(torch.compile({{ENTRY}}, backend=backend, fullgraph=True, dynamic=False)(*args))
+    print(f'torch {torch.__version__}: torch.compile(backend="{backend}") on {device} with {patch or "the default options"}')
+    with torch._inductor.config.patch(patch), torch.no_grad(), torch.device(device):
+        return [o.cpu() for o in torch.compile({{ENTRY}}, backend=backend, fullgraph=True, dynamic=False)(*args)]
 
 def largest_error(x, ref):
     """Largest |x - ref| over elements where ref is finite, with its index; inf where x has a

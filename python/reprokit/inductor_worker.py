@@ -15,6 +15,8 @@ Optional request fields, for bisecting Inductor's own optimisations (reprokit bi
   "disabled": ["post_grad_passes", "lowerings:relu[aten.relu.default]", "fallback_random", ...], the
       optimisations to turn off: a subsystem of PyTorch's CompilerBisector (every application of it),
       one application of it (as "applied" names it), or one of its config changes;
+  "device": "cpu" (the default) or "cuda": where the graph is compiled and run (Inductor's Triton
+      code on a GPU), its inputs moved there;
   "record": true, the reply then also carries "applied", the subsystem applications the compile
       went through in order ("post_grad_passes:remove_noop_ops", "lowerings:relu[aten.relu.default]").
 Version request: {"version": true} -> {"ok": true, "torch": "2.13.0+cpu"}.
@@ -139,9 +141,14 @@ def serve(inp, out):
                 out.write(json.dumps({"ok": True, "torch": torch.__version__}) + "\n")
                 continue
             patch = inductor_config_patch(torch, req.get("config"))
+            device = req.get("device") or "cpu"
+            if device not in ("cpu", "cuda"):
+                raise ValueError(f"device {device!r} is not cpu or cuda")
+            if device == "cuda" and not torch.cuda.is_available():
+                raise ValueError(f"device 'cuda': torch {torch.__version__} here has no CUDA device (the graph was captured on a GPU)")
             bug = req.get("relu_bug")
-            if bug is not None:
-                patch["cpp.inject_relu_bug_TESTING_ONLY"] = bug
+            if bug is not None:  # Inductor's planted fault, in the code it generates for the device
+                patch["triton.inject_relu_bug_TESTING_ONLY" if device == "cuda" else "cpp.inject_relu_bug_TESTING_ONLY"] = bug
             backend = req.get("compile_backend") or "inductor"
             if backend not in COMPILE_BACKENDS:
                 raise ValueError(f"compile_backend {backend!r} is not one of {', '.join(COMPILE_BACKENDS)}")
@@ -160,21 +167,22 @@ def serve(inp, out):
                 # nothing off (the caches' keys know nothing of the switch).
                 patch["fx_graph_cache"] = False
                 patch["fx_graph_remote_cache"] = False
-            inputs = [_load(torch, s) for s in req["inputs"]]
+            inputs = [_load(torch, s).to(device) for s in req["inputs"]]
             namespace = {"torch": torch, "F": F, "_dt": lambda d: d}
             exec(compile(req["source"], "<reprokit graph>", "exec"), namespace)  # noqa: S102 (reprokit's emitted code)
             fn = namespace[req["entry"]]
         except Exception as e:  # a request reprokit should not have sent
             out.write(json.dumps({"ok": False, "kind": "bad_request", "message": first_line(e)}) + "\n")
             continue
-        key = (req["source"], backend, tuple(sorted(disabled)), json.dumps(patch, sort_keys=True))
+        key = (req["source"], backend, device, tuple(sorted(disabled)), json.dumps(patch, sort_keys=True))
         if req.get("record") or key != last_key:
             torch._dynamo.reset()  # forget the previous graph's compiled code
             last_key = key
         reply = {"ok": True}
         import torch._functorch.config as fc
 
-        with torch._inductor.config.patch(patch), fc.patch(enable_autograd_cache=not bisecting), torch.no_grad():
+        # On a GPU the graph's own tensors (full, arange) are made there too, as the program's were.
+        with torch._inductor.config.patch(patch), fc.patch(enable_autograd_cache=not bisecting), torch.no_grad(), torch.device(device):
             compiled = torch.compile(fn, backend=backend, fullgraph=True, dynamic=False)
             try:
                 outs = compiled(*inputs)

@@ -96,3 +96,15 @@ def test_a_stage_below_inductor_is_torch_compiles_backend(model, tmp_path, repro
     assert r.returncode == 0, r.stderr
     bad = run(reprokit_exe, [model, "--backend", "inductor", "--backend-option", "compile_backend=cudagraphs"], str(tmp_path))
     assert bad.returncode == 2 and "is not one of eager, aot_eager, aot_eager_decomp_partition, inductor" in bad.stderr, bad.stderr
+
+
+def test_a_gpu_graph_needs_a_gpu(model, tmp_path, reprokit_exe):
+    import torch
+
+    bad = run(reprokit_exe, [model, "--backend", "inductor", "--backend-option", 'device="tpu"'], str(tmp_path))
+    assert bad.returncode == 2 and "backend option device: 'tpu' is not cpu or cuda" in bad.stderr, bad.stderr
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA device: the graph would run there")
+    r = run(reprokit_exe, [model, "--backend", "inductor", "--backend-option", 'device="cuda"'], str(tmp_path))
+    assert r.returncode == 2, r.stderr
+    assert "has no CUDA device (the graph was captured on a GPU)" in r.stderr, r.stderr

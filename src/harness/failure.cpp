@@ -48,6 +48,9 @@ std::string normalise_signature(const std::string& message) {
   // which the signatures of existing bundles were made with (RE2's \s has no \v).
   static const std::pair<Regex, const char*> rules[] = {
       {Regex(R"((/[^\t\n\v\f\r :'"()]+)+)", "signature rule"), "<path>"},             // paths
+      // a generated file named by its content's hash, without its directory (Inductor's Triton
+      // module: "SyntaxError: invalid syntax (cueageq7vnwrds32pnm4dbm....py, line 26)")
+      {Regex(R"(\b[A-Za-z0-9_]{24,}\.(py|cpp|h|so|cu|ptx|cubin)\b)", "signature rule"), "<file>"},
       {Regex(R"(0x[0-9a-fA-F]+)", "signature rule"), "<addr>"},                      // addresses
       {Regex(R"(%[A-Za-z0-9_.]+)", "signature rule"), "%<v>"},                     // value names
       {Regex(R"(\b\d+(\.\d+)?(e[-+]?\d+)?\b)", "signature rule"), "<n>"},  // numbers: ids, line:col, sizes, timings

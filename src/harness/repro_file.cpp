@@ -135,6 +135,12 @@ std::optional<InductorCall> inductor_call(const ReproSpec& spec) {
       throw UserError(fmt::format("backend option {}: '{}' is not one of eager, aot_eager, aot_eager_decomp_partition, inductor",
                                   kInductorStageOption, printable(call.backend)));
   }
+  if (auto device = call.options.find(std::string(kInductorDeviceOption)); device != call.options.end()) {
+    call.device = backend_option_string(c.backend_options, kInductorDeviceOption);
+    call.options.erase(device);
+    if (std::find(std::begin(kInductorDevices), std::end(kInductorDevices), call.device) == std::end(kInductorDevices))
+      throw UserError(fmt::format("backend option {}: '{}' is not cpu or cuda", kInductorDeviceOption, printable(call.device)));
+  }
   for (const FaultInjection& inj : c.injections)
     if (inj.op == Op::relu) call.relu_bug = std::string(fault_kind_name(inj.kind));
   return call;
@@ -150,7 +156,8 @@ std::string compiler_note(const std::optional<InductorCall>& inductor) {
       "`torch.compile(backend=\"inductor\")` as the program did, prints `REPRODUCED` and exits 1 when the failure happens; "
       "paste it into a PyTorch issue as it is. Inductor options (`torch._inductor.config`): {}. Planted fault: {}.\n",
       options.empty() ? "the defaults" : comment_safe(options),
-      inductor->relu_bug.empty() ? "none" : "`cpp.inject_relu_bug_TESTING_ONLY = \"" + inductor->relu_bug + "\"`");
+      inductor->relu_bug.empty() ? "none"
+                                 : fmt::format("`{}.inject_relu_bug_TESTING_ONLY = \"{}\"`", inductor->device == "cuda" ? "triton" : "cpp", inductor->relu_bug));
 }
 
 // <stem>.rk and its inputs in <stem>_inputs/ (staged in a fresh directory and swapped in, so the

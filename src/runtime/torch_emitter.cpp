@@ -247,8 +247,9 @@ std::string torch_compile_literal(const InductorCall* inductor) {
   std::string options = "{";
   for (const auto& [key, value] : inductor->options) options += fmt::format("{}{}: {}", options.size() > 1 ? ", " : "", c_string_literal(key), c_string_literal(value));
   options += "}";
-  return fmt::format("{{'options': {{k: json.loads(v) for k, v in {}.items()}}, 'relu_bug': {}, 'backend': {}}}", options,
-                     inductor->relu_bug.empty() ? "None" : c_string_literal(inductor->relu_bug), c_string_literal(inductor->backend));
+  return fmt::format("{{'options': {{k: json.loads(v) for k, v in {}.items()}}, 'relu_bug': {}, 'backend': {}, 'device': {}}}", options,
+                     inductor->relu_bug.empty() ? "None" : c_string_literal(inductor->relu_bug), c_string_literal(inductor->backend),
+                     c_string_literal(inductor->device));
 }
 
 std::string emit_torch_program(const Graph& g, const std::string& stem, const InductorCall* inductor, const std::string& inputs_dir) {

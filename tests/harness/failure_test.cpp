@@ -26,6 +26,12 @@ TEST(Signature, CompilerDiagnosticsFromDifferentRunsAgree) {
 TEST(Signature, AddressesValueNamesAndNumbersAreStripped) {
   EXPECT_EQ(normalise_signature("bad access at 0x7ffdeadbeef in node %h.matmul"), normalise_signature("bad access at 0x1234 in node %o"));
   EXPECT_EQ(normalise_signature("took 12.5 s on 8 threads"), normalise_signature("took 3 s on 16 threads"));
+  // Inductor's generated modules are named by a hash of their text, which differs between compiles.
+  EXPECT_EQ(normalise_signature("RuntimeError: Failed to import /tmp/x/ue/cueageq7vnwrds32pnm4dbmhp43fb6u5mzwopdfxiu25yhdtzkce.py "
+                                "SyntaxError: invalid syntax (cueageq7vnwrds32pnm4dbmhp43fb6u5mzwopdfxiu25yhdtzkce.py, line 26)"),
+            normalise_signature("RuntimeError: Failed to import /tmp/y/c2/c2jxsid326raur7ypngms6cza6lu7efxwqrjsxzfvaoqqq26z7hy.py "
+                                "SyntaxError: invalid syntax (c2jxsid326raur7ypngms6cza6lu7efxwqrjsxzfvaoqqq26z7hy.py, line 26)"));
+  EXPECT_NE(normalise_signature("error in model.py"), normalise_signature("error in other.py"));
   EXPECT_EQ(normalise_signature("  spaced \n  out\t text "), "spaced out text");
 }
 

@@ -30,6 +30,7 @@ struct InductorCall {
   std::map<std::string, std::string> options;
   std::string relu_bug;
   std::string backend = "inductor";  // torch.compile's backend (a stage below inductor, as bisect tries it)
+  std::string device = "cpu";        // where it compiles and runs: "cpu" or "cuda"
 };
 // `inputs_dir` names the default input directory beside the script when it is not <stem>_inputs/
 // (a `reduce` output keeps its inputs in inputs/, where its check reads them).

@@ -36,6 +36,7 @@ class Captured:
         self.output_slots = output_slots  # for each .rk output, its position among the FX outputs
         self.output_names = output_names  # for each .rk output, its value's name
         self.notes = []                   # what was left out
+        self.device = "cpu"               # where the program ran it: "cpu" or "cuda" (the graph itself is device-free)
 
     def write(self, directory, with_outputs=False):
         """DIR/<graph>.rk and DIR/inputs/<input>.npy (and DIR/outputs/<output>.npy: PyTorch's eager
@@ -268,14 +269,17 @@ def to_aten(gm, inputs):
 
 def capture(gm, inputs, graph_name, already_aten=False):
     """The reprokit graph of `gm` on `inputs`. Raises UnsupportedGraph naming what it cannot express."""
-    for t in inputs:
-        if isinstance(t, torch.Tensor) and t.device.type != "cpu":
-            raise UnsupportedGraph(f"an input lives on {t.device} (reprokit.torch captures CPU graphs)", op="placeholder")
+    devices = {t.device.type for t in inputs if isinstance(t, torch.Tensor)}
+    if not devices <= {"cpu", "cuda"} or len(devices) > 1:
+        where = ", ".join(sorted(str(t.device) for t in inputs if isinstance(t, torch.Tensor) and t.device.type != "cpu"))
+        raise UnsupportedGraph(f"inputs live on {where} (reprokit.torch captures graphs on the CPU or on one CUDA device)", op="placeholder")
     names = [readable_input_name(n.name) for n in gm.graph.nodes if n.op == "placeholder"]
     if already_aten:
         inputs = _as_traced(gm, inputs)
     aten_gm = gm if already_aten else to_aten(gm, inputs)
-    return _Translator(graph_name).translate(aten_gm, list(inputs), names)
+    captured = _Translator(graph_name).translate(aten_gm, list(inputs), names)
+    captured.device = "cuda" if devices == {"cuda"} else "cpu"
+    return captured
 
 
 def _as_traced(gm, inputs):

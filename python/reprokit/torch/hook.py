@@ -144,6 +144,7 @@ def inductor_options(patches):
             changed[key] = current[key]
     changed.update(patches or {})
     changed.pop("cpp.inject_relu_bug_TESTING_ONLY", None)  # replayed as --inject relu:KIND
+    changed.pop("triton.inject_relu_bug_TESTING_ONLY", None)
     options, skipped = [], []
     for key, value in sorted(changed.items()):
         if value is None or isinstance(value, (bool, int, str)) or (isinstance(value, float) and math.isfinite(value)):
@@ -155,10 +156,12 @@ def inductor_options(patches):
     return options
 
 
-def _relu_bug():
+def _relu_bug(device):
+    """Inductor's planted relu fault for the code it generates on `device` (C++ on the CPU, Triton
+    on a GPU)."""
     import torch._inductor.config as ic
 
-    return ic.cpp.inject_relu_bug_TESTING_ONLY
+    return ic.triton.inject_relu_bug_TESTING_ONLY if device == "cuda" else ic.cpp.inject_relu_bug_TESTING_ONLY
 
 
 # ---- levels
@@ -277,7 +280,9 @@ def _replay_real(captured, patches, stage):
         argv = [executable(), "run", model, "--backend", "inductor", "--inputs", inputs]
         for opt in inductor_options(patches):
             argv += ["--backend-option", opt]
-        bug = _relu_bug()
+        if captured.device != "cpu":
+            argv += ["--backend-option", f"device={json.dumps(captured.device)}"]
+        bug = _relu_bug(captured.device)
         if bug:
             argv += ["--inject", f"relu:{bug}"]
         env = dict(os.environ, REPRO_AFTER="dynamo", REPRO_LEVEL=str(_config.level), REPRO_DIR=_config.dir)
