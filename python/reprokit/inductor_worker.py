@@ -20,6 +20,7 @@ Optional request fields, for bisecting Inductor's own optimisations (reprokit bi
   "record": true, the reply then also carries "applied", the subsystem applications the compile
       went through in order ("post_grad_passes:remove_noop_ops", "lowerings:relu[aten.relu.default]").
 Version request: {"version": true} -> {"ok": true, "torch": "2.13.0+cpu"}.
+A reply with "worker_ends": true is the worker's last (CUDA's context is lost to it).
 
 `source` is the PyTorch function reprokit's own emitter wrote for a verified graph (the same
 function as a bundle's repro_torch.py); `config` names torch._inductor.config options, each
@@ -114,6 +115,11 @@ class SubsystemSwitch:
         return off
 
 
+def _gpu_context_lost(message):
+    """Whether a run-time error is one after which CUDA refuses everything in this process."""
+    return "CUDA error" in message or "AcceleratorError" in message or "device-side assert" in message
+
+
 def install_subsystem_switch():
     from torch._inductor.compiler_bisector import CompilerBisector
 
@@ -201,7 +207,16 @@ def serve(inp, out):
                 reply = {"ok": False, "kind": "runtime_error", "message": "cannot save an output: " + first_line(e)}
         if req.get("record"):
             reply["applied"] = switch.applied
+        # A device-side assert or fault leaves CUDA's context unusable for the rest of the process:
+        # every later graph would fail the same way. This worker says so and ends after its answer,
+        # and reprokit starts a fresh one for the next graph (as the cuda backend's workers do).
+        lost = device == "cuda" and reply.get("kind") == "runtime_error" and _gpu_context_lost(reply["message"])
+        if lost:
+            reply["worker_ends"] = True
         out.write(json.dumps(reply) + "\n")
+        if lost:
+            out.flush()
+            os._exit(0)
 
 
 def main():

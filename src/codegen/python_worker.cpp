@@ -47,11 +47,18 @@ class PythonWorker {
     if (!child_->write_line(request.dump())) died("while it was sent a graph");
     std::optional<std::string> line = child_->read_line(0);
     if (!line) died("while it compiled or ran a graph");
+    json reply;
     try {
-      return json::parse(*line);
+      reply = json::parse(*line);
     } catch (const json::exception&) {
       throw UserError(fmt::format("the {} worker answered something that is not a reply: {}", spec_.compiler, utf8_safe(line->substr(0, 300))));
     }
+    // Its last answer (a GPU fault cost it CUDA's context): the next request starts a fresh one.
+    if (reply.is_object() && reply.value("worker_ends", false)) {
+      child_->finish();
+      child_.reset();
+    }
+    return reply;
   }
 
  private:

@@ -2,7 +2,8 @@
 // tvm, iree): one interpreter per process and worker module, started at the first request, that
 // imports the compiler once and then answers one JSON request per line. A worker that dies is a
 // crash of the compiler under test (its signal in the message) and is replaced at the next
-// request; a hang is REPRO_TIMEOUT's, as for every backend.
+// request; a hang is REPRO_TIMEOUT's, as for every backend. A worker whose reply says
+// "worker_ends" (a GPU fault left its CUDA context unusable) is finished after that reply.
 #pragma once
 #include <nlohmann/json.hpp>
 
