@@ -114,7 +114,10 @@ def reprokit_flow(model, bug, after, timeout):
         return {"time": t, "queries": "-", "ops": "-", "reproduces": "minify failed", "dir": work}
     again, _ = run([reprokit_exe(), "repro", os.path.join(bundles[0], "repro.rk")], env, work, timeout)
     script, _ = run([sys.executable, "repro_torch.py"], env, bundles[0], timeout)
-    ok = again is not None and again.returncode == 1 and script is not None and script.returncode == 1
+    # `reprokit repro` says REPRODUCED with exit 1; repro_torch.py exits 1 on the failure, or dies with
+    # the compiled code (Inductor's planted runtime error aborts the interpreter), judged as
+    # PyTorch's repro.py is: any non-zero status.
+    ok = again is not None and again.returncode == 1 and script is not None and script.returncode != 0
     return {"time": t, "queries": int(m.group(3)), "ops": int(m.group(2)), "reproduces": "yes" if ok else "no", "dir": work}
 
 
