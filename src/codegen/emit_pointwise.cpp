@@ -68,8 +68,12 @@ std::string Codegen::pointwise_expr(int id, const Shape& iter, const std::string
   const Node& n = g_.node(id);
   const char* ct = compute_type(n.type.dtype);
   std::vector<DType> dtypes;
-  for (auto& o : n.operands) dtypes.push_back(o.is_value() ? g_.node(o.value).type.dtype : DType::f64);
-  const char* opct = compute_type(compute_dtype(n, dtypes));  // comparisons: the operands' promoted type
+  std::vector<int64_t> ranks;
+  for (auto& o : n.operands) {
+    dtypes.push_back(o.is_value() ? g_.node(o.value).type.dtype : DType::f64);
+    ranks.push_back(o.is_value() ? static_cast<int64_t>(g_.node(o.value).type.shape.size()) : 0);
+  }
+  const char* opct = compute_type(compute_dtype(n, dtypes, ranks));  // comparisons: the operands' promoted type
   std::vector<std::string> a;
   for (auto& o : n.operands) a.push_back(operand_expr(o, n.op == Op::where && a.empty() ? "bool" : opct, iter, flat));
   switch (n.op) {

@@ -77,10 +77,12 @@ std::pair<DType, Shape> broadcast_operands(const Graph& g, const Node& n, size_t
   Shape shape;
   std::vector<Operand> ops;
   std::vector<DType> dtypes;
+  std::vector<int64_t> ranks;
   for (size_t i = first; i < first + count; ++i) {
     const auto& o = n.operands[i];
     ops.push_back(o);
     dtypes.push_back(o.is_value() ? g.node(o.value).type.dtype : DType::f64);
+    ranks.push_back(o.is_value() ? static_cast<int64_t>(g.node(o.value).type.shape.size()) : 0);
     if (!o.is_value()) {
       scalar_kind(o.literal);
       continue;
@@ -90,7 +92,7 @@ std::pair<DType, Shape> broadcast_operands(const Graph& g, const Node& n, size_t
     if (!b) fail(fmt::format("shapes {} and {} do not broadcast", shape_str(shape), shape_str(t.shape)));
     shape = *b;
   }
-  return {promote_operands(ops, dtypes), shape};
+  return {promote_operands(ops, dtypes, ranks), shape};
 }
 
 TensorType infer_binary(const Graph& g, const Node& n) {
@@ -371,6 +373,8 @@ TensorType infer_squeeze(const Graph& g, const Node& n) {
   if (x.rank() > 0) {
     int64_t dim = normalize_dim(attr_int(n, "dim"), x.rank());
     if (out[static_cast<size_t>(dim)] == 1) out.erase(out.begin() + dim);  // as torch: no-op otherwise
+  } else if (const int64_t dim = attr_int(n, "dim"); dim != 0 && dim != -1) {
+    fail(fmt::format("dim {} is out of range for a 0-d tensor (0 or -1, as PyTorch)", dim));
   }
   return make_type(g, n, x.dtype, out);
 }

@@ -34,26 +34,32 @@ std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
   return out;
 }
 
-DType promote_operands(const std::vector<Operand>& operands, const std::vector<DType>& dtypes) {
-  std::optional<DType> tensor_dt;
+namespace {
+int category(DType t) { return t == DType::boolean ? 0 : is_floating(t) ? 2 : 1; }
+}  // namespace
+
+DType promote_operands(const std::vector<Operand>& operands, const std::vector<DType>& dtypes, const std::vector<int64_t>& ranks) {
+  std::optional<DType> dimensioned, zero_dim;
   std::optional<ScalarKind> best_scalar;
   for (size_t i = 0; i < operands.size(); ++i) {
     const Operand& o = operands[i];
     if (o.is_value()) {
-      tensor_dt = tensor_dt ? promote_types(*tensor_dt, dtypes[i]) : dtypes[i];
+      std::optional<DType>& into = ranks.at(i) == 0 ? zero_dim : dimensioned;
+      into = into ? promote_types(*into, dtypes[i]) : dtypes[i];
       continue;
     }
     ScalarKind k = o.literal.is_bool() ? ScalarKind::boolean : o.literal.is_int() ? ScalarKind::integer : ScalarKind::floating;
     if (!best_scalar || k > *best_scalar) best_scalar = k;
   }
-  if (!tensor_dt) throw VerifyError("at least one operand must be a tensor value");
-  return best_scalar ? promote_with_scalar(*tensor_dt, *best_scalar) : *tensor_dt;
+  if (!dimensioned && !zero_dim) throw VerifyError("at least one operand must be a tensor value");
+  DType t = !dimensioned ? *zero_dim : !zero_dim || category(*zero_dim) <= category(*dimensioned) ? *dimensioned : *zero_dim;
+  return best_scalar ? promote_with_scalar(t, *best_scalar) : t;
 }
 
 bool is_comparison(Op op) { return op == Op::eq || op == Op::ne || op == Op::lt || op == Op::le || op == Op::gt || op == Op::ge; }
 
-DType compute_dtype(const Node& n, const std::vector<DType>& dtypes) {
-  if (is_comparison(n.op)) return promote_operands(n.operands, dtypes);
+DType compute_dtype(const Node& n, const std::vector<DType>& dtypes, const std::vector<int64_t>& ranks) {
+  if (is_comparison(n.op)) return promote_operands(n.operands, dtypes, ranks);
   if (n.op == Op::to) return dtypes.at(0);
   return n.type.dtype;
 }

@@ -128,12 +128,14 @@ Values result_from_ints(DType rt, const Shape& out, std::vector<int64_t> v) {
 
 Values pointwise(const Node& n, const std::vector<Values>& a, const Shape& out) {
   std::vector<DType> dtypes;
+  std::vector<int64_t> ranks;
   std::vector<std::vector<int64_t>> maps;
   for (auto& v : a) {
     dtypes.push_back(v.dtype);
+    ranks.push_back(static_cast<int64_t>(v.shape.size()));
     maps.push_back(broadcast_map(out, v.shape));
   }
-  DType ct = compute_dtype(n, dtypes), rt = n.type.dtype;
+  DType ct = compute_dtype(n, dtypes, ranks), rt = n.type.dtype;
   bool int_compute = !is_floating(ct);
   size_t count = static_cast<size_t>(numel(out));
   if (n.op == Op::where) {

@@ -53,6 +53,28 @@ TEST(Inference, PromotionFollowsPyTorch) {
   EXPECT_EQ(type_of(g, "si"), "i64[]");
 }
 
+// A 0-d tensor promotes a tensor with dimensions only across categories (torch.result_type):
+// maximum(f32[1, 1], f64[]) is f32, which a generated graph through Inductor showed.
+TEST(Inference, AZeroDimTensorPromotesOnlyAcrossCategories) {
+  Graph g = parse_graph(R"(graph z(%f: f32[2], %i: i32[2], %d: f64[], %h: f16[], %l: i64[], %q: bool[2]) {
+  %fd = maximum(%f, %d)
+  %id = add(%i, %d)
+  %il = add(%i, %l)
+  %ql = mul(%q, %l)
+  %dh = add(%d, %h)
+  %lt = lt(%f, %d)
+  %fd2 = where(%q, %f, %d)
+  return (%fd, %id, %il, %ql, %dh, %lt, %fd2)
+})");
+  EXPECT_EQ(type_of(g, "fd"), "f32[2]");
+  EXPECT_EQ(type_of(g, "id"), "f64[2]");
+  EXPECT_EQ(type_of(g, "il"), "i32[2]");
+  EXPECT_EQ(type_of(g, "ql"), "i64[2]");
+  EXPECT_EQ(type_of(g, "dh"), "f64[]");
+  EXPECT_EQ(type_of(g, "lt"), "bool[2]");
+  EXPECT_EQ(type_of(g, "fd2"), "f32[2]");
+}
+
 TEST(Inference, BatchedMatmulBroadcastsBatchDims) {
   Graph g = parse_graph("graph m(%a: f32[5, 1, 2, 3], %b: f32[4, 3, 7]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}");
   EXPECT_EQ(type_of(g, "c"), "f32[5, 4, 2, 7]");

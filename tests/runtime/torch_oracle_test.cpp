@@ -155,3 +155,17 @@ TEST(TorchOracle, FloatOnlyOpsOfIntegersComputeInTheirFloatResultType) {
 })");
   EXPECT_EQ(compare_with_torch(g, work_dir("float_only_ops"), false), "");
 }
+
+// A 0-d tensor operand promotes as torch.result_type says (the reference and PyTorch agree on the
+// dtype and the values).
+TEST(TorchOracle, ZeroDimTensorOperandsPromoteAsPyTorch) {
+  if (!have_torch()) GTEST_SKIP() << "python3-torch is not installed: the PyTorch oracle test did not run";
+  Graph g = parse_graph(R"(graph zd(%f: f32[2, 3], %i: i32[2, 3], %d: f64[], %l: i64[]) {
+  %a = maximum(%f, %d)
+  %b = add(%i, %d)
+  %c = mul(%i, %l)
+  %e = lt(%f, %d)
+  return (%a, %b, %c, %e)
+})");
+  EXPECT_EQ(compare_with_torch(g, work_dir("zero_dim"), false), "");
+}

@@ -19,15 +19,17 @@ int64_t normalize_dim(int64_t dim, int64_t rank);
 // Broadcasts two shapes as NumPy/PyTorch do; nullopt when incompatible.
 std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b);
 
-// The dtype pointwise operands promote to (torch.result_type): tensor dtypes promote with each
-// other, a scalar literal only lifts the category (int tensor * 2.5 -> f32). `dtypes[k]` is the
-// dtype of operand k when it is a value (ignored for literals). VerifyError when no operand is a
-// value.
-DType promote_operands(const std::vector<Operand>& operands, const std::vector<DType>& dtypes);
+// The dtype pointwise operands promote to (torch.result_type): tensors with dimensions promote with
+// each other; a 0-d tensor only where its category (bool < integer < float) is above theirs
+// (f32[2, 3] with an f64[] is f32; i32[2] with an f64[] is f64), and 0-d tensors alone promote
+// with each other; a scalar literal only lifts the category (int tensor * 2.5 -> f32).
+// `dtypes[k]` and `ranks[k]` are operand k's when it is a value (ignored for literals).
+// VerifyError when no operand is a value.
+DType promote_operands(const std::vector<Operand>& operands, const std::vector<DType>& dtypes, const std::vector<int64_t>& ranks);
 bool is_comparison(Op op);  // eq ne lt le gt ge
 // The type pointwise node n computes in: comparisons in the operands' promoted type, `to` in its
 // source type, every other op in its result type (n.type.dtype).
-DType compute_dtype(const Node& n, const std::vector<DType>& dtypes);
+DType compute_dtype(const Node& n, const std::vector<DType>& dtypes, const std::vector<int64_t>& ranks);
 
 // The dims a reduction reduces, normalised and in the order given (all dims when the attribute is
 // absent): `dims` for sum/mean/var/amax/amin, `dim` for argmax. Throws VerifyError on a repeat.
