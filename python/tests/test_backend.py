@@ -2,6 +2,7 @@
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -108,3 +109,16 @@ def test_a_gpu_graph_needs_a_gpu(model, tmp_path, reprokit_exe):
     r = run(reprokit_exe, [model, "--backend", "inductor", "--backend-option", 'device="cuda"'], str(tmp_path))
     assert r.returncode == 2, r.stderr
     assert "has no CUDA device (the graph was captured on a GPU)" in r.stderr, r.stderr
+
+
+def test_repro_torch_judges_an_empty_output(tmp_path, reprokit_exe):
+    # An output with no elements has nothing to be wrong about: the script judges the others.
+    model = tmp_path / "empty.rk"
+    model.write_text("graph e(%x: f32[4, 8], %z: f32[0, 3]) {\n  %r = relu(%x)\n  %s = sin(%z)\n  return (%r, %s)\n}\n")
+    r = run(reprokit_exe, [str(model), "--backend", "inductor", "--inject", "relu:accuracy"], str(tmp_path), REPRO_AFTER="dynamo",
+            REPRO_LEVEL="4", REPRO_MINIFY="0")
+    assert r.returncode == 1, r.stderr
+    (bundle,) = [os.path.join(tmp_path, "out", d) for d in os.listdir(tmp_path / "out")]
+    script = subprocess.run([sys.executable, "repro_torch.py"], capture_output=True, text=True, cwd=os.path.join(bundle, "original"), timeout=600)
+    assert script.returncode == 1, script.stdout + script.stderr
+    assert "s: ok: empty ([0, 3])" in script.stdout and "REPRODUCED: accuracy" in script.stdout, script.stdout
