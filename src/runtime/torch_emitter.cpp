@@ -83,7 +83,7 @@ std::string keep(const Node& n) { return attr_bool(n, "keepdim") ? "True" : "Fal
 // operand's own dtype made maximum(bool, -1.0) a bool where the graph says f32).
 std::string as_tensor(const std::vector<std::string>& a, const Node& n, size_t k) {
   if (n.operands[k].is_value()) return a[k];
-  return fmt::format("torch.tensor({}, dtype={})", a[k], torch_dtype(n.type.dtype));
+  return fmt::format("torch.tensor({}, dtype=_dt({}))", a[k], torch_dtype(n.type.dtype));  // _dt: float64 in a --f64 run
 }
 
 // A binary op: torch.<fn>(a, b), or a Python operator when the left operand is a scalar (so
@@ -123,7 +123,7 @@ std::string emit_node(const Graph& g, const PyNames& ids, const Node& n) {
   std::vector<std::string> a;
   for (auto& o : n.operands) a.push_back(o.is_value() ? ids[o.value] : py_value(o.literal));
   if (needs_float_operand(n.op) && n.operands[0].is_value() && !is_floating(g.node(n.operands[0].value).type.dtype) && is_floating(n.type.dtype))
-    a[0] = fmt::format("{}.to({})", a[0], torch_dtype(n.type.dtype));
+    a[0] = fmt::format("{}.to(_dt({}))", a[0], torch_dtype(n.type.dtype));
   switch (n.op) {
     case Op::neg: return fmt::format("torch.neg({})", a[0]);
     case Op::abs: return fmt::format("torch.abs({})", a[0]);
