@@ -25,6 +25,10 @@ Expr mean_over(Expr x, const std::vector<int64_t>& dims, bool keepdim) {
 // The primitives computing composite node n from its operands `a` (values in the new graph).
 Expr decompose_node(Builder& b, const Node& n, const std::vector<Arg>& a) {
   Expr x = b.value(a[0].operand);
+  // An integer or bool input of a float op computes in the float result type (PyTorch's int ->
+  // float); its decomposition's neg or sub would otherwise apply to the integers themselves.
+  const bool float_unary = n.op == Op::sigmoid || n.op == Op::silu || n.op == Op::gelu;
+  if (float_unary && !is_floating(x.dtype()) && is_floating(n.type.dtype)) x = cast(x, n.type.dtype);
   switch (n.op) {
     case Op::sigmoid: return sigmoid_of(x);
     case Op::silu: return x * sigmoid_of(x);

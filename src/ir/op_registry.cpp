@@ -63,7 +63,8 @@ TensorType infer_unary(const Graph& g, const Node& n) {
   const auto& x = operand_type(g, n, 0);
   bool keeps_dtype = n.op == Op::neg || n.op == Op::abs || n.op == Op::relu;
   if (n.op == Op::neg && x.dtype == DType::boolean) fail("neg of a bool tensor (PyTorch and ONNX refuse it; logical_not is what it would mean)");
-  if (n.op == Op::relu && x.dtype == DType::boolean) fail("relu of a bool tensor (PyTorch and ONNX refuse it)");
+  if ((n.op == Op::relu || n.op == Op::abs) && x.dtype == DType::boolean)
+    fail(fmt::format("{} of a bool tensor (PyTorch and ONNX refuse it)", op_name(n.op)));
   DType dt = x.dtype;
   if (!keeps_dtype && !is_floating(dt)) dt = DType::f32;  // as torch: int -> float
   if (n.op == Op::gelu) {

@@ -99,3 +99,19 @@ TEST(Decompose, LowPrecisionCompositesComputeInFloat32) {
   EXPECT_EQ(d.node(d.outputs[0]).op, Op::to);
   EXPECT_EQ(d.node(d.outputs[0]).type.dtype, DType::bf16);
 }
+
+// A float op of an integer or bool input decomposes in its float result type: sigmoid(bool) was
+// neg(bool), which the IR refuses as PyTorch does (and Inductor, handed the decomposed training
+// graph, refused it too).
+TEST(Decompose, FloatOpsOfIntegersDecomposeInTheirFloatType) {
+  Graph g = parse_graph(R"(graph fi(%b: bool[3], %i: i32[3], %l: i64[3]) {
+  %s = sigmoid(%b)
+  %t = silu(%i)
+  %u = gelu(%l, approximate="tanh")
+  return (%s, %t, %u)
+})");
+  Graph d = decompose(g);
+  expect_primitive(d);
+  for (int o : d.outputs) EXPECT_EQ(d.node(o).type.dtype, DType::f32);
+  EXPECT_LT(max_rel_diff(g, d, true), 1e-12);
+}

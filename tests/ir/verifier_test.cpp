@@ -41,6 +41,7 @@ INSTANTIATE_TEST_SUITE_P(
         VerifyCase{"%b = gt(%x, 0.0)\n%a = sub(%b, %b)\nreturn (%a)", "node %a = sub: sub of bool operands"},
         VerifyCase{"%b = gt(%x, 0.0)\n%a = neg(%b)\nreturn (%a)", "node %a = neg: neg of a bool tensor"},
         VerifyCase{"%b = gt(%x, 0.0)\n%a = relu(%b)\nreturn (%a)", "node %a = relu: relu of a bool tensor"},
+        VerifyCase{"%b = gt(%x, 0.0)\n%a = abs(%b)\nreturn (%a)", "node %a = abs: abs of a bool tensor"},
         VerifyCase{"%s = sum(%x)\n%a = squeeze(%s, dim=3)\nreturn (%a)", "node %a = squeeze: dim 3 is out of range for a 0-d tensor"},
         VerifyCase{"%a = where(%x, %x, %x)\nreturn (%a)", "node %a = where: condition must be bool, got f32"},
         VerifyCase{"%w = reshape(%y, shape=[2, 2])\n%a = linear(%x, %w)\nreturn (%a)", "node %a = linear: weight shape [2, 2] does not match input feature size 3"},
