@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,8 @@ namespace {
 // Subsystems turned off as a whole before any one of their members, in CompilerBisector's order;
 // a name with ':' in the worker's record is one application of the subsystem before the ':'.
 // (CompilerBisector's pre_grad_graph is not among them: turning it off skips Inductor altogether.)
-constexpr std::string_view kSubsystems[] = {"pre_grad_passes", "joint_graph_passes", "post_grad_passes", "lowerings", "decomposition"};
+constexpr std::string_view kPasses[] = {"pre_grad_passes", "joint_graph_passes", "post_grad_passes"};
+constexpr std::string_view kLowering[] = {"lowerings", "decomposition"};
 // CompilerBisector's config changes, tried where the subsystems are (worker: _CONFIG_CHANGES).
 constexpr std::string_view kConfigChanges[] = {"fallback_random", "emulate_precision_casts", "layout_optimization", "comprehensive_padding"};
 constexpr std::string_view kConfigChangesBeforeInductor[] = {"cse"};
@@ -45,16 +47,22 @@ bool at_inductor(const CompileOptions& options) {
   return stage.empty() || stage == "inductor";
 }
 
-// The subsystems that applied, in CompilerBisector's order, then the config changes of the stage.
+// In CompilerBisector's order: the passes that applied, the config changes of the stage, then the
+// lowerings and decompositions that applied (a config change such as emulate_precision_casts names
+// a cause that every lowering of a low-precision op would otherwise share).
 std::vector<std::string> changed(const Graph& g, const CompileOptions& options) {
   const std::vector<std::string> record = applied(g, options);
+  auto add_applied = [&](std::span<const std::string_view> names, std::vector<std::string>& out) {
+    for (std::string_view s : names)
+      if (std::any_of(record.begin(), record.end(), [&](const std::string& a) { return subsystem_of(a) == s; })) out.emplace_back(s);
+  };
   std::vector<std::string> out;
-  for (std::string_view s : kSubsystems)
-    if (std::any_of(record.begin(), record.end(), [&](const std::string& a) { return subsystem_of(a) == s; })) out.emplace_back(s);
+  add_applied(kPasses, out);
   if (at_inductor(options))
     out.insert(out.end(), std::begin(kConfigChanges), std::end(kConfigChanges));
   else
     out.insert(out.end(), std::begin(kConfigChangesBeforeInductor), std::end(kConfigChangesBeforeInductor));
+  add_applied(kLowering, out);
   return out;
 }
 
