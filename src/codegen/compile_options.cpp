@@ -2,6 +2,7 @@
 #include "reprokit/codegen/compile_options.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -95,6 +96,15 @@ std::string backend_option_string(const std::map<std::string, std::string>& back
   nlohmann::json v = nlohmann::json::parse(it->second, nullptr, false);
   if (!v.is_string()) throw UserError(fmt::format("backend option {}: expected a string, got {}", key, printable(it->second)));
   return v.get<std::string>();
+}
+
+std::string backend_option_choice(const std::map<std::string, std::string>& backend_options, std::string_view key,
+                                  std::span<const std::string_view> choices) {
+  if (!backend_options.count(std::string(key))) return "";
+  std::string value = backend_option_string(backend_options, key);
+  if (std::find(choices.begin(), choices.end(), value) != choices.end()) return value;
+  const std::string listed = choices.size() == 2 ? fmt::format("{} or {}", choices[0], choices[1]) : fmt::format("one of {}", fmt::join(choices, ", "));
+  throw UserError(fmt::format("backend option {}: '{}' is not {}", key, printable(value), listed));
 }
 
 std::pair<std::string, std::string> parse_backend_option(const std::string& spec) {

@@ -67,13 +67,7 @@ bool Codegen::fast_float_math(const char* ct) const { return target_.fast_float_
 std::string Codegen::pointwise_expr(int id, const Shape& iter, const std::string& flat) {
   const Node& n = g_.node(id);
   const char* ct = compute_type(n.type.dtype);
-  std::vector<DType> dtypes;
-  std::vector<int64_t> ranks;
-  for (auto& o : n.operands) {
-    dtypes.push_back(o.is_value() ? g_.node(o.value).type.dtype : DType::f64);
-    ranks.push_back(o.is_value() ? static_cast<int64_t>(g_.node(o.value).type.shape.size()) : 0);
-  }
-  const char* opct = compute_type(compute_dtype(n, dtypes, ranks));  // comparisons: the operands' promoted type
+  const char* opct = compute_type(compute_dtype(g_, n));  // comparisons: the operands' promoted type
   std::vector<std::string> a;
   for (auto& o : n.operands) a.push_back(operand_expr(o, n.op == Op::where && a.empty() ? "bool" : opct, iter, flat));
   switch (n.op) {
@@ -104,7 +98,7 @@ std::string Codegen::pointwise_expr(int id, const Shape& iter, const std::string
     case Op::gt: return "(" + a[0] + " > " + a[1] + ")";
     case Op::ge: return "(" + a[0] + " >= " + a[1] + ")";
     case Op::where: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
-    case Op::to: return convert_expr(a[0], dtypes[0], n.type.dtype);
+    case Op::to: return convert_expr(a[0], g_.node(n.operands[0].value).type.dtype, n.type.dtype);
     case Op::clone: return a[0];
     case Op::clamp: {
       std::string v = a[0];

@@ -61,15 +61,9 @@ json request_fields(const CompileOptions& options) {
   json fields = {{"config", json::object()}};
   for (const auto& [key, value] : options.backend_options) {
     if (key == kInductorStageOption) {
-      const std::string stage = backend_option_string(options.backend_options, key);
-      if (std::find(std::begin(kInductorStages), std::end(kInductorStages), stage) == std::end(kInductorStages))
-        throw UserError(fmt::format("backend option {}: '{}' is not one of eager, aot_eager, aot_eager_decomp_partition, inductor", key, printable(stage)));
-      fields["compile_backend"] = stage;
+      fields["compile_backend"] = backend_option_choice(options.backend_options, key, kInductorStages);
     } else if (key == kInductorDeviceOption) {
-      const std::string device = backend_option_string(options.backend_options, key);
-      if (std::find(std::begin(kInductorDevices), std::end(kInductorDevices), device) == std::end(kInductorDevices))
-        throw UserError(fmt::format("backend option {}: '{}' is not cpu or cuda", key, printable(device)));
-      fields["device"] = device;
+      fields["device"] = backend_option_choice(options.backend_options, key, kInductorDevices);
     } else if (key == kInductorDisableOption) {
       fields["disabled"] = split_commas(backend_option_string(options.backend_options, key));
     } else {

@@ -104,10 +104,7 @@ std::map<std::string, std::string> ort_runner_env(const CompileOptions& options)
   for (const auto& option : options.backend_options) {
     const std::string& key = option.first;
     if (key == kOnnxRuntimeSwitches.level_option) {
-      std::string level = backend_option_string(options.backend_options, key);
-      if (std::find(std::begin(kLevels), std::end(kLevels), level) == std::end(kLevels))
-        throw UserError(fmt::format("backend option {}: '{}' is not one of disabled, basic, extended, layout, all", key, printable(level)));
-      env["ORT_CHECK_OPT_LEVEL"] = level;
+      env["ORT_CHECK_OPT_LEVEL"] = backend_option_choice(options.backend_options, key, kLevels);
     } else if (key == kOnnxRuntimeSwitches.disable_option) {
       std::string names = backend_option_string(options.backend_options, key);
       if (!names.empty() && !optimizer_names(names))

@@ -128,19 +128,8 @@ std::optional<InductorCall> inductor_call(const ReproSpec& spec) {
   // The switches bisect turns are reprokit's, not config options: the stage is torch.compile's
   // backend; subsystems turned off exist only inside reprokit's worker.
   call.options.erase(std::string(kInductorDisableOption));
-  if (auto stage = call.options.find(std::string(kInductorStageOption)); stage != call.options.end()) {
-    call.backend = backend_option_string(c.backend_options, kInductorStageOption);
-    call.options.erase(stage);
-    if (std::find(std::begin(kInductorStages), std::end(kInductorStages), call.backend) == std::end(kInductorStages))
-      throw UserError(fmt::format("backend option {}: '{}' is not one of eager, aot_eager, aot_eager_decomp_partition, inductor",
-                                  kInductorStageOption, printable(call.backend)));
-  }
-  if (auto device = call.options.find(std::string(kInductorDeviceOption)); device != call.options.end()) {
-    call.device = backend_option_string(c.backend_options, kInductorDeviceOption);
-    call.options.erase(device);
-    if (std::find(std::begin(kInductorDevices), std::end(kInductorDevices), call.device) == std::end(kInductorDevices))
-      throw UserError(fmt::format("backend option {}: '{}' is not cpu or cuda", kInductorDeviceOption, printable(call.device)));
-  }
+  if (call.options.erase(std::string(kInductorStageOption))) call.backend = backend_option_choice(c.backend_options, kInductorStageOption, kInductorStages);
+  if (call.options.erase(std::string(kInductorDeviceOption))) call.device = backend_option_choice(c.backend_options, kInductorDeviceOption, kInductorDevices);
   for (const FaultInjection& inj : c.injections)
     if (inj.op == Op::relu) call.relu_bug = std::string(fault_kind_name(inj.kind));
   return call;

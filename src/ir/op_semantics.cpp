@@ -64,6 +64,16 @@ DType compute_dtype(const Node& n, const std::vector<DType>& dtypes, const std::
   return n.type.dtype;
 }
 
+DType compute_dtype(const Graph& g, const Node& n) {
+  std::vector<DType> dtypes;
+  std::vector<int64_t> ranks;
+  for (const auto& o : n.operands) {
+    dtypes.push_back(o.is_value() ? g.node(o.value).type.dtype : DType::f64);
+    ranks.push_back(o.is_value() ? static_cast<int64_t>(g.node(o.value).type.shape.size()) : 0);
+  }
+  return compute_dtype(n, dtypes, ranks);
+}
+
 std::vector<int64_t> reduction_dims(const Node& n, int64_t rank) {
   const char* name = n.op == Op::argmax ? "dim" : "dims";
   std::vector<int64_t> dims;

@@ -456,13 +456,7 @@ class Exporter {
   }
   // Elementwise binary ops and comparisons (ne is Equal, then Not).
   Val rule_binary(const Node& n, DType, const char* onnx_type) {
-    std::vector<DType> dts;
-    std::vector<int64_t> ranks;
-    for (const auto& o : n.operands) {
-      dts.push_back(o.is_value() ? g_.node(o.value).type.dtype : DType::f64);
-      ranks.push_back(o.is_value() ? static_cast<int64_t>(g_.node(o.value).type.shape.size()) : 0);
-    }
-    const DType cd = compute_dtype(n, dts, ranks);
+    const DType cd = compute_dtype(g_, n);
     DType e = exec(onnx_type, cd);
     Val y = node(onnx_type, {operand(n, 0, e), operand(n, 1, e)}, is_comparison(n.op) ? DType::boolean : e);
     if (n.op == Op::ne) y = node("Not", {y.name}, DType::boolean);

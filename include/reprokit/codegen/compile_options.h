@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,6 +63,10 @@ void refuse_fault_injections(const CompileOptions& options, std::string_view com
 // The string a backend option holds ("" when it is not set); UserError naming the option when it
 // holds a number, boolean or null.
 std::string backend_option_string(const std::map<std::string, std::string>& backend_options, std::string_view key);
+// The same for an option whose value must be one of `choices` ("" when it is not set); UserError
+// naming the choices when it is another.
+std::string backend_option_choice(const std::map<std::string, std::string>& backend_options, std::string_view key,
+                                  std::span<const std::string_view> choices);
 // The items of a comma-separated list, empty ones left out ("a,,b," -> a, b).
 std::vector<std::string> split_commas(std::string_view list);
 // Adds the injections of REPRO_INJECT / REPRO_INJECT_PASS (comma-separated OP:KIND / PASS:N).

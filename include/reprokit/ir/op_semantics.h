@@ -30,6 +30,8 @@ bool is_comparison(Op op);  // eq ne lt le gt ge
 // The type pointwise node n computes in: comparisons in the operands' promoted type, `to` in its
 // source type, every other op in its result type (n.type.dtype).
 DType compute_dtype(const Node& n, const std::vector<DType>& dtypes, const std::vector<int64_t>& ranks);
+// The same, with the operands' dtypes and ranks read from graph g (a node of g).
+DType compute_dtype(const Graph& g, const Node& n);
 
 // The dims a reduction reduces, normalised and in the order given (all dims when the attribute is
 // absent): `dims` for sum/mean/var/amax/amin, `dim` for argmax. Throws VerifyError on a repeat.
