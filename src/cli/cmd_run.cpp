@@ -10,9 +10,11 @@
 #include "command.h"
 #include "reprokit/aot/decompose.h"
 #include "reprokit/codegen/backend.h"
+#include "reprokit/codegen/compiled_graph.h"
 #include "reprokit/harness/harness.h"
 #include "reprokit/harness/repro_spec.h"
 #include "reprokit/harness/stack.h"
+#include "reprokit/harness/warm_runs.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/support/escape_controls.h"
 #include "reprokit/ir/text_format.h"
@@ -93,9 +95,24 @@ static std::string specialised_files(const GivenInputs& given) {
   return fmt::format("{}", fmt::join(files, ", "));
 }
 
+// --iters: the checked run above, then the compiled stack timed on the same inputs, as a user's
+// program runs a model (one untimed warm-up; no process start, weight loading or compile inside).
+constexpr int kMaxIters = 100000;
+
+static void print_warm_times(const Graph& g, const std::vector<Tensor>& inputs, const StackOptions& opts, int iters) {
+  WarmRunTimes t;
+  try {
+    t = time_warm_runs(g, inputs, opts, iters);
+  } catch (const CompileFailure& e) {  // the checked run passed: a timed run that fails is flaky
+    throw UserError(fmt::format("--iters: a timed run failed after the checked run passed ({}): {}", failure_kind_name(e.kind), e.what()));
+  }
+  fmt::print("time: median {:.4g} ms, min {:.4g} ms over {} warm run{} ({} backend{}; compile {:.0f} ms, not included)\n", t.median_ms(),
+             t.min_ms(), iters, iters == 1 ? "" : "s", opts.compile.backend, opts.train ? ", forward and backward" : "", t.compile_ms);
+}
+
 static int run_model(const std::vector<std::string>& argv) {
   Args args(argv, {"--backend", "--seed", "--inputs", "--save-outputs", "--inject", "--inject-pass", "--graph", "--shape", "--samples",
-                        "--backend-option"},
+                        "--backend-option", "--iters"},
             {"--train", "--no-passes", "--verbose"});
   if (args.positional().size() != 1) throw UsageError("expected exactly one MODEL.rk");
   std::map<std::string, Tensor> known;         // an ONNX model's initializers: default input values
@@ -120,6 +137,9 @@ static int run_model(const std::vector<std::string>& argv) {
     if (!cfg.enabled()) throw UsageError("option --samples needs the harness: set REPRO_AFTER (dynamo or aot)");
     cfg.samples = static_cast<int>(n);
   }
+  const int iters = static_cast<int>(args.get_int("--iters", 0));
+  if (args.get("--iters") && (iters < 1 || iters > kMaxIters))
+    throw UsageError(fmt::format("option --iters expects a number of timed runs in [1, {}], got {}", kMaxIters, args.get_int("--iters", 0)));
   std::optional<Dir> save_dir;  // checked before the run, so a refusal costs no run and writes nothing
   std::vector<std::string> save_files;
   if (auto dir = args.get("--save-outputs")) {
@@ -150,6 +170,7 @@ static int run_model(const std::vector<std::string>& argv) {
   for (int i = 0; i < g.num_inputs(); ++i)
     if (g.node(i).type.requires_grad) grad_names.push_back(g.node(i).name);
   for (size_t k = 0; k < r.grads.size() && k < grad_names.size(); ++k) print_summary("grad_" + grad_names[k], r.grads[k]);
+  if (iters > 0) print_warm_times(g, inputs, opts, iters);
   if (save_dir) {
     std::map<std::string, const Tensor*> holds;  // file -> its tensor
     for (size_t k = 0; k < r.outputs.size(); ++k) holds.emplace(g.node(g.outputs[k]).name + ".npy", &r.outputs[k]);
@@ -169,7 +190,7 @@ static std::string backend_help() {
 
 static CommandRegistration reg({
     "run",
-    "reprokit run MODEL.rk|MODEL.onnx [--backend B] [--train] [--seed S] [--inputs DIR] [--save-outputs DIR] [--inject OP:KIND] [--inject-pass PASS:N] [--graph NAME] [--shape NAME:[d0,...]] [--samples N] [--backend-option KEY=VALUE]",
+    "reprokit run MODEL.rk|MODEL.onnx [--backend B] [--train] [--seed S] [--inputs DIR] [--save-outputs DIR] [--inject OP:KIND] [--inject-pass PASS:N] [--graph NAME] [--shape NAME:[d0,...]] [--samples N] [--backend-option KEY=VALUE] [--iters N]",
     "run a model through the compile stack, under the harness (REPRO_* variables)",
     backend_help() +
     "  --backend-option K=V  an option of a compiler that is not reprokit's, saved in bundles (inductor: a\n"
@@ -188,6 +209,8 @@ static CommandRegistration reg({
     "  --shape NAME:[d,..] (.onnx models) the shape of an input with dynamic dimensions; repeatable\n"
     "  --samples N         (under the harness) also check each stage on N - 1 input samples drawn like its inputs\n"
     "                      (weights marked grad kept); the bundle records which samples fail\n"
+    "  --iters N           then time N warm runs of the compiled stack on the same inputs and print the median\n"
+    "                      (after one untimed run; the compile is timed apart, a cache hit after the checked run)\n"
     "  --no-passes         compile without optimisation passes\n"
     "  --verbose           log each compiler pass\n"
     "  --train             also run the backward pass on the sum of the outputs (gradients of inputs marked grad)\n"

@@ -62,6 +62,27 @@ TEST(Cli, RunInputsAndOutputsAsNpy) {
   EXPECT_NE(r.err.find("input %x is declared f32[8, 16]"), std::string::npos) << r.err;
 }
 
+// --iters times warm runs of the compiled stack after the checked run: the figure comes with the
+// number of runs it is the median of, forward-only and with --train; a count out of range is bad usage.
+TEST(Cli, RunItersTimesWarmRuns) {
+  auto dir = fresh_dir("cli_iters");
+  auto r = reprokit_cli({"run", example("mlp"), "--iters", "7"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("%t: f32[8, 4]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("time: median "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" over 7 warm runs (cpp backend; compile "), std::string::npos) << r.out;
+  r = reprokit_cli({"run", example("mlp"), "--iters", "2", "--train", "--backend", "eager"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("%grad_w1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" over 2 warm runs (eager backend, forward and backward;"), std::string::npos) << r.out;
+  for (const char* bad : {"0", "-3", "100001"}) {
+    r = reprokit_cli({"run", example("mlp"), "--iters", bad}, dir);
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find("option --iters expects a number of timed runs"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("%t:"), std::string::npos) << "refused before the run: " << r.out;
+  }
+}
+
 // --save-outputs never overwrites, and an output named like a gradient's file
 // is refused rather than written over by the gradient; both before the run.
 TEST(Cli, SaveOutputsNeverOverwrites) {
