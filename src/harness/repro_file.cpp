@@ -149,6 +149,18 @@ std::string compiler_note(const std::optional<InductorCall>& inductor) {
                                  : fmt::format("`{}.inject_relu_bug_TESTING_ONLY = \"{}\"`", inductor->device == "cuda" ? "triton" : "cpp", inductor->relu_bug));
 }
 
+// The inputs/ of the bundle a repro is written into (the bundle itself or its original/), whose
+// files a repro input with the same bytes links to: a model's weights are stored once per bundle,
+// not once for the bundle, once for the un-minified repro and once for the minified one.
+std::optional<Dir> bundle_inputs(const Dir& d) {
+  if (d.exists("manifest.json") && d.is_dir("inputs")) return d.sub("inputs");
+  const std::filesystem::path parent = std::filesystem::path(d.path()).parent_path();
+  if (std::filesystem::path(d.path()).filename() != "original" || parent.empty()) return std::nullopt;
+  Dir bundle = Dir::open(parent.string());
+  if (bundle.exists("manifest.json") && bundle.is_dir("inputs")) return bundle.sub("inputs");
+  return std::nullopt;
+}
+
 // <stem>.rk and its inputs in <stem>_inputs/ (staged in a fresh directory and swapped in, so the
 // file and its inputs agree).
 void write_rk(const Dir& d, const std::string& stem, const Graph& g, const std::vector<Tensor>& inputs,
@@ -156,7 +168,11 @@ void write_rk(const Dir& d, const std::string& stem, const Graph& g, const std::
   const std::string in_dir = stem + "_inputs";
   d.remove_tree(in_dir + ".new");
   Dir staging = d.sub(in_dir + ".new", true);
-  for (int i = 0; i < g.num_inputs(); ++i) staging.write(g.node(i).name + ".npy", encode_npy(inputs.at(static_cast<size_t>(i))));
+  const std::optional<Dir> store = bundle_inputs(d);
+  for (int i = 0; i < g.num_inputs(); ++i) {
+    const std::string file = g.node(i).name + ".npy", bytes = encode_npy(inputs.at(static_cast<size_t>(i)));
+    if (!store || !staging.link_if_same(file, bytes, *store, file)) staging.write(file, bytes);
+  }
   d.remove_tree(in_dir);
   d.rename(in_dir + ".new", in_dir);
   d.write(stem + ".rk", render_template("repro.rk", vars));

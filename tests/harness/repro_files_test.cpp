@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include <sys/stat.h>
+
 #include "cli_util.h"
 #include "reprokit/harness/repro_file.h"
 #include "reprokit/support/files.h"
@@ -132,4 +134,50 @@ TEST(NumberedFiles, NextNumberAfterCountsPastNineDigits) {
   EXPECT_EQ(next_number_after({"c999999999", "c1000000000"}, "c", ""), 1000000001);
   EXPECT_EQ(next_number_after({"c2147483647", "c00002"}, "c", ""), 2147483648) << "past an int";
   EXPECT_EQ(next_number_after({"c999999999999999999"}, "c", ""), 1000000000000000000) << "18 digits";
+}
+
+// A bundle stores each weight once: the un-minified repro's inputs are hard links to the bundle's
+// inputs/ (read-only, so writing one in place fails instead of changing the record), and so are
+// the minified repro's inputs that kept their values.
+TEST(ReproFiles, ABundleStoresEachWeightOnce) {
+  const fs::path original = failing_bundle("weights_once", "mlp", "tanh:runtime_error");
+  const fs::path bundle = original.parent_path();
+  auto same_file = [](const fs::path& a, const fs::path& b) {
+    struct stat sa {}, sb {};
+    return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
+  };
+  for (const char* w : {"w1.npy", "b1.npy", "w2.npy", "x.npy"}) {
+    ASSERT_TRUE(fs::exists(bundle / "inputs" / w)) << w;
+    EXPECT_TRUE(same_file(bundle / "inputs" / w, original / "repro_inputs" / w)) << w;
+    EXPECT_EQ(fs::status(bundle / "inputs" / w).permissions() & fs::perms::owner_write, fs::perms::none) << w;
+  }
+  // The repro still reruns from its own directory, and rewriting it replaces its files.
+  auto r = reprokit_cli({"repro", (original / "repro.rk").string()}, bundle);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  r = reprokit_cli({"minify", bundle.string(), "--jobs", "1"}, bundle);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const auto& e : fs::directory_iterator(bundle / "repro_inputs")) {
+    const fs::path in_bundle = bundle / "inputs" / e.path().filename();
+    if (fs::exists(in_bundle) && read_text(in_bundle) == read_text(e.path())) {
+      EXPECT_TRUE(same_file(in_bundle, e.path())) << e.path();
+    }
+  }
+  EXPECT_TRUE(same_file(bundle / "inputs" / "w1.npy", original / "repro_inputs" / "w1.npy")) << "the minifier left original/ as it was";
+}
+
+// Dir::link_if_same links only a regular file with exactly the bytes asked for.
+TEST(ReproFiles, LinkIfSameLinksOnlyIdenticalRegularFiles) {
+  auto dir = fresh_dir("link_if_same");
+  write_text(dir / "store" / "a.npy", "abc");
+  fs::create_directories(dir / "out");
+  fs::create_symlink(dir / "store" / "a.npy", dir / "store" / "link.npy");
+  Dir store = Dir::open((dir / "store").string()), out = Dir::open((dir / "out").string());
+  EXPECT_FALSE(out.link_if_same("x.npy", "abd", store, "a.npy"));
+  EXPECT_FALSE(out.link_if_same("x.npy", "abcd", store, "a.npy"));
+  EXPECT_FALSE(out.link_if_same("x.npy", "abc", store, "missing.npy"));
+  EXPECT_FALSE(out.link_if_same("x.npy", "abc", store, "link.npy")) << "a symlink is never followed";
+  EXPECT_FALSE(fs::exists(dir / "out" / "x.npy"));
+  EXPECT_TRUE(out.link_if_same("x.npy", "abc", store, "a.npy"));
+  EXPECT_EQ(read_text(dir / "out" / "x.npy"), "abc");
+  EXPECT_EQ(fs::hard_link_count(dir / "store" / "a.npy"), 2u);
 }

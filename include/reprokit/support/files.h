@@ -43,6 +43,12 @@ class Dir {
   void write(const std::string& name, std::string_view data, bool executable = false) const;
   // Creates `name` only if nothing has that name; false when something does.
   bool write_new(const std::string& name, std::string_view data) const;
+  // Makes `name` (a new name here) a hard link to the regular file `store_name` of `store` when
+  // that file holds exactly `data`, so a large file written twice is stored once; false, with
+  // nothing done, when it differs, is not a regular file, or the file system refuses the link.
+  // The link is made to the file that was compared, even if `store_name` changes meanwhile; the
+  // file becomes read-only, so writing it in place fails rather than changing both names.
+  bool link_if_same(const std::string& name, std::string_view data, const Dir& store, const std::string& store_name) const;
   // Creates the directory `name` only if nothing has that name; false when something does.
   bool make_new_dir(const std::string& name) const;
   void rename(const std::string& from, const std::string& to) const;  // within this directory
