@@ -153,28 +153,25 @@ class MinifyFrontEnd : public ReductionFrontEnd {
         fmt::format("Minified by reprokit from {} to {} ops, {} to {} input elements, {} to {} compiler passes, in {} queries ({:.1f}s).",
                     b_.graph.num_ops(), r.best.graph.num_ops(), input_elements(b_.graph), input_elements(r.best.graph), enabled_passes(b_.spec),
                     enabled_passes(final_spec), r.queries, r.seconds);
-    std::optional<PassingTwin> twin;
+    final_.emplace(FinalRepro{r.best.graph, candidate_inputs(r.best, b_, values_), final_spec, how, std::nullopt, std::nullopt});
     if (r.twin) {
-      twin = PassingTwin{r.twin->graph, candidate_inputs(*r.twin, b_, values_), candidate_spec(spec_, *r.twin), describe_difference(r.best, *r.twin), {}};
-      fmt::print(stderr, "[minify] passing twin: {}\n", twin->difference);
+      final_->twin = PassingTwin{r.twin->graph, candidate_inputs(*r.twin, b_, values_), candidate_spec(spec_, *r.twin), describe_difference(r.best, *r.twin), {}};
+      fmt::print(stderr, "[minify] passing twin: {}\n", final_->twin->difference);
     }
     // An accuracy bug: the compiled outputs go beside the repro (and the twin), so repro_torch.py
     // shows the difference to whoever gets the report without reprokit.
-    std::optional<std::vector<Tensor>> compiled;
     if (expected_.kind == FailureKind::accuracy && (spec_.failing_samples.empty() || spec_.failing_samples.front() == 0)) {
-      compiled = compiled_outputs(final_spec, r.best.graph, candidate_inputs(r.best, b_, values_));
-      if (twin) twin->compiled = compiled_outputs(twin->spec, twin->graph, twin->inputs);
+      final_->compiled = compiled_outputs(final_spec, final_->graph, final_->inputs);
+      if (final_->twin) final_->twin->compiled = compiled_outputs(final_->twin->spec, final_->twin->graph, final_->twin->inputs);
     }
-    write_repro_files(dir_.string(), r.best.graph, candidate_inputs(r.best, b_, values_), final_spec, how, twin ? &*twin : nullptr,
-                      compiled ? &*compiled : nullptr);
+    write_final_files();
     // A compiler that is not reprokit's: which of its own optimisers causes the failure, searched
     // on the repro just written (a few runs of the compiler), and the report written again with it.
     if (std::optional<json> search = bisect_compiler_switches(repro_path())) {
       compiler_switches_ = *search;
-      write_repro_files(dir_.string(), r.best.graph, candidate_inputs(r.best, b_, values_), final_spec, how, twin ? &*twin : nullptr,
-                        compiled ? &*compiled : nullptr, &compiler_switches_);
+      write_final_files();
     }
-    return twin ? twin->difference : "";
+    return final_->twin ? final_->twin->difference : "";
   }
 
   // As a user would rerun it: the repro file as written, judged by the child's verdict (as
@@ -182,6 +179,12 @@ class MinifyFrontEnd : public ReductionFrontEnd {
   bool verify(const Candidate&) override {
     const ReproFile written = load_repro_file(repro_path());
     const Rerun rerun = rerun_repro(repro_path(), written.spec, rerun_timeout(written.spec));
+    // The report quotes the repro's own failure (its node names, its values), not the original
+    // graph's; the signature it is judged by stays the one sought.
+    if (rerun.reproduced && final_ && !rerun.got.message.empty() && rerun.got.message != final_->spec.expected.message) {
+      final_->spec.expected.message = rerun.got.message;
+      write_final_files();
+    }
     if (!rerun.reproduced)
       fmt::print(stderr,
                  "\n[minify] !!! WARNING: the final repro did NOT reproduce the failure in a fresh process !!!\n"
@@ -218,6 +221,20 @@ class MinifyFrontEnd : public ReductionFrontEnd {
   }
 
  private:
+  // What write_final wrote, kept so the files can be written again with the repro's own failure.
+  struct FinalRepro {
+    Graph graph;
+    std::vector<Tensor> inputs;
+    ReproSpec spec;
+    std::string how;
+    std::optional<PassingTwin> twin;
+    std::optional<std::vector<Tensor>> compiled;
+  };
+  std::optional<FinalRepro> final_;
+  void write_final_files() {
+    write_repro_files(dir_.string(), final_->graph, final_->inputs, final_->spec, final_->how, final_->twin ? &*final_->twin : nullptr,
+                      final_->compiled ? &*final_->compiled : nullptr, compiler_switches_.is_null() ? nullptr : &compiler_switches_);
+  }
   json compiler_switches_;  // the search of a foreign compiler's optimisers, when one ran
   bool hang() const { return b_.spec.expected.kind == FailureKind::timeout; }
   std::string repro_path() const { return (dir_ / "repro.rk").string(); }

@@ -110,6 +110,26 @@ TEST(Minify, AGraphNamedWithADotMinifiesAndReproduces) {
   EXPECT_NE(rep.out.find("REPRODUCED: runtime_error"), std::string::npos) << rep.out << rep.err;
 }
 
+// BUG_REPORT.md quotes the minified repro's own failure (its output, its error figures), as
+// `reprokit repro` prints it, not the original graph's; the original's stays in original/.
+TEST(Minify, TheBugReportQuotesTheReprosOwnFailure) {
+  const fs::path b = bundle_for("min_own_failure", "gelu:accuracy", "dynamo", 4);
+  const std::string original = read_text(b / "original" / "BUG_REPORT.md");
+  EXPECT_NE(original.find("output %t: error against float64"), std::string::npos) << original;
+  auto m = reprokit_cli({"minify", b.string()}, b);
+  ASSERT_EQ(m.exit_code, 0) << m.out << m.err;
+  auto rep = reprokit_cli({"repro", (b / "repro.rk").string()}, b);
+  ASSERT_EQ(rep.exit_code, 1) << rep.out << rep.err;
+  const std::string prefix = "REPRODUCED: accuracy: ";
+  const size_t at = rep.out.find(prefix);
+  ASSERT_NE(at, std::string::npos) << rep.out;
+  const std::string own = rep.out.substr(at + prefix.size(), rep.out.find('\n', at) - at - prefix.size());
+  EXPECT_NE(own.find("output %a: error against float64"), std::string::npos) << own;
+  const std::string report = read_text(b / "BUG_REPORT.md");
+  EXPECT_NE(report.find("```\n" + own + "\n```"), std::string::npos) << report;
+  EXPECT_EQ(report.find("output %t:"), std::string::npos) << report;
+}
+
 TEST(MinifySignatures, ADifferentFailureIsNotTheSameBug) {
   Failure rt{FailureKind::runtime_error, "x", "generated code for graph g failed: injected runtime error in node %<v> (erf)", 0};
   Failure other{FailureKind::runtime_error, "y", "generated code for graph g failed: node %<v> = embedding: index <n> is out of range", 0};
