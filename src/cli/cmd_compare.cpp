@@ -166,6 +166,8 @@ int run_compare(const std::vector<std::string>& argv) {
     if (v.error) error = fmt::format("  error vs float64: RMS {:.3g}, largest {:.3g}", v.error->rms, v.error->max);
     fmt::print("%{}  {}  {}{}  {}\n", g.node(g.outputs[k]).name, output_paths[k], tensor_str(outputs[k]), error, v.why.empty() ? "ok" : "FAIL");
   }
+  for (const OutputVerdict& v : verdicts)
+    if (!v.decided_at_kink.empty()) fmt::print("reprokit compare: note: {}\n", v.decided_at_kink);
   if (f.failed()) {
     fmt::print("reprokit compare: MISMATCH ({}): {}\n", rule, f.message);
     return 1;

@@ -113,6 +113,7 @@ NoiseFloor measure_noise_floor(const Graph& g, const std::vector<Tensor>& inputs
       if (element_floors) widen_element_floor(o.element, got, ref[k]);
       if (o.rms_from.empty() || d.rms > o.rms) o.rms = d.rms, o.rms_from = name;
       if (o.max_from.empty() || d.max > o.max) o.max = d.max, o.max_from = name;
+      if (name != "kinks") o.rms_without_kinks = std::max(o.rms_without_kinks, d.rms), o.max_without_kinks = std::max(o.max_without_kinks, d.max);
     }
     return enough && enough(floor);
   };

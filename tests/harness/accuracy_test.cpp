@@ -180,3 +180,27 @@ TEST(CheckAccuracy, WholeGraphVerdictSignatureAndOverride) {
   EXPECT_EQ(fc.kind, FailureKind::accuracy);
   EXPECT_NE(fc.message.find("compiled graph returned 1 outputs, expected 2"), std::string::npos) << fc.message;
 }
+
+// A relu whose input is within the noise of zero may go either way on any backend: an output that
+// differs by that decision passes, and its verdict says why in one line; one that differs by more
+// than the decision explains fails, and an output that rounding alone explains gets no such line.
+TEST(CheckAccuracy, ADecisionNearAKinkThatWentTheOtherWayIsSaidToBeNoBug) {
+  Graph g = parse_graph("graph g(%x: f32[4]) {\n  %r = relu(%x)\n  %y = mul(%r, 100.0)\n  return (%y)\n}\n");
+  std::vector<Tensor> inputs = {vec(DType::f32, {0.5, -0.25, 0.75, 1e-6})};
+  std::vector<double> flipped = interpret(g, inputs)[0].to_doubles();
+  flipped[3] = 0;  // relu(1e-6) taken as relu of a value just below zero
+  std::vector<OutputVerdict> verdicts;
+  Failure f = check_accuracy(g, inputs, {vec(DType::f32, flipped)}, std::nullopt, verdicts);
+  EXPECT_FALSE(f.failed()) << f.message;
+  ASSERT_EQ(verdicts.size(), 1u);
+  EXPECT_NE(verdicts[0].decided_at_kink.find("output %y: its error (largest 0.0001)"), std::string::npos) << verdicts[0].decided_at_kink;
+  EXPECT_NE(verdicts[0].decided_at_kink.find("went the other way"), std::string::npos) << verdicts[0].decided_at_kink;
+
+  std::vector<double> wrong = flipped;
+  wrong[0] = 51;  // one more element wrong, with no decision near it
+  EXPECT_TRUE(check_accuracy(g, inputs, {vec(DType::f32, wrong)}, std::nullopt, verdicts).failed());
+  EXPECT_EQ(verdicts[0].decided_at_kink, "");
+
+  EXPECT_FALSE(check_accuracy(g, inputs, interpret(g, inputs), std::nullopt, verdicts).failed());
+  EXPECT_EQ(verdicts[0].decided_at_kink, "") << "eager's own rounding needs no explanation";
+}

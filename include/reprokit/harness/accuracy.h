@@ -49,6 +49,10 @@ Failure check_accuracy(const Graph& g, const std::vector<Tensor>& inputs, const 
 struct OutputVerdict {
   std::string why;                 // "" when the output passes
   std::optional<Deviation> error;  // its error against float64: floating outputs of the reference's dtype and shape
+  // For an output that passes only because a decision near a kink (a relu input or a comparison
+  // within the noise of its threshold) may legitimately go the other way, one line saying so:
+  // a difference this large between two backends is then not a bug. Else "".
+  std::string decided_at_kink;
 };
 // check_accuracy, also giving each output's verdict in `verdicts` (one per output compared:
 // the first min(g.outputs.size(), compiled.size())).

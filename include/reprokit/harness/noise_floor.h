@@ -37,6 +37,9 @@ struct OutputNoise {
   std::string max_from;
   std::vector<double> element;  // each element's own largest deviation among the variants (empty: not
                                 // measured, see element_floors_apply)
+  // The same over every variant but "kinks": what rounding alone moves the output by, without a
+  // decision taken the other way.
+  double rms_without_kinks = 0, max_without_kinks = 0;
 };
 
 struct NoiseFloor {
