@@ -74,6 +74,15 @@ std::vector<std::string> members(const Graph& g, const CompileOptions& options, 
   return out;
 }
 
+// A switch in CompilerBisector's terms: a pass, a config change or a subsystem (the lowerings, the
+// decompositions).
+std::string_view kind_of(std::string_view name) {
+  auto among = [&](std::span<const std::string_view> names) { return std::find(names.begin(), names.end(), name) != names.end(); };
+  if (among(kPasses)) return "pass";
+  if (among(kConfigChanges) || among(kConfigChangesBeforeInductor)) return "config change";
+  return "subsystem";
+}
+
 std::string version() {
   static const std::string answer = [] {
     try {
@@ -88,6 +97,6 @@ std::string version() {
 }  // namespace
 
 extern const BackendSwitches kInductorSwitches;
-const BackendSwitches kInductorSwitches = {"Inductor", kInductorStageOption, kInductorStages, kInductorDisableOption, {}, changed, version, members, false};
+const BackendSwitches kInductorSwitches = {"Inductor", kInductorStageOption, kInductorStages, kInductorDisableOption, {}, changed, version, members, false, kind_of};
 
 }  // namespace reprokit

@@ -38,9 +38,10 @@ class SwitchSearch {
     for (const std::string& name : changed) {
       if (fails_(without(at, {name}), "without " + name)) continue;
       out["optimizer"] = name;
+      out["optimizer_kind"] = sw_.kind(name);
       std::string rule = culprit_rule(at, name);
       if (!rule.empty()) out["rule"] = rule;
-      if (rule.empty()) return finding(out, fmt::format("{}'s optimiser {} (level {}) causes the failure", sw_.compiler, name, level));
+      if (rule.empty()) return finding(out, fmt::format("{}'s {} {} (level {}) causes the failure", sw_.compiler, sw_.kind(name), name, level));
       if (rule.rfind(name + ":", 0) == 0)  // one application of a subsystem: "lowerings:relu[aten.relu.default]"
         return finding(out, fmt::format("{}'s {}, at {} (level {}), causes the failure", sw_.compiler, name, rule.substr(name.size() + 1), level));
       return finding(out, fmt::format("{}'s rewrite rule {} of {} (level {}) causes the failure", sw_.compiler, rule, name, level));

@@ -58,11 +58,15 @@ std::string python_strings(const std::vector<std::string>& items) {
   return out;
 }
 
-// "rewrite rule Pad_Fusion", "optimiser QuickGeluFusion", or "" when the search named none.
+// "rewrite rule Pad_Fusion", "optimiser QuickGeluFusion" (or the compiler's own word for the
+// switch: "config change emulate_precision_casts"), or "" when the search named none.
 std::string culprit(const json* bisection) {
   if (!bisection || !bisection->is_object()) return "";
   if (bisection->value("rule", json()).is_string()) return "rewrite rule " + (*bisection)["rule"].get<std::string>();
-  if (bisection->value("optimizer", json()).is_string()) return "optimiser " + (*bisection)["optimizer"].get<std::string>();
+  if (bisection->value("optimizer", json()).is_string()) {
+    const json kind = bisection->value("optimizer_kind", json());
+    return (kind.is_string() ? kind.get<std::string>() : std::string("optimiser")) + " " + (*bisection)["optimizer"].get<std::string>();
+  }
   return "";
 }
 

@@ -157,3 +157,27 @@ TEST(BisectSwitches, AGroupTheCompilerListsForTheGraphIsHalvedToOneMember) {
   EXPECT_EQ(r["rule"], "lowerings:b");
   EXPECT_NE(r["finding"].get<std::string>().find("Dyn's lowerings, at b (level high), causes the failure"), std::string::npos) << r.dump();
 }
+
+namespace {
+// A compiler whose switches are not all optimisers: a config change is named as one.
+std::string_view kind_of_dyn(std::string_view name) { return name == "passes" ? "pass" : "config change"; }
+std::vector<std::string> changed_config(const Graph&, const CompileOptions& o) {
+  if (json::parse(o.backend_options.at("level")).get<std::string>() == "off") return {};
+  return {"passes", "precision_casts"};
+}
+const BackendSwitches kWithConfig = {"Dyn", "level", kLevels, "disabled", {}, changed_config, version, nullptr, false, kind_of_dyn};
+}  // namespace
+
+TEST(BisectSwitches, ASwitchIsNamedInTheCompilersOwnWords) {
+  Graph g;
+  BisectStep base;
+  base.backend = "dyn";
+  json r = bisect_switches(kWithConfig, g, base, [&](const BisectStep& s, const std::string&) {
+    return level_of(s) == "high" && !disabled_in(s).count("precision_casts");
+  });
+  EXPECT_EQ(r["optimizer"], "precision_casts");
+  EXPECT_EQ(r["optimizer_kind"], "config change");
+  EXPECT_NE(r["finding"].get<std::string>().find("Dyn's config change precision_casts (level high) causes the failure"), std::string::npos)
+      << r.dump();
+  EXPECT_EQ(kSim.kind("FuseA"), "optimiser");
+}

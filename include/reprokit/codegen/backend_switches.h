@@ -38,6 +38,10 @@ struct BackendSwitches {
   // Whether `reprokit minify` runs the search for every report it writes: where each try costs an
   // interpreter's start and a compile (Inductor's), the report names `reprokit bisect` instead.
   bool searched_in_reports = true;
+  // What the compiler calls the switch `name` in its own terms (Inductor: "pass", "config change",
+  // "subsystem"); null where every switch is an optimiser (ONNX Runtime's).
+  std::string_view (*kind_of)(std::string_view name) = nullptr;
+  std::string_view kind(std::string_view name) const { return kind_of ? kind_of(name) : "optimiser"; }
 };
 
 // `names` joined with commas, as a disable option takes them; `base` (the options' own list) first.
