@@ -23,6 +23,7 @@
 #include "reprokit/support/errors.h"
 #include "reprokit/onnx/onnx_import.h"
 #include "reprokit/onnx/onnx_op_types.h"
+#include "reprokit/runtime/torch_emitter.h"
 #include "reprokit/support/files.h"
 #include "reprokit/support/regex.h"
 
@@ -160,12 +161,18 @@ void from_spec(ReproRecord& r, const ReproSpec& spec, const Graph& g) {
   r.message = triage_message(spec.expected.signature.empty() ? normalise_signature(spec.expected.message) : spec.expected.signature);
   count_graph(r, g);
   const Backend* b = find_backend(r.backend);
-  if (b && b->switches) {  // a compiler that is not reprokit's: named in its own terms
-    r.location = source_location(spec.expected.message);
-    try {
-      count_compiler_ops(r, onnx_op_types(g));
-    } catch (const UserError&) {  // a graph ONNX cannot hold keeps reprokit's op names
-    }
+  if (!b || b->ops == OpLanguage::reprokit) return;
+  // A compiler that is not reprokit's: named in its own terms, the ops of the model it reads.
+  r.location = source_location(spec.expected.message);
+  if (b->ops == OpLanguage::aten) {
+    std::vector<std::string> aten;
+    for (int id = g.num_inputs(); id < g.size(); ++id) aten.push_back(aten_op_name(g, g.node(id)));
+    count_compiler_ops(r, aten);
+    return;
+  }
+  try {
+    count_compiler_ops(r, onnx_op_types(g));
+  } catch (const UserError&) {  // a graph ONNX cannot hold keeps reprokit's op names
   }
 }
 

@@ -23,18 +23,18 @@ extern const BackendSwitches kInductorSwitches;                                 
 
 namespace {
 
-//                     name         summary                                                  aot    passes switches reference compile
+//                     name         summary                                                  aot    passes switches reference ops compile
 // constexpr: filled before any other file's static initializer reads it (`reprokit run --help`).
 constexpr Backend kBackends[] = {
-    {"eager", "the reference interpreter on the captured graph (no compiler)", false, false, nullptr, true, compile_eager},
-    {"aot_eager", "the reference interpreter on the decomposed graph (no compiler)", true, false, nullptr, true, compile_aot_eager},
-    {"cpp", "decompositions, passes, C++ built by the system compiler (OpenBLAS GEMM)", true, true, nullptr, false, compile_cpp},
-    {"cuda", "decompositions, passes, CUDA built by NVRTC, run through the driver", true, true, nullptr, false, compile_cuda},
-    {"onnxruntime", "the captured graph exported to ONNX and run by ONNX Runtime (CPU) under Node.js", false, false, &kOnnxRuntimeSwitches, false, compile_onnxruntime},
-    {"inductor", "the captured graph as PyTorch ATen calls, compiled by torch.compile (Inductor) in a Python worker", false, false, &kInductorSwitches, false, compile_inductor},
-    {"openvino", "the captured graph exported to ONNX and run by OpenVINO's CPU plugin in a Python worker", false, false, nullptr, false, compile_openvino},
-    {"tvm", "the captured graph exported to ONNX, compiled by Apache TVM (Relax, LLVM CPU target) in a Python worker", false, false, nullptr, false, compile_tvm},
-    {"iree", "the captured graph exported to ONNX, compiled by IREE (llvm-cpu target) in a Python worker", false, false, nullptr, false, compile_iree},
+    {"eager", "the reference interpreter on the captured graph (no compiler)", false, false, nullptr, true, OpLanguage::reprokit, compile_eager},
+    {"aot_eager", "the reference interpreter on the decomposed graph (no compiler)", true, false, nullptr, true, OpLanguage::reprokit, compile_aot_eager},
+    {"cpp", "decompositions, passes, C++ built by the system compiler (OpenBLAS GEMM)", true, true, nullptr, false, OpLanguage::reprokit, compile_cpp},
+    {"cuda", "decompositions, passes, CUDA built by NVRTC, run through the driver", true, true, nullptr, false, OpLanguage::reprokit, compile_cuda},
+    {"onnxruntime", "the captured graph exported to ONNX and run by ONNX Runtime (CPU) under Node.js", false, false, &kOnnxRuntimeSwitches, false, OpLanguage::onnx, compile_onnxruntime},
+    {"inductor", "the captured graph as PyTorch ATen calls, compiled by torch.compile (Inductor) in a Python worker", false, false, &kInductorSwitches, false, OpLanguage::aten, compile_inductor},
+    {"openvino", "the captured graph exported to ONNX and run by OpenVINO's CPU plugin in a Python worker", false, false, nullptr, false, OpLanguage::onnx, compile_openvino},
+    {"tvm", "the captured graph exported to ONNX, compiled by Apache TVM (Relax, LLVM CPU target) in a Python worker", false, false, nullptr, false, OpLanguage::onnx, compile_tvm},
+    {"iree", "the captured graph exported to ONNX, compiled by IREE (llvm-cpu target) in a Python worker", false, false, nullptr, false, OpLanguage::onnx, compile_iree},
 };
 
 }  // namespace

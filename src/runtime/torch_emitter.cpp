@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <map>
 #include <set>
 
 #include "reprokit/support/errors.h"
@@ -278,5 +279,27 @@ std::string emit_torch_program(const Graph& g, const std::string& stem, const In
 // "run_<graph>": never a keyword (class), a module (torch) or a global the script relies on
 // (main, __name__).
 std::string torch_function_name(const Graph& g) { return PyNames::identifier("run_", g.name); }
+
+// The ops whose ATen name after AOTAutograd is not reprokit's own (which are PyTorch's names).
+std::string aten_op_name(const Graph& g, const Node& n) {
+  static const std::map<Op, std::string_view> kRenamed = {
+      {Op::to, "_to_copy"},
+      {Op::contiguous, "clone"},
+      {Op::reshape, "view"},
+      {Op::conv2d, "convolution"},
+      {Op::max_pool2d, "max_pool2d_with_indices"},
+      {Op::adaptive_avg_pool2d, "_adaptive_avg_pool2d"},
+      {Op::max_pool2d_backward, "max_pool2d_with_indices_backward"},
+      {Op::softmax, "_softmax"},
+      {Op::log_softmax, "_log_softmax"},
+      {Op::layer_norm, "native_layer_norm"},
+      {Op::batch_norm, "_native_batch_norm_legit_no_training"},
+      {Op::pad, "constant_pad_nd"},
+  };
+  if (n.op == Op::linear) return n.operands.size() > 2 ? "aten.addmm" : "aten.mm";
+  if (n.op == Op::matmul) return g.node(n.operands[0].value).type.rank() > 2 || g.node(n.operands[1].value).type.rank() > 2 ? "aten.bmm" : "aten.mm";
+  auto it = kRenamed.find(n.op);
+  return "aten." + std::string(it != kRenamed.end() ? it->second : op_name(n.op));
+}
 
 }  // namespace reprokit

@@ -7,6 +7,9 @@
 
 #include "../harness/cli_util.h"
 #include "reprokit/campaign/triage.h"
+#include "reprokit/harness/repro_file.h"
+#include "reprokit/ir/text_format.h"
+#include "reprokit/runtime/input_gen.h"
 
 using namespace reprokit;
 using namespace reprokit::testing;
@@ -280,4 +283,27 @@ TEST(Triage, AnOnnxReproIsCountedInTheCompilersOwnOps) {
   EXPECT_EQ(records[0].location, "logistic.cpp:88");
   EXPECT_EQ(records[2].location, "tanh.cpp:12");
   EXPECT_EQ(group_repros(records).size(), 2u);
+}
+
+// Each compiler's findings are counted in the ops it reads: Inductor's in the ATen ops AOTAutograd
+// hands it (never ONNX op types), OpenVINO's in the ONNX model's; reprokit's own in its ops.
+TEST(Triage, AReproIsCountedInTheOpsOfTheCompilerThatFailed) {
+  const fs::path root = fresh_dir("triage_op_language");
+  const Graph g = parse_graph(
+      "graph g(%x: f32[4, 3], %w: f32[5, 3], %b: f32[5]) {\n  %h = linear(%x, %w, %b)\n  %r = relu(%h)\n  %y = to(%r, dtype=f16)\n  return (%y)\n}\n");
+  auto record_for = [&](const std::string& backend) {
+    ReproSpec spec;
+    spec.options.compile.backend = backend;
+    spec.expected = failure_from(FailureKind::compile_error, "LoweringException: relu at /torch/_inductor/lowering.py:412");
+    fs::create_directories(root / backend);
+    write_repro_files((root / backend).string(), g, generate_inputs(g, 1), spec, "test");
+    std::string why;
+    auto r = read_repro((root / backend).string(), &why);
+    EXPECT_TRUE(r) << why;
+    return r ? *r : ReproRecord{};
+  };
+  EXPECT_EQ(record_for("inductor").ops_text(), "aten._to_copy, aten.addmm, aten.relu");
+  EXPECT_EQ(record_for("inductor").location, "lowering.py:412");
+  EXPECT_EQ(record_for("openvino").ops_text(), "Gemm, Relu");
+  EXPECT_EQ(record_for("cpp").ops_text(), "linear, relu, to");
 }

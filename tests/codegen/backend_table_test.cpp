@@ -83,6 +83,10 @@ TEST(BackendTable, TheColumnsSayWhatTheBackendsDo) {
     EXPECT_FALSE(backend_named(name).has_aot_stage) << name;
     EXPECT_FALSE(backend_named(name).runs_passes) << name;
   }
+  // The ops each one's findings are named in: what it reads.
+  for (const char* name : {"eager", "aot_eager", "cpp", "cuda"}) EXPECT_EQ(backend_named(name).ops, OpLanguage::reprokit) << name;
+  for (const char* name : {"onnxruntime", "openvino", "tvm", "iree"}) EXPECT_EQ(backend_named(name).ops, OpLanguage::onnx) << name;
+  EXPECT_EQ(backend_named("inductor").ops, OpLanguage::aten);
   // The cpp backend's source is C++ generated from the lowered graph; eager has none.
   o = cpp_options();
   EXPECT_NE(compile_graph(parsed(), o)->source().find("exp"), std::string::npos) << "softmax was not decomposed for cpp";

@@ -14,6 +14,10 @@
 
 namespace reprokit {
 
+// The ops a compiler's findings are named in (triage groups them so): reprokit's own, the ONNX
+// op types of the exported model it reads, or the ATen ops of the PyTorch program it compiles.
+enum class OpLanguage { reprokit, onnx, aten };
+
 struct Backend {
   std::string_view name;
   std::string_view summary;  // what runs the graph, in a few words (`reprokit run --help`)
@@ -29,6 +33,7 @@ struct Backend {
   // The reference interpreter, no compiler: the stages bisect and the minifier's stage strategy
   // start from, in table order (eager before aot_eager).
   bool reference;
+  OpLanguage ops;
   std::unique_ptr<CompiledGraph> (*compile)(const Graph& g, const CompileOptions& options);
 };
 

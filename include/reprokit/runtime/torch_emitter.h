@@ -15,6 +15,10 @@ std::string emit_torch_function(const Graph& g);
 // The name of that function, for a program that imports the script and calls it.
 std::string torch_function_name(const Graph& g);
 
+// The ATen op Inductor is handed for node `n` once AOTAutograd has traced the emitted call
+// ("aten.relu", "aten.convolution", "aten.addmm"): how Inductor's own messages and lowerings name it.
+std::string aten_op_name(const Graph& g, const Node& n);
+
 // A standalone script: `python3 script.py INPUT_DIR OUTPUT_DIR [--f64]` loads INPUT_DIR/<input>.npy
 // (bf16 from uint16 bits), runs the function (with --f64, every floating tensor in float64), saves
 // OUTPUT_DIR/<output value name>.npy (bf16 as uint16 bits) and prints each output's shape and sum.
