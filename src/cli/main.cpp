@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "reprokit/process/self_executable.h"
 #include "reprokit/codegen/unsupported.h"
 #include "reprokit/harness/harness.h"
 #include "reprokit/support/errors.h"
@@ -65,6 +66,7 @@ bool judges_only(const std::string& command) {
 int main(int argc, char** argv) {
   using namespace reprokit::cli;
   reprokit::set_hang_end(&end_hung_process);
+  reprokit::this_process_is_reprokit();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     print_overview();

@@ -131,3 +131,31 @@ TEST(Cli, CompareSaysWhenADecisionNearAKinkExplainsTheDifference) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.out.find("note:"), std::string::npos) << r.out;
 }
+
+// A reprokit binary under another name (an installed reprokit-1.4, a copy kept beside a rebuild)
+// starts its children as itself, never a "reprokit" looked up in PATH: its minifier's workers run
+// with neither REPROKIT_EXE set nor reprokit on PATH.
+TEST(Cli, ARenamedBinaryStartsItsChildrenAsItself) {
+  auto dir = fresh_dir("cli_renamed");
+  fs::copy_file(REPROKIT_EXE, dir / "reprokit-renamed");
+  auto renamed = [&](const std::vector<std::string>& args, std::map<std::string, std::string> env) {
+    ProcessSpec s;
+    s.argv = {(dir / "reprokit-renamed").string()};
+    s.argv.insert(s.argv.end(), args.begin(), args.end());
+    s.cwd = dir.string();
+    env.emplace("PATH", "/usr/bin:/bin");
+    env.emplace("REPRO_CACHE_DIR", std::string(REPROKIT_BINARY_DIR) + "/test-cache");
+    s.env_set = env;
+    s.env_unset = {"REPROKIT_EXE", "REPRO_AFTER", "REPRO_LEVEL", "REPRO_DIR", "REPRO_INJECT"};
+    s.timeout_s = 300;
+    return run_process(s);
+  };
+  auto r = renamed({"run", example("mlp"), "--inject", "tanh:runtime_error"}, {{"REPRO_AFTER", "dynamo"}, {"REPRO_DIR", "out"}});
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  auto b = bundles_in(dir / "out");
+  ASSERT_EQ(b.size(), 1u);
+  r = renamed({"minify", b[0].string(), "--jobs", "1"}, {});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.err.find("not found in PATH"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("verified: REPRODUCED"), std::string::npos) << r.out << r.err;
+}

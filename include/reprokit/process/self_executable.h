@@ -6,8 +6,13 @@
 
 namespace reprokit {
 
-// The reprokit binary children run: $REPROKIT_EXE, else this process when it is reprokit, else
-// "reprokit" (looked up in PATH).
+// The reprokit binary children run: $REPROKIT_EXE, else this process when it is reprokit (its
+// file named reprokit, or any name once reprokit's main has said so), else "reprokit" (looked up
+// in PATH).
 std::string self_executable();
+
+// Called by reprokit's own main: this process is reprokit, whatever its file is called (an
+// installed `reprokit-1.4`, a copy kept beside a rebuild).
+void this_process_is_reprokit();
 
 }  // namespace reprokit
