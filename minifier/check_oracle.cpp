@@ -67,7 +67,6 @@ CheckOracle::CheckOracle(CheckOptions options, CandidateInputs inputs)
       inputs_(std::move(inputs)),
       limit_(options_.timeout_s, options_.hang_is_interesting),
       counter_(options_.first_candidate - 1) {
-  options_.jobs = std::max(1, options_.jobs);
   if (!options_.fail_regex.empty()) {
     regex_.emplace(options_.fail_regex, "--fail-regex");
   }

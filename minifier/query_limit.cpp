@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "reprokit/support/errors.h"
+
 namespace reprokit {
 
 namespace {
@@ -61,7 +63,8 @@ std::vector<Verdict> judge_within_limits(const std::vector<Candidate>& cands, Qu
 }
 
 std::vector<Verdict> in_slices(int jobs, const std::vector<Candidate>& cands, const std::vector<double>& limits, const SideBySide& side_by_side) {
-  const size_t per_slice = static_cast<size_t>(std::max(1, jobs));
+  if (jobs < 1 || jobs > kMaxJobs) throw InternalError(fmt::format("in_slices: {} jobs", jobs));  // the flag's reader checks it
+  const size_t per_slice = static_cast<size_t>(jobs);
   std::vector<Verdict> out;
   for (size_t start = 0; start < cands.size(); start += per_slice) {
     const size_t n = std::min(cands.size() - start, per_slice);

@@ -35,7 +35,6 @@ SubprocessOracle::SubprocessOracle(WorkerPoolOptions options, Failure expected)
       options_(std::move(options)),
       expected_(std::move(expected)),
       limit_(options_.timeout_s, expected_.kind == FailureKind::timeout) {
-  options_.jobs = std::max(1, options_.jobs);
   pool_->workers.resize(static_cast<size_t>(options_.jobs));
   pool_->queries.emplace(Dir::open(options_.work_dir).sub("queries", true));
   query_counter_ = options_.first_query - 1;

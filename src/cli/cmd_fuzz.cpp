@@ -27,8 +27,7 @@ static int run_fuzz(const std::vector<std::string>& argv) {
   o.dir = *args.get("-o");
   o.budget_s = args.get_double("--budget", 60);
   if (!(o.budget_s > 0 && o.budget_s <= 30 * 86400)) throw UsageError(fmt::format("--budget expects seconds in (0, 2592000], got {}", o.budget_s));
-  o.jobs = static_cast<int>(args.get_int("--jobs", 1));
-  if (o.jobs < 1 || o.jobs > 64) throw UsageError("--jobs must be between 1 and 64");
+  o.jobs = jobs_flag(args);
   o.max_graphs = args.get_int("--max-graphs", 0);
   if (o.max_graphs < 0) throw UsageError("--max-graphs must not be negative");
   o.resume = args.has("--resume");

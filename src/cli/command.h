@@ -65,6 +65,8 @@ std::set<std::string> strategy_names(const std::string& csv);
 // (--resume, --no-verify) added, for Args; and their values, checked (UsageError).
 std::vector<std::string> with_session_flags(std::vector<std::string> flags, bool value_flags);
 SessionOptions session_options(const Args& args, int default_flaky_checks);
+// --jobs (minify, reduce, fuzz): 1 to kMaxJobs, default 1; UsageError otherwise.
+int jobs_flag(const Args& args);
 
 // The generator's flags, as `generate` and `fuzz` take them: --max-nodes N, --ops A,B or
 // --skip-ops A,B (ops of the table; UsageError naming an unknown one), --train.

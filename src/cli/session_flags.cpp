@@ -1,5 +1,8 @@
 // The flags `reprokit minify` and `reprokit reduce` share (see command.h): parsed here once.
+#include <fmt/format.h>
+
 #include "command.h"
+#include "reprokit/minifier/query_limit.h"
 #include "reprokit/minifier/strategies.h"
 #include "reprokit/support/command_words.h"
 
@@ -19,10 +22,15 @@ std::set<std::string> strategy_names(const std::string& csv) {
   return out;
 }
 
+int jobs_flag(const Args& args) {
+  const long jobs = args.get_int("--jobs", 1);
+  if (jobs < 1 || jobs > kMaxJobs) throw UsageError(fmt::format("--jobs must be between 1 and {}, got {}", kMaxJobs, jobs));
+  return static_cast<int>(jobs);
+}
+
 SessionOptions session_options(const Args& args, int default_flaky_checks) {
   SessionOptions o;
-  o.jobs = static_cast<int>(args.get_int("--jobs", 1));
-  if (o.jobs < 1 || o.jobs > 64) throw UsageError("--jobs must be between 1 and 64");
+  o.jobs = jobs_flag(args);
   o.timeout_s = args.get_double("--timeout", 0);  // Args checks seconds: [0, 604800]
   o.flaky_checks = static_cast<int>(args.get_int("--flaky-checks", default_flaky_checks));
   if (o.flaky_checks < 1 || o.flaky_checks > 100) throw UsageError("--flaky-checks must be between 1 and 100");

@@ -47,6 +47,10 @@ using LimitedAttempt = std::function<std::vector<Verdict>(const std::vector<Cand
 // out of time while a hang is not sought; those that run out again come back unknown.
 std::vector<Verdict> judge_within_limits(const std::vector<Candidate>& candidates, QueryLimit& limit, const LimitedAttempt& attempt);
 
+// How many queries may run at once (--jobs of minify, reduce and fuzz, checked where the flag is
+// read): 1 to kMaxJobs.
+constexpr int kMaxJobs = 64;
+
 // Runs `side_by_side` on consecutive slices of at most `jobs` candidates, whose queries run at
 // once, and returns the verdicts in order: the one batch loop of every oracle (--jobs).
 using SideBySide = std::function<std::vector<Verdict>(std::span<const Candidate>, std::span<const double> limits)>;

@@ -21,7 +21,7 @@ namespace reprokit {
 
 // The flags both commands take, parsed once (src/cli/session_flags.cpp).
 struct SessionOptions {
-  int jobs = 1;                            // queries run at once, 1..64; the result does not depend on it
+  int jobs = 1;                            // queries run at once, 1..kMaxJobs; the result does not depend on it
   double timeout_s = 0;                    // least seconds per query; 0: 3x the original's slowest run + 5, at least 10
   std::set<std::string> only, skip;        // strategy names
   int flaky_checks = 3;                    // most runs of the original (after 3, at most 15 s)
