@@ -25,8 +25,9 @@ std::string Codegen::scan_kernel(int id) {
                   fmt::format(" {{\n    const int64_t rk_o = rk_l / {0}, rk_i = rk_l % {0};\n", l.inner);
   if (!indices) {
     const bool product = n.op == Op::cumprod, floating = is_floating(n.type.dtype);
-    const char* acc = floating ? "double" : "uint64_t";  // unsigned: integer overflow wraps, as in PyTorch
-    std::string term = floating ? fmt::format("(double)rk_v") : "(uint64_t)(int64_t)rk_v";
+    // Unsigned: integer overflow wraps, as in PyTorch (spelled without <cstdint>, which NVRTC lacks).
+    const char* acc = floating ? "double" : "unsigned long long";
+    std::string term = floating ? std::string("(double)rk_v") : "(unsigned long long)(int64_t)rk_v";
     std::string v = floating ? fmt::format("({})rk_acc", compute_type(n.type.dtype)) : "(int64_t)rk_acc";
     if (perturbs(id)) v = perturb_open(id) + v + ")";
     s += fmt::format("    {} rk_acc = {};\n", acc, product ? "1" : "0");
