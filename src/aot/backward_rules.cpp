@@ -137,6 +137,10 @@ Expr dilate(Expr x, int64_t dim, int64_t step) {
   return slice(reshape(cat({u, zeros(x, zs, x.dtype())}, dim + 1), merged), dim, 0, (len - 1) * step + 1);
 }
 
+// cumsum and cumprod of x along `dim`, as the backward rules of the scans emit them.
+Expr b_cumsum(Expr x, int64_t dim) { return x.builder().op(Op::cumsum, {x}, {{"dim", AttrValue(dim)}}); }
+Expr b_cumprod(Expr x, int64_t dim) { return x.builder().op(Op::cumprod, {x}, {{"dim", AttrValue(dim)}}); }
+
 // x reversed along `dim` (a gather with the index k-1, ..., 0: the op set has no flip).
 Expr flip(Expr x, int64_t dim) {
   int64_t k = x.shape()[static_cast<size_t>(dim)];
@@ -145,6 +149,32 @@ Expr flip(Expr x, int64_t dim) {
   ones[static_cast<size_t>(dim)] = k;
   Expr index = reshape((iota(x, k) * int64_t{-1}) + (k - 1), ones);
   return gather(x, expand(index, x.shape()), dim);
+}
+
+// cumsum backward: the reverse cumulative sum of g along dim (cumsum of g flipped, flipped back).
+Expr uncumsum(const Node& n, Expr g) {
+  if (g.rank() == 0) return g;
+  int64_t dim = normalize_dim(attr_int(n, "dim"), g.rank());
+  return flip(b_cumsum(flip(g, dim), dim), dim);
+}
+
+// cumprod backward, exact where x has zeros (no division): dx_j = sum over i >= j of g_i times
+// the product of x_0..x_i without x_j. The products come from one cumprod of a [.., J, I, ..]
+// tensor whose row j is x with x_j replaced by 1 (O(n^2) in the dim's length n).
+Expr uncumprod(const Node& n, Expr x, Expr g) {
+  if (x.rank() == 0) return g;
+  int64_t dim = normalize_dim(attr_int(n, "dim"), x.rank());
+  int64_t len = x.shape()[static_cast<size_t>(dim)];
+  Shape rows(static_cast<size_t>(x.rank() + 1), 1), cols = rows;
+  rows[static_cast<size_t>(dim)] = len;      // j
+  cols[static_cast<size_t>(dim + 1)] = len;  // i (and the position within row j)
+  Expr j = reshape(iota(g, len), rows), i = reshape(iota(g, len), cols);
+  Shape square = x.shape();
+  square.insert(square.begin() + dim, len);
+  Expr without_j = where(eq(j, i), 1.0, expand(unsqueeze(x, dim), square));
+  Expr products = b_cumprod(without_j, dim + 1);
+  Expr later = cast(ge(i, j), g.dtype());  // i >= j
+  return sum(products * later * unsqueeze(g, dim), {dim + 1}, false);
 }
 
 // conv2d's gradients, as convolutions (PyTorch's conv backward, without a transposed op):
@@ -311,11 +341,13 @@ Grads backward(Builder& b, const Node& n, const std::vector<Arg>& a, Expr y, Exp
     }
     case Op::embedding: return {unembed(val(0), val(1), g), none()};
     case Op::gather: return {ungather(n, val(0), val(1), g), none()};
+    case Op::cumsum: return {uncumsum(n, g)};
+    case Op::cumprod: return {uncumprod(n, val(0), g)};
     // Composite ops are decomposed before autodiff; the rest are not differentiable.
     case Op::input: case Op::sigmoid: case Op::silu: case Op::gelu: case Op::eq: case Op::ne: case Op::lt: case Op::le:
     case Op::gt: case Op::ge: case Op::mean: case Op::var: case Op::argmax: case Op::softmax: case Op::log_softmax:
     case Op::layer_norm: case Op::linear: case Op::full: case Op::batch_norm: case Op::max_pool2d_backward:
-    case Op::avg_pool2d_backward:
+    case Op::avg_pool2d_backward: case Op::sort: case Op::argsort: case Op::topk: case Op::topk_indices:
       break;
   }
   throw InternalError(fmt::format("autodiff: op '{}' has no backward rule", op_name(n.op)));

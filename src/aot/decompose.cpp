@@ -70,6 +70,11 @@ Expr decompose_node(Builder& b, const Node& n, const std::vector<Arg>& a) {
       if (a.size() > 4) y = y + channel(4);
       return y;
     }
+    case Op::sort: case Op::topk: {  // x at the positions argsort / topk_indices picks
+      if (x.rank() == 0) return x;  // its only element (topk's k is 1)
+      Expr index = b.op(n.op == Op::sort ? Op::argsort : Op::topk_indices, {x}, n.attrs);
+      return gather(x, index, attr_int(n, "dim"));
+    }
     case Op::linear: {
       Expr wt = transpose(b.value(a[1].operand), 0, 1);
       Expr y = x.rank() >= 2 ? matmul(x, wt) : squeeze(matmul(unsqueeze(x, 0), wt), 0);
@@ -83,7 +88,7 @@ Expr decompose_node(Builder& b, const Node& n, const std::vector<Arg>& a) {
     case Op::transpose: case Op::expand: case Op::slice: case Op::cat: case Op::squeeze: case Op::unsqueeze:
     case Op::contiguous: case Op::embedding: case Op::gather: case Op::full: case Op::clamp: case Op::conv2d:
     case Op::max_pool2d: case Op::avg_pool2d: case Op::adaptive_avg_pool2d: case Op::max_pool2d_backward:
-    case Op::avg_pool2d_backward: case Op::pad:
+    case Op::avg_pool2d_backward: case Op::pad: case Op::cumsum: case Op::cumprod: case Op::argsort: case Op::topk_indices:
       break;
   }
   throw InternalError(fmt::format("decompose: op '{}' is not composite", op_name(n.op)));

@@ -190,6 +190,9 @@ class Codegen {
   std::string index_kernel(int id);
   std::string full_kernel(int id);
 
+  // ---- emit_scan.cpp
+  std::string scan_kernel(int id);  // cumsum, cumprod, argsort, topk_indices
+
  private:
   void plan_groups();
   void plan_views();

@@ -324,12 +324,13 @@ std::string Codegen::kernel_for_node(int id) {
     case Op::max_pool2d_backward: case Op::avg_pool2d_backward: return s + pool_backward_kernel(id) + end_kernel();
     case Op::adaptive_avg_pool2d: return s + adaptive_pool_kernel(id) + end_kernel();
     case Op::pad: return s + pad_kernel(id) + end_kernel();
+    case Op::cumsum: case Op::cumprod: case Op::argsort: case Op::topk_indices: return s + scan_kernel(id) + end_kernel();
     case Op::reshape: case Op::permute: case Op::transpose: case Op::expand: case Op::slice: case Op::squeeze:
     case Op::unsqueeze: case Op::contiguous:
       return s + copy_kernel(id) + end_kernel();  // a view that could not be folded
     // Composite ops are decomposed before codegen.
     case Op::input: case Op::sigmoid: case Op::silu: case Op::gelu: case Op::mean: case Op::var: case Op::softmax:
-    case Op::log_softmax: case Op::layer_norm: case Op::linear: case Op::batch_norm:
+    case Op::log_softmax: case Op::layer_norm: case Op::linear: case Op::batch_norm: case Op::sort: case Op::topk:
       break;
   }
   throw InternalError(fmt::format("cpp codegen: no kernel for op '{}' (node %{})", op_name(n.op), n.name));

@@ -411,6 +411,29 @@ TensorType infer_gather(const Graph& g, const Node& n) {
   return make_type(g, n, x.dtype, idx.shape);
 }
 
+// cumsum, cumprod: the input's shape; integer and bool inputs accumulate in i64 (as torch).
+TensorType infer_scan(const Graph& g, const Node& n) {
+  const auto& x = operand_type(g, n, 0);
+  scan_lines(n, x.shape);
+  return make_type(g, n, is_floating(x.dtype) ? x.dtype : DType::i64, x.shape);
+}
+
+// sort: the input's shape and dtype; argsort: its shape, i64.
+TensorType infer_sort(const Graph& g, const Node& n) {
+  const auto& x = operand_type(g, n, 0);
+  scan_lines(n, x.shape);
+  return make_type(g, n, n.op == Op::argsort ? DType::i64 : x.dtype, x.shape);
+}
+
+// topk: the input's dtype, its dim cut to k; topk_indices: the same shape, i64.
+TensorType infer_topk(const Graph& g, const Node& n) {
+  const auto& x = operand_type(g, n, 0);
+  int64_t k = topk_k(n, x.shape);
+  Shape out = x.shape;
+  if (!out.empty()) out[static_cast<size_t>(scan_lines(n, x.shape).dim)] = k;
+  return make_type(g, n, n.op == Op::topk_indices ? DType::i64 : x.dtype, out);
+}
+
 TensorType infer_full(const Graph& g, const Node& n) {
   auto shape = attr_ints(n, "shape");
   for (auto d : shape)

@@ -123,6 +123,31 @@ SliceBounds slice_bounds(const Node& n, const Shape& in) {
   return b;
 }
 
+ScanLines scan_lines(const Node& n, const Shape& in) {
+  ScanLines l;
+  const auto rank = static_cast<int64_t>(in.size());
+  l.dim = normalize_dim(attr_int(n, "dim"), rank);
+  if (rank == 0) return l;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t s = in[static_cast<size_t>(d)];
+    if (d < l.dim) l.outer *= s;
+    else if (d > l.dim) l.inner *= s;
+    else l.length = s;
+  }
+  return l;
+}
+
+int64_t topk_k(const Node& n, const Shape& in) {
+  int64_t k = attr_int(n, "k"), length = scan_lines(n, in).length;
+  if (k < 0 || k > length) throw VerifyError(fmt::format("k = {} is out of range for a dim of size {}", k, length));
+  if (in.empty() && k != 1) throw VerifyError(fmt::format("k = {} for a 0-d input (it takes k = 1)", k));
+  return k;
+}
+
+bool orders_descending(const Node& n) {
+  return n.op == Op::topk || n.op == Op::topk_indices ? attr_bool(n, "largest") : attr_bool(n, "descending");
+}
+
 int64_t gather_dim_size(const Node& n, const Shape& x) {
   const int64_t d = normalize_dim(attr_int(n, "dim"), static_cast<int64_t>(x.size()));
   return x.empty() ? 1 : x[static_cast<size_t>(d)];

@@ -628,6 +628,55 @@ class Exporter {
     return node("ConstantOfShape", {ints(n.type.shape)}, e, {tensor_attr("value", one)});
   }
 
+  // ---- scans and sorts
+  // A 0-d operand: the op's value is the operand itself (cumsum, cumprod, sort, topk) or the index 0.
+  Val scalar_scan(const Node& n, DType od) {
+    if (n.op == Op::argsort || n.op == Op::topk_indices) return node("Identity", {scalar(AttrValue(int64_t{0}), DType::i64)}, DType::i64);
+    Val x = cast(in(n, 0), od);
+    return x.name == in(n, 0).name ? node("Identity", {x.name}, od) : x;
+  }
+  Val rule_cumsum(const Node& n, DType od, const char*) {
+    const TensorType& xt = type(n, 0);
+    if (xt.rank() == 0) return scalar_scan(n, od);
+    DType e = exec("CumSum", od);
+    Val y = node("CumSum", {operand(n, 0, e), scalar(AttrValue(normalize_dim(attr_int(n, "dim"), xt.rank())), DType::i64)}, e);
+    return cast(y, od);
+  }
+  // ONNX has no cumulative product: the running product of the axis's slices, concatenated.
+  Val rule_cumprod(const Node& n, DType od, const char*) {
+    const TensorType& xt = type(n, 0);
+    if (xt.rank() == 0 || xt.numel() == 0) return scalar_scan(n, od);
+    const int64_t dim = normalize_dim(attr_int(n, "dim"), xt.rank()), len = xt.shape[static_cast<size_t>(dim)];
+    DType e = exec("Mul", od);
+    std::string x = operand(n, 0, e), axis = ints({dim});
+    std::vector<std::string> parts;
+    std::string acc;
+    for (int64_t j = 0; j < len; ++j) {
+      std::string s = node("Slice", {x, ints({j}), ints({j + 1}), axis}, e).name;
+      acc = j == 0 ? s : node("Mul", {acc, s}, e).name;
+      parts.push_back(acc);
+    }
+    Val y = parts.size() == 1 ? node("Identity", {parts[0]}, e) : node("Concat", parts, e, {a_int("axis", dim)});
+    return cast(y, od);
+  }
+  // sort and argsort: TopK with k the axis's length (ONNX's TopK puts equal values in index order,
+  // as a stable sort); topk and topk_indices: TopK. The values are output 0, the indices output 1.
+  Val rule_topk(const Node& n, DType od, const char*) {
+    const TensorType& xt = type(n, 0);
+    if (xt.rank() == 0) return scalar_scan(n, od);
+    const int64_t dim = normalize_dim(attr_int(n, "dim"), xt.rank());
+    const bool sort = n.op == Op::sort || n.op == Op::argsort, indices = n.op == Op::argsort || n.op == Op::topk_indices;
+    const int64_t k = sort ? xt.shape[static_cast<size_t>(dim)] : attr_int(n, "k");
+    const bool largest = sort ? attr_bool(n, "descending") : attr_bool(n, "largest");
+    DType e = exec("TopK", xt.dtype);
+    Val values = node("TopK", {cast(in(n, 0), e).name, ints({k})}, e, {a_int("axis", dim), a_int("largest", largest), a_int("sorted", 1)});
+    const std::string out = names_.fresh(fmt::format("{}.TopK.indices", base_));  // TopK has both outputs, read or not
+    names_.reserve(out);
+    gp_->mutable_node(gp_->node_size() - 1)->add_output(out);
+    if (!indices) return cast(values, od);
+    return {out, DType::i64};
+  }
+
   Val export_node(int id);  // by the table
 };
 
@@ -685,6 +734,13 @@ const ExportRule kExportRules[] = {
     {Op::embedding, "", &Exporter::rule_embedding},
     {Op::gather, "", &Exporter::rule_gather},
     {Op::full, "", &Exporter::rule_full},
+    // ---- scans and sorts
+    {Op::cumsum, "", &Exporter::rule_cumsum},
+    {Op::cumprod, "", &Exporter::rule_cumprod},
+    {Op::sort, "", &Exporter::rule_topk},
+    {Op::argsort, "", &Exporter::rule_topk},
+    {Op::topk, "", &Exporter::rule_topk},
+    {Op::topk_indices, "", &Exporter::rule_topk},
 };
 
 std::optional<ExportRule> export_rule(Op op) {

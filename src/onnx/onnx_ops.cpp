@@ -789,6 +789,63 @@ void gather_elements(NodeCtx& c) {
   c.set(0, c.emit(Op::gather, {v(c.value(0)), v(c.value(1))}, {{"dim", AttrValue(a)}}));
 }
 
+// ---- scans and top-k
+
+// The reverse of x along axis (a gather at n-1, ..., 0).
+int flip_along(NodeCtx& c, int x, int64_t axis) {
+  const int64_t len = c.type_of(x).shape[static_cast<size_t>(axis)];
+  std::vector<int64_t> rev(static_cast<size_t>(len));
+  for (int64_t j = 0; j < len; ++j) rev[static_cast<size_t>(j)] = len - 1 - j;
+  return len > 1 ? take_along(c, x, axis, rev) : x;
+}
+
+// CumSum(x, axis) = cumsum; reverse runs it on x flipped along the axis (and flips the result
+// back); exclusive shifts x by one along the axis, a zero first, so each sum stops before its own
+// element. The result keeps x's type (reprokit's integer cumsum is i64: cast back).
+void cum_sum(NodeCtx& c) {
+  c.allow({"exclusive", "reverse"});
+  const int64_t exclusive = c.attr_int("exclusive", 0), reverse = c.attr_int("reverse", 0);
+  if ((exclusive != 0 && exclusive != 1) || (reverse != 0 && reverse != 1))
+    c.bad(fmt::format("exclusive = {} and reverse = {} must each be 0 or 1", exclusive, reverse));
+  const int64_t r = c.rank(0);
+  if (r == 0) c.bad("CumSum of a 0-d tensor");
+  auto axes = c.need_ints(1, "axis");
+  if (axes.size() != 1) c.bad(fmt::format("axis has {} elements, not 1", axes.size()));
+  const int64_t a = norm_axis(c, axes[0], r);
+  const int64_t len = c.shape(0)[static_cast<size_t>(a)];
+  int x = c.value(0);
+  if (reverse) x = flip_along(c, x, a);
+  if (exclusive && len > 0) {
+    std::vector<int64_t> pads(static_cast<size_t>(2 * (r - a)), 0);
+    pads[pads.size() - 2] = 1;  // torch order: the last dim first, so axis a's pair is the last
+    x = c.emit1(Op::pad, c.emit1(Op::slice, x, {{"dim", AttrValue(a)}, {"start", AttrValue(int64_t{0})}, {"end", AttrValue(len - 1)}}),
+                {{"pads", AttrValue::ints(pads)}});
+  }
+  int y = c.emit1(Op::cumsum, x, {{"dim", AttrValue(a)}});
+  if (reverse) y = flip_along(c, y, a);
+  c.set(0, c.cast(y, c.dtype(0)));
+}
+
+// TopK(x, K) -> (values, indices): topk and topk_indices, each made for the outputs used. K must
+// be known at import time and lie within the axis's length.
+void top_k(NodeCtx& c) {
+  c.allow({"axis", "largest", "sorted"});
+  const int64_t r = c.rank(0);
+  if (r == 0) c.bad("TopK of a 0-d tensor");
+  const int64_t a = norm_axis(c, c.attr_int("axis", -1), r);
+  const int64_t largest = c.attr_int("largest", 1), sorted = c.attr_int("sorted", 1);
+  if ((largest != 0 && largest != 1) || (sorted != 0 && sorted != 1))
+    c.bad(fmt::format("largest = {} and sorted = {} must each be 0 or 1", largest, sorted));
+  auto ks = c.need_ints(1, "K");
+  if (ks.size() != 1) c.bad(fmt::format("K has {} elements, not 1", ks.size()));
+  const int64_t len = c.shape(0)[static_cast<size_t>(a)];
+  if (ks[0] < 0 || ks[0] > len) c.bad(fmt::format("K = {} is out of range for axis {} of size {}", ks[0], a, len));
+  if (c.dtype(0) == DType::boolean) c.bad("TopK of a bool tensor");
+  Attrs attrs{{"k", AttrValue(ks[0])}, {"dim", AttrValue(a)}, {"largest", AttrValue(largest == 1)}, {"sorted", AttrValue(sorted == 1)}};
+  if (c.wants(0)) c.set(0, c.emit1(Op::topk, c.value(0), attrs));
+  if (c.wants(1)) c.set(1, c.emit1(Op::topk_indices, c.value(0), attrs));
+}
+
 // ---- constants and shape arithmetic
 
 Tensor filled(DType dt, const Shape& shape, const Tensor& value) {
@@ -985,6 +1042,9 @@ const std::map<std::string, Handler, std::less<>>& handlers() {
       // indexing
       {"Gather", gather},
       {"GatherElements", gather_elements},
+      // scans and top-k
+      {"CumSum", cum_sum},
+      {"TopK", top_k},
       // constants
       {"Constant", constant},
       {"ConstantOfShape", constant_of_shape},

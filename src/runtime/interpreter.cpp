@@ -53,6 +53,8 @@ kernels::Values run_kernel(const Node& n, const std::vector<kernels::Values>& a,
     case Op::reshape: case Op::permute: case Op::transpose: case Op::expand: case Op::slice: case Op::cat:
     case Op::squeeze: case Op::unsqueeze: case Op::embedding: case Op::gather: case Op::pad:
       return kernels::data_movement(n, a, out);
+    case Op::cumsum: case Op::cumprod: case Op::sort: case Op::argsort: case Op::topk: case Op::topk_indices:
+      return kernels::scan(n, a, out);
     case Op::full:
       return kernels::creation(n, out);
     case Op::input:

@@ -40,6 +40,7 @@ Values normalization(const Node& n, const std::vector<Values>& a, const Shape& o
 Values linalg(const Node& n, const std::vector<Values>& a, const Shape& out, AccumulationOrder order);
 Values conv(const Node& n, const std::vector<Values>& a, const Shape& out, AccumulationOrder order);  // conv and pooling
 Values data_movement(const Node& n, const std::vector<Values>& a, const Shape& out);  // shape, indexing
+Values scan(const Node& n, const std::vector<Values>& a, const Shape& out);  // cumsum, cumprod, sorts, top-k
 Values creation(const Node& n, const Shape& out);
 
 // For each element of out_shape, the flat index of the element of `in` (broadcast to out_shape).

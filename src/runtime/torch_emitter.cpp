@@ -218,6 +218,21 @@ std::string emit_node(const Graph& g, const PyNames& ids, const Node& n) {
       return fmt::format("torch.ops.aten.avg_pool2d_backward({}, {}, {}, {}, None)", a[0], a[1], pool_args(n, false),
                          py_bool(attr_bool(n, "count_include_pad")));
     case Op::pad: return fmt::format("F.pad({}, {}, value={})", a[0], ints(attr_ints(n, "pads")), py_value(AttrValue(attr_float(n, "value"))));
+    case Op::cumsum: return fmt::format("torch.cumsum({}, {})", a[0], attr_int(n, "dim"));
+    case Op::cumprod: return fmt::format("torch.cumprod({}, {})", a[0], attr_int(n, "dim"));
+    case Op::sort: case Op::argsort:
+      return fmt::format("torch.sort({}, dim={}, descending={}, stable=True).{}", a[0], attr_int(n, "dim"), py_bool(attr_bool(n, "descending")),
+                         n.op == Op::sort ? "values" : "indices");
+    case Op::topk: case Op::topk_indices: {
+      // Ties: torch.topk's order among equal values is unspecified; reprokit's is the stable sort's,
+      // so the indices are spelled as the stable sort's first k (torch.topk's values agree either way).
+      const char* part = n.op == Op::topk ? "values" : "indices";
+      if (g.node(n.operands[0].value).type.rank() == 0 || n.op == Op::topk)
+        return fmt::format("torch.topk({}, {}, dim={}, largest={}, sorted=True).{}", a[0], attr_int(n, "k"), attr_int(n, "dim"),
+                           py_bool(attr_bool(n, "largest")), part);
+      return fmt::format("torch.sort({}, dim={}, descending={}, stable=True).indices.narrow({}, 0, {})", a[0], attr_int(n, "dim"),
+                         py_bool(attr_bool(n, "largest")), attr_int(n, "dim"), attr_int(n, "k"));
+    }
     case Op::input:
       break;
   }

@@ -69,6 +69,14 @@ const std::vector<std::string>& differentiable_op_graphs() {
       " return (%y, %z) }",
       "graph t(%x: f32[2, 3, 2, 2] grad, %m: f32[3], %v: f32[3], %w: f32[3] grad, %b: f32[3] grad) {"
       " %a = abs(%v)\n %p = add(%a, 0.5)\n %y = batch_norm(%x, %m, %p, %w, %b, eps=0.001)\n return (%y) }",
+      "graph t(%x: f32[3, 4] grad) { %y = cumsum(%x, dim=1)\n %z = cumsum(%x, dim=0)\n %w = mul(%y, %z)\n return (%w) }",
+      "graph t(%x: f32[2, 4, 3] grad) { %y = cumprod(%x, dim=1)\n %z = cumprod(%x, dim=-1)\n return (%y, %z) }",
+      // A zero in the line: the backward rule divides by nothing.
+      "graph t(%x: f32[5] grad) { %m = full(shape=[5], value=0.0, dtype=f32)\n %k = slice(%m, dim=0, start=0, end=1)\n"
+      " %s = slice(%x, dim=0, start=1, end=5)\n %c = cat(%k, %s, dim=0)\n %y = cumprod(%c, dim=0)\n return (%y) }",
+      "graph t(%x: f32[3, 5] grad) { %y = sort(%x, dim=1, descending=true)\n %w = mul(%y, %y)\n return (%w) }",
+      "graph t(%x: f32[4, 3] grad) { %y = sort(%x, dim=0)\n %z = topk(%x, k=2, dim=0, largest=false)\n %w = mul(%z, %z)\n return (%y, %w) }",
+      "graph t(%x: f32[3, 5] grad) { %y = topk(%x, k=3)\n %w = mul(%y, %y)\n return (%w) }",
   };
   return graphs;
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <thread>
 
@@ -223,6 +224,33 @@ TEST(CppBackend, IntegerArithmeticMatchesTheExactReference) {
   auto ref = interpret(g, in), got = compile_graph(g, cpp_options())->run(in);
   for (size_t k = 0; k < ref.size(); ++k) EXPECT_EQ(got[k].to_int64s(), ref[k].to_int64s()) << "output " << k;
   EXPECT_EQ(got[1].get_int(0), INT64_MAX);  // amax starts from the lowest integer, not from -inf (= 0)
+}
+
+// Scans and sorts in generated code: ties keep their order and NaN is the largest value in
+// argsort and topk_indices, integer cumsum/cumprod wrap in int64, lines run along a middle dim (a
+// strided line), and a long topk in a loop big enough to run in parallel.
+TEST(CppBackend, ScansAndSortsMatchTheExactReference) {
+  Graph g = parse_graph(
+      "graph t(%x: f32[2, 5, 3], %i: i64[4], %l: f32[512, 300]) {\n  %s = sort(%x, dim=1)\n  %a = argsort(%x, dim=1, descending=true)\n"
+      "  %t = topk(%x, k=2, dim=1)\n  %u = topk_indices(%x, k=3, dim=-1, largest=false)\n  %c = cumsum(%i, dim=0)\n  %p = cumprod(%i, dim=0)\n"
+      "  %q = cumsum(%x, dim=1)\n  %r = cumprod(%x, dim=2)\n  %k = topk_indices(%l, k=7)\n  return (%s, %a, %t, %u, %c, %p, %q, %r, %k)\n}");
+  std::vector<double> xs(30);
+  for (size_t k = 0; k < xs.size(); ++k) xs[k] = static_cast<double>(static_cast<int>(k * 7 % 5) - 2);  // many ties
+  xs[4] = NAN, xs[20] = NAN, xs[21] = NAN;
+  auto in = generate_inputs(g, 5);
+  in[0] = Tensor::from_doubles(DType::f32, {2, 5, 3}, xs);
+  in[1] = Tensor::from_int64s(DType::i64, {4}, {INT64_MAX, 3, -7, 1LL << 40});
+  auto ref = interpret(g, in), got = compile_graph(g, cpp_options())->run(in);
+  ASSERT_EQ(got.size(), ref.size());
+  for (size_t k = 0; k < ref.size(); ++k) {
+    auto r = ref[k].to_doubles(), o = got[k].to_doubles();
+    ASSERT_EQ(o.size(), r.size()) << "output " << k;
+    for (size_t e = 0; e < r.size(); ++e)
+      if (std::isnan(r[e])) EXPECT_TRUE(std::isnan(o[e])) << "output " << k << " [" << e << "]";
+      else EXPECT_EQ(o[e], r[e]) << "output " << k << " [" << e << "]";
+  }
+  EXPECT_EQ(got[4].to_int64s(), ref[4].to_int64s());  // the wrapped sums, exactly
+  EXPECT_EQ(got[5].to_int64s(), ref[5].to_int64s());
 }
 
 // The small integer dtypes wrap at their width in fused kernels too (every node's result is), and

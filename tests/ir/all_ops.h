@@ -71,7 +71,14 @@ graph all_ops(%x: f32[2, 3] grad, %y: f32[3], %i: i64[2, 3], %c: bool[2, 3], %e:
   %pad = pad(%x, pads=[1, 2, 0, 1], value=0.5)
   %mpb = max_pool2d_backward(%mp, %im, kernel=[3, 3], stride=[2, 2], padding=[1, 1], ceil_mode=true)
   %apb = avg_pool2d_backward(%ap, %im, kernel=[2, 3], padding=[1, 1], count_include_pad=false)
-  return (%neg, %log, %sqrt, %rsqrt, %rec, %sin, %cos, %tanh, %sig, %relu, %gelu, %gelu2, %silu, %erf, %add, %sub, %mul, %div, %pow, %max, %min, %eq, %ne, %lt, %le, %gt, %ge, %where, %to, %clone, %sumall, %mean, %amax, %amin, %var, %argmax, %softmax, %lsm, %ln, %mm, %reshape, %transpose, %expand, %slice, %cat, %squeeze, %unsqueeze, %contig, %emb, %gather, %full, %exp, %hh, %clamp, %clamp1, %conv, %mp, %ap, %aap, %bn, %pad, %mpb, %apb)
+  %cumsum = cumsum(%x, dim=1)
+  %icumsum = cumsum(%i, dim=0)
+  %cumprod = cumprod(%x, dim=0)
+  %sort = sort(%x, dim=1, descending=true)
+  %argsort = argsort(%x)
+  %topk = topk(%x, k=2)
+  %topki = topk_indices(%x, k=1, dim=0, largest=false)
+  return (%neg, %log, %sqrt, %rsqrt, %rec, %sin, %cos, %tanh, %sig, %relu, %gelu, %gelu2, %silu, %erf, %add, %sub, %mul, %div, %pow, %max, %min, %eq, %ne, %lt, %le, %gt, %ge, %where, %to, %clone, %sumall, %mean, %amax, %amin, %var, %argmax, %softmax, %lsm, %ln, %mm, %reshape, %transpose, %expand, %slice, %cat, %squeeze, %unsqueeze, %contig, %emb, %gather, %full, %exp, %hh, %clamp, %clamp1, %conv, %mp, %ap, %aap, %bn, %pad, %mpb, %apb, %cumsum, %icumsum, %cumprod, %sort, %argsort, %topk, %topki)
 }
 )RK";
 

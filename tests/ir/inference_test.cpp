@@ -1,4 +1,5 @@
 // Shape and dtype inference: broadcasting and PyTorch's type promotion, checked op by op.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "all_ops.h"
@@ -19,8 +20,27 @@ TEST(Inference, EveryOpOfTheAllOpsGraph) {
       {"reshape", "f32[3, 2] grad"}, {"permute", "f32[3, 2] grad"}, {"transpose", "f32[3, 2] grad"},
       {"expand", "f32[4, 3]"}, {"slice", "f32[2, 2] grad"}, {"cat", "f32[4, 3] grad"}, {"squeeze", "f32[2] grad"},
       {"unsqueeze", "f32[1, 3]"}, {"emb", "f32[5, 4]"}, {"gather", "f32[2, 3] grad"}, {"full", "f64[2, 2]"},
-      {"hh", "f16[2, 3]"}};
+      {"hh", "f16[2, 3]"}, {"cumsum", "f32[2, 3] grad"}, {"icumsum", "i64[2, 3]"}, {"cumprod", "f32[2, 3] grad"},
+      {"sort", "f32[2, 3] grad"}, {"argsort", "i64[2, 3]"}, {"topk", "f32[2, 2] grad"}, {"topki", "i64[1, 3]"}};
   for (auto& e : expect) EXPECT_EQ(type_of(g, e.name), e.type) << "node %" << e.name;
+}
+
+TEST(Inference, ScansAndSortsCheckTheirDimAndK) {
+  auto error = [](const char* body) {
+    try {
+      parse_graph(fmt::format("graph t(%x: f32[2, 3], %s: f32[]) {{\n  {}\n  return (%y)\n}}", body));
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_NE(error("%y = cumsum(%x, dim=2)").find("dim 2 is out of range for rank 2"), std::string::npos);
+  EXPECT_NE(error("%y = topk(%x, k=4)").find("node %y = topk: k = 4 is out of range for a dim of size 3"), std::string::npos) << error("%y = topk(%x, k=4)");
+  EXPECT_NE(error("%y = topk_indices(%x, k=-1, dim=0)").find("k = -1 is out of range for a dim of size 2"), std::string::npos);
+  EXPECT_NE(error("%y = topk(%s, k=0)").find("k = 0 for a 0-d input (it takes k = 1)"), std::string::npos);
+  EXPECT_EQ(error("%y = topk(%s, k=1)"), "(no error)");
+  EXPECT_EQ(error("%y = topk(%x, k=0, dim=0)"), "(no error)");
+  EXPECT_EQ(error("%y = argsort(%s)"), "(no error)");
 }
 
 TEST(Inference, PromotionFollowsPyTorch) {

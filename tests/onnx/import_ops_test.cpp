@@ -257,6 +257,90 @@ TEST(OnnxImportOps, GatherForms) {
   expect_values(run1("GatherElements", {{"x", x}, {"i", i64({1, 2}, {2, 0})}}), {1, 2}, {5, 2});
 }
 
+TEST(OnnxImportOps, CumSumForms) {
+  Tensor x = f32({4}, {1, 2, 3, 4});
+  auto cumsum = [&](const Tensor& in, int64_t axis, int64_t exclusive, int64_t reverse, int out_elem = F32) {
+    ModelBuilder b(14);
+    b.input("x", out_elem, in.shape()).output("y", out_elem);
+    b.init("axis", i64({}, {axis}));
+    auto& n = b.node("CumSum", {"x", "axis"}, {"y"});
+    attr(n, "exclusive", exclusive);
+    attr(n, "reverse", reverse);
+    return run(b.import(), {in})[0];
+  };
+  expect_values(cumsum(x, 0, 0, 0), {4}, {1, 3, 6, 10});
+  expect_values(cumsum(x, 0, 1, 0), {4}, {0, 1, 3, 6});
+  expect_values(cumsum(x, 0, 0, 1), {4}, {10, 9, 7, 4});
+  expect_values(cumsum(x, -1, 1, 1), {4}, {9, 7, 4, 0});
+  Tensor m = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  expect_values(cumsum(m, 0, 0, 0), {2, 3}, {1, 2, 3, 5, 7, 9});
+  expect_values(cumsum(m, 1, 1, 1), {2, 3}, {5, 3, 0, 11, 6, 0});
+  // An integer input keeps its type (reprokit's cumsum is i64: cast back).
+  Tensor xi = Tensor::from_int64s(DType::i32, {3}, {5, -2, 7});
+  Tensor yi = cumsum(xi, 0, 0, 0, onnx::TensorProto::INT32);
+  EXPECT_EQ(yi.dtype(), DType::i32);
+  EXPECT_EQ(yi.to_int64s(), (std::vector<int64_t>{5, 3, 10}));
+}
+
+TEST(OnnxImportOps, CumSumRefusesBadAttributesNamingTheNode) {
+  auto model = [](int64_t axis, int64_t exclusive) {
+    ModelBuilder b(14);
+    b.input("x", F32, {2, 3}).output("y", F32);
+    b.init("axis", i64({}, {axis}));
+    attr(b.node("CumSum", {"x", "axis"}, {"y"}, "the_scan"), "exclusive", exclusive);
+    return b;
+  };
+  EXPECT_HAS(import_error(model(0, 2)), "'the_scan' (CumSum): exclusive = 2 and reverse = 0 must each be 0 or 1");
+  EXPECT_HAS(import_error(model(2, 0)), "'the_scan' (CumSum): axis 2 is out of range for a tensor of rank 2");
+}
+
+TEST(OnnxImportOps, TopKValuesAndIndices) {
+  Tensor x = f32({2, 4}, {3, 1, 4, 1, 5, 9, 2, 6});
+  auto top_k = [&](int64_t k, std::function<void(onnx::NodeProto&)> attrs, bool both = true) {
+    ModelBuilder b(11);
+    b.input("x", F32, {2, 4}).output("v", F32);
+    if (both) b.output("i", I64);
+    b.init("k", i64({1}, {k}));
+    auto& n = b.node("TopK", {"x", "k"}, both ? std::vector<std::string>{"v", "i"} : std::vector<std::string>{"v"});
+    if (attrs) attrs(n);
+    return run(b.import(), {x});
+  };
+  auto out = top_k(2, {});
+  expect_values(out[0], {2, 2}, {4, 3, 9, 6});
+  EXPECT_EQ(out[1].to_int64s(), (std::vector<int64_t>{2, 0, 1, 3}));
+  // The smallest along axis 0.
+  out = top_k(1, [](auto& n) { attr(n, "axis", 0); attr(n, "largest", 0); });
+  expect_values(out[0], {1, 4}, {3, 1, 2, 1});
+  EXPECT_EQ(out[1].to_int64s(), (std::vector<int64_t>{0, 0, 1, 0}));
+  // Ties in a row: the lower index first, as ONNX specifies.
+  out = top_k(3, [](auto& n) { attr(n, "axis", -1); attr(n, "largest", 0); });
+  expect_values(out[0], {2, 3}, {1, 1, 3, 2, 5, 6});
+  EXPECT_EQ(out[1].to_int64s(), (std::vector<int64_t>{1, 3, 0, 2, 0, 3}));
+  // Only the values a graph output: the indices are not returned.
+  ModelBuilder b(11);
+  b.input("x", F32, {2, 4}).output("v", F32);
+  b.init("k", i64({1}, {1}));
+  b.node("TopK", {"x", "k"}, {"v", "unread"});
+  ImportedModel m = b.import();
+  ASSERT_EQ(m.graph.outputs.size(), 1u);
+  EXPECT_EQ(m.graph.node(m.graph.outputs[0]).op, Op::topk);
+  expect_values(run(m, {x})[0], {2, 1}, {4, 9});
+}
+
+TEST(OnnxImportOps, TopKRefusesABadKNamingTheNode) {
+  auto model = [](std::vector<int64_t> k, int64_t axis) {
+    ModelBuilder b(11);
+    b.input("x", F32, {2, 4}).output("v", F32).output("i", I64);
+    b.init("k", i64({static_cast<int64_t>(k.size())}, k));
+    attr(b.node("TopK", {"x", "k"}, {"v", "i"}, "the_top"), "axis", axis);
+    return b;
+  };
+  EXPECT_HAS(import_error(model({5}, 1)), "'the_top' (TopK): K = 5 is out of range for axis 1 of size 4");
+  EXPECT_HAS(import_error(model({-1}, 1)), "'the_top' (TopK): K = -1 is out of range for axis 1 of size 4");
+  EXPECT_HAS(import_error(model({1, 2}, 1)), "'the_top' (TopK): K has 2 elements, not 1");
+  EXPECT_HAS(import_error(model({1}, 3)), "'the_top' (TopK): axis 3 is out of range for a tensor of rank 2");
+}
+
 TEST(OnnxImportOps, SqueezeUnsqueezeTransposeConcatSplit) {
   Tensor x = f32({1, 2, 1}, {1, 2});
   EXPECT_EQ(run1("Squeeze", {{"x", x}}, F32, 11, {}, Shape{2}).shape(), (Shape{2}));

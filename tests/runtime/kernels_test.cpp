@@ -122,6 +122,27 @@ const std::vector<Case>& cases() {
       {"avg_pool2d_backward", "graph t(%g: f32[1, 1, 2, 2], %x: f32[1, 1, 3, 3]) { %z = avg_pool2d_backward(%g, %x, kernel=[2, 2], stride=[1, 1])\n return (%z) }",
        {{4, 4, 4, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9}}, {1, 2, 1, 2, 4, 2, 1, 2, 1}},
       {"pad", "graph t(%x: f32[2, 2]) { %z = pad(%x, pads=[1, 0, 0, 1], value=9.0)\n return (%z) }", {{1, 2, 3, 4}}, {9, 1, 2, 9, 3, 4, 9, 9, 9}},
+      // Scans along a middle dim (lines of 3 with inner stride 2), the last dim, integers and 0-d.
+      {"cumsum", "graph t(%x: f32[1, 3, 2]) { %z = cumsum(%x, dim=1)\n return (%z) }", {{1, 10, 2, 20, 3, 30}}, {1, 10, 3, 30, 6, 60}},
+      {"cumsum", "graph t(%x: f32[2, 3]) { %z = cumsum(%x, dim=-1)\n return (%z) }", {{1, 2, kNan, 4, -4, 0.5}}, {1, 3, kNan, 4, 0, 0.5}},
+      {"cumsum", "graph t(%x: i32[3]) { %z = cumsum(%x, dim=0)\n return (%z) }", {{2147483647, 1, -5}}, {2147483647, 2147483648.0, 2147483643}},
+      {"cumsum", "graph t(%x: bool[3]) { %z = cumsum(%x, dim=0)\n return (%z) }", {{1, 0, 1}}, {1, 1, 2}},
+      {"cumsum", "graph t(%x: f32[]) { %z = cumsum(%x, dim=-1)\n return (%z) }", {{2.5}}, {2.5}},
+      {"cumprod", "graph t(%x: f32[1, 3, 2]) { %z = cumprod(%x, dim=1)\n return (%z) }", {{2, -1, 3, 0, 0.5, 7}}, {2, -1, 6, 0, 3, 0}},
+      {"cumprod", "graph t(%x: i64[4]) { %z = cumprod(%x, dim=0)\n return (%z) }", {{-3, 2, 5, 0}}, {-3, -6, -30, 0}},
+      // Ties keep their order (stable); NaN is the largest value.
+      {"sort", "graph t(%x: f32[2, 4]) { %z = sort(%x)\n return (%z) }", {{3, kNan, -1, 3, 0, 2, 2, -5}}, {-1, 3, 3, kNan, -5, 0, 2, 2}},
+      {"sort", "graph t(%x: f32[2, 4]) { %z = sort(%x, dim=1, descending=true)\n return (%z) }", {{3, kNan, -1, 3, 0, 2, 2, -5}}, {kNan, 3, 3, -1, 2, 2, 0, -5}},
+      {"sort", "graph t(%x: i64[3, 2]) { %z = sort(%x, dim=0)\n return (%z) }", {{5, 1, -2, 1, 7, 0}}, {-2, 0, 5, 1, 7, 1}},
+      {"argsort", "graph t(%x: f32[2, 4]) { %z = argsort(%x)\n return (%z) }", {{3, kNan, -1, 3, 0, 2, 2, -5}}, {2, 0, 3, 1, 3, 0, 1, 2}},
+      {"argsort", "graph t(%x: f32[2, 4]) { %z = argsort(%x, descending=true)\n return (%z) }", {{3, kNan, -1, 3, 0, 2, 2, -5}}, {1, 0, 3, 2, 1, 2, 0, 3}},
+      {"argsort", "graph t(%x: i32[3, 2]) { %z = argsort(%x, dim=0, descending=true)\n return (%z) }", {{5, 1, -2, 1, 7, 0}}, {2, 0, 0, 1, 1, 2}},
+      {"topk", "graph t(%x: f32[2, 4]) { %z = topk(%x, k=2)\n return (%z) }", {{3, kNan, -1, 3, 0, 2, 2, -5}}, {kNan, 3, 2, 2}},
+      {"topk", "graph t(%x: f32[2, 4]) { %z = topk(%x, k=3, largest=false)\n return (%z) }", {{3, kNan, -1, 3, 0, 2, 2, -5}}, {-1, 3, 3, -5, 0, 2}},
+      {"topk", "graph t(%x: f32[3, 2]) { %z = topk(%x, k=1, dim=0)\n return (%z) }", {{5, 1, -2, 1, 7, 0}}, {7, 1}},
+      {"topk_indices", "graph t(%x: f32[2, 4]) { %z = topk_indices(%x, k=2)\n return (%z) }", {{3, kNan, -1, 3, 0, 2, 2, -5}}, {1, 0, 1, 2}},
+      {"topk_indices", "graph t(%x: f32[2, 4]) { %z = topk_indices(%x, k=3, largest=false)\n return (%z) }", {{3, kNan, -1, 3, 0, 2, 2, -5}}, {2, 0, 3, 3, 0, 1}},
+      {"topk_indices", "graph t(%x: i64[3, 2]) { %z = topk_indices(%x, k=2, dim=0, largest=false)\n return (%z) }", {{5, 1, -2, 1, 7, 0}}, {1, 2, 0, 0}},
   };
   return cs;
 }

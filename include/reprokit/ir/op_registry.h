@@ -31,7 +31,7 @@ struct AttrSpec {
   bool optional = false;                   // may be absent with no default (e.g. reduction dims)
 };
 
-enum class OpClass { unary, binary, pointwise, reduction, normalization, linalg, conv, shape, indexing, creation };
+enum class OpClass { unary, binary, pointwise, reduction, normalization, linalg, conv, shape, indexing, scan, creation };
 
 // Flags of ops.def.
 enum OpFlag : unsigned {

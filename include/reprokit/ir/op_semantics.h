@@ -54,6 +54,20 @@ std::vector<int64_t> permutation(const Node& n, int64_t rank);
 // which torch.gather accepts at index 0 or -1).
 int64_t gather_dim_size(const Node& n, const Shape& x);
 
+// The lines of a scan or sort (cumsum, cumprod, sort, argsort, topk, topk_indices) along its dim
+// of an input of shape `in`: outer * inner lines of `length` elements; element j of line (o, i)
+// is at flat index (o * length + j) * inner + i. A 0-d input is one line of one element.
+struct ScanLines {
+  int64_t dim = 0, outer = 1, length = 1, inner = 1;
+};
+ScanLines scan_lines(const Node& n, const Shape& in);
+// topk's and topk_indices' k, checked against the length of the lines of an input of shape `in`
+// (VerifyError when it is negative or longer; a 0-d input takes k = 1 only).
+int64_t topk_k(const Node& n, const Shape& in);
+// Whether sort, argsort, topk or topk_indices orders its values from the largest (descending /
+// largest); NaN counts as the largest value.
+bool orders_descending(const Node& n);
+
 // The dims of layer_norm's normalized_shape within an input of rank `rank` (its last dims).
 std::vector<int64_t> layer_norm_dims(const Node& n, int64_t rank);
 

@@ -351,6 +351,54 @@ def _gather(g, n, a, k):
     return g.emit("gather", [a[0], a[2]], dim=int(a[1]))
 
 
+def _cumulative(op):
+    def row(g, n, a, k):  # cumsum / cumprod(x, dim, *, dtype=None): a dtype casts x first, as torch
+        dim = a[1] if len(a) > 1 else k["dim"]
+        x = a[0]
+        if k.get("dtype") is not None and k["dtype"] != g.dtype_of(n.args[0]):
+            x = g.emit("to", [x], dtype=k["dtype"])
+        return g.emit(op, [x], dim=int(dim))
+
+    return row
+
+
+def _sort_attrs(n, a, k):  # sort / argsort(x, dim=-1, descending=False), the .stable overloads keyword-only
+    dim = a[1] if len(a) > 1 else k.get("dim", -1)
+    descending = a[2] if len(a) > 2 else k.get("descending", False)
+    return {"dim": int(dim), "descending": bool(descending)}
+
+
+def _pair_of_ops(g, n, values_op, indices_op, operands, attrs):
+    """(values, indices) of an aten op with both results, as two reprokit ops: each emitted only
+    when a getitem reads it (argsort alone is sort's indices)."""
+    import operator
+
+    read = set()
+    for u in n.users:
+        if u.target is not operator.getitem:
+            read = {0, 1}
+            break
+        if u.users:  # a getitem nothing reads is dead
+            read.add(u.args[1])
+    return tuple(g.emit(op, operands, **attrs) if i in read else Unusable("a result nothing reads")
+                 for i, op in enumerate((values_op, indices_op)))
+
+
+def _sort(g, n, a, k):  # (values, indices): reprokit's sort is stable, as stable=True asks
+    return _pair_of_ops(g, n, "sort", "argsort", [a[0]], _sort_attrs(n, a, k))
+
+
+def _argsort(g, n, a, k):
+    return g.emit("argsort", [a[0]], **_sort_attrs(n, a, k))
+
+
+def _topk(g, n, a, k):  # topk(x, k, dim=-1, largest=True, sorted=True) -> (values, indices)
+    attrs = {"k": int(a[1]), "dim": int(a[2] if len(a) > 2 else k.get("dim", -1)),
+             "largest": bool(a[3] if len(a) > 3 else k.get("largest", True)),
+             "sorted": bool(a[4] if len(a) > 4 else k.get("sorted", True))}
+    return _pair_of_ops(g, n, "topk", "topk_indices", [a[0]], attrs)
+
+
 def _pad(g, n, a, k):  # constant_pad_nd(x, pad, value=0)
     return g.emit("pad", [a[0]], pads=[int(p) for p in a[1]], value=float(a[2]) if len(a) > 2 else 0.0)
 
@@ -427,6 +475,8 @@ TABLE = {
     aten.max_pool2d_with_indices: _max_pool, aten.max_pool2d: _max_pool, aten.avg_pool2d: _avg_pool,
     aten._adaptive_avg_pool2d: _adaptive_avg_pool, aten.adaptive_avg_pool2d: _adaptive_avg_pool,
     aten.embedding: _embedding, aten.gather: _gather, aten.constant_pad_nd: _pad,
+    aten.cumsum: _cumulative("cumsum"), aten.cumprod: _cumulative("cumprod"),
+    aten.sort: _sort, aten.argsort: _argsort, aten.topk: _topk,
     aten.full: _full, aten.scalar_tensor: _scalar_tensor,
     aten.zeros: _fill_with(0), aten.ones: _fill_with(1), aten.zeros_like: _fill_with(0), aten.ones_like: _fill_with(1),
     aten.native_dropout: _dropout, aten.dropout: _dropout,
