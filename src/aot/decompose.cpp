@@ -83,7 +83,8 @@ Expr decompose_node(Builder& b, const Node& n, const std::vector<Arg>& a) {
     case Op::transpose: case Op::expand: case Op::slice: case Op::cat: case Op::squeeze: case Op::unsqueeze:
     case Op::contiguous: case Op::embedding: case Op::gather: case Op::full: case Op::clamp: case Op::conv2d:
     case Op::max_pool2d: case Op::avg_pool2d: case Op::adaptive_avg_pool2d: case Op::max_pool2d_backward:
-    case Op::avg_pool2d_backward: case Op::pad:
+    case Op::avg_pool2d_backward: case Op::conv3d: case Op::max_pool3d: case Op::avg_pool3d: case Op::max_pool3d_backward:
+    case Op::avg_pool3d_backward: case Op::conv_transpose2d: case Op::conv_transpose3d: case Op::pad:
       break;
   }
   throw InternalError(fmt::format("decompose: op '{}' is not composite", op_name(n.op)));
