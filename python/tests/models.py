@@ -141,10 +141,37 @@ def _seeded(make):
     m = make().eval()
     with torch.no_grad():  # batch norm statistics that are not the identity
         for mod in m.modules():
-            if isinstance(mod, nn.BatchNorm2d):
+            if isinstance(mod, (nn.BatchNorm2d, nn.BatchNorm3d)):
                 mod.running_mean.uniform_(-0.1, 0.1)
                 mod.running_var.uniform_(0.5, 1.5)
     return m
+
+
+class VideoNet(nn.Module):
+    """A small video classifier on [batch, 3, frames, height, width]: Conv3d, BatchNorm3d, ReLU,
+    MaxPool3d, AvgPool3d, AdaptiveAvgPool3d, Linear."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv3d(3, 8, (3, 5, 5), (1, 2, 2), (1, 2, 2), bias=False), nn.BatchNorm3d(8), nn.ReLU(),
+                                  nn.MaxPool3d(3, 2, 1), nn.Conv3d(8, 8, 3, padding=1, groups=2), nn.ReLU(), nn.AvgPool3d(2, ceil_mode=True))
+        self.fc = nn.Linear(8, classes)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(F.adaptive_avg_pool3d(self.stem(x), 1), 1))
+
+
+class DcganGenerator(nn.Module):
+    """A small DCGAN generator: a [batch, 16, 1, 1] code up to a 3 x 16 x 16 image through ConvTranspose2d."""
+
+    def __init__(self, nz=16, ngf=8):
+        super().__init__()
+        self.net = nn.Sequential(nn.ConvTranspose2d(nz, ngf * 4, 4, 1, 0, bias=False), nn.BatchNorm2d(ngf * 4), nn.ReLU(),
+                                 nn.ConvTranspose2d(ngf * 4, ngf * 2, 4, 2, 1, bias=False), nn.BatchNorm2d(ngf * 2), nn.ReLU(),
+                                 nn.ConvTranspose2d(ngf * 2, 3, 4, 2, 1), nn.Tanh())
+
+    def forward(self, x):
+        return self.net(x)
 
 
 MODELS = {
@@ -155,4 +182,6 @@ MODELS = {
                                           (torch.randn(2, 10, 32),)),
     "gpt2_block": lambda: (_seeded(GPT2Block), (torch.randn(2, 12, 64),)),
     "lstm": lambda: (_seeded(LSTMTagger), (torch.randint(0, 50, (2, 7)),)),
+    "video_net": lambda: (_seeded(VideoNet), (torch.randn(1, 3, 8, 16, 16),)),
+    "dcgan_generator": lambda: (_seeded(DcganGenerator), (torch.randn(2, 16, 1, 1),)),
 }

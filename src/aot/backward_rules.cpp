@@ -177,45 +177,118 @@ Expr uncumprod(const Node& n, Expr x, Expr g) {
   return sum(products * later * unsqueeze(g, dim), {dim + 1}, false);
 }
 
-// conv2d's gradients, as convolutions (PyTorch's conv backward, without a transposed op):
-// dx = conv(g dilated by the stride and padded, the weight flipped with in/out swapped per group),
-// dw = conv(x with channels as the batch, g as the weight), both cut to size.
-Grads conv2d_grads(const Node& n, const std::vector<Arg>& a, Builder& b, Expr g, const std::vector<bool>& need) {
+// conv2d or conv3d (by the rank of x) with the given window.
+Expr conv_nd(Expr x, Expr w, const std::vector<int64_t>& stride, const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation,
+             int64_t groups) {
+  if (x.rank() == 4) return conv2d(x, w, stride, padding, dilation, groups);
+  return x.builder().op(Op::conv3d, {x, w},
+                        {{"stride", AttrValue::ints(stride)}, {"padding", AttrValue::ints(padding)}, {"dilation", AttrValue::ints(dilation)},
+                         {"groups", AttrValue(groups)}});
+}
+
+// The weight gradient of a convolution of `input` whose output gradient is `grad` (window win,
+// groups): [grad channels, input channels / groups, kernel...], as conv(input with channels as
+// the batch, grad as the weight), cut to the kernel.
+Expr conv_weight_grad(Expr input, Expr grad, const Window& win, int64_t groups, const Shape& kernel) {
+  const Shape xs = input.shape();
+  const int r = win.rank;
+  const size_t rank = static_cast<size_t>(r) + 2;
+  const int64_t N = xs[0], cg = xs[1] / groups;
+  const Shape spatial(xs.begin() + 2, xs.end());
+  const std::vector<int64_t> stride(win.stride, win.stride + r), padding(win.padding, win.padding + r), dilation(win.dilation, win.dilation + r);
+  Shape split{N, groups, cg}, merged{cg, groups * N};
+  split.insert(split.end(), spatial.begin(), spatial.end());
+  merged.insert(merged.end(), spatial.begin(), spatial.end());
+  std::vector<int64_t> order{2, 1, 0}, swap{1, 0};
+  for (size_t d = 0; d < rank - 2; ++d) {
+    order.push_back(static_cast<int64_t>(d) + 3);
+    swap.push_back(static_cast<int64_t>(d) + 2);
+  }
+  Expr xc = reshape(permute(reshape(input, split), order), merged);
+  Expr gw = permute(grad, swap);  // [O, N, spatial...]: per group, N input channels
+  Expr dw = conv_nd(xc, gw, dilation, padding, stride, groups);
+  for (int d = 0; d < r; ++d)
+    if (dw.shape()[2 + static_cast<size_t>(d)] != kernel[static_cast<size_t>(d)]) dw = slice(dw, 2 + d, 0, kernel[static_cast<size_t>(d)]);
+  return permute(dw, swap);
+}
+
+// conv_transpose2d's and conv_transpose3d's gradients: dx is the convolution of g with the same
+// weight and window (cut to x's size), dw the weight gradient of that convolution with x as its
+// output gradient ([in, out / groups, kernel...], the transposed op's weight layout).
+Grads conv_transpose_grads(const Node& n, const std::vector<Arg>& a, Builder& b, Expr g, const std::vector<bool>& need) {
   Expr x = b.value(a[0].operand), w = b.value(a[1].operand);
   const Shape xs = x.shape(), ws = w.shape();
-  Window2d win = window_of(n, &ws[2]);
-  const int64_t groups = attr_int(n, "groups"), N = xs[0], C = xs[1], O = ws[0], cg = ws[1], og = O / groups;
-  Grads r(a.size());
+  const Window win = window_of(n, &ws[2]);
+  const int r = win.rank;
+  const int64_t groups = attr_int(n, "groups");
+  const Shape kernel(ws.begin() + 2, ws.end());
+  Grads res(a.size());
   if (need[0]) {
-    Expr gd = dilate(dilate(g, 2, win.stride[0]), 3, win.stride[1]);
-    std::vector<int64_t> before(2), after(2);
-    for (int d = 0; d < 2; ++d) {
+    Expr dx = conv_nd(g, w, std::vector<int64_t>(win.stride, win.stride + r), std::vector<int64_t>(win.padding, win.padding + r),
+                      std::vector<int64_t>(win.dilation, win.dilation + r), groups);
+    for (int d = 0; d < r; ++d)
+      if (dx.shape()[2 + static_cast<size_t>(d)] != xs[2 + static_cast<size_t>(d)]) dx = slice(dx, 2 + d, 0, xs[2 + static_cast<size_t>(d)]);
+    res[0] = dx;
+  }
+  if (need[1]) res[1] = conv_weight_grad(g, x, win, groups, kernel);
+  if (a.size() > 2 && need[2]) {
+    std::vector<int64_t> dims{0};
+    for (int d = 0; d < r; ++d) dims.push_back(2 + d);
+    res[2] = sum(g, dims, false);
+  }
+  return res;
+}
+
+// conv2d's and conv3d's gradients, as convolutions (PyTorch's conv backward, without a
+// transposed op): dx = conv(g dilated by the stride and padded, the weight flipped with in/out
+// swapped per group), dw = conv(x with channels as the batch, g as the weight), both cut to size.
+Grads conv_grads(const Node& n, const std::vector<Arg>& a, Builder& b, Expr g, const std::vector<bool>& need) {
+  Expr x = b.value(a[0].operand), w = b.value(a[1].operand);
+  const Shape xs = x.shape(), ws = w.shape();
+  const Window win = window_of(n, &ws[2]);
+  const int r = win.rank;
+  const size_t rank = static_cast<size_t>(r) + 2;
+  const int64_t groups = attr_int(n, "groups"), O = ws[0], cg = ws[1], og = O / groups;
+  const Shape kernel(ws.begin() + 2, ws.end());
+  const std::vector<int64_t> dilation(win.dilation, win.dilation + r);
+  Grads res(a.size());
+  if (need[0]) {
+    Expr gd = g;
+    for (int d = 0; d < r; ++d) gd = dilate(gd, 2 + d, win.stride[d]);
+    std::vector<int64_t> before(static_cast<size_t>(r)), after(static_cast<size_t>(r)), pads;
+    for (int d = 0; d < r; ++d) {
+      const size_t sd = static_cast<size_t>(d);
       int64_t span = win.dilation[d] * (win.kernel[d] - 1);
-      int64_t full = gd.shape()[static_cast<size_t>(2 + d)] - 1 - 2 * win.padding[d] + span + 1;  // transposed conv size
-      before[static_cast<size_t>(d)] = span - win.padding[d];
-      after[static_cast<size_t>(d)] = span - win.padding[d] + (xs[static_cast<size_t>(2 + d)] - full);
+      int64_t full = gd.shape()[2 + sd] - 1 - 2 * win.padding[d] + span + 1;  // transposed conv size
+      before[sd] = span - win.padding[d];
+      after[sd] = span - win.padding[d] + (xs[2 + sd] - full);
+    }
+    for (int d = r - 1; d >= 0; --d) {  // pad's pairs run from the last dim backwards
+      pads.push_back(std::max<int64_t>(before[static_cast<size_t>(d)], 0));
+      pads.push_back(std::max<int64_t>(after[static_cast<size_t>(d)], 0));
     }
     // Negative amounts crop instead of pad.
-    Expr p = pad(gd, {std::max<int64_t>(before[1], 0), std::max<int64_t>(after[1], 0), std::max<int64_t>(before[0], 0), std::max<int64_t>(after[0], 0)});
-    for (int d = 0; d < 2; ++d) {
-      int64_t lo = before[static_cast<size_t>(d)] < 0 ? -before[static_cast<size_t>(d)] : 0;
-      int64_t hi = p.shape()[static_cast<size_t>(2 + d)] - (after[static_cast<size_t>(d)] < 0 ? -after[static_cast<size_t>(d)] : 0);
-      if (lo > 0 || hi < p.shape()[static_cast<size_t>(2 + d)]) p = slice(p, 2 + d, lo, hi);
+    Expr p = pad(gd, pads);
+    for (int d = 0; d < r; ++d) {
+      const size_t sd = static_cast<size_t>(d);
+      int64_t lo = before[sd] < 0 ? -before[sd] : 0;
+      int64_t hi = p.shape()[2 + sd] - (after[sd] < 0 ? -after[sd] : 0);
+      if (lo > 0 || hi < p.shape()[2 + sd]) p = slice(p, 2 + d, lo, hi);
     }
-    Expr wt = reshape(transpose(reshape(w, {groups, og, cg, ws[2], ws[3]}), 1, 2), {groups * cg, og, ws[2], ws[3]});
-    r[0] = conv2d(p, flip(flip(wt, 2), 3), {1, 1}, {0, 0}, {win.dilation[0], win.dilation[1]}, groups);
+    Shape grouped{groups, og, cg}, swapped{groups * cg, og};
+    grouped.insert(grouped.end(), kernel.begin(), kernel.end());
+    swapped.insert(swapped.end(), kernel.begin(), kernel.end());
+    Expr wt = reshape(transpose(reshape(w, grouped), 1, 2), swapped);
+    for (int d = 0; d < r; ++d) wt = flip(wt, 2 + d);
+    res[0] = conv_nd(p, wt, std::vector<int64_t>(rank - 2, 1), std::vector<int64_t>(rank - 2, 0), dilation, groups);
   }
-  if (need[1]) {
-    Expr xc = reshape(permute(reshape(x, {N, groups, cg, xs[2], xs[3]}), {2, 1, 0, 3, 4}), {cg, groups * N, xs[2], xs[3]});
-    Expr gw = permute(g, {1, 0, 2, 3});  // [O, N, Ho, Wo]: per group, N input channels
-    Expr dw = conv2d(xc, gw, {win.dilation[0], win.dilation[1]}, {win.padding[0], win.padding[1]}, {win.stride[0], win.stride[1]}, groups);
-    for (int d = 0; d < 2; ++d)
-      if (dw.shape()[static_cast<size_t>(2 + d)] != ws[static_cast<size_t>(2 + d)]) dw = slice(dw, 2 + d, 0, ws[static_cast<size_t>(2 + d)]);
-    r[1] = permute(dw, {1, 0, 2, 3});
+  if (need[1]) res[1] = conv_weight_grad(x, g, win, groups, kernel);
+  if (a.size() > 2 && need[2]) {
+    std::vector<int64_t> dims{0};
+    for (size_t d = 2; d < rank; ++d) dims.push_back(static_cast<int64_t>(d));
+    res[2] = sum(g, dims, false);
   }
-  if (a.size() > 2 && need[2]) r[2] = sum(g, {0, 2, 3}, false);
-  (void)C;
-  return r;
+  return res;
 }
 
 // A pool's backward op: grad, then the forward input, with the forward's attributes.
@@ -323,9 +396,12 @@ Grads backward(Builder& b, const Node& n, const std::vector<Arg>& a, Expr y, Exp
           r = slice(r, static_cast<int64_t>(d), amounts[d].first, amounts[d].first + val(0).shape()[d]);
       return {r};
     }
-    case Op::conv2d: return conv2d_grads(n, a, b, g, need);
+    case Op::conv2d: case Op::conv3d: return conv_grads(n, a, b, g, need);
+    case Op::conv_transpose2d: case Op::conv_transpose3d: return conv_transpose_grads(n, a, b, g, need);
     case Op::max_pool2d: return {pool_backward(b, Op::max_pool2d_backward, n, val(0), g)};
     case Op::avg_pool2d: return {pool_backward(b, Op::avg_pool2d_backward, n, val(0), g)};
+    case Op::max_pool3d: return {pool_backward(b, Op::max_pool3d_backward, n, val(0), g)};
+    case Op::avg_pool3d: return {pool_backward(b, Op::avg_pool3d_backward, n, val(0), g)};
     case Op::adaptive_avg_pool2d: {
       // Windows are uniform when the output size divides the input size: then it is an average
       // pool with kernel = stride = in / out, and so is its backward.
@@ -347,7 +423,8 @@ Grads backward(Builder& b, const Node& n, const std::vector<Arg>& a, Expr y, Exp
     case Op::input: case Op::sigmoid: case Op::silu: case Op::gelu: case Op::eq: case Op::ne: case Op::lt: case Op::le:
     case Op::gt: case Op::ge: case Op::mean: case Op::var: case Op::argmax: case Op::softmax: case Op::log_softmax:
     case Op::layer_norm: case Op::linear: case Op::full: case Op::batch_norm: case Op::max_pool2d_backward:
-    case Op::avg_pool2d_backward: case Op::sort: case Op::argsort: case Op::topk: case Op::topk_indices:
+    case Op::avg_pool2d_backward: case Op::sort: case Op::argsort: case Op::topk: case Op::topk_indices: case Op::max_pool3d_backward:
+    case Op::avg_pool3d_backward:
       break;
   }
   throw InternalError(fmt::format("autodiff: op '{}' has no backward rule", op_name(n.op)));

@@ -89,6 +89,8 @@ Expr decompose_node(Builder& b, const Node& n, const std::vector<Arg>& a) {
     case Op::contiguous: case Op::embedding: case Op::gather: case Op::full: case Op::clamp: case Op::conv2d:
     case Op::max_pool2d: case Op::avg_pool2d: case Op::adaptive_avg_pool2d: case Op::max_pool2d_backward:
     case Op::avg_pool2d_backward: case Op::pad: case Op::cumsum: case Op::cumprod: case Op::argsort: case Op::topk_indices:
+    case Op::conv3d: case Op::max_pool3d: case Op::avg_pool3d: case Op::max_pool3d_backward: case Op::avg_pool3d_backward:
+    case Op::conv_transpose2d: case Op::conv_transpose3d:
       break;
   }
   throw InternalError(fmt::format("decompose: op '{}' is not composite", op_name(n.op)));

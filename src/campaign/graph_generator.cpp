@@ -18,6 +18,7 @@
 #include "reprokit/harness/stack.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/op_registry.h"
+#include "reprokit/ir/op_semantics.h"
 #include "reprokit/ir/verifier.h"
 #include "reprokit/runtime/input_gen.h"
 #include "reprokit/runtime/interpreter.h"
@@ -248,6 +249,10 @@ class Generator {
         } else {
           o.kind = Proposed::fresh;
           o.type = related_type(ref);
+          if (!ref && spatial_rank(s.op) == 3) {  // the 3-D window ops take 5-D operands, which random shapes never are
+            o.type.shape.resize(5);
+            for (auto& d : o.type.shape) d = between(rng_, 1, 5);
+          }
           maybe_strided(o.type);
           if (opt_.train && is_floating(o.type.dtype)) o.type.requires_grad = true;
         }

@@ -66,7 +66,7 @@ extern const Target kCpuTarget, kCudaTarget;
 
 // Declares off, lo and hi for window column j (emit_linalg.cpp): output columns ox in [lo, hi)
 // read input column ox * stride + off inside [0, in_w); the rest read padding.
-std::string valid_columns(const Window2d& win, int64_t in_w, int64_t out_w);
+std::string valid_columns(const Window& win, int64_t in_w, int64_t out_w);
 
 class Codegen {
  public:
@@ -169,6 +169,8 @@ class Codegen {
   // conv2d's output pass: bias, f16/bf16 rounding, an injected error, and its epilogue (above).
   std::string conv2d_output_pass(int id, const std::string& gemm_out, const std::string& bias);
   std::string conv2d_direct(int id);  // without BLAS
+  std::string conv3d_kernel(int id);  // direct loops, CPU and CUDA
+  std::string conv_transpose_kernel(int id);  // conv_transpose2d/3d, direct loops
   std::string conv2d_planes(int id);  // CPU, depthwise and other convs of few inputs an output
   bool panel_conv(int id) const;  // runs on conv2d_panels
   // float: im2col into panels and the prelude's conv GEMM; w_ptr the weights, c_at where (nb, g) writes
@@ -180,9 +182,11 @@ class Codegen {
   std::string adaptive_pool_kernel(int id);
   std::string pad_kernel(int id);
   std::string max_pool_rows(int id);  // CPU max pooling, row-wise
-  std::string window_loops(const Window2d& win, const Shape& in, const std::string& body, bool declare = true) const;
+  std::string window_loops(const Window& win, const Shape& in, const std::string& body, bool declare = true) const;
   std::string at4(int v, const std::string& b, const std::string& c, const std::string& y, const std::string& x) const;
   std::string load4(int v, const char* ct, const std::string& b, const std::string& c, const std::string& y, const std::string& x) const;
+  std::string at_n(int v, const std::vector<std::string>& index) const;  // one index expression per dim of v
+  std::string load_n(int v, const char* ct, const std::vector<std::string>& index) const;
 
   // ---- emit_data.cpp
   std::string copy_kernel(int id);  // a view that must be materialised

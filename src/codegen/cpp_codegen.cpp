@@ -320,8 +320,11 @@ std::string Codegen::kernel_for_node(int id) {
     case Op::embedding: case Op::gather: return s + index_kernel(id) + end_kernel();
     case Op::full: return s + full_kernel(id) + end_kernel();
     case Op::conv2d: return s + conv2d_kernel(id) + end_kernel();
-    case Op::max_pool2d: case Op::avg_pool2d: return s + pool_kernel(id) + end_kernel();
-    case Op::max_pool2d_backward: case Op::avg_pool2d_backward: return s + pool_backward_kernel(id) + end_kernel();
+    case Op::conv3d: return s + conv3d_kernel(id) + end_kernel();
+    case Op::conv_transpose2d: case Op::conv_transpose3d: return s + conv_transpose_kernel(id) + end_kernel();
+    case Op::max_pool2d: case Op::avg_pool2d: case Op::max_pool3d: case Op::avg_pool3d: return s + pool_kernel(id) + end_kernel();
+    case Op::max_pool2d_backward: case Op::avg_pool2d_backward: case Op::max_pool3d_backward: case Op::avg_pool3d_backward:
+      return s + pool_backward_kernel(id) + end_kernel();
     case Op::adaptive_avg_pool2d: return s + adaptive_pool_kernel(id) + end_kernel();
     case Op::pad: return s + pad_kernel(id) + end_kernel();
     case Op::cumsum: case Op::cumprod: case Op::argsort: case Op::topk_indices: return s + scan_kernel(id) + end_kernel();

@@ -37,7 +37,7 @@ BlasOperand blas_layout(const Access& a, int64_t rows, int64_t cols, bool low_pr
 
 // Declares off, lo and hi for kernel column j: output columns ox in [lo, hi) read input column
 // ox * stride + off inside [0, in_w); the rest read padding. 0 <= lo <= hi <= out_w.
-std::string valid_columns(const Window2d& win, int64_t in_w, int64_t out_w) {
+std::string valid_columns(const Window& win, int64_t in_w, int64_t out_w) {
   return fmt::format("const int64_t off = j * {} - {}, lo = rk_min<int64_t>({}, off >= 0 ? 0 : (-off + {} - 1) / {}), hi = rk_max<int64_t>(lo, rk_min<int64_t>({}, off >= {} ? 0 : ({} - 1 - off) / {} + 1));\n",
                      win.dilation[1], win.padding[1], out_w, win.stride[1], win.stride[1], out_w, in_w, in_w, win.stride[1]);
 }
@@ -145,7 +145,7 @@ std::string Codegen::conv2d_direct(int id) {
   const Node& n = g_.node(id);
   int x = n.operands[0].value, w = n.operands[1].value;
   const Shape &xs = g_.node(x).type.shape, &ws = g_.node(w).type.shape, &os = n.type.shape;
-  Window2d win = window_of(n, &ws[2]);
+  Window win = window_of(n, &ws[2]);
   int64_t groups = attr_int(n, "groups"), cg = ws[1], og = os[1] / groups;
   const char* ct = compute_type(n.type.dtype);
   std::string bias = n.operands.size() > 2 ? load(n.operands[2].value, ct, {os[1]}, "oc") : fmt::format("({})0", ct);
@@ -168,6 +168,85 @@ std::string Codegen::conv2d_direct(int id) {
 }
 
 
+// conv3d: one (batch, output channel) volume per iteration of the outer loop, each output
+// summing its taps in (input channel, kD, kH, kW) order, then adding the bias.
+std::string Codegen::conv3d_kernel(int id) {
+  const Node& n = g_.node(id);
+  int x = n.operands[0].value, w = n.operands[1].value;
+  const Shape &xs = g_.node(x).type.shape, &ws = g_.node(w).type.shape, &os = n.type.shape;
+  const Window win = window_of(n, &ws[2]);
+  int64_t groups = attr_int(n, "groups"), cg = ws[1], og = os[1] / groups;
+  const char* ct = compute_type(n.type.dtype);
+  std::string acc = fmt::format("({})0", ct);
+  std::string v = n.operands.size() > 2 ? fmt::format("acc + {}", load(n.operands[2].value, ct, {os[1]}, "oc")) : "acc";
+  if (perturbs(id)) v = perturb_open(id) + v + ")";
+  std::string s = loop("nc", os[0] * os[1], os[2] * os[3] * os[4] * cg * ws[2] * ws[3] * ws[4]) + " {\n";
+  s += fmt::format("    const int64_t nb = nc / {0}, oc = nc % {0}, c0 = (oc / {1}) * {2};\n", os[1], og, cg);
+  s += fmt::format("    for (int64_t oz = 0; oz < {}; ++oz) for (int64_t oy = 0; oy < {}; ++oy) for (int64_t ox = 0; ox < {}; ++ox) {{\n", os[2], os[3], os[4]);
+  s += fmt::format("      {} acc = {};\n", ct, acc);
+  s += fmt::format("      for (int64_t ic = 0; ic < {}; ++ic) for (int64_t l = 0; l < {}; ++l) {{\n", cg, ws[2]);
+  s += fmt::format("        const int64_t z = oz * {} - {} + l * {}; if (z < 0 || z >= {}) continue;\n", win.stride[0], win.padding[0], win.dilation[0], xs[2]);
+  s += fmt::format("        for (int64_t i = 0; i < {}; ++i) {{\n", ws[3]);
+  s += fmt::format("          const int64_t y = oy * {} - {} + i * {}; if (y < 0 || y >= {}) continue;\n", win.stride[1], win.padding[1], win.dilation[1], xs[3]);
+  s += fmt::format("          for (int64_t j = 0; j < {}; ++j) {{\n", ws[4]);
+  s += fmt::format("            const int64_t xx = ox * {} - {} + j * {}; if (xx < 0 || xx >= {}) continue;\n", win.stride[2], win.padding[2],
+                   win.dilation[2], xs[4]);
+  s += fmt::format("            acc += {} * {};\n", load_n(x, ct, {"nb", "c0 + ic", "z", "y", "xx"}), load_n(w, ct, {"oc", "ic", "l", "i", "j"}));
+  s += "          }\n        }\n      }\n";
+  s += fmt::format("      {}[nc * {} + (oz * {} + oy) * {} + ox] = {};\n", buf(id), os[2] * os[3] * os[4], os[3], os[4], store_value(n.type.dtype, v));
+  s += "    }\n  }\n";
+  return s;
+}
+
+// conv_transpose2d/3d, gathered: one (batch, output channel) plane per iteration of the outer
+// loop; each output sums, in (input channel, kernel index) order, the input elements whose taps
+// land on it, then adds the bias.
+std::string Codegen::conv_transpose_kernel(int id) {
+  const Node& n = g_.node(id);
+  int x = n.operands[0].value, w = n.operands[1].value;
+  const Shape &xs = g_.node(x).type.shape, &ws = g_.node(w).type.shape, &os = n.type.shape;
+  const Window win = window_of(n, &ws[2]);
+  const int r = win.rank;
+  const int64_t groups = attr_int(n, "groups"), cg = xs[1] / groups, og = os[1] / groups;
+  const char* ct = compute_type(n.type.dtype);
+  static const char* const out_var[3] = {"oz", "oy", "ox"};
+  static const char* const in_var[3] = {"z", "y", "xx"};
+  static const char* const tap_var[3] = {"l", "i", "j"};
+  const int first = 3 - r;  // 2-D uses (oy, ox)
+  int64_t plane = 1, taps = 1;
+  for (int d = 0; d < r; ++d) {
+    plane *= os[static_cast<size_t>(d) + 2];
+    taps *= ws[static_cast<size_t>(d) + 2];
+  }
+  std::string v = n.operands.size() > 2 ? fmt::format("acc + {}", load(n.operands[2].value, ct, {os[1]}, "oc")) : "acc";
+  if (perturbs(id)) v = perturb_open(id) + v + ")";
+  std::string s = loop("nc", os[0] * os[1], plane * cg * taps) + " {\n";
+  s += fmt::format("    const int64_t nb = nc / {0}, oc = nc % {0}, c0 = (oc / {1}) * {2}, ko = oc % {1};\n", os[1], og, cg);
+  s += "    ";
+  for (int d = 0; d < r; ++d) s += fmt::format("for (int64_t {0} = 0; {0} < {1}; ++{0}) ", out_var[first + d], os[static_cast<size_t>(d) + 2]);
+  s += "{\n";
+  s += fmt::format("      {} acc = ({})0;\n", ct, ct);
+  s += fmt::format("      for (int64_t ic = 0; ic < {}; ++ic) {{\n", cg);
+  std::vector<std::string> xi{"nb", "c0 + ic"}, wi{"c0 + ic", "ko"};
+  for (int d = 0; d < r; ++d) {
+    const size_t sd = static_cast<size_t>(d) + 2;
+    const char *o = out_var[first + d], *i = in_var[first + d], *k = tap_var[first + d];
+    s += fmt::format("      for (int64_t {0} = 0; {0} < {1}; ++{0}) {{\n", k, ws[sd]);
+    s += fmt::format("        const int64_t {0}n = {1} + {2} - {3} * {4}; if ({0}n < 0 || {0}n % {5} != 0) continue;\n", i, o, win.padding[d], k,
+                     win.dilation[d], win.stride[d]);
+    s += fmt::format("        const int64_t {0} = {0}n / {1}; if ({0} >= {2}) continue;\n", i, win.stride[d], xs[sd]);
+    xi.push_back(i);
+    wi.push_back(k);
+  }
+  s += fmt::format("        acc += {} * {};\n", load_n(x, ct, xi), load_n(w, ct, wi));
+  for (int d = 0; d <= r; ++d) s += "      }\n";
+  std::string at = "0";
+  for (int d = 0; d < r; ++d) at = fmt::format("({}) * {} + {}", at, os[static_cast<size_t>(d) + 2], out_var[first + d]);
+  s += fmt::format("      {}[nc * {} + {}] = {};\n", buf(id), plane, at, store_value(n.type.dtype, v));
+  s += "    }\n  }\n";
+  return s;
+}
+
 namespace {
 int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 }  // namespace
@@ -189,7 +268,7 @@ std::string Codegen::conv2d_planes(int id) {
   const Node& n = g_.node(id);
   const int x = n.operands[0].value, w = n.operands[1].value;
   const Shape &xs = g_.node(x).type.shape, &ws = g_.node(w).type.shape, &os = n.type.shape;
-  const Window2d win = window_of(n, &ws[2]);
+  const Window win = window_of(n, &ws[2]);
   const int64_t groups = attr_int(n, "groups"), cg = ws[1], og = os[1] / groups, kh = ws[2], kw = ws[3], oh = os[2], ow = os[3];
   const int64_t sy = win.stride[0], sx = win.stride[1], dy = win.dilation[0], dx = win.dilation[1], py = win.padding[0], px = win.padding[1];
   const DType dt = n.type.dtype;
@@ -281,7 +360,7 @@ std::string Codegen::conv2d_kernel(int id) {
   int x = n.operands[0].value, w = n.operands[1].value;
   const Shape &xs = g_.node(x).type.shape, &ws = g_.node(w).type.shape, &os = n.type.shape;
   if (direct_conv(ws)) return conv2d_planes(id);
-  const Window2d win = window_of(n, &ws[2]);
+  const Window win = window_of(n, &ws[2]);
   const int64_t groups = attr_int(n, "groups"), cg = ws[1], og = os[1] / groups, kk = cg * ws[2] * ws[3], plane = os[2] * os[3];
   const DType dt = n.type.dtype;
   const char* ct = compute_type(dt);
@@ -360,7 +439,7 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
   const Node& n = g_.node(id);
   int x = n.operands[0].value, w = n.operands[1].value;
   const Shape &xs = g_.node(x).type.shape, &ws = g_.node(w).type.shape, &os = n.type.shape;
-  const Window2d win = window_of(n, &ws[2]);
+  const Window win = window_of(n, &ws[2]);
   const int64_t groups = attr_int(n, "groups"), cg = ws[1], og = os[1] / groups, kk = cg * ws[2] * ws[3], plane = os[2] * os[3];
   const int64_t panels = (plane + 31) / 32;
   Access xa = access(x);

@@ -112,8 +112,9 @@ std::string Codegen::pointwise_expr(int id, const Shape& iter, const std::string
     case Op::matmul: case Op::linear: case Op::reshape: case Op::permute: case Op::transpose: case Op::expand:
     case Op::slice: case Op::cat: case Op::squeeze: case Op::unsqueeze: case Op::contiguous: case Op::embedding:
     case Op::gather: case Op::full: case Op::batch_norm: case Op::conv2d: case Op::max_pool2d: case Op::avg_pool2d:
-    case Op::adaptive_avg_pool2d: case Op::max_pool2d_backward: case Op::avg_pool2d_backward: case Op::pad:
-    case Op::cumsum: case Op::cumprod: case Op::sort: case Op::argsort: case Op::topk: case Op::topk_indices:
+    case Op::adaptive_avg_pool2d: case Op::max_pool2d_backward: case Op::avg_pool2d_backward: case Op::pad: case Op::cumsum:
+    case Op::cumprod: case Op::sort: case Op::argsort: case Op::topk: case Op::topk_indices: case Op::conv3d: case Op::max_pool3d:
+    case Op::avg_pool3d: case Op::max_pool3d_backward: case Op::avg_pool3d_backward: case Op::conv_transpose2d: case Op::conv_transpose3d:
       break;
   }
   throw InternalError(fmt::format("cpp codegen: op '{}' has no pointwise spelling", op_name(n.op)));

@@ -13,7 +13,9 @@ namespace {
 // Ops that add many terms: where the accumulation order matters.
 bool accumulates(const Graph& g) {
   for (const Node& n : g.nodes)
-    if (n.op == Op::sum || n.op == Op::matmul || n.op == Op::linear || n.op == Op::conv2d) return true;
+    if (n.op == Op::sum || n.op == Op::matmul || n.op == Op::linear || n.op == Op::conv2d || n.op == Op::conv3d ||
+        n.op == Op::conv_transpose2d || n.op == Op::conv_transpose3d)
+      return true;
   return false;
 }
 
@@ -40,7 +42,7 @@ namespace {
 // Whether a node's result jumps where its input crosses a threshold: a decision (relu, a
 // comparison), a pick of one position (argmax, max pooling's gradient), a cast to an integer.
 bool jumps(const Graph& g, const Node& n) {
-  if (has_kink(n.op) || n.op == Op::argmax || n.op == Op::max_pool2d_backward) return true;
+  if (has_kink(n.op) || n.op == Op::argmax || n.op == Op::max_pool2d_backward || n.op == Op::max_pool3d_backward) return true;
   return n.op == Op::to && !is_floating(n.type.dtype) && !n.operands.empty() && n.operands[0].is_value() &&
          is_floating(g.node(n.operands[0].value).type.dtype);
 }

@@ -227,25 +227,35 @@ TensorType infer_batch_norm(const Graph& g, const Node& n) {
   return make_type(g, n, x.dtype, x.shape);
 }
 
-// [N, C, H, W] and the output spatial size of a window over it.
-Shape pooled_shape(const TensorType& x, const Window2d& w, int64_t channels) {
-  if (x.rank() != 4) fail(fmt::format("input must be 4-D [N, C, H, W], got {}", shape_str(x.shape)));
-  Shape out{x.shape[0], channels, w.output_size(0, x.shape[2]), w.output_size(1, x.shape[3])};
-  if (out[2] < 1 || out[3] < 1)
-    fail(fmt::format("the window (kernel [{}, {}], dilation [{}, {}], padding [{}, {}]) is larger than the input {}", w.kernel[0], w.kernel[1],
-                     w.dilation[0], w.dilation[1], w.padding[0], w.padding[1], shape_str(x.shape)));
+// [N, C, H, W] (or [N, C, D, H, W] for a 3-D window) and the output spatial size of a window
+// over it.
+Shape pooled_shape(const TensorType& x, const Window& w, int64_t channels) {
+  const int r = w.rank;
+  if (x.rank() != r + 2) fail(fmt::format("input must be {}, got {}", r == 3 ? "5-D [N, C, D, H, W]" : "4-D [N, C, H, W]", shape_str(x.shape)));
+  Shape out{x.shape[0], channels};
+  bool empty = false;
+  for (int d = 0; d < r; ++d) {
+    out.push_back(w.output_size(d, x.shape[static_cast<size_t>(d) + 2]));
+    empty = empty || out.back() < 1;
+  }
+  auto list = [&](const int64_t* xs) { return fmt::format("[{}]", fmt::join(xs, xs + r, ", ")); };
+  if (empty)
+    fail(fmt::format("the window (kernel {}, dilation {}, padding {}) is larger than the input {}", list(w.kernel), list(w.dilation), list(w.padding),
+                     shape_str(x.shape)));
   return out;
 }
 
-TensorType infer_conv2d(const Graph& g, const Node& n) {
+TensorType infer_conv(const Graph& g, const Node& n) {
   const auto& x = operand_type(g, n, 0);
   const auto& w = operand_type(g, n, 1);
   require_float(x, "input");
+  const int r = spatial_rank(n.op);
   if (w.dtype != x.dtype) fail(fmt::format("weight is {}, input is {}", dtype_name(w.dtype), dtype_name(x.dtype)));
-  if (w.rank() != 4) fail(fmt::format("weight must be 4-D [out, in / groups, kH, kW], got {}", shape_str(w.shape)));
+  if (w.rank() != r + 2)
+    fail(fmt::format("weight must be {}, got {}", r == 3 ? "5-D [out, in / groups, kD, kH, kW]" : "4-D [out, in / groups, kH, kW]", shape_str(w.shape)));
   int64_t groups = attr_int(n, "groups");
   if (groups < 1) fail(fmt::format("groups must be positive, got {}", groups));
-  if (x.rank() == 4 && x.shape[1] != w.shape[1] * groups)
+  if (x.rank() == r + 2 && x.shape[1] != w.shape[1] * groups)
     fail(fmt::format("input has {} channels, weight {} expects {} x {} groups", x.shape[1], shape_str(w.shape), w.shape[1], groups));
   if (w.shape[0] % groups) fail(fmt::format("{} output channels do not divide into {} groups", w.shape[0], groups));
   if (n.operands.size() > 2) {
@@ -256,17 +266,50 @@ TensorType infer_conv2d(const Graph& g, const Node& n) {
   return make_type(g, n, x.dtype, pooled_shape(x, window_of(n, &w.shape[2]), w.shape[0]));
 }
 
-TensorType infer_pool2d(const Graph& g, const Node& n) {
+// conv_transpose2d/3d: weight [in, out / groups, kernel...], the output as PyTorch's.
+TensorType infer_conv_transpose(const Graph& g, const Node& n) {
   const auto& x = operand_type(g, n, 0);
+  const auto& w = operand_type(g, n, 1);
   require_float(x, "input");
-  return make_type(g, n, x.dtype, pooled_shape(x, window_of(n), x.rank() == 4 ? x.shape[1] : 0));
+  const int r = spatial_rank(n.op);
+  if (w.dtype != x.dtype) fail(fmt::format("weight is {}, input is {}", dtype_name(w.dtype), dtype_name(x.dtype)));
+  if (x.rank() != r + 2) fail(fmt::format("input must be {}, got {}", r == 3 ? "5-D [N, C, D, H, W]" : "4-D [N, C, H, W]", shape_str(x.shape)));
+  if (w.rank() != r + 2)
+    fail(fmt::format("weight must be {}, got {}", r == 3 ? "5-D [in, out / groups, kD, kH, kW]" : "4-D [in, out / groups, kH, kW]", shape_str(w.shape)));
+  const int64_t groups = attr_int(n, "groups");
+  if (groups < 1) fail(fmt::format("groups must be positive, got {}", groups));
+  if (x.shape[1] != w.shape[0]) fail(fmt::format("input has {} channels, weight {} expects {}", x.shape[1], shape_str(w.shape), w.shape[0]));
+  if (w.shape[0] % groups) fail(fmt::format("{} input channels do not divide into {} groups", w.shape[0], groups));
+  const int64_t out_channels = checked_mul(w.shape[1], groups, "the output channels");
+  if (n.operands.size() > 2) {
+    const auto& b = operand_type(g, n, 2);
+    if (b.shape != Shape{out_channels}) fail(fmt::format("bias has shape {}, expected [{}]", shape_str(b.shape), out_channels));
+    if (b.dtype != x.dtype) fail(fmt::format("bias is {}, input is {}", dtype_name(b.dtype), dtype_name(x.dtype)));
+  }
+  const Window win = window_of(n, &w.shape[2]);
+  const auto output_padding = output_padding_of(n, win);
+  Shape out{x.shape[0], out_channels};
+  for (int d = 0; d < r; ++d) {
+    const int64_t size = transposed_output_size(win, output_padding, d, x.shape[static_cast<size_t>(d) + 2]);
+    if (size < 1 || size > kMaxTensorElements)
+      fail(fmt::format("the output's spatial dim {} would have size {} (input {}, kernel {}, padding {})", d, size, shape_str(x.shape), shape_str(w.shape),
+                       fmt::join(win.padding, win.padding + r, ", ")));
+    out.push_back(size);
+  }
+  return make_type(g, n, x.dtype, out);
 }
 
-TensorType infer_pool2d_backward(const Graph& g, const Node& n) {
+TensorType infer_pool(const Graph& g, const Node& n) {
+  const auto& x = operand_type(g, n, 0);
+  require_float(x, "input");
+  return make_type(g, n, x.dtype, pooled_shape(x, window_of(n), x.rank() >= 2 ? x.shape[1] : 0));
+}
+
+TensorType infer_pool_backward(const Graph& g, const Node& n) {
   const auto& grad = operand_type(g, n, 0);
   const auto& x = operand_type(g, n, 1);
   require_float(x, "input");
-  Shape pooled = pooled_shape(x, window_of(n), x.rank() == 4 ? x.shape[1] : 0);  // pooled_shape refuses other ranks
+  Shape pooled = pooled_shape(x, window_of(n), x.rank() >= 2 ? x.shape[1] : 0);  // pooled_shape refuses other ranks
   if (grad.shape != pooled) fail(fmt::format("grad has shape {}, the pool's output is {}", shape_str(grad.shape), shape_str(pooled)));
   if (grad.dtype != x.dtype) fail(fmt::format("grad is {}, input is {}", dtype_name(grad.dtype), dtype_name(x.dtype)));
   return make_type(g, n, x.dtype, x.shape);

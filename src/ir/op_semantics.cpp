@@ -180,7 +180,7 @@ std::vector<int64_t> layer_norm_dims(const Node& n, int64_t rank) {
   return dims;
 }
 
-int64_t Window2d::output_size(int d, int64_t in) const {
+int64_t Window::output_size(int d, int64_t in) const {
   int64_t span = dilation[d] * (kernel[d] - 1) + 1;
   int64_t avail = in + 2 * padding[d] - span;
   if (avail < 0) return 0;
@@ -189,48 +189,71 @@ int64_t Window2d::output_size(int d, int64_t in) const {
   return out;
 }
 
-Window2d window_of(const Node& n, const int64_t* weight_hw) {
-  Window2d w;
-  auto pair = [&](const char* name, int64_t* out, bool optional) {
+int spatial_rank(Op op) {
+  switch (op) {
+    case Op::conv3d: case Op::max_pool3d: case Op::avg_pool3d: case Op::max_pool3d_backward: case Op::avg_pool3d_backward:
+    case Op::conv_transpose3d:
+      return 3;
+    default: return 2;
+  }
+}
+
+Window window_of(const Node& n, const int64_t* weight_spatial) {
+  Window w;
+  w.rank = spatial_rank(n.op);
+  const int r = w.rank;
+  auto list = [&](const int64_t* xs) { return fmt::format("[{}]", fmt::join(xs, xs + r, ", ")); };
+  auto dims = [&](const char* name, int64_t* out, bool optional) {
     auto v = attr_opt(n, name);
     if (!v) {
       if (!optional) throw VerifyError(fmt::format("missing attribute '{}'", name));
       return false;
     }
     auto xs = v->as_ints();
-    if (xs.size() == 1) xs.push_back(xs[0]);  // one value stands for both dims, as in torch
-    if (xs.size() != 2) throw VerifyError(fmt::format("{} must have 1 or 2 values, got {}", name, xs.size()));
-    out[0] = xs[0];
-    out[1] = xs[1];
+    if (xs.size() == 1) xs.resize(static_cast<size_t>(r), xs[0]);  // one value stands for every dim, as in torch
+    if (xs.size() != static_cast<size_t>(r)) throw VerifyError(fmt::format("{} must have 1 or {} values, got {}", name, r, xs.size()));
+    std::copy(xs.begin(), xs.end(), out);
     return true;
   };
-  if (weight_hw) {
-    w.kernel[0] = weight_hw[0];
-    w.kernel[1] = weight_hw[1];
+  if (weight_spatial) {
+    std::copy(weight_spatial, weight_spatial + r, w.kernel);
   } else {
-    pair("kernel", w.kernel, false);
+    dims("kernel", w.kernel, false);
   }
-  bool is_conv = n.op == Op::conv2d;
-  if (!pair("stride", w.stride, !is_conv) && !is_conv) {
-    w.stride[0] = w.kernel[0];
-    w.stride[1] = w.kernel[1];
-  }
-  pair("padding", w.padding, false);
-  if (n.op != Op::avg_pool2d && n.op != Op::avg_pool2d_backward) pair("dilation", w.dilation, false);
+  const bool is_conv = n.op == Op::conv2d || n.op == Op::conv3d || n.op == Op::conv_transpose2d || n.op == Op::conv_transpose3d;
+  const bool is_avg = n.op == Op::avg_pool2d || n.op == Op::avg_pool2d_backward || n.op == Op::avg_pool3d || n.op == Op::avg_pool3d_backward;
+  if (!dims("stride", w.stride, !is_conv) && !is_conv) std::copy(w.kernel, w.kernel + r, w.stride);
+  dims("padding", w.padding, false);
+  if (!is_avg) dims("dilation", w.dilation, false);
   if (!is_conv) w.ceil_mode = attr_bool(n, "ceil_mode");
-  for (int d = 0; d < 2; ++d) {
+  for (int d = 0; d < r; ++d) {
     if (w.kernel[d] <= 0 || w.stride[d] <= 0 || w.dilation[d] <= 0)
-      throw VerifyError(fmt::format("kernel, stride and dilation must be positive, got kernel [{}, {}] stride [{}, {}] dilation [{}, {}]", w.kernel[0],
-                                    w.kernel[1], w.stride[0], w.stride[1], w.dilation[0], w.dilation[1]));
-    if (w.padding[d] < 0) throw VerifyError(fmt::format("padding must not be negative, got [{}, {}]", w.padding[0], w.padding[1]));
+      throw VerifyError(fmt::format("kernel, stride and dilation must be positive, got kernel {} stride {} dilation {}", list(w.kernel),
+                                    list(w.stride), list(w.dilation)));
+    if (w.padding[d] < 0) throw VerifyError(fmt::format("padding must not be negative, got {}", list(w.padding)));
     if (w.kernel[d] > (int64_t{1} << 20) || w.stride[d] > (int64_t{1} << 20) || w.dilation[d] > (int64_t{1} << 20) ||
         w.padding[d] > (int64_t{1} << 20))
       throw VerifyError("a window size, stride, padding or dilation is over 2^20");
     if (!is_conv && w.padding[d] * 2 > w.dilation[d] * (w.kernel[d] - 1) + 1)
-      throw VerifyError(fmt::format("pad should be at most half of the effective kernel size, got padding [{}, {}] for kernel [{}, {}]",
-                                    w.padding[0], w.padding[1], w.kernel[0], w.kernel[1]));
+      throw VerifyError(fmt::format("pad should be at most half of the effective kernel size, got padding {} for kernel {}", list(w.padding),
+                                    list(w.kernel)));
   }
   return w;
+}
+
+std::vector<int64_t> output_padding_of(const Node& n, const Window& w) {
+  auto xs = attr_ints(n, "output_padding");
+  if (xs.size() == 1) xs.resize(static_cast<size_t>(w.rank), xs[0]);
+  if (xs.size() != static_cast<size_t>(w.rank)) throw VerifyError(fmt::format("output_padding must have 1 or {} values, got {}", w.rank, xs.size()));
+  for (int d = 0; d < w.rank; ++d)
+    if (xs[static_cast<size_t>(d)] < 0 || xs[static_cast<size_t>(d)] >= std::max(w.stride[d], w.dilation[d]))
+      throw VerifyError(fmt::format("output_padding [{}] must be non-negative and smaller than the stride or the dilation (stride [{}], dilation [{}])",
+                                    fmt::join(xs, ", "), fmt::join(w.stride, w.stride + w.rank, ", "), fmt::join(w.dilation, w.dilation + w.rank, ", ")));
+  return xs;
+}
+
+int64_t transposed_output_size(const Window& w, const std::vector<int64_t>& output_padding, int d, int64_t in) {
+  return (in - 1) * w.stride[d] - 2 * w.padding[d] + w.dilation[d] * (w.kernel[d] - 1) + output_padding[static_cast<size_t>(d)] + 1;
 }
 
 std::vector<std::pair<int64_t, int64_t>> pad_amounts(const Node& n, int64_t rank) {

@@ -298,44 +298,59 @@ class Exporter {
   // pads that give PyTorch's window count: padding never wins a max, and an average pool's
   // divisor is kept exact by padding explicitly (count_include_pad) or not counting pads.
   struct PoolGeometry {
-    Window2d w;
-    int64_t extra[2] = {0, 0};  // end pads beyond w.padding
+    Window w;
+    int64_t extra[3] = {0, 0, 0};  // end pads beyond w.padding
   };
   PoolGeometry pool_geometry(const Node& n, const Shape& x, const Shape& y) const {
     PoolGeometry p{window_of(n)};
-    for (int d = 0; d < 2; ++d) {
+    for (int d = 0; d < p.w.rank; ++d) {
+      const size_t sd = static_cast<size_t>(d);
       const int64_t span = p.w.dilation[d] * (p.w.kernel[d] - 1) + 1;
-      p.extra[d] = std::max<int64_t>((y[2 + d] - 1) * p.w.stride[d] + span - (x[2 + d] + 2 * p.w.padding[d]), 0);
+      p.extra[d] = std::max<int64_t>((y[2 + sd] - 1) * p.w.stride[d] + span - (x[2 + sd] + 2 * p.w.padding[d]), 0);
     }
     return p;
   }
-  std::vector<AttrFn> pool_attrs(const Window2d& w, const int64_t begin[2], const int64_t end[2], bool dilation) {
-    std::vector<AttrFn> a{a_ints("kernel_shape", {w.kernel[0], w.kernel[1]}), a_ints("strides", {w.stride[0], w.stride[1]}),
-                          a_ints("pads", {begin[0], begin[1], end[0], end[1]})};
-    if (dilation) a.push_back(a_ints("dilations", {w.dilation[0], w.dilation[1]}));
+  static std::vector<int64_t> per_dim(const Window& w, const int64_t* v) { return std::vector<int64_t>(v, v + w.rank); }
+  std::vector<AttrFn> pool_attrs(const Window& w, const int64_t* begin, const int64_t* end, bool dilation) {
+    std::vector<int64_t> pads = per_dim(w, begin);
+    for (int d = 0; d < w.rank; ++d) pads.push_back(end[d]);
+    std::vector<AttrFn> a{a_ints("kernel_shape", per_dim(w, w.kernel)), a_ints("strides", per_dim(w, w.stride)), a_ints("pads", pads)};
+    if (dilation) a.push_back(a_ints("dilations", per_dim(w, w.dilation)));
     return a;
   }
   Val max_pool(const Node& n, DType od) {
     DType e = exec("MaxPool", od);
     PoolGeometry p = pool_geometry(n, type(n, 0).shape, n.type.shape);
-    const int64_t begin[2] = {p.w.padding[0], p.w.padding[1]}, end[2] = {p.w.padding[0] + p.extra[0], p.w.padding[1] + p.extra[1]};
-    return node("MaxPool", {operand(n, 0, e)}, e, pool_attrs(p.w, begin, end, true));
+    int64_t end[3];
+    for (int d = 0; d < 3; ++d) end[d] = p.w.padding[d] + p.extra[d];
+    return node("MaxPool", {operand(n, 0, e)}, e, pool_attrs(p.w, p.w.padding, end, true));
   }
   Val avg_pool(const Node& n, DType od) {
     DType e = exec("AveragePool", od);
     PoolGeometry p = pool_geometry(n, type(n, 0).shape, n.type.shape);
     const bool include_pad = attr_bool(n, "count_include_pad");
     std::string x = operand(n, 0, e);
-    int64_t begin[2] = {p.w.padding[0], p.w.padding[1]}, end[2] = {p.w.padding[0] + p.extra[0], p.w.padding[1] + p.extra[1]};
+    const int r = p.w.rank;
+    int64_t begin[3], end[3];
+    bool any_extra = false, any_begin = false;
+    for (int d = 0; d < 3; ++d) {
+      begin[d] = p.w.padding[d];
+      end[d] = p.w.padding[d] + p.extra[d];
+      any_extra = any_extra || (d < r && p.extra[d]);
+      any_begin = any_begin || (d < r && begin[d]);
+    }
     bool count_pads = include_pad;
-    if (include_pad && (p.extra[0] || p.extra[1]) && (begin[0] || begin[1])) {
+    if (include_pad && any_extra && any_begin) {
       // PyTorch counts the real padding but not the windows' overhang past it.
-      x = node("Pad", {x, ints({0, 0, begin[0], begin[1], 0, 0, begin[0], begin[1]})}, e).name;
-      begin[0] = begin[1] = 0;
-      end[0] = p.extra[0];
-      end[1] = p.extra[1];
+      std::vector<int64_t> pads(static_cast<size_t>(4 + 2 * r), 0);
+      for (int d = 0; d < r; ++d) pads[static_cast<size_t>(2 + d)] = pads[static_cast<size_t>(2 + r + 2 + d)] = begin[d];
+      x = node("Pad", {x, ints(pads)}, e).name;
+      for (int d = 0; d < r; ++d) {
+        begin[d] = 0;
+        end[d] = p.extra[d];
+      }
       count_pads = false;
-    } else if (p.extra[0] || p.extra[1]) {
+    } else if (any_extra) {
       count_pads = false;  // no real padding (or it is not counted): the overhang is never counted
     }
     auto a = pool_attrs(p.w, begin, end, false);
@@ -364,40 +379,72 @@ class Exporter {
   // (average), tap by tap. Tap t of every window is a strided view of the padded input, so each
   // tap's share is g spread out by the stride (zeros between), shifted to the tap's offset.
   struct PoolFrame {
-    Window2d w;
-    int64_t h, wd, oh, ow;
-    int64_t frame[2];  // the padded input, right pad grown to cover every window
+    Window w;
+    Shape in, out;  // spatial sizes of the input and of the gradient
+    Shape frame;    // the padded input, right pad grown to cover every window
+    std::vector<int64_t> axes() const {
+      std::vector<int64_t> a;
+      for (int d = 0; d < w.rank; ++d) a.push_back(2 + d);
+      return a;
+    }
   };
   PoolFrame pool_frame(const Node& n) const {
     const Shape& xs = type(n, 1).shape;
     const Shape& gs = type(n, 0).shape;
-    PoolFrame f{window_of(n), xs[2], xs[3], gs[2], gs[3], {0, 0}};
-    for (int d = 0; d < 2; ++d) {
-      const int64_t last = (gs[2 + d] - 1) * f.w.stride[d] + f.w.dilation[d] * (f.w.kernel[d] - 1) + 1;
-      f.frame[d] = std::max(xs[2 + d] + 2 * f.w.padding[d], last);
+    PoolFrame f{window_of(n), Shape(xs.begin() + 2, xs.end()), Shape(gs.begin() + 2, gs.end()), {}};
+    for (int d = 0; d < f.w.rank; ++d) {
+      const size_t sd = static_cast<size_t>(d);
+      const int64_t last = (f.out[sd] - 1) * f.w.stride[d] + f.w.dilation[d] * (f.w.kernel[d] - 1) + 1;
+      f.frame.push_back(std::max(f.in[sd] + 2 * f.w.padding[d], last));
     }
     return f;
   }
-  // v [N, C, OH, OW] placed in the frame: element (i, j) at (oy + i * sy, ox + j * sx).
-  Val place(const Val& v, const PoolFrame& f, int64_t oy, int64_t ox, const Shape& nc) {
-    const int64_t sy = f.w.stride[0], sx = f.w.stride[1];
-    Val u = reshape(v.name, {nc[0], nc[1], f.oh, 1, f.ow, 1}, v.dtype);
-    if (sy > 1 || sx > 1) u = node("Pad", {u.name, ints({0, 0, 0, 0, 0, 0, 0, 0, 0, sy - 1, 0, sx - 1})}, v.dtype);
-    u = reshape(u.name, {nc[0], nc[1], f.oh * sy, f.ow * sx}, v.dtype);
-    const int64_t end_y = std::max<int64_t>(f.frame[0] - oy - f.oh * sy, 0), end_x = std::max<int64_t>(f.frame[1] - ox - f.ow * sx, 0);
-    u = node("Pad", {u.name, ints({0, 0, oy, ox, 0, 0, end_y, end_x})}, v.dtype);
-    return node("Slice", {u.name, ints({0, 0}), ints({f.frame[0], f.frame[1]}), ints({2, 3})}, v.dtype);
+  // The offset in the frame of tap t of the window at output 0, per spatial dim.
+  static std::vector<int64_t> tap_offset(const Window& w, int64_t t) {
+    std::vector<int64_t> off(static_cast<size_t>(w.rank));
+    for (int d = w.rank - 1; d >= 0; --d) {
+      off[static_cast<size_t>(d)] = (t % w.kernel[d]) * w.dilation[d];
+      t /= w.kernel[d];
+    }
+    return off;
+  }
+  // v [N, C, O1, ...] placed in the frame: element (i, j, ...) at (off[0] + i * s[0], ...).
+  Val place(const Val& v, const PoolFrame& f, const std::vector<int64_t>& off, const Shape& nc) {
+    const size_t r = static_cast<size_t>(f.w.rank);
+    Shape split{nc[0], nc[1]}, spread{nc[0], nc[1]};
+    std::vector<int64_t> gaps(4 + 4 * r, 0), shift(4 + 2 * r, 0);
+    bool strided = false;
+    for (size_t d = 0; d < r; ++d) {
+      const int64_t sd = f.w.stride[d];
+      split.push_back(f.out[d]);
+      split.push_back(1);
+      spread.push_back(f.out[d] * sd);
+      gaps[2 + 2 * r + 2 + 2 * d + 1] = sd - 1;  // end pads of the unit dim after each spatial dim
+      strided = strided || sd > 1;
+      shift[2 + d] = off[d];
+      shift[2 + r + 2 + d] = std::max<int64_t>(f.frame[d] - off[d] - f.out[d] * sd, 0);
+    }
+    Val u = reshape(v.name, split, v.dtype);
+    if (strided) u = node("Pad", {u.name, ints(gaps)}, v.dtype);
+    u = reshape(u.name, spread, v.dtype);
+    u = node("Pad", {u.name, ints(shift)}, v.dtype);
+    return node("Slice", {u.name, ints(std::vector<int64_t>(r, 0)), ints(f.frame), ints(f.axes())}, v.dtype);
   }
   // The sum of the taps' shares, cropped to the input.
   Val gather_taps(const std::vector<Val>& shares, const PoolFrame& f) {
     std::vector<std::string> names;
     for (const auto& s : shares) names.push_back(s.name);
     Val total = names.size() == 1 ? shares[0] : node("Sum", names, shares[0].dtype);
-    return node("Slice", {total.name, ints({f.w.padding[0], f.w.padding[1]}), ints({f.w.padding[0] + f.h, f.w.padding[1] + f.wd}), ints({2, 3})},
-                total.dtype);
+    std::vector<int64_t> begin, end;
+    for (int d = 0; d < f.w.rank; ++d) {
+      begin.push_back(f.w.padding[d]);
+      end.push_back(f.w.padding[d] + f.in[static_cast<size_t>(d)]);
+    }
+    return node("Slice", {total.name, ints(begin), ints(end), ints(f.axes())}, total.dtype);
   }
-  int64_t tap_count(const Window2d& w) {
-    const int64_t taps = w.kernel[0] * w.kernel[1];
+  int64_t tap_count(const Window& w) {
+    int64_t taps = 1;
+    for (int d = 0; d < w.rank; ++d) taps *= w.kernel[d];
     if (taps > 1024) throw UserError(fmt::format("a pool backward with {} taps per window (the export writes a few nodes per tap; at most 1024)", taps));
     return taps;
   }
@@ -406,23 +453,33 @@ class Exporter {
     const PoolFrame f = pool_frame(n);
     const Shape& xs = type(n, 1).shape;
     const int64_t taps = tap_count(f.w);
-    Val x = node("Pad", {operand(n, 1, e), ints({0, 0, f.w.padding[0], f.w.padding[1], 0, 0, f.frame[0] - f.h - f.w.padding[0], f.frame[1] - f.wd - f.w.padding[1]}),
-                         scalar(AttrValue(-HUGE_VAL), e)}, e);
+    const size_t r = static_cast<size_t>(f.w.rank);
+    std::vector<int64_t> pads(4 + 2 * r, 0);
+    for (size_t d = 0; d < r; ++d) {
+      pads[2 + d] = f.w.padding[d];
+      pads[2 + r + 2 + d] = f.frame[d] - f.in[d] - f.w.padding[d];
+    }
+    Val x = node("Pad", {operand(n, 1, e), ints(pads), scalar(AttrValue(-HUGE_VAL), e)}, e);
+    const int64_t axis = static_cast<int64_t>(r) + 2;
     std::vector<std::string> stacked;  // tap t of every window, along a new last dim
     for (int64_t t = 0; t < taps; ++t) {
-      const int64_t oy = (t / f.w.kernel[1]) * f.w.dilation[0], ox = (t % f.w.kernel[1]) * f.w.dilation[1];
-      Val xt = node("Slice", {x.name, ints({oy, ox}), ints({oy + (f.oh - 1) * f.w.stride[0] + 1, ox + (f.ow - 1) * f.w.stride[1] + 1}), ints({2, 3}),
-                              ints({f.w.stride[0], f.w.stride[1]})}, e);
-      stacked.push_back(node("Unsqueeze", {xt.name, ints({4})}, e).name);
+      const std::vector<int64_t> off = tap_offset(f.w, t);
+      std::vector<int64_t> end, step;
+      for (size_t d = 0; d < r; ++d) {
+        end.push_back(off[d] + (f.out[d] - 1) * f.w.stride[d] + 1);
+        step.push_back(f.w.stride[d]);
+      }
+      Val xt = node("Slice", {x.name, ints(off), ints(end), ints(f.axes()), ints(step)}, e);
+      stacked.push_back(node("Unsqueeze", {xt.name, ints({axis})}, e).name);
     }
-    Val windows = stacked.size() == 1 ? Val{stacked[0], e} : node("Concat", stacked, e, {a_int("axis", 4)});
-    Val arg = node("ArgMax", {windows.name}, DType::i64, {a_int("axis", 4), a_int("keepdims", 0)});  // the first maximum
+    Val windows = stacked.size() == 1 ? Val{stacked[0], e} : node("Concat", stacked, e, {a_int("axis", axis)});
+    Val arg = node("ArgMax", {windows.name}, DType::i64, {a_int("axis", axis), a_int("keepdims", 0)});  // the first maximum
     Val g = cast(in(n, 0), e);
     std::vector<Val> shares;
     for (int64_t t = 0; t < taps; ++t) {
       Val hit = node("Cast", {node("Equal", {arg.name, initializer(Tensor::from_int64s(DType::i64, {}, {t}))}, DType::boolean).name}, e,
                      {a_int("to", onnx_elem_type(e))});
-      shares.push_back(place(binary("Mul", g, hit), f, (t / f.w.kernel[1]) * f.w.dilation[0], (t % f.w.kernel[1]) * f.w.dilation[1], xs));
+      shares.push_back(place(binary("Mul", g, hit), f, tap_offset(f.w, t), xs));
     }
     return gather_taps(shares, f);
   }
@@ -431,12 +488,12 @@ class Exporter {
     const PoolFrame f = pool_frame(n);
     const Shape& xs = type(n, 1).shape;
     const int64_t taps = tap_count(f.w);
-    std::vector<double> inv(static_cast<size_t>(f.oh * f.ow));
-    for_each_pool_window(f.w, attr_bool(n, "count_include_pad"), f.h, f.wd, f.oh, f.ow, [](int64_t, int64_t) {},
+    std::vector<double> inv(static_cast<size_t>(numel(f.out)));
+    for_each_pool_window(f.w, attr_bool(n, "count_include_pad"), f.in.data(), f.out.data(), [](int64_t, int64_t) {},
                          [&](int64_t o, double div) { inv[static_cast<size_t>(o)] = 1.0 / div; });
-    Val g = binary("Mul", cast(in(n, 0), e), {initializer(Tensor::from_doubles(e, {f.oh, f.ow}, inv)), e});
+    Val g = binary("Mul", cast(in(n, 0), e), {initializer(Tensor::from_doubles(e, f.out, inv)), e});
     std::vector<Val> shares;
-    for (int64_t t = 0; t < taps; ++t) shares.push_back(place(g, f, (t / f.w.kernel[1]) * f.w.dilation[0], (t % f.w.kernel[1]) * f.w.dilation[1], xs));
+    for (int64_t t = 0; t < taps; ++t) shares.push_back(place(g, f, tap_offset(f.w, t), xs));
     return gather_taps(shares, f);
   }
 
@@ -553,15 +610,29 @@ class Exporter {
     std::string b = n.operands.size() > 4 ? operand(n, 4, e) : initializer(Tensor::from_doubles(e, {ch}, std::vector<double>(static_cast<size_t>(ch), 0.0)));
     return node("BatchNormalization", {operand(n, 0, e), w, b, operand(n, 1, e), operand(n, 2, e)}, e, {a_float("epsilon", attr_float(n, "eps"))});
   }
-  Val rule_conv2d(const Node& n, DType od, const char*) {
+  Val rule_conv(const Node& n, DType od, const char*) {
     DType e = exec("Conv", od);
     const Shape& ws = type(n, 1).shape;
-    const Window2d w = window_of(n, &ws[2]);
+    const Window w = window_of(n, &ws[2]);
     std::vector<std::string> ins{operand(n, 0, e), operand(n, 1, e)};
     if (n.operands.size() > 2) ins.push_back(operand(n, 2, e));
+    std::vector<int64_t> pads = per_dim(w, w.padding);
+    for (int d = 0; d < w.rank; ++d) pads.push_back(w.padding[d]);
     return node("Conv", ins, e,
-                {a_ints("kernel_shape", {ws[2], ws[3]}), a_ints("strides", {w.stride[0], w.stride[1]}), a_ints("dilations", {w.dilation[0], w.dilation[1]}),
-                 a_ints("pads", {w.padding[0], w.padding[1], w.padding[0], w.padding[1]}), a_int("group", attr_int(n, "groups"))});
+                {a_ints("kernel_shape", Shape(ws.begin() + 2, ws.end())), a_ints("strides", per_dim(w, w.stride)), a_ints("dilations", per_dim(w, w.dilation)),
+                 a_ints("pads", pads), a_int("group", attr_int(n, "groups"))});
+  }
+  Val rule_conv_transpose(const Node& n, DType od, const char*) {
+    DType e = exec("ConvTranspose", od);
+    const Shape& ws = type(n, 1).shape;
+    const Window w = window_of(n, &ws[2]);
+    std::vector<std::string> ins{operand(n, 0, e), operand(n, 1, e)};
+    if (n.operands.size() > 2) ins.push_back(operand(n, 2, e));
+    std::vector<int64_t> pads = per_dim(w, w.padding);
+    for (int d = 0; d < w.rank; ++d) pads.push_back(w.padding[d]);
+    return node("ConvTranspose", ins, e,
+                {a_ints("kernel_shape", Shape(ws.begin() + 2, ws.end())), a_ints("strides", per_dim(w, w.stride)), a_ints("dilations", per_dim(w, w.dilation)),
+                 a_ints("pads", pads), a_ints("output_padding", output_padding_of(n, w)), a_int("group", attr_int(n, "groups"))});
   }
   Val rule_max_pool(const Node& n, DType od, const char*) { return max_pool(n, od); }
   Val rule_avg_pool(const Node& n, DType od, const char*) { return avg_pool(n, od); }
@@ -713,12 +784,19 @@ const ExportRule kExportRules[] = {
     // ---- linear algebra, convolution and pooling
     {Op::matmul, "", &Exporter::rule_matmul},
     {Op::linear, "", &Exporter::rule_linear},
-    {Op::conv2d, "", &Exporter::rule_conv2d},
+    {Op::conv2d, "", &Exporter::rule_conv},
     {Op::max_pool2d, "", &Exporter::rule_max_pool},
     {Op::avg_pool2d, "", &Exporter::rule_avg_pool},
     {Op::adaptive_avg_pool2d, "", &Exporter::rule_adaptive_avg_pool},
     {Op::max_pool2d_backward, "", &Exporter::rule_max_pool_backward},
     {Op::avg_pool2d_backward, "", &Exporter::rule_avg_pool_backward},
+    {Op::conv3d, "", &Exporter::rule_conv},
+    {Op::conv_transpose2d, "", &Exporter::rule_conv_transpose},
+    {Op::conv_transpose3d, "", &Exporter::rule_conv_transpose},
+    {Op::max_pool3d, "", &Exporter::rule_max_pool},
+    {Op::avg_pool3d, "", &Exporter::rule_avg_pool},
+    {Op::max_pool3d_backward, "", &Exporter::rule_max_pool_backward},
+    {Op::avg_pool3d_backward, "", &Exporter::rule_avg_pool_backward},
     {Op::clamp, "", &Exporter::rule_clamp},
     // ---- shape
     {Op::reshape, "", &Exporter::rule_reshape},

@@ -1,5 +1,5 @@
-// Reference kernels of convolution and pooling (NCHW): conv2d, max_pool2d, avg_pool2d,
-// adaptive_avg_pool2d and the pools' backward ops, as direct loops in double. They follow
+// Reference kernels of convolution and pooling (NCHW, NCDHW): conv2d, conv3d, conv_transpose2d/3d, max_pool2d/3d,
+// avg_pool2d/3d, adaptive_avg_pool2d and the pools' backward ops, as direct loops in double. They follow
 // PyTorch's CPU kernels: a max pool's NaN wins and ties go to the first element of the window;
 // an average pool divides by the padded window (count_include_pad) or the valid part of it.
 #include <fmt/format.h>
@@ -31,59 +31,132 @@ std::pair<int64_t, int64_t> valid_columns(int64_t off, int64_t stride, int64_t w
   return {lo, std::max(lo, hi)};
 }
 
-// Each output element sums its taps in (input channel, kernel row, kernel column) order, then adds
-// the bias; the loops run a whole output row per tap so that the inner loop is a plain axpy.
-std::vector<double> conv2d(const Node& n, const std::vector<Values>& a, const Shape& out, AccumulationOrder order) {
+// The product of dims [from, to) of s.
+int64_t span(const Shape& s, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t d = from; d < to; ++d) p *= s[d];
+  return p;
+}
+
+// conv2d and conv3d: each output element sums its taps in (input channel, kernel index) order,
+// then adds the bias; the loops run a whole output row (the last spatial dim) per tap so that
+// the inner loop is a plain axpy.
+std::vector<double> conv_nd(const Node& n, const std::vector<Values>& a, const Shape& out, AccumulationOrder order) {
   const Values &x = a[0], &wt = a[1];
-  Dims in(x.shape), o(out);
-  const int64_t kh = wt.shape[2], kw = wt.shape[3];
-  Window2d win = window_of(n, &wt.shape[2]);
-  const int64_t groups = attr_int(n, "groups"), cg = in.c / groups, og = o.c / groups;
+  const Window win = window_of(n, &wt.shape[2]);
+  const int r = win.rank, last = r - 1;
+  const size_t rank = static_cast<size_t>(r) + 2;
+  const int64_t ic_n = x.shape[1], oc_n = out[1], in_w = x.shape[rank - 1], out_w = out[rank - 1];
+  const int64_t in_plane = span(x.shape, 2, rank), out_plane = span(out, 2, rank), rows = out_plane / out_w, ktaps = span(wt.shape, 2, rank);
+  const int64_t groups = attr_int(n, "groups"), cg = ic_n / groups, og = oc_n / groups;
   const bool exact = order == AccumulationOrder::exact;
-  std::vector<double> r(static_cast<size_t>(numel(out)), 0.0);
+  std::vector<double> res(static_cast<size_t>(numel(out)), 0.0);
   // Output planes are independent (each sums its own taps in the same order): side by side on
   // the machine's cores, with the same result as one after another.
-  parallel_for(o.n * o.c, numel(out) * cg * kh * kw > (int64_t{1} << 22), [&](int64_t plane_index) {
-      const int64_t b = plane_index / o.c, oc = plane_index % o.c;
+  parallel_for(out[0] * oc_n, numel(out) * cg * ktaps > (int64_t{1} << 22), [&](int64_t plane_index) {
+      const int64_t b = plane_index / oc_n, oc = plane_index % oc_n;
       const int64_t g = oc / og;
-      double* plane = r.data() + o.at(b, oc, 0, 0);
+      double* plane = res.data() + plane_index * out_plane;
       // In another order each tap is one step of a StepSum over the plane (see accumulation.h).
-      StepSum taps(order, exact ? 0 : o.h * o.w, cg * kh * kw, n.type.dtype == DType::f64);
-      for (int64_t s = 0; s < cg * kh * kw; ++s) {
+      StepSum taps(order, exact ? 0 : out_plane, cg * ktaps, n.type.dtype == DType::f64);
+      for (int64_t s = 0; s < cg * ktaps; ++s) {
         const int64_t tap = exact ? s : taps.step_at(s);
-        const int64_t ic = tap / (kh * kw), i = tap / kw % kh, j = tap % kw;
+        const int64_t ic = tap / ktaps;
+        int64_t k[3] = {0, 0, 0}, kr = tap % ktaps;
+        for (int d = last; d >= 0; --d) {
+          k[d] = kr % wt.shape[static_cast<size_t>(d) + 2];
+          kr /= wt.shape[static_cast<size_t>(d) + 2];
+        }
         double* step = exact ? plane : taps.open();
-        const double w = wt.f[static_cast<size_t>(((oc * cg + ic) * kh + i) * kw + j)];
-        const int64_t off = j * win.dilation[1] - win.padding[1];
-        auto [lo, hi] = valid_columns(off, win.stride[1], in.w, o.w);
-        for (int64_t oy = 0; oy < o.h; ++oy) {
-          const int64_t y = oy * win.stride[0] - win.padding[0] + i * win.dilation[0];
-          if (y < 0 || y >= in.h) continue;
-          const double* row = x.f.data() + in.at(b, g * cg + ic, y, 0);
-          double* dst = step + oy * o.w;
-          for (int64_t ox = lo; ox < hi; ++ox) dst[ox] += w * row[ox * win.stride[1] + off];
+        const double w = wt.f[static_cast<size_t>((oc * cg + ic) * ktaps + tap % ktaps)];
+        const int64_t off = k[last] * win.dilation[last] - win.padding[last];
+        auto [lo, hi] = valid_columns(off, win.stride[last], in_w, out_w);
+        const double* image = x.f.data() + (b * ic_n + g * cg + ic) * in_plane;
+        for (int64_t row = 0; row < rows; ++row) {
+          // The input row under output row `row`: its coordinates in the spatial dims but the last.
+          int64_t in_row = 0, rest = row, scale = 1;
+          bool inside = true;
+          for (int d = last - 1; d >= 0 && inside; --d) {
+            const size_t sd = static_cast<size_t>(d) + 2;
+            const int64_t y = rest % out[sd] * win.stride[d] - win.padding[d] + k[d] * win.dilation[d];
+            rest /= out[sd];
+            inside = y >= 0 && y < x.shape[sd];
+            in_row += y * scale;
+            scale *= x.shape[sd];
+          }
+          if (!inside) continue;
+          const double* src = image + in_row * in_w;
+          double* dst = step + row * out_w;
+          for (int64_t ox = lo; ox < hi; ++ox) dst[ox] += w * src[ox * win.stride[last] + off];
         }
         if (!exact) taps.close();
       }
       if (!exact) taps.finish(plane);
       if (a.size() > 2)
-        for (int64_t k = 0; k < o.h * o.w; ++k) plane[k] += a[2].f[static_cast<size_t>(oc)];
+        for (int64_t k = 0; k < out_plane; ++k) plane[k] += a[2].f[static_cast<size_t>(oc)];
   });
-  return r;
+  return res;
+}
+
+// conv_transpose2d and conv_transpose3d, gathered: each output element sums, in (input channel,
+// kernel index) order, every input element whose window tap lands on it, then adds the bias.
+std::vector<double> conv_transpose_nd(const Node& n, const std::vector<Values>& a, const Shape& out) {
+  const Values &x = a[0], &wt = a[1];
+  const Window win = window_of(n, &wt.shape[2]);
+  const int r = win.rank;
+  const size_t rank = static_cast<size_t>(r) + 2;
+  const int64_t groups = attr_int(n, "groups"), cg = x.shape[1] / groups, og = out[1] / groups;
+  const int64_t in_plane = span(x.shape, 2, rank), out_plane = span(out, 2, rank), ktaps = span(wt.shape, 2, rank);
+  std::vector<double> res(static_cast<size_t>(numel(out)), 0.0);
+  parallel_for(out[0] * out[1], numel(out) * cg * ktaps > (int64_t{1} << 22), [&](int64_t plane_index) {
+    const int64_t b = plane_index / out[1], oc = plane_index % out[1], g = oc / og;
+    double* plane = res.data() + plane_index * out_plane;
+    for (int64_t o = 0; o < out_plane; ++o) {
+      int64_t pos[3] = {0, 0, 0}, rest = o;
+      for (int d = r - 1; d >= 0; --d) {
+        pos[d] = rest % out[static_cast<size_t>(d) + 2];
+        rest /= out[static_cast<size_t>(d) + 2];
+      }
+      double acc = 0;
+      for (int64_t ic = 0; ic < cg; ++ic) {
+        const int64_t c = g * cg + ic;
+        const double* image = x.f.data() + (b * x.shape[1] + c) * in_plane;
+        const double* kernel = wt.f.data() + (c * og + oc % og) * ktaps;
+        for (int64_t t = 0; t < ktaps; ++t) {
+          int64_t kr = t, i = 0;
+          int64_t k[3] = {0, 0, 0};
+          for (int d = r - 1; d >= 0; --d) {
+            k[d] = kr % wt.shape[static_cast<size_t>(d) + 2];
+            kr /= wt.shape[static_cast<size_t>(d) + 2];
+          }
+          bool hit = true;
+          for (int d = 0; d < r && hit; ++d) {
+            const int64_t num = pos[d] + win.padding[d] - k[d] * win.dilation[d];
+            hit = num >= 0 && num % win.stride[d] == 0 && num / win.stride[d] < x.shape[static_cast<size_t>(d) + 2];
+            i = i * x.shape[static_cast<size_t>(d) + 2] + num / win.stride[d];
+          }
+          if (hit) acc += image[i] * kernel[t];
+        }
+      }
+      plane[o] = acc + (a.size() > 2 ? a[2].f[static_cast<size_t>(oc)] : 0.0);
+    }
+  });
+  return res;
 }
 
 // Calls f(output index, input index) for every element of every window (in window order),
 // and done(output index, window divisor) after each window, plane by plane.
 template <class F, class Done>
 void for_each_window(const Node& n, const Shape& in_shape, const Shape& out_shape, F f, Done done) {
-  Dims in(in_shape), o(out_shape);
-  const Window2d win = window_of(n);
-  const bool avg = n.op == Op::avg_pool2d || n.op == Op::avg_pool2d_backward;
+  const Window win = window_of(n);
+  const size_t rank = static_cast<size_t>(win.rank) + 2;
+  const int64_t in_plane = span(in_shape, 2, rank), out_plane = span(out_shape, 2, rank);
+  const bool avg = n.op == Op::avg_pool2d || n.op == Op::avg_pool2d_backward || n.op == Op::avg_pool3d || n.op == Op::avg_pool3d_backward;
   const bool include_pad = avg && attr_bool(n, "count_include_pad");
-  for (int64_t plane = 0; plane < o.n * o.c; ++plane) {
-    const int64_t ibase = plane * in.h * in.w, obase = plane * o.h * o.w;
+  for (int64_t plane = 0; plane < out_shape[0] * out_shape[1]; ++plane) {
+    const int64_t ibase = plane * in_plane, obase = plane * out_plane;
     for_each_pool_window(
-        win, include_pad, in.h, in.w, o.h, o.w, [&](int64_t oi, int64_t ii) { f(obase + oi, ibase + ii); },
+        win, include_pad, &in_shape[2], &out_shape[2], [&](int64_t oi, int64_t ii) { f(obase + oi, ibase + ii); },
         [&](int64_t oi, double div) { done(obase + oi, div); });
   }
 }
@@ -107,20 +180,21 @@ std::vector<int64_t> max_positions(const Node& n, const Values& x, const Shape& 
 
 Values conv(const Node& n, const std::vector<Values>& a, const Shape& out, AccumulationOrder order) {
   DType dt = n.type.dtype;
-  if (n.op == Op::conv2d) return Values::floats(dt, out, conv2d(n, a, out, order));
-  if (n.op == Op::max_pool2d) {
+  if (n.op == Op::conv2d || n.op == Op::conv3d) return Values::floats(dt, out, conv_nd(n, a, out, order));
+  if (n.op == Op::conv_transpose2d || n.op == Op::conv_transpose3d) return Values::floats(dt, out, conv_transpose_nd(n, a, out));
+  if (n.op == Op::max_pool2d || n.op == Op::max_pool3d) {
       auto arg = max_positions(n, a[0], out);
       std::vector<double> r(arg.size());
       for (size_t k = 0; k < arg.size(); ++k) r[k] = arg[k] < 0 ? -INFINITY : a[0].f[static_cast<size_t>(arg[k])];  // as PyTorch
       return Values::floats(dt, out, std::move(r));
     }
-  if (n.op == Op::avg_pool2d) {
+  if (n.op == Op::avg_pool2d || n.op == Op::avg_pool3d) {
       std::vector<double> r(static_cast<size_t>(numel(out)), 0.0);
       for_each_window(n, a[0].shape, out, [&](int64_t oi, int64_t ii) { r[static_cast<size_t>(oi)] += a[0].f[static_cast<size_t>(ii)]; },
                       [&](int64_t oi, double div) { r[static_cast<size_t>(oi)] /= div; });
       return Values::floats(dt, out, std::move(r));
     }
-  if (n.op == Op::max_pool2d_backward) {  // g flows to the position each output took its value from
+  if (n.op == Op::max_pool2d_backward || n.op == Op::max_pool3d_backward) {  // g flows to the position each output took its value from
       const Values &g = a[0], &x = a[1];
       auto arg = max_positions(n, x, g.shape);
       std::vector<double> r(x.f.size(), 0.0);
@@ -128,7 +202,7 @@ Values conv(const Node& n, const std::vector<Values>& a, const Shape& out, Accum
         if (arg[k] >= 0) r[static_cast<size_t>(arg[k])] += g.f[k];  // an empty window passes no gradient
       return Values::floats(dt, out, std::move(r));
     }
-  if (n.op == Op::avg_pool2d_backward) {  // each window element receives g / divisor
+  if (n.op == Op::avg_pool2d_backward || n.op == Op::avg_pool3d_backward) {  // each window element receives g / divisor
       const Values &g = a[0], &x = a[1];
       std::vector<double> r(x.f.size(), 0.0);
       std::vector<int64_t> members;

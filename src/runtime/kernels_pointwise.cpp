@@ -86,8 +86,9 @@ Fn function_of(const Node& n) {
     case Op::permute: case Op::transpose: case Op::expand: case Op::slice: case Op::cat: case Op::squeeze:
     case Op::unsqueeze: case Op::embedding: case Op::gather: case Op::full: case Op::batch_norm: case Op::conv2d:
     case Op::max_pool2d: case Op::avg_pool2d: case Op::adaptive_avg_pool2d: case Op::max_pool2d_backward:
-    case Op::avg_pool2d_backward: case Op::pad: case Op::cumsum: case Op::cumprod: case Op::sort: case Op::argsort:
-    case Op::topk: case Op::topk_indices:
+    case Op::avg_pool2d_backward: case Op::pad: case Op::cumsum: case Op::cumprod: case Op::sort: case Op::argsort: case Op::topk:
+    case Op::topk_indices: case Op::conv3d: case Op::max_pool3d: case Op::avg_pool3d: case Op::max_pool3d_backward:
+    case Op::avg_pool3d_backward: case Op::conv_transpose2d: case Op::conv_transpose3d:
       break;
   }
   return {};

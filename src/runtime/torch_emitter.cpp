@@ -103,14 +103,15 @@ std::string reduction(const std::vector<std::string>& a, const Node& n, const ch
   return fmt::format("torch.{}({}, dim={}, keepdim={})", fn, a[0], ints(attr_ints(n, "dims")), keep(n));
 }
 
-std::string pair(const int64_t* v) { return fmt::format("[{}, {}]", v[0], v[1]); }
+// One value per spatial dim of window w.
+std::string per_dim(const Window& w, const int64_t* v) { return fmt::format("[{}]", fmt::join(v, v + w.rank, ", ")); }
 std::string py_bool(bool b) { return b ? "True" : "False"; }
 
 // kernel, stride, padding[, dilation], ceil_mode of a pool, normalised (stride defaults to kernel).
 std::string pool_args(const Node& n, bool with_dilation) {
-  Window2d w = window_of(n);
-  std::string s = fmt::format("{}, {}, {}", pair(w.kernel), pair(w.stride), pair(w.padding));
-  if (with_dilation) s += ", " + pair(w.dilation);
+  Window w = window_of(n);
+  std::string s = fmt::format("{}, {}, {}", per_dim(w, w.kernel), per_dim(w, w.stride), per_dim(w, w.padding));
+  if (with_dilation) s += ", " + per_dim(w, w.dilation);
   return s + ", " + py_bool(w.ceil_mode);
 }
 
@@ -202,20 +203,28 @@ std::string emit_node(const Graph& g, const PyNames& ids, const Node& n) {
     case Op::batch_norm:
       return fmt::format("F.batch_norm({}, {}, {}, {}, {}, training=False, eps={})", a[0], a[1], a[2], a.size() > 3 ? a[3] : "None",
                          a.size() > 4 ? a[4] : "None", py_value(AttrValue(attr_float(n, "eps"))));
-    case Op::conv2d: {
-      Window2d w = window_of(n, &g.node(n.operands[1].value).type.shape[2]);
-      return fmt::format("F.conv2d({}, {}, {}, stride={}, padding={}, dilation={}, groups={})", a[0], a[1], a.size() > 2 ? a[2] : "None",
-                         pair(w.stride), pair(w.padding), pair(w.dilation), attr_int(n, "groups"));
+    case Op::conv2d: case Op::conv3d: {
+      Window w = window_of(n, &g.node(n.operands[1].value).type.shape[2]);
+      return fmt::format("F.conv{}d({}, {}, {}, stride={}, padding={}, dilation={}, groups={})", w.rank, a[0], a[1], a.size() > 2 ? a[2] : "None",
+                         per_dim(w, w.stride), per_dim(w, w.padding), per_dim(w, w.dilation), attr_int(n, "groups"));
     }
-    case Op::max_pool2d: return fmt::format("F.max_pool2d({}, {})", a[0], pool_args(n, true));
-    case Op::avg_pool2d:
-      return fmt::format("F.avg_pool2d({}, {}, count_include_pad={})", a[0], pool_args(n, false), py_bool(attr_bool(n, "count_include_pad")));
+    case Op::conv_transpose2d: case Op::conv_transpose3d: {
+      Window w = window_of(n, &g.node(n.operands[1].value).type.shape[2]);
+      auto output_padding = output_padding_of(n, w);
+      return fmt::format("F.conv_transpose{}d({}, {}, {}, stride={}, padding={}, output_padding={}, groups={}, dilation={})", w.rank, a[0], a[1],
+                         a.size() > 2 ? a[2] : "None", per_dim(w, w.stride), per_dim(w, w.padding), per_dim(w, output_padding.data()),
+                         attr_int(n, "groups"), per_dim(w, w.dilation));
+    }
+    case Op::max_pool2d: case Op::max_pool3d: return fmt::format("F.max_pool{}d({}, {})", spatial_rank(n.op), a[0], pool_args(n, true));
+    case Op::avg_pool2d: case Op::avg_pool3d:
+      return fmt::format("F.avg_pool{}d({}, {}, count_include_pad={})", spatial_rank(n.op), a[0], pool_args(n, false),
+                         py_bool(attr_bool(n, "count_include_pad")));
     case Op::adaptive_avg_pool2d: return fmt::format("F.adaptive_avg_pool2d({}, {})", a[0], ints(attr_ints(n, "output_size")));
-    case Op::max_pool2d_backward:  // PyTorch's backward op wants the forward's indices
-      return fmt::format("torch.ops.aten.max_pool2d_with_indices_backward({0}, {1}, {2}, F.max_pool2d({1}, {2}, return_indices=True)[1])", a[0], a[1],
-                         pool_args(n, true));
-    case Op::avg_pool2d_backward:
-      return fmt::format("torch.ops.aten.avg_pool2d_backward({}, {}, {}, {}, None)", a[0], a[1], pool_args(n, false),
+    case Op::max_pool2d_backward: case Op::max_pool3d_backward:  // PyTorch's backward op wants the forward's indices
+      return fmt::format("torch.ops.aten.max_pool{3}d_with_indices_backward({0}, {1}, {2}, F.max_pool{3}d({1}, {2}, return_indices=True)[1])", a[0],
+                         a[1], pool_args(n, true), spatial_rank(n.op));
+    case Op::avg_pool2d_backward: case Op::avg_pool3d_backward:
+      return fmt::format("torch.ops.aten.avg_pool{}d_backward({}, {}, {}, {}, None)", spatial_rank(n.op), a[0], a[1], pool_args(n, false),
                          py_bool(attr_bool(n, "count_include_pad")));
     case Op::pad: return fmt::format("F.pad({}, {}, value={})", a[0], ints(attr_ints(n, "pads")), py_value(AttrValue(attr_float(n, "value"))));
     case Op::cumsum: return fmt::format("torch.cumsum({}, {})", a[0], attr_int(n, "dim"));

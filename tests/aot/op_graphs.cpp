@@ -65,6 +65,16 @@ const std::vector<std::string>& differentiable_op_graphs() {
       "graph t(%x: f32[1, 2, 6, 7] grad) { %y = max_pool2d(%x, kernel=[2, 3], dilation=[2, 1])\n return (%y) }",
       "graph t(%x: f32[1, 2, 5, 5] grad) { %y = avg_pool2d(%x, kernel=[3, 2], stride=[2, 2], padding=[1, 1], ceil_mode=true, count_include_pad=false)\n"
       " %z = avg_pool2d(%x, kernel=[2, 2], padding=[1, 1])\n return (%y, %z) }",
+      "graph t(%x: f32[1, 2, 3, 4, 4] grad, %w: f32[2, 1, 2, 2, 3] grad, %b: f32[2] grad) {"
+      " %y = conv3d(%x, %w, %b, stride=[1, 2, 1], padding=[1, 0, 1], dilation=[1, 1, 2], groups=2)\n return (%y) }",
+      "graph t(%x: f32[1, 2, 4, 3, 4] grad) { %y = max_pool3d(%x, kernel=[2, 2, 2], stride=[2, 1, 2], padding=[1, 0, 1], ceil_mode=true)\n return (%y) }",
+      "graph t(%x: f32[1, 2, 4, 3, 4] grad) { %y = avg_pool3d(%x, kernel=[2, 2, 3], stride=[2, 1, 2], padding=[1, 1, 1], count_include_pad=false)\n"
+      " %z = avg_pool3d(%x, kernel=[2, 2, 2])\n return (%y, %z) }",
+      "graph t(%x: f32[1, 4, 3, 4] grad, %w: f32[4, 2, 3, 2] grad, %b: f32[4] grad) {"
+      " %y = conv_transpose2d(%x, %w, %b, stride=[2, 3], padding=[1, 1], output_padding=[1, 0], dilation=[1, 2], groups=2)\n return (%y) }",
+      "graph t(%x: f32[1, 2, 3, 3] grad, %w: f32[2, 3, 2, 3] grad) { %y = conv_transpose2d(%x, %w, padding=[0, 1])\n return (%y) }",
+      "graph t(%x: f32[1, 2, 2, 3, 2] grad, %w: f32[2, 1, 2, 2, 2] grad, %b: f32[2] grad) {"
+      " %y = conv_transpose3d(%x, %w, %b, stride=[2, 1, 2], padding=[1, 0, 0], output_padding=[1, 0, 1], groups=2)\n return (%y) }",
       "graph t(%x: f32[1, 2, 4, 6] grad) { %y = adaptive_avg_pool2d(%x, output_size=[1, 1])\n %z = adaptive_avg_pool2d(%x, output_size=[2, 3])\n"
       " return (%y, %z) }",
       "graph t(%x: f32[2, 3, 2, 2] grad, %m: f32[3], %v: f32[3], %w: f32[3] grad, %b: f32[3] grad) {"

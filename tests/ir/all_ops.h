@@ -2,7 +2,7 @@
 #pragma once
 
 inline constexpr const char* kAllOpsGraph = R"RK(
-graph all_ops(%x: f32[2, 3] grad, %y: f32[3], %i: i64[2, 3], %c: bool[2, 3], %e: f32[10, 4], %t: i64[5], %m: f32[3, 4], %h: f16[2, 3] strides=[1, 2], %im: f32[2, 4, 6, 6] grad, %cw: f32[6, 2, 3, 3] grad, %cb: f32[6] grad, %bm: f32[4], %bv: f32[4]) {
+graph all_ops(%x: f32[2, 3] grad, %y: f32[3], %i: i64[2, 3], %c: bool[2, 3], %e: f32[10, 4], %t: i64[5], %m: f32[3, 4], %h: f16[2, 3] strides=[1, 2], %im: f32[2, 4, 6, 6] grad, %cw: f32[6, 2, 3, 3] grad, %cb: f32[6] grad, %bm: f32[4], %bv: f32[4], %vol: f32[1, 4, 4, 5, 4] grad, %vw: f32[4, 2, 2, 3, 2] grad, %vb: f32[4] grad, %ctw: f32[4, 3, 3, 2] grad) {
   %neg = neg(%x)
   %abs = abs(%neg)
   %exp = exp(%x)
@@ -78,7 +78,14 @@ graph all_ops(%x: f32[2, 3] grad, %y: f32[3], %i: i64[2, 3], %c: bool[2, 3], %e:
   %argsort = argsort(%x)
   %topk = topk(%x, k=2)
   %topki = topk_indices(%x, k=1, dim=0, largest=false)
-  return (%neg, %log, %sqrt, %rsqrt, %rec, %sin, %cos, %tanh, %sig, %relu, %gelu, %gelu2, %silu, %erf, %add, %sub, %mul, %div, %pow, %max, %min, %eq, %ne, %lt, %le, %gt, %ge, %where, %to, %clone, %sumall, %mean, %amax, %amin, %var, %argmax, %softmax, %lsm, %ln, %mm, %reshape, %transpose, %expand, %slice, %cat, %squeeze, %unsqueeze, %contig, %emb, %gather, %full, %exp, %hh, %clamp, %clamp1, %conv, %mp, %ap, %aap, %bn, %pad, %mpb, %apb, %cumsum, %icumsum, %cumprod, %sort, %argsort, %topk, %topki)
+  %conv3 = conv3d(%vol, %vw, %vb, stride=[1, 2, 1], padding=[1, 1, 0], dilation=[1, 1, 2], groups=2)
+  %mp3 = max_pool3d(%vol, kernel=[2, 3, 2], stride=[2, 2, 1], padding=[1, 1, 1], ceil_mode=true)
+  %ap3 = avg_pool3d(%vol, kernel=[2, 2, 3], padding=[1, 0, 1], count_include_pad=false)
+  %mpb3 = max_pool3d_backward(%mp3, %vol, kernel=[2, 3, 2], stride=[2, 2, 1], padding=[1, 1, 1], ceil_mode=true)
+  %apb3 = avg_pool3d_backward(%ap3, %vol, kernel=[2, 2, 3], padding=[1, 0, 1], count_include_pad=false)
+  %ct = conv_transpose2d(%im, %ctw, %cb, stride=[2, 1], padding=[1, 0], output_padding=[1, 0], dilation=[1, 2], groups=2)
+  %ct3 = conv_transpose3d(%vol, %vw, %vb, stride=[2, 1, 1], padding=[0, 1, 0], output_padding=[1, 0, 0], groups=2)
+  return (%neg, %log, %sqrt, %rsqrt, %rec, %sin, %cos, %tanh, %sig, %relu, %gelu, %gelu2, %silu, %erf, %add, %sub, %mul, %div, %pow, %max, %min, %eq, %ne, %lt, %le, %gt, %ge, %where, %to, %clone, %sumall, %mean, %amax, %amin, %var, %argmax, %softmax, %lsm, %ln, %mm, %reshape, %transpose, %expand, %slice, %cat, %squeeze, %unsqueeze, %contig, %emb, %gather, %full, %exp, %hh, %clamp, %clamp1, %conv, %mp, %ap, %aap, %bn, %pad, %mpb, %apb, %cumsum, %icumsum, %cumprod, %sort, %argsort, %topk, %topki, %conv3, %mp3, %ap3, %mpb3, %apb3, %ct, %ct3)
 }
 )RK";
 

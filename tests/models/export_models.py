@@ -150,6 +150,39 @@ class Segmentation(torch.nn.Module):
         return self.model(x)["out"]
 
 
+class VideoNet(torch.nn.Module):
+    """A small video classifier on [batch, 3, frames, height, width], as the 3-D ResNets begin:
+    Conv3d, BatchNorm3d, ReLU, MaxPool3d, then AdaptiveAvgPool3d and a linear head."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv3d(3, 8, kernel_size=(3, 5, 5), stride=(1, 2, 2), padding=(1, 2, 2), bias=False)
+        self.bn = torch.nn.BatchNorm3d(8)
+        self.pool = torch.nn.MaxPool3d(kernel_size=3, stride=2, padding=1)
+        self.conv2 = torch.nn.Conv3d(8, 8, kernel_size=3, padding=1, groups=2)
+        self.head = torch.nn.Linear(8, 10)
+
+    def forward(self, x):
+        x = self.pool(torch.relu(self.bn(self.conv(x))))
+        x = torch.nn.functional.adaptive_avg_pool3d(torch.relu(self.conv2(x)), 1)
+        return self.head(torch.flatten(x, 1))
+
+
+class DcganGenerator(torch.nn.Module):
+    """A small DCGAN generator: a [batch, 16, 1, 1] code through ConvTranspose2d, BatchNorm2d and
+    ReLU up to a 3 x 16 x 16 image (tanh)."""
+
+    def __init__(self, nz=16, ngf=8):
+        super().__init__()
+        self.net = torch.nn.Sequential(
+            torch.nn.ConvTranspose2d(nz, ngf * 4, 4, 1, 0, bias=False), torch.nn.BatchNorm2d(ngf * 4), torch.nn.ReLU(),
+            torch.nn.ConvTranspose2d(ngf * 4, ngf * 2, 4, 2, 1, bias=False), torch.nn.BatchNorm2d(ngf * 2), torch.nn.ReLU(),
+            torch.nn.ConvTranspose2d(ngf * 2, 3, 4, 2, 1, bias=False), torch.nn.Tanh())
+
+    def forward(self, x):
+        return self.net(x)
+
+
 MODELS = {  # name: (constructor, input shape, keep BatchNormalization nodes)
     # resnet18's BatchNorms are folded into its convolutions by the export; mobilenet_v2 keeps
     # them as BatchNormalization nodes (training_mode=0), so both forms are covered.
@@ -164,6 +197,8 @@ MODELS = {  # name: (constructor, input shape, keep BatchNormalization nodes)
     "gru": (lambda: Recurrent(torch.nn.GRU), [2, 5, 12], False),
     "embedding_bag": (Bag, [1, 10], False),  # a Loop over the bags, unrolled at import
     "fake_quant_mlp": (FakeQuantMlp, [4, 32], False),  # QuantizeLinear/DequantizeLinear, u8 and i8
+    "video_net": (VideoNet, [1, 3, 8, 16, 16], True),  # Conv3d, MaxPool3d, BatchNorm3d
+    "dcgan_generator": (DcganGenerator, [1, 16, 1, 1], True),  # ConvTranspose2d
     # Resize (bilinear, pytorch_half_pixel) upsampling the segmentation map to the input's size.
     "lraspp_mobilenet_v3_large": (lambda: Segmentation(torchvision.models.segmentation.lraspp_mobilenet_v3_large(
         weights=None, weights_backbone=None)), [1, 3, 128, 128], False),

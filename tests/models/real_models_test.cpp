@@ -26,7 +26,7 @@ namespace {
 
 const char* kPython = "/usr/bin/python3";
 const std::vector<std::string> kModels = {"resnet18", "mobilenet_v2", "squeezenet1_0", "vit_small", "lstm", "gru", "embedding_bag", "fake_quant_mlp",
-                                          "lraspp_mobilenet_v3_large"};
+                                          "lraspp_mobilenet_v3_large", "video_net", "dcgan_generator"};
 
 // The exported models, written once per build directory (the export is deterministic); an empty
 // path with the reason when they cannot be made here.

@@ -1,5 +1,5 @@
 // The importer's convolution, pooling, BatchNormalization, Pad and Clip mappings on tiny models,
-// against values computed by hand: 1-D forms, asymmetric and SAME pads, cropping pads.
+// against values computed by hand: 1-D and 3-D forms, asymmetric and SAME pads, cropping pads.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -96,6 +96,123 @@ TEST(OnnxImportConv, AveragePool1dCeilMode) {
   expect_values(run(m, {x})[0], {1, 1, 3}, {1.5, 3.5, 5});
 }
 
+Tensor x2x2x2() { return f32({1, 1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}); }
+
+TEST(OnnxImportConv, Conv3dAsymmetricPads) {
+  Tensor x = x2x2x2();
+  auto m = one("Conv", x, {{"w", f32({1, 1, 1, 1, 2}, {1, 1})}}, [](auto& n) { attr_ints(n, "pads", {0, 0, 0, 0, 0, 1}); });
+  // Each output adds an element and its right neighbour (0 past the end).
+  expect_values(run(m, {x})[0], {1, 1, 2, 2, 2}, {3, 2, 7, 4, 11, 6, 15, 8});
+  EXPECT_EQ(count_op(m.graph, Op::pad), 1);
+  EXPECT_EQ(count_op(m.graph, Op::conv3d), 1);
+}
+
+TEST(OnnxImportConv, GroupedConv3dWithBiasAndStrides) {
+  Tensor x = f32({1, 2, 1, 2, 2}, {1, 2, 3, 4, 10, 20, 30, 40});
+  auto m = one("Conv", x, {{"w", f32({2, 1, 1, 1, 1}, {2, 3})}, {"b", f32({2}, {1, -1})}}, [](auto& n) {
+    attr(n, "group", 2);
+    attr_ints(n, "strides", {1, 2, 2});
+  });
+  expect_values(run(m, {x})[0], {1, 2, 1, 1, 1}, {1 * 2 + 1, 10 * 3 - 1});
+  EXPECT_EQ(count_op(m.graph, Op::pad), 0);
+}
+
+TEST(OnnxImportConv, MaxPool3dPadsNeverWin) {
+  Tensor x = f32({1, 1, 2, 2, 2}, {-1, -2, -3, -4, -5, -6, -7, -8});
+  auto m = one("MaxPool", x, {}, [](auto& n) {
+    attr_ints(n, "kernel_shape", {2, 2, 1});
+    attr_ints(n, "strides", {2, 2, 1});
+    attr_ints(n, "pads", {1, 0, 0, 1, 0, 0});
+  });
+  // Depth windows {pad, 0} and {1, pad}; each takes the larger of its two rows.
+  expect_values(run(m, {x})[0], {1, 1, 2, 1, 2}, {-1, -2, -5, -6});
+  EXPECT_EQ(count_op(m.graph, Op::max_pool3d), 1);
+}
+
+TEST(OnnxImportConv, AveragePool3dAsymmetricPadsCountOrNot) {
+  Tensor x = x2x2x2();
+  auto pool = [&](int include) {
+    return one("AveragePool", x, {}, [=](auto& n) {
+      attr_ints(n, "kernel_shape", {2, 2, 2});
+      attr_ints(n, "pads", {0, 0, 0, 1, 0, 0});
+      attr(n, "count_include_pad", include);
+    });
+  };
+  expect_values(run(pool(0), {x})[0], {1, 1, 2, 1, 1}, {4.5, 6.5});
+  expect_values(run(pool(1), {x})[0], {1, 1, 2, 1, 1}, {4.5, 3.25});
+  EXPECT_EQ(count_op(pool(0).graph, Op::avg_pool3d), 1);
+}
+
+TEST(OnnxImportConv, GlobalPoolAndBatchNormalizationOn5d) {
+  Tensor x = x2x2x2();
+  expect_values(run(one("GlobalAveragePool", x, {}, [](auto&) {}), {x})[0], {1, 1, 1, 1, 1}, {4.5});
+  Tensor y = f32({1, 2, 1, 1, 1}, {1, 2});
+  auto m = one("BatchNormalization", y,
+               {{"scale", f32({2}, {2, 3})}, {"bias", f32({2}, {0.5, -0.5})}, {"mean", f32({2}, {0, 1})}, {"var", f32({2}, {1, 4})}},
+               [](auto& n) { attr_f(n, "epsilon", 0.0f); });
+  expect_values(run(m, {y})[0], {1, 2, 1, 1, 1}, {2.5, 1.0});
+}
+
+TEST(OnnxImportConv, ConvTransposeStridesAndSymmetricPads) {
+  Tensor x = f32({1, 1, 1, 2}, {1, 2});
+  auto m = one("ConvTranspose", x, {{"w", f32({1, 1, 1, 3}, {1, 2, 3})}}, [](auto& n) {
+    attr_ints(n, "strides", {1, 2});
+    attr_ints(n, "pads", {0, 1, 0, 1});
+    attr_ints(n, "output_padding", {0, 1});
+  });
+  // Full output {1, 2, 3 + 2, 4, 6}, less one element at the front (the end's pad is given back by output_padding).
+  expect_values(run(m, {x})[0], {1, 1, 1, 4}, {2, 5, 4, 6});
+  EXPECT_EQ(count_op(m.graph, Op::conv_transpose2d), 1);
+  EXPECT_EQ(count_op(m.graph, Op::slice), 0);
+}
+
+TEST(OnnxImportConv, ConvTranspose1dOutputShapeAndAsymmetricPads) {
+  Tensor x = f32({1, 1, 2}, {1, 2});
+  auto with = [&](const std::function<void(onnx::NodeProto&)>& attrs) {
+    return one("ConvTranspose", x, {{"w", f32({1, 1, 3}, {1, 2, 3})}, {"b", f32({1}, {10})}}, attrs);
+  };
+  // Full output (stride 2): {1, 2, 3 + 2, 4, 6}.
+  auto shaped = with([](auto& n) {
+    attr_ints(n, "strides", {2});
+    attr_ints(n, "output_shape", {4});  // total pad 1, at the front (NOTSET as SAME_LOWER)
+  });
+  expect_values(run(shaped, {x})[0], {1, 1, 4}, {12, 15, 14, 16});
+  auto upper = with([](auto& n) {
+    attr_ints(n, "strides", {2});
+    attr_s(n, "auto_pad", "SAME_UPPER");  // 4 outputs, the pad at the end
+  });
+  expect_values(run(upper, {x})[0], {1, 1, 4}, {11, 12, 15, 14});
+  auto pads = with([](auto& n) {
+    attr_ints(n, "strides", {2});
+    attr_ints(n, "pads", {2, 0});
+  });
+  expect_values(run(pads, {x})[0], {1, 1, 3}, {15, 14, 16});
+  EXPECT_EQ(count_op(pads.graph, Op::slice), 1);
+  auto longer = with([](auto& n) {
+    attr_ints(n, "strides", {2});
+    attr_ints(n, "output_shape", {6});  // one past the last tap: the bias alone
+  });
+  expect_values(run(longer, {x})[0], {1, 1, 6}, {11, 12, 15, 14, 16, 10});
+}
+
+TEST(OnnxImportConv, ConvTranspose3dGroups) {
+  Tensor x = f32({1, 2, 1, 1, 1}, {1, 2});
+  auto m = one("ConvTranspose", x, {{"w", f32({2, 1, 1, 1, 2}, {1, 2, 3, 4})}}, [](auto& n) { attr(n, "group", 2); });
+  expect_values(run(m, {x})[0], {1, 2, 1, 1, 2}, {1, 2, 6, 8});
+  EXPECT_EQ(count_op(m.graph, Op::conv_transpose3d), 1);
+}
+
+TEST(OnnxImportConv, ConvTransposeRefusesWhatItCannotExpress) {
+  Tensor x = f32({1, 1, 2}, {1, 2});
+  auto w = f32({1, 1, 3}, {1, 2, 3});
+  EXPECT_HAS(import_error([&] { return one("ConvTranspose", x, {{"w", w}}, [](auto& n) { attr_ints(n, "output_shape", {9}); }); }),
+             "an output size of 9");
+  EXPECT_HAS(import_error([&] { return one("ConvTranspose", x, {{"w", w}}, [](auto& n) { attr_ints(n, "pads", {2, 2}); }); }), "leave nothing");
+  EXPECT_HAS(import_error([&] { return one("ConvTranspose", x, {{"w", w}}, [](auto& n) { attr_s(n, "auto_pad", "MIDDLE"); }); }), "auto_pad 'MIDDLE'");
+  EXPECT_HAS(import_error([&] { return one("ConvTranspose", x, {{"w", w}}, [](auto& n) { attr(n, "group", 2); }); }), "group 2");
+  EXPECT_HAS(import_error([&] { return one("ConvTranspose", x, {{"w", w}}, [](auto& n) { attr_ints(n, "strides", {0}); }); }), "strides");
+}
+
 TEST(OnnxImportConv, GlobalPools) {
   Tensor x = x3x3();
   expect_values(run(one("GlobalAveragePool", x, {}, [](auto&) {}), {x})[0], {1, 1, 1, 1}, {5});
@@ -149,8 +266,11 @@ TEST(OnnxImportConv, WhatCannotBeExpressedIsNamed) {
                           [](auto& n) { attr(n, "training_mode", 1); });
              }),
              "training_mode=1");
+  Tensor x6 = f32({1, 1, 2, 2, 2, 1}, std::vector<double>(8, 1.0));
+  EXPECT_HAS(import_error([&] { return one("MaxPool", x6, {}, [](auto& n) { attr_ints(n, "kernel_shape", {1, 1, 1, 1}); }); }), "6-D input");
   Tensor x5 = f32({1, 1, 2, 2, 2}, std::vector<double>(8, 1.0));
-  EXPECT_HAS(import_error([&] { return one("MaxPool", x5, {}, [](auto& n) { attr_ints(n, "kernel_shape", {1, 1, 1}); }); }), "5-D input");
+  EXPECT_HAS(import_error([&] { return one("MaxPool", x5, {}, [](auto& n) { attr_ints(n, "kernel_shape", {1, 1}); }); }),
+             "kernel_shape has 2 values for 3 spatial dims");
 }
 
 }  // namespace

@@ -30,12 +30,12 @@ TEST(OnnxImportErrors, UnsupportedOpNamesNodeAndOpType) {
   b.input("x", F32, {1, 1, 4, 4}).output("y", F32);
   b.init("w", f32({1, 1, 1, 1}, {1}));
   b.node("Relu", {"x"}, {"r"}, "first");
-  b.node("ConvTranspose", {"r", "w"}, {"c"}, "up1");
+  b.node("MaxUnpool", {"r", "w"}, {"c"}, "up1");
   b.node("Einsum", {"c"}, {"y"}, "einsum");
   std::string e = import_error(b);
   EXPECT_HAS(e, "test.onnx");
-  EXPECT_HAS(e, "node 1 'up1' (ConvTranspose)");
-  EXPECT_HAS(e, "not supported: op ConvTranspose");
+  EXPECT_HAS(e, "node 1 'up1' (MaxUnpool)");
+  EXPECT_HAS(e, "not supported: op MaxUnpool");
   EXPECT_HAS(e, "also unsupported in this model: Einsum");
 }
 

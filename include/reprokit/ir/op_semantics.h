@@ -71,44 +71,71 @@ bool orders_descending(const Node& n);
 // The dims of layer_norm's normalized_shape within an input of rank `rank` (its last dims).
 std::vector<int64_t> layer_norm_dims(const Node& n, int64_t rank);
 
-// The 2-D window of conv2d, max_pool2d, avg_pool2d and their backward ops: kernel, stride,
-// padding, dilation per spatial dim (H, W). Pools default stride to the kernel.
-struct Window2d {
-  int64_t kernel[2] = {1, 1}, stride[2] = {1, 1}, padding[2] = {0, 0}, dilation[2] = {1, 1};
+// The window of conv2d, max_pool2d, avg_pool2d, their 3-D twins (conv3d, max_pool3d, avg_pool3d)
+// and the pools' backward ops: kernel, stride, padding, dilation per spatial dim ((H, W) or
+// (D, H, W)). Pools default stride to the kernel.
+struct Window {
+  int rank = 2;  // spatial dims: 2 for the 2-D ops, 3 for the 3-D ones
+  int64_t kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1}, padding[3] = {0, 0, 0}, dilation[3] = {1, 1, 1};
   bool ceil_mode = false;
   // Output size along spatial dim d for an input of size `in` (PyTorch's rule, ceil_mode
   // included: the last window must start inside the input or its left padding).
   int64_t output_size(int d, int64_t in) const;
 };
-// The window of node n; for conv2d the kernel comes from the weight's shape `weight_hw`.
-// VerifyError for non-positive kernel, stride or dilation, negative padding, or padding over
-// half the (dilated) kernel of a pool.
-Window2d window_of(const Node& n, const int64_t* weight_hw = nullptr);
+// The number of spatial dims of a convolution or pooling op: 3 for the 3-D ops, else 2.
+int spatial_rank(Op op);
+// The window of node n; for a convolution the kernel comes from the weight's spatial dims
+// `weight_spatial`. VerifyError for non-positive kernel, stride or dilation, negative padding,
+// or padding over half the (dilated) kernel of a pool.
+Window window_of(const Node& n, const int64_t* weight_spatial = nullptr);
 
-// Every window of a 2-D pool over one [h, w] plane with [oh, ow] windows, in output order: calls
-// tap(o, i) for each window element inside the plane (o and i flat indices into the output and
-// input planes), then done(o, divisor) with PyTorch's average divisor: the window clipped to the
-// padded plane (count_include_pad) or the number of elements it covers.
+// A transposed convolution's output_padding per spatial dim (VerifyError unless each is in
+// [0, max(stride, dilation)), PyTorch's rule) and its output size along spatial dim d for an
+// input of size `in`.
+std::vector<int64_t> output_padding_of(const Node& n, const Window& w);
+int64_t transposed_output_size(const Window& w, const std::vector<int64_t>& output_padding, int d, int64_t in);
+
+// Every window of a pool over one plane of spatial sizes `in` with `out` windows (win.rank
+// dims each), in output order: calls tap(o, i) for each window element inside the plane (o and
+// i flat indices into the output and input planes, last dim fastest), then done(o, divisor)
+// with PyTorch's average divisor: the window clipped to the padded plane (count_include_pad) or
+// the number of elements it covers.
 template <class Tap, class Done>
-void for_each_pool_window(const Window2d& win, bool count_include_pad, int64_t h, int64_t w, int64_t oh, int64_t ow, Tap tap, Done done) {
-  for (int64_t oy = 0; oy < oh; ++oy)
-    for (int64_t ox = 0; ox < ow; ++ox) {
-      const int64_t y0 = oy * win.stride[0] - win.padding[0], x0 = ox * win.stride[1] - win.padding[1];
-      const int64_t yend = std::min(y0 + win.kernel[0], h + win.padding[0]), xend = std::min(x0 + win.kernel[1], w + win.padding[1]);
-      const int64_t o = oy * ow + ox;
-      int64_t valid = 0;
-      for (int64_t i = 0; i < win.kernel[0]; ++i) {
-        const int64_t y = y0 + i * win.dilation[0];
-        if (y < 0 || y >= h) continue;
-        for (int64_t j = 0; j < win.kernel[1]; ++j) {
-          const int64_t x = x0 + j * win.dilation[1];
-          if (x < 0 || x >= w) continue;
-          ++valid;
-          tap(o, y * w + x);
-        }
-      }
-      done(o, static_cast<double>(count_include_pad ? (yend - y0) * (xend - x0) : valid));
+void for_each_pool_window(const Window& win, bool count_include_pad, const int64_t* in, const int64_t* out, Tap tap, Done done) {
+  const int r = win.rank;
+  int64_t total = 1, taps = 1;
+  for (int d = 0; d < r; ++d) {
+    total *= out[d];
+    taps *= win.kernel[d];
+  }
+  int64_t start[3] = {0, 0, 0}, k[3] = {0, 0, 0};
+  for (int64_t o = 0; o < total; ++o) {
+    int64_t rest = o, padded = 1;
+    for (int d = r - 1; d >= 0; --d) {
+      start[d] = rest % out[d] * win.stride[d] - win.padding[d];
+      rest /= out[d];
+      padded *= std::min(start[d] + win.kernel[d], in[d] + win.padding[d]) - start[d];
     }
+    int64_t valid = 0;
+    for (int64_t t = 0; t < taps; ++t) {
+      int64_t tr = t;
+      for (int d = r - 1; d >= 0; --d) {
+        k[d] = tr % win.kernel[d];
+        tr /= win.kernel[d];
+      }
+      int64_t i = 0;
+      bool inside = true;
+      for (int d = 0; d < r && inside; ++d) {
+        const int64_t p = start[d] + k[d] * win.dilation[d];
+        inside = p >= 0 && p < in[d];
+        i = i * in[d] + p;
+      }
+      if (!inside) continue;
+      ++valid;
+      tap(o, i);
+    }
+    done(o, static_cast<double>(count_include_pad ? padded : valid));
+  }
 }
 
 // adaptive_avg_pool2d: the input range [start, end) of output index i (of `out`) over `in`.

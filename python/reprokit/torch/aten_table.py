@@ -273,68 +273,93 @@ def _unsqueeze(g, n, a, k):
     return g.emit("unsqueeze", [a[0]], dim=int(a[1]))
 
 
+def _spatial(g, n, x, what):
+    """The number of spatial dims of x (2 for NCHW, 3 for NCDHW); refuses other ranks."""
+    r = g.rank_of(x) - 2
+    if r not in (2, 3):
+        raise g.unsupported(n, f"{what} of a tensor that is not 4-D or 5-D")
+    return r
+
+
 def _conv(g, n, a, k):  # convolution(x, w, b, stride, padding, dilation, transposed, output_padding, groups)
-    if a[6]:
-        raise g.unsupported(n, "transposed convolution")
-    if g.rank_of(n.args[0]) != 4:
-        raise g.unsupported(n, f"a {g.rank_of(n.args[0]) - 2}-D convolution (reprokit has 2-D)")
+    r = g.rank_of(n.args[0]) - 2
+    if r not in (2, 3):
+        raise g.unsupported(n, f"a {r}-D convolution (reprokit has 2-D and 3-D)")
     operands = [a[0], a[1]] + ([a[2]] if a[2] is not None else [])
-    return g.emit("conv2d", operands, stride=list(a[3]), padding=list(a[4]), dilation=list(a[5]), groups=int(a[8]))
+    if a[6]:
+        return g.emit(f"conv_transpose{r}d", operands, stride=_dims(a[3], r), padding=_dims(a[4], r), output_padding=_dims(a[7], r),
+                      dilation=_dims(a[5], r), groups=int(a[8]))
+    return g.emit(f"conv{r}d", operands, stride=_dims(a[3], r), padding=_dims(a[4], r), dilation=_dims(a[5], r), groups=int(a[8]))
 
 
-def _conv2d(g, n, a, k):  # conv2d(x, w, b=None, stride=1, padding=0, dilation=1, groups=1)
-    def pair(v, d):
-        v = d if v is None else v
-        return [int(v), int(v)] if isinstance(v, int) else [int(e) for e in v]
+def _conv_transpose(g, n, a, k):  # conv_transpose2d / 3d(x, w, b=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1)
+    r = _spatial(g, n, n.args[0], "transposed convolution")
+
+    def arg(i, d):
+        return _dims(a[i] if len(a) > i and a[i] is not None else d, r)
 
     if isinstance(a[4] if len(a) > 4 else 0, str):
         raise g.unsupported(n, "convolution with padding given as a string")
     operands = [a[0], a[1]] + ([a[2]] if len(a) > 2 and a[2] is not None else [])
-    return g.emit("conv2d", operands, stride=pair(a[3] if len(a) > 3 else 1, 1), padding=pair(a[4] if len(a) > 4 else 0, 0),
-                  dilation=pair(a[5] if len(a) > 5 else 1, 1), groups=int(a[6]) if len(a) > 6 else 1)
+    return g.emit(f"conv_transpose{r}d", operands, stride=arg(3, 1), padding=arg(4, 0), output_padding=arg(5, 0),
+                  groups=int(a[6]) if len(a) > 6 else 1, dilation=arg(7, 1))
 
 
-def _pair(v):
-    return [int(v[0]), int(v[-1])] if len(v) else []
+def _conv2d(g, n, a, k):  # conv2d / conv3d(x, w, b=None, stride=1, padding=0, dilation=1, groups=1)
+    r = _spatial(g, n, n.args[0], "convolution")
+
+    def dims(v, d):
+        return _dims(d if v is None else v, r)
+
+    if isinstance(a[4] if len(a) > 4 else 0, str):
+        raise g.unsupported(n, "convolution with padding given as a string")
+    operands = [a[0], a[1]] + ([a[2]] if len(a) > 2 and a[2] is not None else [])
+    return g.emit(f"conv{r}d", operands, stride=dims(a[3] if len(a) > 3 else 1, 1), padding=dims(a[4] if len(a) > 4 else 0, 0),
+                  dilation=dims(a[5] if len(a) > 5 else 1, 1), groups=int(a[6]) if len(a) > 6 else 1)
+
+
+def _dims(v, r):
+    """An int or a list of ints as one value per spatial dim (a single value stands for all)."""
+    if isinstance(v, int):
+        return [int(v)] * r
+    v = [int(e) for e in v]
+    return v * r if len(v) == 1 else v
 
 
 def _max_pool(g, n, a, k):  # (x, kernel, stride=[], padding=0, dilation=1, ceil_mode=False)
-    if g.rank_of(n.args[0]) != 4:
-        raise g.unsupported(n, "max pooling of a tensor that is not 4-D")
-    attrs = {"kernel": _pair(a[1])}
+    r = _spatial(g, n, n.args[0], "max pooling")
+    attrs = {"kernel": _dims(a[1], r)}
     if len(a) > 2 and len(a[2]):
-        attrs["stride"] = _pair(a[2])
-    attrs["padding"] = _pair(a[3]) if len(a) > 3 else [0, 0]
-    attrs["dilation"] = _pair(a[4]) if len(a) > 4 else [1, 1]
+        attrs["stride"] = _dims(a[2], r)
+    attrs["padding"] = _dims(a[3], r) if len(a) > 3 else [0] * r
+    attrs["dilation"] = _dims(a[4], r) if len(a) > 4 else [1] * r
     attrs["ceil_mode"] = bool(a[5]) if len(a) > 5 else False
-    y = g.emit("max_pool2d", [a[0]], **attrs)
+    y = g.emit(f"max_pool{r}d", [a[0]], **attrs)
     with_indices = "with_indices" in str(n.target) or "with_offsets" in str(n.target)
     return (y, Unusable("the indices max pooling returns")) if with_indices else y
 
 
 def _max_pool_backward(g, n, a, k):  # (grad, x, kernel, stride, padding, dilation, ceil_mode, indices)
-    # reprokit's max_pool2d_backward finds each window's maximum in x again: the indices are not read.
-    if g.rank_of(n.args[1]) != 4:
-        raise g.unsupported(n, "max pooling backward of a tensor that is not 4-D")
-    attrs = {"kernel": _pair(a[2])}
+    # reprokit's max pool backward ops find each window's maximum in x again: the indices are not read.
+    r = _spatial(g, n, n.args[1], "max pooling backward")
+    attrs = {"kernel": _dims(a[2], r)}
     if len(a[3]):
-        attrs["stride"] = _pair(a[3])
-    attrs.update(padding=_pair(a[4]), dilation=_pair(a[5]), ceil_mode=bool(a[6]))
-    return g.emit("max_pool2d_backward", [a[0], a[1]], **attrs)
+        attrs["stride"] = _dims(a[3], r)
+    attrs.update(padding=_dims(a[4], r), dilation=_dims(a[5], r), ceil_mode=bool(a[6]))
+    return g.emit(f"max_pool{r}d_backward", [a[0], a[1]], **attrs)
 
 
 def _avg_pool(g, n, a, k):  # (x, kernel, stride=[], padding=0, ceil_mode, count_include_pad, divisor_override)
-    if g.rank_of(n.args[0]) != 4:
-        raise g.unsupported(n, "average pooling of a tensor that is not 4-D")
+    r = _spatial(g, n, n.args[0], "average pooling")
     if len(a) > 6 and a[6] is not None:
         raise g.unsupported(n, "average pooling with divisor_override")
-    attrs = {"kernel": _pair(a[1])}
+    attrs = {"kernel": _dims(a[1], r)}
     if len(a) > 2 and len(a[2]):
-        attrs["stride"] = _pair(a[2])
-    attrs["padding"] = _pair(a[3]) if len(a) > 3 else [0, 0]
+        attrs["stride"] = _dims(a[2], r)
+    attrs["padding"] = _dims(a[3], r) if len(a) > 3 else [0] * r
     attrs["ceil_mode"] = bool(a[4]) if len(a) > 4 else False
     attrs["count_include_pad"] = bool(a[5]) if len(a) > 5 else True
-    return g.emit("avg_pool2d", [a[0]], **attrs)
+    return g.emit(f"avg_pool{r}d", [a[0]], **attrs)
 
 
 def _adaptive_avg_pool(g, n, a, k):
@@ -471,8 +496,10 @@ TABLE = {
     aten.slice: _slice, aten.select: _select, aten.split: _split, aten.split_with_sizes: _split, aten.unbind: _unbind,
     aten.unsafe_split: _split, aten.unsafe_split_with_sizes: _split,
     aten.cat: _cat, aten.stack: _stack, aten.squeeze: _squeeze, aten.unsqueeze: _unsqueeze,
-    aten.convolution: _conv, aten.conv2d: _conv2d,
+    aten.convolution: _conv, aten.conv2d: _conv2d, aten.conv3d: _conv2d,
+    aten.conv_transpose2d: _conv_transpose, aten.conv_transpose3d: _conv_transpose,
     aten.max_pool2d_with_indices: _max_pool, aten.max_pool2d: _max_pool, aten.avg_pool2d: _avg_pool,
+    aten.max_pool3d_with_indices: _max_pool, aten.max_pool3d: _max_pool, aten.avg_pool3d: _avg_pool,
     aten._adaptive_avg_pool2d: _adaptive_avg_pool, aten.adaptive_avg_pool2d: _adaptive_avg_pool,
     aten.embedding: _embedding, aten.gather: _gather, aten.constant_pad_nd: _pad,
     aten.cumsum: _cumulative("cumsum"), aten.cumprod: _cumulative("cumprod"),
@@ -480,7 +507,7 @@ TABLE = {
     aten.full: _full, aten.scalar_tensor: _scalar_tensor,
     aten.zeros: _fill_with(0), aten.ones: _fill_with(1), aten.zeros_like: _fill_with(0), aten.ones_like: _fill_with(1),
     aten.native_dropout: _dropout, aten.dropout: _dropout,
-    aten.max_pool2d_with_indices_backward: _max_pool_backward,
+    aten.max_pool2d_with_indices_backward: _max_pool_backward, aten.max_pool3d_with_indices_backward: _max_pool_backward,
     prims.convert_element_type: _to_dtype,
 }
 
@@ -496,7 +523,7 @@ TABLE.update(_inductor_prims())
 
 # Arguments a row never reads (so what computes them need not be captured): max pooling's backward
 # recomputes the indices from the forward input.
-UNREAD_ARGS = {aten.max_pool2d_with_indices_backward: {7}}
+UNREAD_ARGS = {aten.max_pool2d_with_indices_backward: {7}, aten.max_pool3d_with_indices_backward: {7}}
 
 
 def row_for(target):
