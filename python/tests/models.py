@@ -136,6 +136,25 @@ class LSTMTagger(nn.Module):
         return self.tag(y).log_softmax(-1)
 
 
+class NormBlock(nn.Module):
+    """Group norm and instance norm: with the input's statistics, and with running statistics in eval."""
+
+    def __init__(self, ch=8):
+        super().__init__()
+        self.conv = nn.Conv2d(3, ch, 3, padding=1)
+        self.gn = nn.GroupNorm(4, ch)
+        self.inorm = nn.InstanceNorm2d(ch, affine=True)
+        self.tracked = nn.InstanceNorm2d(ch, affine=True, track_running_stats=True)
+        with torch.no_grad():
+            for p in (self.gn.weight, self.gn.bias, self.inorm.weight, self.inorm.bias, self.tracked.weight, self.tracked.bias,
+                      self.tracked.running_mean):
+                p.uniform_(-0.5, 1.5)
+            self.tracked.running_var.uniform_(0.5, 1.5)
+
+    def forward(self, x):
+        return self.tracked(F.relu(self.inorm(F.relu(self.gn(self.conv(x))))))
+
+
 def _seeded(make):
     torch.manual_seed(0)
     m = make().eval()
@@ -155,4 +174,5 @@ MODELS = {
                                           (torch.randn(2, 10, 32),)),
     "gpt2_block": lambda: (_seeded(GPT2Block), (torch.randn(2, 12, 64),)),
     "lstm": lambda: (_seeded(LSTMTagger), (torch.randint(0, 50, (2, 7)),)),
+    "norm_block": lambda: (_seeded(NormBlock), (torch.randn(2, 3, 6, 6),)),
 }

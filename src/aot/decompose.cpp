@@ -70,6 +70,26 @@ Expr decompose_node(Builder& b, const Node& n, const std::vector<Arg>& a) {
       if (a.size() > 4) y = y + channel(4);
       return y;
     }
+    case Op::group_norm: case Op::instance_norm: {  // statistics per [sample, group], then affine per channel
+      const Shape xs = x.shape();
+      const int64_t groups = norm_groups(n, xs);
+      Expr y;
+      if (n.op == Op::instance_norm) {
+        std::vector<int64_t> dims;
+        for (int64_t d = 2; d < x.rank(); ++d) dims.push_back(d);
+        Expr diff = x - mean_over(x, dims, true);
+        y = diff * rsqrt(mean_over(diff * diff, dims, true) + attr_float(n, "eps"));
+      } else {
+        Expr grouped = reshape(x, {xs[0], groups, xs[1] / groups * numel(Shape(xs.begin() + 2, xs.end()))});
+        Expr diff = grouped - mean_over(grouped, {2}, true);
+        y = reshape(diff * rsqrt(mean_over(diff * diff, {2}, true) + attr_float(n, "eps")), xs);
+      }
+      Shape ps(xs.size(), 1);
+      ps[1] = xs[1];
+      if (a.size() > 1) y = y * reshape(b.value(a[1].operand), ps);
+      if (a.size() > 2) y = y + reshape(b.value(a[2].operand), ps);
+      return y;
+    }
     case Op::linear: {
       Expr wt = transpose(b.value(a[1].operand), 0, 1);
       Expr y = x.rank() >= 2 ? matmul(x, wt) : squeeze(matmul(unsqueeze(x, 0), wt), 0);

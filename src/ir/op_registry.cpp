@@ -227,6 +227,22 @@ TensorType infer_batch_norm(const Graph& g, const Node& n) {
   return make_type(g, n, x.dtype, x.shape);
 }
 
+// group_norm and instance_norm: [N, C, ...] with per-channel weight and bias.
+TensorType infer_group_norm(const Graph& g, const Node& n) {
+  const auto& x = operand_type(g, n, 0);
+  require_float(x, "input");
+  // PyTorch's instance_norm needs a spatial dim: [N, C] would normalize each element alone.
+  if (n.op == Op::instance_norm && x.rank() < 3) fail(fmt::format("input must be [N, C, D1, ...], got {}", shape_str(x.shape)));
+  norm_groups(n, x.shape);
+  const char* names[] = {"x", "weight", "bias"};
+  for (size_t i = 1; i < n.operands.size(); ++i) {
+    const auto& p = operand_type(g, n, i);
+    if (p.shape != Shape{x.shape[1]}) fail(fmt::format("{} has shape {}, expected [{}] (the channels)", names[i], shape_str(p.shape), x.shape[1]));
+    if (p.dtype != x.dtype) fail(fmt::format("{} is {}, input is {}", names[i], dtype_name(p.dtype), dtype_name(x.dtype)));
+  }
+  return make_type(g, n, x.dtype, x.shape);
+}
+
 // [N, C, H, W] and the output spatial size of a window over it.
 Shape pooled_shape(const TensorType& x, const Window2d& w, int64_t channels) {
   if (x.rank() != 4) fail(fmt::format("input must be 4-D [N, C, H, W], got {}", shape_str(x.shape)));

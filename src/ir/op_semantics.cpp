@@ -155,6 +155,15 @@ std::vector<int64_t> layer_norm_dims(const Node& n, int64_t rank) {
   return dims;
 }
 
+int64_t norm_groups(const Node& n, const Shape& x) {
+  if (x.size() < 2) throw VerifyError(fmt::format("input must be [N, C, ...], got [{}]", fmt::join(x, ", ")));
+  if (n.op == Op::instance_norm) return x[1];
+  const int64_t groups = attr_int(n, "num_groups");
+  if (groups < 1) throw VerifyError(fmt::format("num_groups must be positive, got {}", groups));
+  if (x[1] % groups) throw VerifyError(fmt::format("{} channels do not divide into {} groups", x[1], groups));
+  return groups;
+}
+
 int64_t Window2d::output_size(int d, int64_t in) const {
   int64_t span = dilation[d] * (kernel[d] - 1) + 1;
   int64_t avail = in + 2 * padding[d] - span;

@@ -553,6 +553,35 @@ class Exporter {
     std::string b = n.operands.size() > 4 ? operand(n, 4, e) : initializer(Tensor::from_doubles(e, {ch}, std::vector<double>(static_cast<size_t>(ch), 0.0)));
     return node("BatchNormalization", {operand(n, 0, e), w, b, operand(n, 1, e), operand(n, 2, e)}, e, {a_float("epsilon", attr_float(n, "eps"))});
   }
+  // Per-channel weight and bias of an [N, C, ...] normalization, ones and zeros when absent.
+  std::string channel_param(const Node& n, size_t k, int64_t channels, double fill, DType e) {
+    if (n.operands.size() > k) return operand(n, k, e);
+    return initializer(Tensor::from_doubles(e, {channels}, std::vector<double>(static_cast<size_t>(channels), fill)));
+  }
+  Val rule_instance_norm(const Node& n, DType od, const char*) {
+    DType e = exec("InstanceNormalization", od);
+    const int64_t ch = n.type.shape[1];
+    return node("InstanceNormalization", {operand(n, 0, e), channel_param(n, 1, ch, 1.0, e), channel_param(n, 2, ch, 0.0, e)}, e,
+                {a_float("epsilon", attr_float(n, "eps"))});
+  }
+  // Opset 17 has no GroupNormalization: the groups become the channels of an InstanceNormalization
+  // over [N, groups, rest] (as PyTorch's exporter writes nn.GroupNorm), then the per-channel affine.
+  Val rule_group_norm(const Node& n, DType od, const char*) {
+    DType e = exec("InstanceNormalization", od);
+    const Shape& xs = n.type.shape;
+    const int64_t groups = norm_groups(n, xs);
+    const int64_t rest = xs[1] / groups * numel(Shape(xs.begin() + 2, xs.end()));
+    Val grouped = reshape(operand(n, 0, e), {xs[0], groups, rest}, e);
+    Val y = node("InstanceNormalization", {grouped.name, initializer(Tensor::from_doubles(e, {groups}, std::vector<double>(static_cast<size_t>(groups), 1.0))),
+                                           initializer(Tensor::from_doubles(e, {groups}, std::vector<double>(static_cast<size_t>(groups), 0.0)))},
+                 e, {a_float("epsilon", attr_float(n, "eps"))});
+    y = reshape(y.name, xs, e);
+    Shape ps(xs.size() - 1, 1);  // [C, 1, ...]: broadcasts over N and the spatial dims
+    ps[0] = xs[1];
+    if (n.operands.size() > 1) y = node("Mul", {y.name, reshape(operand(n, 1, e), ps, e).name}, e);
+    if (n.operands.size() > 2) y = node("Add", {y.name, reshape(operand(n, 2, e), ps, e).name}, e);
+    return y;
+  }
   Val rule_conv2d(const Node& n, DType od, const char*) {
     DType e = exec("Conv", od);
     const Shape& ws = type(n, 1).shape;
@@ -661,6 +690,8 @@ const ExportRule kExportRules[] = {
     // ---- normalization
     {Op::layer_norm, "", &Exporter::rule_layer_norm},
     {Op::batch_norm, "", &Exporter::rule_batch_norm},
+    {Op::group_norm, "", &Exporter::rule_group_norm},
+    {Op::instance_norm, "", &Exporter::rule_instance_norm},
     // ---- linear algebra, convolution and pooling
     {Op::matmul, "", &Exporter::rule_matmul},
     {Op::linear, "", &Exporter::rule_linear},

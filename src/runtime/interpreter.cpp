@@ -43,7 +43,8 @@ kernels::Values run_kernel(const Node& n, const std::vector<kernels::Values>& a,
       return kernels::pointwise(n, a, out);
     case Op::sum: case Op::amax: case Op::amin: case Op::mean: case Op::var: case Op::argmax:
       return kernels::reduction(n, a, out, order);
-    case Op::softmax: case Op::log_softmax: case Op::layer_norm: case Op::batch_norm:
+    case Op::softmax: case Op::log_softmax: case Op::layer_norm: case Op::batch_norm: case Op::group_norm:
+    case Op::instance_norm:
       return kernels::normalization(n, a, out);
     case Op::conv2d: case Op::max_pool2d: case Op::avg_pool2d: case Op::adaptive_avg_pool2d: case Op::max_pool2d_backward:
     case Op::avg_pool2d_backward:

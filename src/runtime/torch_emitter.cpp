@@ -201,6 +201,12 @@ std::string emit_node(const Graph& g, const PyNames& ids, const Node& n) {
     case Op::batch_norm:
       return fmt::format("F.batch_norm({}, {}, {}, {}, {}, training=False, eps={})", a[0], a[1], a[2], a.size() > 3 ? a[3] : "None",
                          a.size() > 4 ? a[4] : "None", py_value(AttrValue(attr_float(n, "eps"))));
+    case Op::group_norm:
+      return fmt::format("F.group_norm({}, {}, {}, {}, eps={})", a[0], attr_int(n, "num_groups"), a.size() > 1 ? a[1] : "None",
+                         a.size() > 2 ? a[2] : "None", py_value(AttrValue(attr_float(n, "eps"))));
+    case Op::instance_norm:
+      return fmt::format("F.instance_norm({}, weight={}, bias={}, use_input_stats=True, eps={})", a[0], a.size() > 1 ? a[1] : "None",
+                         a.size() > 2 ? a[2] : "None", py_value(AttrValue(attr_float(n, "eps"))));
     case Op::conv2d: {
       Window2d w = window_of(n, &g.node(n.operands[1].value).type.shape[2]);
       return fmt::format("F.conv2d({}, {}, {}, stride={}, padding={}, dilation={}, groups={})", a[0], a[1], a.size() > 2 ? a[2] : "None",

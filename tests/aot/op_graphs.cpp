@@ -69,6 +69,10 @@ const std::vector<std::string>& differentiable_op_graphs() {
       " return (%y, %z) }",
       "graph t(%x: f32[2, 3, 2, 2] grad, %m: f32[3], %v: f32[3], %w: f32[3] grad, %b: f32[3] grad) {"
       " %a = abs(%v)\n %p = add(%a, 0.5)\n %y = batch_norm(%x, %m, %p, %w, %b, eps=0.001)\n return (%y) }",
+      "graph t(%x: f32[2, 4, 3] grad, %w: f32[4] grad, %b: f32[4] grad) { %y = group_norm(%x, %w, %b, num_groups=2)\n %z = mul(%y, %x)\n return (%z) }",
+      "graph t(%x: f32[2, 2, 2, 2] grad) { %y = group_norm(%x, num_groups=1, eps=0.1)\n %z = mul(%y, %x)\n return (%z) }",
+      "graph t(%x: f32[2, 3, 4] grad, %w: f32[3] grad, %b: f32[3] grad) { %y = instance_norm(%x, %w, %b)\n %z = mul(%y, %x)\n return (%z) }",
+      "graph t(%x: f32[1, 2, 2, 3] grad) { %y = instance_norm(%x, eps=0.01)\n %z = mul(%y, %x)\n return (%z) }",
   };
   return graphs;
 }

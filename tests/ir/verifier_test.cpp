@@ -51,6 +51,11 @@ INSTANTIATE_TEST_SUITE_P(
         VerifyCase{"%a = gelu(%x, approximate=\"fast\")\nreturn (%a)", "node %a = gelu: approximate must be \"none\" or \"tanh\""},
         VerifyCase{"%a = expand(%x, shape=[2, 4])\nreturn (%a)", "node %a = expand: cannot expand [2, 3] to [2, 4]"},
         VerifyCase{"%a = layer_norm(%x, normalized_shape=[2])\nreturn (%a)", "node %a = layer_norm: normalized_shape [2] is not a suffix"},
+        VerifyCase{"%a = group_norm(%x, num_groups=2)\nreturn (%a)", "node %a = group_norm: 3 channels do not divide into 2 groups"},
+        VerifyCase{"%a = group_norm(%x, num_groups=0)\nreturn (%a)", "node %a = group_norm: num_groups must be positive, got 0"},
+        VerifyCase{"%a = group_norm(%y, num_groups=1)\nreturn (%a)", "node %a = group_norm: input must be [N, C, ...], got [4]"},
+        VerifyCase{"%a = group_norm(%x, %y, num_groups=1)\nreturn (%a)", "node %a = group_norm: weight has shape [4], expected [3] (the channels)"},
+        VerifyCase{"%a = instance_norm(%x)\nreturn (%a)", "node %a = instance_norm: input must be [N, C, D1, ...], got [2, 3]"},
         // Found by `reprokit generate`: the pool backward's inference read the channel dim of an
         // input of rank < 2 (SIGSEGV in `reprokit print`).
         VerifyCase{"%a = avg_pool2d_backward(%y, %y, kernel=[1, 1])\nreturn (%a)", "node %a = avg_pool2d_backward: input must be 4-D"},

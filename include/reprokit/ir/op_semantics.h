@@ -57,6 +57,11 @@ int64_t gather_dim_size(const Node& n, const Shape& x);
 // The dims of layer_norm's normalized_shape within an input of rank `rank` (its last dims).
 std::vector<int64_t> layer_norm_dims(const Node& n, int64_t rank);
 
+// The number of groups group_norm (num_groups) or instance_norm (one per channel) normalizes an
+// [N, C, ...] input of shape x over. VerifyError when num_groups is not positive or does not
+// divide the channels, or when x has no channel dim.
+int64_t norm_groups(const Node& n, const Shape& x);
+
 // The 2-D window of conv2d, max_pool2d, avg_pool2d and their backward ops: kernel, stride,
 // padding, dilation per spatial dim (H, W). Pools default stride to the kernel.
 struct Window2d {
