@@ -137,7 +137,8 @@ class LSTMTagger(nn.Module):
 
 
 class NormBlock(nn.Module):
-    """Group norm and instance norm: with the input's statistics, and with running statistics in eval."""
+    """Group norm and instance norm (with the input's statistics, and with running statistics in
+    eval), then pixel shuffle and unshuffle."""
 
     def __init__(self, ch=8):
         super().__init__()
@@ -152,7 +153,8 @@ class NormBlock(nn.Module):
             self.tracked.running_var.uniform_(0.5, 1.5)
 
     def forward(self, x):
-        return self.tracked(F.relu(self.inorm(F.relu(self.gn(self.conv(x))))))
+        y = self.tracked(F.relu(self.inorm(F.relu(self.gn(self.conv(x))))))
+        return F.pixel_unshuffle(F.pixel_shuffle(y, 2) + 1, 2)
 
 
 def _seeded(make):

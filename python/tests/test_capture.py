@@ -4,6 +4,7 @@ import subprocess
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from models import MODELS
 from reprokit.torch.capture import capture
@@ -63,6 +64,12 @@ def test_group_and_instance_norm_are_captured_as_their_ops():
     (g,) = captured_through_dynamo(lambda x: bn(x), [torch.randn(3, 4, 5)])
     assert not isinstance(g, UnsupportedGraph), g
     assert "instance_norm(" in g.text and "transpose(" in g.text
+
+
+def test_pixel_shuffle_and_unshuffle_are_captured_as_their_ops():
+    (g,) = captured_through_dynamo(lambda x: F.pixel_unshuffle(F.pixel_shuffle(x, 2) * 2, 3), [torch.randn(2, 8, 3, 3)])
+    assert not isinstance(g, UnsupportedGraph), g
+    assert "pixel_shuffle(%x, upscale_factor=2)" in g.text and "downscale_factor=3" in g.text
 
 
 def test_an_op_reprokit_lacks_is_named_with_its_source_line():

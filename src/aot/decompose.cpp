@@ -90,6 +90,10 @@ Expr decompose_node(Builder& b, const Node& n, const std::vector<Arg>& a) {
       if (a.size() > 2) y = y + reshape(b.value(a[2].operand), ps);
       return y;
     }
+    case Op::pixel_shuffle: case Op::pixel_unshuffle: {  // reshape, permute, reshape
+      const PixelShuffle p = pixel_shuffle_of(n, x.shape());
+      return reshape(permute(reshape(x, p.split), p.perm), p.result);
+    }
     case Op::linear: {
       Expr wt = transpose(b.value(a[1].operand), 0, 1);
       Expr y = x.rank() >= 2 ? matmul(x, wt) : squeeze(matmul(unsqueeze(x, 0), wt), 0);

@@ -113,7 +113,7 @@ std::string Codegen::pointwise_expr(int id, const Shape& iter, const std::string
     case Op::slice: case Op::cat: case Op::squeeze: case Op::unsqueeze: case Op::contiguous: case Op::embedding:
     case Op::gather: case Op::full: case Op::batch_norm: case Op::conv2d: case Op::max_pool2d: case Op::avg_pool2d:
     case Op::adaptive_avg_pool2d: case Op::max_pool2d_backward: case Op::avg_pool2d_backward: case Op::pad:
-    case Op::group_norm: case Op::instance_norm:
+    case Op::group_norm: case Op::instance_norm: case Op::pixel_shuffle: case Op::pixel_unshuffle:
       break;
   }
   throw InternalError(fmt::format("cpp codegen: op '{}' has no pointwise spelling", op_name(n.op)));

@@ -307,6 +307,11 @@ TensorType infer_pad(const Graph& g, const Node& n) {
   return make_type(g, n, x.dtype, out);
 }
 
+TensorType infer_pixel_shuffle(const Graph& g, const Node& n) {
+  const auto& x = operand_type(g, n, 0);
+  return make_type(g, n, x.dtype, pixel_shuffle_of(n, x.shape).result);
+}
+
 TensorType infer_reshape(const Graph& g, const Node& n) {
   const auto& x = operand_type(g, n, 0);
   auto shape = attr_ints(n, "shape");

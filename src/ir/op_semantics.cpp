@@ -9,6 +9,7 @@
 
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/op_registry.h"
+#include "reprokit/ir/shape_check.h"
 
 namespace reprokit {
 
@@ -162,6 +163,33 @@ int64_t norm_groups(const Node& n, const Shape& x) {
   if (groups < 1) throw VerifyError(fmt::format("num_groups must be positive, got {}", groups));
   if (x[1] % groups) throw VerifyError(fmt::format("{} channels do not divide into {} groups", x[1], groups));
   return groups;
+}
+
+PixelShuffle pixel_shuffle_of(const Node& n, const Shape& x) {
+  const bool up = n.op == Op::pixel_shuffle;
+  PixelShuffle p;
+  p.factor = attr_int(n, up ? "upscale_factor" : "downscale_factor");
+  const int64_t r = p.factor;
+  if (r < 1 || r > (int64_t{1} << 20)) throw VerifyError(fmt::format("{} must be in [1, 2^20], got {}", up ? "upscale_factor" : "downscale_factor", r));
+  if (x.size() < 3) throw VerifyError(fmt::format("input must be [*, C, H, W] (rank >= 3), got [{}]", fmt::join(x, ", ")));
+  const size_t lead = x.size() - 3;
+  const int64_t c = x[lead], h = x[lead + 1], w = x[lead + 2];
+  p.split.assign(x.begin(), x.begin() + static_cast<long>(lead));
+  p.result = p.split;
+  for (size_t d = 0; d < lead; ++d) p.perm.push_back(static_cast<int64_t>(d));
+  const auto l = static_cast<int64_t>(lead);
+  if (up) {
+    if (c % (r * r)) throw VerifyError(fmt::format("{} channels do not divide by upscale_factor^2 = {}", c, r * r));
+    p.split.insert(p.split.end(), {c / (r * r), r, r, h, w});
+    p.perm.insert(p.perm.end(), {l, l + 3, l + 1, l + 4, l + 2});  // C, H, r, W, r
+    p.result.insert(p.result.end(), {c / (r * r), checked_mul(h, r, "the output"), checked_mul(w, r, "the output")});
+  } else {
+    if (h % r || w % r) throw VerifyError(fmt::format("height {} and width {} do not divide by downscale_factor {}", h, w, r));
+    p.split.insert(p.split.end(), {c, h / r, r, w / r, r});
+    p.perm.insert(p.perm.end(), {l, l + 2, l + 4, l + 1, l + 3});  // C, r, r, H, W
+    p.result.insert(p.result.end(), {checked_mul(c, r * r, "the output"), h / r, w / r});
+  }
+  return p;
 }
 
 int64_t Window2d::output_size(int d, int64_t in) const {

@@ -88,6 +88,15 @@ AttrFn a_ints(const std::string& name, const std::vector<int64_t>& v) {
   };
 }
 
+AttrFn a_string(const std::string& name, const std::string& v) {
+  return [=](onnx::NodeProto& n) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
+  };
+}
+
 AttrFn tensor_attr(const std::string& name, const Tensor& t) {
   return [=](onnx::NodeProto& n) {
     auto* a = n.add_attribute();
@@ -582,6 +591,17 @@ class Exporter {
     if (n.operands.size() > 2) y = node("Add", {y.name, reshape(operand(n, 2, e), ps, e).name}, e);
     return y;
   }
+  // pixel_shuffle of [N, C, H, W] is DepthToSpace in CRD mode; other ranks and pixel_unshuffle
+  // (whose channel order is not SpaceToDepth's) are their reshape, transpose, reshape.
+  Val rule_pixel_shuffle(const Node& n, DType, const char*) {
+    const Val x = in(n, 0);
+    const PixelShuffle p = pixel_shuffle_of(n, type(n, 0).shape);
+    if (n.op == Op::pixel_shuffle && type(n, 0).rank() == 4 && onnx_accepts("DepthToSpace", x.dtype, 0))
+      return node("DepthToSpace", {x.name}, x.dtype, {a_int("blocksize", p.factor), a_string("mode", "CRD")});
+    Val split = reshape(x.name, p.split, x.dtype);
+    Val moved = node("Transpose", {split.name}, x.dtype, {a_ints("perm", p.perm)});
+    return reshape(moved.name, p.result, x.dtype);
+  }
   Val rule_conv2d(const Node& n, DType od, const char*) {
     DType e = exec("Conv", od);
     const Shape& ws = type(n, 1).shape;
@@ -712,6 +732,8 @@ const ExportRule kExportRules[] = {
     {Op::squeeze, "", &Exporter::rule_squeeze},
     {Op::pad, "", &Exporter::rule_pad},
     {Op::unsqueeze, "", &Exporter::rule_unsqueeze},
+    {Op::pixel_shuffle, "", &Exporter::rule_pixel_shuffle},
+    {Op::pixel_unshuffle, "", &Exporter::rule_pixel_shuffle},
     // ---- indexing and creation
     {Op::embedding, "", &Exporter::rule_embedding},
     {Op::gather, "", &Exporter::rule_gather},

@@ -73,6 +73,8 @@ const std::vector<std::string>& differentiable_op_graphs() {
       "graph t(%x: f32[2, 2, 2, 2] grad) { %y = group_norm(%x, num_groups=1, eps=0.1)\n %z = mul(%y, %x)\n return (%z) }",
       "graph t(%x: f32[2, 3, 4] grad, %w: f32[3] grad, %b: f32[3] grad) { %y = instance_norm(%x, %w, %b)\n %z = mul(%y, %x)\n return (%z) }",
       "graph t(%x: f32[1, 2, 2, 3] grad) { %y = instance_norm(%x, eps=0.01)\n %z = mul(%y, %x)\n return (%z) }",
+      "graph t(%x: f32[1, 8, 2, 3] grad) { %y = pixel_shuffle(%x, upscale_factor=2)\n %w = slice(%y, 3, 0, 5)\n %z = mul(%w, %w)\n return (%z) }",
+      "graph t(%x: f32[2, 4, 6] grad) { %y = pixel_unshuffle(%x, downscale_factor=2)\n %w = slice(%y, 0, 1, 5)\n %z = mul(%w, %w)\n return (%z) }",
   };
   return graphs;
 }

@@ -56,6 +56,10 @@ INSTANTIATE_TEST_SUITE_P(
         VerifyCase{"%a = group_norm(%y, num_groups=1)\nreturn (%a)", "node %a = group_norm: input must be [N, C, ...], got [4]"},
         VerifyCase{"%a = group_norm(%x, %y, num_groups=1)\nreturn (%a)", "node %a = group_norm: weight has shape [4], expected [3] (the channels)"},
         VerifyCase{"%a = instance_norm(%x)\nreturn (%a)", "node %a = instance_norm: input must be [N, C, D1, ...], got [2, 3]"},
+        VerifyCase{"%a = pixel_shuffle(%x, upscale_factor=2)\nreturn (%a)", "node %a = pixel_shuffle: input must be [*, C, H, W] (rank >= 3), got [2, 3]"},
+        VerifyCase{"%r = reshape(%x, shape=[2, 3, 1])\n%a = pixel_shuffle(%r, upscale_factor=2)\nreturn (%a)", "node %a = pixel_shuffle: 2 channels do not divide by upscale_factor^2 = 4"},
+        VerifyCase{"%r = reshape(%x, shape=[1, 2, 3])\n%a = pixel_unshuffle(%r, downscale_factor=2)\nreturn (%a)", "node %a = pixel_unshuffle: height 2 and width 3 do not divide by downscale_factor 2"},
+        VerifyCase{"%r = reshape(%x, shape=[1, 2, 3])\n%a = pixel_unshuffle(%r, downscale_factor=0)\nreturn (%a)", "node %a = pixel_unshuffle: downscale_factor must be in [1, 2^20], got 0"},
         // Found by `reprokit generate`: the pool backward's inference read the channel dim of an
         // input of rank < 2 (SIGSEGV in `reprokit print`).
         VerifyCase{"%a = avg_pool2d_backward(%y, %y, kernel=[1, 1])\nreturn (%a)", "node %a = avg_pool2d_backward: input must be 4-D"},

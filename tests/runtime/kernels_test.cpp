@@ -110,6 +110,12 @@ const std::vector<Case>& cases() {
        {{0, 2, 5, 7}, {2, 1}, {1, 0}}, {-1, 3, -1, 1}},
       {"instance_norm", "graph t(%x: f64[1, 1, 2, 2]) { %z = instance_norm(%x, eps=1.0)\n return (%z) }",
        {{0, 0, 2, 2}}, {-std::sqrt(0.5), -std::sqrt(0.5), std::sqrt(0.5), std::sqrt(0.5)}},
+      // pixel_shuffle: channel k = i * 2 + j of [4, 1, 2] lands at row i, column w * 2 + j.
+      {"pixel_shuffle", "graph t(%x: f32[1, 4, 1, 2]) { %z = pixel_shuffle(%x, upscale_factor=2)\n return (%z) }",
+       {{0, 1, 10, 11, 20, 21, 30, 31}}, {0, 10, 1, 11, 20, 30, 21, 31}},
+      {"pixel_shuffle", "graph t(%x: i64[4, 1, 1]) { %z = pixel_shuffle(%x, upscale_factor=2)\n return (%z) }", {{1, 2, 3, 4}}, {1, 2, 3, 4}},
+      {"pixel_unshuffle", "graph t(%x: f32[1, 1, 2, 4]) { %z = pixel_unshuffle(%x, downscale_factor=2)\n return (%z) }",
+       {{0, 10, 1, 11, 20, 30, 21, 31}}, {0, 1, 10, 11, 20, 21, 30, 31}},
       {"conv2d", "graph t(%x: f32[1, 1, 3, 3], %w: f32[1, 1, 2, 2], %b: f32[1]) { %z = conv2d(%x, %w, %b)\n return (%z) }",
        {{1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 0, 0, 1}, {10}}, {16, 18, 22, 24}},
       {"conv2d", "graph t(%x: f32[1, 2, 2, 2], %w: f32[2, 1, 1, 1]) { %z = conv2d(%x, %w, groups=2)\n return (%z) }",

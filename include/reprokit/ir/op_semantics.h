@@ -62,6 +62,18 @@ std::vector<int64_t> layer_norm_dims(const Node& n, int64_t rank);
 // divide the channels, or when x has no channel dim.
 int64_t norm_groups(const Node& n, const Shape& x);
 
+// pixel_shuffle and pixel_unshuffle of an input of shape x ([*, C, H, W], rank >= 3): the factor
+// r and the [lead..., C, r, r, H, W] (shuffle) or [lead..., C, H, r, W, r] (unshuffle) view the
+// decomposition permutes. VerifyError for a factor below 1, a lower rank, or channels (shuffle) or
+// H and W (unshuffle) that the factor does not divide.
+struct PixelShuffle {
+  int64_t factor = 1;
+  Shape split;    // the input viewed with the factor's dims split out
+  Shape result;   // the output shape
+  std::vector<int64_t> perm;  // of `split`: the output's order before the final reshape
+};
+PixelShuffle pixel_shuffle_of(const Node& n, const Shape& x);
+
 // The 2-D window of conv2d, max_pool2d, avg_pool2d and their backward ops: kernel, stride,
 // padding, dilation per spatial dim (H, W). Pools default stride to the kernel.
 struct Window2d {

@@ -6,7 +6,9 @@
 // Not(Equal), linear -> Gemm(transB=1) (inputs of rank != 2 are reshaped to 2-D and back),
 // layer_norm -> LayerNormalization, instance_norm -> InstanceNormalization, group_norm ->
 // InstanceNormalization over [N, groups, rest] then Mul/Add per channel, softmax/log_softmax ->
-// Softmax/LogSoftmax(axis), gather -> GatherElements, embedding -> Gather, full -> ConstantOfShape.
+// Softmax/LogSoftmax(axis), gather -> GatherElements, embedding -> Gather, full -> ConstantOfShape,
+// pixel_shuffle of rank 4 -> DepthToSpace(CRD), pixel_unshuffle (and pixel_shuffle of other
+// ranks) -> Reshape, Transpose, Reshape.
 // Attributes become the inputs opset 17 wants (Reshape shape, Slice bounds, Squeeze/Unsqueeze/
 // ReduceSum axes). Mixed operand
 // dtypes get Casts to the dtype reprokit computes in; an op ONNX does not define for f16/bf16 is

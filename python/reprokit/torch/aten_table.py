@@ -479,6 +479,8 @@ TABLE = {
     aten.view: _reshape, aten.reshape: _reshape, aten._unsafe_view: _reshape, aten.expand: _expand,
     aten.slice: _slice, aten.select: _select, aten.split: _split, aten.split_with_sizes: _split, aten.unbind: _unbind,
     aten.unsafe_split: _split, aten.unsafe_split_with_sizes: _split,
+    aten.pixel_shuffle: lambda g, n, a, k: g.emit("pixel_shuffle", [a[0]], upscale_factor=int(a[1])),
+    aten.pixel_unshuffle: lambda g, n, a, k: g.emit("pixel_unshuffle", [a[0]], downscale_factor=int(a[1])),
     aten.cat: _cat, aten.stack: _stack, aten.repeat: _repeat, aten.squeeze: _squeeze, aten.unsqueeze: _unsqueeze,
     aten.convolution: _conv, aten.conv2d: _conv2d,
     aten.max_pool2d_with_indices: _max_pool, aten.max_pool2d: _max_pool, aten.avg_pool2d: _avg_pool,
