@@ -114,6 +114,7 @@ std::string Codegen::pointwise_expr(int id, const Shape& iter, const std::string
     case Op::gather: case Op::full: case Op::batch_norm: case Op::conv2d: case Op::max_pool2d: case Op::avg_pool2d:
     case Op::adaptive_avg_pool2d: case Op::max_pool2d_backward: case Op::avg_pool2d_backward: case Op::pad:
     case Op::group_norm: case Op::instance_norm: case Op::pixel_shuffle: case Op::pixel_unshuffle:
+    case Op::einsum:
       break;
   }
   throw InternalError(fmt::format("cpp codegen: op '{}' has no pointwise spelling", op_name(n.op)));

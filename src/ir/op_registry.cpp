@@ -184,6 +184,22 @@ TensorType infer_matmul(const Graph& g, const Node& n) {
   return make_type(g, n, a.dtype, out);
 }
 
+TensorType infer_einsum(const Graph& g, const Node& n) {
+  if (n.operands.empty()) fail("einsum needs at least one operand");
+  const auto& first = operand_type(g, n, 0);
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < n.operands.size(); ++i) {
+    const auto& t = operand_type(g, n, i);
+    if (!is_floating(t.dtype)) fail(fmt::format("operand {} must be floating point, got {}", i + 1, dtype_name(t.dtype)));
+    if (t.dtype != first.dtype) fail(fmt::format("operand {} is {}, operand 1 is {}", i + 1, dtype_name(t.dtype), dtype_name(first.dtype)));
+    shapes.push_back(t.shape);
+  }
+  const EinsumSpec s = einsum_spec(attr(n, "equation").as_string(), shapes);
+  Shape out;
+  for (char c : s.output) out.push_back(s.sizes.at(c));
+  return make_type(g, n, first.dtype, out);
+}
+
 TensorType infer_linear(const Graph& g, const Node& n) {
   const auto& x = operand_type(g, n, 0);
   const auto& w = operand_type(g, n, 1);
@@ -456,6 +472,7 @@ TensorType infer_full(const Graph& g, const Node& n) {
 #define FLOAT(n, d) AttrSpec{#n, AttrKind::float_, AttrValue(double{d})}
 #define BOOL(n, d) AttrSpec{#n, AttrKind::bool_, AttrValue(bool{d})}
 #define STR(n, d) AttrSpec{#n, AttrKind::string, AttrValue(d)}
+#define STR_REQ(n) AttrSpec{#n, AttrKind::string, std::nullopt}
 #define DTYPE(n, d) AttrSpec{#n, AttrKind::dtype, AttrValue(DType::d)}
 #define DTYPE_REQ(n) AttrSpec{#n, AttrKind::dtype, std::nullopt}
 #define INTS(n, ...) AttrSpec{#n, AttrKind::ints, AttrValue::ints({__VA_ARGS__})}
@@ -491,6 +508,7 @@ std::vector<OpSchema> build_table() {
 #undef FLOAT
 #undef BOOL
 #undef STR
+#undef STR_REQ
 #undef DTYPE
 #undef DTYPE_REQ
 #undef INTS

@@ -192,6 +192,61 @@ PixelShuffle pixel_shuffle_of(const Node& n, const Shape& x) {
   return p;
 }
 
+std::string EinsumSpec::equation() const { return fmt::format("{}->{}", fmt::join(inputs, ","), output); }
+
+EinsumSpec einsum_spec(const std::string& equation, const std::vector<Shape>& shapes) {
+  auto bad = [&](const std::string& what) { throw VerifyError(fmt::format("equation \"{}\": {}", equation, what)); };
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  std::string eq;
+  for (char c : equation)
+    if (c != ' ') eq += c;
+  if (eq.find('.') != std::string::npos) bad("an ellipsis (...) is not supported");
+  for (size_t i = 0; i < eq.size(); ++i) {
+    const char c = eq[i];
+    const bool arrow = (c == '-' && i + 1 < eq.size() && eq[i + 1] == '>') || (c == '>' && i > 0 && eq[i - 1] == '-');
+    if (!letter(c) && c != ',' && !arrow)
+      bad(fmt::format("'{}' is not a subscript (letters, commas between the operands' terms, -> before the output)", c));
+  }
+  const size_t arrow = eq.find("->");
+  if (arrow != std::string::npos && eq.find("->", arrow + 2) != std::string::npos) bad("more than one ->");
+  const std::string lhs = eq.substr(0, arrow);
+  EinsumSpec s;
+  for (size_t start = 0;;) {
+    const size_t comma = lhs.find(',', start);
+    s.inputs.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (s.inputs.size() != shapes.size()) bad(fmt::format("{} terms for {} operands", s.inputs.size(), shapes.size()));
+  std::map<char, int> uses;
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    const std::string& term = s.inputs[k];
+    if (term.size() != shapes[k].size())
+      bad(fmt::format("term '{}' has {} subscripts, operand {} has rank {}", term, term.size(), k + 1, shapes[k].size()));
+    for (size_t i = 0; i < term.size(); ++i) {
+      const char c = term[i];
+      if (term.find(c) != i) bad(fmt::format("'{}' repeats in term '{}' (diagonals are not supported)", c, term));
+      auto [it, fresh] = s.sizes.emplace(c, shapes[k][i]);
+      if (!fresh && it->second != shapes[k][i])
+        bad(fmt::format("'{}' is {} in operand {} but {} in an earlier operand", c, shapes[k][i], k + 1, it->second));
+      ++uses[c];
+    }
+  }
+  if (arrow == std::string::npos) {
+    for (const auto& [c, count] : uses)  // ASCII order: capitals first, as torch.einsum
+      if (count == 1) s.output += c;
+    return s;
+  }
+  s.output = eq.substr(arrow + 2);
+  for (size_t i = 0; i < s.output.size(); ++i) {
+    const char c = s.output[i];
+    if (c == ',') bad("the output after -> is one term");
+    if (s.output.find(c) != i) bad(fmt::format("'{}' repeats in the output '{}'", c, s.output));
+    if (!s.sizes.count(c)) bad(fmt::format("output subscript '{}' is in no operand's term", c));
+  }
+  return s;
+}
+
 int64_t Window2d::output_size(int d, int64_t in) const {
   int64_t span = dilation[d] * (kernel[d] - 1) + 1;
   int64_t avail = in + 2 * padding[d] - span;

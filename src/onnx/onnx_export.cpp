@@ -602,6 +602,14 @@ class Exporter {
     Val moved = node("Transpose", {split.name}, x.dtype, {a_ints("perm", p.perm)});
     return reshape(moved.name, p.result, x.dtype);
   }
+  Val rule_einsum(const Node& n, DType od, const char*) {  // in the explicit form
+    std::vector<Shape> shapes;
+    for (size_t k = 0; k < n.operands.size(); ++k) shapes.push_back(type(n, k).shape);
+    DType e = exec("Einsum", od);
+    std::vector<std::string> ins;
+    for (size_t k = 0; k < n.operands.size(); ++k) ins.push_back(operand(n, k, e));
+    return node("Einsum", ins, e, {a_string("equation", einsum_spec(attr(n, "equation").as_string(), shapes).equation())});
+  }
   Val rule_conv2d(const Node& n, DType od, const char*) {
     DType e = exec("Conv", od);
     const Shape& ws = type(n, 1).shape;
@@ -715,6 +723,7 @@ const ExportRule kExportRules[] = {
     // ---- linear algebra, convolution and pooling
     {Op::matmul, "", &Exporter::rule_matmul},
     {Op::linear, "", &Exporter::rule_linear},
+    {Op::einsum, "", &Exporter::rule_einsum},
     {Op::conv2d, "", &Exporter::rule_conv2d},
     {Op::max_pool2d, "", &Exporter::rule_max_pool},
     {Op::avg_pool2d, "", &Exporter::rule_avg_pool},

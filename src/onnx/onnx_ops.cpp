@@ -636,6 +636,19 @@ void depth_space(NodeCtx& c) {
   c.set(0, c.reshape(y, {n, ch * b * b, h / b, w / b}));
 }
 
+// Einsum: the equation is checked by einsum's inference (letters, terms, sizes).
+void einsum(NodeCtx& c) {
+  c.allow({"equation"});
+  const std::string eq = c.attr_string("equation", "");
+  if (!c.attr("equation")) c.bad("equation is required");
+  std::vector<Operand> ops;
+  for (int i = 0; i < c.num_inputs(); ++i) {
+    require_float(c, i);
+    ops.push_back(v(c.value(i)));
+  }
+  c.set(0, c.emit(Op::einsum, ops, {{"equation", AttrValue(eq)}}));
+}
+
 void transpose(NodeCtx& c) {
   c.allow({"perm"});
   const int64_t r = c.rank(0);
@@ -1005,6 +1018,7 @@ const std::map<std::string, Handler, std::less<>>& handlers() {
       {"Squeeze", squeeze},
       {"Unsqueeze", unsqueeze},
       {"Transpose", transpose},
+      {"Einsum", einsum},
       {"DepthToSpace", depth_space},
       {"SpaceToDepth", depth_space},
       {"Concat", concat},

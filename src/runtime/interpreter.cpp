@@ -49,7 +49,7 @@ kernels::Values run_kernel(const Node& n, const std::vector<kernels::Values>& a,
     case Op::conv2d: case Op::max_pool2d: case Op::avg_pool2d: case Op::adaptive_avg_pool2d: case Op::max_pool2d_backward:
     case Op::avg_pool2d_backward:
       return kernels::conv(n, a, out, order);
-    case Op::matmul: case Op::linear:
+    case Op::matmul: case Op::linear: case Op::einsum:
       return kernels::linalg(n, a, out, order);
     case Op::reshape: case Op::permute: case Op::transpose: case Op::expand: case Op::slice: case Op::cat:
     case Op::squeeze: case Op::unsqueeze: case Op::embedding: case Op::gather: case Op::pad: case Op::pixel_shuffle:

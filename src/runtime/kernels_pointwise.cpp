@@ -87,7 +87,7 @@ Fn function_of(const Node& n) {
     case Op::unsqueeze: case Op::embedding: case Op::gather: case Op::full: case Op::batch_norm: case Op::conv2d:
     case Op::max_pool2d: case Op::avg_pool2d: case Op::adaptive_avg_pool2d: case Op::max_pool2d_backward:
     case Op::avg_pool2d_backward: case Op::pad: case Op::group_norm: case Op::instance_norm:
-    case Op::pixel_shuffle: case Op::pixel_unshuffle:
+    case Op::pixel_shuffle: case Op::pixel_unshuffle: case Op::einsum:
       break;
   }
   return {};

@@ -209,6 +209,7 @@ std::string emit_node(const Graph& g, const PyNames& ids, const Node& n) {
                          a.size() > 2 ? a[2] : "None", py_value(AttrValue(attr_float(n, "eps"))));
     case Op::pixel_shuffle: return fmt::format("F.pixel_shuffle({}, {})", a[0], attr_int(n, "upscale_factor"));
     case Op::pixel_unshuffle: return fmt::format("F.pixel_unshuffle({}, {})", a[0], attr_int(n, "downscale_factor"));
+    case Op::einsum: return fmt::format("torch.einsum('{}', {})", attr(n, "equation").as_string(), fmt::join(a, ", "));
     case Op::conv2d: {
       Window2d w = window_of(n, &g.node(n.operands[1].value).type.shape[2]);
       return fmt::format("F.conv2d({}, {}, {}, stride={}, padding={}, dilation={}, groups={})", a[0], a[1], a.size() > 2 ? a[2] : "None",

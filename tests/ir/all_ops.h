@@ -74,10 +74,11 @@ graph all_ops(%x: f32[2, 3] grad, %y: f32[3], %i: i64[2, 3], %c: bool[2, 3], %e:
   %inorm1 = instance_norm(%im)
   %pshuf = pixel_shuffle(%im, upscale_factor=2)
   %punshuf = pixel_unshuffle(%im, downscale_factor=3)
+  %ein = einsum(%x, %m, %y, equation="ij,jk,j->ki")
   %pad = pad(%x, pads=[1, 2, 0, 1], value=0.5)
   %mpb = max_pool2d_backward(%mp, %im, kernel=[3, 3], stride=[2, 2], padding=[1, 1], ceil_mode=true)
   %apb = avg_pool2d_backward(%ap, %im, kernel=[2, 3], padding=[1, 1], count_include_pad=false)
-  return (%neg, %log, %sqrt, %rsqrt, %rec, %sin, %cos, %tanh, %sig, %relu, %gelu, %gelu2, %silu, %erf, %add, %sub, %mul, %div, %pow, %max, %min, %eq, %ne, %lt, %le, %gt, %ge, %where, %to, %clone, %sumall, %mean, %amax, %amin, %var, %argmax, %softmax, %lsm, %ln, %mm, %reshape, %transpose, %expand, %slice, %cat, %squeeze, %unsqueeze, %contig, %emb, %gather, %full, %exp, %hh, %clamp, %clamp1, %conv, %mp, %ap, %aap, %bn, %gn, %gn1, %inorm, %inorm1, %pshuf, %punshuf, %pad, %mpb, %apb)
+  return (%neg, %log, %sqrt, %rsqrt, %rec, %sin, %cos, %tanh, %sig, %relu, %gelu, %gelu2, %silu, %erf, %add, %sub, %mul, %div, %pow, %max, %min, %eq, %ne, %lt, %le, %gt, %ge, %where, %to, %clone, %sumall, %mean, %amax, %amin, %var, %argmax, %softmax, %lsm, %ln, %mm, %reshape, %transpose, %expand, %slice, %cat, %squeeze, %unsqueeze, %contig, %emb, %gather, %full, %exp, %hh, %clamp, %clamp1, %conv, %mp, %ap, %aap, %bn, %gn, %gn1, %inorm, %inorm1, %pshuf, %punshuf, %ein, %pad, %mpb, %apb)
 }
 )RK";
 

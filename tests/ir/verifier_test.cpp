@@ -59,6 +59,14 @@ INSTANTIATE_TEST_SUITE_P(
         VerifyCase{"%a = pixel_shuffle(%x, upscale_factor=2)\nreturn (%a)", "node %a = pixel_shuffle: input must be [*, C, H, W] (rank >= 3), got [2, 3]"},
         VerifyCase{"%r = reshape(%x, shape=[2, 3, 1])\n%a = pixel_shuffle(%r, upscale_factor=2)\nreturn (%a)", "node %a = pixel_shuffle: 2 channels do not divide by upscale_factor^2 = 4"},
         VerifyCase{"%r = reshape(%x, shape=[1, 2, 3])\n%a = pixel_unshuffle(%r, downscale_factor=2)\nreturn (%a)", "node %a = pixel_unshuffle: height 2 and width 3 do not divide by downscale_factor 2"},
+        VerifyCase{"%a = einsum(%x, %x, equation=\"ij,jk->ik\")\nreturn (%a)", "node %a = einsum: equation \"ij,jk->ik\": 'j' is 2 in operand 2 but 3 in an earlier operand"},
+        VerifyCase{"%a = einsum(%x, equation=\"ij,jk->ik\")\nreturn (%a)", "node %a = einsum: equation \"ij,jk->ik\": 2 terms for 1 operands"},
+        VerifyCase{"%a = einsum(%x, equation=\"i->i\")\nreturn (%a)", "node %a = einsum: equation \"i->i\": term 'i' has 1 subscripts, operand 1 has rank 2"},
+        VerifyCase{"%a = einsum(%x, equation=\"i1->i\")\nreturn (%a)", "node %a = einsum: equation \"i1->i\": '1' is not a subscript"},
+        VerifyCase{"%a = einsum(%x, equation=\"ij->i->j\")\nreturn (%a)", "node %a = einsum: equation \"ij->i->j\": more than one ->"},
+        VerifyCase{"%a = einsum(%x, equation=\"ij->k\")\nreturn (%a)", "node %a = einsum: equation \"ij->k\": output subscript 'k' is in no operand's term"},
+        VerifyCase{"%a = einsum(%x, equation=\"...j->j\")\nreturn (%a)", "node %a = einsum: equation \"...j->j\": an ellipsis (...) is not supported"},
+        VerifyCase{"%a = einsum(%i, equation=\"ij\")\nreturn (%a)", "node %a = einsum: operand 1 must be floating point, got i64"},
         VerifyCase{"%r = reshape(%x, shape=[1, 2, 3])\n%a = pixel_unshuffle(%r, downscale_factor=0)\nreturn (%a)", "node %a = pixel_unshuffle: downscale_factor must be in [1, 2^20], got 0"},
         // Found by `reprokit generate`: the pool backward's inference read the channel dim of an
         // input of rank < 2 (SIGSEGV in `reprokit print`).

@@ -304,6 +304,23 @@ TEST(OnnxImportOps, DepthToSpaceAndSpaceToDepth) {
   EXPECT_HAS(error("SpaceToDepth", {1, 2, 2, 2}, 3), "height 2 and width 2 do not divide by blocksize 3");
 }
 
+TEST(OnnxImportOps, Einsum) {
+  Tensor a = f32({2, 2}, {1, 2, 3, 4}), b = f32({2, 3}, {1, 0, 2, 0, 1, 3});
+  auto m = one_node("Einsum", {{"a", a}, {"b", b}}, F32, 17, [](auto& n) { attr_s(n, "equation", "ij, jk -> ik"); });
+  expect_values(run_named(m, {{"a", a}, {"b", b}})[0], {2, 3}, {1, 2, 8, 3, 4, 18});
+  EXPECT_EQ(count_op(m.graph, Op::einsum), 1);
+  expect_values(run1("Einsum", {{"a", a}}, F32, 17, [](auto& n) { attr_s(n, "equation", "ij->i"); }), {2}, {3, 7});
+  auto error = [](const std::string& eq, const Shape& shape) {
+    ModelBuilder m(17);
+    m.input("a", F32, shape).output("z", F32);
+    attr_s(m.node("Einsum", {"a"}, {"z"}, "the_node"), "equation", eq);
+    return import_error(m);
+  };
+  EXPECT_HAS(error("ii->i", {2, 2}), "'i' repeats in term 'ii' (diagonals are not supported)");
+  EXPECT_HAS(error("ij,jk->ik", {2, 2}), "2 terms for 1 operands");
+  EXPECT_HAS(error("ij->ij", {2, 2, 2}), "term 'ij' has 2 subscripts, operand 1 has rank 3");
+}
+
 TEST(OnnxImportOps, ConstantsAndShapeArithmeticFold) {
   // Shape -> Gather -> Unsqueeze -> Concat -> Reshape: folded at import, the target a constant.
   ModelBuilder b(13);

@@ -116,6 +116,13 @@ const std::vector<Case>& cases() {
       {"pixel_shuffle", "graph t(%x: i64[4, 1, 1]) { %z = pixel_shuffle(%x, upscale_factor=2)\n return (%z) }", {{1, 2, 3, 4}}, {1, 2, 3, 4}},
       {"pixel_unshuffle", "graph t(%x: f32[1, 1, 2, 4]) { %z = pixel_unshuffle(%x, downscale_factor=2)\n return (%z) }",
        {{0, 10, 1, 11, 20, 30, 21, 31}}, {0, 1, 10, 11, 20, 21, 30, 31}},
+      {"einsum", "graph t(%a: f64[2, 2], %b: f64[2, 3]) { %z = einsum(%a, %b, equation=\"ij,jk->ik\")\n return (%z) }",
+       {{1, 2, 3, 4}, {1, 0, 2, 0, 1, 3}}, {1, 2, 8, 3, 4, 18}},
+      {"einsum", "graph t(%a: f64[2, 3]) { %z = einsum(%a, equation=\"ij -> ji\")\n return (%z) }", {{1, 2, 3, 4, 5, 6}}, {1, 4, 2, 5, 3, 6}},
+      {"einsum", "graph t(%a: f64[3], %b: f64[3]) { %z = einsum(%a, %b, equation=\"i,i\")\n return (%z) }", {{1, 2, 3}, {4, 5, 6}}, {32}},
+      // implicit output "i" (the letter used once): sum over j, k of a[i, j] b[k, j] c[k] = 1 + 20 + 300.
+      {"einsum", "graph t(%a: f64[1, 2], %b: f64[3, 2], %c: f64[3]) { %z = einsum(%a, %b, %c, equation=\"ij,kj,k\")\n return (%z) }",
+       {{1, 2}, {1, 0, 0, 1, 1, 1}, {1, 10, 100}}, {321}},
       {"conv2d", "graph t(%x: f32[1, 1, 3, 3], %w: f32[1, 1, 2, 2], %b: f32[1]) { %z = conv2d(%x, %w, %b)\n return (%z) }",
        {{1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 0, 0, 1}, {10}}, {16, 18, 22, 24}},
       {"conv2d", "graph t(%x: f32[1, 2, 2, 2], %w: f32[2, 1, 1, 1]) { %z = conv2d(%x, %w, groups=2)\n return (%z) }",

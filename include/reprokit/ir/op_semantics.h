@@ -4,7 +4,9 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -73,6 +75,20 @@ struct PixelShuffle {
   std::vector<int64_t> perm;  // of `split`: the output's order before the final reshape
 };
 PixelShuffle pixel_shuffle_of(const Node& n, const Shape& x);
+
+// einsum's equation over operands of the given shapes: each operand's subscripts, the output's
+// (explicit after ->, else the letters used once, in alphabetical order) and each letter's size.
+// Spaces are ignored. VerifyError saying what is wrong: a character other than a letter, comma or
+// ->, an ellipsis, more than one ->, a term count other than the operand count, a term whose
+// length is not its operand's rank, a letter repeated within a term (a diagonal), an output letter
+// repeated or used by no operand, or a letter whose sizes differ between operands.
+struct EinsumSpec {
+  std::vector<std::string> inputs;
+  std::string output;
+  std::map<char, int64_t> sizes;
+  std::string equation() const;  // the explicit form: inputs joined by commas, ->, output
+};
+EinsumSpec einsum_spec(const std::string& equation, const std::vector<Shape>& shapes);
 
 // The 2-D window of conv2d, max_pool2d, avg_pool2d and their backward ops: kernel, stride,
 // padding, dilation per spatial dim (H, W). Pools default stride to the kernel.

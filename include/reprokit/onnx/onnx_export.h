@@ -8,7 +8,7 @@
 // InstanceNormalization over [N, groups, rest] then Mul/Add per channel, softmax/log_softmax ->
 // Softmax/LogSoftmax(axis), gather -> GatherElements, embedding -> Gather, full -> ConstantOfShape,
 // pixel_shuffle of rank 4 -> DepthToSpace(CRD), pixel_unshuffle (and pixel_shuffle of other
-// ranks) -> Reshape, Transpose, Reshape.
+// ranks) -> Reshape, Transpose, Reshape, einsum -> Einsum (its explicit equation).
 // Attributes become the inputs opset 17 wants (Reshape shape, Slice bounds, Squeeze/Unsqueeze/
 // ReduceSum axes). Mixed operand
 // dtypes get Casts to the dtype reprokit computes in; an op ONNX does not define for f16/bf16 is
