@@ -136,6 +136,27 @@ class LSTMTagger(nn.Module):
         return self.tag(y).log_softmax(-1)
 
 
+class NormBlock(nn.Module):
+    """Group norm and instance norm (with the input's statistics, and with running statistics in
+    eval), then pixel shuffle and unshuffle."""
+
+    def __init__(self, ch=8):
+        super().__init__()
+        self.conv = nn.Conv2d(3, ch, 3, padding=1)
+        self.gn = nn.GroupNorm(4, ch)
+        self.inorm = nn.InstanceNorm2d(ch, affine=True)
+        self.tracked = nn.InstanceNorm2d(ch, affine=True, track_running_stats=True)
+        with torch.no_grad():
+            for p in (self.gn.weight, self.gn.bias, self.inorm.weight, self.inorm.bias, self.tracked.weight, self.tracked.bias,
+                      self.tracked.running_mean):
+                p.uniform_(-0.5, 1.5)
+            self.tracked.running_var.uniform_(0.5, 1.5)
+
+    def forward(self, x):
+        y = self.tracked(F.relu(self.inorm(F.relu(self.gn(self.conv(x))))))
+        return F.pixel_unshuffle(F.pixel_shuffle(y, 2) + 1, 2)
+
+
 def _seeded(make):
     torch.manual_seed(0)
     m = make().eval()
@@ -184,4 +205,5 @@ MODELS = {
     "lstm": lambda: (_seeded(LSTMTagger), (torch.randint(0, 50, (2, 7)),)),
     "video_net": lambda: (_seeded(VideoNet), (torch.randn(1, 3, 8, 16, 16),)),
     "dcgan_generator": lambda: (_seeded(DcganGenerator), (torch.randn(2, 16, 1, 1),)),
+    "norm_block": lambda: (_seeded(NormBlock), (torch.randn(2, 3, 6, 6),)),
 }

@@ -4,6 +4,7 @@ import subprocess
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from models import MODELS
 from reprokit.torch.capture import capture
@@ -50,6 +51,25 @@ def test_parameters_are_inputs_named_as_in_the_program(tmp_path):
     assert "%x: f32[2, 4]" in header
     assert "weight: f32[3, 4]" in header and "bias: f32[3]" in header
     assert "  %addmm = linear(%x, " in g.text  # F.linear is written as one linear node, as captured
+
+
+def test_group_and_instance_norm_are_captured_as_their_ops():
+    gn = torch.nn.GroupNorm(2, 4)
+    inorm = torch.nn.InstanceNorm1d(4, affine=True)
+    (g,) = captured_through_dynamo(lambda x: inorm(gn(x).flatten(2)), [torch.randn(3, 4, 2, 5)])
+    assert not isinstance(g, UnsupportedGraph), g
+    assert "group_norm(%x, " in g.text and "num_groups=2" in g.text
+    assert g.text.count("instance_norm(") == 1 and "batch_norm(" not in g.text
+    bn = torch.nn.BatchNorm1d(4, track_running_stats=False)  # the batch's statistics, no running statistics
+    (g,) = captured_through_dynamo(lambda x: bn(x), [torch.randn(3, 4, 5)])
+    assert not isinstance(g, UnsupportedGraph), g
+    assert "instance_norm(" in g.text and "transpose(" in g.text
+
+
+def test_pixel_shuffle_and_unshuffle_are_captured_as_their_ops():
+    (g,) = captured_through_dynamo(lambda x: F.pixel_unshuffle(F.pixel_shuffle(x, 2) * 2, 3), [torch.randn(2, 8, 3, 3)])
+    assert not isinstance(g, UnsupportedGraph), g
+    assert "pixel_shuffle(%x, upscale_factor=2)" in g.text and "downscale_factor=3" in g.text
 
 
 def test_an_op_reprokit_lacks_is_named_with_its_source_line():

@@ -22,6 +22,67 @@ Expr mean_over(Expr x, const std::vector<int64_t>& dims, bool keepdim) {
   return sum(x, dims, keepdim) / static_cast<double>(reduction_count(x.shape(), dims));
 }
 
+// einsum: each operand's letters that nothing later needs summed out, then the operands contracted
+// left to right, each pair as one batched matmul [batch, a's own, contracted] @ [batch,
+// contracted, b's own], and the result permuted to the output's order.
+Expr einsum_of(Builder& b, const Node& n, const std::vector<Arg>& a) {
+  std::vector<Expr> xs;
+  std::vector<Shape> shapes;
+  for (const Arg& x : a) {
+    xs.push_back(b.value(x.operand));
+    shapes.push_back(xs.back().shape());
+  }
+  const EinsumSpec s = einsum_spec(attr(n, "equation").as_string(), shapes);
+  const auto npos = std::string::npos;
+  auto needed_after = [&](size_t k, char c) {  // by the output or an operand after k
+    if (s.output.find(c) != npos) return true;
+    for (size_t j = k + 1; j < s.inputs.size(); ++j)
+      if (s.inputs[j].find(c) != npos) return true;
+    return false;
+  };
+  auto reduce_unneeded = [&](Expr x, std::string& letters, size_t k, const std::string& partner) {
+    std::vector<int64_t> dims;
+    std::string kept;
+    for (size_t i = 0; i < letters.size(); ++i) {
+      if (needed_after(k, letters[i]) || partner.find(letters[i]) != npos) kept += letters[i];
+      else dims.push_back(static_cast<int64_t>(i));
+    }
+    letters = kept;
+    return dims.empty() ? x : sum(x, dims, false);
+  };
+  auto positions = [](const std::string& from, const std::string& order) {
+    std::vector<int64_t> p;
+    for (char c : order) p.push_back(static_cast<int64_t>(from.find(c)));
+    return p;
+  };
+  auto size_of = [&](const std::string& letters) {
+    int64_t p = 1;
+    for (char c : letters) p *= s.sizes.at(c);
+    return p;
+  };
+  std::string acc_letters = s.inputs[0];
+  Expr acc = reduce_unneeded(xs[0], acc_letters, 0, "");
+  for (size_t k = 1; k < xs.size(); ++k) {
+    std::string b_letters = s.inputs[k];
+    Expr bx = reduce_unneeded(xs[k], b_letters, k, acc_letters);
+    std::string batch, a_own, contracted, b_own;
+    for (char c : acc_letters) {
+      if (b_letters.find(c) == npos) a_own += c;
+      else if (needed_after(k, c)) batch += c;
+      else contracted += c;
+    }
+    for (char c : b_letters)
+      if (acc_letters.find(c) == npos) b_own += c;
+    Expr am = reshape(permute(acc, positions(acc_letters, batch + a_own + contracted)), {size_of(batch), size_of(a_own), size_of(contracted)});
+    Expr bm = reshape(permute(bx, positions(b_letters, batch + contracted + b_own)), {size_of(batch), size_of(contracted), size_of(b_own)});
+    acc_letters = batch + a_own + b_own;
+    Shape shape;
+    for (char c : acc_letters) shape.push_back(s.sizes.at(c));
+    acc = reshape(matmul(am, bm), shape);
+  }
+  return permute(acc, positions(acc_letters, s.output));
+}
+
 // The primitives computing composite node n from its operands `a` (values in the new graph).
 Expr decompose_node(Builder& b, const Node& n, const std::vector<Arg>& a) {
   Expr x = b.value(a[0].operand);
@@ -75,6 +136,31 @@ Expr decompose_node(Builder& b, const Node& n, const std::vector<Arg>& a) {
       Expr index = b.op(n.op == Op::sort ? Op::argsort : Op::topk_indices, {x}, n.attrs);
       return gather(x, index, attr_int(n, "dim"));
     }
+    case Op::group_norm: case Op::instance_norm: {  // statistics per [sample, group], then affine per channel
+      const Shape xs = x.shape();
+      const int64_t groups = norm_groups(n, xs);
+      Expr y;
+      if (n.op == Op::instance_norm) {
+        std::vector<int64_t> dims;
+        for (int64_t d = 2; d < x.rank(); ++d) dims.push_back(d);
+        Expr diff = x - mean_over(x, dims, true);
+        y = diff * rsqrt(mean_over(diff * diff, dims, true) + attr_float(n, "eps"));
+      } else {
+        Expr grouped = reshape(x, {xs[0], groups, xs[1] / groups * numel(Shape(xs.begin() + 2, xs.end()))});
+        Expr diff = grouped - mean_over(grouped, {2}, true);
+        y = reshape(diff * rsqrt(mean_over(diff * diff, {2}, true) + attr_float(n, "eps")), xs);
+      }
+      Shape ps(xs.size(), 1);
+      ps[1] = xs[1];
+      if (a.size() > 1) y = y * reshape(b.value(a[1].operand), ps);
+      if (a.size() > 2) y = y + reshape(b.value(a[2].operand), ps);
+      return y;
+    }
+    case Op::pixel_shuffle: case Op::pixel_unshuffle: {  // reshape, permute, reshape
+      const PixelShuffle p = pixel_shuffle_of(n, x.shape());
+      return reshape(permute(reshape(x, p.split), p.perm), p.result);
+    }
+    case Op::einsum: return einsum_of(b, n, a);
     case Op::linear: {
       Expr wt = transpose(b.value(a[1].operand), 0, 1);
       Expr y = x.rank() >= 2 ? matmul(x, wt) : squeeze(matmul(unsqueeze(x, 0), wt), 0);

@@ -42,6 +42,7 @@ const std::vector<DType> kDtypeDraw = {DType::f32, DType::f32, DType::f32, DType
 // String attributes take their default or one of these (the schema records defaults, not choices).
 const std::map<std::string, std::vector<std::string>, std::less<>> kStringChoices = {
     {"approximate", {"none", "tanh"}},
+    {"equation", {"ij->ji", "ij->", "ijk->kj", "ij,jk->ik", "bij,bjk->bik", "ij,ij->i", "i,i->", "ij,kj", "ij,jk,kl->il"}},
 };
 
 // One operand of a node being proposed: an existing value (by name, since new inputs shift ids),

@@ -184,6 +184,22 @@ TensorType infer_matmul(const Graph& g, const Node& n) {
   return make_type(g, n, a.dtype, out);
 }
 
+TensorType infer_einsum(const Graph& g, const Node& n) {
+  if (n.operands.empty()) fail("einsum needs at least one operand");
+  const auto& first = operand_type(g, n, 0);
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < n.operands.size(); ++i) {
+    const auto& t = operand_type(g, n, i);
+    if (!is_floating(t.dtype)) fail(fmt::format("operand {} must be floating point, got {}", i + 1, dtype_name(t.dtype)));
+    if (t.dtype != first.dtype) fail(fmt::format("operand {} is {}, operand 1 is {}", i + 1, dtype_name(t.dtype), dtype_name(first.dtype)));
+    shapes.push_back(t.shape);
+  }
+  const EinsumSpec s = einsum_spec(attr(n, "equation").as_string(), shapes);
+  Shape out;
+  for (char c : s.output) out.push_back(s.sizes.at(c));
+  return make_type(g, n, first.dtype, out);
+}
+
 TensorType infer_linear(const Graph& g, const Node& n) {
   const auto& x = operand_type(g, n, 0);
   const auto& w = operand_type(g, n, 1);
@@ -219,6 +235,22 @@ TensorType infer_batch_norm(const Graph& g, const Node& n) {
   require_float(x, "input");
   if (x.rank() < 2) fail(fmt::format("input must be [N, C, ...], got {}", shape_str(x.shape)));
   const char* names[] = {"x", "mean", "var", "weight", "bias"};
+  for (size_t i = 1; i < n.operands.size(); ++i) {
+    const auto& p = operand_type(g, n, i);
+    if (p.shape != Shape{x.shape[1]}) fail(fmt::format("{} has shape {}, expected [{}] (the channels)", names[i], shape_str(p.shape), x.shape[1]));
+    if (p.dtype != x.dtype) fail(fmt::format("{} is {}, input is {}", names[i], dtype_name(p.dtype), dtype_name(x.dtype)));
+  }
+  return make_type(g, n, x.dtype, x.shape);
+}
+
+// group_norm and instance_norm: [N, C, ...] with per-channel weight and bias.
+TensorType infer_group_norm(const Graph& g, const Node& n) {
+  const auto& x = operand_type(g, n, 0);
+  require_float(x, "input");
+  // PyTorch's instance_norm needs a spatial dim: [N, C] would normalize each element alone.
+  if (n.op == Op::instance_norm && x.rank() < 3) fail(fmt::format("input must be [N, C, D1, ...], got {}", shape_str(x.shape)));
+  norm_groups(n, x.shape);
+  const char* names[] = {"x", "weight", "bias"};
   for (size_t i = 1; i < n.operands.size(); ++i) {
     const auto& p = operand_type(g, n, i);
     if (p.shape != Shape{x.shape[1]}) fail(fmt::format("{} has shape {}, expected [{}] (the channels)", names[i], shape_str(p.shape), x.shape[1]));
@@ -332,6 +364,11 @@ TensorType infer_pad(const Graph& g, const Node& n) {
   Shape out = x.shape;
   for (size_t d = 0; d < out.size(); ++d) out[d] = checked_add(checked_add(out[d], amounts[d].first, "the padded dim"), amounts[d].second, "the padded dim");
   return make_type(g, n, x.dtype, out);
+}
+
+TensorType infer_pixel_shuffle(const Graph& g, const Node& n) {
+  const auto& x = operand_type(g, n, 0);
+  return make_type(g, n, x.dtype, pixel_shuffle_of(n, x.shape).result);
 }
 
 TensorType infer_reshape(const Graph& g, const Node& n) {
@@ -501,6 +538,7 @@ TensorType infer_full(const Graph& g, const Node& n) {
 #define FLOAT(n, d) AttrSpec{#n, AttrKind::float_, AttrValue(double{d})}
 #define BOOL(n, d) AttrSpec{#n, AttrKind::bool_, AttrValue(bool{d})}
 #define STR(n, d) AttrSpec{#n, AttrKind::string, AttrValue(d)}
+#define STR_REQ(n) AttrSpec{#n, AttrKind::string, std::nullopt}
 #define DTYPE(n, d) AttrSpec{#n, AttrKind::dtype, AttrValue(DType::d)}
 #define DTYPE_REQ(n) AttrSpec{#n, AttrKind::dtype, std::nullopt}
 #define INTS(n, ...) AttrSpec{#n, AttrKind::ints, AttrValue::ints({__VA_ARGS__})}
@@ -536,6 +574,7 @@ std::vector<OpSchema> build_table() {
 #undef FLOAT
 #undef BOOL
 #undef STR
+#undef STR_REQ
 #undef DTYPE
 #undef DTYPE_REQ
 #undef INTS

@@ -9,6 +9,7 @@
 
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/op_registry.h"
+#include "reprokit/ir/shape_check.h"
 
 namespace reprokit {
 
@@ -178,6 +179,97 @@ std::vector<int64_t> layer_norm_dims(const Node& n, int64_t rank) {
   std::vector<int64_t> dims;
   for (size_t i = 0; i < ns.size(); ++i) dims.push_back(rank - static_cast<int64_t>(ns.size()) + static_cast<int64_t>(i));
   return dims;
+}
+
+int64_t norm_groups(const Node& n, const Shape& x) {
+  if (x.size() < 2) throw VerifyError(fmt::format("input must be [N, C, ...], got [{}]", fmt::join(x, ", ")));
+  if (n.op == Op::instance_norm) return x[1];
+  const int64_t groups = attr_int(n, "num_groups");
+  if (groups < 1) throw VerifyError(fmt::format("num_groups must be positive, got {}", groups));
+  if (x[1] % groups) throw VerifyError(fmt::format("{} channels do not divide into {} groups", x[1], groups));
+  return groups;
+}
+
+PixelShuffle pixel_shuffle_of(const Node& n, const Shape& x) {
+  const bool up = n.op == Op::pixel_shuffle;
+  PixelShuffle p;
+  p.factor = attr_int(n, up ? "upscale_factor" : "downscale_factor");
+  const int64_t r = p.factor;
+  if (r < 1 || r > (int64_t{1} << 20)) throw VerifyError(fmt::format("{} must be in [1, 2^20], got {}", up ? "upscale_factor" : "downscale_factor", r));
+  if (x.size() < 3) throw VerifyError(fmt::format("input must be [*, C, H, W] (rank >= 3), got [{}]", fmt::join(x, ", ")));
+  const size_t lead = x.size() - 3;
+  const int64_t c = x[lead], h = x[lead + 1], w = x[lead + 2];
+  p.split.assign(x.begin(), x.begin() + static_cast<long>(lead));
+  p.result = p.split;
+  for (size_t d = 0; d < lead; ++d) p.perm.push_back(static_cast<int64_t>(d));
+  const auto l = static_cast<int64_t>(lead);
+  if (up) {
+    if (c % (r * r)) throw VerifyError(fmt::format("{} channels do not divide by upscale_factor^2 = {}", c, r * r));
+    p.split.insert(p.split.end(), {c / (r * r), r, r, h, w});
+    p.perm.insert(p.perm.end(), {l, l + 3, l + 1, l + 4, l + 2});  // C, H, r, W, r
+    p.result.insert(p.result.end(), {c / (r * r), checked_mul(h, r, "the output"), checked_mul(w, r, "the output")});
+  } else {
+    if (h % r || w % r) throw VerifyError(fmt::format("height {} and width {} do not divide by downscale_factor {}", h, w, r));
+    p.split.insert(p.split.end(), {c, h / r, r, w / r, r});
+    p.perm.insert(p.perm.end(), {l, l + 2, l + 4, l + 1, l + 3});  // C, r, r, H, W
+    p.result.insert(p.result.end(), {checked_mul(c, r * r, "the output"), h / r, w / r});
+  }
+  return p;
+}
+
+std::string EinsumSpec::equation() const { return fmt::format("{}->{}", fmt::join(inputs, ","), output); }
+
+EinsumSpec einsum_spec(const std::string& equation, const std::vector<Shape>& shapes) {
+  auto bad = [&](const std::string& what) { throw VerifyError(fmt::format("equation \"{}\": {}", equation, what)); };
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  std::string eq;
+  for (char c : equation)
+    if (c != ' ') eq += c;
+  if (eq.find('.') != std::string::npos) bad("an ellipsis (...) is not supported");
+  for (size_t i = 0; i < eq.size(); ++i) {
+    const char c = eq[i];
+    const bool arrow = (c == '-' && i + 1 < eq.size() && eq[i + 1] == '>') || (c == '>' && i > 0 && eq[i - 1] == '-');
+    if (!letter(c) && c != ',' && !arrow)
+      bad(fmt::format("'{}' is not a subscript (letters, commas between the operands' terms, -> before the output)", c));
+  }
+  const size_t arrow = eq.find("->");
+  if (arrow != std::string::npos && eq.find("->", arrow + 2) != std::string::npos) bad("more than one ->");
+  const std::string lhs = eq.substr(0, arrow);
+  EinsumSpec s;
+  for (size_t start = 0;;) {
+    const size_t comma = lhs.find(',', start);
+    s.inputs.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (s.inputs.size() != shapes.size()) bad(fmt::format("{} terms for {} operands", s.inputs.size(), shapes.size()));
+  std::map<char, int> uses;
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    const std::string& term = s.inputs[k];
+    if (term.size() != shapes[k].size())
+      bad(fmt::format("term '{}' has {} subscripts, operand {} has rank {}", term, term.size(), k + 1, shapes[k].size()));
+    for (size_t i = 0; i < term.size(); ++i) {
+      const char c = term[i];
+      if (term.find(c) != i) bad(fmt::format("'{}' repeats in term '{}' (diagonals are not supported)", c, term));
+      auto [it, fresh] = s.sizes.emplace(c, shapes[k][i]);
+      if (!fresh && it->second != shapes[k][i])
+        bad(fmt::format("'{}' is {} in operand {} but {} in an earlier operand", c, shapes[k][i], k + 1, it->second));
+      ++uses[c];
+    }
+  }
+  if (arrow == std::string::npos) {
+    for (const auto& [c, count] : uses)  // ASCII order: capitals first, as torch.einsum
+      if (count == 1) s.output += c;
+    return s;
+  }
+  s.output = eq.substr(arrow + 2);
+  for (size_t i = 0; i < s.output.size(); ++i) {
+    const char c = s.output[i];
+    if (c == ',') bad("the output after -> is one term");
+    if (s.output.find(c) != i) bad(fmt::format("'{}' repeats in the output '{}'", c, s.output));
+    if (!s.sizes.count(c)) bad(fmt::format("output subscript '{}' is in no operand's term", c));
+  }
+  return s;
 }
 
 int64_t Window::output_size(int d, int64_t in) const {

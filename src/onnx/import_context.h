@@ -62,7 +62,7 @@ class Target {
 class NodeCtx;
 using Handler = void (*)(NodeCtx&);
 const std::map<std::string, Handler, std::less<>>& handlers();
-// Conv, pooling, BatchNormalization and Pad (onnx_ops_conv.cpp), merged into handlers().
+// Conv, pooling, BatchNormalization, InstanceNormalization and Pad (onnx_ops_conv.cpp), merged into handlers().
 const std::map<std::string, Handler, std::less<>>& conv_handlers();
 // LSTM, GRU and RNN, unrolled over the sequence (onnx_ops_recurrent.cpp), merged into handlers().
 const std::map<std::string, Handler, std::less<>>& recurrent_handlers();

@@ -88,6 +88,15 @@ AttrFn a_ints(const std::string& name, const std::vector<int64_t>& v) {
   };
 }
 
+AttrFn a_string(const std::string& name, const std::string& v) {
+  return [=](onnx::NodeProto& n) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
+  };
+}
+
 AttrFn tensor_attr(const std::string& name, const Tensor& t) {
   return [=](onnx::NodeProto& n) {
     auto* a = n.add_attribute();
@@ -610,6 +619,54 @@ class Exporter {
     std::string b = n.operands.size() > 4 ? operand(n, 4, e) : initializer(Tensor::from_doubles(e, {ch}, std::vector<double>(static_cast<size_t>(ch), 0.0)));
     return node("BatchNormalization", {operand(n, 0, e), w, b, operand(n, 1, e), operand(n, 2, e)}, e, {a_float("epsilon", attr_float(n, "eps"))});
   }
+  // Per-channel weight and bias of an [N, C, ...] normalization, ones and zeros when absent.
+  std::string channel_param(const Node& n, size_t k, int64_t channels, double fill, DType e) {
+    if (n.operands.size() > k) return operand(n, k, e);
+    return initializer(Tensor::from_doubles(e, {channels}, std::vector<double>(static_cast<size_t>(channels), fill)));
+  }
+  Val rule_instance_norm(const Node& n, DType od, const char*) {
+    DType e = exec("InstanceNormalization", od);
+    const int64_t ch = n.type.shape[1];
+    return node("InstanceNormalization", {operand(n, 0, e), channel_param(n, 1, ch, 1.0, e), channel_param(n, 2, ch, 0.0, e)}, e,
+                {a_float("epsilon", attr_float(n, "eps"))});
+  }
+  // Opset 17 has no GroupNormalization: the groups become the channels of an InstanceNormalization
+  // over [N, groups, rest] (as PyTorch's exporter writes nn.GroupNorm), then the per-channel affine.
+  Val rule_group_norm(const Node& n, DType od, const char*) {
+    DType e = exec("InstanceNormalization", od);
+    const Shape& xs = n.type.shape;
+    const int64_t groups = norm_groups(n, xs);
+    const int64_t rest = xs[1] / groups * numel(Shape(xs.begin() + 2, xs.end()));
+    Val grouped = reshape(operand(n, 0, e), {xs[0], groups, rest}, e);
+    Val y = node("InstanceNormalization", {grouped.name, initializer(Tensor::from_doubles(e, {groups}, std::vector<double>(static_cast<size_t>(groups), 1.0))),
+                                           initializer(Tensor::from_doubles(e, {groups}, std::vector<double>(static_cast<size_t>(groups), 0.0)))},
+                 e, {a_float("epsilon", attr_float(n, "eps"))});
+    y = reshape(y.name, xs, e);
+    Shape ps(xs.size() - 1, 1);  // [C, 1, ...]: broadcasts over N and the spatial dims
+    ps[0] = xs[1];
+    if (n.operands.size() > 1) y = node("Mul", {y.name, reshape(operand(n, 1, e), ps, e).name}, e);
+    if (n.operands.size() > 2) y = node("Add", {y.name, reshape(operand(n, 2, e), ps, e).name}, e);
+    return y;
+  }
+  // pixel_shuffle of [N, C, H, W] is DepthToSpace in CRD mode; other ranks and pixel_unshuffle
+  // (whose channel order is not SpaceToDepth's) are their reshape, transpose, reshape.
+  Val rule_pixel_shuffle(const Node& n, DType, const char*) {
+    const Val x = in(n, 0);
+    const PixelShuffle p = pixel_shuffle_of(n, type(n, 0).shape);
+    if (n.op == Op::pixel_shuffle && type(n, 0).rank() == 4 && onnx_accepts("DepthToSpace", x.dtype, 0))
+      return node("DepthToSpace", {x.name}, x.dtype, {a_int("blocksize", p.factor), a_string("mode", "CRD")});
+    Val split = reshape(x.name, p.split, x.dtype);
+    Val moved = node("Transpose", {split.name}, x.dtype, {a_ints("perm", p.perm)});
+    return reshape(moved.name, p.result, x.dtype);
+  }
+  Val rule_einsum(const Node& n, DType od, const char*) {  // in the explicit form
+    std::vector<Shape> shapes;
+    for (size_t k = 0; k < n.operands.size(); ++k) shapes.push_back(type(n, k).shape);
+    DType e = exec("Einsum", od);
+    std::vector<std::string> ins;
+    for (size_t k = 0; k < n.operands.size(); ++k) ins.push_back(operand(n, k, e));
+    return node("Einsum", ins, e, {a_string("equation", einsum_spec(attr(n, "equation").as_string(), shapes).equation())});
+  }
   Val rule_conv(const Node& n, DType od, const char*) {
     DType e = exec("Conv", od);
     const Shape& ws = type(n, 1).shape;
@@ -781,9 +838,12 @@ const ExportRule kExportRules[] = {
     // ---- normalization
     {Op::layer_norm, "", &Exporter::rule_layer_norm},
     {Op::batch_norm, "", &Exporter::rule_batch_norm},
+    {Op::group_norm, "", &Exporter::rule_group_norm},
+    {Op::instance_norm, "", &Exporter::rule_instance_norm},
     // ---- linear algebra, convolution and pooling
     {Op::matmul, "", &Exporter::rule_matmul},
     {Op::linear, "", &Exporter::rule_linear},
+    {Op::einsum, "", &Exporter::rule_einsum},
     {Op::conv2d, "", &Exporter::rule_conv},
     {Op::max_pool2d, "", &Exporter::rule_max_pool},
     {Op::avg_pool2d, "", &Exporter::rule_avg_pool},
@@ -808,6 +868,8 @@ const ExportRule kExportRules[] = {
     {Op::squeeze, "", &Exporter::rule_squeeze},
     {Op::pad, "", &Exporter::rule_pad},
     {Op::unsqueeze, "", &Exporter::rule_unsqueeze},
+    {Op::pixel_shuffle, "", &Exporter::rule_pixel_shuffle},
+    {Op::pixel_unshuffle, "", &Exporter::rule_pixel_shuffle},
     // ---- indexing and creation
     {Op::embedding, "", &Exporter::rule_embedding},
     {Op::gather, "", &Exporter::rule_gather},

@@ -608,6 +608,47 @@ void unsqueeze(NodeCtx& c) {
   c.set(0, x);
 }
 
+// DepthToSpace and SpaceToDepth of [N, C, H, W] with blocksize b. DepthToSpace in CRD mode is
+// pixel_shuffle; in DCR mode (the default) the channels split as [b, b, C / b^2], a different
+// order: it imports as the reshape, permute and reshape ONNX defines, as does SpaceToDepth.
+void depth_space(NodeCtx& c) {
+  const bool to_space = c.n.op_type() == "DepthToSpace";
+  c.allow(to_space ? std::initializer_list<std::string_view>{"blocksize", "mode"} : std::initializer_list<std::string_view>{"blocksize"});
+  if (c.rank(0) != 4) c.bad(fmt::format("input must be 4-D [N, C, H, W], got {}", shape_str(c.shape(0))));
+  const auto* bs = c.attr("blocksize");
+  if (!bs) c.bad("blocksize is required");
+  const int64_t b = c.attr_int("blocksize", 0);
+  if (b < 1 || b > (int64_t{1} << 20)) c.bad(fmt::format("blocksize {} must be in [1, 2^20]", b));
+  const Shape& s = c.shape(0);
+  const int64_t n = s[0], ch = s[1], h = s[2], w = s[3];
+  if (to_space) {
+    if (ch % (b * b)) c.bad(fmt::format("{} channels do not divide by blocksize^2 = {}", ch, b * b));
+    const std::string mode = c.attr_string("mode", "DCR");
+    if (mode == "CRD") return c.set(0, c.emit1(Op::pixel_shuffle, c.value(0), {{"upscale_factor", AttrValue(b)}}));
+    if (mode != "DCR") c.bad(fmt::format("mode '{}' (DCR or CRD)", mode));
+    int y = c.reshape(c.value(0), {n, b, b, ch / (b * b), h, w});
+    y = c.emit1(Op::permute, y, {{"dims", AttrValue::ints({0, 3, 4, 1, 5, 2})}});
+    return c.set(0, c.reshape(y, {n, ch / (b * b), h * b, w * b}));
+  }
+  if (h % b || w % b) c.bad(fmt::format("height {} and width {} do not divide by blocksize {}", h, w, b));
+  int y = c.reshape(c.value(0), {n, ch, h / b, b, w / b, b});
+  y = c.emit1(Op::permute, y, {{"dims", AttrValue::ints({0, 3, 5, 1, 2, 4})}});
+  c.set(0, c.reshape(y, {n, ch * b * b, h / b, w / b}));
+}
+
+// Einsum: the equation is checked by einsum's inference (letters, terms, sizes).
+void einsum(NodeCtx& c) {
+  c.allow({"equation"});
+  const std::string eq = c.attr_string("equation", "");
+  if (!c.attr("equation")) c.bad("equation is required");
+  std::vector<Operand> ops;
+  for (int i = 0; i < c.num_inputs(); ++i) {
+    require_float(c, i);
+    ops.push_back(v(c.value(i)));
+  }
+  c.set(0, c.emit(Op::einsum, ops, {{"equation", AttrValue(eq)}}));
+}
+
 void transpose(NodeCtx& c) {
   c.allow({"perm"});
   const int64_t r = c.rank(0);
@@ -1034,6 +1075,9 @@ const std::map<std::string, Handler, std::less<>>& handlers() {
       {"Squeeze", squeeze},
       {"Unsqueeze", unsqueeze},
       {"Transpose", transpose},
+      {"Einsum", einsum},
+      {"DepthToSpace", depth_space},
+      {"SpaceToDepth", depth_space},
       {"Concat", concat},
       {"Split", split},
       {"Slice", slice},

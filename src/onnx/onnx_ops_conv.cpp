@@ -1,7 +1,7 @@
-// The importer's handlers for convolution, pooling, BatchNormalization and Pad. reprokit's conv and
-// pool ops are 2-D (NCHW) and 3-D (NCDHW): a 1-D ONNX op runs as 2-D over a plane of height 1,
-// and pads that differ before and after (or that a pool cannot take) become an explicit pad op
-// in front.
+// The importer's handlers for convolution, pooling, BatchNormalization, InstanceNormalization and
+// Pad. reprokit's conv and pool ops are 2-D (NCHW) and 3-D (NCDHW): a 1-D ONNX op runs as 2-D over
+// a plane of height 1, and pads that differ before and after (or that a pool cannot take) become
+// an explicit pad op in front.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -333,6 +333,23 @@ void batch_normalization(NodeCtx& c) {
                   {{"eps", AttrValue(c.attr_float("epsilon", 1e-5))}}));
 }
 
+// InstanceNormalization: input, scale [C], B [C]. PyTorch's exporter writes nn.GroupNorm as a
+// Reshape to [N, groups, rest], this with ones and zeros, a Reshape back, Mul and Add: each part
+// imports on its own.
+void instance_normalization(NodeCtx& c) {
+  c.allow({"epsilon"});
+  require_float(c, 0);
+  if (c.rank(0) < 3) c.bad(fmt::format("input must be [N, C, D1, ...], got {}", shape_str(c.shape(0))));
+  const int64_t ch = c.shape(0)[1];
+  for (int i = 1; i <= 2; ++i) {
+    if (c.shape(i) != Shape{ch}) c.bad(fmt::format("input {} has shape {}, expected [{}] (the channels)", i + 1, shape_str(c.shape(i)), ch));
+    if (c.dtype(i) != c.dtype(0)) c.bad(fmt::format("input {} is {}, input 1 is {}", i + 1, dtype_name(c.dtype(i)), dtype_name(c.dtype(0))));
+  }
+  const double eps = c.attr_float("epsilon", 1e-5);
+  if (!(eps >= 0) || !std::isfinite(eps)) c.bad(fmt::format("epsilon {} must be finite and non-negative", eps));
+  c.set(0, c.emit(Op::instance_norm, {v(c.value(0)), v(c.value(1)), v(c.value(2))}, {{"eps", AttrValue(eps)}}));
+}
+
 // Pad in constant mode. ONNX's pads are [begin of each dim..., end of each dim...] and may be
 // negative (cropping): positive amounts become a pad op, negative ones a slice after it.
 void pad(NodeCtx& c) {
@@ -395,6 +412,7 @@ const std::map<std::string, Handler, std::less<>>& conv_handlers() {
       {"GlobalAveragePool", global_pool<Op::mean>},
       {"GlobalMaxPool", global_pool<Op::amax>},
       {"BatchNormalization", batch_normalization},
+      {"InstanceNormalization", instance_normalization},
       {"Pad", pad},
   };
   return table;

@@ -43,16 +43,18 @@ kernels::Values run_kernel(const Node& n, const std::vector<kernels::Values>& a,
       return kernels::pointwise(n, a, out);
     case Op::sum: case Op::amax: case Op::amin: case Op::mean: case Op::var: case Op::argmax:
       return kernels::reduction(n, a, out, order);
-    case Op::softmax: case Op::log_softmax: case Op::layer_norm: case Op::batch_norm:
+    case Op::softmax: case Op::log_softmax: case Op::layer_norm: case Op::batch_norm: case Op::group_norm:
+    case Op::instance_norm:
       return kernels::normalization(n, a, out);
     case Op::conv2d: case Op::max_pool2d: case Op::avg_pool2d: case Op::adaptive_avg_pool2d: case Op::max_pool2d_backward:
     case Op::avg_pool2d_backward: case Op::conv3d: case Op::max_pool3d: case Op::avg_pool3d: case Op::max_pool3d_backward:
     case Op::avg_pool3d_backward: case Op::conv_transpose2d: case Op::conv_transpose3d:
       return kernels::conv(n, a, out, order);
-    case Op::matmul: case Op::linear:
+    case Op::matmul: case Op::linear: case Op::einsum:
       return kernels::linalg(n, a, out, order);
     case Op::reshape: case Op::permute: case Op::transpose: case Op::expand: case Op::slice: case Op::cat:
-    case Op::squeeze: case Op::unsqueeze: case Op::embedding: case Op::gather: case Op::pad:
+    case Op::squeeze: case Op::unsqueeze: case Op::embedding: case Op::gather: case Op::pad: case Op::pixel_shuffle:
+    case Op::pixel_unshuffle:
       return kernels::data_movement(n, a, out);
     case Op::cumsum: case Op::cumprod: case Op::sort: case Op::argsort: case Op::topk: case Op::topk_indices:
       return kernels::scan(n, a, out);

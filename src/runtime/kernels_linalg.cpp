@@ -1,8 +1,11 @@
-// Reference kernels of matmul (batched, broadcasting batch dims) and linear (x @ w^T + b), in
-// double. Independent of any BLAS: this is the ground truth the cpp backend is checked against.
+// Reference kernels of matmul (batched, broadcasting batch dims), linear (x @ w^T + b) and einsum,
+// in double. Independent of any BLAS: this is the ground truth the cpp backend is checked against.
+#include <algorithm>
+
 #include "accumulation.h"
 #include "kernel_util.h"
 #include "reprokit/ir/op_registry.h"
+#include "reprokit/ir/op_semantics.h"
 
 namespace reprokit::kernels {
 
@@ -66,10 +69,44 @@ std::vector<double> linear(const std::vector<Values>& a, const Shape& out_shape,
   return out;
 }
 
+// einsum: every combination of the letters' indices, output letters outermost; the product of
+// the operands' elements summed into the output element.
+std::vector<double> einsum(const Node& n, const std::vector<Values>& a, const Shape& out) {
+  std::vector<Shape> shapes;
+  for (const auto& v : a) shapes.push_back(v.shape);
+  const EinsumSpec s = einsum_spec(attr(n, "equation").as_string(), shapes);
+  std::string letters = s.output;
+  for (const auto& [c, size] : s.sizes)
+    if (s.output.find(c) == std::string::npos) letters += c;
+  Shape extent;
+  for (char c : letters) extent.push_back(s.sizes.at(c));
+  std::vector<Shape> stride(a.size(), Shape(letters.size(), 0));  // operand k's stride per letter
+  for (size_t k = 0; k < a.size(); ++k) {
+    const Shape st = contiguous_strides(a[k].shape);
+    for (size_t i = 0; i < s.inputs[k].size(); ++i) stride[k][letters.find(s.inputs[k][i])] = st[i];
+  }
+  std::vector<double> result(static_cast<size_t>(numel(out)), 0.0);
+  const int64_t total = numel(extent), inner = total / std::max<int64_t>(numel(out), 1);
+  std::vector<int64_t> idx(letters.size(), 0), offset(a.size(), 0);
+  for (int64_t flat = 0; flat < total; ++flat) {
+    double p = 1;
+    for (size_t k = 0; k < a.size(); ++k) p *= a[k].f[static_cast<size_t>(offset[k])];
+    result[static_cast<size_t>(flat / inner)] += p;
+    for (size_t d = letters.size(); d-- > 0;) {  // the next index, last letter fastest
+      for (size_t k = 0; k < a.size(); ++k) offset[k] += stride[k][d];
+      if (++idx[d] < extent[d]) break;
+      for (size_t k = 0; k < a.size(); ++k) offset[k] -= stride[k][d] * extent[d];
+      idx[d] = 0;
+    }
+  }
+  return result;
+}
+
 }  // namespace
 
 Values linalg(const Node& n, const std::vector<Values>& a, const Shape& out, AccumulationOrder order) {
   bool f64 = n.type.dtype == DType::f64;
+  if (n.op == Op::einsum) return Values::floats(n.type.dtype, out, einsum(n, a, out));
   return Values::floats(n.type.dtype, out, n.op == Op::linear ? linear(a, out, order, f64) : matmul(a, out, order, f64));
 }
 

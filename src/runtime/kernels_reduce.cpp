@@ -197,11 +197,42 @@ std::vector<double> batch_norm(const Node& n, const std::vector<Values>& a) {
   return out;
 }
 
+// group_norm and instance_norm: each (sample, group) of an [N, C, ...] input is one contiguous
+// block of C / groups channels; normalized with its biased variance, then weight and bias per
+// channel.
+std::vector<double> group_norm(const Node& n, const std::vector<Values>& a) {
+  const Values& x = a[0];
+  const int64_t channels = x.shape[1], groups = norm_groups(n, x.shape);
+  int64_t inner = 1;
+  for (size_t d = 2; d < x.shape.size(); ++d) inner *= x.shape[d];
+  const auto block = static_cast<size_t>(channels / groups * inner);
+  const double eps = attr_float(n, "eps");
+  std::vector<double> out(x.f.size());
+  for (size_t base = 0; block > 0 && base < out.size(); base += block) {
+    double mean = 0, var = 0;
+    for (size_t j = 0; j < block; ++j) mean += x.f[base + j];
+    mean /= static_cast<double>(block);
+    for (size_t j = 0; j < block; ++j) var += (x.f[base + j] - mean) * (x.f[base + j] - mean);
+    var /= static_cast<double>(block);
+    const double inv = 1.0 / std::sqrt(var + eps);
+    for (size_t j = 0; j < block; ++j) {
+      const size_t i = base + j;
+      const auto c = static_cast<size_t>((static_cast<int64_t>(i) / inner) % channels);
+      double v = (x.f[i] - mean) * inv;
+      if (a.size() > 1) v *= a[1].f[c];
+      if (a.size() > 2) v += a[2].f[c];
+      out[i] = v;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Values normalization(const Node& n, const std::vector<Values>& a, const Shape& out) {
   if (n.op == Op::layer_norm) return Values::floats(n.type.dtype, out, layer_norm(n, a));
   if (n.op == Op::batch_norm) return Values::floats(n.type.dtype, out, batch_norm(n, a));
+  if (n.op == Op::group_norm || n.op == Op::instance_norm) return Values::floats(n.type.dtype, out, group_norm(n, a));
   return Values::floats(n.type.dtype, out, softmax(n, a[0].f, a[0].shape, n.op == Op::log_softmax));
 }
 

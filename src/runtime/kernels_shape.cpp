@@ -1,5 +1,5 @@
 // Reference kernels of data movement: shape ops (reshape permute transpose expand slice cat
-// squeeze unsqueeze contiguous), indexing (embedding gather) and creation (full). Each computes
+// squeeze unsqueeze contiguous pixel_shuffle pixel_unshuffle), indexing (embedding gather) and creation (full). Each computes
 // which source element every output element comes from, so values move exactly, in any dtype.
 #include <fmt/format.h>
 
@@ -70,6 +70,20 @@ Values cat(const Node& n, const std::vector<Values>& a, const Shape& out) {
       for (int64_t k = 0; k < chunk; ++k) map.push_back(base[j] + o * chunk + k);
     }
   return take(all, map, n.type.dtype, out);
+}
+
+// pixel_shuffle / pixel_unshuffle: the output is the input viewed as PixelShuffle::split,
+// permuted by perm.
+std::vector<int64_t> pixel_shuffle_map(const Node& n, const Shape& in, const Shape& out) {
+  const PixelShuffle p = pixel_shuffle_of(n, in);
+  const Shape split_strides = contiguous_strides(p.split);
+  Shape permuted(p.perm.size()), view(p.perm.size());
+  for (size_t d = 0; d < p.perm.size(); ++d) {
+    permuted[d] = p.split[static_cast<size_t>(p.perm[d])];
+    view[d] = split_strides[static_cast<size_t>(p.perm[d])];
+  }
+  if (numel(permuted) != numel(out)) throw InternalError("pixel_shuffle: the permuted view and the output differ in size");
+  return view_map(permuted, view, 0);
 }
 
 int64_t checked_index(int64_t i, int64_t size, const Node& n) {
@@ -157,6 +171,7 @@ Values data_movement(const Node& n, const std::vector<Values>& a, const Shape& o
   if (n.op == Op::gather) return take(a[0], gather_map(n, a[0], a[1], out), dt, out);
   if (n.op == Op::permute || n.op == Op::transpose) return take(a[0], permute_map(n, a[0].shape, out), dt, out);
   if (n.op == Op::slice) return take(a[0], slice_map(n, a[0].shape, out), dt, out);
+  if (n.op == Op::pixel_shuffle || n.op == Op::pixel_unshuffle) return take(a[0], pixel_shuffle_map(n, a[0].shape, out), dt, out);
   if (n.op == Op::expand) return take(a[0], broadcast_map(out, a[0].shape), dt, out);
   return take(a[0], identity_map(a[0].size()), dt, out);  // reshape, squeeze, unsqueeze: same order
 }

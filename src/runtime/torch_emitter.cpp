@@ -203,6 +203,15 @@ std::string emit_node(const Graph& g, const PyNames& ids, const Node& n) {
     case Op::batch_norm:
       return fmt::format("F.batch_norm({}, {}, {}, {}, {}, training=False, eps={})", a[0], a[1], a[2], a.size() > 3 ? a[3] : "None",
                          a.size() > 4 ? a[4] : "None", py_value(AttrValue(attr_float(n, "eps"))));
+    case Op::group_norm:
+      return fmt::format("F.group_norm({}, {}, {}, {}, eps={})", a[0], attr_int(n, "num_groups"), a.size() > 1 ? a[1] : "None",
+                         a.size() > 2 ? a[2] : "None", py_value(AttrValue(attr_float(n, "eps"))));
+    case Op::instance_norm:
+      return fmt::format("F.instance_norm({}, weight={}, bias={}, use_input_stats=True, eps={})", a[0], a.size() > 1 ? a[1] : "None",
+                         a.size() > 2 ? a[2] : "None", py_value(AttrValue(attr_float(n, "eps"))));
+    case Op::pixel_shuffle: return fmt::format("F.pixel_shuffle({}, {})", a[0], attr_int(n, "upscale_factor"));
+    case Op::pixel_unshuffle: return fmt::format("F.pixel_unshuffle({}, {})", a[0], attr_int(n, "downscale_factor"));
+    case Op::einsum: return fmt::format("torch.einsum('{}', {})", attr(n, "equation").as_string(), fmt::join(a, ", "));
     case Op::conv2d: case Op::conv3d: {
       Window w = window_of(n, &g.node(n.operands[1].value).type.shape[2]);
       return fmt::format("F.conv{}d({}, {}, {}, stride={}, padding={}, dilation={}, groups={})", w.rank, a[0], a[1], a.size() > 2 ? a[2] : "None",
@@ -311,7 +320,15 @@ std::string aten_op_name(const Graph& g, const Node& n) {
       {Op::contiguous, "clone"},
       {Op::reshape, "view"},
       {Op::conv2d, "convolution"},
+      {Op::conv3d, "convolution"},
+      {Op::conv_transpose2d, "convolution"},
+      {Op::conv_transpose3d, "convolution"},
       {Op::max_pool2d, "max_pool2d_with_indices"},
+      {Op::max_pool3d, "max_pool3d_with_indices"},
+      {Op::max_pool3d_backward, "max_pool3d_with_indices_backward"},
+      {Op::group_norm, "native_group_norm"},
+      {Op::argsort, "sort"},
+      {Op::topk_indices, "topk"},
       {Op::adaptive_avg_pool2d, "_adaptive_avg_pool2d"},
       {Op::max_pool2d_backward, "max_pool2d_with_indices_backward"},
       {Op::softmax, "_softmax"},

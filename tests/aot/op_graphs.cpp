@@ -87,6 +87,15 @@ const std::vector<std::string>& differentiable_op_graphs() {
       "graph t(%x: f32[3, 5] grad) { %y = sort(%x, dim=1, descending=true)\n %w = mul(%y, %y)\n return (%w) }",
       "graph t(%x: f32[4, 3] grad) { %y = sort(%x, dim=0)\n %z = topk(%x, k=2, dim=0, largest=false)\n %w = mul(%z, %z)\n return (%y, %w) }",
       "graph t(%x: f32[3, 5] grad) { %y = topk(%x, k=3)\n %w = mul(%y, %y)\n return (%w) }",
+      "graph t(%x: f32[2, 4, 3] grad, %w: f32[4] grad, %b: f32[4] grad) { %y = group_norm(%x, %w, %b, num_groups=2)\n %z = mul(%y, %x)\n return (%z) }",
+      "graph t(%x: f32[2, 2, 2, 2] grad) { %y = group_norm(%x, num_groups=1, eps=0.1)\n %z = mul(%y, %x)\n return (%z) }",
+      "graph t(%x: f32[2, 3, 4] grad, %w: f32[3] grad, %b: f32[3] grad) { %y = instance_norm(%x, %w, %b)\n %z = mul(%y, %x)\n return (%z) }",
+      "graph t(%x: f32[1, 2, 2, 3] grad) { %y = instance_norm(%x, eps=0.01)\n %z = mul(%y, %x)\n return (%z) }",
+      "graph t(%x: f32[1, 8, 2, 3] grad) { %y = pixel_shuffle(%x, upscale_factor=2)\n %w = slice(%y, 3, 0, 5)\n %z = mul(%w, %w)\n return (%z) }",
+      "graph t(%a: f32[2, 3, 4] grad, %b: f32[2, 4, 5] grad) { %y = einsum(%a, %b, equation=\"bij,bjk->bik\")\n %z = mul(%y, %y)\n return (%z) }",
+      "graph t(%a: f32[2, 3] grad, %b: f32[3, 4] grad, %c: f32[4] grad) { %y = einsum(%a, %b, %c, equation=\"ij,jk,k->ki\")\n %z = mul(%y, %y)\n return (%z) }",
+      "graph t(%a: f32[2, 3] grad, %b: f32[2] grad) { %y = einsum(%a, %b, equation=\"ij,i\")\n %z = mul(%y, %y)\n return (%z) }",
+      "graph t(%x: f32[2, 4, 6] grad) { %y = pixel_unshuffle(%x, downscale_factor=2)\n %w = slice(%y, 0, 1, 5)\n %z = mul(%w, %w)\n return (%z) }",
   };
   return graphs;
 }

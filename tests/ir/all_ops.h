@@ -68,6 +68,13 @@ graph all_ops(%x: f32[2, 3] grad, %y: f32[3], %i: i64[2, 3], %c: bool[2, 3], %e:
   %aap = adaptive_avg_pool2d(%im, output_size=[1, 1])
   %bvp = abs(%bv)
   %bn = batch_norm(%im, %bm, %bvp, %bm, %bv, eps=0.001)
+  %gn = group_norm(%im, %bv, %bm, num_groups=2)
+  %gn1 = group_norm(%im, num_groups=4, eps=0.001)
+  %inorm = instance_norm(%im, %bv, %bm, eps=0.001)
+  %inorm1 = instance_norm(%im)
+  %pshuf = pixel_shuffle(%im, upscale_factor=2)
+  %punshuf = pixel_unshuffle(%im, downscale_factor=3)
+  %ein = einsum(%x, %m, %y, equation="ij,jk,j->ki")
   %pad = pad(%x, pads=[1, 2, 0, 1], value=0.5)
   %mpb = max_pool2d_backward(%mp, %im, kernel=[3, 3], stride=[2, 2], padding=[1, 1], ceil_mode=true)
   %apb = avg_pool2d_backward(%ap, %im, kernel=[2, 3], padding=[1, 1], count_include_pad=false)
@@ -85,7 +92,7 @@ graph all_ops(%x: f32[2, 3] grad, %y: f32[3], %i: i64[2, 3], %c: bool[2, 3], %e:
   %apb3 = avg_pool3d_backward(%ap3, %vol, kernel=[2, 2, 3], padding=[1, 0, 1], count_include_pad=false)
   %ct = conv_transpose2d(%im, %ctw, %cb, stride=[2, 1], padding=[1, 0], output_padding=[1, 0], dilation=[1, 2], groups=2)
   %ct3 = conv_transpose3d(%vol, %vw, %vb, stride=[2, 1, 1], padding=[0, 1, 0], output_padding=[1, 0, 0], groups=2)
-  return (%neg, %log, %sqrt, %rsqrt, %rec, %sin, %cos, %tanh, %sig, %relu, %gelu, %gelu2, %silu, %erf, %add, %sub, %mul, %div, %pow, %max, %min, %eq, %ne, %lt, %le, %gt, %ge, %where, %to, %clone, %sumall, %mean, %amax, %amin, %var, %argmax, %softmax, %lsm, %ln, %mm, %reshape, %transpose, %expand, %slice, %cat, %squeeze, %unsqueeze, %contig, %emb, %gather, %full, %exp, %hh, %clamp, %clamp1, %conv, %mp, %ap, %aap, %bn, %pad, %mpb, %apb, %cumsum, %icumsum, %cumprod, %sort, %argsort, %topk, %topki, %conv3, %mp3, %ap3, %mpb3, %apb3, %ct, %ct3)
+  return (%neg, %log, %sqrt, %rsqrt, %rec, %sin, %cos, %tanh, %sig, %relu, %gelu, %gelu2, %silu, %erf, %add, %sub, %mul, %div, %pow, %max, %min, %eq, %ne, %lt, %le, %gt, %ge, %where, %to, %clone, %sumall, %mean, %amax, %amin, %var, %argmax, %softmax, %lsm, %ln, %mm, %reshape, %transpose, %expand, %slice, %cat, %squeeze, %unsqueeze, %contig, %emb, %gather, %full, %exp, %hh, %clamp, %clamp1, %conv, %mp, %ap, %aap, %bn, %gn, %gn1, %inorm, %inorm1, %pshuf, %punshuf, %ein, %pad, %mpb, %apb, %cumsum, %icumsum, %cumprod, %sort, %argsort, %topk, %topki, %conv3, %mp3, %ap3, %mpb3, %apb3, %ct, %ct3)
 }
 )RK";
 

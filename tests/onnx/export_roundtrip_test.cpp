@@ -29,6 +29,7 @@ bool approximate_export(Op op) {
   switch (op) {
     case Op::rsqrt: case Op::silu: case Op::gelu: case Op::var: case Op::layer_norm:
     case Op::batch_norm:           // weight and bias of 1 and 0 when absent
+    case Op::group_norm: case Op::instance_norm:  // InstanceNormalization's own summation order
     case Op::adaptive_avg_pool2d:  // two MatMuls with averaging matrices
     case Op::avg_pool2d_backward:  // g / divisor, summed tap by tap
       return true;

@@ -1,5 +1,6 @@
-// The importer's convolution, pooling, BatchNormalization, Pad and Clip mappings on tiny models,
-// against values computed by hand: 1-D and 3-D forms, asymmetric and SAME pads, cropping pads.
+// The importer's convolution, pooling, BatchNormalization, InstanceNormalization, Pad and Clip
+// mappings on tiny models, against values computed by hand: 1-D and 3-D forms, asymmetric and SAME
+// pads, cropping pads, nn.GroupNorm as PyTorch exports it.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -228,6 +229,38 @@ TEST(OnnxImportConv, BatchNormalizationInference) {
   EXPECT_EQ(count_op(m.graph, Op::batch_norm), 1);
 }
 
+TEST(OnnxImportConv, InstanceNormalization) {
+  Tensor x = f32({1, 2, 2}, {0, 2, 5, 7});
+  auto m = one("InstanceNormalization", x, {{"scale", f32({2}, {2, 1})}, {"bias", f32({2}, {1, 0})}}, [](auto& n) { attr_f(n, "epsilon", 0.0f); });
+  expect_values(run(m, {x})[0], {1, 2, 2}, {-1, 3, -1, 1});
+  EXPECT_EQ(count_op(m.graph, Op::instance_norm), 1);
+}
+
+// nn.GroupNorm as PyTorch 1.13 exports it: Reshape to [N, groups, -1], InstanceNormalization with
+// ones and zeros, Reshape to Shape(x), then Mul and Add with the weight and bias unsqueezed to [C, 1, 1].
+TEST(OnnxImportConv, GroupNormAsPyTorchExportsIt) {
+  ModelBuilder b(17);
+  b.input("x", F32, {1, 4, 1, 2}).output("y", F32);
+  b.init("groups_shape", i64({3}, {0, 2, -1}));
+  b.init("ones", f32({2}, {1, 1}));
+  b.init("zeros", f32({2}, {0, 0}));
+  b.init("weight", f32({4}, {1, 2, 3, 4}));
+  b.init("bias", f32({4}, {0, 0, 0, 1}));
+  b.init("axes", i64({2}, {1, 2}));
+  b.node("Reshape", {"x", "groups_shape"}, {"grouped"});
+  attr_f(b.node("InstanceNormalization", {"grouped", "ones", "zeros"}, {"normed"}), "epsilon", 0.0f);
+  b.node("Shape", {"x"}, {"x_shape"});
+  b.node("Reshape", {"normed", "x_shape"}, {"norm"});
+  b.node("Unsqueeze", {"weight", "axes"}, {"w"});
+  b.node("Unsqueeze", {"bias", "axes"}, {"bb"});
+  b.node("Mul", {"norm", "w"}, {"scaled"});
+  b.node("Add", {"scaled", "bb"}, {"y"});
+  Tensor x = f32({1, 4, 1, 2}, {0, 2, 0, 2, 1, 1, 3, 3});  // groups {0, 2, 0, 2} and {1, 1, 3, 3}: mean 1 and 2, var 1
+  auto m = b.import();
+  expect_values(run(m, {x})[0], {1, 4, 1, 2}, {-1, 1, -2, 2, -3, -3, 5, 5});
+  EXPECT_EQ(count_op(m.graph, Op::instance_norm), 1);
+}
+
 TEST(OnnxImportConv, PadGrowsAndCrops) {
   ModelBuilder b(17);
   b.input("x", F32, {2, 3}).output("y", F32);
@@ -268,6 +301,10 @@ TEST(OnnxImportConv, WhatCannotBeExpressedIsNamed) {
              "training_mode=1");
   Tensor x6 = f32({1, 1, 2, 2, 2, 1}, std::vector<double>(8, 1.0));
   EXPECT_HAS(import_error([&] { return one("MaxPool", x6, {}, [](auto& n) { attr_ints(n, "kernel_shape", {1, 1, 1, 1}); }); }), "6-D input");
+  EXPECT_HAS(import_error([&] { return one("InstanceNormalization", f32({2, 3}, std::vector<double>(6, 1.0)), {{"s", f32({3}, {1, 1, 1})}, {"b", f32({3}, {0, 0, 0})}}, [](auto&) {}); }),
+             "input must be [N, C, D1, ...], got [2, 3]");
+  EXPECT_HAS(import_error([&] { return one("InstanceNormalization", x, {{"s", f32({2}, {1, 1})}, {"b", f32({1}, {0})}}, [](auto&) {}); }),
+             "input 2 has shape [2], expected [1] (the channels)");
   Tensor x5 = f32({1, 1, 2, 2, 2}, std::vector<double>(8, 1.0));
   EXPECT_HAS(import_error([&] { return one("MaxPool", x5, {}, [](auto& n) { attr_ints(n, "kernel_shape", {1, 1}); }); }),
              "kernel_shape has 2 values for 3 spatial dims");

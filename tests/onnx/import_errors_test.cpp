@@ -31,12 +31,12 @@ TEST(OnnxImportErrors, UnsupportedOpNamesNodeAndOpType) {
   b.init("w", f32({1, 1, 1, 1}, {1}));
   b.node("Relu", {"x"}, {"r"}, "first");
   b.node("MaxUnpool", {"r", "w"}, {"c"}, "up1");
-  b.node("Einsum", {"c"}, {"y"}, "einsum");
+  b.node("Det", {"c"}, {"y"}, "det");
   std::string e = import_error(b);
   EXPECT_HAS(e, "test.onnx");
   EXPECT_HAS(e, "node 1 'up1' (MaxUnpool)");
   EXPECT_HAS(e, "not supported: op MaxUnpool");
-  EXPECT_HAS(e, "also unsupported in this model: Einsum");
+  EXPECT_HAS(e, "also unsupported in this model: Det");
 }
 
 TEST(OnnxImportErrors, UnsupportedDtypes) {

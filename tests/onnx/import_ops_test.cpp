@@ -44,6 +44,12 @@ std::vector<Tensor> run_named(const ImportedModel& m, const std::vector<std::pai
   return interpret(m.graph, in);
 }
 
+int count_op(const Graph& g, Op op) {
+  int k = 0;
+  for (const Node& n : g.nodes) k += n.op == op;
+  return k;
+}
+
 Tensor run1(const std::string& op, std::vector<std::pair<std::string, Tensor>> in, int out_elem = F32, int opset = 17,
             std::function<void(onnx::NodeProto&)> attrs = {}, std::optional<Shape> out_dims = std::nullopt) {
   return run_named(one_node(op, in, out_elem, opset, attrs, out_dims), in)[0];
@@ -359,6 +365,44 @@ TEST(OnnxImportOps, SqueezeUnsqueezeTransposeConcatSplit) {
   auto out = run(b.import(), {t});
   expect_values(out[0], {2, 1}, {1, 4});
   expect_values(out[1], {2, 2}, {2, 3, 5, 6});
+}
+
+// x holds 0..7 as [1, 8, 1, 1] (DepthToSpace) or [1, 2, 2, 2] (SpaceToDepth). CRD splits the
+// channels as [C, b, b] (pixel_shuffle), DCR as [b, b, C], SpaceToDepth stacks blocks as [b, b, C].
+TEST(OnnxImportOps, DepthToSpaceAndSpaceToDepth) {
+  Tensor d = f32({1, 8, 1, 1}, {0, 1, 2, 3, 4, 5, 6, 7});
+  auto crd = one_node("DepthToSpace", {{"x", d}}, F32, 17, [](auto& n) { attr(n, "blocksize", 2), attr_s(n, "mode", "CRD"); });
+  expect_values(run_named(crd, {{"x", d}})[0], {1, 2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
+  EXPECT_EQ(count_op(crd.graph, Op::pixel_shuffle), 1);
+  expect_values(run1("DepthToSpace", {{"x", d}}, F32, 17, [](auto& n) { attr(n, "blocksize", 2); }), {1, 2, 2, 2}, {0, 2, 4, 6, 1, 3, 5, 7});
+  Tensor s = f32({1, 2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
+  expect_values(run1("SpaceToDepth", {{"x", s}}, F32, 17, [](auto& n) { attr(n, "blocksize", 2); }), {1, 8, 1, 1}, {0, 4, 1, 5, 2, 6, 3, 7});
+  auto error = [](const char* op, const Shape& shape, int64_t blocksize) {
+    ModelBuilder b(17);
+    b.input("x", F32, shape).output("z", F32);
+    attr(b.node(op, {"x"}, {"z"}, "the_node"), "blocksize", blocksize);
+    return import_error(b);
+  };
+  EXPECT_HAS(error("DepthToSpace", {1, 3, 1, 1}, 2), "3 channels do not divide by blocksize^2 = 4");
+  EXPECT_HAS(error("SpaceToDepth", {1, 8, 1, 1}, 0), "blocksize 0 must be in [1, 2^20]");
+  EXPECT_HAS(error("SpaceToDepth", {1, 2, 2, 2}, 3), "height 2 and width 2 do not divide by blocksize 3");
+}
+
+TEST(OnnxImportOps, Einsum) {
+  Tensor a = f32({2, 2}, {1, 2, 3, 4}), b = f32({2, 3}, {1, 0, 2, 0, 1, 3});
+  auto m = one_node("Einsum", {{"a", a}, {"b", b}}, F32, 17, [](auto& n) { attr_s(n, "equation", "ij, jk -> ik"); });
+  expect_values(run_named(m, {{"a", a}, {"b", b}})[0], {2, 3}, {1, 2, 8, 3, 4, 18});
+  EXPECT_EQ(count_op(m.graph, Op::einsum), 1);
+  expect_values(run1("Einsum", {{"a", a}}, F32, 17, [](auto& n) { attr_s(n, "equation", "ij->i"); }), {2}, {3, 7});
+  auto error = [](const std::string& eq, const Shape& shape) {
+    ModelBuilder m(17);
+    m.input("a", F32, shape).output("z", F32);
+    attr_s(m.node("Einsum", {"a"}, {"z"}, "the_node"), "equation", eq);
+    return import_error(m);
+  };
+  EXPECT_HAS(error("ii->i", {2, 2}), "'i' repeats in term 'ii' (diagonals are not supported)");
+  EXPECT_HAS(error("ij,jk->ik", {2, 2}), "2 terms for 1 operands");
+  EXPECT_HAS(error("ij->ij", {2, 2, 2}), "term 'ij' has 2 subscripts, operand 1 has rank 3");
 }
 
 TEST(OnnxImportOps, ConstantsAndShapeArithmeticFold) {

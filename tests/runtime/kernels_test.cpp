@@ -101,6 +101,28 @@ const std::vector<Case>& cases() {
       {"clamp", "graph t(%x: i64[2]) { %z = clamp(%x, min=2, max=1)\n return (%z) }", {{0, 5}}, {1, 1}},  // min > max: max
       {"batch_norm", "graph t(%x: f64[1, 2, 1, 2], %m: f64[2], %v: f64[2], %w: f64[2], %b: f64[2]) { %z = batch_norm(%x, %m, %v, %w, %b, eps=0.0)\n return (%z) }",
        {{1, 3, 2, 4}, {1, 2}, {4, 1}, {1, 2}, {0, 1}}, {0, 1, 1, 5}},
+      // group_norm: groups {c0, c1} = {0, 2, 0, 2} (mean 1, var 1) and {c2, c3} = {1, 1, 3, 3} (mean 2, var 1).
+      {"group_norm", "graph t(%x: f64[1, 4, 2], %w: f64[4], %b: f64[4]) { %z = group_norm(%x, %w, %b, num_groups=2, eps=0.0)\n return (%z) }",
+       {{0, 2, 0, 2, 1, 1, 3, 3}, {1, 2, 3, 4}, {0, 0, 0, 1}}, {-1, 1, -2, 2, -3, -3, 5, 5}},
+      {"group_norm", "graph t(%x: f64[2, 2, 1]) { %z = group_norm(%x, num_groups=1, eps=0.0)\n return (%z) }",
+       {{1, 3, 10, 14}}, {-1, 1, -1, 1}},
+      {"instance_norm", "graph t(%x: f64[1, 2, 2], %w: f64[2], %b: f64[2]) { %z = instance_norm(%x, %w, %b, eps=0.0)\n return (%z) }",
+       {{0, 2, 5, 7}, {2, 1}, {1, 0}}, {-1, 3, -1, 1}},
+      {"instance_norm", "graph t(%x: f64[1, 1, 2, 2]) { %z = instance_norm(%x, eps=1.0)\n return (%z) }",
+       {{0, 0, 2, 2}}, {-std::sqrt(0.5), -std::sqrt(0.5), std::sqrt(0.5), std::sqrt(0.5)}},
+      // pixel_shuffle: channel k = i * 2 + j of [4, 1, 2] lands at row i, column w * 2 + j.
+      {"pixel_shuffle", "graph t(%x: f32[1, 4, 1, 2]) { %z = pixel_shuffle(%x, upscale_factor=2)\n return (%z) }",
+       {{0, 1, 10, 11, 20, 21, 30, 31}}, {0, 10, 1, 11, 20, 30, 21, 31}},
+      {"pixel_shuffle", "graph t(%x: i64[4, 1, 1]) { %z = pixel_shuffle(%x, upscale_factor=2)\n return (%z) }", {{1, 2, 3, 4}}, {1, 2, 3, 4}},
+      {"pixel_unshuffle", "graph t(%x: f32[1, 1, 2, 4]) { %z = pixel_unshuffle(%x, downscale_factor=2)\n return (%z) }",
+       {{0, 10, 1, 11, 20, 30, 21, 31}}, {0, 1, 10, 11, 20, 21, 30, 31}},
+      {"einsum", "graph t(%a: f64[2, 2], %b: f64[2, 3]) { %z = einsum(%a, %b, equation=\"ij,jk->ik\")\n return (%z) }",
+       {{1, 2, 3, 4}, {1, 0, 2, 0, 1, 3}}, {1, 2, 8, 3, 4, 18}},
+      {"einsum", "graph t(%a: f64[2, 3]) { %z = einsum(%a, equation=\"ij -> ji\")\n return (%z) }", {{1, 2, 3, 4, 5, 6}}, {1, 4, 2, 5, 3, 6}},
+      {"einsum", "graph t(%a: f64[3], %b: f64[3]) { %z = einsum(%a, %b, equation=\"i,i\")\n return (%z) }", {{1, 2, 3}, {4, 5, 6}}, {32}},
+      // implicit output "i" (the letter used once): sum over j, k of a[i, j] b[k, j] c[k] = 1 + 20 + 300.
+      {"einsum", "graph t(%a: f64[1, 2], %b: f64[3, 2], %c: f64[3]) { %z = einsum(%a, %b, %c, equation=\"ij,kj,k\")\n return (%z) }",
+       {{1, 2}, {1, 0, 0, 1, 1, 1}, {1, 10, 100}}, {321}},
       {"conv2d", "graph t(%x: f32[1, 1, 3, 3], %w: f32[1, 1, 2, 2], %b: f32[1]) { %z = conv2d(%x, %w, %b)\n return (%z) }",
        {{1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 0, 0, 1}, {10}}, {16, 18, 22, 24}},
       {"conv2d", "graph t(%x: f32[1, 2, 2, 2], %w: f32[2, 1, 1, 1]) { %z = conv2d(%x, %w, groups=2)\n return (%z) }",

@@ -1,5 +1,6 @@
 // Decompositions: rewrite every composite op (ops.def's COMPOSITE flag: linear, gelu, silu,
-// sigmoid, softmax, log_softmax, layer_norm, mean, var) into primitive ops, one rule per op.
+// sigmoid, softmax, log_softmax, layer_norm, batch_norm, group_norm, instance_norm,
+// pixel_shuffle, pixel_unshuffle, einsum, mean, var) into primitive ops, one rule per op.
 #pragma once
 
 #include "reprokit/ir/graph.h"

@@ -4,7 +4,9 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -70,6 +72,37 @@ bool orders_descending(const Node& n);
 
 // The dims of layer_norm's normalized_shape within an input of rank `rank` (its last dims).
 std::vector<int64_t> layer_norm_dims(const Node& n, int64_t rank);
+
+// The number of groups group_norm (num_groups) or instance_norm (one per channel) normalizes an
+// [N, C, ...] input of shape x over. VerifyError when num_groups is not positive or does not
+// divide the channels, or when x has no channel dim.
+int64_t norm_groups(const Node& n, const Shape& x);
+
+// pixel_shuffle and pixel_unshuffle of an input of shape x ([*, C, H, W], rank >= 3): the factor
+// r and the [lead..., C, r, r, H, W] (shuffle) or [lead..., C, H, r, W, r] (unshuffle) view the
+// decomposition permutes. VerifyError for a factor below 1, a lower rank, or channels (shuffle) or
+// H and W (unshuffle) that the factor does not divide.
+struct PixelShuffle {
+  int64_t factor = 1;
+  Shape split;    // the input viewed with the factor's dims split out
+  Shape result;   // the output shape
+  std::vector<int64_t> perm;  // of `split`: the output's order before the final reshape
+};
+PixelShuffle pixel_shuffle_of(const Node& n, const Shape& x);
+
+// einsum's equation over operands of the given shapes: each operand's subscripts, the output's
+// (explicit after ->, else the letters used once, in alphabetical order) and each letter's size.
+// Spaces are ignored. VerifyError saying what is wrong: a character other than a letter, comma or
+// ->, an ellipsis, more than one ->, a term count other than the operand count, a term whose
+// length is not its operand's rank, a letter repeated within a term (a diagonal), an output letter
+// repeated or used by no operand, or a letter whose sizes differ between operands.
+struct EinsumSpec {
+  std::vector<std::string> inputs;
+  std::string output;
+  std::map<char, int64_t> sizes;
+  std::string equation() const;  // the explicit form: inputs joined by commas, ->, output
+};
+EinsumSpec einsum_spec(const std::string& equation, const std::vector<Shape>& shapes);
 
 // The window of conv2d, max_pool2d, avg_pool2d, their 3-D twins (conv3d, max_pool3d, avg_pool3d)
 // and the pools' backward ops: kernel, stride, padding, dilation per spatial dim ((H, W) or

@@ -4,11 +4,15 @@
 // Ops map one to one where ONNX has the op; otherwise: rsqrt -> Reciprocal(Sqrt), silu -> x *
 // Sigmoid(x), gelu -> its Erf (or tanh) formula, var -> ReduceMean/Sub/Mul/ReduceSum/Div, ne ->
 // Not(Equal), linear -> Gemm(transB=1) (inputs of rank != 2 are reshaped to 2-D and back),
-// layer_norm -> LayerNormalization, softmax/log_softmax -> Softmax/LogSoftmax(axis), gather ->
-// GatherElements, embedding -> Gather, full -> ConstantOfShape, cumsum -> CumSum, cumprod -> the
-// running Mul of its dim's slices, Concat'ed (ONNX has no CumProd), sort/argsort/topk/topk_indices
-// -> TopK (sort's k the dim's length; values output 0, indices output 1). Attributes become the inputs
-// opset 17 wants (Reshape shape, Slice bounds, Squeeze/Unsqueeze/ReduceSum axes). Mixed operand
+// layer_norm -> LayerNormalization, instance_norm -> InstanceNormalization, group_norm ->
+// InstanceNormalization over [N, groups, rest] then Mul/Add per channel, softmax/log_softmax ->
+// Softmax/LogSoftmax(axis), gather -> GatherElements, embedding -> Gather, full -> ConstantOfShape,
+// pixel_shuffle of rank 4 -> DepthToSpace(CRD), pixel_unshuffle (and pixel_shuffle of other
+// ranks) -> Reshape, Transpose, Reshape, einsum -> Einsum (its explicit equation), cumsum ->
+// CumSum, cumprod -> the running Mul of its dim's slices, Concat'ed (ONNX has no CumProd),
+// sort/argsort/topk/topk_indices -> TopK (sort's k the dim's length; values output 0, indices
+// output 1). Attributes become the inputs opset 17 wants (Reshape shape, Slice bounds,
+// Squeeze/Unsqueeze/ReduceSum axes). Mixed operand
 // dtypes get Casts to the dtype reprokit computes in; an op ONNX does not define for f16/bf16 is
 // computed in f32 between Casts, as reprokit does. Graph inputs are contiguous (strides dropped).
 // What ONNX cannot express is a UserError naming the node.

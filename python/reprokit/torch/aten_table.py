@@ -162,11 +162,67 @@ def _bn_no_training(g, n, a, k):  # (x, weight, bias, running_mean, running_var,
     return (y, Unusable("a batch norm's saved mean"), Unusable("a batch norm's saved inverse deviation"))
 
 
+def _affine_operands(g, n, x, w, b, what):
+    operands = [x] + ([w] if w is not None else [])
+    if b is not None:
+        if w is None:
+            raise g.unsupported(n, f"{what} with a bias and no weight")
+        operands.append(b)
+    return operands
+
+
+def _batch_statistics_norm(g, n, x, w, b, eps):
+    """Batch norm with the batch's statistics and no running statistics to update: each channel of
+    [N, C, ...] normalized over N and the spatial dims, as instance_norm does on [1, C, N, ...].
+    PyTorch's instance_norm reaches the dispatcher as this, on the input viewed as [1, N * C, ...]."""
+    shape = g.shape_of(n.args[0])
+    if len(shape) >= 3 and shape[0] == 1:
+        return g.emit("instance_norm", _affine_operands(g, n, x, w, b, "batch norm"), eps=float(eps))
+    moved = g.emit("unsqueeze", [g.emit("transpose", [x], dim0=0, dim1=1)], dim=0)
+    y = g.emit("instance_norm", _affine_operands(g, n, moved, w, b, "batch norm"), eps=float(eps))
+    return g.emit("transpose", [g.emit("squeeze", [y], dim=0)], dim0=0, dim1=1)
+
+
 def _native_batch_norm(g, n, a, k):  # (x, weight, bias, running_mean, running_var, training, momentum, eps)
     if a[5]:
-        raise g.unsupported(n, "batch norm in training mode (statistics of the batch, running statistics updated)")
-    y = _batch_norm_inference(g, a[0], a[1], a[2], a[3], a[4], a[7], n)
+        if a[3] is not None or a[4] is not None:
+            raise g.unsupported(n, "batch norm in training mode (statistics of the batch, running statistics updated)")
+        y = _batch_statistics_norm(g, n, a[0], a[1], a[2], a[7])
+    else:
+        y = _batch_norm_inference(g, a[0], a[1], a[2], a[3], a[4], a[7], n)
     return (y, Unusable("a batch norm's saved mean"), Unusable("a batch norm's saved inverse deviation"))
+
+
+def _bn_legit(g, n, a, k):  # _native_batch_norm_legit(x, weight, bias, [running_mean, running_var,] training, momentum, eps)
+    if len(a) == 8:
+        return _native_batch_norm(g, n, a, k)
+    if not a[3]:
+        raise g.unsupported(n, "batch norm in inference mode without running statistics")
+    y = _batch_statistics_norm(g, n, a[0], a[1], a[2], a[5])
+    return (y, Unusable("a batch norm's saved mean"), Unusable("a batch norm's saved inverse deviation"))
+
+
+def _group_norm(g, n, a, k):  # native_group_norm(x, weight, bias, N, C, HxW, group, eps)
+    y = g.emit("group_norm", _affine_operands(g, n, a[0], a[1], a[2], "group norm"), num_groups=int(a[6]), eps=float(a[7]))
+    return (y, Unusable("the mean a group norm saves"), Unusable("the inverse deviation a group norm saves"))
+
+
+def _instance_norm(g, n, a, k):  # instance_norm(x, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn)
+    if a[5]:
+        return g.emit("instance_norm", _affine_operands(g, n, a[0], a[1], a[2], "instance norm"), eps=float(a[7]))
+    if a[3] is None or a[4] is None:
+        raise g.unsupported(n, "instance norm without input statistics or running statistics")
+    return _batch_norm_inference(g, a[0], a[1], a[2], a[3], a[4], a[7], n)  # the running statistics, per channel
+
+
+def _repeat(g, n, a, k):  # repeat(x, repeats): each dim tiled, as expand over a new dim before it, then reshape
+    reps = [int(r) for r in a[1]]
+    shape = [1] * (len(reps) - g.rank_of(n.args[0])) + [int(d) for d in g.shape_of(n.args[0])]
+    x = g.emit("reshape", [a[0]], shape=shape) if len(shape) != g.rank_of(n.args[0]) else a[0]
+    interleaved = [d for s in shape for d in (1, s)]
+    tiled = [d for r, s in zip(reps, shape) for d in (r, s)]
+    x = g.emit("expand", [g.emit("reshape", [x], shape=interleaved)], shape=tiled)
+    return g.emit("reshape", [x], shape=[int(d) for d in g.shape_of(n)])
 
 
 def _addmm(g, n, a, k):  # beta * bias + alpha * (x @ w)
@@ -489,13 +545,16 @@ TABLE = {
     aten._log_softmax: _softmax("log_softmax"), aten.log_softmax: _softmax("log_softmax"),
     aten.native_layer_norm: _layer_norm,
     aten._native_batch_norm_legit_no_training: _bn_no_training, aten.native_batch_norm: _native_batch_norm,
+    aten._native_batch_norm_legit: _bn_legit, aten.native_group_norm: _group_norm, aten.instance_norm: _instance_norm,
     aten.addmm: _addmm, aten.mm: _binary("matmul"), aten.bmm: _binary("matmul"), aten.matmul: _binary("matmul"),
     aten.linear: _linear,
     aten.t: _t, aten.transpose: _transpose, aten.permute: _permute,
     aten.view: _reshape, aten.reshape: _reshape, aten._unsafe_view: _reshape, aten.expand: _expand,
     aten.slice: _slice, aten.select: _select, aten.split: _split, aten.split_with_sizes: _split, aten.unbind: _unbind,
     aten.unsafe_split: _split, aten.unsafe_split_with_sizes: _split,
-    aten.cat: _cat, aten.stack: _stack, aten.squeeze: _squeeze, aten.unsqueeze: _unsqueeze,
+    aten.pixel_shuffle: lambda g, n, a, k: g.emit("pixel_shuffle", [a[0]], upscale_factor=int(a[1])),
+    aten.pixel_unshuffle: lambda g, n, a, k: g.emit("pixel_unshuffle", [a[0]], downscale_factor=int(a[1])),
+    aten.cat: _cat, aten.stack: _stack, aten.repeat: _repeat, aten.squeeze: _squeeze, aten.unsqueeze: _unsqueeze,
     aten.convolution: _conv, aten.conv2d: _conv2d, aten.conv3d: _conv2d,
     aten.conv_transpose2d: _conv_transpose, aten.conv_transpose3d: _conv_transpose,
     aten.max_pool2d_with_indices: _max_pool, aten.max_pool2d: _max_pool, aten.avg_pool2d: _avg_pool,
@@ -585,7 +644,7 @@ def decompositions():
     wanted = [
         "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_attention_math", "scaled_dot_product_attention",
         "lstm", "gru", "rnn_tanh", "rnn_relu", "_transformer_encoder_layer_fwd", "_native_multi_head_attention",
-        "native_group_norm", "silu_backward", "hardswish", "hardsigmoid", "leaky_relu", "elu", "softplus",
+        "native_group_norm_backward", "silu_backward", "hardswish", "hardsigmoid", "leaky_relu", "elu", "softplus",
         "mish", "logsumexp", "baddbmm", "addcmul", "addcdiv", "lerp", "square", "mv", "dot", "erfc",
         "masked_fill", "new_zeros", "new_ones", "new_full", "full_like", "fill", "index_select", "tril", "triu",
         "std", "var_mean", "std_mean", "_log_softmax_backward_data", "_softmax_backward_data", "sigmoid_backward",
