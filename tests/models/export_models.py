@@ -227,6 +227,103 @@ EXTRA_MODELS = {
 }
 
 
+class TinyUNet(torch.nn.Module):
+    """A two-level U-Net with GroupNorm, a transposed-convolution decoder and a skip connection."""
+
+    def __init__(self, c=8):
+        super().__init__()
+        block = lambda i, o: torch.nn.Sequential(torch.nn.Conv2d(i, o, 3, padding=1), torch.nn.GroupNorm(2, o), torch.nn.ReLU())
+        self.down1, self.down2 = block(3, c), block(c, 2 * c)
+        self.pool = torch.nn.MaxPool2d(2)
+        self.up = torch.nn.ConvTranspose2d(2 * c, c, 2, stride=2)
+        self.dec = block(2 * c, c)
+        self.head = torch.nn.Conv2d(c, 2, 1)
+
+    def forward(self, x):
+        a = self.down1(x)
+        b = self.down2(self.pool(a))
+        return self.head(self.dec(torch.cat([self.up(b), a], dim=1)))
+
+
+class AudioCnn(torch.nn.Module):
+    """A 1-D CNN over a waveform with InstanceNorm1d and GroupNorm, pooled to class scores."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Sequential(
+            torch.nn.Conv1d(1, 8, 9, stride=2), torch.nn.InstanceNorm1d(8, affine=True), torch.nn.ReLU(),
+            torch.nn.Conv1d(8, 16, 5, stride=2), torch.nn.GroupNorm(4, 16), torch.nn.ReLU(),
+            torch.nn.AdaptiveAvgPool1d(1), torch.nn.Flatten(), torch.nn.Linear(16, 5))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class SamplingDecoder(torch.nn.Module):
+    """A GPT block whose logits are cut to the top 4 per position, as a sampler does: TopK's values
+    weight the logits gathered at its indices."""
+
+    def __init__(self):
+        super().__init__()
+        self.block = Gpt2Block()
+        self.lm_head = torch.nn.Linear(64, 50)
+
+    def forward(self, x):
+        logits = self.lm_head(self.block(x))
+        values, indices = torch.topk(logits, 4, dim=-1)
+        return torch.gather(logits, -1, indices) * torch.softmax(values, dim=-1)
+
+
+class ShuffleScanEinsum(torch.nn.Module):
+    """Super-resolution's PixelShuffle, a cumulative sum and an einsum contraction."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(4, 16, 3, padding=1)
+        self.mix = torch.nn.Parameter(torch.randn(4, 3))
+
+    def forward(self, x):
+        y = torch.nn.functional.pixel_shuffle(self.conv(x), 2)
+        y = torch.cumsum(y, dim=-1) / y.shape[-1]
+        return torch.einsum("bchw,cd->bdhw", y, self.mix)
+
+
+class AffineWarp(torch.nn.Module):
+    """A spatial transformer: an affine grid from pooled features (affine_grid written out, as the
+    ONNX export has no form for it), then grid_sample."""
+
+    def __init__(self, size=16):
+        super().__init__()
+        self.loc = torch.nn.Linear(3 * 4 * 4, 6)
+        t = (torch.arange(size, dtype=torch.float32) * 2 + 1) / size - 1
+        ys, xs = torch.meshgrid(t, t, indexing="ij")
+        self.register_buffer("base", torch.stack([xs, ys, torch.ones_like(xs)], -1).reshape(1, size * size, 3))
+        self.size = size
+
+    def forward(self, x):
+        theta = self.loc(torch.nn.functional.adaptive_avg_pool2d(x, 4).flatten(1)).view(-1, 2, 3)
+        grid = torch.matmul(self.base, theta.transpose(1, 2)).view(-1, self.size, self.size, 2)
+        return torch.nn.functional.grid_sample(x, grid, align_corners=False)
+
+
+# One model of each family whose ops reprokit learnt last: video (3-D convolution), U-Net decoders
+# (transposed convolution, GroupNorm), audio (InstanceNorm1d), sampling decoders (TopK),
+# super-resolution and tensor algebra (DepthToSpace, CumSum, Einsum), spatial transformers
+# (GridSample).
+FAMILY_MODELS = {
+    "r3d_18": (lambda: torchvision.models.video.r3d_18(weights=None), [1, 3, 8, 56, 56], False),
+    "mc3_18": (lambda: torchvision.models.video.mc3_18(weights=None), [1, 3, 8, 56, 56], False),
+    "r2plus1d_18": (lambda: torchvision.models.video.r2plus1d_18(weights=None), [1, 3, 8, 56, 56], False),
+    "unet": (TinyUNet, [1, 3, 32, 32], False),
+    "audio_cnn": (AudioCnn, [1, 1, 400], False),
+    "sampling_decoder": (SamplingDecoder, [1, 16, 64], False),
+    "shuffle_scan_einsum": (ShuffleScanEinsum, [1, 4, 8, 8], False),
+    "affine_warp": (AffineWarp, [1, 3, 16, 16], False),
+}
+
+EXTRA_MODELS.update(FAMILY_MODELS)
+
+
 def make_outputs_meaningful(model, shape):
     """Random-init models can give outputs that are all zero (ViT's zero-initialized head) or
     vanishingly small (BatchNorm statistics that do not fit the activations), which would make
