@@ -130,6 +130,25 @@ TEST(Minify, TheBugReportQuotesTheReprosOwnFailure) {
   EXPECT_EQ(report.find("output %t:"), std::string::npos) << report;
 }
 
+// A composite op keeps its name through the minifier: a bug planted in group_norm (decomposed
+// before codegen) is minified to the group_norm node, not to the arithmetic it decomposes into.
+TEST(Minify, ABugInGroupNormMinifiesToGroupNorm) {
+  auto dir = fresh_dir("min_group_norm");
+  std::ofstream(dir / "model.rk") << "graph g(%x: f32[2, 4, 3, 3], %w: f32[4], %b: f32[4]) {\n  %h = relu(%x)\n"
+                                     "  %n = group_norm(%h, %w, %b, num_groups=2)\n  %y = tanh(%n)\n  return (%y)\n}\n";
+  auto run = reprokit_cli({"run", "model.rk", "--inject", "group_norm:accuracy"}, dir,
+                          {{"REPRO_AFTER", "dynamo"}, {"REPRO_LEVEL", "4"}, {"REPRO_DIR", "out"}});
+  ASSERT_EQ(run.exit_code, 1) << run.out << run.err;
+  auto b = bundles_in(dir / "out");
+  ASSERT_EQ(b.size(), 1u);
+  auto m = reprokit_cli({"minify", b[0].string()}, dir);
+  ASSERT_EQ(m.exit_code, 0) << m.out << m.err;
+  EXPECT_NE(m.out.find("verified: REPRODUCED"), std::string::npos) << m.out;
+  ReproFile repro = load_repro_file((b[0] / "repro.rk").string());
+  ASSERT_EQ(repro.graph.num_ops(), 1) << m.out;
+  EXPECT_EQ(repro.graph.node(repro.graph.outputs.at(0)).op, Op::group_norm) << m.out;
+}
+
 TEST(MinifySignatures, ADifferentFailureIsNotTheSameBug) {
   Failure rt{FailureKind::runtime_error, "x", "generated code for graph g failed: injected runtime error in node %<v> (erf)", 0};
   Failure other{FailureKind::runtime_error, "y", "generated code for graph g failed: node %<v> = embedding: index <n> is out of range", 0};

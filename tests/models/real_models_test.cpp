@@ -226,7 +226,10 @@ INSTANTIATE_TEST_SUITE_P(Injected, RealModelMinify,
                                            Injected{"fake_quant_mlp", "mul:runtime_error", "aot"},
                                            // 2% in the quantised graph: seen, not lost in its rounding steps' noise
                                            Injected{"fake_quant_mlp", "mul:accuracy=0.02", "aot"},
-                                           Injected{"lraspp_mobilenet_v3_large", "gather:accuracy", "dynamo"}),
+                                           Injected{"lraspp_mobilenet_v3_large", "gather:accuracy", "dynamo"},
+                                           // 3-D and transposed convolution
+                                           Injected{"video_net", "conv3d:accuracy", "dynamo"},
+                                           Injected{"dcgan_generator", "conv_transpose2d:accuracy", "dynamo"}),
                          [](const auto& info) {
                            std::string s = fmt::format("{}_{}_{}", info.param.model, info.param.inject, info.param.after);
                            for (char& ch : s)
