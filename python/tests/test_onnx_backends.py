@@ -204,4 +204,8 @@ def test_a_fuzz_campaign_counts_what_openvino_lacks_as_unsupported(tmp_path, rep
     assert r.returncode == 0, r.stderr
     counts = (tmp_path / "c" / "SUMMARY.txt").read_text().splitlines()[3]
     assert "rejected by reprokit 0" in counts and "unsupported 0" not in counts, counts
-    assert "findings 0" in counts, counts
+    # What it does find is OpenVINO's own refusal of a model ONNX allows (its GatherElements wants
+    # the indices' shape to match the data's off the axis), never a model reprokit wrote wrong: a
+    # TopK with K = 0 has no ONNX form and is counted as not exportable.
+    rows = [line for line in (tmp_path / "c" / "SUMMARY.txt").read_text().splitlines() if "/findings/" in line]
+    assert all(" compile_error " in row and " openvino " in row and "TopK" not in row for row in rows), rows

@@ -796,6 +796,8 @@ class Exporter {
     const bool sort = n.op == Op::sort || n.op == Op::argsort, indices = n.op == Op::argsort || n.op == Op::topk_indices;
     const int64_t k = sort ? xt.shape[static_cast<size_t>(dim)] : attr_int(n, "k");
     const bool largest = sort ? attr_bool(n, "descending") : attr_bool(n, "largest");
+    // ONNX's TopK takes a positive K: no ONNX form for an empty result along the dim.
+    if (k < 1) throw UserError(fmt::format("ONNX's TopK takes K >= 1; this {} has {} along dim {}", op_name(n.op), k, dim));
     DType e = exec("TopK", xt.dtype);
     Val values = node("TopK", {cast(in(n, 0), e).name, ints({k})}, e, {a_int("axis", dim), a_int("largest", largest), a_int("sorted", 1)});
     const std::string out = names_.fresh(fmt::format("{}.TopK.indices", base_));  // TopK has both outputs, read or not

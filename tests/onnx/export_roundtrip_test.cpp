@@ -185,6 +185,20 @@ graph zero_size(%x: f32[4, 0, 2], %w: f32[3, 2], %e: f32[0, 5], %w0: f32[2, 0], 
 )RK", "zero_size.rk"));
 }
 
+// ONNX's TopK takes a positive K: a topk of k = 0, or a sort along an empty dim, has no ONNX form
+// (a model that names K = 0 is refused by the runtimes that check it) and is refused by name.
+TEST(OnnxExport, ATopKOfNothingHasNoOnnxForm) {
+  for (const char* g : {"graph t(%x: f32[2, 5]) {\n  %y = topk(%x, k=0)\n  return (%y)\n}\n",
+                        "graph t(%x: f32[2, 0]) {\n  %y = argsort(%x)\n  return (%y)\n}\n"}) {
+    try {
+      export_onnx(parse_graph(g));
+      ADD_FAILURE() << "exported: " << g;
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("ONNX's TopK takes K >= 1"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(OnnxExport, WritesReproOnnx) {
   fs::path d = scratch_root("rk_onnx_") / "repro";  // removed at exit, even after a failed ASSERT
   Dir dir = Dir::create(d.string());
