@@ -746,7 +746,17 @@ class Exporter {
   Val rule_gather(const Node& n, DType, const char*) {
     // Of a 0-d tensor every index is 0: the value, broadcast to the index's shape (GatherElements needs rank >= 1).
     if (type(n, 0).rank() == 0) return node("Expand", {in(n, 0).name, ints(n.type.shape)}, in(n, 0).dtype);
-    return node("GatherElements", {in(n, 0).name, in(n, 1).name}, in(n, 0).dtype, {a_int("axis", normalize_dim(attr_int(n, "dim"), type(n, 0).rank()))});
+    // GatherElements wants the indices' shape to be the data's off the axis; gather takes indices
+    // that are smaller there and reads only the data's leading part: cut the data to it first.
+    const int64_t axis = normalize_dim(attr_int(n, "dim"), type(n, 0).rank());
+    const Shape& xs = type(n, 0).shape;
+    const Shape& is = type(n, 1).shape;
+    std::vector<int64_t> axes, ends;
+    for (size_t d = 0; d < xs.size(); ++d)
+      if (static_cast<int64_t>(d) != axis && is[d] < xs[d]) axes.push_back(static_cast<int64_t>(d)), ends.push_back(is[d]);
+    Val x = in(n, 0);
+    if (!axes.empty()) x = node("Slice", {x.name, ints(std::vector<int64_t>(axes.size(), 0)), ints(ends), ints(axes)}, x.dtype);
+    return node("GatherElements", {x.name, in(n, 1).name}, x.dtype, {a_int("axis", axis)});
   }
   Val rule_full(const Node& n, DType od, const char*) {
     DType e = od == DType::bf16 ? DType::f32 : od;

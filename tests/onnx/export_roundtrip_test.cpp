@@ -185,6 +185,23 @@ graph zero_size(%x: f32[4, 0, 2], %w: f32[3, 2], %e: f32[0, 5], %w0: f32[2, 0], 
 )RK", "zero_size.rk"));
 }
 
+// gather takes indices smaller than the data off the axis; ONNX's GatherElements wants them the
+// same (its reference implementation and OpenVINO refuse the model otherwise): the data is cut to
+// the indices' shape there first, and the values stay gather's.
+TEST(OnnxExport, AGatherWithSmallerIndicesCutsTheDataFirst) {
+  Graph g = parse_graph("graph t(%x: f32[3, 4, 2], %i: i64[5, 2, 1]) {\n  %y = gather(%x, %i, dim=0)\n  return (%y)\n}\n");
+  expect_round_trip(g);
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(export_onnx(g)));
+  std::vector<std::string> ops;
+  for (const auto& node : model.graph().node()) ops.push_back(node.op_type());
+  EXPECT_EQ(ops, (std::vector<std::string>{"Slice", "GatherElements"}));
+  Graph same = parse_graph("graph t(%x: f32[3, 4, 2], %i: i64[5, 4, 2]) {\n  %y = gather(%x, %i, dim=0)\n  return (%y)\n}\n");
+  ASSERT_TRUE(model.ParseFromString(export_onnx(same)));
+  ASSERT_EQ(model.graph().node_size(), 1);
+  EXPECT_EQ(model.graph().node(0).op_type(), "GatherElements");
+}
+
 // ONNX's TopK takes a positive K: a topk of k = 0, or a sort along an empty dim, has no ONNX form
 // (a model that names K = 0 is refused by the runtimes that check it) and is refused by name.
 TEST(OnnxExport, ATopKOfNothingHasNoOnnxForm) {
