@@ -205,7 +205,8 @@ std::vector<double> group_norm(const Node& n, const std::vector<Values>& a) {
   const int64_t channels = x.shape[1], groups = norm_groups(n, x.shape);
   int64_t inner = 1;
   for (size_t d = 2; d < x.shape.size(); ++d) inner *= x.shape[d];
-  const auto block = static_cast<size_t>(channels / groups * inner);
+  // Of no channels instance_norm has no groups either: nothing to normalize.
+  const auto block = groups > 0 ? static_cast<size_t>(channels / groups * inner) : size_t{0};
   const double eps = attr_float(n, "eps");
   std::vector<double> out(x.f.size());
   for (size_t base = 0; block > 0 && base < out.size(); base += block) {

@@ -110,6 +110,8 @@ const std::vector<Case>& cases() {
        {{0, 2, 5, 7}, {2, 1}, {1, 0}}, {-1, 3, -1, 1}},
       {"instance_norm", "graph t(%x: f64[1, 1, 2, 2]) { %z = instance_norm(%x, eps=1.0)\n return (%z) }",
        {{0, 0, 2, 2}}, {-std::sqrt(0.5), -std::sqrt(0.5), std::sqrt(0.5), std::sqrt(0.5)}},
+      // no channels: nothing to normalize (and no groups to divide them into)
+      {"instance_norm", "graph t(%x: f64[2, 0, 3]) { %z = instance_norm(%x)\n return (%z) }", {{}}, {}},
       // pixel_shuffle: channel k = i * 2 + j of [4, 1, 2] lands at row i, column w * 2 + j.
       {"pixel_shuffle", "graph t(%x: f32[1, 4, 1, 2]) { %z = pixel_shuffle(%x, upscale_factor=2)\n return (%z) }",
        {{0, 1, 10, 11, 20, 21, 30, 31}}, {0, 10, 1, 11, 20, 30, 21, 31}},
