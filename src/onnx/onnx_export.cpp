@@ -667,29 +667,24 @@ class Exporter {
     for (size_t k = 0; k < n.operands.size(); ++k) ins.push_back(operand(n, k, e));
     return node("Einsum", ins, e, {a_string("equation", einsum_spec(attr(n, "equation").as_string(), shapes).equation())});
   }
+  // Conv and ConvTranspose: x, w and the bias in the compute type; the window as ONNX's
+  // kernel_shape, strides, dilations, pads (begins then ends) and group, with ConvTranspose's
+  // output_padding besides.
   Val rule_conv(const Node& n, DType od, const char*) {
-    DType e = exec("Conv", od);
+    const bool transposed = n.op == Op::conv_transpose2d || n.op == Op::conv_transpose3d;
+    const char* op_type = transposed ? "ConvTranspose" : "Conv";
+    DType e = exec(op_type, od);
     const Shape& ws = type(n, 1).shape;
     const Window w = window_of(n, &ws[2]);
     std::vector<std::string> ins{operand(n, 0, e), operand(n, 1, e)};
     if (n.operands.size() > 2) ins.push_back(operand(n, 2, e));
     std::vector<int64_t> pads = per_dim(w, w.padding);
     for (int d = 0; d < w.rank; ++d) pads.push_back(w.padding[d]);
-    return node("Conv", ins, e,
-                {a_ints("kernel_shape", Shape(ws.begin() + 2, ws.end())), a_ints("strides", per_dim(w, w.stride)), a_ints("dilations", per_dim(w, w.dilation)),
-                 a_ints("pads", pads), a_int("group", attr_int(n, "groups"))});
-  }
-  Val rule_conv_transpose(const Node& n, DType od, const char*) {
-    DType e = exec("ConvTranspose", od);
-    const Shape& ws = type(n, 1).shape;
-    const Window w = window_of(n, &ws[2]);
-    std::vector<std::string> ins{operand(n, 0, e), operand(n, 1, e)};
-    if (n.operands.size() > 2) ins.push_back(operand(n, 2, e));
-    std::vector<int64_t> pads = per_dim(w, w.padding);
-    for (int d = 0; d < w.rank; ++d) pads.push_back(w.padding[d]);
-    return node("ConvTranspose", ins, e,
-                {a_ints("kernel_shape", Shape(ws.begin() + 2, ws.end())), a_ints("strides", per_dim(w, w.stride)), a_ints("dilations", per_dim(w, w.dilation)),
-                 a_ints("pads", pads), a_ints("output_padding", output_padding_of(n, w)), a_int("group", attr_int(n, "groups"))});
+    std::vector<AttrFn> attrs{a_ints("kernel_shape", Shape(ws.begin() + 2, ws.end())), a_ints("strides", per_dim(w, w.stride)),
+                              a_ints("dilations", per_dim(w, w.dilation)), a_ints("pads", pads)};
+    if (transposed) attrs.push_back(a_ints("output_padding", output_padding_of(n, w)));
+    attrs.push_back(a_int("group", attr_int(n, "groups")));
+    return node(op_type, ins, e, attrs);
   }
   Val rule_max_pool(const Node& n, DType od, const char*) { return max_pool(n, od); }
   Val rule_avg_pool(const Node& n, DType od, const char*) { return avg_pool(n, od); }
@@ -863,8 +858,8 @@ const ExportRule kExportRules[] = {
     {Op::max_pool2d_backward, "", &Exporter::rule_max_pool_backward},
     {Op::avg_pool2d_backward, "", &Exporter::rule_avg_pool_backward},
     {Op::conv3d, "", &Exporter::rule_conv},
-    {Op::conv_transpose2d, "", &Exporter::rule_conv_transpose},
-    {Op::conv_transpose3d, "", &Exporter::rule_conv_transpose},
+    {Op::conv_transpose2d, "", &Exporter::rule_conv},
+    {Op::conv_transpose3d, "", &Exporter::rule_conv},
     {Op::max_pool3d, "", &Exporter::rule_max_pool},
     {Op::avg_pool3d, "", &Exporter::rule_avg_pool},
     {Op::max_pool3d_backward, "", &Exporter::rule_max_pool_backward},
