@@ -161,7 +161,7 @@ int run_compare(const std::vector<std::string>& argv) {
   const Failure f = check_accuracy(g, inputs, outputs, tolerance, verdicts);
   const std::string rule = tolerance ? fmt::format("tolerance {:g}", *tolerance) : std::string("auto noise floor");
   for (size_t k = 0; k < outputs.size(); ++k) {
-    const OutputVerdict& v = k < verdicts.size() ? verdicts[k] : OutputVerdict{"not compared", std::nullopt};
+    const OutputVerdict& v = k < verdicts.size() ? verdicts[k] : OutputVerdict{"not compared", std::nullopt, ""};
     std::string error = is_floating(outputs[k].dtype()) ? "" : "  exact";
     if (v.error) error = fmt::format("  error vs float64: RMS {:.3g}, largest {:.3g}", v.error->rms, v.error->max);
     fmt::print("%{}  {}  {}{}  {}\n", g.node(g.outputs[k]).name, output_paths[k], tensor_str(outputs[k]), error, v.why.empty() ? "ok" : "FAIL");

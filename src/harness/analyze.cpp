@@ -95,6 +95,18 @@ void print_noise_floor(const Graph& g, const std::vector<int>& captured, const N
   fmt::print("\n");
 }
 
+// The nodes marked "ok (kink)": within their floor only because a relu input or a comparison near
+// its threshold may go either way. The first such node explains the rest downstream of it.
+void print_kink_notes(const std::vector<NodeVerdict>& verdicts) {
+  constexpr size_t kShown = 3;
+  size_t kinks = 0;
+  for (const NodeVerdict& v : verdicts) {
+    if (v.decided_at_kink.empty()) continue;
+    if (kinks++ < kShown) fmt::print("note: {}\n", v.decided_at_kink);
+  }
+  if (kinks > kShown) fmt::print("note: ... and {} more nodes marked 'ok (kink)' (analyze.json has each one's line)\n", kinks - kShown);
+}
+
 }  // namespace
 
 int analyze_bundle(const AnalyzeOptions& o) {
@@ -141,17 +153,19 @@ int analyze_bundle(const AnalyzeOptions& o) {
     const NodeVerdict& v = verdicts[k];
     const Node& n = g.node(v.id);
     const Errors &ce = v.errors, &ee = v.eager_errors;
-    std::string verdict = v.passes() ? "ok" : "DIVERGES (" + v.origin + ")";
+    std::string verdict = !v.passes() ? "DIVERGES (" + v.origin + ")" : v.decided_at_kink.empty() ? "ok" : "ok (kink)";
     if (!v.passes() && first_bad < 0) first_bad = v.id;
     fmt::print("%{:<23} {:<8} {:>10.3g} {:>10.3g} {:>10.3g} {:>9.3g} {:>10.3g}  {}\n", n.name, op_name(n.op), ce.rmse, ce.max_abs, ce.max_rel, ce.max_ulp, ee.rmse, verdict);
     rows.push_back({{"node", n.name}, {"op", std::string(op_name(n.op))}, {"rmse", ce.rmse}, {"max_abs", ce.max_abs}, {"max_rel", ce.max_rel}, {"max_ulp", ce.max_ulp},
                     {"eager_rmse", ee.rmse}, {"noise_floor_rms", fixed ? json(nullptr) : json(ref.floor.outputs[k].rms)},
                     {"noise_floor_max", fixed ? json(nullptr) : json(ref.floor.outputs[k].max)}, {"passes", v.passes()},
-                    {"origin", v.origin.empty() ? json(nullptr) : json(v.origin)}, {"why", v.why}});
+                    {"origin", v.origin.empty() ? json(nullptr) : json(v.origin)}, {"why", v.why},
+                    {"decided_at_kink", v.decided_at_kink.empty() ? json(nullptr) : json(v.decided_at_kink)}});
     names.push_back(n.name);
     crmse.push_back(ce.rmse);
     ermse.push_back(ee.rmse);
   }
+  print_kink_notes(verdicts);
   if (first_bad >= 0) fmt::print("\nfirst divergence: %{} = {} (its own error; later divergences marked 'inherited' come from it)\n", g.node(first_bad).name, op_name(g.node(first_bad).op));
   else fmt::print("\nno node diverges\n");
   json out = {{"graph", g.name}, {"deterministic", run.deterministic}, {"per_node", o.per_node}, {"nodes", rows},

@@ -121,6 +121,7 @@ std::vector<NodeVerdict> judge_nodes(const Bundle& b, const CompileOptions& opti
     v.errors = errors(got, f64, n.type.dtype);
     v.eager_errors = errors(eager, f64, n.type.dtype);
     v.why = ref.tolerance ? compare_output(n.name, got, eager, f64, *ref.tolerance) : compare_output_to_floor(n.name, got, eager, f64, ref.floor.outputs[k]);
+    if (v.passes() && !ref.tolerance) v.decided_at_kink = decided_at_kink("%" + n.name, got, f64, ref.floor.outputs[k]);
     if (!v.passes()) {
       // Own or inherited: the node alone, fed the reference values of its operands (rounded to
       // their dtypes), through the same compiler.

@@ -54,6 +54,9 @@ struct NodeVerdict {
   Errors errors, eager_errors;
   std::string why;
   std::string origin;  // "own", "inherited", or "" when it passes
+  // For a node that passes only because a decision near a kink may go the other way: the line
+  // saying so (decided_at_kink in accuracy.h), else "".
+  std::string decided_at_kink;
   bool passes() const { return why.empty(); }
 };
 std::vector<NodeVerdict> judge_nodes(const Bundle& b, const CompileOptions& options, const std::vector<int>& captured, const CapturedRun& run,

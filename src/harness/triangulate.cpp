@@ -55,7 +55,7 @@ Side prepare_side(const Bundle& b, const std::string& backend) {
 std::string cell(const Side& s, int id) {
   if (!s.fails.empty()) return "does not run";
   const NodeVerdict& v = s.verdicts.at(id);
-  return fmt::format("{:.3g} {}", v.errors.max_abs, v.passes() ? "ok" : "DIVERGES (" + v.origin + ")");
+  return fmt::format("{:.3g} {}", v.errors.max_abs, !v.passes() ? "DIVERGES (" + v.origin + ")" : v.decided_at_kink.empty() ? "ok" : "ok (kink)");
 }
 
 bool wrong(const Side& s, int id) { return !s.fails.empty() || !s.verdicts.at(id).passes(); }

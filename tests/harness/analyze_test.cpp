@@ -5,8 +5,10 @@
 
 #include <map>
 
+#include "../../src/harness/node_accuracy.h"
 #include "../codegen/backend_test_util.h"
 #include "cli_util.h"
+#include "reprokit/ir/text_format.h"
 
 using namespace reprokit;
 using namespace reprokit::testing;
@@ -37,6 +39,28 @@ TEST(Analyze, NamesTheInjectedNodeAndMarksDownstreamInherited) {
   EXPECT_TRUE(fs::exists(b / "analyze.svg"));
   reprokit_cli({"analyze", b.string()}, dir);
   EXPECT_TRUE(fs::exists(b / "analyze-2.json")) << "a second analysis must not overwrite the first";
+}
+
+// A node that passes only because a relu input within the noise of zero went the other way gets
+// the kink line (and "ok (kink)" in analyze's table); one whose error is rounding alone does not.
+TEST(Analyze, SaysWhenADecisionNearAKinkExplainsANodesError) {
+  Bundle b;
+  b.graph = parse_graph("graph g(%x: f32[4]) {\n  %r = relu(%x)\n  %y = mul(%r, 100.0)\n  return (%y)\n}\n");
+  b.inputs = {Tensor::from_doubles(DType::f32, {4}, {0.5, -0.25, 0.75, 7e-6})};
+  const int r = b.graph.find("r"), y = b.graph.find("y");
+  const std::vector<int> captured = {r, y};
+  const Reference ref = reference_for(b, captured);
+  CapturedRun flipped;  // relu(7e-6) decided as 0
+  flipped.values = {Tensor::from_doubles(DType::f32, {4}, {0.5, 0, 0.75, 0}), Tensor::from_doubles(DType::f32, {4}, {50, 0, 75, 0})};
+  std::vector<NodeVerdict> v = judge_nodes(b, b.spec.options.compile, captured, flipped, ref);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_TRUE(v[1].passes()) << v[1].why;
+  EXPECT_NE(v[1].decided_at_kink.find("%y: its error (largest 0.0007) is more than rounding moves it"), std::string::npos) << v[1].decided_at_kink;
+  CapturedRun exact;
+  exact.values = {ref.f64[static_cast<size_t>(r)].to(DType::f32), ref.f64[static_cast<size_t>(y)].to(DType::f32)};
+  v = judge_nodes(b, b.spec.options.compile, captured, exact, ref);
+  EXPECT_TRUE(v[0].passes() && v[1].passes());
+  EXPECT_EQ(v[0].decided_at_kink + v[1].decided_at_kink, "");
 }
 
 TEST(Analyze, PerNodeCapturesEveryNode) {

@@ -67,6 +67,11 @@ std::string compare_output(const std::string& name, const Tensor& compiled, cons
 std::string compare_output_to_floor(const std::string& name, const Tensor& compiled, const Tensor& eager, const Tensor& reference,
                                     const OutputNoise& floor);
 
+// For a value that passes the auto rule given `floor`: the one line saying it passes only because a
+// decision near a kink may go the other way (OutputVerdict::decided_at_kink), else "". `what` names
+// the value in that line ("output %y", "%y").
+std::string decided_at_kink(const std::string& what, const Tensor& compiled, const Tensor& reference, const OutputNoise& floor);
+
 double floor_factor(int64_t elements);  // kFloorFactor, widened for small outputs (above)
 
 // What the auto rule allows an output: its error against float64 may reach these.
