@@ -13,6 +13,7 @@
 #include <functional>
 
 #include "import_context.h"
+#include "onnx_group_norm.h"
 #include "proto_util.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/support/escape_controls.h"
@@ -571,7 +572,7 @@ ImportedModel Importer::finish() {
   for (const auto& rk : main.placeholders)
     if (std::find(initializer_inputs.begin(), initializer_inputs.end(), rk) == initializer_inputs.end()) order.push_back(main.id(rk));
   main.g.name = g.name().empty() ? std::string("main") : sanitize_foreign_name(g.name());
-  Graph out = main.hoisted(order);
+  Graph out = fold_exported_group_norm(main.hoisted(order), main.placeholder_values);
   // Weights are what training differentiates (as PyTorch's parameters require grad): floating
   // initializers, except BatchNormalization's running statistics (buffers in PyTorch).
   const std::set<std::string> weights(initializers_.begin(), initializers_.end());

@@ -199,6 +199,7 @@ MODELS = {  # name: (constructor, input shape, keep BatchNormalization nodes)
     "fake_quant_mlp": (FakeQuantMlp, [4, 32], False),  # QuantizeLinear/DequantizeLinear, u8 and i8
     "video_net": (VideoNet, [1, 3, 8, 16, 16], True),  # Conv3d, MaxPool3d, BatchNorm3d
     "dcgan_generator": (DcganGenerator, [1, 16, 1, 1], True),  # ConvTranspose2d
+    "unet": (lambda: TinyUNet(), [1, 3, 32, 32], False),  # GroupNorm written out, imported as group_norm
     # Resize (bilinear, pytorch_half_pixel) upsampling the segmentation map to the input's size.
     "lraspp_mobilenet_v3_large": (lambda: Segmentation(torchvision.models.segmentation.lraspp_mobilenet_v3_large(
         weights=None, weights_backbone=None)), [1, 3, 128, 128], False),
@@ -314,7 +315,8 @@ FAMILY_MODELS = {
     "r3d_18": (lambda: torchvision.models.video.r3d_18(weights=None), [1, 3, 8, 56, 56], False),
     "mc3_18": (lambda: torchvision.models.video.mc3_18(weights=None), [1, 3, 8, 56, 56], False),
     "r2plus1d_18": (lambda: torchvision.models.video.r2plus1d_18(weights=None), [1, 3, 8, 56, 56], False),
-    "unet": (TinyUNet, [1, 3, 32, 32], False),
+    # S3D's last pooling window is 2x7x7: it needs 16 frames of 224x224.
+    "s3d": (lambda: torchvision.models.video.s3d(weights=None), [1, 3, 16, 224, 224], False),
     "audio_cnn": (AudioCnn, [1, 1, 400], False),
     "sampling_decoder": (SamplingDecoder, [1, 16, 64], False),
     "shuffle_scan_einsum": (ShuffleScanEinsum, [1, 4, 8, 8], False),

@@ -258,7 +258,53 @@ TEST(OnnxImportConv, GroupNormAsPyTorchExportsIt) {
   Tensor x = f32({1, 4, 1, 2}, {0, 2, 0, 2, 1, 1, 3, 3});  // groups {0, 2, 0, 2} and {1, 1, 3, 3}: mean 1 and 2, var 1
   auto m = b.import();
   expect_values(run(m, {x})[0], {1, 4, 1, 2}, {-1, 1, -2, 2, -3, -3, 5, 5});
-  EXPECT_EQ(count_op(m.graph, Op::instance_norm), 1);
+  // The chain imports as the layer it is, so a repro names it.
+  EXPECT_EQ(count_op(m.graph, Op::group_norm), 1);
+  EXPECT_EQ(count_op(m.graph, Op::instance_norm), 0);
+  EXPECT_EQ(count_op(m.graph, Op::mul) + count_op(m.graph, Op::add), 0);
+}
+
+// A chain whose inner values are used elsewhere, or whose InstanceNormalization scales, is not
+// GroupNorm: it imports op by op.
+TEST(OnnxImportConv, GroupNormChainWithOtherUsesIsNotFolded) {
+  for (bool scaled : {false, true}) {
+    ModelBuilder b(17);
+    b.input("x", F32, {1, 4, 1, 2}).output("y", F32);
+    if (!scaled) b.output("normed", F32);
+    b.init("groups_shape", i64({3}, {0, 2, -1}));
+    b.init("ones", f32({2}, {1, scaled ? 2.0f : 1.0f}));
+    b.init("zeros", f32({2}, {0, 0}));
+    b.init("weight", f32({4, 1, 1}, {1, 2, 3, 4}));
+    b.node("Reshape", {"x", "groups_shape"}, {"grouped"});
+    attr_f(b.node("InstanceNormalization", {"grouped", "ones", "zeros"}, {"normed"}), "epsilon", 0.0f);
+    b.node("Shape", {"x"}, {"x_shape"});
+    b.node("Reshape", {"normed", "x_shape"}, {"norm"});
+    b.node("Mul", {"weight", "norm"}, {"y"});
+    auto m = b.import();
+    EXPECT_EQ(count_op(m.graph, Op::group_norm), 0) << scaled;
+    EXPECT_EQ(count_op(m.graph, Op::instance_norm), 1) << scaled;
+    Tensor x = f32({1, 4, 1, 2}, {0, 2, 0, 2, 1, 1, 3, 3});
+    expect_values(run(m, {x})[0], {1, 4, 1, 2}, scaled ? std::vector<double>{-1, 1, -2, 2, -6, -6, 8, 8} : std::vector<double>{-1, 1, -2, 2, -3, -3, 4, 4});
+  }
+}
+
+// Mul(weight, norm) without an Add: group_norm with a weight only.
+TEST(OnnxImportConv, GroupNormChainWithoutBiasFolds) {
+  ModelBuilder b(17);
+  b.input("x", F32, {1, 4, 1, 2}).output("y", F32);
+  b.init("groups_shape", i64({3}, {0, 2, -1}));
+  b.init("ones", f32({2}, {1, 1}));
+  b.init("zeros", f32({2}, {0, 0}));
+  b.init("weight", f32({4, 1, 1}, {1, 2, 3, 4}));
+  b.node("Reshape", {"x", "groups_shape"}, {"grouped"});
+  attr_f(b.node("InstanceNormalization", {"grouped", "ones", "zeros"}, {"normed"}), "epsilon", 0.0f);
+  b.node("Shape", {"x"}, {"x_shape"});
+  b.node("Reshape", {"normed", "x_shape"}, {"norm"});
+  b.node("Mul", {"weight", "norm"}, {"y"});
+  auto m = b.import();
+  EXPECT_EQ(count_op(m.graph, Op::group_norm), 1);
+  Tensor x = f32({1, 4, 1, 2}, {0, 2, 0, 2, 1, 1, 3, 3});
+  expect_values(run(m, {x})[0], {1, 4, 1, 2}, {-1, 1, -2, 2, -3, -3, 4, 4});
 }
 
 TEST(OnnxImportConv, PadGrowsAndCrops) {
