@@ -116,3 +116,33 @@ def test_scans_sorts_and_top_k_are_captured_and_match_pytorch(tmp_path, reprokit
     r = subprocess.run([reprokit_exe, "compare", path, "--inputs", str(tmp_path / "inputs"), "--outputs", str(tmp_path / "outputs"),
                         "--tolerance", "auto"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_a_convolutions_backward_is_captured_as_its_gradients(tmp_path, reprokit_exe):
+    """The backward graph AOTAutograd makes for a strided, padded, grouped convolution holds
+    aten.convolution_backward: captured as conv2d_input_grad, conv2d_weight_grad and the bias's sum,
+    its values agree with PyTorch's (reprokit compare, the noise floor)."""
+    from functorch.compile import make_boxed_func
+    from torch._dynamo.backends.common import aot_autograd
+
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(4, 6, 3, stride=2, padding=1, dilation=(1, 2), groups=2)
+    got = []
+
+    def keep_backward(gm, example_inputs):  # captured on its first run, with the real inputs
+        def run(*args):
+            got.append(capture(gm, list(args), "backward"))
+            return gm(*args)
+
+        return make_boxed_func(run)
+
+    step = torch.compile(lambda x: torch.tanh(conv(x)).sum(), backend=aot_autograd(fw_compiler=lambda gm, _: make_boxed_func(gm.forward), bw_compiler=keep_backward))
+    step(torch.randn(2, 4, 9, 10, requires_grad=True)).backward()
+    (g,) = got
+    assert not isinstance(g, UnsupportedGraph), g
+    for op in ("conv2d_input_grad(", "conv2d_weight_grad(", "sum("):
+        assert op in g.text, g.text
+    path = g.write(str(tmp_path), with_outputs=True)
+    r = subprocess.run([reprokit_exe, "compare", path, "--inputs", str(tmp_path / "inputs"), "--outputs", str(tmp_path / "outputs"),
+                        "--tolerance", "auto"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -177,6 +177,8 @@ Expr uncumprod(const Node& n, Expr x, Expr g) {
   return sum(products * later * unsqueeze(g, dim), {dim + 1}, false);
 }
 
+}  // namespace
+
 // conv2d or conv3d (by the rank of x) with the given window.
 Expr conv_nd(Expr x, Expr w, const std::vector<int64_t>& stride, const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation,
              int64_t groups) {
@@ -239,53 +241,61 @@ Grads conv_transpose_grads(const Node& n, const std::vector<Arg>& a, Builder& b,
   return res;
 }
 
-// conv2d's and conv3d's gradients, as convolutions (PyTorch's conv backward, without a
-// transposed op): dx = conv(g dilated by the stride and padded, the weight flipped with in/out
-// swapped per group), dw = conv(x with channels as the batch, g as the weight), both cut to size.
+// The input gradient of a convolution (window win, groups) of an input of shape xs with weight w,
+// given its output gradient g, as a convolution (PyTorch's conv backward, without a transposed
+// op): g dilated by the stride and padded, with the weight flipped and in/out swapped per group.
+Expr conv_input_grad(Expr g, const Shape& xs, Expr w, const Window& win, int64_t groups) {
+  const Shape ws = w.shape();
+  const int r = win.rank;
+  const size_t rank = static_cast<size_t>(r) + 2;
+  const int64_t O = ws[0], cg = ws[1], og = O / groups;
+  const Shape kernel(ws.begin() + 2, ws.end());
+  const std::vector<int64_t> dilation(win.dilation, win.dilation + r);
+  Expr gd = g;
+  for (int d = 0; d < r; ++d) gd = dilate(gd, 2 + d, win.stride[d]);
+  std::vector<int64_t> before(static_cast<size_t>(r)), after(static_cast<size_t>(r)), pads;
+  for (int d = 0; d < r; ++d) {
+    const size_t sd = static_cast<size_t>(d);
+    int64_t span = win.dilation[d] * (win.kernel[d] - 1);
+    int64_t full = gd.shape()[2 + sd] - 1 - 2 * win.padding[d] + span + 1;  // transposed conv size
+    before[sd] = span - win.padding[d];
+    after[sd] = span - win.padding[d] + (xs[2 + sd] - full);
+  }
+  for (int d = r - 1; d >= 0; --d) {  // pad's pairs run from the last dim backwards
+    pads.push_back(std::max<int64_t>(before[static_cast<size_t>(d)], 0));
+    pads.push_back(std::max<int64_t>(after[static_cast<size_t>(d)], 0));
+  }
+  // Negative amounts crop instead of pad.
+  Expr p = pad(gd, pads);
+  for (int d = 0; d < r; ++d) {
+    const size_t sd = static_cast<size_t>(d);
+    int64_t lo = before[sd] < 0 ? -before[sd] : 0;
+    int64_t hi = p.shape()[2 + sd] - (after[sd] < 0 ? -after[sd] : 0);
+    if (lo > 0 || hi < p.shape()[2 + sd]) p = slice(p, 2 + d, lo, hi);
+  }
+  Shape grouped{groups, og, cg}, swapped{groups * cg, og};
+  grouped.insert(grouped.end(), kernel.begin(), kernel.end());
+  swapped.insert(swapped.end(), kernel.begin(), kernel.end());
+  Expr wt = reshape(transpose(reshape(w, grouped), 1, 2), swapped);
+  for (int d = 0; d < r; ++d) wt = flip(wt, 2 + d);
+  return conv_nd(p, wt, std::vector<int64_t>(rank - 2, 1), std::vector<int64_t>(rank - 2, 0), dilation, groups);
+}
+
+namespace {
+
+// conv2d's and conv3d's gradients, as convolutions: dx as conv_input_grad, dw = conv(x with
+// channels as the batch, g as the weight), both cut to size.
 Grads conv_grads(const Node& n, const std::vector<Arg>& a, Builder& b, Expr g, const std::vector<bool>& need) {
   Expr x = b.value(a[0].operand), w = b.value(a[1].operand);
   const Shape xs = x.shape(), ws = w.shape();
   const Window win = window_of(n, &ws[2]);
-  const int r = win.rank;
-  const size_t rank = static_cast<size_t>(r) + 2;
-  const int64_t groups = attr_int(n, "groups"), O = ws[0], cg = ws[1], og = O / groups;
-  const Shape kernel(ws.begin() + 2, ws.end());
-  const std::vector<int64_t> dilation(win.dilation, win.dilation + r);
+  const int64_t groups = attr_int(n, "groups");
   Grads res(a.size());
-  if (need[0]) {
-    Expr gd = g;
-    for (int d = 0; d < r; ++d) gd = dilate(gd, 2 + d, win.stride[d]);
-    std::vector<int64_t> before(static_cast<size_t>(r)), after(static_cast<size_t>(r)), pads;
-    for (int d = 0; d < r; ++d) {
-      const size_t sd = static_cast<size_t>(d);
-      int64_t span = win.dilation[d] * (win.kernel[d] - 1);
-      int64_t full = gd.shape()[2 + sd] - 1 - 2 * win.padding[d] + span + 1;  // transposed conv size
-      before[sd] = span - win.padding[d];
-      after[sd] = span - win.padding[d] + (xs[2 + sd] - full);
-    }
-    for (int d = r - 1; d >= 0; --d) {  // pad's pairs run from the last dim backwards
-      pads.push_back(std::max<int64_t>(before[static_cast<size_t>(d)], 0));
-      pads.push_back(std::max<int64_t>(after[static_cast<size_t>(d)], 0));
-    }
-    // Negative amounts crop instead of pad.
-    Expr p = pad(gd, pads);
-    for (int d = 0; d < r; ++d) {
-      const size_t sd = static_cast<size_t>(d);
-      int64_t lo = before[sd] < 0 ? -before[sd] : 0;
-      int64_t hi = p.shape()[2 + sd] - (after[sd] < 0 ? -after[sd] : 0);
-      if (lo > 0 || hi < p.shape()[2 + sd]) p = slice(p, 2 + d, lo, hi);
-    }
-    Shape grouped{groups, og, cg}, swapped{groups * cg, og};
-    grouped.insert(grouped.end(), kernel.begin(), kernel.end());
-    swapped.insert(swapped.end(), kernel.begin(), kernel.end());
-    Expr wt = reshape(transpose(reshape(w, grouped), 1, 2), swapped);
-    for (int d = 0; d < r; ++d) wt = flip(wt, 2 + d);
-    res[0] = conv_nd(p, wt, std::vector<int64_t>(rank - 2, 1), std::vector<int64_t>(rank - 2, 0), dilation, groups);
-  }
-  if (need[1]) res[1] = conv_weight_grad(x, g, win, groups, kernel);
+  if (need[0]) res[0] = conv_input_grad(g, xs, w, win, groups);
+  if (need[1]) res[1] = conv_weight_grad(x, g, win, groups, Shape(ws.begin() + 2, ws.end()));
   if (a.size() > 2 && need[2]) {
     std::vector<int64_t> dims{0};
-    for (size_t d = 2; d < rank; ++d) dims.push_back(static_cast<int64_t>(d));
+    for (size_t d = 2; d < xs.size(); ++d) dims.push_back(static_cast<int64_t>(d));
     res[2] = sum(g, dims, false);
   }
   return res;
@@ -425,7 +435,8 @@ Grads backward(Builder& b, const Node& n, const std::vector<Arg>& a, Expr y, Exp
     case Op::layer_norm: case Op::linear: case Op::full: case Op::batch_norm: case Op::max_pool2d_backward:
     case Op::avg_pool2d_backward: case Op::sort: case Op::argsort: case Op::topk: case Op::topk_indices: case Op::max_pool3d_backward:
     case Op::avg_pool3d_backward: case Op::group_norm: case Op::instance_norm: case Op::pixel_shuffle: case Op::pixel_unshuffle:
-    case Op::einsum:
+    case Op::einsum: case Op::conv2d_input_grad: case Op::conv2d_weight_grad: case Op::conv3d_input_grad:
+    case Op::conv3d_weight_grad:
       break;
   }
   throw InternalError(fmt::format("autodiff: op '{}' has no backward rule", op_name(n.op)));

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "reprokit/ir/builder.h"
+#include "reprokit/ir/op_semantics.h"
 
 namespace reprokit::aot_detail {
 
@@ -16,6 +17,15 @@ using Grads = std::vector<Expr>;
 // The gradients of node n's operands `a` (values in the joint graph, or literals), given its
 // output y and dL/dy g. `need[i]` says which are wanted.
 Grads backward(Builder& b, const Node& n, const std::vector<Arg>& a, Expr y, Expr g, const std::vector<bool>& need);
+
+// A convolution's gradients, as reprokit writes them (convolutions; no transposed op), given its
+// output gradient g, window and groups: of an input of shape xs with weight w, and of a weight
+// with spatial dims `kernel` applied to `input`.
+Expr conv_input_grad(Expr g, const Shape& xs, Expr w, const Window& win, int64_t groups);
+Expr conv_weight_grad(Expr input, Expr g, const Window& win, int64_t groups, const Shape& kernel);
+// conv2d or conv3d, by the rank of x.
+Expr conv_nd(Expr x, Expr w, const std::vector<int64_t>& stride, const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation,
+             int64_t groups);
 
 // Sums x over the dims that broadcasting added or stretched, so it has `shape` again.
 Expr sum_to(Expr x, const Shape& shape);

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "backward_rules.h"
 #include "reprokit/ir/builder.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/op_registry.h"
@@ -161,6 +162,15 @@ Expr decompose_node(Builder& b, const Node& n, const std::vector<Arg>& a) {
       return reshape(permute(reshape(x, p.split), p.perm), p.result);
     }
     case Op::einsum: return einsum_of(b, n, a);
+    case Op::conv2d_input_grad: case Op::conv3d_input_grad: case Op::conv2d_weight_grad: case Op::conv3d_weight_grad: {
+      // As reprokit's own backward rule writes a convolution's gradients.
+      Expr input = b.value(a[1].operand), w = b.value(a[2].operand);
+      const Shape ws = w.shape();
+      const Window win = window_of(n, &ws[2]);
+      const int64_t groups = attr_int(n, "groups");
+      if (n.op == Op::conv2d_input_grad || n.op == Op::conv3d_input_grad) return aot_detail::conv_input_grad(x, input.shape(), w, win, groups);
+      return aot_detail::conv_weight_grad(input, x, win, groups, Shape(ws.begin() + 2, ws.end()));
+    }
     case Op::linear: {
       Expr wt = transpose(b.value(a[1].operand), 0, 1);
       Expr y = x.rank() >= 2 ? matmul(x, wt) : squeeze(matmul(unsqueeze(x, 0), wt), 0);

@@ -298,6 +298,30 @@ TensorType infer_conv(const Graph& g, const Node& n) {
   return make_type(g, n, x.dtype, pooled_shape(x, window_of(n, &w.shape[2]), w.shape[0]));
 }
 
+// conv*_input_grad and conv*_weight_grad: grad must be what the forward convolution of x and the
+// weight returns; the result has x's or the weight's type.
+TensorType infer_conv_grad(const Graph& g, const Node& n) {
+  const auto& grad = operand_type(g, n, 0);
+  const auto& x = operand_type(g, n, 1);
+  const auto& w = operand_type(g, n, 2);
+  require_float(x, "input");
+  const int r = spatial_rank(n.op);
+  if (x.rank() != r + 2) fail(fmt::format("input must be {}, got {}", r == 3 ? "5-D [N, C, D, H, W]" : "4-D [N, C, H, W]", shape_str(x.shape)));
+  if (w.rank() != r + 2)
+    fail(fmt::format("weight must be {}, got {}", r == 3 ? "5-D [out, in / groups, kD, kH, kW]" : "4-D [out, in / groups, kH, kW]", shape_str(w.shape)));
+  for (const auto* t : {&grad, &w})
+    if (t->dtype != x.dtype) fail(fmt::format("{} is {}, input is {}", t == &grad ? "grad" : "weight", dtype_name(t->dtype), dtype_name(x.dtype)));
+  const int64_t groups = attr_int(n, "groups");
+  if (groups < 1) fail(fmt::format("groups must be positive, got {}", groups));
+  if (x.shape[1] != checked_mul(w.shape[1], groups, "the input channels"))
+    fail(fmt::format("input has {} channels, weight {} expects {} x {} groups", x.shape[1], shape_str(w.shape), w.shape[1], groups));
+  if (w.shape[0] % groups) fail(fmt::format("{} output channels do not divide into {} groups", w.shape[0], groups));
+  const Shape forward = pooled_shape(x, window_of(n, &w.shape[2]), w.shape[0]);
+  if (grad.shape != forward) fail(fmt::format("grad has shape {}, the convolution's output is {}", shape_str(grad.shape), shape_str(forward)));
+  const bool of_input = n.op == Op::conv2d_input_grad || n.op == Op::conv3d_input_grad;
+  return make_type(g, n, x.dtype, of_input ? x.shape : w.shape);
+}
+
 // conv_transpose2d/3d: weight [in, out / groups, kernel...], the output as PyTorch's.
 TensorType infer_conv_transpose(const Graph& g, const Node& n) {
   const auto& x = operand_type(g, n, 0);

@@ -281,10 +281,14 @@ int64_t Window::output_size(int d, int64_t in) const {
   return out;
 }
 
+bool is_conv_grad(Op op) {
+  return op == Op::conv2d_input_grad || op == Op::conv2d_weight_grad || op == Op::conv3d_input_grad || op == Op::conv3d_weight_grad;
+}
+
 int spatial_rank(Op op) {
   switch (op) {
     case Op::conv3d: case Op::max_pool3d: case Op::avg_pool3d: case Op::max_pool3d_backward: case Op::avg_pool3d_backward:
-    case Op::conv_transpose3d:
+    case Op::conv_transpose3d: case Op::conv3d_input_grad: case Op::conv3d_weight_grad:
       return 3;
     default: return 2;
   }
@@ -312,7 +316,8 @@ Window window_of(const Node& n, const int64_t* weight_spatial) {
   } else {
     dims("kernel", w.kernel, false);
   }
-  const bool is_conv = n.op == Op::conv2d || n.op == Op::conv3d || n.op == Op::conv_transpose2d || n.op == Op::conv_transpose3d;
+  const bool is_conv = n.op == Op::conv2d || n.op == Op::conv3d || n.op == Op::conv_transpose2d || n.op == Op::conv_transpose3d ||
+                       is_conv_grad(n.op);
   const bool is_avg = n.op == Op::avg_pool2d || n.op == Op::avg_pool2d_backward || n.op == Op::avg_pool3d || n.op == Op::avg_pool3d_backward;
   if (!dims("stride", w.stride, !is_conv) && !is_conv) std::copy(w.kernel, w.kernel + r, w.stride);
   dims("padding", w.padding, false);

@@ -686,6 +686,48 @@ class Exporter {
     attrs.push_back(a_int("group", attr_int(n, "groups")));
     return node(op_type, ins, e, attrs);
   }
+  // A convolution's gradients. Of the input: ConvTranspose of grad with the forward's weight and
+  // window, output_padding reaching x's size. Of the weight: a Conv of x with its channels as the
+  // batch and grad as the weight (the stride and dilation trade places), cut to the kernel and
+  // transposed to [out, in / groups, kernel...].
+  Val rule_conv_grad(const Node& n, DType od, const char*) {
+    const bool of_input = n.op == Op::conv2d_input_grad || n.op == Op::conv3d_input_grad;
+    DType e = exec(of_input ? "ConvTranspose" : "Conv", od);
+    const Shape &gs = type(n, 0).shape, &xs = type(n, 1).shape, &ws = type(n, 2).shape;
+    const Window w = window_of(n, &ws[2]);
+    const int r = w.rank;
+    const int64_t groups = attr_int(n, "groups");
+    std::vector<int64_t> pads = per_dim(w, w.padding);
+    for (int d = 0; d < r; ++d) pads.push_back(w.padding[d]);
+    if (of_input) {
+      std::vector<int64_t> output_padding;
+      for (int d = 0; d < r; ++d) {
+        const size_t sd = static_cast<size_t>(d) + 2;
+        output_padding.push_back(xs[sd] - ((gs[sd] - 1) * w.stride[d] - 2 * w.padding[d] + w.dilation[d] * (w.kernel[d] - 1) + 1));
+      }
+      return node("ConvTranspose", {operand(n, 0, e), operand(n, 2, e)}, e,
+                  {a_ints("kernel_shape", Shape(ws.begin() + 2, ws.end())), a_ints("strides", per_dim(w, w.stride)), a_ints("dilations", per_dim(w, w.dilation)),
+                   a_ints("pads", pads), a_ints("output_padding", output_padding), a_int("group", groups)});
+    }
+    const int64_t N = xs[0], cg = xs[1] / groups;
+    Shape split{N, groups, cg}, merged{cg, groups * N};
+    std::vector<int64_t> order{2, 1, 0}, swap{1, 0};
+    for (int d = 0; d < r; ++d) {
+      split.push_back(xs[static_cast<size_t>(d) + 2]);
+      merged.push_back(xs[static_cast<size_t>(d) + 2]);
+      order.push_back(d + 3);
+      swap.push_back(d + 2);
+    }
+    Val xc = reshape(node("Transpose", {reshape(operand(n, 1, e), split, e).name}, e, {a_ints("perm", order)}).name, merged, e);
+    Val gw = node("Transpose", {operand(n, 0, e)}, e, {a_ints("perm", swap)});
+    Val dw = node("Conv", {xc.name, gw.name}, e,
+                  {a_ints("kernel_shape", Shape(gs.begin() + 2, gs.end())), a_ints("strides", per_dim(w, w.dilation)), a_ints("dilations", per_dim(w, w.stride)),
+                   a_ints("pads", pads), a_int("group", groups)});
+    std::vector<int64_t> starts, ends, axes;
+    for (int d = 0; d < r; ++d) starts.push_back(0), ends.push_back(w.kernel[d]), axes.push_back(d + 2);
+    dw = node("Slice", {dw.name, ints(starts), ints(ends), ints(axes)}, e);
+    return node("Transpose", {dw.name}, e, {a_ints("perm", swap)});
+  }
   Val rule_max_pool(const Node& n, DType od, const char*) { return max_pool(n, od); }
   Val rule_avg_pool(const Node& n, DType od, const char*) { return avg_pool(n, od); }
   Val rule_adaptive_avg_pool(const Node& n, DType od, const char*) { return adaptive_avg_pool(n, od); }
@@ -864,6 +906,10 @@ const ExportRule kExportRules[] = {
     {Op::avg_pool3d, "", &Exporter::rule_avg_pool},
     {Op::max_pool3d_backward, "", &Exporter::rule_max_pool_backward},
     {Op::avg_pool3d_backward, "", &Exporter::rule_avg_pool_backward},
+    {Op::conv2d_input_grad, "", &Exporter::rule_conv_grad},
+    {Op::conv2d_weight_grad, "", &Exporter::rule_conv_grad},
+    {Op::conv3d_input_grad, "", &Exporter::rule_conv_grad},
+    {Op::conv3d_weight_grad, "", &Exporter::rule_conv_grad},
     {Op::clamp, "", &Exporter::rule_clamp},
     // ---- shape
     {Op::reshape, "", &Exporter::rule_reshape},

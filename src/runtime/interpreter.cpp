@@ -48,7 +48,8 @@ kernels::Values run_kernel(const Node& n, const std::vector<kernels::Values>& a,
       return kernels::normalization(n, a, out);
     case Op::conv2d: case Op::max_pool2d: case Op::avg_pool2d: case Op::adaptive_avg_pool2d: case Op::max_pool2d_backward:
     case Op::avg_pool2d_backward: case Op::conv3d: case Op::max_pool3d: case Op::avg_pool3d: case Op::max_pool3d_backward:
-    case Op::avg_pool3d_backward: case Op::conv_transpose2d: case Op::conv_transpose3d:
+    case Op::avg_pool3d_backward: case Op::conv_transpose2d: case Op::conv_transpose3d: case Op::conv2d_input_grad:
+    case Op::conv2d_weight_grad: case Op::conv3d_input_grad: case Op::conv3d_weight_grad:
       return kernels::conv(n, a, out, order);
     case Op::matmul: case Op::linear: case Op::einsum:
       return kernels::linalg(n, a, out, order);

@@ -144,6 +144,48 @@ std::vector<double> conv_transpose_nd(const Node& n, const std::vector<Values>& 
   return res;
 }
 
+// conv*_weight_grad: each weight element sums, in (batch, output position) order, the output
+// gradient times the input element its tap read in the forward convolution.
+std::vector<double> conv_weight_grad(const Node& n, const std::vector<Values>& a, const Shape& out) {
+  const Values &g = a[0], &x = a[1];
+  const Window win = window_of(n, &out[2]);
+  const int r = win.rank;
+  const size_t rank = static_cast<size_t>(r) + 2;
+  const int64_t groups = attr_int(n, "groups"), cg = out[1], og = out[0] / groups;
+  const int64_t in_plane = span(x.shape, 2, rank), g_plane = span(g.shape, 2, rank), ktaps = span(out, 2, rank);
+  std::vector<double> res(static_cast<size_t>(numel(out)), 0.0);
+  parallel_for(out[0] * cg, numel(g.shape) * cg * ktaps > (int64_t{1} << 22), [&](int64_t filter) {
+    const int64_t oc = filter / cg, ic = filter % cg, c = oc / og * cg + ic;
+    for (int64_t t = 0; t < ktaps; ++t) {
+      int64_t k[3] = {0, 0, 0}, kr = t;
+      for (int d = r - 1; d >= 0; --d) {
+        k[d] = kr % out[static_cast<size_t>(d) + 2];
+        kr /= out[static_cast<size_t>(d) + 2];
+      }
+      double acc = 0;
+      for (int64_t b = 0; b < x.shape[0]; ++b) {
+        const double* image = x.f.data() + (b * x.shape[1] + c) * in_plane;
+        const double* grad = g.f.data() + (b * g.shape[1] + oc) * g_plane;
+        for (int64_t o = 0; o < g_plane; ++o) {
+          int64_t rest = o, i = 0, scale = 1;
+          bool inside = true;
+          for (int d = r - 1; d >= 0 && inside; --d) {
+            const size_t sd = static_cast<size_t>(d) + 2;
+            const int64_t y = rest % g.shape[sd] * win.stride[d] - win.padding[d] + k[d] * win.dilation[d];
+            rest /= g.shape[sd];
+            inside = y >= 0 && y < x.shape[sd];
+            i += y * scale;
+            scale *= x.shape[sd];
+          }
+          if (inside) acc += grad[o] * image[i];
+        }
+      }
+      res[static_cast<size_t>(filter * ktaps + t)] = acc;
+    }
+  });
+  return res;
+}
+
 // Calls f(output index, input index) for every element of every window (in window order),
 // and done(output index, window divisor) after each window, plane by plane.
 template <class F, class Done>
@@ -182,6 +224,10 @@ Values conv(const Node& n, const std::vector<Values>& a, const Shape& out, Accum
   DType dt = n.type.dtype;
   if (n.op == Op::conv2d || n.op == Op::conv3d) return Values::floats(dt, out, conv_nd(n, a, out, order));
   if (n.op == Op::conv_transpose2d || n.op == Op::conv_transpose3d) return Values::floats(dt, out, conv_transpose_nd(n, a, out));
+  // The input's gradient is the transposed convolution of grad with the same weight and window,
+  // at x's size.
+  if (n.op == Op::conv2d_input_grad || n.op == Op::conv3d_input_grad) return Values::floats(dt, out, conv_transpose_nd(n, {a[0], a[2]}, out));
+  if (n.op == Op::conv2d_weight_grad || n.op == Op::conv3d_weight_grad) return Values::floats(dt, out, conv_weight_grad(n, a, out));
   if (n.op == Op::max_pool2d || n.op == Op::max_pool3d) {
       auto arg = max_positions(n, a[0], out);
       std::vector<double> r(arg.size());

@@ -224,6 +224,15 @@ std::string emit_node(const Graph& g, const PyNames& ids, const Node& n) {
                          a.size() > 2 ? a[2] : "None", per_dim(w, w.stride), per_dim(w, w.padding), per_dim(w, output_padding.data()),
                          attr_int(n, "groups"), per_dim(w, w.dilation));
     }
+    case Op::conv2d_input_grad: case Op::conv2d_weight_grad: case Op::conv3d_input_grad: case Op::conv3d_weight_grad: {
+      // PyTorch's one backward op, asked for the one gradient: (grad, x, weight, bias sizes,
+      // stride, padding, dilation, transposed, output padding, groups, output mask).
+      Window w = window_of(n, &g.node(n.operands[2].value).type.shape[2]);
+      const bool of_input = n.op == Op::conv2d_input_grad || n.op == Op::conv3d_input_grad;
+      return fmt::format("torch.ops.aten.convolution_backward({}, {}, {}, None, {}, {}, {}, False, {}, {}, [{}, {}, False])[{}]", a[0], a[1], a[2],
+                         per_dim(w, w.stride), per_dim(w, w.padding), per_dim(w, w.dilation), ints(std::vector<int64_t>(static_cast<size_t>(w.rank), 0)),
+                         attr_int(n, "groups"), py_bool(of_input), py_bool(!of_input), of_input ? 0 : 1);
+    }
     case Op::max_pool2d: case Op::max_pool3d: return fmt::format("F.max_pool{}d({}, {})", spatial_rank(n.op), a[0], pool_args(n, true));
     case Op::avg_pool2d: case Op::avg_pool3d:
       return fmt::format("F.avg_pool{}d({}, {}, count_include_pad={})", spatial_rank(n.op), a[0], pool_args(n, false),
@@ -323,6 +332,10 @@ std::string aten_op_name(const Graph& g, const Node& n) {
       {Op::conv3d, "convolution"},
       {Op::conv_transpose2d, "convolution"},
       {Op::conv_transpose3d, "convolution"},
+      {Op::conv2d_input_grad, "convolution_backward"},
+      {Op::conv2d_weight_grad, "convolution_backward"},
+      {Op::conv3d_input_grad, "convolution_backward"},
+      {Op::conv3d_weight_grad, "convolution_backward"},
       {Op::max_pool2d, "max_pool2d_with_indices"},
       {Op::max_pool3d, "max_pool3d_with_indices"},
       {Op::max_pool3d_backward, "max_pool3d_with_indices_backward"},

@@ -117,6 +117,8 @@ struct Window {
 };
 // The number of spatial dims of a convolution or pooling op: 3 for the 3-D ops, else 2.
 int spatial_rank(Op op);
+// conv2d_input_grad, conv2d_weight_grad and their 3-D twins.
+bool is_conv_grad(Op op);
 // The window of node n; for a convolution the kernel comes from the weight's spatial dims
 // `weight_spatial`. VerifyError for non-positive kernel, stride or dilation, negative padding,
 // or padding over half the (dilated) kernel of a pool.

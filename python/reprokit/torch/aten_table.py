@@ -348,6 +348,33 @@ def _conv(g, n, a, k):  # convolution(x, w, b, stride, padding, dilation, transp
     return g.emit(f"conv{r}d", operands, stride=_dims(a[3], r), padding=_dims(a[4], r), dilation=_dims(a[5], r), groups=int(a[8]))
 
 
+def _conv_backward(g, n, a, k):
+    """convolution_backward(grad, x, weight, bias_sizes, stride, padding, dilation, transposed,
+    output_padding, groups, output_mask) -> (grad of x, of the weight, of the bias): the first two as
+    reprokit's conv*_input_grad and conv*_weight_grad, the bias's as the sum over all but channels."""
+    import operator
+
+    r = _spatial(g, n, n.args[1], "convolution backward")
+    if a[7]:
+        raise g.unsupported(n, "the backward of a transposed convolution")
+    mask = list(a[10])
+    read = set()
+    for u in n.users:
+        if u.target is not operator.getitem:
+            read = {0, 1, 2}
+            break
+        if u.users:
+            read.add(u.args[1])
+    attrs = dict(stride=_dims(a[4], r), padding=_dims(a[5], r), dilation=_dims(a[6], r), groups=int(a[9]))
+    ops = (f"conv{r}d_input_grad", f"conv{r}d_weight_grad")
+    out = [g.emit(ops[i], [a[0], a[1], a[2]], **attrs) if mask[i] and i in read else Unusable("a gradient not asked for")
+           for i in range(2)]
+    bias = Unusable("a gradient not asked for")
+    if mask[2] and 2 in read:
+        bias = g.emit("sum", [a[0]], dims=[0] + list(range(2, r + 2)), keepdim=False)
+    return tuple(out) + (bias,)
+
+
 def _conv_transpose(g, n, a, k):  # conv_transpose2d / 3d(x, w, b=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1)
     r = _spatial(g, n, n.args[0], "transposed convolution")
 
@@ -555,7 +582,7 @@ TABLE = {
     aten.pixel_shuffle: lambda g, n, a, k: g.emit("pixel_shuffle", [a[0]], upscale_factor=int(a[1])),
     aten.pixel_unshuffle: lambda g, n, a, k: g.emit("pixel_unshuffle", [a[0]], downscale_factor=int(a[1])),
     aten.cat: _cat, aten.stack: _stack, aten.repeat: _repeat, aten.squeeze: _squeeze, aten.unsqueeze: _unsqueeze,
-    aten.convolution: _conv, aten.conv2d: _conv2d, aten.conv3d: _conv2d,
+    aten.convolution: _conv, aten.convolution_backward: _conv_backward, aten.conv2d: _conv2d, aten.conv3d: _conv2d,
     aten.conv_transpose2d: _conv_transpose, aten.conv_transpose3d: _conv_transpose,
     aten.max_pool2d_with_indices: _max_pool, aten.max_pool2d: _max_pool, aten.avg_pool2d: _avg_pool,
     aten.max_pool3d_with_indices: _max_pool, aten.max_pool3d: _max_pool, aten.avg_pool3d: _avg_pool,
