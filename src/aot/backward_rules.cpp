@@ -425,7 +425,7 @@ Grads backward(Builder& b, const Node& n, const std::vector<Arg>& a, Expr y, Exp
     case Op::layer_norm: case Op::linear: case Op::full: case Op::batch_norm: case Op::max_pool2d_backward:
     case Op::avg_pool2d_backward: case Op::sort: case Op::argsort: case Op::topk: case Op::topk_indices: case Op::max_pool3d_backward:
     case Op::avg_pool3d_backward: case Op::group_norm: case Op::instance_norm: case Op::pixel_shuffle: case Op::pixel_unshuffle:
-    case Op::einsum:
+    case Op::einsum: case Op::grid_sample: case Op::affine_grid:
       break;
   }
   throw InternalError(fmt::format("autodiff: op '{}' has no backward rule", op_name(n.op)));

@@ -334,7 +334,8 @@ std::string Codegen::kernel_for_node(int id) {
     // Composite ops are decomposed before codegen.
     case Op::input: case Op::sigmoid: case Op::silu: case Op::gelu: case Op::mean: case Op::var: case Op::softmax:
     case Op::log_softmax: case Op::layer_norm: case Op::linear: case Op::batch_norm: case Op::sort: case Op::topk: case Op::group_norm:
-    case Op::instance_norm: case Op::pixel_shuffle: case Op::pixel_unshuffle: case Op::einsum:
+    case Op::instance_norm: case Op::pixel_shuffle: case Op::pixel_unshuffle: case Op::einsum: case Op::grid_sample:
+    case Op::affine_grid:
       break;
   }
   throw InternalError(fmt::format("cpp codegen: no kernel for op '{}' (node %{})", op_name(n.op), n.name));

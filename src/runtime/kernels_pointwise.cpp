@@ -89,7 +89,7 @@ Fn function_of(const Node& n) {
     case Op::avg_pool2d_backward: case Op::pad: case Op::cumsum: case Op::cumprod: case Op::sort: case Op::argsort: case Op::topk:
     case Op::topk_indices: case Op::conv3d: case Op::max_pool3d: case Op::avg_pool3d: case Op::max_pool3d_backward:
     case Op::avg_pool3d_backward: case Op::conv_transpose2d: case Op::conv_transpose3d: case Op::group_norm: case Op::instance_norm:
-    case Op::pixel_shuffle: case Op::pixel_unshuffle: case Op::einsum:
+    case Op::pixel_shuffle: case Op::pixel_unshuffle: case Op::einsum: case Op::grid_sample: case Op::affine_grid:
       break;
   }
   return {};

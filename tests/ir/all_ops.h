@@ -92,7 +92,12 @@ graph all_ops(%x: f32[2, 3] grad, %y: f32[3], %i: i64[2, 3], %c: bool[2, 3], %e:
   %apb3 = avg_pool3d_backward(%ap3, %vol, kernel=[2, 2, 3], padding=[1, 0, 1], count_include_pad=false)
   %ct = conv_transpose2d(%im, %ctw, %cb, stride=[2, 1], padding=[1, 0], output_padding=[1, 0], dilation=[1, 2], groups=2)
   %ct3 = conv_transpose3d(%vol, %vw, %vb, stride=[2, 1, 1], padding=[0, 1, 0], output_padding=[1, 0, 0], groups=2)
-  return (%neg, %log, %sqrt, %rsqrt, %rec, %sin, %cos, %tanh, %sig, %relu, %gelu, %gelu2, %silu, %erf, %add, %sub, %mul, %div, %pow, %max, %min, %eq, %ne, %lt, %le, %gt, %ge, %where, %to, %clone, %sumall, %mean, %amax, %amin, %var, %argmax, %softmax, %lsm, %ln, %mm, %reshape, %transpose, %expand, %slice, %cat, %squeeze, %unsqueeze, %contig, %emb, %gather, %full, %exp, %hh, %clamp, %clamp1, %conv, %mp, %ap, %aap, %bn, %gn, %gn1, %inorm, %inorm1, %pshuf, %punshuf, %ein, %pad, %mpb, %apb, %cumsum, %icumsum, %cumprod, %sort, %argsort, %topk, %topki, %conv3, %mp3, %ap3, %mpb3, %apb3, %ct, %ct3)
+  %grid = reshape(%ctw, shape=[2, 3, 6, 2])
+  %gs = grid_sample(%im, %grid, padding_mode="reflection")
+  %gsn = grid_sample(%im, %grid, mode="nearest", padding_mode="border", align_corners=true)
+  %theta = reshape(%m, shape=[2, 2, 3])
+  %ag = affine_grid(%theta, size=[2, 4, 3, 5], align_corners=true)
+  return (%neg, %log, %sqrt, %rsqrt, %rec, %sin, %cos, %tanh, %sig, %relu, %gelu, %gelu2, %silu, %erf, %add, %sub, %mul, %div, %pow, %max, %min, %eq, %ne, %lt, %le, %gt, %ge, %where, %to, %clone, %sumall, %mean, %amax, %amin, %var, %argmax, %softmax, %lsm, %ln, %mm, %reshape, %transpose, %expand, %slice, %cat, %squeeze, %unsqueeze, %contig, %emb, %gather, %full, %exp, %hh, %clamp, %clamp1, %conv, %mp, %ap, %aap, %bn, %gn, %gn1, %inorm, %inorm1, %pshuf, %punshuf, %ein, %pad, %mpb, %apb, %cumsum, %icumsum, %cumprod, %sort, %argsort, %topk, %topki, %conv3, %mp3, %ap3, %mpb3, %apb3, %ct, %ct3, %gs, %gsn, %ag)
 }
 )RK";
 
