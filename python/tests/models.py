@@ -195,6 +195,24 @@ class DcganGenerator(nn.Module):
         return self.net(x)
 
 
+class SpatialTransformer(nn.Module):
+    """A spatial transformer: a small localisation net predicts theta, F.affine_grid makes its grid
+    and F.grid_sample warps the input (bilinear, reflection padding), then nearest with zeros."""
+
+    def __init__(self):
+        super().__init__()
+        self.loc = nn.Sequential(nn.Conv2d(3, 4, 3, stride=2), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 6))
+        with torch.no_grad():  # near the identity, as a spatial transformer is initialised
+            self.loc[-1].weight.mul_(0.1)
+            self.loc[-1].bias.copy_(torch.tensor([1.0, 0.1, 0.05, -0.1, 0.9, 0.0]))
+
+    def forward(self, x):
+        theta = self.loc(x).view(-1, 2, 3)
+        y = F.grid_sample(x, F.affine_grid(theta, list(x.shape), align_corners=False), padding_mode="reflection", align_corners=False)
+        grid = F.affine_grid(theta * 1.2, [x.shape[0], 3, 5, 7], align_corners=True)
+        return y.mean(dim=(2, 3)), F.grid_sample(y, grid, mode="nearest", align_corners=True)
+
+
 MODELS = {
     "resnet18": lambda: (_seeded(ResNet18), (torch.randn(1, 3, 64, 64),)),
     "mobilenet_v2": lambda: (_seeded(MobileNetV2), (torch.randn(1, 3, 64, 64),)),
@@ -206,4 +224,5 @@ MODELS = {
     "video_net": lambda: (_seeded(VideoNet), (torch.randn(1, 3, 8, 16, 16),)),
     "dcgan_generator": lambda: (_seeded(DcganGenerator), (torch.randn(2, 16, 1, 1),)),
     "norm_block": lambda: (_seeded(NormBlock), (torch.randn(2, 3, 6, 6),)),
+    "spatial_transformer": lambda: (_seeded(SpatialTransformer), (torch.randn(2, 3, 8, 9),)),
 }

@@ -72,6 +72,20 @@ def test_pixel_shuffle_and_unshuffle_are_captured_as_their_ops():
     assert "pixel_shuffle(%x, upscale_factor=2)" in g.text and "downscale_factor=3" in g.text
 
 
+def test_grid_sample_and_affine_grid_are_captured_as_their_ops():
+    def warp(x, theta):
+        grid = F.affine_grid(theta, [2, 3, 4, 5], align_corners=True)
+        return F.grid_sample(x, grid, mode="nearest", padding_mode="border", align_corners=True)
+
+    (g,) = captured_through_dynamo(warp, [torch.randn(2, 3, 6, 7), torch.randn(2, 2, 3)])
+    assert not isinstance(g, UnsupportedGraph), g
+    assert "affine_grid(%theta, size=[2, 3, 4, 5], align_corners=true)" in g.text
+    assert 'mode="nearest", padding_mode="border", align_corners=true' in g.text
+    (e,) = captured_through_dynamo(lambda x, grid: F.grid_sample(x, grid, mode="bicubic", align_corners=False),
+                                   [torch.randn(1, 1, 3, 3), torch.rand(1, 2, 2, 2)])
+    assert isinstance(e, UnsupportedGraph) and "bicubic" in str(e)
+
+
 def test_an_op_reprokit_lacks_is_named_with_its_source_line():
     (e,) = captured_through_dynamo(lambda x: torch.logcumsumexp(x, 0) + 1, [torch.randn(5)])
     assert isinstance(e, UnsupportedGraph)

@@ -437,6 +437,7 @@ Grads backward(Builder& b, const Node& n, const std::vector<Arg>& a, Expr y, Exp
     case Op::avg_pool3d_backward: case Op::group_norm: case Op::instance_norm: case Op::pixel_shuffle: case Op::pixel_unshuffle:
     case Op::einsum: case Op::conv2d_input_grad: case Op::conv2d_weight_grad: case Op::conv3d_input_grad:
     case Op::conv3d_weight_grad:
+    case Op::grid_sample: case Op::affine_grid:
       break;
   }
   throw InternalError(fmt::format("autodiff: op '{}' has no backward rule", op_name(n.op)));

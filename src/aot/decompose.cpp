@@ -84,6 +84,105 @@ Expr einsum_of(Builder& b, const Node& n, const std::vector<Arg>& a) {
   return permute(acc, positions(acc_letters, s.output));
 }
 
+// ---- grid_sample and affine_grid
+
+Expr clamp_to(Expr x, double lo, double hi) { return x.builder().op(Op::clamp, {x}, {{"min", AttrValue(lo)}, {"max", AttrValue(hi)}}); }
+
+// floor(x) for x within int64: the int64 cast truncates toward zero, one less where it rounded up.
+Expr floor_of(Expr x) {
+  Expr t = cast(cast(x, DType::i64), x.dtype());
+  return where(lt(x, t), t - 1.0, t);
+}
+
+// floor(x) of any x >= 0: values from 2^23 (f32) or 2^52 (f64) on are whole already.
+Expr floor_nonnegative(Expr x) {
+  const double whole = x.dtype() == DType::f64 ? 4503599627370496.0 : 8388608.0;
+  return where(lt(x, whole), floor_of(minimum(x, whole)), x);
+}
+
+// std::nearbyint: halves to the even neighbour, as PyTorch's nearest mode.
+Expr round_half_even(Expr x) {
+  Expr f = floor_of(x), frac = x - f;
+  Expr odd = ne(f - floor_of(f * 0.5) * 2.0, 0.0);
+  return where(where(eq(frac, 0.5), odd, gt(frac, 0.5)), f + 1.0, f);
+}
+
+// PyTorch's reflect_coordinates: x reflected into [twice_low / 2, twice_high / 2]. fmod is
+// d - span * floor(d / span), exact while d / span is below 2^23 (f32).
+Expr reflect_of(Expr x, int64_t twice_low, int64_t twice_high) {
+  if (twice_low == twice_high) return full(x.builder(), x.shape(), AttrValue(0.0), x.dtype());
+  const double min = static_cast<double>(twice_low) / 2, span = static_cast<double>(twice_high - twice_low) / 2;
+  Expr d = abs(x - min);
+  Expr flips = floor_nonnegative(d / span);
+  Expr extra = d - flips * span;
+  Expr odd = ne(flips - floor_nonnegative(flips * 0.5) * 2.0, 0.0);
+  return where(odd, (span - extra) + min, extra + min);
+}
+
+// Where grid coordinate g samples an axis of `size` pixels, as PyTorch's CPU kernel unnormalizes
+// and pads. Zeros padding needs no clamp, but a coordinate over a pixel outside has every corner
+// outside: clamping there changes nothing and keeps floor's cast in range.
+Expr sample_index(Expr g, int64_t size, const GridSample& s) {
+  const auto n = static_cast<double>(size);
+  Expr x = s.align_corners ? (g + 1.0) * ((n - 1) / 2) : (g + 1.0) * (n / 2) - 0.5;
+  if (s.padding == SamplePadding::zeros) return clamp_to(x, -2.0, n + 1);
+  if (s.padding == SamplePadding::reflection) x = s.align_corners ? reflect_of(x, 0, 2 * (size - 1)) : reflect_of(x, -1, 2 * size - 1);
+  return clamp_to(x, 0.0, n - 1);
+}
+
+// x [N, C, H, W] at whole pixel coordinates (px, py) [N, Ho, Wo]: one gather of the flattened
+// pixels, [N, C, Ho, Wo], zero where the pixel is outside x.
+Expr pixels_at(Expr x, Expr px, Expr py) {
+  const Shape xs = x.shape(), gs = px.shape();
+  const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
+  auto inside = [](Expr p, int64_t size) {  // 0 <= p <= size - 1, one comparison
+    const double half = static_cast<double>(size - 1) / 2;
+    return le(abs(p - half), half);
+  };
+  Expr valid = unsqueeze(where(inside(px, W), inside(py, H), false), 1);
+  Expr at = cast(clamp_to(py, 0.0, static_cast<double>(H - 1)), DType::i64) * W + cast(clamp_to(px, 0.0, static_cast<double>(W - 1)), DType::i64);
+  Expr index = expand(reshape(at, {N, 1, gs[1] * gs[2]}), {N, C, gs[1] * gs[2]});
+  Expr v = reshape(gather(reshape(x, {N, C, H * W}), index, 2), {N, C, gs[1], gs[2]});
+  return where(valid, v, 0.0);
+}
+
+Expr grid_sample_rule(Expr x, Expr grid, const Node& n) {
+  const GridSample s = grid_sample_of(n, x.shape(), grid.shape());
+  const Shape xs = x.shape();
+  Expr ix = sample_index(squeeze(slice(grid, 3, 0, 1), 3), xs[3], s);
+  Expr iy = sample_index(squeeze(slice(grid, 3, 1, 2), 3), xs[2], s);
+  if (s.mode == SampleMode::nearest) return pixels_at(x, round_half_even(ix), round_half_even(iy));
+  Expr x0 = floor_of(ix), y0 = floor_of(iy);
+  Expr x1 = x0 + 1.0, y1 = y0 + 1.0;
+  auto weight = [](Expr wx, Expr wy) { return unsqueeze(wx * wy, 1); };
+  // North-west, north-east, south-west, south-east: PyTorch's order of the sum.
+  return pixels_at(x, x0, y0) * weight(x1 - ix, y1 - iy) + pixels_at(x, x1, y0) * weight(ix - x0, y1 - iy) +
+         pixels_at(x, x0, y1) * weight(x1 - ix, iy - y0) + pixels_at(x, x1, y1) * weight(ix - x0, iy - y0);
+}
+
+// affine_grid's base coordinates along an axis of `size` pixels, as torch.linspace computes them
+// in the dtype (the first half from -1, the second from 1), from an arange made by a cumsum.
+Expr affine_base(Builder& b, int64_t size, bool align_corners, DType dt) {
+  if (size <= 1) return full(b, {size}, AttrValue(0.0), dt);
+  Expr i = cast(b.op(Op::cumsum, {full(b, {size}, AttrValue(int64_t{1}), DType::i64)}, {{"dim", AttrValue(int64_t{0})}}), dt) - 1.0;
+  const double step = 2.0 / static_cast<double>(size - 1), n = static_cast<double>(size);
+  Expr v = where(lt(i, static_cast<double>(size / 2)), i * step - 1.0, 1.0 - (n - 1 - i) * step);
+  return align_corners ? v : v * (n - 1) / n;
+}
+
+// grid[b, h, w, k] = theta[b, k, 0] x_w + theta[b, k, 1] y_h + theta[b, k, 2].
+Expr affine_grid_rule(Builder& b, Expr theta, const Node& n) {
+  const Shape out = affine_grid_shape(n, theta.shape());
+  const int64_t N = out[0], H = out[1], W = out[2];
+  const bool align = attr_bool(n, "align_corners");
+  Expr bx = reshape(affine_base(b, W, align, theta.dtype()), {1, 1, W});
+  Expr by = reshape(affine_base(b, H, align, theta.dtype()), {1, H, 1});
+  auto t = [&](int64_t k, int64_t j) { return reshape(slice(slice(theta, 1, k, k + 1), 2, j, j + 1), {N, 1, 1}); };
+  std::vector<Expr> coords;
+  for (int64_t k = 0; k < 2; ++k) coords.push_back(unsqueeze(t(k, 0) * bx + t(k, 1) * by + t(k, 2), 3));
+  return cat(coords, 3);
+}
+
 // The primitives computing composite node n from its operands `a` (values in the new graph).
 Expr decompose_node(Builder& b, const Node& n, const std::vector<Arg>& a) {
   Expr x = b.value(a[0].operand);
@@ -171,6 +270,8 @@ Expr decompose_node(Builder& b, const Node& n, const std::vector<Arg>& a) {
       if (n.op == Op::conv2d_input_grad || n.op == Op::conv3d_input_grad) return aot_detail::conv_input_grad(x, input.shape(), w, win, groups);
       return aot_detail::conv_weight_grad(input, x, win, groups, Shape(ws.begin() + 2, ws.end()));
     }
+    case Op::grid_sample: return grid_sample_rule(x, b.value(a[1].operand), n);
+    case Op::affine_grid: return affine_grid_rule(b, x, n);
     case Op::linear: {
       Expr wt = transpose(b.value(a[1].operand), 0, 1);
       Expr y = x.rank() >= 2 ? matmul(x, wt) : squeeze(matmul(unsqueeze(x, 0), wt), 0);

@@ -43,6 +43,8 @@ const std::vector<DType> kDtypeDraw = {DType::f32, DType::f32, DType::f32, DType
 const std::map<std::string, std::vector<std::string>, std::less<>> kStringChoices = {
     {"approximate", {"none", "tanh"}},
     {"equation", {"ij->ji", "ij->", "ijk->kj", "ij,jk->ik", "bij,bjk->bik", "ij,ij->i", "i,i->", "ij,kj", "ij,jk,kl->il"}},
+    {"mode", {"bilinear", "nearest"}},
+    {"padding_mode", {"zeros", "border", "reflection"}},
 };
 
 // One operand of a node being proposed: an existing value (by name, since new inputs shift ids),
@@ -155,11 +157,11 @@ class Generator {
   }
 
   // A list attribute: a permutation of dims, the operand's shape rearranged (reshape, expand), a
-  // few dims, a 2-D window, or padding pairs.
+  // few dims, a 2-D window, padding pairs, or an [N, C, H, W] size led by the operand's first dim.
   AttrValue propose_ints(const TensorType* ref) {
     const int64_t rank = ref ? ref->rank() : 0;
     std::vector<int64_t> xs;
-    switch (between(rng_, 0, 4)) {
+    switch (between(rng_, 0, 5)) {
       case 0:
         xs.resize(static_cast<size_t>(rank));
         std::iota(xs.begin(), xs.end(), 0);
@@ -183,6 +185,7 @@ class Generator {
         break;
       }
       case 3: xs = {between(rng_, 1, 3), between(rng_, 1, 3)}; break;
+      case 4: xs = {rank > 0 ? ref->shape[0] : 1, between(rng_, 1, 3), between(rng_, 1, 4), between(rng_, 1, 4)}; break;
       default:
         xs.resize(static_cast<size_t>(2 * between(rng_, 1, std::max<int64_t>(1, std::min<int64_t>(rank, 2)))));
         for (auto& x : xs) x = between(rng_, 0, 2);

@@ -395,6 +395,20 @@ TensorType infer_pixel_shuffle(const Graph& g, const Node& n) {
   return make_type(g, n, x.dtype, pixel_shuffle_of(n, x.shape).result);
 }
 
+TensorType infer_grid_sample(const Graph& g, const Node& n) {
+  const auto& x = operand_type(g, n, 0);
+  const auto& grid = operand_type(g, n, 1);
+  require_float(x, "input");
+  if (grid.dtype != x.dtype) fail(fmt::format("grid is {}, input is {}", dtype_name(grid.dtype), dtype_name(x.dtype)));
+  return make_type(g, n, x.dtype, grid_sample_of(n, x.shape, grid.shape).result);
+}
+
+TensorType infer_affine_grid(const Graph& g, const Node& n) {
+  const auto& theta = operand_type(g, n, 0);
+  require_float(theta, "theta");
+  return make_type(g, n, theta.dtype, affine_grid_shape(n, theta.shape));
+}
+
 TensorType infer_reshape(const Graph& g, const Node& n) {
   const auto& x = operand_type(g, n, 0);
   auto shape = attr_ints(n, "shape");

@@ -190,6 +190,54 @@ int64_t norm_groups(const Node& n, const Shape& x) {
   return groups;
 }
 
+namespace {
+// grid_sample's string attributes, by name: one table each, so the error lists the choices.
+template <class E>
+E choice_of(const Node& n, const char* name, std::initializer_list<std::pair<const char*, E>> table) {
+  const std::string v = attr(n, name).as_string();
+  std::vector<std::string> names;
+  for (const auto& [s, e] : table) {
+    if (v == s) return e;
+    names.emplace_back(s);
+  }
+  if (std::string_view(name) == "mode" && v == "bicubic") throw VerifyError("mode \"bicubic\" is not supported (bilinear or nearest)");
+  throw VerifyError(fmt::format("{} must be one of {}, got \"{}\"", name, fmt::join(names, ", "), v));
+}
+}  // namespace
+
+GridSample grid_sample_of(const Node& n, const Shape& x, const Shape& grid) {
+  GridSample s;
+  s.mode = choice_of<SampleMode>(n, "mode", {{"bilinear", SampleMode::bilinear}, {"nearest", SampleMode::nearest}});
+  s.padding = choice_of<SamplePadding>(n, "padding_mode",
+                                       {{"zeros", SamplePadding::zeros}, {"border", SamplePadding::border}, {"reflection", SamplePadding::reflection}});
+  s.align_corners = attr_bool(n, "align_corners");
+  if (x.size() != 4) throw VerifyError(fmt::format("input must be 4-D [N, C, H, W], got [{}]", fmt::join(x, ", ")));
+  if (grid.size() != 4 || grid[3] != 2) throw VerifyError(fmt::format("grid must be [N, H_out, W_out, 2], got [{}]", fmt::join(grid, ", ")));
+  if (grid[0] != x[0]) throw VerifyError(fmt::format("grid has batch {}, input has {}", grid[0], x[0]));
+  if (x[2] == 0 || x[3] == 0) throw VerifyError(fmt::format("input [{}] has no pixels to sample", fmt::join(x, ", ")));  // as PyTorch
+  s.result = {x[0], x[1], grid[1], grid[2]};
+  return s;
+}
+
+Shape affine_grid_shape(const Node& n, const Shape& theta) {
+  const std::vector<int64_t> size = attr_ints(n, "size");
+  if (theta.size() != 3 || theta[1] != 2 || theta[2] != 3) throw VerifyError(fmt::format("theta must be [N, 2, 3], got [{}]", fmt::join(theta, ", ")));
+  if (size.size() != 4) throw VerifyError(fmt::format("size must be [N, C, H, W] (2-D), got [{}]", fmt::join(size, ", ")));
+  for (int64_t d : size)
+    if (d < 0) throw VerifyError(fmt::format("size [{}] has a negative dim", fmt::join(size, ", ")));
+  if (size[0] != theta[0]) throw VerifyError(fmt::format("size has batch {}, theta has {}", size[0], theta[0]));
+  return {size[0], size[2], size[3], 2};
+}
+
+double affine_grid_base(int64_t i, int64_t size, bool align_corners) {
+  if (size <= 1) return 0.0;
+  // torch.linspace fills the first half from the start and the second from the end.
+  const double step = 2.0 / static_cast<double>(size - 1);
+  double v = i < size / 2 ? -1.0 + step * static_cast<double>(i) : 1.0 - step * static_cast<double>(size - 1 - i);
+  if (!align_corners) v = v * static_cast<double>(size - 1) / static_cast<double>(size);
+  return v;
+}
+
 PixelShuffle pixel_shuffle_of(const Node& n, const Shape& x) {
   const bool up = n.op == Op::pixel_shuffle;
   PixelShuffle p;

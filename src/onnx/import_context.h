@@ -70,6 +70,8 @@ const std::map<std::string, Handler, std::less<>>& recurrent_handlers();
 const std::map<std::string, Handler, std::less<>>& folded_handlers();
 // Resize and Upsample (nearest, linear) as gathers at source indices (onnx_ops_resize.cpp).
 const std::map<std::string, Handler, std::less<>>& resize_handlers();
+// GridSample in 2-D (onnx_ops_sample.cpp).
+const std::map<std::string, Handler, std::less<>>& sample_handlers();
 // Loop and Scan (unrolled) and If (its branch) when decided at import (onnx_ops_control.cpp).
 const std::map<std::string, Handler, std::less<>>& control_handlers();
 // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear and Round (onnx_ops_quantize.cpp).

@@ -659,6 +659,28 @@ class Exporter {
     Val moved = node("Transpose", {split.name}, x.dtype, {a_ints("perm", p.perm)});
     return reshape(moved.name, p.result, x.dtype);
   }
+  // grid_sample is GridSample (opset 16), its attributes as ONNX spells them.
+  Val rule_grid_sample(const Node& n, DType od, const char*) {
+    const DType e = exec("GridSample", od, 0), eg = exec("GridSample", od, 1);
+    return node("GridSample", {operand(n, 0, e), operand(n, 1, eg)}, e,
+                {a_string("mode", attr(n, "mode").as_string()), a_string("padding_mode", attr(n, "padding_mode").as_string()),
+                 a_int("align_corners", attr_bool(n, "align_corners") ? 1 : 0)});
+  }
+  // affine_grid: AffineGrid needs opset 20, so it is what PyTorch computes, the constant base grid
+  // [1, H * W, 3] (x, y, 1) MatMul theta transposed, reshaped to [N, H, W, 2].
+  Val rule_affine_grid(const Node& n, DType od, const char*) {
+    const Shape out = affine_grid_shape(n, type(n, 0).shape);
+    const int64_t H = out[1], W = out[2];
+    const bool align = attr_bool(n, "align_corners");
+    const DType e = exec("MatMul", od);
+    std::vector<double> base;
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t w = 0; w < W; ++w) base.insert(base.end(), {affine_grid_base(w, W, align), affine_grid_base(h, H, align), 1.0});
+    const std::string grid = initializer(Tensor::from_doubles(e, {1, H * W, 3}, base));
+    Val theta_t = node("Transpose", {operand(n, 0, e)}, e, {a_ints("perm", {0, 2, 1})});
+    Val points = node("MatMul", {grid, theta_t.name}, e);
+    return reshape(points.name, out, e);
+  }
   Val rule_einsum(const Node& n, DType od, const char*) {  // in the explicit form
     std::vector<Shape> shapes;
     for (size_t k = 0; k < n.operands.size(); ++k) shapes.push_back(type(n, k).shape);
@@ -927,6 +949,9 @@ const ExportRule kExportRules[] = {
     {Op::embedding, "", &Exporter::rule_embedding},
     {Op::gather, "", &Exporter::rule_gather},
     {Op::full, "", &Exporter::rule_full},
+    // ---- sampling
+    {Op::grid_sample, "", &Exporter::rule_grid_sample},
+    {Op::affine_grid, "", &Exporter::rule_affine_grid},
     // ---- scans and sorts
     {Op::cumsum, "", &Exporter::rule_cumsum},
     {Op::cumprod, "", &Exporter::rule_cumprod},

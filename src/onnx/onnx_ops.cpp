@@ -1103,6 +1103,7 @@ const std::map<std::string, Handler, std::less<>>& handlers() {
     for (const auto& [name, h] : recurrent_handlers()) table.emplace(name, h);
     for (const auto& [name, h] : folded_handlers()) table.emplace(name, h);
     for (const auto& [name, h] : resize_handlers()) table.emplace(name, h);
+    for (const auto& [name, h] : sample_handlers()) table.emplace(name, h);
     for (const auto& [name, h] : control_handlers()) table.emplace(name, h);
     for (const auto& [name, h] : quantize_handlers()) table.emplace(name, h);
     return true;

@@ -61,6 +61,8 @@ kernels::Values run_kernel(const Node& n, const std::vector<kernels::Values>& a,
       return kernels::scan(n, a, out);
     case Op::full:
       return kernels::creation(n, out);
+    case Op::grid_sample: case Op::affine_grid:
+      return kernels::sampling(n, a, out);
     case Op::input:
       break;
   }

@@ -42,6 +42,7 @@ Values conv(const Node& n, const std::vector<Values>& a, const Shape& out, Accum
 Values data_movement(const Node& n, const std::vector<Values>& a, const Shape& out);  // shape, indexing
 Values scan(const Node& n, const std::vector<Values>& a, const Shape& out);  // cumsum, cumprod, sorts, top-k
 Values creation(const Node& n, const Shape& out);
+Values sampling(const Node& n, const std::vector<Values>& a, const Shape& out);  // grid_sample, affine_grid
 
 // For each element of out_shape, the flat index of the element of `in` (broadcast to out_shape).
 std::vector<int64_t> broadcast_map(const Shape& out_shape, const Shape& in_shape);

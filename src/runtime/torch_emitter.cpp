@@ -212,6 +212,11 @@ std::string emit_node(const Graph& g, const PyNames& ids, const Node& n) {
     case Op::pixel_shuffle: return fmt::format("F.pixel_shuffle({}, {})", a[0], attr_int(n, "upscale_factor"));
     case Op::pixel_unshuffle: return fmt::format("F.pixel_unshuffle({}, {})", a[0], attr_int(n, "downscale_factor"));
     case Op::einsum: return fmt::format("torch.einsum('{}', {})", attr(n, "equation").as_string(), fmt::join(a, ", "));
+    case Op::grid_sample:
+      return fmt::format("F.grid_sample({}, {}, mode='{}', padding_mode='{}', align_corners={})", a[0], a[1], attr(n, "mode").as_string(),
+                         attr(n, "padding_mode").as_string(), py_bool(attr_bool(n, "align_corners")));
+    case Op::affine_grid:
+      return fmt::format("F.affine_grid({}, {}, align_corners={})", a[0], ints(attr_ints(n, "size")), py_bool(attr_bool(n, "align_corners")));
     case Op::conv2d: case Op::conv3d: {
       Window w = window_of(n, &g.node(n.operands[1].value).type.shape[2]);
       return fmt::format("F.conv{}d({}, {}, {}, stride={}, padding={}, dilation={}, groups={})", w.rank, a[0], a[1], a.size() > 2 ? a[2] : "None",

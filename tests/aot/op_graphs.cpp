@@ -96,6 +96,14 @@ const std::vector<std::string>& differentiable_op_graphs() {
       "graph t(%a: f32[2, 3] grad, %b: f32[3, 4] grad, %c: f32[4] grad) { %y = einsum(%a, %b, %c, equation=\"ij,jk,k->ki\")\n %z = mul(%y, %y)\n return (%z) }",
       "graph t(%a: f32[2, 3] grad, %b: f32[2] grad) { %y = einsum(%a, %b, equation=\"ij,i\")\n %z = mul(%y, %y)\n return (%z) }",
       "graph t(%x: f32[2, 4, 6] grad) { %y = pixel_unshuffle(%x, downscale_factor=2)\n %w = slice(%y, 0, 1, 5)\n %z = mul(%w, %w)\n return (%z) }",
+      "graph t(%x: f32[2, 2, 3, 4] grad, %g: f32[2, 3, 2, 2] grad) { %y = grid_sample(%x, %g)\n %z = mul(%y, %y)\n return (%z) }",
+      "graph t(%x: f32[1, 2, 4, 3] grad, %g: f32[1, 2, 3, 2] grad) { %s = mul(%g, 1.7)\n"
+      " %y = grid_sample(%x, %s, padding_mode=\"reflection\", align_corners=true)\n %z = mul(%y, %y)\n return (%z) }",
+      "graph t(%x: f32[1, 2, 3, 4] grad, %g: f32[1, 3, 2, 2] grad) { %s = mul(%g, 1.3)\n"
+      " %y = grid_sample(%x, %s, padding_mode=\"border\")\n %z = mul(%y, %y)\n return (%z) }",
+      "graph t(%x: f32[1, 2, 3, 4] grad, %g: f32[1, 3, 2, 2]) { %y = grid_sample(%x, %g, mode=\"nearest\")\n %z = mul(%y, %y)\n return (%z) }",
+      "graph t(%t: f32[2, 2, 3] grad, %x: f32[2, 1, 4, 5] grad) { %s = mul(%t, 0.5)\n %g = affine_grid(%s, size=[2, 1, 3, 4])\n"
+      " %y = grid_sample(%x, %g)\n %z = mul(%y, %y)\n return (%z, %g) }",
   };
   return graphs;
 }

@@ -253,6 +253,29 @@ TEST(CppBackend, ScansAndSortsMatchTheExactReference) {
   EXPECT_EQ(got[5].to_int64s(), ref[5].to_int64s());
 }
 
+// grid_sample's decomposition (floor and round through int64 casts, a gather per corner) against
+// the reference kernel in every mode, padding and corner convention, at the hard points: pixel
+// centres, halves (nearest rounds them to even), one pixel outside, and far outside (reflection
+// folds them back).
+TEST(CppBackend, GridSampleMatchesTheReferenceAtEdges) {
+  const std::vector<double> points = {0.0, 0.0,  -1.0, 1.0,  1.0, -1.0,  0.5, -0.5,  0.25, 0.75,  -1.25, 1.5,  1.75, -1.6,
+                                      7.3, -9.9, -1e3, 2e3,  0.123, -0.456, 1.5, 0.5,  -0.75, -0.25};
+  for (const char* mode : {"bilinear", "nearest"})
+    for (const char* padding : {"zeros", "border", "reflection"})
+      for (const char* align : {"false", "true"}) {
+        SCOPED_TRACE(fmt::format("{} {} align_corners={}", mode, padding, align));
+        Graph g = parse_graph(fmt::format(
+            "graph t(%x: f32[1, 2, 3, 4], %g: f32[1, 3, 4, 2]) {{\n  %y = grid_sample(%x, %g, mode=\"{}\", padding_mode=\"{}\", align_corners={})\n"
+            "  return (%y)\n}}", mode, padding, align));
+        std::vector<double> xs(24);
+        for (size_t k = 0; k < xs.size(); ++k) xs[k] = static_cast<double>(k * k % 7) - 2.5;
+        std::vector<Tensor> in = {Tensor::from_doubles(DType::f32, {1, 2, 3, 4}, xs), Tensor::from_doubles(DType::f32, {1, 3, 4, 2}, points)};
+        auto ref = interpret(g, in)[0].to_doubles(), got = compile_graph(g, cpp_options())->run(in)[0].to_doubles();
+        ASSERT_EQ(got.size(), ref.size());
+        for (size_t e = 0; e < ref.size(); ++e) EXPECT_NEAR(got[e], ref[e], 1e-5) << "element " << e;
+      }
+}
+
 // The small integer dtypes wrap at their width in fused kernels too (every node's result is), and
 // float-to-small-int casts go through int32 as the reference's do.
 TEST(CppBackend, SmallIntegerTypesMatchTheExactReference) {

@@ -32,6 +32,7 @@ bool approximate_export(Op op) {
     case Op::group_norm: case Op::instance_norm:  // InstanceNormalization's own summation order
     case Op::adaptive_avg_pool2d:  // two MatMuls with averaging matrices
     case Op::avg_pool2d_backward:  // g / divisor, summed tap by tap
+    case Op::affine_grid:          // a MatMul with the base grid rounded to the dtype
       return true;
     default:
       return false;

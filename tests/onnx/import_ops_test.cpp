@@ -405,6 +405,32 @@ TEST(OnnxImportOps, Einsum) {
   EXPECT_HAS(error("ij->ij", {2, 2, 2}), "term 'ij' has 2 subscripts, operand 1 has rank 3");
 }
 
+// x holds 1..6 as [1, 1, 2, 3]; the expected values are PyTorch 2.13's F.grid_sample on them,
+// which GridSample-16 defines alike (the same cases as tests/runtime/kernels_test.cpp).
+TEST(OnnxImportOps, GridSample) {
+  Tensor x = f32({1, 1, 2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor g = f32({1, 1, 4, 2}, {0.5, 0.0, -0.5, 1.0, 1.5, -3.0, -0.2, 0.6});
+  auto m = one_node("GridSample", {{"x", x}, {"g", g}}, F32, 16, [](auto& n) {
+    attr_s(n, "mode", "nearest"), attr_s(n, "padding_mode", "border"), attr(n, "align_corners", 1);
+  });
+  expect_values(run_named(m, {{"x", x}, {"g", g}})[0], {1, 1, 1, 4}, {3, 4, 3, 5});
+  EXPECT_EQ(count_op(m.graph, Op::grid_sample), 1);
+  Tensor g2 = f32({1, 1, 4, 2}, {-1, -1, 0.1, 0.3, 0.9, -0.7, 1.2, 0.0});
+  expect_values(run1("GridSample", {{"x", x}, {"g", g2}}, F32, 16), {1, 1, 1, 4}, {0.25, 4.55, 1.56, 0.9});
+  Tensor g3 = f32({1, 1, 3, 2}, {1.7, -2.3, -1.4, 0.2, 3.1, 0.9});
+  expect_values(run1("GridSample", {{"x", x}, {"g", g3}}, F32, 16, [](auto& n) { attr_s(n, "padding_mode", "reflection"); }), {1, 1, 1, 3},
+                {4.85, 3.2, 4.0});
+  auto error = [&](const char* key, const char* value, const Shape& xs) {
+    ModelBuilder b(16);
+    b.input("x", F32, xs).input("g", F32, {1, 1, 3, 2}).output("z", F32);
+    attr_s(b.node("GridSample", {"x", "g"}, {"z"}, "the_node"), key, value);
+    return import_error(b);
+  };
+  EXPECT_HAS(error("mode", "bicubic", {1, 1, 2, 3}), "mode 'bicubic' (reprokit samples bilinear and nearest)");
+  EXPECT_HAS(error("padding_mode", "wrap", {1, 1, 2, 3}), "padding_mode 'wrap'");
+  EXPECT_HAS(error("mode", "nearest", {1, 2, 3}), "X must be 4-D [N, C, H, W], got [1, 2, 3]");
+}
+
 TEST(OnnxImportOps, ConstantsAndShapeArithmeticFold) {
   // Shape -> Gather -> Unsqueeze -> Concat -> Reshape: folded at import, the target a constant.
   ModelBuilder b(13);

@@ -125,6 +125,27 @@ const std::vector<Case>& cases() {
       // implicit output "i" (the letter used once): sum over j, k of a[i, j] b[k, j] c[k] = 1 + 20 + 300.
       {"einsum", "graph t(%a: f64[1, 2], %b: f64[3, 2], %c: f64[3]) { %z = einsum(%a, %b, %c, equation=\"ij,kj,k\")\n return (%z) }",
        {{1, 2}, {1, 0, 0, 1, 1, 1}, {1, 10, 100}}, {321}},
+      // grid_sample and affine_grid: the expected values are PyTorch 2.13's F.grid_sample and
+      // F.affine_grid on the same float64 tensors. x is 1..6 as [1, 1, 2, 3].
+      {"grid_sample", "graph t(%x: f64[1, 1, 2, 3], %g: f64[1, 1, 4, 2]) { %z = grid_sample(%x, %g)\n return (%z) }",
+       {{1, 2, 3, 4, 5, 6}, {-1, -1, 0.1, 0.3, 0.9, -0.7, 1.2, 0.0}}, {0.25, 4.55, 1.56, 0.9}},
+      // Nearest with align_corners: 1.5 rounds to 2 and 0.5 to 0 (halves to even); zeros padding
+      // drops the point outside, border padding clamps it.
+      {"grid_sample", "graph t(%x: f64[1, 1, 2, 3], %g: f64[1, 1, 4, 2]) { %z = grid_sample(%x, %g, mode=\"nearest\", padding_mode=\"border\", align_corners=true)\n return (%z) }",
+       {{1, 2, 3, 4, 5, 6}, {0.5, 0.0, -0.5, 1.0, 1.5, -3.0, -0.2, 0.6}}, {3, 4, 3, 5}},
+      {"grid_sample", "graph t(%x: f64[1, 1, 2, 3], %g: f64[1, 1, 4, 2]) { %z = grid_sample(%x, %g, mode=\"nearest\", align_corners=true)\n return (%z) }",
+       {{1, 2, 3, 4, 5, 6}, {0.5, 0.0, -0.5, 1.0, 1.5, -3.0, -0.2, 0.6}}, {3, 4, 0, 5}},
+      {"grid_sample", "graph t(%x: f64[1, 1, 2, 3], %g: f64[1, 1, 3, 2]) { %z = grid_sample(%x, %g, padding_mode=\"reflection\")\n return (%z) }",
+       {{1, 2, 3, 4, 5, 6}, {1.7, -2.3, -1.4, 0.2, 3.1, 0.9}}, {4.85, 3.2, 4.0}},
+      {"grid_sample", "graph t(%x: f64[1, 1, 2, 3], %g: f64[1, 1, 3, 2]) { %z = grid_sample(%x, %g, padding_mode=\"reflection\", align_corners=true)\n return (%z) }",
+       {{1, 2, 3, 4, 5, 6}, {1.7, -2.3, -1.4, 0.2, 3.1, 0.9}}, {4.25, 3.2, 3.95}},
+      {"affine_grid", "graph t(%t: f64[1, 2, 3]) { %z = affine_grid(%t, size=[1, 1, 2, 3])\n return (%z) }", {{1, 0.5, 0.25, -0.5, 2, 1}},
+       {-2.0 / 3, 1.0 / 3, 0, 0, 2.0 / 3, -1.0 / 3, -1.0 / 6, 7.0 / 3, 0.5, 2, 7.0 / 6, 5.0 / 3}},
+      {"affine_grid", "graph t(%t: f64[1, 2, 3]) { %z = affine_grid(%t, size=[1, 1, 2, 3], align_corners=true)\n return (%z) }",
+       {{1, 0.5, 0.25, -0.5, 2, 1}}, {-1.25, -0.5, -0.25, -1, 0.75, -1.5, -0.25, 3.5, 0.75, 3, 1.75, 2.5}},
+      // One row: its y is 0, not -1 (torch.linspace's single step).
+      {"affine_grid", "graph t(%t: f64[1, 2, 3]) { %z = affine_grid(%t, size=[1, 1, 1, 3], align_corners=true)\n return (%z) }",
+       {{1, 0.5, 0.25, -0.5, 2, 1}}, {-0.75, 1.5, 0.25, 1, 1.25, 0.5}},
       {"conv2d", "graph t(%x: f32[1, 1, 3, 3], %w: f32[1, 1, 2, 2], %b: f32[1]) { %z = conv2d(%x, %w, %b)\n return (%z) }",
        {{1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 0, 0, 1}, {10}}, {16, 18, 22, 24}},
       {"conv2d", "graph t(%x: f32[1, 2, 2, 2], %w: f32[2, 1, 1, 1]) { %z = conv2d(%x, %w, groups=2)\n return (%z) }",

@@ -1,6 +1,7 @@
 // Decompositions: rewrite every composite op (ops.def's COMPOSITE flag: linear, gelu, silu,
 // sigmoid, softmax, log_softmax, layer_norm, batch_norm, group_norm, instance_norm,
-// pixel_shuffle, pixel_unshuffle, einsum, mean, var) into primitive ops, one rule per op.
+// pixel_shuffle, pixel_unshuffle, einsum, grid_sample, affine_grid, mean, var) into primitive ops,
+// one rule per op.
 #pragma once
 
 #include "reprokit/ir/graph.h"

@@ -90,6 +90,27 @@ struct PixelShuffle {
 };
 PixelShuffle pixel_shuffle_of(const Node& n, const Shape& x);
 
+// grid_sample(x [N, C, H, W], grid [N, Ho, Wo, 2]) as F.grid_sample in 2-D: grid[..., 0] is the
+// x (width) coordinate and grid[..., 1] the y, each in [-1, 1] across the input; the result is
+// [N, C, Ho, Wo]. VerifyError for another rank, a grid whose last dim is not 2 or whose batch
+// differs, an unknown mode or padding_mode, and bicubic (refused: no decomposition computes it).
+enum class SampleMode { bilinear, nearest };
+enum class SamplePadding { zeros, border, reflection };
+struct GridSample {
+  SampleMode mode = SampleMode::bilinear;
+  SamplePadding padding = SamplePadding::zeros;
+  bool align_corners = false;
+  Shape result;
+};
+GridSample grid_sample_of(const Node& n, const Shape& x, const Shape& grid);
+// affine_grid(theta [N, 2, 3]) as F.affine_grid in 2-D: its `size` attribute [N, C, H, W] (N must
+// be theta's), the result [N, H, W, 2].
+Shape affine_grid_shape(const Node& n, const Shape& theta);
+// affine_grid's base coordinate of pixel i of an axis of `size` pixels, in float64 by PyTorch's
+// formula: torch.linspace(-1, 1, size) (0 for one pixel), times (size - 1) / size unless
+// align_corners.
+double affine_grid_base(int64_t i, int64_t size, bool align_corners);
+
 // einsum's equation over operands of the given shapes: each operand's subscripts, the output's
 // (explicit after ->, else the letters used once, in alphabetical order) and each letter's size.
 // Spaces are ignored. VerifyError saying what is wrong: a character other than a letter, comma or

@@ -11,7 +11,8 @@
 // ranks) -> Reshape, Transpose, Reshape, einsum -> Einsum (its explicit equation), cumsum ->
 // CumSum, cumprod -> the running Mul of its dim's slices, Concat'ed (ONNX has no CumProd),
 // sort/argsort/topk/topk_indices -> TopK (sort's k the dim's length; values output 0, indices
-// output 1). Attributes become the inputs opset 17 wants (Reshape shape, Slice bounds,
+// output 1), grid_sample -> GridSample, affine_grid -> its constant base grid MatMul theta
+// transposed, reshaped (AffineGrid is opset 20). Attributes become the inputs opset 17 wants (Reshape shape, Slice bounds,
 // Squeeze/Unsqueeze/ReduceSum axes). Mixed operand
 // dtypes get Casts to the dtype reprokit computes in; an op ONNX does not define for f16/bf16 is
 // computed in f32 between Casts, as reprokit does. Graph inputs are contiguous (strides dropped).

@@ -225,6 +225,23 @@ def _repeat(g, n, a, k):  # repeat(x, repeats): each dim tiled, as expand over a
     return g.emit("reshape", [x], shape=[int(d) for d in g.shape_of(n)])
 
 
+_SAMPLE_MODES = ("bilinear", "nearest")  # aten's interpolation_mode 0 and 1; 2 (bicubic) is refused
+_SAMPLE_PADDINGS = ("zeros", "border", "reflection")  # aten's padding_mode 0, 1, 2
+
+
+def _grid_sampler(g, n, a, k):  # grid_sampler_2d(x, grid, interpolation_mode, padding_mode, align_corners)
+    if int(a[2]) >= len(_SAMPLE_MODES):
+        raise g.unsupported(n, "grid_sample with mode bicubic")
+    return g.emit("grid_sample", [a[0], a[1]], mode=_SAMPLE_MODES[int(a[2])], padding_mode=_SAMPLE_PADDINGS[int(a[3])],
+                  align_corners=bool(a[4]))
+
+
+def _affine_grid(g, n, a, k):  # affine_grid_generator(theta, size, align_corners)
+    if len(a[1]) != 4:
+        raise g.unsupported(n, "affine_grid of a 3-D size")
+    return g.emit("affine_grid", [a[0]], size=[int(d) for d in a[1]], align_corners=bool(a[2]))
+
+
 def _addmm(g, n, a, k):  # beta * bias + alpha * (x @ w)
     if k.get("beta", 1) != 1 or k.get("alpha", 1) != 1:
         raise g.unsupported(n, "addmm with beta or alpha other than 1")
@@ -588,6 +605,7 @@ TABLE = {
     aten.max_pool3d_with_indices: _max_pool, aten.max_pool3d: _max_pool, aten.avg_pool3d: _avg_pool,
     aten._adaptive_avg_pool2d: _adaptive_avg_pool, aten.adaptive_avg_pool2d: _adaptive_avg_pool,
     aten.embedding: _embedding, aten.gather: _gather, aten.constant_pad_nd: _pad,
+    aten.grid_sampler_2d: _grid_sampler, aten.grid_sampler: _grid_sampler, aten.affine_grid_generator: _affine_grid,
     aten.cumsum: _cumulative("cumsum"), aten.cumprod: _cumulative("cumprod"),
     aten.sort: _sort, aten.argsort: _argsort, aten.topk: _topk,
     aten.full: _full, aten.scalar_tensor: _scalar_tensor,
