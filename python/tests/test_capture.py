@@ -160,3 +160,36 @@ def test_a_convolutions_backward_is_captured_as_its_gradients(tmp_path, reprokit
     r = subprocess.run([reprokit_exe, "compare", path, "--inputs", str(tmp_path / "inputs"), "--outputs", str(tmp_path / "outputs"),
                         "--tolerance", "auto"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_max_poolings_backward_under_inductors_decompositions_is_captured(tmp_path, reprokit_exe):
+    """With Inductor's decompositions, max pooling keeps offsets inside each window and its backward
+    scatter-adds the gradient at indices computed from them (prims._low_memory_max_pool_offsets_to_indices,
+    aten.scatter_add): captured, the backward graph's values agree with PyTorch's."""
+    from functorch.compile import make_boxed_func
+    from torch._dynamo.backends.common import aot_autograd
+    import torch._inductor.lowering  # noqa: F401 (the decompositions consult it)
+    from torch._inductor.decomposition import select_decomp_table
+
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+    pool = torch.nn.MaxPool2d(3, stride=2, padding=1, dilation=(1, 2))
+    got = []
+
+    def keep_backward(gm, example_inputs):
+        def run(*args):
+            got.append(capture(gm, list(args), "backward"))
+            return gm(*args)
+
+        return make_boxed_func(run)
+
+    backend = aot_autograd(fw_compiler=lambda gm, _: make_boxed_func(gm.forward), bw_compiler=keep_backward, decompositions=select_decomp_table())
+    step = torch.compile(lambda x: pool(torch.relu(conv(x))).square().sum(), backend=backend)
+    step(torch.randn(2, 3, 11, 12, requires_grad=True)).backward()
+    (g,) = got
+    assert not isinstance(g, UnsupportedGraph), f"{g} ({g.op} at {g.where})"
+    assert "scatter_add(" in g.text and "conv2d_input_grad(" in g.text, g.text
+    path = g.write(str(tmp_path), with_outputs=True)
+    r = subprocess.run([reprokit_exe, "compare", path, "--inputs", str(tmp_path / "inputs"), "--outputs", str(tmp_path / "outputs"),
+                        "--tolerance", "auto"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr

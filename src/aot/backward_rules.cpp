@@ -95,27 +95,38 @@ Expr unslice(const Node& n, const Shape& in, Expr g) {
   return parts.size() == 1 ? r : cat(parts, sb.dim);
 }
 
-// gather backward without scatter: a one-hot mask [.., J, M, ..] (index == iota) times g, summed
-// over the gathered dim, then zero-padded where the index is smaller than the input.
-Expr ungather(const Node& n, Expr x, Expr index, Expr g) {
-  if (x.rank() == 0) return g;  // a 0-d input's only element (the index was checked) gets all of g
-  int64_t dim = normalize_dim(attr_int(n, "dim"), x.rank());
-  int64_t m = x.shape()[static_cast<size_t>(dim)];
-  // Negative indices count from the end in gather: normalize them first.
+}  // namespace
+
+// src (cut to index's size) summed at the positions index names along dim into zeros of shape
+// `target`, without a scatter: a one-hot mask [.., J, M, ..] (index == iota) times src, summed
+// over the indexed dim, then zero-padded where the index is smaller than the target.
+Expr scatter_sum(Expr index, Expr src, const Shape& target, int64_t dim) {
+  const int64_t rank = static_cast<int64_t>(target.size());
+  if (rank == 0) return reshape(src, {});  // a 0-d target's only element (the index was checked) gets all of src
+  dim = normalize_dim(dim, rank);
+  const int64_t m = target[static_cast<size_t>(dim)];
+  for (int64_t d = 0; d < rank; ++d)  // src may be larger than index: only its first elements count
+    if (src.shape()[static_cast<size_t>(d)] > index.shape()[static_cast<size_t>(d)]) src = slice(src, d, 0, index.shape()[static_cast<size_t>(d)]);
+  // Negative indices count from the end: normalize them first.
   Expr idx = where(lt(index, int64_t{0}), index + m, index);
-  Shape iota_shape(static_cast<size_t>(x.rank() + 1), 1);
+  Shape iota_shape(static_cast<size_t>(rank + 1), 1);
   iota_shape[static_cast<size_t>(dim + 1)] = m;
-  Expr hot = cast(eq(unsqueeze(idx, dim + 1), reshape(iota(g, m), iota_shape)), g.dtype());
-  Expr r = sum(hot * unsqueeze(g, dim + 1), {dim}, false);
-  for (int64_t d = 0; d < x.rank(); ++d) {
-    int64_t have = index.shape()[static_cast<size_t>(d)], want = x.shape()[static_cast<size_t>(d)];
+  Expr hot = cast(eq(unsqueeze(idx, dim + 1), reshape(iota(src, m), iota_shape)), src.dtype());
+  Expr r = sum(hot * unsqueeze(src, dim + 1), {dim}, false);
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t have = index.shape()[static_cast<size_t>(d)], want = target[static_cast<size_t>(d)];
     if (d == dim || have == want) continue;
     Shape zs = r.shape();
     zs[static_cast<size_t>(d)] = want - have;
-    r = cat({r, zeros(g, zs, g.dtype())}, d);
+    r = cat({r, zeros(src, zs, src.dtype())}, d);
   }
   return r;
 }
+
+namespace {
+
+// gather backward: g summed back where the index took each element from.
+Expr ungather(const Node& n, Expr x, Expr index, Expr g) { return scatter_sum(index, g, x.shape(), attr_int(n, "dim")); }
 
 // embedding backward: one_hot(indices)^T @ g, with the one-hot built from eq against an iota.
 Expr unembed(Expr w, Expr indices, Expr g) {
@@ -437,7 +448,7 @@ Grads backward(Builder& b, const Node& n, const std::vector<Arg>& a, Expr y, Exp
     case Op::avg_pool3d_backward: case Op::group_norm: case Op::instance_norm: case Op::pixel_shuffle: case Op::pixel_unshuffle:
     case Op::einsum: case Op::conv2d_input_grad: case Op::conv2d_weight_grad: case Op::conv3d_input_grad:
     case Op::conv3d_weight_grad:
-    case Op::grid_sample: case Op::affine_grid:
+    case Op::grid_sample: case Op::affine_grid: case Op::scatter_add:
       break;
   }
   throw InternalError(fmt::format("autodiff: op '{}' has no backward rule", op_name(n.op)));

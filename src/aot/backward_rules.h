@@ -23,6 +23,9 @@ Grads backward(Builder& b, const Node& n, const std::vector<Arg>& a, Expr y, Exp
 // with spatial dims `kernel` applied to `input`.
 Expr conv_input_grad(Expr g, const Shape& xs, Expr w, const Window& win, int64_t groups);
 Expr conv_weight_grad(Expr input, Expr g, const Window& win, int64_t groups, const Shape& kernel);
+// src (cut to index's size) summed at the positions index names along dim into zeros of `target`
+// (gather's backward; scatter_add less its input).
+Expr scatter_sum(Expr index, Expr src, const Shape& target, int64_t dim);
 // conv2d or conv3d, by the rank of x.
 Expr conv_nd(Expr x, Expr w, const std::vector<int64_t>& stride, const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation,
              int64_t groups);

@@ -270,6 +270,7 @@ Expr decompose_node(Builder& b, const Node& n, const std::vector<Arg>& a) {
       if (n.op == Op::conv2d_input_grad || n.op == Op::conv3d_input_grad) return aot_detail::conv_input_grad(x, input.shape(), w, win, groups);
       return aot_detail::conv_weight_grad(input, x, win, groups, Shape(ws.begin() + 2, ws.end()));
     }
+    case Op::scatter_add: return x + aot_detail::scatter_sum(b.value(a[1].operand), b.value(a[2].operand), x.shape(), attr_int(n, "dim"));
     case Op::grid_sample: return grid_sample_rule(x, b.value(a[1].operand), n);
     case Op::affine_grid: return affine_grid_rule(b, x, n);
     case Op::linear: {

@@ -336,7 +336,7 @@ std::string Codegen::kernel_for_node(int id) {
     case Op::log_softmax: case Op::layer_norm: case Op::linear: case Op::batch_norm: case Op::sort: case Op::topk: case Op::group_norm:
     case Op::instance_norm: case Op::pixel_shuffle: case Op::pixel_unshuffle: case Op::einsum:
     case Op::conv2d_input_grad: case Op::conv2d_weight_grad: case Op::conv3d_input_grad: case Op::conv3d_weight_grad:
-    case Op::grid_sample: case Op::affine_grid:
+    case Op::grid_sample: case Op::affine_grid: case Op::scatter_add:
       break;
   }
   throw InternalError(fmt::format("cpp codegen: no kernel for op '{}' (node %{})", op_name(n.op), n.name));

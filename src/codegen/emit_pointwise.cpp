@@ -117,7 +117,7 @@ std::string Codegen::pointwise_expr(int id, const Shape& iter, const std::string
     case Op::avg_pool3d: case Op::max_pool3d_backward: case Op::avg_pool3d_backward: case Op::conv_transpose2d: case Op::conv_transpose3d:
     case Op::group_norm: case Op::instance_norm: case Op::pixel_shuffle: case Op::pixel_unshuffle: case Op::einsum:
     case Op::conv2d_input_grad: case Op::conv2d_weight_grad: case Op::conv3d_input_grad: case Op::conv3d_weight_grad:
-    case Op::grid_sample: case Op::affine_grid:
+    case Op::grid_sample: case Op::affine_grid: case Op::scatter_add:
       break;
   }
   throw InternalError(fmt::format("cpp codegen: op '{}' has no pointwise spelling", op_name(n.op)));

@@ -94,6 +94,12 @@ std::vector<Tensor> perturb_by_one_ulp(const std::vector<Tensor>& inputs, uint64
   return out;
 }
 
+std::vector<Tensor> run_with_kinks_flipped(const Graph& g, const std::vector<Tensor>& inputs) {
+  InterpretOptions kinks;
+  kinks.flip_kinks_band = kKinkBand;
+  return interpret(has_composite(g) ? decompose(g) : g, inputs, kinks);
+}
+
 NoiseFloor measure_noise_floor(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<Tensor>& reference,
                                const std::vector<Tensor>* eager, const std::function<bool(const NoiseFloor&)>& enough) {
   NoiseFloor floor;

@@ -529,6 +529,27 @@ TensorType infer_gather(const Graph& g, const Node& n) {
   return make_type(g, n, x.dtype, idx.shape);
 }
 
+// scatter_add: x's type; index as gather's index into x, src at least index's size in every dim.
+TensorType infer_scatter_add(const Graph& g, const Node& n) {
+  const auto& x = operand_type(g, n, 0);
+  const auto& idx = operand_type(g, n, 1);
+  const auto& src = operand_type(g, n, 2);
+  require_float(x, "input");
+  if (src.dtype != x.dtype) fail(fmt::format("src is {}, input is {}", dtype_name(src.dtype), dtype_name(x.dtype)));
+  if (idx.dtype != DType::i64 && idx.dtype != DType::i32) fail(fmt::format("index must be i32 or i64, got {}", dtype_name(idx.dtype)));
+  if (idx.rank() != x.rank() || src.rank() != x.rank())
+    fail(fmt::format("index {} and src {} must have the input's rank {}", shape_str(idx.shape), shape_str(src.shape), x.rank()));
+  const int64_t dim = normalize_dim(attr_int(n, "dim"), x.rank());
+  for (int64_t d = 0; d < x.rank(); ++d) {
+    const size_t sd = static_cast<size_t>(d);
+    if (idx.shape[sd] > src.shape[sd]) fail(fmt::format("index shape {} exceeds src shape {} in dim {}", shape_str(idx.shape), shape_str(src.shape), d));
+    if (d != dim && idx.shape[sd] > x.shape[sd])
+      fail(fmt::format("index shape {} exceeds input shape {} in dim {}", shape_str(idx.shape), shape_str(x.shape), d));
+  }
+  if (x.rank() > 0 && x.shape[static_cast<size_t>(dim)] == 0 && numel(idx.shape) > 0) fail(fmt::format("dim {} of the input is empty", dim));
+  return make_type(g, n, x.dtype, x.shape);
+}
+
 // cumsum, cumprod: the input's shape; integer and bool inputs accumulate in i64 (as torch).
 TensorType infer_scan(const Graph& g, const Node& n) {
   const auto& x = operand_type(g, n, 0);

@@ -817,6 +817,20 @@ class Exporter {
     if (!axes.empty()) x = node("Slice", {x.name, ints(std::vector<int64_t>(axes.size(), 0)), ints(ends), ints(axes)}, x.dtype);
     return node("GatherElements", {x.name, in(n, 1).name}, x.dtype, {a_int("axis", axis)});
   }
+  // ScatterElements with reduction add; its updates have the indices' shape, so src is cut to it.
+  Val rule_scatter_add(const Node& n, DType od, const char*) {
+    DType e = exec("ScatterElements", od);
+    if (type(n, 0).rank() == 0) return node("Add", {operand(n, 0, e), operand(n, 2, e)}, e);  // the only element
+    const int64_t axis = normalize_dim(attr_int(n, "dim"), type(n, 0).rank());
+    const Shape& is = type(n, 1).shape;
+    const Shape& ss = type(n, 2).shape;
+    std::vector<int64_t> axes, ends;
+    for (size_t d = 0; d < ss.size(); ++d)
+      if (is[d] < ss[d]) axes.push_back(static_cast<int64_t>(d)), ends.push_back(is[d]);
+    std::string src = operand(n, 2, e);
+    if (!axes.empty()) src = node("Slice", {src, ints(std::vector<int64_t>(axes.size(), 0)), ints(ends), ints(axes)}, e).name;
+    return node("ScatterElements", {operand(n, 0, e), in(n, 1).name, src}, e, {a_int("axis", axis), a_string("reduction", "add")});
+  }
   Val rule_full(const Node& n, DType od, const char*) {
     DType e = od == DType::bf16 ? DType::f32 : od;
     const AttrValue& value = attr(n, "value");
@@ -948,6 +962,7 @@ const ExportRule kExportRules[] = {
     // ---- indexing and creation
     {Op::embedding, "", &Exporter::rule_embedding},
     {Op::gather, "", &Exporter::rule_gather},
+    {Op::scatter_add, "", &Exporter::rule_scatter_add},
     {Op::full, "", &Exporter::rule_full},
     // ---- sampling
     {Op::grid_sample, "", &Exporter::rule_grid_sample},

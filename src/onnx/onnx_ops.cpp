@@ -830,6 +830,17 @@ void gather_elements(NodeCtx& c) {
   c.set(0, c.emit(Op::gather, {v(c.value(0)), v(c.value(1))}, {{"dim", AttrValue(a)}}));
 }
 
+// ScatterElements with reduction "add" is scatter_add; the other reductions have no op here.
+void scatter_elements(NodeCtx& c) {
+  c.allow({"axis", "reduction"});
+  const std::string reduction = c.attr_string("reduction", "none");
+  if (reduction != "add") c.unsupported(fmt::format("reduction '{}' (reprokit's scatter_add is reduction 'add')", reduction));
+  if (c.rank(0) < 1) c.bad("data must have rank 1 or more");
+  if (c.shape(2) != c.shape(1)) c.bad(fmt::format("updates have shape {}, indices {}", shape_str(c.shape(2)), shape_str(c.shape(1))));
+  const int64_t a = norm_axis(c, c.attr_int("axis", 0), c.rank(0));
+  c.set(0, c.emit(Op::scatter_add, {v(c.value(0)), v(c.value(1)), v(c.value(2))}, {{"dim", AttrValue(a)}}));
+}
+
 // ---- scans and top-k
 
 // The reverse of x along axis (a gather at n-1, ..., 0).
@@ -1086,6 +1097,7 @@ const std::map<std::string, Handler, std::less<>>& handlers() {
       // indexing
       {"Gather", gather},
       {"GatherElements", gather_elements},
+      {"ScatterElements", scatter_elements},
       // scans and top-k
       {"CumSum", cum_sum},
       {"TopK", top_k},

@@ -54,7 +54,7 @@ kernels::Values run_kernel(const Node& n, const std::vector<kernels::Values>& a,
     case Op::matmul: case Op::linear: case Op::einsum:
       return kernels::linalg(n, a, out, order);
     case Op::reshape: case Op::permute: case Op::transpose: case Op::expand: case Op::slice: case Op::cat:
-    case Op::squeeze: case Op::unsqueeze: case Op::embedding: case Op::gather: case Op::pad: case Op::pixel_shuffle:
+    case Op::squeeze: case Op::unsqueeze: case Op::embedding: case Op::gather: case Op::scatter_add: case Op::pad: case Op::pixel_shuffle:
     case Op::pixel_unshuffle:
       return kernels::data_movement(n, a, out);
     case Op::cumsum: case Op::cumprod: case Op::sort: case Op::argsort: case Op::topk: case Op::topk_indices:

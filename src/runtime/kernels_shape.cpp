@@ -127,6 +127,30 @@ std::vector<int64_t> gather_map(const Node& n, const Values& x, const Values& id
   return map;
 }
 
+// scatter_add: x, then each src element (at index's positions) added where its index points,
+// in index order.
+Values scatter_add(const Node& n, const Values& x, const Values& idx, const Values& src, const Shape& out) {
+  const int64_t dim = normalize_dim(attr_int(n, "dim"), static_cast<int64_t>(x.shape.size()));
+  const Shape xs = contiguous_strides(x.shape), ss = contiguous_strides(src.shape);
+  std::vector<double> r = x.f;
+  std::vector<int64_t> pos(idx.shape.size(), 0);
+  for (size_t i = 0; i < idx.size(); ++i) {
+    int64_t to = 0, from = 0;
+    for (size_t d = 0; d < pos.size(); ++d) {
+      const int64_t coord = static_cast<int64_t>(d) == dim ? checked_index(idx.as_int(i), x.shape[d], n) : pos[d];
+      to += coord * xs[d];
+      from += pos[d] * ss[d];
+    }
+    if (pos.empty()) checked_index(idx.as_int(i), 1, n);
+    r[static_cast<size_t>(to)] += src.f[static_cast<size_t>(from)];
+    for (size_t d = pos.size(); d-- > 0;) {
+      if (++pos[d] < idx.shape[d]) break;
+      pos[d] = 0;
+    }
+  }
+  return Values::floats(n.type.dtype, out, std::move(r));
+}
+
 // Constant padding: the input's values, and `value` where a padded position has none.
 Values pad(const Node& n, const Values& x, const Shape& out) {
   auto amounts = pad_amounts(n, static_cast<int64_t>(x.shape.size()));
@@ -169,6 +193,7 @@ Values data_movement(const Node& n, const std::vector<Values>& a, const Shape& o
   if (n.op == Op::pad) return pad(n, a[0], out);
   if (n.op == Op::embedding) return take(a[0], embedding_map(n, a[0], a[1]), dt, out);
   if (n.op == Op::gather) return take(a[0], gather_map(n, a[0], a[1], out), dt, out);
+  if (n.op == Op::scatter_add) return scatter_add(n, a[0], a[1], a[2], out);
   if (n.op == Op::permute || n.op == Op::transpose) return take(a[0], permute_map(n, a[0].shape, out), dt, out);
   if (n.op == Op::slice) return take(a[0], slice_map(n, a[0].shape, out), dt, out);
   if (n.op == Op::pixel_shuffle || n.op == Op::pixel_unshuffle) return take(a[0], pixel_shuffle_map(n, a[0].shape, out), dt, out);

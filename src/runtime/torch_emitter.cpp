@@ -238,6 +238,7 @@ std::string emit_node(const Graph& g, const PyNames& ids, const Node& n) {
                          per_dim(w, w.stride), per_dim(w, w.padding), per_dim(w, w.dilation), ints(std::vector<int64_t>(static_cast<size_t>(w.rank), 0)),
                          attr_int(n, "groups"), py_bool(of_input), py_bool(!of_input), of_input ? 0 : 1);
     }
+    case Op::scatter_add: return fmt::format("torch.scatter_add({}, {}, {}, {})", a[0], attr_int(n, "dim"), a[1], a[2]);
     case Op::max_pool2d: case Op::max_pool3d: return fmt::format("F.max_pool{}d({}, {})", spatial_rank(n.op), a[0], pool_args(n, true));
     case Op::avg_pool2d: case Op::avg_pool3d:
       return fmt::format("F.avg_pool{}d({}, {}, count_include_pad={})", spatial_rank(n.op), a[0], pool_args(n, false),

@@ -204,3 +204,19 @@ TEST(CheckAccuracy, ADecisionNearAKinkThatWentTheOtherWayIsSaidToBeNoBug) {
   EXPECT_FALSE(check_accuracy(g, inputs, interpret(g, inputs), std::nullopt, verdicts).failed());
   EXPECT_EQ(verdicts[0].decided_at_kink, "") << "eager's own rounding needs no explanation";
 }
+
+// A bool output (a relu's mask kept for the backward) that differs from eager only where a value
+// within the noise of the threshold was compared the other way passes, saying so; one that
+// differs where no decision is near its threshold fails.
+TEST(CheckAccuracy, ABoolDecidedNearItsThresholdTheOtherWayIsSaidToBeNoBug) {
+  Graph g = parse_graph("graph g(%x: f32[4]) {\n  %b = gt(%x, 0.0)\n  return (%b)\n}\n");
+  std::vector<Tensor> inputs = {vec(DType::f32, {0.5, -0.25, 0.75, 7e-6})};
+  std::vector<OutputVerdict> verdicts;
+  Failure f = check_accuracy(g, inputs, {Tensor::from_doubles(DType::boolean, {4}, {1, 0, 1, 0})}, std::nullopt, verdicts);
+  EXPECT_FALSE(f.failed()) << f.message;
+  ASSERT_EQ(verdicts.size(), 1u);
+  EXPECT_NE(verdicts[0].decided_at_kink.find("output %b: 1 of 4 elements differ from eager"), std::string::npos) << verdicts[0].decided_at_kink;
+  f = check_accuracy(g, inputs, {Tensor::from_doubles(DType::boolean, {4}, {0, 0, 1, 1})}, std::nullopt, verdicts);
+  EXPECT_TRUE(f.failed());
+  EXPECT_NE(f.message.find("elements differ from eager"), std::string::npos) << f.message;
+}

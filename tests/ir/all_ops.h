@@ -100,8 +100,9 @@ graph all_ops(%x: f32[2, 3] grad, %y: f32[3], %i: i64[2, 3], %c: bool[2, 3], %e:
   %gs = grid_sample(%im, %grid, padding_mode="reflection")
   %gsn = grid_sample(%im, %grid, mode="nearest", padding_mode="border", align_corners=true)
   %theta = reshape(%m, shape=[2, 2, 3])
+  %sca = scatter_add(%m, %i, %x, dim=0)
   %ag = affine_grid(%theta, size=[2, 4, 3, 5], align_corners=true)
-  return (%neg, %log, %sqrt, %rsqrt, %rec, %sin, %cos, %tanh, %sig, %relu, %gelu, %gelu2, %silu, %erf, %add, %sub, %mul, %div, %pow, %max, %min, %eq, %ne, %lt, %le, %gt, %ge, %where, %to, %clone, %sumall, %mean, %amax, %amin, %var, %argmax, %softmax, %lsm, %ln, %mm, %reshape, %transpose, %expand, %slice, %cat, %squeeze, %unsqueeze, %contig, %emb, %gather, %full, %exp, %hh, %clamp, %clamp1, %conv, %mp, %ap, %aap, %bn, %gn, %gn1, %inorm, %inorm1, %pshuf, %punshuf, %ein, %pad, %mpb, %apb, %cumsum, %icumsum, %cumprod, %sort, %argsort, %topk, %topki, %conv3, %mp3, %ap3, %mpb3, %apb3, %ct, %ct3, %cig, %cwg, %cig3, %cwg3, %gs, %gsn, %ag)
+  return (%neg, %log, %sqrt, %rsqrt, %rec, %sin, %cos, %tanh, %sig, %relu, %gelu, %gelu2, %silu, %erf, %add, %sub, %mul, %div, %pow, %max, %min, %eq, %ne, %lt, %le, %gt, %ge, %where, %to, %clone, %sumall, %mean, %amax, %amin, %var, %argmax, %softmax, %lsm, %ln, %mm, %reshape, %transpose, %expand, %slice, %cat, %squeeze, %unsqueeze, %contig, %emb, %gather, %full, %exp, %hh, %clamp, %clamp1, %conv, %mp, %ap, %aap, %bn, %gn, %gn1, %inorm, %inorm1, %pshuf, %punshuf, %ein, %pad, %mpb, %apb, %cumsum, %icumsum, %cumprod, %sort, %argsort, %topk, %topki, %conv3, %mp3, %ap3, %mpb3, %apb3, %ct, %ct3, %cig, %cwg, %cig3, %cwg3, %gs, %gsn, %ag, %sca)
 }
 )RK";
 

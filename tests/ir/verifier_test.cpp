@@ -56,6 +56,8 @@ INSTANTIATE_TEST_SUITE_P(
         VerifyCase{"%a = group_norm(%y, num_groups=1)\nreturn (%a)", "node %a = group_norm: input must be [N, C, ...], got [4]"},
         VerifyCase{"%a = group_norm(%x, %y, num_groups=1)\nreturn (%a)", "node %a = group_norm: weight has shape [4], expected [3] (the channels)"},
         VerifyCase{"%a = instance_norm(%x)\nreturn (%a)", "node %a = instance_norm: input must be [N, C, D1, ...], got [2, 3]"},
+        VerifyCase{"%a = scatter_add(%x, %i, %y, dim=1)\nreturn (%a)", "node %a = scatter_add: index [2, 3] and src [4] must have the input's rank 2"},
+        VerifyCase{"%a = scatter_add(%i, %i, %x, dim=1)\nreturn (%a)", "node %a = scatter_add: input must be floating"},
         VerifyCase{"%im = reshape(%x, shape=[1, 1, 2, 3])\n%w = reshape(%y, shape=[1, 1, 2, 2])\n%a = conv2d_input_grad(%im, %im, %w)\nreturn (%a)",
                    "node %a = conv2d_input_grad: grad has shape [1, 1, 2, 3], the convolution's output is [1, 1, 1, 2]"},
         VerifyCase{"%im = reshape(%x, shape=[1, 1, 2, 3])\n%w = reshape(%y, shape=[2, 2])\n%a = conv2d_weight_grad(%im, %im, %w)\nreturn (%a)",

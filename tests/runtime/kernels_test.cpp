@@ -186,6 +186,10 @@ const std::vector<Case>& cases() {
       {"avg_pool3d_backward",
        "graph t(%g: f32[1, 1, 1, 1, 2], %x: f32[1, 1, 2, 2, 3]) { %z = avg_pool3d_backward(%g, %x, kernel=[2, 2, 2], stride=[1, 1, 1])\n return (%z) }",
        {{8, 16}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}}, {1, 3, 2, 1, 3, 2, 1, 3, 2, 1, 3, 2}},
+      // index [[2, 0], [-1, 2]] along dim 1 (-1 is the last): src's third column is not read, two
+      // adds land on [1][2]; as torch.scatter_add with the index normalized.
+      {"scatter_add", "graph t(%x: f32[2, 3], %i: i64[2, 2], %s: f32[2, 3]) { %z = scatter_add(%x, %i, %s, dim=1)\n return (%z) }",
+       {{1, 2, 3, 4, 5, 6}, {2, 0, -1, 2}, {10, 20, 30, 40, 50, 60}}, {21, 2, 13, 4, 5, 96}},
       // A convolution's gradients, as torch.ops.aten.convolution_backward gives them (float64).
       {"conv2d_input_grad", "graph t(%g: f32[1, 1, 2, 2], %x: f32[1, 1, 3, 3], %w: f32[1, 1, 2, 2]) { %z = conv2d_input_grad(%g, %x, %w)\n return (%z) }",
        {{1, 2, 3, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 0, 0, -1}}, {1, 2, 0, 3, 3, -2, 0, -3, -4}},
@@ -197,6 +201,10 @@ const std::vector<Case>& cases() {
       {"conv2d_weight_grad",
        "graph t(%g: f32[1, 2, 2, 2], %x: f32[1, 2, 3, 2], %w: f32[2, 1, 2, 1]) { %z = conv2d_weight_grad(%g, %x, %w, stride=[2, 1], padding=[1, 0], groups=2)\n return (%z) }",
        {{1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {1, 2, 3, 4}}, {25, 44, 143, 256}},
+      {"conv3d_input_grad", "graph t(%g: f32[1, 1, 1, 2, 2], %x: f32[1, 1, 2, 2, 2], %w: f32[1, 1, 2, 1, 1]) { %z = conv3d_input_grad(%g, %x, %w)\n return (%z) }",
+       {{1, 2, 3, 4}, {1, 2, 3, 4, 5, 6, 7, 8}, {1, -1}}, {1, 2, 3, 4, -1, -2, -3, -4}},
+      {"conv3d_weight_grad", "graph t(%g: f32[1, 1, 1, 2, 2], %x: f32[1, 1, 2, 2, 2], %w: f32[1, 1, 2, 1, 1]) { %z = conv3d_weight_grad(%g, %x, %w)\n return (%z) }",
+       {{1, 2, 3, 4}, {1, 2, 3, 4, 5, 6, 7, 8}, {1, -1}}, {30, 70}},
       // Each input element adds its value times the kernel at its strided place.
       {"conv_transpose2d", "graph t(%x: f32[1, 1, 1, 2], %w: f32[1, 1, 1, 2], %b: f32[1]) { %z = conv_transpose2d(%x, %w, %b, stride=[1, 3])\n return (%z) }",
        {{1, 2}, {1, 10}, {0.5}}, {1.5, 10.5, 0.5, 2.5, 20.5}},

@@ -65,6 +65,11 @@ NoiseFloor measure_noise_floor(const Graph& g, const std::vector<Tensor>& inputs
                                const std::vector<Tensor>* eager = nullptr,
                                const std::function<bool(const NoiseFloor&)>& enough = {});
 
+// g's outputs with every decision near its kink taken the other way (the "kinks" variant): an
+// integer or bool output that differs from eager only where this one does too was decided within
+// the noise of its threshold.
+std::vector<Tensor> run_with_kinks_flipped(const Graph& g, const std::vector<Tensor>& inputs);
+
 // RMS and largest deviation of `value` from `reference` over elements finite in both.
 struct Deviation {
   double rms = 0, max = 0;

@@ -476,6 +476,51 @@ def _gather(g, n, a, k):
     return g.emit("gather", [a[0], a[2]], dim=int(a[1]))
 
 
+def _scatter_add(g, n, a, k):  # scatter_add(x, dim, index, src)
+    return g.emit("scatter_add", [a[0], a[2], a[3]], dim=int(a[1]))
+
+
+def _arange(g, length, scale):
+    """0, scale, 2 * scale, ... (length values, i64) from ops reprokit has: a cumsum of a constant."""
+    return g.emit("cumsum", [g.emit("full", [], shape=[int(length)], value=int(scale), dtype=torch.int64)], dim=0) if length else None
+
+
+def _offsets_to_indices(g, n, a, k):
+    """Inductor's max pooling keeps each window's maximum as an offset inside the window; its
+    backward turns the offsets into indices into the input's flattened spatial dims:
+    sum over d of (out_d * stride_d - padding_d + k_d * dilation_d) * (the input's stride along d),
+    where k is the offset unflattened over the kernel. The part of the kernel position is a table
+    over the offsets (a gather); the part of the output position a constant added."""
+    off, kernel, size, stride, padding, dilation = a[0], list(a[1]), list(a[2]), list(a[3]), list(a[4]), list(a[5])
+    r = len(kernel)
+    shape = [int(d) for d in g.shape_of(n.args[0])]
+    rank = len(shape)
+    plane = [1] * r  # the input's strides within its spatial dims
+    for d in range(r - 2, -1, -1):
+        plane[d] = plane[d + 1] * int(size[d + 1])
+
+    def grid(lengths, scales):  # sum over d of (arange(lengths[d]) * scales[d]) along dim d of an r-D grid
+        total = None
+        for d in range(r):
+            line = g.emit("sub", [_arange(g, lengths[d], scales[d]), int(scales[d])])  # 0, s, 2s, ...
+            view = [1] * r
+            view[d] = int(lengths[d])
+            line = g.emit("reshape", [line], shape=view)
+            total = line if total is None else g.emit("add", [total, line])
+        return total
+
+    taps = 1
+    for kd in kernel:
+        taps *= int(kd)
+    table = g.emit("reshape", [grid(kernel, [int(dilation[d]) * plane[d] for d in range(r)])], shape=[1] * rank + [taps])
+    table = g.emit("expand", [table], shape=shape + [taps])
+    which = g.emit("unsqueeze", [g.emit("to", [off], dtype=torch.int64)], dim=rank)
+    inside = g.emit("squeeze", [g.emit("gather", [table, which], dim=rank)], dim=rank)
+    base = grid(shape[rank - r:], [int(stride[d]) * plane[d] for d in range(r)])
+    shift = sum(int(padding[d]) * plane[d] for d in range(r))
+    return g.emit("add", [inside, g.emit("sub", [base, shift])])
+
+
 def _cumulative(op):
     def row(g, n, a, k):  # cumsum / cumprod(x, dim, *, dtype=None): a dtype casts x first, as torch
         dim = a[1] if len(a) > 1 else k["dim"]
@@ -613,6 +658,7 @@ TABLE = {
     aten.native_dropout: _dropout, aten.dropout: _dropout,
     aten.max_pool2d_with_indices_backward: _max_pool_backward, aten.max_pool3d_with_indices_backward: _max_pool_backward,
     prims.convert_element_type: _to_dtype,
+    aten.scatter_add: _scatter_add,
 }
 
 
@@ -620,7 +666,7 @@ def _inductor_prims():
     """Inductor's own primitives, in the graphs AOTAutograd hands it (registered when Inductor is imported)."""
     import torch._inductor.inductor_prims  # noqa: F401 (registers them)
 
-    return {prims._low_memory_max_pool_with_offsets: _max_pool}
+    return {prims._low_memory_max_pool_with_offsets: _max_pool, prims._low_memory_max_pool_offsets_to_indices: _offsets_to_indices}
 
 
 TABLE.update(_inductor_prims())
