@@ -7,6 +7,7 @@
 #include "command.h"
 #include "reprokit/process/self_executable.h"
 #include "reprokit/minifier/minify_bundle.h"
+#include "reprokit/minifier/worker.h"
 #include "reprokit/minifier/strategies.h"
 #include "reprokit/support/command_words.h"
 

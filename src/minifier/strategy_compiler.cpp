@@ -1,8 +1,10 @@
 // disable-passes and limit-rewrites: the fewest compiler passes, and within each the fewest
 // rewrites (the budget bisect uses: CompileOptions::pass_limits), with which the failure stays.
-// The repro's spec records the result, so `reprokit repro` runs exactly that configuration.
+// The repro's spec records the result (candidate_spec), so `reprokit repro` runs exactly that
+// configuration.
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/codegen/passes/pass_manager.h"
+#include "reprokit/minifier/compiler_decisions.h"
 #include "strategy_list.h"
 
 namespace reprokit {
@@ -74,6 +76,13 @@ Strategy limit_rewrites_strategy() {
                return r;
              }};
   s.compiler_only = true;
+  return s;
+}
+
+ReproSpec candidate_spec(const ReproSpec& base, const Candidate& c) {
+  ReproSpec s = base;
+  s.options.compile.disabled_passes.insert(c.disabled_passes.begin(), c.disabled_passes.end());
+  for (auto& [p, n] : c.pass_limits) s.options.compile.pass_limits[p] = n;
   return s;
 }
 

@@ -7,7 +7,8 @@
 #include "reprokit/campaign/graph_generator.h"
 #include "reprokit/harness/bundle.h"
 #include "reprokit/minifier/candidate.h"
-#include "reprokit/minifier/minify_bundle.h"
+#include "reprokit/minifier/candidate_values.h"
+#include "reprokit/minifier/compiler_decisions.h"
 
 using namespace reprokit;
 using namespace reprokit::fuzz;

@@ -6,7 +6,8 @@
 #include "reprokit/support/errors.h"
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/codegen/passes/pass_manager.h"
-#include "reprokit/minifier/minify_bundle.h"
+#include "reprokit/minifier/compiler_decisions.h"
+#include "reprokit/minifier/twin.h"
 #include "reprokit/minifier/reducer.h"
 
 using namespace reprokit;

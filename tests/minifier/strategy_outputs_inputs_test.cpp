@@ -4,7 +4,7 @@
 #include "reprokit/support/errors.h"
 
 #include "fake_oracle.h"
-#include "reprokit/minifier/minify_bundle.h"
+#include "reprokit/minifier/candidate_values.h"
 #include "reprokit/minifier/strategies.h"
 
 using namespace reprokit;
