@@ -75,25 +75,26 @@ class MinifyFrontEnd : public ReductionFrontEnd {
     wo_.jobs = o.session.jobs;
     wo_.memory_limit_mb = o.memory_limit_mb;
     wo_.any_accuracy = o.any_accuracy;
-  }
 
-  std::string_view tool() const override { return "minify"; }
-  const Graph& original() const override { return b_.graph; }
-  bool strategy_applies(const Strategy& s) const override { return passes_run(b_.spec.options.compile) || !s.compiler_only; }
-
-  ProbeOptions probe_options(const SessionOptions& o) const override {
-    ProbeOptions po;
-    po.runs = hang() ? 1 : std::max(1, o.flaky_checks);
+    const SessionOptions& so = o.session;
+    options_.tool = "minify";
+    options_.original = &b_.graph;
+    for (auto& s : strategy_table())  // the compiler's strategies only where reprokit's passes run
+      if (passes_run(b_.spec.options.compile) || !s.compiler_only) options_.strategies.push_back(s);
+    ProbeOptions& po = options_.probe;
+    po.runs = hang() ? 1 : std::max(1, so.flaky_checks);
     po.look_until = expected_.failed() && !hang() ? 10 : po.runs;
-    return po;
+    options_.probing_message = fmt::format("[minify] checking that the original fails ({} runs{})...\n", po.runs,
+                                           po.runs > po.min_runs ? fmt::format(" at most; after {}, no more than {:.0f} s", po.min_runs, po.budget_s) : "");
+    // Until the original has been timed, allow generously (a compile may be cold); a hang keeps
+    // its threshold throughout.
+    options_.untimed_limit_s = so.timeout_s > 0 ? so.timeout_s : (hang() && b_.spec.timeout_s > 0 ? b_.spec.timeout_s : 300);
+    options_.limit_from_probe = !hang();
+    options_.state_dir = &work_;
+    options_.interrupted_message = fmt::format("\n[minify] interrupted: the best repro so far is {}\n[minify] continue with: {}\n",
+                                               (dir_ / "repro.rk").string(), shell_quote_command({o.reprokit_exe, "minify", o.bundle_dir, "--resume"}));
   }
-  // Until the original has been timed, allow generously (a compile may be cold).
-  double untimed_limit_s(const SessionOptions& o) const override {
-    return o.timeout_s > 0 ? o.timeout_s : (hang() && b_.spec.timeout_s > 0 ? b_.spec.timeout_s : 300);
-  }
-  double timed_limit_s(const SessionOptions& o, const ProbeResult& pr) const override {
-    return o.timeout_s > 0 || !hang() ? ReductionFrontEnd::timed_limit_s(o, pr) : untimed_limit_s(o);
-  }
+
   std::unique_ptr<TimedOracle> make_oracle(double floor_s) override {
     wo_.timeout_s = floor_s;
     // Queries are numbered on after those an earlier run (or the probe) saved, never over them.
@@ -112,10 +113,6 @@ class MinifyFrontEnd : public ReductionFrontEnd {
     // A level-3 bundle, written before compiling, records no failure: the first one seen is sought.
     if (!v.unknown && !expected_.failed() && f.failed() && f.kind != FailureKind::invalid_candidate) expected_ = f;
     return Verdict{!v.unknown && minifier_interesting(expected_, f, o_.any_accuracy), f};
-  }
-  void probing(const ProbeOptions& po) override {
-    fmt::print(stderr, "[minify] checking that the original fails ({} runs{})...\n", po.runs,
-               po.runs > po.min_runs ? fmt::format(" at most; after {}, no more than {:.0f} s", po.min_runs, po.budget_s) : "");
   }
   bool probed(const ProbeResult& pr) override {
     probed_ = true;
@@ -138,18 +135,12 @@ class MinifyFrontEnd : public ReductionFrontEnd {
                expected_.message.substr(0, expected_.message.find('\n')), oracle.limit().describe("a hang"), o.jobs, o.jobs == 1 ? "" : "s");
   }
 
-  const Dir& state_dir() const override { return work_; }
   void check_resumed(const Candidate& c) override { candidate_inputs(c, b_, values_); }
 
   void save(const Candidate& c) override {
     write_repro_files(dir_.string(), c.graph, candidate_inputs(c, b_, values_), candidate_spec(spec_, c),
                       "Minification in progress: this is the best repro so far.");
   }
-  std::string interrupted_message() const override {
-    return fmt::format("\n[minify] interrupted: the best repro so far is {}\n[minify] continue with: {}\n", (dir_ / "repro.rk").string(),
-                       shell_quote_command({o_.reprokit_exe, "minify", o_.bundle_dir, "--resume"}));
-  }
-
   std::string write_final(const MinifyResult& r) override {
     const ReproSpec final_spec = candidate_spec(spec_, r.best);
     const std::string how =

@@ -141,19 +141,20 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     fmt::print(stderr, "[reduce] model {}: graph {} ({} ops, {} inputs), candidates as {} in {}\n[reduce] check: {}\n", o.model, b_.graph.name,
                b_.graph.num_ops(), b_.graph.num_inputs(), model_extension(co_.format), co_.work_dir, shell_quote_command(check_argv_as_written(co_)));
     for (auto& r : resolved) fmt::print(stderr, "[reduce] checks run in each candidate's directory: {}\n", r);
+
+    options_.tool = "reduce";
+    options_.original = &b_.graph;
+    for (auto& s : strategy_table())
+      if (!s.compiler_only) options_.strategies.push_back(s);  // they switch reprokit's own passes
+    options_.probe.runs = std::max(1, o.session.flaky_checks);
+    options_.probe.look_until = options_.probe.runs;  // no recorded failure to look for: the check says what it says
+    options_.probing_message = fmt::format("[reduce] checking that the original is interesting (up to {} runs)...\n", options_.probe.runs);
+    options_.untimed_limit_s = o.session.timeout_s > 0 ? o.session.timeout_s : 300;  // generous until timed
+    options_.state_dir = &state_;
+    options_.interrupted_message =
+        fmt::format("\n[reduce] interrupted: the best repro so far is in {}\n[reduce] continue with the same command and --resume\n", out_.path());
   }
 
-  std::string_view tool() const override { return "reduce"; }
-  const Graph& original() const override { return b_.graph; }
-  bool strategy_applies(const Strategy& s) const override { return !s.compiler_only; }  // they switch reprokit's own passes
-
-  ProbeOptions probe_options(const SessionOptions& o) const override {
-    ProbeOptions po;
-    po.runs = std::max(1, o.flaky_checks);
-    po.look_until = po.runs;  // no recorded failure to look for: the check says what it says
-    return po;
-  }
-  double untimed_limit_s(const SessionOptions& o) const override { return o.timeout_s > 0 ? o.timeout_s : 300; }  // generous until timed
   std::unique_ptr<TimedOracle> make_oracle(double floor_s) override {
     co_.timeout_s = floor_s;
     auto oracle = std::make_unique<CheckOracle>(co_, [this](const Candidate& c) { return checked_values(c); });
@@ -164,9 +165,6 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     Verdict v = oracle.judge({original}).at(0);
     if (v.interesting && !first_interesting_.interesting) first_interesting_ = v;
     return v;
-  }
-  void probing(const ProbeOptions& po) override {
-    fmt::print(stderr, "[reduce] checking that the original is interesting (up to {} runs)...\n", po.runs);
   }
   bool probed(const ProbeResult& pr) override {
     if (pr.fails == 0) {
@@ -192,14 +190,9 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     fmt::print(stderr, "[reduce] per-check time limit {}, {} job{}\n", oracle.limit().describe("a hang is interesting"), o.jobs, o.jobs == 1 ? "" : "s");
   }
 
-  const Dir& state_dir() const override { return state_; }
   void check_resumed(const Candidate& c) override { candidate_values(c); }
 
   void save(const Candidate& c) override { write_repro(out_, c.graph, candidate_values(c), co_); }
-  std::string interrupted_message() const override {
-    return fmt::format("\n[reduce] interrupted: the best repro so far is in {}\n[reduce] continue with the same command and --resume\n", out_.path());
-  }
-
   // The repro, and the passing twin in the check's format, for the bug report.
   std::string write_final(const MinifyResult& r) override {
     write_repro(out_, r.best.graph, candidate_values(r.best), co_);
