@@ -26,6 +26,7 @@
 #include "reprokit/minifier/report_json.h"
 #include "reprokit/minifier/subprocess_oracle.h"
 #include "reprokit/minifier/twin.h"
+#include "reprokit/minifier/verdict_details.h"
 #include "reprokit/process/subprocess.h"
 #include "reprokit/runtime/interpreter.h"
 #include "reprokit/support/files.h"
@@ -79,8 +80,9 @@ class MinifyFrontEnd : public ReductionFrontEnd {
     const SessionOptions& so = o.session;
     options_.tool = "minify";
     options_.original = &b_.graph;
-    for (auto& s : strategy_table())  // the compiler's strategies only where reprokit's passes run
-      if (passes_run(b_.spec.options.compile) || !s.compiler_only) options_.strategies.push_back(s);
+    // The compiler's strategies only where reprokit's passes run.
+    options_.strategies = passes_run(b_.spec.options.compile) ? strategy_table() : strategy_table_with({});
+    options_.passes = &reprokit_passes();
     ProbeOptions& po = options_.probe;
     po.runs = hang() ? 1 : std::max(1, so.flaky_checks);
     po.look_until = expected_.failed() && !hang() ? 10 : po.runs;
@@ -90,6 +92,7 @@ class MinifyFrontEnd : public ReductionFrontEnd {
     // its threshold throughout.
     options_.untimed_limit_s = so.timeout_s > 0 ? so.timeout_s : (hang() && b_.spec.timeout_s > 0 ? b_.spec.timeout_s : 300);
     options_.limit_from_probe = !hang();
+    options_.say_when_interrupted = on_termination_signal;
     options_.state_dir = &work_;
     options_.interrupted_message = fmt::format("\n[minify] interrupted: the best repro so far is {}\n[minify] continue with: {}\n",
                                                (dir_ / "repro.rk").string(), shell_quote_command({o.reprokit_exe, "minify", o.bundle_dir, "--resume"}));
@@ -109,16 +112,18 @@ class MinifyFrontEnd : public ReductionFrontEnd {
   }
   Verdict probe_once(TimedOracle& oracle, const Candidate& original) override {
     Verdict v = oracle.judge({original}).at(0);
-    const Failure& f = v.got;
+    const Failure& f = failure_of(v);
     // A level-3 bundle, written before compiling, records no failure: the first one seen is sought.
     if (!v.unknown && !expected_.failed() && f.failed() && f.kind != FailureKind::invalid_candidate) expected_ = f;
-    return Verdict{!v.unknown && minifier_interesting(expected_, f, o_.any_accuracy), f};
+    Verdict judged = verdict_of(!v.unknown && minifier_interesting(expected_, f, o_.any_accuracy), f);
+    if (!judged.interesting && f.failed()) other_ = f;
+    return judged;
   }
   bool probed(const ProbeResult& pr) override {
     probed_ = true;
     if (pr.fails == 0) {
       fmt::print(stderr, "[minify] the original graph does not fail in {} run{}: nothing to minify.\n", pr.runs, pr.runs == 1 ? "" : "s");
-      if (pr.other.failed()) fmt::print(stderr, "[minify] it failed differently instead: {}: {}\n", pr.other.kind_name(), pr.other.message.substr(0, 200));
+      if (other_.failed()) fmt::print(stderr, "[minify] it failed differently instead: {}: {}\n", other_.kind_name(), other_.message.substr(0, 200));
       fmt::print(stderr, "[minify] expected: {}: {}\n", expected_.failed() ? expected_.kind_name() : "(any failure)", expected_.signature);
       return false;
     }
@@ -240,6 +245,7 @@ class MinifyFrontEnd : public ReductionFrontEnd {
   Dir bundle_, work_;
   KnownValues values_;
   Failure expected_;  // the failure sought: the bundle's, or (level 3) the first the probe sees
+  Failure other_;     // the probe's last failure that did not count as the one sought, if any
   ReproSpec spec_;    // the bundle's, with the failure sought and the tries a flaky one needs
   WorkerPoolOptions wo_;
   bool probed_ = false;
@@ -249,6 +255,7 @@ class MinifyFrontEnd : public ReductionFrontEnd {
 
 int minify_bundle(const MinifyCommandOptions& o) {
   MinifyFrontEnd front(o);
+  adopt_orphans();  // a daemon a worker leaves behind is stopped, not left running (subprocess.h)
   return run_session(front, o.session);
 }
 

@@ -11,6 +11,7 @@
 #include "reprokit/ir/text_format.h"
 #include "reprokit/minifier/candidate_values.h"
 #include "reprokit/minifier/check_oracle.h"
+#include "reprokit/minifier/compiler_decisions.h"
 #include "reprokit/minifier/probe.h"
 #include "reprokit/minifier/progress_printer.h"
 #include "reprokit/minifier/reducer.h"
@@ -144,12 +145,13 @@ class ReduceFrontEnd : public ReductionFrontEnd {
 
     options_.tool = "reduce";
     options_.original = &b_.graph;
-    for (auto& s : strategy_table())
-      if (!s.compiler_only) options_.strategies.push_back(s);  // they switch reprokit's own passes
+    options_.strategies = strategy_table_with({});  // no compiler strategies: they switch reprokit's own passes
+    options_.passes = &reprokit_passes();
     options_.probe.runs = std::max(1, o.session.flaky_checks);
     options_.probe.look_until = options_.probe.runs;  // no recorded failure to look for: the check says what it says
     options_.probing_message = fmt::format("[reduce] checking that the original is interesting (up to {} runs)...\n", options_.probe.runs);
     options_.untimed_limit_s = o.session.timeout_s > 0 ? o.session.timeout_s : 300;  // generous until timed
+    options_.say_when_interrupted = on_termination_signal;
     options_.state_dir = &state_;
     options_.interrupted_message =
         fmt::format("\n[reduce] interrupted: the best repro so far is in {}\n[reduce] continue with the same command and --resume\n", out_.path());
@@ -164,12 +166,13 @@ class ReduceFrontEnd : public ReductionFrontEnd {
   Verdict probe_once(TimedOracle& oracle, const Candidate& original) override {
     Verdict v = oracle.judge({original}).at(0);
     if (v.interesting && !first_interesting_.interesting) first_interesting_ = v;
+    if (!v.interesting && failure_of(v).failed()) other_ = failure_of(v);
     return v;
   }
   bool probed(const ProbeResult& pr) override {
     if (pr.fails == 0) {
       fmt::print(stderr, "[reduce] the original model is not interesting in {} run{}: {}: nothing to reduce.\n", pr.runs, pr.runs == 1 ? "" : "s",
-                 pr.other.failed()        ? pr.other.message
+                 other_.failed()          ? other_.message
                  : o_.fail_regex.empty() ? std::string("the check exited with status 0")
                                          : "the check's output does not match --fail-regex");
       return false;
@@ -177,9 +180,9 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     // What made it interesting, so a check that fails for the wrong reason (a missing file, a
     // typo) shows at once.
     fmt::print(stderr, "[reduce] the original is interesting: {}\n",
-               first_interesting_.got.failed() ? first_interesting_.got.message : "(the check said so)");
-    if (co_.keep_first_failure && first_interesting_.got.failed())
-      fmt::print(stderr, "[reduce] candidates must fail the same way ({}); --allow-drift takes any failure\n", first_interesting_.got.signature);
+               failure_of(first_interesting_).failed() ? failure_of(first_interesting_).message : "(the check said so)");
+    if (co_.keep_first_failure && failure_of(first_interesting_).failed())
+      fmt::print(stderr, "[reduce] candidates must fail the same way ({}); --allow-drift takes any failure\n", failure_of(first_interesting_).signature);
     co_.first_candidate += pr.runs;  // after the probe's
     if (pr.rate() < 1)
       fmt::print(stderr, "[reduce] the check is flaky: interesting in {} of {} runs ({:.0f}%); each candidate gets up to {} tries\n", pr.fails,
@@ -226,7 +229,7 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     const std::string model_file = repro_path(out_, co_);
     const std::string interesting_rule = !o_.fail_regex.empty() ? fmt::format("interesting when its output matches /{}/", o_.fail_regex)
                                                                 : "interesting when it exits with a non-zero status";
-    const std::string said = final_verdict_.got.failed() ? final_verdict_.got.message : "(not verified)";
+    const std::string said = failure_of(final_verdict_).failed() ? failure_of(final_verdict_).message : "(not verified)";
     json report = reduction_report(r, b_.graph, s.failure_rate, s.twin_difference);
     report.update({{"model", o_.model},
                    {"check", check_argv_as_written(co_)},
@@ -310,6 +313,7 @@ class ReduceFrontEnd : public ReductionFrontEnd {
   KnownValues values_;
   CheckOracle* oracle_ = nullptr;  // the reduction's, once made (the session keeps it until the report)
   Verdict first_interesting_;
+  Failure other_;  // the probe's last failure that was not interesting, if any
   Verdict final_verdict_;
 };
 
@@ -319,6 +323,7 @@ int reduce_model(const ReduceCommandOptions& o) {
   const CreatedByThisRun created(o);
   try {
     ReduceFrontEnd front(o);
+    adopt_orphans();  // a daemon a check leaves behind is stopped, not left running (subprocess.h)
     return run_session(front, o.session);
   } catch (const UserError&) {
     created.remove_unless_a_repro_was_written();

@@ -8,7 +8,6 @@
 
 #include "reprokit/minifier/candidate.h"
 #include "reprokit/minifier/progress_printer.h"
-#include "reprokit/process/subprocess.h"
 #include "reprokit/support/errors.h"
 
 namespace reprokit {
@@ -38,8 +37,7 @@ int run_session(ReductionFrontEnd& front, const SessionOptions& o) {
   const FrontEndOptions& f = front.options();
   const std::string& tool = f.tool;
   // Ctrl-C or a kill: the workers and checks go with us (the message changes once a repro is on disk).
-  on_termination_signal(fmt::format("\n[{}] interrupted before any repro was written: nothing to resume\n", tool));
-  adopt_orphans();  // a daemon a check or worker leaves behind is stopped, not left running (subprocess.h)
+  f.say_when_interrupted(fmt::format("\n[{}] interrupted before any repro was written: nothing to resume\n", tool));
 
   // 1. The original must be interesting, several runs for a flaky one. The probe's oracle ends
   //    before the reduction's starts, or becomes it (no worker held twice on a cluster).
@@ -56,7 +54,7 @@ int run_session(ReductionFrontEnd& front, const SessionOptions& o) {
   Candidate start = original;
   const Dir& state = *f.state_dir;
   if (o.resume && state.exists("state.json")) {
-    start = read_best_candidate(state);
+    start = read_best_candidate(state, *f.passes);
     try {
       front.check_resumed(start);
     } catch (const UserError& e) {
@@ -72,7 +70,7 @@ int run_session(ReductionFrontEnd& front, const SessionOptions& o) {
     write_state(c);
   };
   save(start);
-  on_termination_signal(f.interrupted_message);
+  f.say_when_interrupted(f.interrupted_message);
   ProgressPrinter printer(tool, f.original->num_ops());
   MinifyCallbacks cb;
   cb.on_success = [&](const Candidate& c, const MinifyProgress& p) {

@@ -18,7 +18,7 @@ int run_minify_worker(const std::string& bundle_dir, const std::string& query_fi
   Bundle b = load_bundle(bundle_dir);
   KnownValues values(b);
   auto answer = [&](const std::string& line) {
-    Candidate c = Candidate::from_json(nlohmann::json::parse(line));
+    Candidate c = Candidate::from_json(nlohmann::json::parse(line), reprokit_passes());
     // A value edit that drives an op out of its domain (1/0, log 0) proves nothing either way:
     // neither a repro nor a twin may rest on it.
     if (auto why = value_edit_leaves_domain(c, b, values)) return Failure{FailureKind::invalid_candidate, *why, "invalid", 0};

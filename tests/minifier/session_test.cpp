@@ -5,6 +5,7 @@
 
 #include "../harness/cli_util.h"
 #include "fake_oracle.h"
+#include "reprokit/minifier/compiler_decisions.h"
 #include "reprokit/minifier/session.h"
 #include "reprokit/support/errors.h"
 
@@ -40,6 +41,7 @@ class FakeFrontEnd : public ReductionFrontEnd {
     options_.probe.runs = options_.probe.look_until = o.flaky_checks;
     options_.untimed_limit_s = 300;
     options_.state_dir = &state_;
+    options_.passes = &reprokit_passes();
     options_.interrupted_message = "interrupted\n";
   }
 
@@ -107,7 +109,7 @@ TEST(Session, RunsEachStepOnceInOrderAndSavesEverySuccess) {
   EXPECT_EQ(front.reported->reduction.best.graph.num_ops(), 1);
   EXPECT_DOUBLE_EQ(front.reported->failure_rate, 1);
   // state.json holds the final best, so --resume of a finished run starts there.
-  EXPECT_EQ(read_best_candidate(Dir::open(dir.string())).graph.num_ops(), 1);
+  EXPECT_EQ(read_best_candidate(Dir::open(dir.string()), reprokit_passes()).graph.num_ops(), 1);
 }
 
 TEST(Session, WithoutATimeoutTheProbeIsGenerousAndTheReductionTakesThreeTimesTheSlowestRun) {
@@ -156,7 +158,7 @@ TEST(Session, ResumeStartsFromTheSavedBestAndARefusedStateNamesTheFile) {
     FakeFrontEnd first(unary_chain(12), pred, dir, o);
     ASSERT_EQ(run_session(first, o), 0);
   }
-  const int best_ops = read_best_candidate(Dir::open(dir.string())).graph.num_ops();
+  const int best_ops = read_best_candidate(Dir::open(dir.string()), reprokit_passes()).graph.num_ops();
   EXPECT_LT(best_ops, 12);
 
   o.resume = true;

@@ -5,7 +5,7 @@
 
 #include "fake_oracle.h"
 #include "reprokit/minifier/candidate_values.h"
-#include "reprokit/minifier/strategies.h"
+#include "reprokit/minifier/compiler_decisions.h"
 
 using namespace reprokit;
 using namespace reprokit::testing;

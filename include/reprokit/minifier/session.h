@@ -5,6 +5,7 @@
 // commands are front ends that say only what differs: where the graph comes from, who judges a
 // candidate (worker processes or a user's check), and which files are written where.
 #pragma once
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -61,7 +62,11 @@ struct FrontEndOptions {
   // the untimed limit (a hang sought: the limit is the hang threshold).
   bool limit_from_probe = true;
   const Dir* state_dir = nullptr;   // where state.json lives (the front end's)
+  const CompilerPasses* passes = nullptr;  // the passes a resumed state.json may name
   std::string interrupted_message;  // what an interruption says once a repro is on disk
+  // From now on an interruption (Ctrl-C, a kill) ends the run saying `message`; the front end's,
+  // which owns the processes the queries run in.
+  std::function<void(const std::string& message)> say_when_interrupted = [](const std::string&) {};
 };
 
 // A front end: the data above, and the steps whose behaviour differs between front ends.
