@@ -15,6 +15,7 @@
 
 #include "reprokit/harness/repro_file.h"
 #include "reprokit/ir/text_format.h"
+#include "reprokit/minifier/compiler_decisions.h"
 #include "reprokit/minifier/reducer.h"
 #include "reprokit/process/subprocess.h"
 

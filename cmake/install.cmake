@@ -17,7 +17,7 @@ if(REPROKIT_SANITIZE)
   target_link_options(reprokit_all INTERFACE -fsanitize=address,undefined)
 endif()
 
-install(TARGETS rk_support rk_ir rk_runtime rk_onnx rk_aot rk_codegen rk_process rk_harness rk_capture rk_minifier reprokit_all
+install(TARGETS rk_support rk_ir rk_runtime rk_onnx rk_aot rk_codegen rk_process rk_harness rk_capture rk_minify_engine rk_minifier reprokit_all
         EXPORT reprokitTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

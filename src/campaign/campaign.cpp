@@ -156,19 +156,19 @@ RunOutcome judge_by_check(const CheckOracle& oracle, const std::optional<Regex>&
     return out;
   }
   Verdict v = oracle.run_in(scratch, model);
-  if (!v.tool_failure.empty()) {  // reprokit's own bug inside the check: a finding of its own, never the compiler's
+  if (!details(v).tool_failure.empty()) {  // reprokit's own bug inside the check: a finding of its own, never the compiler's
     out.what = RunOutcome::finding;
     out.backend = "reprokit";
     out.kind = "internal";
-    out.message = v.tool_failure;
+    out.message = details(v).tool_failure;
   } else if (v.timeouts && !v.interesting) {
     out.what = RunOutcome::timeout;
   } else if (v.interesting) {
     out.what = RunOutcome::finding;
     out.kind = "check";
-    out.message = v.got.message;
+    out.message = failure_of(v).message;
   } else if (unsupported) {
-    if (auto m = unsupported->search(v.output)) {
+    if (auto m = unsupported->search(details(v).output)) {
       out.what = RunOutcome::unsupported;
       out.message = *m;
     }

@@ -7,7 +7,8 @@
 #include "command.h"
 #include "reprokit/process/self_executable.h"
 #include "reprokit/minifier/minify_bundle.h"
-#include "reprokit/minifier/strategies.h"
+#include "reprokit/minifier/worker.h"
+#include "reprokit/minifier/compiler_decisions.h"
 #include "reprokit/support/command_words.h"
 
 namespace reprokit::cli {

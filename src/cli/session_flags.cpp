@@ -3,7 +3,7 @@
 
 #include "command.h"
 #include "reprokit/minifier/query_limit.h"
-#include "reprokit/minifier/strategies.h"
+#include "reprokit/minifier/compiler_decisions.h"
 #include "reprokit/support/command_words.h"
 
 namespace reprokit::cli {

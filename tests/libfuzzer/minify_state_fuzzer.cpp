@@ -7,7 +7,8 @@
 #include "reprokit/campaign/graph_generator.h"
 #include "reprokit/harness/bundle.h"
 #include "reprokit/minifier/candidate.h"
-#include "reprokit/minifier/minify_bundle.h"
+#include "reprokit/minifier/candidate_values.h"
+#include "reprokit/minifier/compiler_decisions.h"
 
 using namespace reprokit;
 using namespace reprokit::fuzz;
@@ -40,7 +41,7 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   refusals_are_fine([&] {
-    Candidate best = Candidate::from_json(nlohmann::json::parse(as_text(data, size)).at("best"));
+    Candidate best = Candidate::from_json(nlohmann::json::parse(as_text(data, size)).at("best"), reprokit_passes());
     KnownValues known(*g_bundle);
     candidate_inputs(best, *g_bundle, known);
     candidate_spec(g_bundle->spec, best);

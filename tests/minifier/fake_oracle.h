@@ -7,7 +7,7 @@
 
 #include "reprokit/ir/text_format.h"
 #include "reprokit/minifier/oracle.h"
-#include "reprokit/minifier/strategies.h"
+#include "reprokit/minifier/compiler_decisions.h"
 
 namespace reprokit::testing {
 

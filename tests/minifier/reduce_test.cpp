@@ -449,7 +449,7 @@ TEST(Reduce, TheOracleNeverWritesIntoAnExistingCandidateDirectory) {
   CheckOracle oracle(co, [](const Candidate&) { return std::vector<Tensor>{Tensor::from_doubles(DType::f32, {2}, {1, 2})}; });
   std::vector<Verdict> v = oracle.judge({c});
   ASSERT_EQ(v.size(), 1u);
-  EXPECT_FALSE(v[0].interesting) << v[0].got.message;
+  EXPECT_FALSE(v[0].interesting) << failure_of(v[0]).message;
   EXPECT_EQ(read_text(dir / "work" / "candidates" / "c00001" / "mine.txt"), "mine");
   EXPECT_FALSE(fs::exists(dir / "work" / "candidates" / "c00001" / "model.rk"));
   EXPECT_TRUE(fs::exists(dir / "work" / "candidates" / "c00002" / "model.rk"));

@@ -5,6 +5,7 @@
 
 #include "../harness/cli_util.h"
 #include "fake_oracle.h"
+#include "reprokit/minifier/compiler_decisions.h"
 #include "reprokit/minifier/session.h"
 #include "reprokit/support/errors.h"
 
@@ -31,18 +32,19 @@ class PredicateOracle : public TimedOracle {
 // Records what the session asked of it, in order.
 class FakeFrontEnd : public ReductionFrontEnd {
  public:
-  FakeFrontEnd(Graph g, std::function<bool(const Candidate&)> pred, const fs::path& state)
-      : graph_(std::move(g)), pred_(std::move(pred)), state_(Dir::create(state.string())) {}
-
-  std::string_view tool() const override { return "fake"; }
-  const Graph& original() const override { return graph_; }
-  bool strategy_applies(const Strategy& s) const override { return !s.compiler_only; }
-  ProbeOptions probe_options(const SessionOptions& o) const override {
-    ProbeOptions po;
-    po.runs = po.look_until = o.flaky_checks;
-    return po;
+  FakeFrontEnd(Graph g, std::function<bool(const Candidate&)> pred, const fs::path& state, const SessionOptions& o)
+      : graph_(std::move(g)), pred_(std::move(pred)), state_(Dir::create(state.string())) {
+    options_.tool = "fake";
+    options_.original = &graph_;
+    for (auto& s : strategy_table())
+      if (!s.compiler_only) options_.strategies.push_back(s);
+    options_.probe.runs = options_.probe.look_until = o.flaky_checks;
+    options_.untimed_limit_s = 300;
+    options_.state_dir = &state_;
+    options_.passes = &reprokit_passes();
+    options_.interrupted_message = "interrupted\n";
   }
-  double untimed_limit_s(const SessionOptions&) const override { return 300; }
+
   std::unique_ptr<TimedOracle> make_oracle(double floor_s) override {
     steps.push_back(fmt::format("oracle {:g}", floor_s));
     return std::make_unique<PredicateOracle>(pred_, floor_s);
@@ -51,19 +53,16 @@ class FakeFrontEnd : public ReductionFrontEnd {
     ++probe_runs;
     return oracle.judge({c}).at(0);
   }
-  void probing(const ProbeOptions& po) override { steps.push_back(fmt::format("probing {}", po.runs)); }
   bool probed(const ProbeResult& pr) override {
     steps.push_back(fmt::format("probed {} of {}", pr.fails, pr.runs));
     return pr.fails > 0;
   }
   void ready(const TimedOracle&, const ProbeResult&, const SessionOptions&) override { steps.push_back("ready"); }
-  const Dir& state_dir() const override { return state_; }
   void check_resumed(const Candidate& c) override {
     if (refuse_resumed) throw UserError("a window does not fit");
     resumed_ops = c.graph.num_ops();
   }
   void save(const Candidate& c) override { saved.push_back(c.graph.num_ops()); }
-  std::string interrupted_message() const override { return "interrupted\n"; }
   std::string write_final(const MinifyResult& r) override {
     steps.push_back(fmt::format("final {}", r.best.graph.num_ops()));
     return r.twin ? "a twin" : "";
@@ -93,12 +92,12 @@ class FakeFrontEnd : public ReductionFrontEnd {
 
 TEST(Session, RunsEachStepOnceInOrderAndSavesEverySuccess) {
   const fs::path dir = fresh_dir("session_steps");
-  FakeFrontEnd front(unary_chain(20), [](const Candidate& c) { return has_op(c.graph, "n7"); }, dir);
   SessionOptions o;
   o.flaky_checks = 2;
   o.timeout_s = 12;  // the reduction's floor; the probe's is the front end's own (300 here)
+  FakeFrontEnd front(unary_chain(20), [](const Candidate& c) { return has_op(c.graph, "n7"); }, dir, o);
   EXPECT_EQ(run_session(front, o), 0);
-  const std::vector<std::string> steps = {"probing 2", "oracle 300", "probed 2 of 2", "oracle 12", "ready", "final 1", "verify", "report"};
+  const std::vector<std::string> steps = {"oracle 300", "probed 2 of 2", "oracle 12", "ready", "final 1", "verify", "report"};
   EXPECT_EQ(front.steps, steps);
   EXPECT_EQ(front.probe_runs, 2);
   ASSERT_GE(front.saved.size(), 2u);
@@ -110,23 +109,23 @@ TEST(Session, RunsEachStepOnceInOrderAndSavesEverySuccess) {
   EXPECT_EQ(front.reported->reduction.best.graph.num_ops(), 1);
   EXPECT_DOUBLE_EQ(front.reported->failure_rate, 1);
   // state.json holds the final best, so --resume of a finished run starts there.
-  EXPECT_EQ(read_best_candidate(Dir::open(dir.string())).graph.num_ops(), 1);
+  EXPECT_EQ(read_best_candidate(Dir::open(dir.string()), reprokit_passes()).graph.num_ops(), 1);
 }
 
 TEST(Session, WithoutATimeoutTheProbeIsGenerousAndTheReductionTakesThreeTimesTheSlowestRun) {
-  FakeFrontEnd front(unary_chain(4), [](const Candidate& c) { return has_op(c.graph, "n2"); }, fresh_dir("session_limits"));
   SessionOptions o;
   o.flaky_checks = 1;
+  FakeFrontEnd front(unary_chain(4), [](const Candidate& c) { return has_op(c.graph, "n2"); }, fresh_dir("session_limits"), o);
   EXPECT_EQ(run_session(front, o), 0);
-  EXPECT_EQ(front.steps.at(1), "oracle 300");
-  EXPECT_EQ(front.steps.at(3), "oracle 10");  // max(10, 3 x ~0 s + 5)
+  EXPECT_EQ(front.steps.at(0), "oracle 300");
+  EXPECT_EQ(front.steps.at(2), "oracle 10");  // max(10, 3 x ~0 s + 5)
 }
 
 TEST(Session, AnOriginalThatIsNotInterestingSavesNothing) {
   const fs::path dir = fresh_dir("session_not_interesting");
-  FakeFrontEnd front(unary_chain(5), [](const Candidate&) { return false; }, dir);
   SessionOptions o;
   o.flaky_checks = 3;
+  FakeFrontEnd front(unary_chain(5), [](const Candidate&) { return false; }, dir, o);
   EXPECT_EQ(run_session(front, o), 1);
   EXPECT_EQ(front.probe_runs, 3);
   EXPECT_TRUE(front.saved.empty());
@@ -135,15 +134,15 @@ TEST(Session, AnOriginalThatIsNotInterestingSavesNothing) {
 }
 
 TEST(Session, AFinalReproThatDoesNotVerifyIsExitOneAndReportedSo) {
-  FakeFrontEnd front(unary_chain(6), [](const Candidate& c) { return has_op(c.graph, "n3"); }, fresh_dir("session_unverified"));
-  front.verifies = false;
   SessionOptions o;
   o.flaky_checks = 1;
+  FakeFrontEnd front(unary_chain(6), [](const Candidate& c) { return has_op(c.graph, "n3"); }, fresh_dir("session_unverified"), o);
+  front.verifies = false;
   EXPECT_EQ(run_session(front, o), 1);
   ASSERT_TRUE(front.reported);
   EXPECT_FALSE(front.reported->verified);
 
-  FakeFrontEnd unchecked(unary_chain(6), [](const Candidate& c) { return has_op(c.graph, "n3"); }, fresh_dir("session_no_verify"));
+  FakeFrontEnd unchecked(unary_chain(6), [](const Candidate& c) { return has_op(c.graph, "n3"); }, fresh_dir("session_no_verify"), o);
   unchecked.verifies = false;
   o.verify = false;  // --no-verify: never asked
   EXPECT_EQ(run_session(unchecked, o), 0);
@@ -156,19 +155,19 @@ TEST(Session, ResumeStartsFromTheSavedBestAndARefusedStateNamesTheFile) {
   SessionOptions o;
   o.flaky_checks = 1;
   {
-    FakeFrontEnd first(unary_chain(12), pred, dir);
+    FakeFrontEnd first(unary_chain(12), pred, dir, o);
     ASSERT_EQ(run_session(first, o), 0);
   }
-  const int best_ops = read_best_candidate(Dir::open(dir.string())).graph.num_ops();
+  const int best_ops = read_best_candidate(Dir::open(dir.string()), reprokit_passes()).graph.num_ops();
   EXPECT_LT(best_ops, 12);
 
   o.resume = true;
-  FakeFrontEnd resumed(unary_chain(12), pred, dir);
+  FakeFrontEnd resumed(unary_chain(12), pred, dir, o);
   EXPECT_EQ(run_session(resumed, o), 0);
   EXPECT_EQ(resumed.resumed_ops, best_ops);
   EXPECT_EQ(resumed.saved.front(), best_ops);  // it starts there, not from the 12-op original
 
-  FakeFrontEnd tampered(unary_chain(12), pred, dir);
+  FakeFrontEnd tampered(unary_chain(12), pred, dir, o);
   tampered.refuse_resumed = true;
   try {
     run_session(tampered, o);

@@ -4,7 +4,7 @@
 
 #include "fake_oracle.h"
 #include "reprokit/support/errors.h"
-#include "reprokit/minifier/minify_bundle.h"
+#include "reprokit/minifier/twin.h"
 #include "reprokit/minifier/reducer.h"
 
 using namespace reprokit;

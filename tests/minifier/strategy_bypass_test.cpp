@@ -4,7 +4,7 @@
 #include "reprokit/support/errors.h"
 
 #include "fake_oracle.h"
-#include "reprokit/minifier/strategies.h"
+#include "reprokit/minifier/compiler_decisions.h"
 
 using namespace reprokit;
 

@@ -6,7 +6,8 @@
 #include "reprokit/support/errors.h"
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/codegen/passes/pass_manager.h"
-#include "reprokit/minifier/minify_bundle.h"
+#include "reprokit/minifier/compiler_decisions.h"
+#include "reprokit/minifier/twin.h"
 #include "reprokit/minifier/reducer.h"
 
 using namespace reprokit;
@@ -60,15 +61,15 @@ TEST(CompilerStrategies, CandidateJsonRoundTripsAndRejectsUnknownPasses) {
   c.disabled_passes = {"cse"};
   c.pass_limits = {{"pointwise-fusion", 1}};
   c.edits["x"] = {InputFill::integers, {}, {2, 5}};
-  Candidate back = Candidate::from_json(c.to_json());
+  Candidate back = Candidate::from_json(c.to_json(), reprokit_passes());
   EXPECT_EQ(back.key(), c.key());
   EXPECT_EQ(back.edit("x"), c.edit("x"));
   auto j = c.to_json();
   j["disabled_passes"] = {"no-such-pass"};
-  EXPECT_THROW(Candidate::from_json(j), UserError);
+  EXPECT_THROW(Candidate::from_json(j, reprokit_passes()), UserError);
   j = c.to_json();
   j["pass_limits"] = {{"cse", -1}};
-  EXPECT_THROW(Candidate::from_json(j), UserError);
+  EXPECT_THROW(Candidate::from_json(j, reprokit_passes()), UserError);
 }
 
 // A minifier state's rewrite limit of 2^64 (a double to the JSON reader) is out of range, with
@@ -78,12 +79,12 @@ TEST(CompilerStrategies, ARewriteLimitPastInt64IsOutOfRangeNotNegative) {
   for (const char* value : {"18446744073709551616", "9223372036854775808"}) {
     j["pass_limits"] = nlohmann::json::parse(std::string("{\"cse\": ") + value + "}");
     try {
-      Candidate::from_json(j);
+      Candidate::from_json(j, reprokit_passes());
       FAIL() << value << " was taken";
     } catch (const UserError& e) {
       EXPECT_NE(std::string(e.what()).find(std::string("the rewrite limit of cse is ") + value + ", out of range"), std::string::npos) << e.what();
     }
   }
   j["pass_limits"] = {{"cse", 9223372036854775807}};
-  EXPECT_EQ(Candidate::from_json(j).pass_limits.at("cse"), 9223372036854775807);
+  EXPECT_EQ(Candidate::from_json(j, reprokit_passes()).pass_limits.at("cse"), 9223372036854775807);
 }

@@ -4,8 +4,8 @@
 #include "reprokit/support/errors.h"
 
 #include "fake_oracle.h"
-#include "reprokit/minifier/minify_bundle.h"
-#include "reprokit/minifier/strategies.h"
+#include "reprokit/minifier/candidate_values.h"
+#include "reprokit/minifier/compiler_decisions.h"
 
 using namespace reprokit;
 using namespace reprokit::testing;

@@ -42,7 +42,7 @@ struct SlowAttempt {
       v.seconds = std::min(cost, limits[i]);
       if (cost > limits[i]) {
         v.timeouts = 1;
-        v.got.kind = FailureKind::timeout;
+        v.failed = true;  // it ran out of time
       } else {
         v.interesting = true;
       }
@@ -107,7 +107,7 @@ class UnknownOracle : public Oracle {
       if (unjudged(c)) {
         v.unknown = true;
         v.timeouts = 2;
-        v.got.kind = FailureKind::timeout;
+        v.failed = true;  // it ran out of time
       } else {
         v.interesting = has_op(c.graph, "n5");
       }

@@ -9,7 +9,7 @@
 #include "reprokit/harness/bundle.h"
 #include "reprokit/harness/repro_file.h"
 #include "reprokit/ir/text_format.h"
-#include "reprokit/minifier/minify_bundle.h"
+#include "reprokit/minifier/candidate_values.h"
 #include "reprokit/runtime/interpreter.h"
 
 using namespace reprokit;

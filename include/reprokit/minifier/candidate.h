@@ -33,6 +33,16 @@ struct InputEdit {
   bool is_identity() const { return fill == InputFill::original && zeroed.empty() && start.empty(); }
 };
 
+// The compiler whose decisions a candidate carries (disabled passes, rewrite limits by pass name).
+// The engine knows no compiler: a front end fills this in from its compiler's pass table.
+class CompilerPasses {
+ public:
+  virtual ~CompilerPasses() = default;
+  virtual bool known(const std::string& pass) const = 0;
+  // {"pass": rewrite limit, ...} read as the compiler's options read it; UserError when malformed.
+  virtual std::map<std::string, int64_t> limits_from_json(const nlohmann::json& limits) const = 0;
+};
+
 struct Candidate {
   Graph graph;
   std::map<std::string, InputEdit> edits;  // inputs not listed take the known value as it is
@@ -45,13 +55,14 @@ struct Candidate {
   // A candidate of graph g with this one's edits (for the inputs g still has) and decisions.
   Candidate with_graph(Graph g) const;
   nlohmann::json to_json() const;
-  static Candidate from_json(const nlohmann::json& j);  // UserError on malformed input
+  // UserError on malformed input, passes `passes` does not know included.
+  static Candidate from_json(const nlohmann::json& j, const CompilerPasses& passes);
 };
 
 // The best candidate of an interrupted minify or reduce: `dir`/state.json ({"best": candidate}),
 // untrusted (it lies in a bundle or output directory a user may hand over): UserError naming the
 // file for anything malformed, bad JSON included.
-Candidate read_best_candidate(const Dir& dir);
+Candidate read_best_candidate(const Dir& dir, const CompilerPasses& passes);
 
 std::string_view fill_name(InputFill f);
 // The elements of g's inputs, all together (how big a repro's data is).

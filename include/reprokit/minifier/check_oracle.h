@@ -14,6 +14,7 @@
 
 #include "reprokit/minifier/session.h"
 #include "reprokit/minifier/query_limit.h"
+#include "reprokit/minifier/verdict_details.h"
 #include "reprokit/runtime/tensor.h"
 #include "reprokit/support/files.h"
 #include "reprokit/support/regex.h"
@@ -67,7 +68,7 @@ std::vector<std::string> check_argv(const CheckOptions& o, const std::string& mo
 // The same before substitution ({} and $REPRO_CANDIDATE as written), for messages and reports.
 std::vector<std::string> check_argv_as_written(const CheckOptions& o);
 
-// UserError when a reprokit process inside the check failed on its own account (Verdict::tool_failure).
+// UserError when a reprokit process inside the check failed on its own account (VerdictDetails::tool_failure).
 void stop_on_tool_failure(const Verdict& v, const CheckOptions& o);
 
 // The candidate's input values (UserError when they cannot be made: then it is invalid).

@@ -20,7 +20,6 @@ struct ProbeOptions {
 struct ProbeResult {
   int runs = 0, fails = 0;
   double slowest_s = 0;
-  Failure other;  // the last failure that did not count as interesting, if any
   double rate() const { return runs ? static_cast<double>(fails) / runs : 0; }
   // Tries per candidate so that one that still fails is missed at most 0.1% of the time, from a
   // cautious estimate of the rate (7 of 8 runs is often a coin toss); 1 when it always failed.

@@ -5,6 +5,7 @@
 // commands are front ends that say only what differs: where the graph comes from, who judges a
 // candidate (worker processes or a user's check), and which files are written where.
 #pragma once
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -48,19 +49,35 @@ struct SessionResult {
   double seconds = 0;        // the whole session
 };
 
+// What a front end is, as data its constructor fills: the session reads it and never asks.
+struct FrontEndOptions {
+  std::string tool;                 // "minify", "reduce": the prefix of every message
+  const Graph* original = nullptr;  // the front end's graph, alive as long as it
+  // The strategies that apply here, in run order; --only and --skip choose among them.
+  std::vector<Strategy> strategies;
+  ProbeOptions probe;
+  std::string probing_message;      // printed before the probe
+  double untimed_limit_s = 300;     // per query, until the original has been timed
+  // The reduction's per-query limit follows the original's timing (or --timeout); false keeps
+  // the untimed limit (a hang sought: the limit is the hang threshold).
+  bool limit_from_probe = true;
+  const Dir* state_dir = nullptr;   // where state.json lives (the front end's)
+  const CompilerPasses* passes = nullptr;  // the passes a resumed state.json may name
+  std::string interrupted_message;  // what an interruption says once a repro is on disk
+  // From now on an interruption (Ctrl-C, a kill) ends the run saying `message`; the front end's,
+  // which owns the processes the queries run in.
+  std::function<void(const std::string& message)> say_when_interrupted = [](const std::string&) {};
+};
+
+// A front end: the data above, and the steps whose behaviour differs between front ends.
 class ReductionFrontEnd {
  public:
   virtual ~ReductionFrontEnd() = default;
-  virtual std::string_view tool() const = 0;  // "minify", "reduce": the prefix of every message
-  virtual const Graph& original() const = 0;
-  // Whether a strategy of the table applies here (beyond --only and --skip).
-  virtual bool strategy_applies(const Strategy& s) const = 0;
+  const FrontEndOptions& options() const { return options_; }
 
-  // 1. The probe. Its options; the per-query limit before the original has been timed; the
-  //    oracle, with `floor_s` as its least per-query limit (called once for the probe, once for
-  //    the reduction; the session keeps the reduction's until after report()); one run of the original (may learn from it what failure is sought).
-  virtual ProbeOptions probe_options(const SessionOptions& o) const = 0;
-  virtual double untimed_limit_s(const SessionOptions& o) const = 0;
+  // 1. The probe: the oracle, with `floor_s` as its least per-query limit (called once for the
+  //    probe, once for the reduction; the session keeps the reduction's until after report());
+  //    one run of the original (may learn from it what failure is sought).
   virtual std::unique_ptr<TimedOracle> make_oracle(double floor_s) = 0;
   virtual Verdict probe_once(TimedOracle& oracle, const Candidate& original) = 0;
   // The reduction's oracle once the probe is done: by default the probe's ends and a new one
@@ -69,21 +86,16 @@ class ReductionFrontEnd {
     probe.reset();
     return make_oracle(floor_s);
   }
-  // What is said around the probe. probed() returns false when the original is not interesting.
-  virtual void probing(const ProbeOptions& po) = 0;
+  // What is said after the probe; false when the original is not interesting.
   virtual bool probed(const ProbeResult& pr) = 0;
-  // The per-query limit of the reduction, once the original has been timed (the floor of make_oracle).
-  virtual double timed_limit_s(const SessionOptions& o, const ProbeResult& pr) const;
   virtual void ready(const TimedOracle& oracle, const ProbeResult& pr, const SessionOptions& o) = 0;
 
-  // 2. Resume: where state.json lives, and the check of a resumed candidate (untrusted: its
-  //    windows and indices must fit; UserError otherwise).
-  virtual const Dir& state_dir() const = 0;
+  // 2. Resume: the check of a resumed candidate (untrusted: its windows and indices must fit;
+  //    UserError otherwise).
   virtual void check_resumed(const Candidate& c) = 0;
 
-  // 3. The best repro so far, on disk; what an interruption says once one is there.
+  // 3. The best repro so far, on disk.
   virtual void save(const Candidate& best) = 0;
-  virtual std::string interrupted_message() const = 0;
 
   // 4. The final repro with its passing twin (r.twin, when there is one); returns the twin's one-line difference.
   virtual std::string write_final(const MinifyResult& r) = 0;
@@ -91,13 +103,16 @@ class ReductionFrontEnd {
   virtual bool verify(const Candidate& best) = 0;
   // 6. report.json, SUMMARY and what is printed last.
   virtual void report(const SessionResult& s, const SessionOptions& o) = 0;
+
+ protected:
+  FrontEndOptions options_;
 };
 
 // Runs the session; returns the exit status: 0 reduced (and verified); 1 the original is not
 // interesting, or the final repro is not. UserError for bad input.
 int run_session(ReductionFrontEnd& front, const SessionOptions& options);
 
-// The strategies of the table that --only/--skip select and that apply to the front end, in table order.
+// The front end's strategies that --only/--skip select, in run order.
 std::vector<Strategy> selected_strategies(const ReductionFrontEnd& front, const SessionOptions& options);
 
 }  // namespace reprokit

@@ -1,5 +1,6 @@
 // Reduction strategies, declared once in a table that drives run order and the CLI's --only,
-// --skip and --list-strategies. A strategy enumerates removable units of a candidate in a fixed
+// --skip and --list-strategies (the compiler's strategies come from the front end:
+// compiler_decisions.h). A strategy enumerates removable units of a candidate in a fixed
 // order and builds the candidate with a set of them removed; the engine does the searching and
 // owns validity (it verifies every candidate; an edit that throws UserError is simply invalid).
 #pragma once
@@ -38,7 +39,9 @@ struct Strategy {
   bool guess_ends = false;
 };
 
-const std::vector<Strategy>& strategy_table();
+// Every strategy in run order, with a compiler's own (its decisions: passes, rewrites; none for a
+// compiler whose decisions are not the engine's to change) after those that remove nodes.
+std::vector<Strategy> strategy_table_with(const std::vector<Strategy>& compiler_strategies);
 
 // Building blocks the strategies share (exposed for their tests).
 std::vector<int> body_nodes(const Graph& g);

@@ -17,12 +17,16 @@
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/json_format.h"
 #include "reprokit/ir/text_format.h"
+#include "reprokit/minifier/candidate_values.h"
+#include "reprokit/minifier/compiler_decisions.h"
 #include "reprokit/minifier/probe.h"
 #include "reprokit/minifier/progress_printer.h"
 #include "reprokit/minifier/reducer.h"
 #include "reprokit/minifier/session.h"
 #include "reprokit/minifier/report_json.h"
 #include "reprokit/minifier/subprocess_oracle.h"
+#include "reprokit/minifier/twin.h"
+#include "reprokit/minifier/verdict_details.h"
 #include "reprokit/process/subprocess.h"
 #include "reprokit/runtime/interpreter.h"
 #include "reprokit/support/files.h"
@@ -72,25 +76,28 @@ class MinifyFrontEnd : public ReductionFrontEnd {
     wo_.jobs = o.session.jobs;
     wo_.memory_limit_mb = o.memory_limit_mb;
     wo_.any_accuracy = o.any_accuracy;
-  }
 
-  std::string_view tool() const override { return "minify"; }
-  const Graph& original() const override { return b_.graph; }
-  bool strategy_applies(const Strategy& s) const override { return passes_run(b_.spec.options.compile) || !s.compiler_only; }
-
-  ProbeOptions probe_options(const SessionOptions& o) const override {
-    ProbeOptions po;
-    po.runs = hang() ? 1 : std::max(1, o.flaky_checks);
+    const SessionOptions& so = o.session;
+    options_.tool = "minify";
+    options_.original = &b_.graph;
+    // The compiler's strategies only where reprokit's passes run.
+    options_.strategies = passes_run(b_.spec.options.compile) ? strategy_table() : strategy_table_with({});
+    options_.passes = &reprokit_passes();
+    ProbeOptions& po = options_.probe;
+    po.runs = hang() ? 1 : std::max(1, so.flaky_checks);
     po.look_until = expected_.failed() && !hang() ? 10 : po.runs;
-    return po;
+    options_.probing_message = fmt::format("[minify] checking that the original fails ({} runs{})...\n", po.runs,
+                                           po.runs > po.min_runs ? fmt::format(" at most; after {}, no more than {:.0f} s", po.min_runs, po.budget_s) : "");
+    // Until the original has been timed, allow generously (a compile may be cold); a hang keeps
+    // its threshold throughout.
+    options_.untimed_limit_s = so.timeout_s > 0 ? so.timeout_s : (hang() && b_.spec.timeout_s > 0 ? b_.spec.timeout_s : 300);
+    options_.limit_from_probe = !hang();
+    options_.say_when_interrupted = on_termination_signal;
+    options_.state_dir = &work_;
+    options_.interrupted_message = fmt::format("\n[minify] interrupted: the best repro so far is {}\n[minify] continue with: {}\n",
+                                               (dir_ / "repro.rk").string(), shell_quote_command({o.reprokit_exe, "minify", o.bundle_dir, "--resume"}));
   }
-  // Until the original has been timed, allow generously (a compile may be cold).
-  double untimed_limit_s(const SessionOptions& o) const override {
-    return o.timeout_s > 0 ? o.timeout_s : (hang() && b_.spec.timeout_s > 0 ? b_.spec.timeout_s : 300);
-  }
-  double timed_limit_s(const SessionOptions& o, const ProbeResult& pr) const override {
-    return o.timeout_s > 0 || !hang() ? ReductionFrontEnd::timed_limit_s(o, pr) : untimed_limit_s(o);
-  }
+
   std::unique_ptr<TimedOracle> make_oracle(double floor_s) override {
     wo_.timeout_s = floor_s;
     // Queries are numbered on after those an earlier run (or the probe) saved, never over them.
@@ -105,20 +112,18 @@ class MinifyFrontEnd : public ReductionFrontEnd {
   }
   Verdict probe_once(TimedOracle& oracle, const Candidate& original) override {
     Verdict v = oracle.judge({original}).at(0);
-    const Failure& f = v.got;
+    const Failure& f = failure_of(v);
     // A level-3 bundle, written before compiling, records no failure: the first one seen is sought.
     if (!v.unknown && !expected_.failed() && f.failed() && f.kind != FailureKind::invalid_candidate) expected_ = f;
-    return Verdict{!v.unknown && minifier_interesting(expected_, f, o_.any_accuracy), f};
-  }
-  void probing(const ProbeOptions& po) override {
-    fmt::print(stderr, "[minify] checking that the original fails ({} runs{})...\n", po.runs,
-               po.runs > po.min_runs ? fmt::format(" at most; after {}, no more than {:.0f} s", po.min_runs, po.budget_s) : "");
+    Verdict judged = verdict_of(!v.unknown && minifier_interesting(expected_, f, o_.any_accuracy), f);
+    if (!judged.interesting && f.failed()) other_ = f;
+    return judged;
   }
   bool probed(const ProbeResult& pr) override {
     probed_ = true;
     if (pr.fails == 0) {
       fmt::print(stderr, "[minify] the original graph does not fail in {} run{}: nothing to minify.\n", pr.runs, pr.runs == 1 ? "" : "s");
-      if (pr.other.failed()) fmt::print(stderr, "[minify] it failed differently instead: {}: {}\n", pr.other.kind_name(), pr.other.message.substr(0, 200));
+      if (other_.failed()) fmt::print(stderr, "[minify] it failed differently instead: {}: {}\n", other_.kind_name(), other_.message.substr(0, 200));
       fmt::print(stderr, "[minify] expected: {}: {}\n", expected_.failed() ? expected_.kind_name() : "(any failure)", expected_.signature);
       return false;
     }
@@ -135,18 +140,12 @@ class MinifyFrontEnd : public ReductionFrontEnd {
                expected_.message.substr(0, expected_.message.find('\n')), oracle.limit().describe("a hang"), o.jobs, o.jobs == 1 ? "" : "s");
   }
 
-  const Dir& state_dir() const override { return work_; }
   void check_resumed(const Candidate& c) override { candidate_inputs(c, b_, values_); }
 
   void save(const Candidate& c) override {
     write_repro_files(dir_.string(), c.graph, candidate_inputs(c, b_, values_), candidate_spec(spec_, c),
                       "Minification in progress: this is the best repro so far.");
   }
-  std::string interrupted_message() const override {
-    return fmt::format("\n[minify] interrupted: the best repro so far is {}\n[minify] continue with: {}\n", (dir_ / "repro.rk").string(),
-                       shell_quote_command({o_.reprokit_exe, "minify", o_.bundle_dir, "--resume"}));
-  }
-
   std::string write_final(const MinifyResult& r) override {
     const ReproSpec final_spec = candidate_spec(spec_, r.best);
     const std::string how =
@@ -246,6 +245,7 @@ class MinifyFrontEnd : public ReductionFrontEnd {
   Dir bundle_, work_;
   KnownValues values_;
   Failure expected_;  // the failure sought: the bundle's, or (level 3) the first the probe sees
+  Failure other_;     // the probe's last failure that did not count as the one sought, if any
   ReproSpec spec_;    // the bundle's, with the failure sought and the tries a flaky one needs
   WorkerPoolOptions wo_;
   bool probed_ = false;
@@ -255,6 +255,7 @@ class MinifyFrontEnd : public ReductionFrontEnd {
 
 int minify_bundle(const MinifyCommandOptions& o) {
   MinifyFrontEnd front(o);
+  adopt_orphans();  // a daemon a worker leaves behind is stopped, not left running (subprocess.h)
   return run_session(front, o.session);
 }
 

@@ -1,13 +1,22 @@
 // disable-passes and limit-rewrites: the fewest compiler passes, and within each the fewest
 // rewrites (the budget bisect uses: CompileOptions::pass_limits), with which the failure stays.
-// The repro's spec records the result, so `reprokit repro` runs exactly that configuration.
+// The repro's spec records the result (candidate_spec), so `reprokit repro` runs exactly that
+// configuration.
+#include "reprokit/minifier/compiler_decisions.h"
+
+#include "reprokit/codegen/compile_options.h"
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/codegen/passes/pass_manager.h"
-#include "strategy_list.h"
 
 namespace reprokit {
 
 namespace {
+
+class ReprokitPasses : public CompilerPasses {
+ public:
+  bool known(const std::string& pass) const override { return find_pass(pass) != nullptr; }
+  std::map<std::string, int64_t> limits_from_json(const nlohmann::json& limits) const override { return pass_limits_from_json(limits); }
+};
 
 // The candidate's compiler decisions as options (for counting what each pass would rewrite).
 CompileOptions decisions(const Candidate& c) {
@@ -28,6 +37,16 @@ std::vector<std::pair<std::string, int64_t>> applied_rewrites(const Candidate& c
 }
 
 }  // namespace
+
+const CompilerPasses& reprokit_passes() {
+  static const ReprokitPasses passes;
+  return passes;
+}
+
+const std::vector<Strategy>& strategy_table() {
+  static const std::vector<Strategy> table = strategy_table_with({disable_passes_strategy(), limit_rewrites_strategy()});
+  return table;
+}
 
 Strategy disable_passes_strategy() {
   Strategy s{"disable-passes", "switch compiler passes off (delta debugging over the pipeline)", SearchKind::delta,
@@ -74,6 +93,13 @@ Strategy limit_rewrites_strategy() {
                return r;
              }};
   s.compiler_only = true;
+  return s;
+}
+
+ReproSpec candidate_spec(const ReproSpec& base, const Candidate& c) {
+  ReproSpec s = base;
+  s.options.compile.disabled_passes.insert(c.disabled_passes.begin(), c.disabled_passes.end());
+  for (auto& [p, n] : c.pass_limits) s.options.compile.pass_limits[p] = n;
   return s;
 }
 

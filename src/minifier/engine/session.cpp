@@ -8,7 +8,6 @@
 
 #include "reprokit/minifier/candidate.h"
 #include "reprokit/minifier/progress_printer.h"
-#include "reprokit/process/subprocess.h"
 #include "reprokit/support/errors.h"
 
 namespace reprokit {
@@ -16,41 +15,46 @@ namespace reprokit {
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-double ReductionFrontEnd::timed_limit_s(const SessionOptions& o, const ProbeResult& pr) const {
+namespace {
+
+// The per-query limit of the reduction, once the original has been timed (the floor of make_oracle).
+double timed_limit_s(const FrontEndOptions& f, const SessionOptions& o, const ProbeResult& pr) {
+  if (!f.limit_from_probe) return f.untimed_limit_s;
   return o.timeout_s > 0 ? o.timeout_s : std::max(10.0, 3 * pr.slowest_s + 5);
 }
 
+}  // namespace
+
 std::vector<Strategy> selected_strategies(const ReductionFrontEnd& front, const SessionOptions& o) {
   std::vector<Strategy> out;
-  for (auto& s : strategy_table())
-    if ((o.only.empty() || o.only.count(s.name)) && !o.skip.count(s.name) && front.strategy_applies(s)) out.push_back(s);
+  for (auto& s : front.options().strategies)
+    if ((o.only.empty() || o.only.count(s.name)) && !o.skip.count(s.name)) out.push_back(s);
   return out;
 }
 
 int run_session(ReductionFrontEnd& front, const SessionOptions& o) {
   const auto t0 = Clock::now();
-  const std::string tool(front.tool());
+  const FrontEndOptions& f = front.options();
+  const std::string& tool = f.tool;
   // Ctrl-C or a kill: the workers and checks go with us (the message changes once a repro is on disk).
-  on_termination_signal(fmt::format("\n[{}] interrupted before any repro was written: nothing to resume\n", tool));
-  adopt_orphans();  // a daemon a check or worker leaves behind is stopped, not left running (subprocess.h)
+  f.say_when_interrupted(fmt::format("\n[{}] interrupted before any repro was written: nothing to resume\n", tool));
 
   // 1. The original must be interesting, several runs for a flaky one. The probe's oracle ends
   //    before the reduction's starts, or becomes it (no worker held twice on a cluster).
   Candidate original;
-  original.graph = front.original();
-  const ProbeOptions po = front.probe_options(o);
-  front.probing(po);
-  std::unique_ptr<TimedOracle> probe = front.make_oracle(front.untimed_limit_s(o));
-  const ProbeResult pr = probe_original(po, [&] { return front.probe_once(*probe, original); });
+  original.graph = *f.original;
+  fmt::print(stderr, "{}", f.probing_message);
+  std::unique_ptr<TimedOracle> probe = front.make_oracle(f.untimed_limit_s);
+  const ProbeResult pr = probe_original(f.probe, [&] { return front.probe_once(*probe, original); });
   if (!front.probed(pr)) return 1;
-  std::unique_ptr<TimedOracle> oracle = front.oracle_after_probe(std::move(probe), front.timed_limit_s(o, pr));
+  std::unique_ptr<TimedOracle> oracle = front.oracle_after_probe(std::move(probe), timed_limit_s(f, o, pr));
   front.ready(*oracle, pr, o);
 
   // 2. Resume from the best candidate an earlier run left behind.
   Candidate start = original;
-  const Dir& state = front.state_dir();
+  const Dir& state = *f.state_dir;
   if (o.resume && state.exists("state.json")) {
-    start = read_best_candidate(state);
+    start = read_best_candidate(state, *f.passes);
     try {
       front.check_resumed(start);
     } catch (const UserError& e) {
@@ -66,8 +70,8 @@ int run_session(ReductionFrontEnd& front, const SessionOptions& o) {
     write_state(c);
   };
   save(start);
-  on_termination_signal(front.interrupted_message());
-  ProgressPrinter printer(tool, front.original().num_ops());
+  f.say_when_interrupted(f.interrupted_message);
+  ProgressPrinter printer(tool, f.original->num_ops());
   MinifyCallbacks cb;
   cb.on_success = [&](const Candidate& c, const MinifyProgress& p) {
     save(c);

@@ -179,7 +179,7 @@ class Engine {
         stats.queries += static_cast<int>(again.size());
         for (size_t j = 0; j < v.size(); ++j) {
           verdict[pos[j]] = v[j].interesting && !v[j].unknown;
-          passed[pos[j]] = passed[pos[j]] && !v[j].got.failed() && !v[j].unknown;
+          passed[pos[j]] = passed[pos[j]] && !v[j].failed && !v[j].unknown;
           unknown[pos[j]] = unknown[pos[j]] || v[j].unknown;
           result_.timeouts += v[j].timeouts;
           stats.timeouts += v[j].timeouts;

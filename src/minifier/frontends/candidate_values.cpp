@@ -1,19 +1,45 @@
-// The oracle worker: runs candidates of one bundle in this process (see minify_bundle.h).
-#include <fmt/core.h>
+// A candidate's input values (see candidate_values.h).
+#include "reprokit/minifier/candidate_values.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <iostream>
 
-#include "reprokit/codegen/backend.h"
-#include "reprokit/harness/child_run.h"
-#include "reprokit/support/errors.h"
-#include "reprokit/support/files.h"
-#include "reprokit/minifier/minify_bundle.h"
-#include "reprokit/minifier/worker_protocol.h"
 #include "reprokit/runtime/interpreter.h"
+#include "reprokit/support/errors.h"
 
 namespace reprokit {
+
+KnownValues::KnownValues(const Bundle& b) : b_(b), values_(static_cast<size_t>(b.graph.size())) {
+  for (int i = 0; i < b.graph.num_inputs(); ++i) values_[static_cast<size_t>(i)] = b.inputs.at(static_cast<size_t>(i));
+}
+
+// The original run's node values are computed on first use and only as far back as needed, so
+// a worker answering small candidates never runs the whole model.
+const Tensor& KnownValues::of(int id) {
+  if (values_.at(static_cast<size_t>(id))) return *values_[static_cast<size_t>(id)];
+  // The nodes id depends on that are not known yet; computed in id (topological) order.
+  std::vector<int> todo, stack{id};
+  std::vector<bool> seen(values_.size(), false);
+  while (!stack.empty()) {
+    int n = stack.back();
+    stack.pop_back();
+    if (seen[static_cast<size_t>(n)] || values_[static_cast<size_t>(n)]) continue;
+    seen[static_cast<size_t>(n)] = true;
+    todo.push_back(n);
+    for (const auto& o : b_.graph.node(n).operands)
+      if (o.is_value()) stack.push_back(o.value);
+  }
+  std::sort(todo.begin(), todo.end());
+  for (int n : todo) {
+    const Node& node = b_.graph.node(n);
+    std::vector<Tensor> operands;
+    for (const auto& o : node.operands) operands.push_back(o.is_value() ? *values_[static_cast<size_t>(o.value)] : Tensor());
+    values_[static_cast<size_t>(n)] = run_reference_kernel(node, operands, false);
+  }
+  return *values_[static_cast<size_t>(id)];
+}
 
 namespace {
 
@@ -76,13 +102,6 @@ std::vector<Tensor> candidate_inputs(const Candidate& c, const Bundle& b, KnownV
   return inputs;
 }
 
-ReproSpec candidate_spec(const ReproSpec& base, const Candidate& c) {
-  ReproSpec s = base;
-  s.options.compile.disabled_passes.insert(c.disabled_passes.begin(), c.disabled_passes.end());
-  for (auto& [p, n] : c.pass_limits) s.options.compile.pass_limits[p] = n;
-  return s;
-}
-
 std::optional<std::string> value_edit_leaves_domain(const Candidate& c, const Bundle& b, KnownValues& known) {
   bool edited = false;
   Candidate plain = c;
@@ -105,44 +124,6 @@ std::optional<std::string> value_edit_leaves_domain(const Candidate& c, const Bu
                            std::isnan(e.get(k)) ? "NaN" : "infinite", k);
   }
   return std::nullopt;
-}
-
-int run_minify_worker(const std::string& bundle_dir, const std::string& query_file) {
-  Bundle b = load_bundle(bundle_dir);
-  KnownValues values(b);
-  auto answer = [&](const std::string& line) {
-    Candidate c = Candidate::from_json(nlohmann::json::parse(line));
-    // A value edit that drives an op out of its domain (1/0, log 0) proves nothing either way:
-    // neither a repro nor a twin may rest on it.
-    if (auto why = value_edit_leaves_domain(c, b, values)) return Failure{FailureKind::invalid_candidate, *why, "invalid", 0};
-    Failure f = run_and_classify(candidate_spec(b.spec, c), c.graph, candidate_inputs(c, b, values));
-    return f;
-  };
-  if (!query_file.empty()) {
-    std::string text = read_file(query_file, kMaxTextFileBytes);
-    std::string line = text.substr(0, text.find('\n'));
-    Failure f = answer(line);
-    fmt::print("{}\n", f.failed() ? fmt::format("FAILS: {}: {}", f.kind_name(), f.message) : "PASSES");
-    return f.failed() ? 1 : 0;
-  }
-  std::string line;
-  while (std::getline(std::cin, line)) {
-    if (line.empty()) continue;
-    fmt::print("{}\n", kBeginLine);
-    std::fflush(stdout);
-    Failure f;
-    try {
-      f = answer(line);
-    } catch (const UserError& e) {
-      f = Failure{FailureKind::invalid_candidate, e.what(), "invalid", 0};
-    }
-    fmt::print("{}\n", verdict_line(f));
-    std::fflush(stdout);
-    // The GPU is lost to this process (a CUDA kernel fault): end, so that the next candidate runs
-    // in a fresh worker instead of failing on the corrupt context.
-    if (device_lost_in_this_process()) return 0;
-  }
-  return 0;
 }
 
 }  // namespace reprokit

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "reprokit/harness/child_run.h"
+#include "reprokit/minifier/verdict_details.h"
 #include "reprokit/minifier/worker_protocol.h"
 #include "reprokit/support/command_words.h"
 #include "reprokit/support/errors.h"
@@ -126,17 +127,17 @@ std::vector<Verdict> SubprocessOracle::run_side_by_side(std::span<const Candidat
     Verdict& v = out[i];
     v.seconds = std::chrono::duration<double>(Clock::now() - began[i]).count();
     if (verdict) {
-      v.got = *verdict;
+      set_failure(v, *verdict);
     } else {  // it hung, crashed or quit while running the candidate: that end is the verdict
       bool hung = w->timed_out();
       w->stop();
       ProcessResult r = w->wait_result();
       r.timed_out = hung;
-      v.got = classify_end(r, "the worker", limits[i]);
+      set_failure(v, classify_end(r, "the worker", limits[i]));
       v.timeouts = hung ? 1 : 0;
       w.reset();
     }
-    v.interesting = minifier_interesting(expected_, v.got, options_.any_accuracy);
+    v.interesting = minifier_interesting(expected_, failure_of(v), options_.any_accuracy);
   }
   return out;
 }

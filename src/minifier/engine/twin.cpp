@@ -1,11 +1,12 @@
-// The one-line difference between a failing candidate and its passing twin, for BUG_REPORT.md
-// and report.json: what the twin changed, in the terms of the strategy that changed it.
+// The one-line difference between a failing candidate and its passing twin (see twin.h): what
+// the twin changed, in the terms of the strategy that changed it.
+#include "reprokit/minifier/twin.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "reprokit/ir/op_registry.h"
 #include "reprokit/ir/text_format.h"
-#include "reprokit/minifier/minify_bundle.h"
 
 namespace reprokit {
 

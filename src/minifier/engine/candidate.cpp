@@ -3,8 +3,6 @@
 
 #include <fmt/format.h>
 
-#include "reprokit/codegen/compile_options.h"
-#include "reprokit/codegen/passes/pass_manager.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/graph_utils.h"
 #include "reprokit/ir/json_format.h"
@@ -90,7 +88,7 @@ nlohmann::json Candidate::to_json() const {
   return j;
 }
 
-Candidate Candidate::from_json(const nlohmann::json& j) {
+Candidate Candidate::from_json(const nlohmann::json& j, const CompilerPasses& passes) {
   Candidate c;
   if (!j.is_object() || !j.contains("graph")) throw UserError("malformed candidate: no graph");
   c.graph = graph_from_json(j.at("graph"));
@@ -110,8 +108,8 @@ Candidate Candidate::from_json(const nlohmann::json& j) {
       c.edits[k] = e;
     }
   }
-  auto check_pass = [](const std::string& p) {
-    if (!find_pass(p)) throw UserError("malformed candidate: unknown pass '" + printable(p) + "'");
+  auto check_pass = [&](const std::string& p) {
+    if (!passes.known(p)) throw UserError("malformed candidate: unknown pass '" + printable(p) + "'");
   };
   if (j.contains("disabled_passes")) {
     c.disabled_passes = j.at("disabled_passes").get<std::set<std::string>>();
@@ -119,7 +117,7 @@ Candidate Candidate::from_json(const nlohmann::json& j) {
   }
   if (j.contains("pass_limits")) {
     try {
-      c.pass_limits = pass_limits_from_json(j.at("pass_limits"));
+      c.pass_limits = passes.limits_from_json(j.at("pass_limits"));
     } catch (const UserError& e) {
       throw UserError(std::string("malformed candidate: ") + e.what());
     }
@@ -134,12 +132,12 @@ int64_t input_elements(const Graph& g) {
   return n;
 }
 
-Candidate read_best_candidate(const Dir& dir) {
+Candidate read_best_candidate(const Dir& dir, const CompilerPasses& passes) {
   const std::string path = dir.path("state.json");
   try {
     nlohmann::json j = nlohmann::json::parse(dir.read("state.json", kMaxTextFileBytes));
     if (!j.is_object() || !j.contains("best")) throw UserError("no \"best\" candidate in it");
-    return Candidate::from_json(j.at("best"));
+    return Candidate::from_json(j.at("best"), passes);
   } catch (const nlohmann::json::exception& e) {
     throw UserError(fmt::format("{}: malformed: {}", path, e.what()));
   } catch (const UserError& e) {

@@ -25,7 +25,6 @@ ProbeResult probe_original(const ProbeOptions& o, const std::function<Verdict()>
     r.slowest_s = std::max(r.slowest_s, std::chrono::duration<double>(Clock::now() - q0).count());
     ++r.runs;
     if (v.interesting) ++r.fails;
-    else if (v.got.failed()) r.other = v.got;
   }
   return r;
 }

@@ -1,4 +1,4 @@
-// Constructors of the strategies of strategy_table(), one per file.
+// Constructors of the strategies of strategy_table_with(), one per file.
 #pragma once
 #include "reprokit/minifier/strategies.h"
 
@@ -14,7 +14,5 @@ Strategy fill_inputs_strategy(InputFill fill);
 Strategy zero_elements_strategy();
 Strategy resize_strategy(bool halve);  // halve-shapes, or shrink-shapes (to 1)
 Strategy simplify_attributes_strategy();
-Strategy disable_passes_strategy();
-Strategy limit_rewrites_strategy();
 
 }  // namespace reprokit

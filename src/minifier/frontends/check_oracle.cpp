@@ -115,8 +115,8 @@ Verdict CheckOracle::run_in(const Dir& dir, const std::string& model_path, doubl
     Verdict v;
     v.unknown = true;
     v.seconds = r.seconds;
-    v.output = r.out + r.err;
-    v.tool_failure = tool_failed;
+    details(v).output = r.out + r.err;
+    details(v).tool_failure = tool_failed;
     return v;
   }
   const ChildEnd end = child_end(r);
@@ -130,25 +130,27 @@ Verdict CheckOracle::run_in(const Dir& dir, const std::string& model_path, doubl
   Verdict v;
   v.seconds = r.seconds;
   if (end.how == ChildEnd::How::timed_out) {
-    v.got = failure_from(FailureKind::timeout, fmt::format("the check ran past {:g} s and was stopped", limit_s));
+    set_failure(v, failure_from(FailureKind::timeout, fmt::format("the check ran past {:g} s and was stopped", limit_s)));
     v.interesting = options_.hang_is_interesting;
     v.timeouts = 1;
     return v;
   }
   std::string output = r.out + r.err;
-  v.output = output;
+  details(v).output = output;
   bool nonzero = !end.exited_with(0);
   std::optional<std::string> match = regex_ ? regex_->search(output) : std::nullopt;
   bool matched = match.has_value();
   v.interesting = regex_ ? matched : nonzero;
   if (end.how == ChildEnd::How::signalled) {
-    v.got = failure_from(FailureKind::crash, fmt::format("the check died of signal {}{}", end.signal, said(r.err)));
-    v.got.signal = end.signal;
+    Failure crash = failure_from(FailureKind::crash, fmt::format("the check died of signal {}{}", end.signal, said(r.err)));
+    crash.signal = end.signal;
+    set_failure(v, crash);
   } else if (matched) {
-    v.got = failure_from(FailureKind::runtime_error, fmt::format("the check's output matches: {}", first_line(*match)));
+    set_failure(v, failure_from(FailureKind::runtime_error, fmt::format("the check's output matches: {}", first_line(*match))));
   } else if (nonzero) {
-    v.got = failure_from(FailureKind::runtime_error, fmt::format("the check exited with status {}{}", end.exit_code, said(r.err.empty() ? r.out : r.err)));
-    v.got.signature += fmt::format(" [exit status {}]", end.exit_code);  // the number is the check's answer: kept through normalisation
+    Failure exited = failure_from(FailureKind::runtime_error, fmt::format("the check exited with status {}{}", end.exit_code, said(r.err.empty() ? r.out : r.err)));
+    exited.signature += fmt::format(" [exit status {}]", end.exit_code);  // the number is the check's answer: kept through normalisation
+    set_failure(v, exited);
   }
   return v;
 }
@@ -180,7 +182,7 @@ std::vector<Verdict> CheckOracle::run_side_by_side(std::span<const Candidate> ca
     try {
       made[i] = {{name, write_model_files(d, cands[i].graph, inputs_(cands[i]), options_.format, options_.weights)}};
     } catch (const UserError& e) {  // inputs that do not fit, a graph ONNX cannot hold: never shown to the check
-      out[i].got = failure_from(FailureKind::invalid_candidate, e.what());
+      set_failure(out[i], failure_from(FailureKind::invalid_candidate, e.what()));
       candidates_->remove_tree(name);  // its number goes to the next check that runs: dirs count runs
       --counter_;
     }
@@ -206,19 +208,19 @@ void CheckOracle::keep_to_the_first_failure(Verdict& v) {
   if (!options_.keep_first_failure || !v.interesting) return;
   std::optional<Failure>& first = *options_.first_failure;
   if (!first) {
-    first = v.got;
+    first = failure_of(v);
     return;
   }
-  if (same_failure(*first, v.got)) return;
+  if (same_failure(*first, failure_of(v))) return;
   v.interesting = false;
-  v.got.message = fmt::format("another failure than the original's ({}; the original's: {})", v.got.message, first->message);
+  details(v).got.message = fmt::format("another failure than the original's ({}; the original's: {})", failure_of(v).message, first->message);
 }
 
 void stop_on_tool_failure(const Verdict& v, const CheckOptions& o) {
-  if (v.tool_failure.empty()) return;
+  if (details(v).tool_failure.empty()) return;
   throw UserError(fmt::format("the check ran reprokit, and reprokit itself failed: a tool failure, not the check's answer, so nothing is "
                               "concluded from it (report it as reprokit's bug): {}the check: {}",
-                              v.tool_failure, shell_quote_command(check_argv_as_written(o))));
+                              details(v).tool_failure, shell_quote_command(check_argv_as_written(o))));
 }
 
 }  // namespace reprokit

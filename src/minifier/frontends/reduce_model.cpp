@@ -9,13 +9,15 @@
 #include "reprokit/harness/bundle.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/text_format.h"
+#include "reprokit/minifier/candidate_values.h"
 #include "reprokit/minifier/check_oracle.h"
-#include "reprokit/minifier/minify_bundle.h"
+#include "reprokit/minifier/compiler_decisions.h"
 #include "reprokit/minifier/probe.h"
 #include "reprokit/minifier/progress_printer.h"
 #include "reprokit/minifier/reducer.h"
 #include "reprokit/minifier/session.h"
 #include "reprokit/minifier/report_json.h"
+#include "reprokit/minifier/twin.h"
 #include "reprokit/onnx/onnx_export.h"
 #include "reprokit/onnx/onnx_import.h"
 #include "reprokit/process/subprocess.h"
@@ -140,19 +142,21 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     fmt::print(stderr, "[reduce] model {}: graph {} ({} ops, {} inputs), candidates as {} in {}\n[reduce] check: {}\n", o.model, b_.graph.name,
                b_.graph.num_ops(), b_.graph.num_inputs(), model_extension(co_.format), co_.work_dir, shell_quote_command(check_argv_as_written(co_)));
     for (auto& r : resolved) fmt::print(stderr, "[reduce] checks run in each candidate's directory: {}\n", r);
+
+    options_.tool = "reduce";
+    options_.original = &b_.graph;
+    options_.strategies = strategy_table_with({});  // no compiler strategies: they switch reprokit's own passes
+    options_.passes = &reprokit_passes();
+    options_.probe.runs = std::max(1, o.session.flaky_checks);
+    options_.probe.look_until = options_.probe.runs;  // no recorded failure to look for: the check says what it says
+    options_.probing_message = fmt::format("[reduce] checking that the original is interesting (up to {} runs)...\n", options_.probe.runs);
+    options_.untimed_limit_s = o.session.timeout_s > 0 ? o.session.timeout_s : 300;  // generous until timed
+    options_.say_when_interrupted = on_termination_signal;
+    options_.state_dir = &state_;
+    options_.interrupted_message =
+        fmt::format("\n[reduce] interrupted: the best repro so far is in {}\n[reduce] continue with the same command and --resume\n", out_.path());
   }
 
-  std::string_view tool() const override { return "reduce"; }
-  const Graph& original() const override { return b_.graph; }
-  bool strategy_applies(const Strategy& s) const override { return !s.compiler_only; }  // they switch reprokit's own passes
-
-  ProbeOptions probe_options(const SessionOptions& o) const override {
-    ProbeOptions po;
-    po.runs = std::max(1, o.flaky_checks);
-    po.look_until = po.runs;  // no recorded failure to look for: the check says what it says
-    return po;
-  }
-  double untimed_limit_s(const SessionOptions& o) const override { return o.timeout_s > 0 ? o.timeout_s : 300; }  // generous until timed
   std::unique_ptr<TimedOracle> make_oracle(double floor_s) override {
     co_.timeout_s = floor_s;
     auto oracle = std::make_unique<CheckOracle>(co_, [this](const Candidate& c) { return checked_values(c); });
@@ -162,15 +166,13 @@ class ReduceFrontEnd : public ReductionFrontEnd {
   Verdict probe_once(TimedOracle& oracle, const Candidate& original) override {
     Verdict v = oracle.judge({original}).at(0);
     if (v.interesting && !first_interesting_.interesting) first_interesting_ = v;
+    if (!v.interesting && failure_of(v).failed()) other_ = failure_of(v);
     return v;
-  }
-  void probing(const ProbeOptions& po) override {
-    fmt::print(stderr, "[reduce] checking that the original is interesting (up to {} runs)...\n", po.runs);
   }
   bool probed(const ProbeResult& pr) override {
     if (pr.fails == 0) {
       fmt::print(stderr, "[reduce] the original model is not interesting in {} run{}: {}: nothing to reduce.\n", pr.runs, pr.runs == 1 ? "" : "s",
-                 pr.other.failed()        ? pr.other.message
+                 other_.failed()          ? other_.message
                  : o_.fail_regex.empty() ? std::string("the check exited with status 0")
                                          : "the check's output does not match --fail-regex");
       return false;
@@ -178,9 +180,9 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     // What made it interesting, so a check that fails for the wrong reason (a missing file, a
     // typo) shows at once.
     fmt::print(stderr, "[reduce] the original is interesting: {}\n",
-               first_interesting_.got.failed() ? first_interesting_.got.message : "(the check said so)");
-    if (co_.keep_first_failure && first_interesting_.got.failed())
-      fmt::print(stderr, "[reduce] candidates must fail the same way ({}); --allow-drift takes any failure\n", first_interesting_.got.signature);
+               failure_of(first_interesting_).failed() ? failure_of(first_interesting_).message : "(the check said so)");
+    if (co_.keep_first_failure && failure_of(first_interesting_).failed())
+      fmt::print(stderr, "[reduce] candidates must fail the same way ({}); --allow-drift takes any failure\n", failure_of(first_interesting_).signature);
     co_.first_candidate += pr.runs;  // after the probe's
     if (pr.rate() < 1)
       fmt::print(stderr, "[reduce] the check is flaky: interesting in {} of {} runs ({:.0f}%); each candidate gets up to {} tries\n", pr.fails,
@@ -191,14 +193,9 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     fmt::print(stderr, "[reduce] per-check time limit {}, {} job{}\n", oracle.limit().describe("a hang is interesting"), o.jobs, o.jobs == 1 ? "" : "s");
   }
 
-  const Dir& state_dir() const override { return state_; }
   void check_resumed(const Candidate& c) override { candidate_values(c); }
 
   void save(const Candidate& c) override { write_repro(out_, c.graph, candidate_values(c), co_); }
-  std::string interrupted_message() const override {
-    return fmt::format("\n[reduce] interrupted: the best repro so far is in {}\n[reduce] continue with the same command and --resume\n", out_.path());
-  }
-
   // The repro, and the passing twin in the check's format, for the bug report.
   std::string write_final(const MinifyResult& r) override {
     write_repro(out_, r.best.graph, candidate_values(r.best), co_);
@@ -232,7 +229,7 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     const std::string model_file = repro_path(out_, co_);
     const std::string interesting_rule = !o_.fail_regex.empty() ? fmt::format("interesting when its output matches /{}/", o_.fail_regex)
                                                                 : "interesting when it exits with a non-zero status";
-    const std::string said = final_verdict_.got.failed() ? final_verdict_.got.message : "(not verified)";
+    const std::string said = failure_of(final_verdict_).failed() ? failure_of(final_verdict_).message : "(not verified)";
     json report = reduction_report(r, b_.graph, s.failure_rate, s.twin_difference);
     report.update({{"model", o_.model},
                    {"check", check_argv_as_written(co_)},
@@ -316,6 +313,7 @@ class ReduceFrontEnd : public ReductionFrontEnd {
   KnownValues values_;
   CheckOracle* oracle_ = nullptr;  // the reduction's, once made (the session keeps it until the report)
   Verdict first_interesting_;
+  Failure other_;  // the probe's last failure that was not interesting, if any
   Verdict final_verdict_;
 };
 
@@ -325,6 +323,7 @@ int reduce_model(const ReduceCommandOptions& o) {
   const CreatedByThisRun created(o);
   try {
     ReduceFrontEnd front(o);
+    adopt_orphans();  // a daemon a check leaves behind is stopped, not left running (subprocess.h)
     return run_session(front, o.session);
   } catch (const UserError&) {
     created.remove_unless_a_repro_was_written();

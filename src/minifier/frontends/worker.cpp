@@ -1,0 +1,55 @@
+// The oracle worker: runs candidates of one bundle in this process (see worker.h).
+#include <fmt/core.h>
+
+#include <iostream>
+
+#include "reprokit/codegen/backend.h"
+#include "reprokit/harness/child_run.h"
+#include "reprokit/support/errors.h"
+#include "reprokit/support/files.h"
+#include "reprokit/minifier/candidate_values.h"
+#include "reprokit/minifier/compiler_decisions.h"
+#include "reprokit/minifier/worker.h"
+#include "reprokit/minifier/worker_protocol.h"
+
+namespace reprokit {
+
+int run_minify_worker(const std::string& bundle_dir, const std::string& query_file) {
+  Bundle b = load_bundle(bundle_dir);
+  KnownValues values(b);
+  auto answer = [&](const std::string& line) {
+    Candidate c = Candidate::from_json(nlohmann::json::parse(line), reprokit_passes());
+    // A value edit that drives an op out of its domain (1/0, log 0) proves nothing either way:
+    // neither a repro nor a twin may rest on it.
+    if (auto why = value_edit_leaves_domain(c, b, values)) return Failure{FailureKind::invalid_candidate, *why, "invalid", 0};
+    Failure f = run_and_classify(candidate_spec(b.spec, c), c.graph, candidate_inputs(c, b, values));
+    return f;
+  };
+  if (!query_file.empty()) {
+    std::string text = read_file(query_file, kMaxTextFileBytes);
+    std::string line = text.substr(0, text.find('\n'));
+    Failure f = answer(line);
+    fmt::print("{}\n", f.failed() ? fmt::format("FAILS: {}: {}", f.kind_name(), f.message) : "PASSES");
+    return f.failed() ? 1 : 0;
+  }
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.empty()) continue;
+    fmt::print("{}\n", kBeginLine);
+    std::fflush(stdout);
+    Failure f;
+    try {
+      f = answer(line);
+    } catch (const UserError& e) {
+      f = Failure{FailureKind::invalid_candidate, e.what(), "invalid", 0};
+    }
+    fmt::print("{}\n", verdict_line(f));
+    std::fflush(stdout);
+    // The GPU is lost to this process (a CUDA kernel fault): end, so that the next candidate runs
+    // in a fresh worker instead of failing on the corrupt context.
+    if (device_lost_in_this_process()) return 0;
+  }
+  return 0;
+}
+
+}  // namespace reprokit
