@@ -52,6 +52,30 @@ TEST(Engine, PairReducedToExactlyItsTwoOpsInAtMostFortyQueries) {
   }
 }
 
+// Three culprits that must all stay (erf nodes, found by op as a compiler would) at N = 1,000 in at
+// most 40 queries (the information bound is 27.3): after the prefix searches, the needed nodes
+// between the ends are found one at a time, each by a binary search, where delta debugging split
+// around every one of them again and again (110 queries).
+TEST(Engine, ThreeCulpritsReducedToExactlyThemInAtMostFortyQueries) {
+  const int n = 1000;
+  for (std::vector<int> at : {std::vector<int>{200, 500, 800}, {0, 1, 999}, {10, 500, 501}, {3, 4, 5}, {0, 998, 999}}) {
+    Graph g = unary_chain(n);
+    for (int i : at) g.node(g.find(fmt::format("n{}", i))).op = Op::erf;
+    Candidate start;
+    start.graph = g;
+    FakeOracle oracle(
+        [&](const Candidate& c) {
+          size_t erfs = 0;
+          for (const Node& node : c.graph.nodes) erfs += node.op == Op::erf;
+          return erfs == at.size();
+        },
+        1);
+    auto r = reduce(start, strategy_table(), oracle, {});
+    EXPECT_EQ(r.best.graph.num_ops(), 3) << print_graph(r.best.graph);
+    EXPECT_LE(r.queries, 40) << at[0] << ", " << at[1] << ", " << at[2];
+  }
+}
+
 // The shape, value, attribute and pass strategies add at most 30% to what node removal asks, when
 // the bug does not depend on what they change (one guess changes it all; see reducer.cpp). A bug
 // that needs its values pays one query per kind of value tried.

@@ -256,6 +256,68 @@ class Engine {
     return true;
   }
 
+  // The largest k in [0, limit] for which removing units [from, from + k) of the best stays
+  // interesting, by binary search (monotonicity assumed, as in prefix_search), and its candidate;
+  // `limit_fails`: removing all `limit` is already known to fail.
+  std::pair<int, std::optional<Candidate>> longest_removable_run(const Strategy& s, const std::vector<int>& units, int from, int limit,
+                                                                 bool limit_fails) {
+    int lo = 0, hi = limit_fails ? limit - 1 : limit;
+    const int par = std::max(1, oracle_.parallelism());
+    std::optional<Candidate> lo_cand;
+    auto run = [&](int k) { return std::vector<int>(units.begin() + from, units.begin() + from + k); };
+    if (!limit_fails && limit > 1) {  // the whole rest first: after the last needed unit it all goes, in one query
+      auto all = try_apply(s, result_.best, run(limit));
+      if (judge({all}, {static_cast<size_t>(limit)})[0]) return {limit, all};
+      hi = limit - 1;
+    }
+    while (lo < hi) {
+      const int span = hi - lo, j = std::min(par, span);
+      std::vector<int> points;
+      for (int i = 1; i <= j; ++i) points.push_back(lo + (span * i + j) / (j + 1));
+      points.erase(std::unique(points.begin(), points.end()), points.end());
+      std::vector<std::optional<Candidate>> cands;
+      std::vector<size_t> sizes;
+      for (int p : points) cands.push_back(try_apply(s, result_.best, run(p))), sizes.push_back(static_cast<size_t>(p));
+      auto v = judge(cands, sizes);
+      int new_lo = lo, new_hi = hi;
+      for (size_t i = 0; i < points.size(); ++i) {
+        if (v[i]) {
+          new_lo = points[i];
+          lo_cand = cands[i];
+        } else {
+          new_hi = points[i] - 1;
+          break;
+        }
+      }
+      lo = new_lo;
+      hi = std::max(new_hi, lo);
+    }
+    return {lo, lo_cand};
+  }
+
+  // After a failed ends guess: the needed units between the ends, one at a time. From the first
+  // unit not yet settled, the longest run that can go is removed and the unit after it is needed;
+  // each needed unit costs about log2 of the units left, near the information bound, where
+  // delta debugging splits around every needed unit again and again. True when it ran to the end
+  // (every unit left is needed, given monotonicity).
+  bool scan_for_needed_units(const Strategy& s, bool& progress) {
+    int settled = 1;  // the first unit is needed (what the prefix searches left)
+    bool first = true;
+    for (;;) {
+      auto units = s.units(result_.best);
+      const int last = static_cast<int>(units.size()) - 1;  // needed too: kept
+      if (settled >= last) return true;
+      auto [k, cand] = longest_removable_run(s, units, settled, last - settled, first);
+      first = false;
+      if (k > 0) {
+        if (!cand) return false;
+        accept(*cand);
+        progress = true;
+      }
+      ++settled;
+    }
+  }
+
   // ddmin: remove chunks, then (at finer granularity) keep only one chunk; on success go on with
   // the smaller candidate, otherwise double the granularity until single units were tried.
   bool delta_debug(const Strategy& s) {
@@ -267,8 +329,9 @@ class Engine {
       auto ends = try_apply(s, result_.best, middle);
       if (ends && judge({ends}, {middle.size()})[0]) {
         accept(*ends);
-        progress = true;
+        return true;  // the ends are needed (what the prefix searches left): nothing else to remove
       }
+      if (ends && scan_for_needed_units(s, progress)) return progress;
     }
     for (;;) {
       auto units = s.units(result_.best);
