@@ -32,7 +32,7 @@ int64_t index_bound(const Graph& g, int input) {
     if (n.operands.size() < 2 || !n.operands[1].is_value() || n.operands[1].value != input) continue;
     int64_t b = 0;
     if (n.op == Op::embedding) b = g.node(n.operands[0].value).type.shape.at(0);
-    if (n.op == Op::gather) {
+    if (n.op == Op::gather || n.op == Op::scatter_add) {  // index into x along dim
       const auto& x = g.node(n.operands[0].value).type;
       b = gather_dim_size(n, x.shape);
     }

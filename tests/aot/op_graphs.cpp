@@ -55,6 +55,8 @@ const std::vector<std::string>& differentiable_op_graphs() {
       "graph t(%e: f32[6, 3] grad, %i: i64[2, 4]) { %y = embedding(%e, %i)\n %z = mul(%y, %y)\n return (%z) }",
       "graph t(%x: f32[3, 5] grad, %i: i64[2, 4]) { %y = gather(%x, %i, dim=1)\n %z = mul(%y, %y)\n return (%z) }",
       "graph t(%x: f32[4, 3] grad, %i: i64[2, 3]) { %y = gather(%x, %i, dim=0)\n %z = mul(%y, %y)\n return (%z) }",
+      // (src of the index's shape: PyTorch 2.13's and 1.13's autograd refuse a larger one.)
+      "graph t(%x: f32[3, 5] grad, %i: i64[2, 3], %s: f32[2, 3] grad) { %y = scatter_add(%x, %i, %s, dim=1)\n %z = mul(%y, %y)\n return (%z) }",
       "graph t(%x: f32[3, 4] grad) { %y = clamp(%x, min=-0.5, max=0.7)\n %z = clamp(%x, max=0.1)\n return (%y, %z) }",
       "graph t(%x: f32[2, 3] grad) { %y = pad(%x, pads=[1, 2, 0, 1], value=0.5)\n %z = mul(%y, %y)\n return (%z) }",
       "graph t(%x: f32[2, 4, 5, 6] grad, %w: f32[6, 2, 3, 2] grad, %b: f32[6] grad) {"
