@@ -7,4 +7,7 @@ bash scripts/build.sh
 cd build
 # Tests share one compile cache for generated code, inside the build tree.
 export REPRO_CACHE_DIR="$PWD/test-cache"
+# Inductor's generated code too (python.* and the inductor backend), not under /tmp where
+# nothing removes it.
+export TORCHINDUCTOR_CACHE_DIR="$PWD/inductor-cache"
 ctest --output-on-failure -j"$(nproc)" --timeout 600

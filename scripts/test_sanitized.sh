@@ -18,6 +18,9 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE= -DREPROKIT_SANITIZE=ON -DREPROKIT_B
 cmake --build build-asan -j"$(nproc)"
 cd build-asan
 export REPRO_CACHE_DIR="$PWD/test-cache"
+# Inductor's generated code too (python.* and the inductor backend), not under /tmp where
+# nothing removes it.
+export TORCHINDUCTOR_CACHE_DIR="$PWD/inductor-cache"
 # handle_segv=0: an injected crash must reach the process as SIGSEGV (the harness records it).
 export ASAN_OPTIONS="detect_leaks=1:handle_segv=0:handle_abort=0:abort_on_error=0:exitcode=86"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=87"
