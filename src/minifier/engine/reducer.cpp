@@ -213,67 +213,17 @@ class Engine {
 
   static std::vector<int> first(const std::vector<int>& units, int k) { return {units.begin(), units.begin() + k}; }
 
-  // Largest k with "remove the first k units" interesting, assuming monotonicity; asks
-  // `parallelism` points per step, so the answer does not depend on timing.
-  bool prefix_search(const Strategy& s) {
-    auto units = s.units(result_.best);
-    int lo = 0, hi = static_cast<int>(units.size());
-    int par = std::max(1, oracle_.parallelism());
-    std::optional<Candidate> lo_cand;
-    if (s.guess_ends && hi >= 2) {  // all but the last unit first (see Strategy::guess_ends)
-      if (auto all_but_last = try_apply(s, result_.best, first(units, hi - 1))) {
-        if (judge({all_but_last}, {static_cast<size_t>(hi - 1)})[0]) {
-          accept(*all_but_last);
-          return true;
-        }
-        hi -= 2;  // removing that many (or more) no longer fails
-      }
-    }
-    while (lo < hi) {
-      int span = hi - lo, j = std::min(par, span);
-      std::vector<int> points;
-      for (int i = 1; i <= j; ++i) points.push_back(lo + (span * i + j) / (j + 1));  // j points splitting (lo, hi] into j + 1 parts
-      points.erase(std::unique(points.begin(), points.end()), points.end());
-      std::vector<std::optional<Candidate>> cands;
-      std::vector<size_t> sizes;
-      for (int p : points) cands.push_back(try_apply(s, result_.best, first(units, p))), sizes.push_back(static_cast<size_t>(p));
-      auto v = judge(cands, sizes);
-      int new_lo = lo, new_hi = hi;
-      for (size_t i = 0; i < points.size(); ++i) {
-        if (v[i]) {
-          new_lo = points[i];
-          lo_cand = cands[i];
-        } else {
-          new_hi = points[i] - 1;
-          break;
-        }
-      }
-      lo = new_lo;
-      hi = std::max(new_hi, lo);
-    }
-    if (lo == 0 || !lo_cand) return false;
-    accept(*lo_cand);
-    return true;
-  }
-
-  // The largest k in [0, limit] for which removing units [from, from + k) of the best stays
-  // interesting, by binary search (monotonicity assumed, as in prefix_search), and its candidate;
-  // `limit_fails`: removing all `limit` is already known to fail.
-  std::pair<int, std::optional<Candidate>> longest_removable_run(const Strategy& s, const std::vector<int>& units, int from, int limit,
-                                                                 bool limit_fails) {
-    int lo = 0, hi = limit_fails ? limit - 1 : limit;
+  // The largest k in [lo, hi] for which removing units [from, from + k) of the best stays
+  // interesting (k = lo taken to be so), by binary search with `parallelism` points per step, so
+  // the answer does not depend on timing; monotonicity assumed. The candidate is set when k > lo.
+  std::pair<int, std::optional<Candidate>> largest_removable(const Strategy& s, const std::vector<int>& units, int from, int lo, int hi) {
     const int par = std::max(1, oracle_.parallelism());
     std::optional<Candidate> lo_cand;
     auto run = [&](int k) { return std::vector<int>(units.begin() + from, units.begin() + from + k); };
-    if (!limit_fails && limit > 1) {  // the whole rest first: after the last needed unit it all goes, in one query
-      auto all = try_apply(s, result_.best, run(limit));
-      if (judge({all}, {static_cast<size_t>(limit)})[0]) return {limit, all};
-      hi = limit - 1;
-    }
     while (lo < hi) {
       const int span = hi - lo, j = std::min(par, span);
       std::vector<int> points;
-      for (int i = 1; i <= j; ++i) points.push_back(lo + (span * i + j) / (j + 1));
+      for (int i = 1; i <= j; ++i) points.push_back(lo + (span * i + j) / (j + 1));  // j points splitting (lo, hi] into j + 1 parts
       points.erase(std::unique(points.begin(), points.end()), points.end());
       std::vector<std::optional<Candidate>> cands;
       std::vector<size_t> sizes;
@@ -293,6 +243,38 @@ class Engine {
       hi = std::max(new_hi, lo);
     }
     return {lo, lo_cand};
+  }
+
+  // Largest k with "remove the first k units" interesting.
+  bool prefix_search(const Strategy& s) {
+    auto units = s.units(result_.best);
+    int hi = static_cast<int>(units.size());
+    if (s.guess_ends && hi >= 2) {  // all but the last unit first (see Strategy::guess_ends)
+      if (auto all_but_last = try_apply(s, result_.best, first(units, hi - 1))) {
+        if (judge({all_but_last}, {static_cast<size_t>(hi - 1)})[0]) {
+          accept(*all_but_last);
+          return true;
+        }
+        hi -= 2;  // removing that many (or more) no longer fails
+      }
+    }
+    auto [k, cand] = largest_removable(s, units, 0, 0, hi);
+    if (k == 0 || !cand) return false;
+    accept(*cand);
+    return true;
+  }
+
+  // The largest k in [0, limit] for which removing units [from, from + k) of the best stays
+  // interesting, and its candidate; `limit_fails`: removing all `limit` is already known to fail.
+  std::pair<int, std::optional<Candidate>> longest_removable_run(const Strategy& s, const std::vector<int>& units, int from, int limit,
+                                                                 bool limit_fails) {
+    int hi = limit_fails ? limit - 1 : limit;
+    if (!limit_fails && limit > 1) {  // the whole rest first: after the last needed unit it all goes, in one query
+      auto all = try_apply(s, result_.best, std::vector<int>(units.begin() + from, units.begin() + from + limit));
+      if (judge({all}, {static_cast<size_t>(limit)})[0]) return {limit, all};
+      hi = limit - 1;
+    }
+    return largest_removable(s, units, from, 0, hi);
   }
 
   // After a failed ends guess: the needed units between the ends, one at a time. From the first
