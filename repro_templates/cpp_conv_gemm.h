@@ -3,6 +3,14 @@
 //
 // conv2d is out[M = out channels, N = output pixels] = weights[M, K = in channels x taps] x
 // col[K, N]. im2col writes col straight into the GEMM's 32-column panels; the weights are its A.
+#ifndef RK_CPP_CONV_GEMM_H
+#define RK_CPP_CONV_GEMM_H
+#include "cpp_panel_gemm.h"
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+namespace {
 
 // Panel p of im2col: for each channel and tap (row k), the input under that tap for output
 // pixels 32p..32p+31, zero in the padding and past the last pixel; in `shape`: rows of 16 nv
@@ -143,3 +151,5 @@ inline void rk_conv_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_
   rk_panel_gemm(M, N, K, A, lda, pack, &arg, in_place ? image : nullptr, window.channel_step, panels, RkOut{C, ldc, 1}, rk_conv_gemm_tile, false);
 }
 
+}  // namespace
+#endif  // RK_CPP_CONV_GEMM_H

@@ -9,6 +9,11 @@
 // panels of 32 tiles: each thread transforms one panel's input, runs the 16 GEMMs on it and
 // transforms their output while all of it is in its own L2 (resnet18's layer1: 262 KiB).
 // Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks", 2016.
+#ifndef RK_CPP_CONV_WINOGRAD_H
+#define RK_CPP_CONV_WINOGRAD_H
+#include "cpp_conv_gemm.h"
+
+namespace {
 
 // U[xi][m][c] = (G g G^T)[xi] for the weights g[m][c][3][3] (rows lda apart): every run, since
 // the weights are graph inputs. Rows shared out; a scalar loop (copying the taps out to vectorise
@@ -193,3 +198,6 @@ inline bool rk_conv_winograd(int64_t M, const float* A, int64_t lda, const float
   }
   return true;
 }
+
+}  // namespace
+#endif  // RK_CPP_CONV_WINOGRAD_H

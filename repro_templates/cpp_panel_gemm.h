@@ -10,6 +10,11 @@
 // each row of A, which mattered more than keeping the panel's slice in L1 (resnet18's layer3:
 // 220 -> 255 GFLOP/s). Convolutions (cpp_conv_gemm.h) fill the panels by im2col; matmuls
 // (rk_matmul_f32) by copying B, or A^T for a product computed as its transpose.
+#ifndef RK_CPP_PANEL_GEMM_H
+#define RK_CPP_PANEL_GEMM_H
+#include "cpp_base.h"
+
+namespace {
 
 // Vector of 16 floats that GCC maps to one AVX-512 register (two AVX, four SSE).
 typedef float rk_f32x16 __attribute__((vector_size(64), aligned(4), may_alias));
@@ -302,3 +307,6 @@ inline void rk_pack_matrix_panel(const void* arg, int64_t p, RkTailShape shape, 
   for (int e = 0; e < shape.ne; ++e)
     for (int64_t k = 0; k < K; ++k) extra[e * K + k] = b[k * ks + (n0 + W + e) * ns];
 }
+
+}  // namespace
+#endif  // RK_CPP_PANEL_GEMM_H

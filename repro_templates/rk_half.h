@@ -1,7 +1,16 @@
 // reprokit f16 / bf16 conversions, round to nearest even: the one source shared by the runtime
-// (src/runtime/tensor.cpp), the cpp prelude and the CUDA prelude. Before including it, define
-// RK_HD (function qualifiers: `__device__` on CUDA), rk_bits_of(float) -> uint32_t and
-// rk_float_of(uint32_t) -> float.
+// (src/runtime/tensor.cpp), the cpp prelude and the CUDA prelude. An includer may define RK_HD
+// (function qualifiers: `__device__` on CUDA), rk_bits_of(float) -> uint32_t and
+// rk_float_of(uint32_t) -> float first; without RK_HD, host versions are defined here.
+#ifndef RK_HALF_H
+#define RK_HALF_H
+#ifndef RK_HD
+#include <cstdint>
+#include <cstring>
+#define RK_HD
+inline uint32_t rk_bits_of(float f) { uint32_t x; std::memcpy(&x, &f, 4); return x; }
+inline float rk_float_of(uint32_t x) { float f; std::memcpy(&f, &x, 4); return f; }
+#endif
 RK_HD inline float rk_h2f(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu, x;
   if (exp == 0x1f) {
@@ -48,3 +57,4 @@ RK_HD inline uint16_t rk_f2b(float f) {
   if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);  // quiet nan
   return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
+#endif  // RK_HALF_H

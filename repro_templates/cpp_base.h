@@ -1,0 +1,103 @@
+// reprokit generated code: what every unit of a graph compiled by the cpp backend shares with the
+// GEMM and convolution kernels: standard headers, CBLAS, rk_gemm, the convolution's window,
+// f16/bf16 conversions and NaN-propagating max/min. Part of cpp_prelude.h; the kernel headers
+// include it too, so that each compiles on its own (the guard keeps one copy).
+#ifndef RK_CPP_BASE_H
+#define RK_CPP_BASE_H
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <unistd.h>
+#include <limits>
+#include <vector>
+
+
+// CBLAS (OpenBLAS): the matmul and convolution kernels call it. Declared here rather than
+// included, so the generated code needs no BLAS headers.
+extern "C" {
+void cblas_sgemm(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+                 float beta, float* c, int ldc);
+void cblas_dgemm(int order, int trans_a, int trans_b, int m, int n, int k, double alpha, const double* a, int lda, const double* b, int ldb,
+                 double beta, double* c, int ldc);
+void openblas_set_num_threads(int);
+}
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+// Where a convolution's panels read: one image's channels of one group, and the window.
+struct RkConvWindow {
+  int64_t channels, taps_h, taps_w;          // input channels of the group, kernel taps
+  int64_t in_h, in_w, out_w, plane;          // input rows, columns; output columns, pixels
+  int64_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
+  int64_t channel_step, row_step, col_step;  // input strides (elements)
+};
+// C[M x N] (rows ldc apart) = A[M x K] (rows lda apart) x im2col(image) through panels (scratch
+// for all of them); see cpp_conv_gemm.h.
+extern "C" void rk_conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* image, const RkConvWindow* window,
+                                 float* panels, float* C, int64_t ldc);
+// C[M x N] (rows ldc apart) = A x B given as to rk_gemm (ta/tb: RK_TRANS for an operand stored
+// transposed), on the panel GEMM (cpp_panel_gemm.h) where it has its AVX-512 kernel; else rk_gemm. panels: room
+// for K x (M rounded up to 32) floats when tb is RK_TRANS, else K x (N rounded up to 32).
+extern "C" void rk_matmul_f32(int ta, int tb, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb, float* C,
+                              int64_t ldc, float* panels);
+
+namespace {
+
+enum { RK_ROW_MAJOR = 101, RK_NO_TRANS = 111, RK_TRANS = 112 };
+
+// One thread pool: OpenBLAS runs single-threaded and the generated code spreads GEMMs over
+// OpenMP's threads (batches side by side, one large GEMM in slabs), as it spreads its own loops.
+// Two pools on the same cores (OpenBLAS's pthreads spinning in sched_yield after each GEMM,
+// libgomp's after each loop) took each other's cores.
+inline void rk_blas_single_threaded() {
+  static const bool once = (openblas_set_num_threads(1), true);
+  (void)once;
+}
+inline void rk_gemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+  cblas_sgemm(RK_ROW_MAJOR, ta, tb, (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b, (int)ldb, 0.0f, c, (int)ldc);
+}
+inline void rk_gemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b, int64_t ldb, double* c, int64_t ldc) {
+  cblas_dgemm(RK_ROW_MAJOR, ta, tb, (int)m, (int)n, (int)k, 1.0, a, (int)lda, b, (int)ldb, 0.0, c, (int)ldc);
+}
+// Below this many FLOPs a GEMM runs on one thread.
+constexpr double kRkGemmParallelFlops = 1 << 21;
+// C = A x B (row-major; ta/tb: RK_TRANS when the operand is stored transposed). Worth more than
+// kRkGemmParallelFlops, it is cut along its longer output side into one slab per thread
+// (multiples of 16, the GEMM kernels' block), each a single-threaded GEMM.
+template <class T>
+inline void rk_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc) {
+  rk_blas_single_threaded();
+#ifdef _OPENMP
+  if (2.0 * (double)m * (double)n * (double)k >= kRkGemmParallelFlops && omp_get_max_threads() > 1 && !omp_in_parallel()) {
+    const bool by_columns = n >= m;
+    const int64_t length = by_columns ? n : m;
+#pragma omp parallel
+    {
+      const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+      const int64_t chunk = ((length + nt - 1) / nt + 15) / 16 * 16, lo = t * chunk, hi = lo + chunk < length ? lo + chunk : length;
+      if (lo < hi) {
+        if (by_columns) rk_gemm1(ta, tb, m, hi - lo, k, a, lda, tb == RK_TRANS ? b + lo * ldb : b + lo, ldb, c + lo, ldc);
+        else rk_gemm1(ta, tb, hi - lo, n, k, ta == RK_TRANS ? a + lo : a + lo * lda, lda, b, ldb, c + lo * ldc, ldc);
+      }
+    }
+    return;
+  }
+#endif
+  rk_gemm1(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+}
+
+#define RK_HD
+inline uint32_t rk_bits_of(float f) { uint32_t x; std::memcpy(&x, &f, 4); return x; }
+inline float rk_float_of(uint32_t x) { float f; std::memcpy(&f, &x, 4); return f; }
+#include "rk_half.h"
+
+// NaN-propagating max/min, as PyTorch's maximum/minimum/amax/amin.
+template <class T> inline T rk_max(T a, T b) { return (a != a || b != b) ? (a != a ? a : b) : (a > b ? a : b); }
+template <class T> inline T rk_min(T a, T b) { return (a != a || b != b) ? (a != a ? a : b) : (a < b ? a : b); }
+
+}  // namespace
+#endif  // RK_CPP_BASE_H
