@@ -6,10 +6,16 @@ as reprokit asks, one request per line.
 
 Request (one JSON line on stdin):
   {"model": ".../model.onnx", "inputs": [{"file": ".../x.npy", "dtype": "f32", "shape": [8, 16]}, ...],
-   "outputs": "DIR"}
+   "outputs": "DIR", "options": {...}}
 Reply (one JSON line on the protocol stream):
   {"ok": true} with DIR/out<k>.npy written, or
   {"ok": false, "kind": "compile_error" | "runtime_error" | "unsupported" | "bad_request", "message": "..."}
+
+"options" (may be absent): the compiler's own optimisation switches, among its module's OPTIONS,
+validated by reprokit before they are sent. Two more requests:
+  {"changed": true, "model": "...", "options": {...}}  ->  {"ok": true, "changed": [NAME, ...]}: the
+      optimisers that changed the model, as the compiler says (its module's changed())
+  {"version": true}  ->  {"ok": true, "version": "..."}
 
 "unsupported": the compiler said, in its own words, that it lacks an op or a type of the model
 (each compiler module's UNSUPPORTED pattern): a limitation, never a finding. A fault that kills
@@ -45,27 +51,44 @@ def classify(compiler, stage, e):
 class Worker:
     """One compiler, and the model it compiled last (the harness runs one graph several times)."""
 
-    def __init__(self, compiler):
+    def __init__(self, compiler, version=None):
         self.compiler = compiler
+        self.version = version
         self.key = None
         self.compiled = None
+
+    def options_of(self, req):
+        """The request's options, each one the compiler's module declares (OPTIONS)."""
+        options = req.get("options") or {}
+        if not isinstance(options, dict):
+            raise ValueError("options is not an object")
+        for name in options:
+            if name not in getattr(self.compiler, "OPTIONS", ()):
+                raise ValueError(f"{self.compiler.NAME} takes no option {name!r}")
+        return options
 
     def answer(self, req):
         from reprokit.onnx_npy import load_input, save_output
 
+        if req.get("version"):
+            return {"ok": True, "version": self.version}
+        if req.get("changed"):
+            return self.changed(req)
         try:
             with open(req["model"], "rb") as f:
                 model = f.read()
             path = req["model"]
+            options = self.options_of(req)
             inputs = [load_input(s["file"], s["dtype"], s["shape"]) for s in req["inputs"]]
             outputs = req["outputs"]
         except Exception as e:  # a request reprokit should not have sent
             return {"ok": False, "kind": "bad_request", "message": first_line(e)}
-        key = hashlib.sha256(model).hexdigest()
+        # The same model under other switches is another compile.
+        key = hashlib.sha256(model + json.dumps(options, sort_keys=True).encode()).hexdigest()
         if key != self.key:
             self.key, self.compiled = None, None
             try:
-                self.compiled = self.compiler.compile(path)
+                self.compiled = self.compiler.compile(path, **options)
             except Exception as e:
                 return classify(self.compiler, "compile", e)
             self.key = key
@@ -80,11 +103,24 @@ class Worker:
             return {"ok": False, "kind": "runtime_error", "message": "cannot save an output: " + first_line(e)}
         return {"ok": True}
 
+    def changed(self, req):
+        try:
+            path = req["model"]
+            options = self.options_of(req)
+            if not hasattr(self.compiler, "changed"):
+                raise ValueError(f"{self.compiler.NAME} cannot say which optimisers changed a model")
+        except Exception as e:
+            return {"ok": False, "kind": "bad_request", "message": first_line(e)}
+        try:
+            return {"ok": True, "changed": list(self.compiler.changed(path, **options))}
+        except Exception as e:
+            return classify(self.compiler, "compile", e)
+
 
 def serve(compiler, inp, out):
     version = compiler.load()
     out.write(json.dumps({"ready": True, "compiler": compiler.NAME, "version": version}) + "\n")
-    worker = Worker(compiler)
+    worker = Worker(compiler, version)
     for line in inp:
         if not line.strip():
             continue

@@ -4,6 +4,7 @@ really rejects where one is known, and from a planted compiler in the real worke
 (crash, hang, run-time error). The real compilers' tests skip, saying why, where the interpreter
 lacks the package."""
 import importlib.util
+import json
 import os
 import stat
 import subprocess
@@ -209,3 +210,68 @@ def test_a_fuzz_campaign_counts_what_openvino_lacks_as_unsupported(tmp_path, rep
     # TopK with K = 0 has no ONNX form and is counted as not exportable.
     rows = [line for line in (tmp_path / "c" / "SUMMARY.txt").read_text().splitlines() if "/findings/" in line]
     assert all(" compile_error " in row and " openvino " in row and "TopK" not in row for row in rows), rows
+
+
+# ---- TVM's own switches: a planted pass in TVM's real pipeline ----------------------------------
+
+PLANTED_TVM_PASS = '''#!{python}
+"""A stand-in interpreter: the real ONNX worker and TVM, whose build pipeline starts with a pass
+of opt_level 2 that computes relu as gelu (PassContext's opt_level and disabled_pass gate it)."""
+import sys
+sys.path.insert(0, {python_dir!r})
+import tvm
+import tvm.relax.pipeline as pipeline
+from tvm import relax
+from tvm.relax.dpl import is_op, rewrite_call, wildcard
+from reprokit import onnx_worker
+
+
+@tvm.transform.module_pass(opt_level=2, name="PlantedReluAsGelu")
+def planted(mod, ctx):
+    x = wildcard()
+    relu = is_op("relax.nn.relu")(x)
+    for gv, f in list(mod.functions.items()):
+        if isinstance(f, relax.Function):
+            mod[gv] = rewrite_call(relu, lambda e, m: relax.op.nn.gelu(m[x]), f)
+    return mod
+
+
+default = pipeline.PIPELINE_MAP["default"]
+pipeline.PIPELINE_MAP["default"] = lambda: tvm.transform.Sequential([planted, default()])
+sys.exit(onnx_worker.main(sys.argv[-1:]))
+'''
+
+
+def test_bisect_names_the_tvm_pass_and_opt_level_a_planted_fault_needs(tmp_path, reprokit_exe):
+    # The level search asks TVM at opt_level 0, 1, 2: the planted pass first runs at 2; then the
+    # passes TVM's instrument says changed the module are turned off one at a time.
+    require("tvm")
+    path = tmp_path / "planted_tvm"
+    path.write_text(PLANTED_TVM_PASS.format(python=sys.executable, python_dir=PYTHON_DIR))
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    (tmp_path / "g.rk").write_text(RELU)
+    r = run(reprokit_exe, [str(tmp_path / "g.rk"), "--backend", "tvm", "--backend-option", "opt_level=3"], tmp_path,
+            REPROKIT_PYTHON=str(path), REPRO_AFTER="dynamo", REPRO_LEVEL="4", REPRO_MINIFY="0")
+    assert r.returncode == 1, r.stderr
+    assert "accuracy in stage dynamo of graph planted (tvm backend)" in r.stderr, r.stderr
+    (bundle,) = bundles(tmp_path)
+    # At opt_level 1 the pass is gated off: the same model passes.
+    ok = run(reprokit_exe, [str(tmp_path / "g.rk"), "--backend", "tvm", "--backend-option", "opt_level=1"], tmp_path,
+             REPROKIT_PYTHON=str(path), REPRO_AFTER="dynamo", REPRO_LEVEL="4", REPRO_DIR=str(tmp_path / "out1"))
+    assert ok.returncode == 0, ok.stderr
+    b = subprocess.run([reprokit_exe, "bisect", str(bundle)], capture_output=True, text=True, timeout=900,
+                       env=dict(os.environ, REPROKIT_PYTHON=str(path)))
+    assert b.returncode == 0, b.stdout + b.stderr
+    assert "tvm at opt_level=1" in b.stdout and "without PlantedReluAsGelu" in b.stdout, b.stdout
+    assert "TVM's pass PlantedReluAsGelu (level 2) causes the failure" in b.stdout, b.stdout
+    with open(bundle / "bisect.json") as f:
+        found = json.load(f)["compiler_switches"]
+    assert found["level"] == "2" and found["optimizer"] == "PlantedReluAsGelu", found
+
+
+def test_tvm_refuses_a_pass_name_that_is_not_one(tmp_path, reprokit_exe):
+    (tmp_path / "g.rk").write_text(RELU)
+    bad = run(reprokit_exe, [str(tmp_path / "g.rk"), "--backend", "tvm", "--backend-option", "disabled_pass=FuseOps;touch x"], tmp_path)
+    assert bad.returncode == 2 and "backend option disabled_pass: 'FuseOps;touch x' is not a TVM pass name" in bad.stderr, bad.stderr
+    bad = run(reprokit_exe, [str(tmp_path / "g.rk"), "--backend", "tvm", "--backend-option", "opt_level=9"], tmp_path)
+    assert bad.returncode == 2 and "backend option opt_level: '9' is not one of 0, 1, 2, 3" in bad.stderr, bad.stderr

@@ -20,6 +20,7 @@ std::unique_ptr<CompiledGraph> compile_iree(const Graph& g, const CompileOptions
 bool cuda_context_lost();                                                                           // cuda_backend.cpp
 extern const BackendSwitches kOnnxRuntimeSwitches;                                                  // onnxruntime_switches.cpp
 extern const BackendSwitches kInductorSwitches;                                                     // inductor_switches.cpp
+extern const BackendSwitches kTvmSwitches;                                                          // tvm_switches.cpp
 
 namespace {
 
@@ -33,7 +34,7 @@ constexpr Backend kBackends[] = {
     {"onnxruntime", "the captured graph exported to ONNX and run by ONNX Runtime (CPU) under Node.js", false, false, &kOnnxRuntimeSwitches, false, OpLanguage::onnx, compile_onnxruntime},
     {"inductor", "the captured graph as PyTorch ATen calls, compiled by torch.compile (Inductor) in a Python worker", false, false, &kInductorSwitches, false, OpLanguage::aten, compile_inductor},
     {"openvino", "the captured graph exported to ONNX and run by OpenVINO's CPU plugin in a Python worker", false, false, nullptr, false, OpLanguage::onnx, compile_openvino},
-    {"tvm", "the captured graph exported to ONNX, compiled by Apache TVM (Relax, LLVM CPU target) in a Python worker", false, false, nullptr, false, OpLanguage::onnx, compile_tvm},
+    {"tvm", "the captured graph exported to ONNX, compiled by Apache TVM (Relax, LLVM CPU target) in a Python worker", false, false, &kTvmSwitches, false, OpLanguage::onnx, compile_tvm},
     {"iree", "the captured graph exported to ONNX, compiled by IREE (llvm-cpu target) in a Python worker", false, false, nullptr, false, OpLanguage::onnx, compile_iree},
 };
 

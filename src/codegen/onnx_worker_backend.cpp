@@ -28,7 +28,8 @@ PythonWorkerSpec worker_of(const OnnxCompiler& c) {
 
 class OnnxWorkerGraph : public CompiledGraph {
  public:
-  OnnxWorkerGraph(Graph g, std::string onnx, const OnnxCompiler& c) : g_(std::move(g)), onnx_(std::move(onnx)), c_(c), worker_(worker_of(c)) {}
+  OnnxWorkerGraph(Graph g, std::string onnx, const OnnxCompiler& c, json options)
+      : g_(std::move(g)), onnx_(std::move(onnx)), c_(c), worker_(worker_of(c)), options_(std::move(options)) {}
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) override {
     const NpyExchange ex(g_, inputs, c_.backend);
@@ -38,7 +39,8 @@ class OnnxWorkerGraph : public CompiledGraph {
       const TensorType& t = g_.node(i).type;
       specs.push_back({{"file", ex.input_file(i)}, {"dtype", std::string(dtype_name(t.dtype))}, {"shape", t.shape}});
     }
-    const json request = {{"model", ex.dir().path("model.onnx")}, {"inputs", specs}, {"outputs", ex.outputs_dir()}};
+    json request = {{"model", ex.dir().path("model.onnx")}, {"inputs", specs}, {"outputs", ex.outputs_dir()}};
+    if (!options_.empty()) request["options"] = options_;
     const json reply = ask_python_worker(worker_, request);
     if (reply.value("ok", false)) return ex.read_outputs(c_.compiler);
     const std::string kind = reply.value("kind", ""), message = reply.value("message", "");
@@ -53,21 +55,51 @@ class OnnxWorkerGraph : public CompiledGraph {
   std::string onnx_;
   OnnxCompiler c_;
   PythonWorkerSpec worker_;
+  json options_;
 };
+
+json worker_options_of(const CompileOptions& options, const OnnxCompiler& c) {
+  if (c.worker_options) return c.worker_options(options);
+  if (!options.backend_options.empty())
+    throw UserError(fmt::format("--backend-option sets a compiler's own options; the {} backend takes none", c.backend));
+  return json::object();
+}
 
 }  // namespace
 
 std::unique_ptr<CompiledGraph> compile_with_onnx_worker(const Graph& g, const CompileOptions& options, const OnnxCompiler& c) {
   refuse_fault_injections(options, c.compiler);
-  if (!options.backend_options.empty())
-    throw UserError(fmt::format("--backend-option sets a compiler's own options; the {} backend takes none", c.backend));
+  json worker_options = worker_options_of(options, c);
   std::string onnx;
   try {
     onnx = export_onnx(g);
   } catch (const UserError& e) {  // an op or dtype ONNX has no form for
     throw Unsupported(fmt::format("graph {} has no ONNX form for {}: {}", g.name, c.compiler, e.what()));
   }
-  return std::make_unique<OnnxWorkerGraph>(g, std::move(onnx), c);
+  return std::make_unique<OnnxWorkerGraph>(g, std::move(onnx), c, std::move(worker_options));
+}
+
+std::vector<std::string> onnx_worker_changed(const Graph& g, const CompileOptions& options, const OnnxCompiler& c) {
+  const ScratchDir scratch("rk_onnx_changed_");
+  scratch.dir().write("model.onnx", export_onnx(g));
+  json request = {{"changed", true}, {"model", scratch.dir().path("model.onnx")}};
+  if (json o = worker_options_of(options, c); !o.empty()) request["options"] = o;
+  const json reply = ask_python_worker(worker_of(c), request);
+  if (!reply.value("ok", false))
+    throw UserError(fmt::format("cannot list {}'s optimisers for graph {}: {}", c.compiler, g.name, utf8_safe(reply.value("message", ""), 600)));
+  std::vector<std::string> names;
+  for (const auto& n : reply.value("changed", json::array()))
+    if (n.is_string()) names.push_back(n.get<std::string>());
+  return names;
+}
+
+std::string onnx_worker_version(const OnnxCompiler& c) {
+  try {
+    const json reply = ask_python_worker(worker_of(c), {{"version", true}});
+    if (reply.value("ok", false) && reply.contains("version") && reply["version"].is_string()) return reply["version"].get<std::string>();
+  } catch (const std::exception&) {
+  }
+  return "unknown";
 }
 
 }  // namespace reprokit

@@ -9,7 +9,11 @@
 // lacks, or a graph with no ONNX form, is Unsupported (unsupported.h): a limitation, not a finding.
 #pragma once
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "reprokit/codegen/compile_options.h"
 #include "reprokit/codegen/compiled_graph.h"
@@ -21,8 +25,18 @@ struct OnnxCompiler {
   std::string_view backend;   // the backend's name, and the worker's argument ("openvino")
   std::string_view compiler;  // its name in messages ("OpenVINO")
   std::string_view packages;  // what pip installs ("openvino")
+  // The worker's "options" for the backend options (the compiler's switches), validated; null
+  // when the compiler takes none.
+  nlohmann::json (*worker_options)(const CompileOptions& options) = nullptr;
 };
 
 std::unique_ptr<CompiledGraph> compile_with_onnx_worker(const Graph& g, const CompileOptions& options, const OnnxCompiler& c);
+
+// The optimisers that changed `g` under `options`, in the order they ran, as the compiler's worker
+// says (its module's changed()).
+std::vector<std::string> onnx_worker_changed(const Graph& g, const CompileOptions& options, const OnnxCompiler& c);
+
+// The compiler's version as its worker reports it; "unknown" when it cannot start.
+std::string onnx_worker_version(const OnnxCompiler& c);
 
 }  // namespace reprokit

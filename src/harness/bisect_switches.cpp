@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 
 #include "reprokit/codegen/compile_options.h"
 
@@ -13,6 +14,13 @@ namespace reprokit {
 namespace {
 
 using nlohmann::json;
+
+// The level a bundle set: a string, or a number where the levels are numbers (TVM's opt_level=2).
+std::string level_set(const std::map<std::string, std::string>& options, std::string_view key) {
+  auto it = options.find(std::string(key));
+  if (it != options.end() && json::parse(it->second, nullptr, false).is_number_integer()) return it->second;
+  return backend_option_string(options, key);
+}
 
 class SwitchSearch {
  public:
@@ -27,7 +35,7 @@ class SwitchSearch {
     const std::string level = lowest_failing_level();
     if (level.empty()) return finding(out, fmt::format("no optimisation level of {} reproduces the failure", sw_.compiler));
     out["level"] = level;
-    if (level == sw_.levels.front())
+    if (level == sw_.levels.front() && !sw_.lowest_level_optimises)
       return finding(out, fmt::format("the failure happens with {}'s optimisations off ({}={}): no optimiser causes it", sw_.compiler, sw_.level_option, level));
     BisectStep at = with_level(level);
     CompileOptions options;
@@ -72,7 +80,7 @@ class SwitchSearch {
   // Up to the level the bundle ran at (the last when it set none), the first that fails.
   std::string lowest_failing_level() {
     size_t top = sw_.levels.size() - 1;
-    const std::string level = backend_option_string(base_.backend_options, sw_.level_option);
+    const std::string level = level_set(base_.backend_options, sw_.level_option);
     for (size_t k = 0; k < sw_.levels.size(); ++k)
       if (sw_.levels[k] == level) top = k;
     for (size_t k = 0; k <= top; ++k)

@@ -1,13 +1,20 @@
 // The search of a foreign compiler's own switches (harness/bisect_switches.h) on a compiler
-// simulated by a table: which level, optimiser and rule a failure needs.
+// simulated by a table: which level, optimiser and rule a failure needs; and TVM's real switches
+// where its Python package is installed.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
+#include "../../src/codegen/python_worker.h"
 #include "../../src/harness/bisect_switches.h"
+#include "reprokit/codegen/backend.h"
+#include "reprokit/ir/text_format.h"
+#include "reprokit/process/subprocess.h"
+#include "reprokit/support/errors.h"
 
 using namespace reprokit;
 using nlohmann::json;
@@ -180,4 +187,51 @@ TEST(BisectSwitches, ASwitchIsNamedInTheCompilersOwnWords) {
   EXPECT_NE(r["finding"].get<std::string>().find("Dyn's config change precision_casts (level high) causes the failure"), std::string::npos)
       << r.dump();
   EXPECT_EQ(kSim.kind("FuseA"), "optimiser");
+}
+
+namespace {
+// A compiler whose lowest level still runs passes that can be turned off (TVM's opt_level 0).
+std::vector<std::string> changed_at_every_level(const Graph&, const CompileOptions&) { return {"passes", "precision_casts"}; }
+const BackendSwitches kAllLevels = {"Low", "level", kLevels, "disabled", {}, changed_at_every_level, version, nullptr, false, kind_of_dyn, true};
+}  // namespace
+
+TEST(BisectSwitches, AtALowestLevelThatStillOptimisesTheOptimiserIsSearched) {
+  Graph g;
+  BisectStep base;
+  base.backend = "low";
+  json r = bisect_switches(kAllLevels, g, base, [&](const BisectStep& s, const std::string&) { return !disabled_in(s).count("passes"); });
+  EXPECT_EQ(r["level"], "off");
+  EXPECT_EQ(r["optimizer"], "passes") << r.dump();
+  // Without the flag the same failure names no optimiser (ONNX Runtime's "disabled" runs none).
+  const BackendSwitches without_flag = {"Low", "level", kLevels, "disabled", {}, changed_at_every_level, version, nullptr, false, kind_of_dyn};
+  json plain = bisect_switches(without_flag, g, base, [&](const BisectStep& s, const std::string&) { return !disabled_in(s).count("passes"); });
+  EXPECT_TRUE(plain["optimizer"].is_null()) << plain.dump();
+}
+
+// TVM's real switches, through its worker: the disabled pass reaches PassContext and is no longer
+// among the passes that changed the module; an invalid name never leaves reprokit.
+TEST(TvmSwitches, ADisabledPassReachesTvmAndNoLongerChangesTheModule) {
+  ProcessSpec probe;
+  probe.argv = {python_interpreter(), "-c", "import tvm, onnx"};
+  probe.timeout_s = 120;
+  if (run_process(probe).exit_code != 0) GTEST_SKIP() << python_interpreter() << " cannot import tvm and onnx (pip install apache-tvm onnx): TVM's switches were not tried";
+  const BackendSwitches* sw = backend_named("tvm").switches;
+  ASSERT_NE(sw, nullptr);
+  Graph g = parse_graph("graph t(%x: f32[4, 8], %w: f32[8, 8]) {\n  %m = matmul(%x, %w)\n  %a = add(%m, %x)\n  %r = relu(%a)\n  return (%r)\n}\n");
+  CompileOptions options;
+  options.backend = "tvm";
+  options.backend_options["opt_level"] = json("3").dump();
+  const std::vector<std::string> all = sw->changed(g, options);
+  ASSERT_FALSE(all.empty());
+  const std::string pass = std::find(all.begin(), all.end(), "tirx.CommonSubexprElim") != all.end() ? "tirx.CommonSubexprElim" : all.front();
+  options.backend_options["disabled_pass"] = json(pass).dump();
+  const std::vector<std::string> without = sw->changed(g, options);
+  EXPECT_EQ(std::find(without.begin(), without.end(), pass), without.end()) << pass << " still reported with it disabled";
+  EXPECT_LT(without.size(), all.size());
+  options.backend_options["disabled_pass"] = json("tirx.X; rm -rf /").dump();
+  EXPECT_THROW(sw->changed(g, options), UserError);
+  options.backend_options["disabled_pass"] = json("").dump();
+  options.backend_options["opt_level"] = json(4).dump();
+  EXPECT_THROW(sw->changed(g, options), UserError);
+  EXPECT_NE(sw->version(), "TVM unknown");
 }

@@ -42,6 +42,9 @@ struct BackendSwitches {
   // "subsystem"); null where every switch is an optimiser (ONNX Runtime's).
   std::string_view (*kind_of)(std::string_view name) = nullptr;
   std::string_view kind(std::string_view name) const { return kind_of ? kind_of(name) : "optimiser"; }
+  // Whether the lowest level still runs optimisers that can be turned off one by one (TVM's
+  // opt_level 0 runs its whole pipeline): then a failure there is searched for one too.
+  bool lowest_level_optimises = false;
 };
 
 // `names` joined with commas, as a disable option takes them; `base` (the options' own list) first.

@@ -10,6 +10,10 @@
 and may have:
 
   message(e)    the compiler's own words for exception `e` (None: its first lines)
+  OPTIONS       the names of the compiler's own optimisation switches that compile() takes as
+                keyword arguments (reprokit's backend options, validated before they are sent)
+  changed(path, **options)  the optimisers that changed the model under those options, in the
+                order they ran, each of which can be turned off alone (what `reprokit bisect` walks)
 
 An exception in compile() is a compile error, one in run() a runtime error, unless its text
 matches UNSUPPORTED.
