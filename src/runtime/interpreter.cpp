@@ -97,8 +97,36 @@ double rms_of(const kernels::Values& v) {
   return n ? std::sqrt(s / static_cast<double>(n)) : 0;
 }
 
-// See InterpretOptions::flip_kinks_band.
-void flip_kinks(const Node& n, const std::vector<kernels::Values>& a, kernels::Values& result, double band) {
+// Ops whose result is one of their operands' values, moved, selected or negated: exact when
+// those are.
+bool moves_values_exactly(Op op) {
+  switch (op) {
+    case Op::neg: case Op::abs: case Op::relu: case Op::maximum: case Op::minimum: case Op::where: case Op::clone: case Op::clamp:
+    case Op::amax: case Op::amin: case Op::max_pool2d: case Op::max_pool3d: case Op::reshape: case Op::permute: case Op::transpose:
+    case Op::expand: case Op::slice: case Op::cat: case Op::squeeze: case Op::unsqueeze: case Op::contiguous: case Op::pad:
+    case Op::pixel_shuffle: case Op::pixel_unshuffle: case Op::embedding: case Op::gather: case Op::sort: case Op::topk:
+      return true;
+    default: return false;
+  }
+}
+
+// Whether node `n`'s value may carry rounding, given its operands' (`rounded`, by node id): a
+// floating value computed by arithmetic may; an input, a literal, a created value and exact values
+// moved about may not. Two values that tie where either may carry rounding are a decision that
+// rounding upstream could have taken either way (batch norm over two values gives exactly +-1,
+// and a residual add cancels to exactly 0 in float64 but not in float32); two exact values that
+// tie are equal.
+bool may_carry_rounding(const Node& n, const std::vector<char>& rounded) {
+  bool operands = false;
+  for (auto& o : n.operands) operands = operands || (o.is_value() && rounded[static_cast<size_t>(o.value)]);
+  if (n.op == Op::full) return false;
+  if (moves_values_exactly(n.op)) return operands;
+  return operands || is_floating(n.type.dtype);
+}
+
+// See InterpretOptions::flip_kinks_band. `ties`: a comparison's exact ties go the other way too
+// (its operands may carry rounding).
+void flip_kinks(const Node& n, const std::vector<kernels::Values>& a, kernels::Values& result, double band, bool ties) {
   if (n.op == Op::relu && !result.is_int()) {
     const double near = band * rms_of(a[0]);
     for (size_t i = 0; i < result.f.size(); ++i) {
@@ -113,7 +141,7 @@ void flip_kinks(const Node& n, const std::vector<kernels::Values>& a, kernels::V
   auto ia = kernels::broadcast_map(n.type.shape, a[0].shape), ib = kernels::broadcast_map(n.type.shape, a[1].shape);
   for (size_t i = 0; i < result.i.size(); ++i) {
     double d = std::fabs(a[0].as_double(static_cast<size_t>(ia[i])) - a[1].as_double(static_cast<size_t>(ib[i])));
-    if (d != 0 && d <= near) result.i[i] = !result.i[i];
+    if ((d != 0 || ties) && d <= near) result.i[i] = !result.i[i];
   }
 }
 
@@ -173,6 +201,7 @@ std::vector<Tensor> interpret_all(const Graph& g, const std::vector<Tensor>& inp
     if (opts.on_value) opts.on_value(i, values[static_cast<size_t>(i)]);
   }
   check_room_for(largest_working_set(g), "the reference interpreter's working copies need");  // before the first node, not at the largest
+  std::vector<char> rounded(opts.flip_kinks_band > 0 ? static_cast<size_t>(g.size()) : 0, 0);  // by node id: may_carry_rounding
   for (int id = ni; id < g.size(); ++id) {
     const Node& n = g.node(id);
     ScopedBytes budget(working_bytes(g, n));
@@ -183,7 +212,12 @@ std::vector<Tensor> interpret_all(const Graph& g, const std::vector<Tensor>& inp
                                   : literal_values(o.literal, n.type.dtype, opts.cast_to_f64));
     kernels::Values result = run_kernel(n, args, opts.accumulation);
     if (opts.perturb_values_seed && !result.is_int()) round_the_other_way(result, n.type.dtype, rng);
-    if (opts.flip_kinks_band > 0) flip_kinks(n, args, result, opts.flip_kinks_band);
+    if (opts.flip_kinks_band > 0) {
+      rounded[static_cast<size_t>(id)] = may_carry_rounding(n, rounded);
+      bool ties = false;
+      for (auto& o : n.operands) ties = ties || (o.is_value() && rounded[static_cast<size_t>(o.value)]);
+      flip_kinks(n, args, result, opts.flip_kinks_band, ties);
+    }
     values[static_cast<size_t>(id)] = to_tensor(result, value_dtype(n.type.dtype, opts.cast_to_f64), n.type.shape);
     if (opts.on_value) opts.on_value(id, values[static_cast<size_t>(id)]);
   }

@@ -220,3 +220,25 @@ TEST(CheckAccuracy, ABoolDecidedNearItsThresholdTheOtherWayIsSaidToBeNoBug) {
   EXPECT_TRUE(f.failed());
   EXPECT_NE(f.message.find("elements differ from eager"), std::string::npos) << f.message;
 }
+
+// An exact tie of computed values (batch norm over two values gives exactly +-1; a residual add
+// cancels to exactly 0 in float64, not always in float32) is a decision rounding could take
+// either way: a bool that differs from eager there passes, saying so. Two inputs that are equal
+// are equal: a compiled "not equal" there is a bug.
+TEST(CheckAccuracy, AnExactTieOfComputedValuesIsAKinkAndOneOfInputsIsNot) {
+  Graph computed = parse_graph(
+      "graph g(%x: f32[2, 2]) {\n  %m = mean(%x, dims=[0], keepdim=true)\n  %d = sub(%x, %m)\n  %e = sub(%m, %x)\n"
+      "  %z = add(%d, %e)\n  %b = le(%z, 0.0)\n  return (%b)\n}\n");
+  std::vector<Tensor> inputs = {Tensor::from_doubles(DType::f32, {2, 2}, {0.3, -1.7, 2.9, 0.11})};
+  std::vector<OutputVerdict> verdicts;
+  Failure f = check_accuracy(computed, inputs, {Tensor::from_doubles(DType::boolean, {2, 2}, {1, 0, 1, 1})}, std::nullopt, verdicts);
+  EXPECT_FALSE(f.failed()) << f.message;
+  ASSERT_EQ(verdicts.size(), 1u);
+  EXPECT_NE(verdicts[0].decided_at_kink.find("output %b: 1 of 4 elements differ from eager"), std::string::npos) << verdicts[0].decided_at_kink;
+
+  Graph exact = parse_graph("graph g(%x: f32[4], %y: f32[4]) {\n  %b = le(%x, %y)\n  return (%b)\n}\n");
+  std::vector<Tensor> same = {vec(DType::f32, {0.5, -0.25, 0.75, 3.0}), vec(DType::f32, {0.5, -0.25, 0.75, 3.0})};
+  f = check_accuracy(exact, same, {Tensor::from_doubles(DType::boolean, {4}, {1, 1, 0, 1})}, std::nullopt, verdicts);
+  EXPECT_TRUE(f.failed());
+  EXPECT_NE(f.message.find("elements differ from eager"), std::string::npos) << f.message;
+}

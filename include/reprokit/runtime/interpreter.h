@@ -27,7 +27,8 @@ struct InterpretOptions {
   // Nonzero: decisions taken within this relative distance of a kink go the other way, as a
   // rounding difference upstream could make them go (the noise floor's "kinks" variant): a relu
   // input x with 0 < |x| <= band * rms(x) is treated as -x, and a comparison whose operands differ
-  // by 0 < |a - b| <= band * max(rms(a), rms(b)) is flipped.
+  // by 0 < |a - b| <= band * max(rms(a), rms(b)) is flipped, and so is an exact tie (a == b) of
+  // operands computed with rounding (not inputs, literals or exact values moved about).
   double flip_kinks_band = 0;
   // Called after each node is computed (node id, its value); used by analyze and the minifier.
   std::function<void(int, const Tensor&)> on_value;
