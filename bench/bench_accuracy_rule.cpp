@@ -130,8 +130,7 @@ std::vector<NoiseCase> noise_cases() {
          return in;
        }},
       {"softmax of logits x100", "graph logits(%x: f32[8, 512]) {\n  %s = mul(%x, 100.0)\n  %y = softmax(%s, dim=1)\n  return (%y)\n}\n", gen},
-      {"layer_norm of near-constant rows",
-       "graph flat(%x: f32[32, 256]) {\n  %y = layer_norm(%x, normalized_shape=[256])\n  return (%y)\n}\n",
+      {"layer_norm of near-constant rows", "graph flat(%x: f32[32, 256]) {\n  %y = layer_norm(%x, normalized_shape=[256])\n  return (%y)\n}\n",
        [](const Graph& g, uint64_t seed) {
          auto in = generate_inputs(g, seed);
          in[0] = map_values(in[0], [](double v, size_t) { return 1000.0 + 1e-3 * v; });
@@ -164,8 +163,16 @@ void real_model(const fs::path& dir, const std::string& name, Totals& t) {
   fs::remove_all(work);
   fs::create_directories(work);
   ProcessSpec s;
-  s.argv = {REPROKIT_EXE, "run", (dir / name / "model.onnx").string(), "--train", "--backend", "cpp", "--inputs", (dir / name).string(),
-            "--save-outputs", (work / "c").string()};
+  s.argv = {REPROKIT_EXE,
+            "run",
+            (dir / name / "model.onnx").string(),
+            "--train",
+            "--backend",
+            "cpp",
+            "--inputs",
+            (dir / name).string(),
+            "--save-outputs",
+            (work / "c").string()};
   s.timeout_s = 900;
   ProcessResult r = run_process(s);
   if (r.exit_code != 0) {
@@ -236,7 +243,8 @@ int main(int argc, char** argv) {
       row(f, judge(g, in, bad), true, bugs, fmt::format("{} of {} elements changed", changed, c.size()));
     }
   }
-  fmt::print("\nnoise-only cases: {}; false alarms: auto {}, fixed {}, torch {}\n", noise.cases, noise.auto_wrong, noise.fixed_wrong, noise.torch_wrong);
+  fmt::print("\nnoise-only cases: {}; false alarms: auto {}, fixed {}, torch {}\n", noise.cases, noise.auto_wrong, noise.fixed_wrong,
+             noise.torch_wrong);
   fmt::print("bug cases: {} ({} more planted nothing); misses: auto {}, fixed {}, torch {}\n", bugs.cases, not_planted, bugs.auto_wrong,
              bugs.fixed_wrong, bugs.torch_wrong);
   return 0;

@@ -67,8 +67,8 @@ int main() {
   fmt::print("{:<36} {:>8} {:>10.2f} s\n", "bert_layer", bert.num_ops(), time_compile(bert));
 
   fmt::print("\n{:<36} {:>8} {:>12} {:>16}\n", "piece of a 10,000-op chain", "nodes", "cold compile", "after the chain");
-  for (auto [label, first, last] : {std::tuple{"front half (a truncation)", 0, 5000}, std::tuple{"back half (a cut)", 5000, 10000},
-                                    std::tuple{"middle (both)", 2500, 7500}}) {
+  for (auto [label, first, last] :
+       {std::tuple{"front half (a truncation)", 0, 5000}, std::tuple{"back half (a cut)", 5000, 10000}, std::tuple{"middle (both)", 2500, 7500}}) {
     Graph piece = chain_piece(first, last);
     double cold = time_compile(piece);
     fs::remove_all(cache);

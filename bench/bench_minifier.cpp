@@ -116,8 +116,9 @@ void with_shell_check(const fs::path& tmp, const char* label, int n, const std::
   auto report = nlohmann::json::parse(in);
   int q = report["queries"];
   double reduce_s = report["reduce_seconds"];
-  fmt::print("reduce     {:<22} queries={:<5} ops_left={:<4} seconds={:.2f}   check alone {:.2f} ms; reprokit's own time per query {:.2f} ms (goal < 5)\n",
-             label, q, report["final_ops"].get<int>(), reduce_s, check_s * 1e3, (reduce_s / q - check_s) * 1e3);
+  fmt::print(
+      "reduce     {:<22} queries={:<5} ops_left={:<4} seconds={:.2f}   check alone {:.2f} ms; reprokit's own time per query {:.2f} ms (goal < 5)\n",
+      label, q, report["final_ops"].get<int>(), reduce_s, check_s * 1e3, (reduce_s / q - check_s) * 1e3);
 }
 
 }  // namespace
@@ -144,9 +145,7 @@ int main(int argc, char** argv) {
   ProcessResult pr;
   try {
     pr = run_process(py);
-  } catch (const std::exception& e) {
-    pr.exit_code = 127;
-  }
+  } catch (const std::exception& e) { pr.exit_code = 127; }
   if (pr.exit_code == 0) {
     std::string line;
     std::istringstream in(pr.out);
@@ -184,11 +183,13 @@ int main(int argc, char** argv) {
   ProcessResult mr = run_process(min);
   double min_s = std::chrono::duration<double>(Clock::now() - t0).count();
   ReproFile repro = load_repro_file((bundle / "repro.rk").string());
-  fmt::print("reprokit minify --jobs 2: {:.1f}s (goal < 30s on a quiet machine), {} -> {} ops, exit {}, {}\n", min_s, e2e_nodes, repro.graph.num_ops(), mr.exit_code,
+  fmt::print("reprokit minify --jobs 2: {:.1f}s (goal < 30s on a quiet machine), {} -> {} ops, exit {}, {}\n", min_s, e2e_nodes,
+             repro.graph.num_ops(), mr.exit_code,
              mr.out.find("verified: REPRODUCED") != std::string::npos ? "verified in a fresh process" : "NOT verified");
   std::ifstream rep(bundle / "report.json");
   auto report = nlohmann::json::parse(rep, nullptr, false);
   if (!report.is_discarded())
-    fmt::print("report.json: queries {}, timeouts {}, unknown {}\n", report.value("queries", -1), report.value("timeouts", -1), report.value("unknown", -1));
+    fmt::print("report.json: queries {}, timeouts {}, unknown {}\n", report.value("queries", -1), report.value("timeouts", -1),
+               report.value("unknown", -1));
   return 0;
 }

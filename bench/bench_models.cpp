@@ -42,8 +42,7 @@ using Clock = std::chrono::steady_clock;
 // one slow run, or a warm-up too short, moved it by half.
 constexpr int kWarmups = 3;
 
-template <class F>
-double median_us(F f, int runs) {
+template <class F> double median_us(F f, int runs) {
   for (int i = 0; i < kWarmups; ++i) f();
   std::vector<double> t(static_cast<size_t>(std::max(1, runs)));
   for (double& v : t) {
@@ -56,8 +55,7 @@ double median_us(F f, int runs) {
 }
 
 // One run, untimed warm-up included: the interpreter on a large model (seconds a run).
-template <class F>
-double once_us(F f) {
+template <class F> double once_us(F f) {
   auto t0 = Clock::now();
   f();
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
@@ -85,7 +83,8 @@ with torch.no_grad():
         fn(*args)
         runs.append(time.perf_counter() - t0)
     print(sorted(runs)[len(runs) // 2] * 1e6)
-)", (dir / "prog.py").string(), (dir / "in").string(), torch_function_name(g), kWarmups, iters);
+)",
+                                                  (dir / "prog.py").string(), (dir / "in").string(), torch_function_name(g), kWarmups, iters);
   ProcessSpec ps;
   ps.argv = {"/usr/bin/python3", (dir / "timeit.py").string()};
   ps.timeout_s = 300;
@@ -96,9 +95,7 @@ with torch.no_grad():
       return -1;
     }
     return std::stod(r.out);
-  } catch (...) {
-    return -1;
-  }
+  } catch (...) { return -1; }
 }
 
 // ONNX Runtime: the median run of `model` on the .npy files in `inputs` (named after its ONNX
@@ -106,13 +103,19 @@ with torch.no_grad():
 double ort_us(const fs::path& model, const fs::path& inputs, int iters) {
   ProcessSpec ps;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  ps.argv = {"node", std::string(REPROKIT_SOURCE_DIR) + "/examples/ort_check/check.mjs", "--time", model.string(), inputs.string(), std::to_string(iters),
+  ps.argv = {"node",
+             std::string(REPROKIT_SOURCE_DIR) + "/examples/ort_check/check.mjs",
+             "--time",
+             model.string(),
+             inputs.string(),
+             std::to_string(iters),
              std::to_string(threads)};
   ps.timeout_s = 600;
   try {
     ProcessResult r = run_process(ps);
     if (r.exit_code != 0) {
-      fmt::print(stderr, "bench_models: ONNX Runtime timing of {} failed: {}\n", model.string(), r.err.substr(r.err.size() > 600 ? r.err.size() - 600 : 0));
+      fmt::print(stderr, "bench_models: ONNX Runtime timing of {} failed: {}\n", model.string(),
+                 r.err.substr(r.err.size() > 600 ? r.err.size() - 600 : 0));
       return -1;
     }
     // A model ORT has no kernel for is "ort_check: unsupported: ..." on exit 0: said, not timed.
@@ -124,7 +127,9 @@ double ort_us(const fs::path& model, const fs::path& inputs, int iters) {
     }
     return us;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "bench_models: ONNX Runtime timing needs node and onnxruntime-node (cd examples/ort_check && npm install --ignore-scripts): {}\n", e.what());
+    fmt::print(stderr,
+               "bench_models: ONNX Runtime timing needs node and onnxruntime-node (cd examples/ort_check && npm install --ignore-scripts): {}\n",
+               e.what());
     return -1;
   }
 }
@@ -219,13 +224,13 @@ int main(int argc, char** argv) {
   auto skipped = [&](const char* column) { return std::find(skip.begin(), skip.end(), column) != skip.end(); };
   fs::path tmp = fs::temp_directory_path() / fmt::format("rk_bench_models_{}", ::getpid());
   fmt::print("{}\n", peak_estimate());
-  fmt::print("{:<20} {:>10} {:>11} {:>10} {:>10} {:>9} {:>8} {:>9} {:>8} {:>8} {:>8} | {:>11} {:>11}\n", "model", "cpp us", "interp us", "torch us", "ort us",
-             "torch/cpp", "ort/cpp", "interp/cpp", "cpp GF/s", "torch GF/s", "ort GF/s", "cold compile", "warm compile");
+  fmt::print("{:<20} {:>10} {:>11} {:>10} {:>10} {:>9} {:>8} {:>9} {:>8} {:>8} {:>8} | {:>11} {:>11}\n", "model", "cpp us", "interp us", "torch us",
+             "ort us", "torch/cpp", "ort/cpp", "interp/cpp", "cpp GF/s", "torch GF/s", "ort GF/s", "cold compile", "warm compile");
   struct Model {
     std::string label;
     Graph graph;
     std::vector<Tensor> inputs;
-    std::string onnx;                     // a real model's own .onnx, empty for a .rk model
+    std::string onnx;                      // a real model's own .onnx, empty for a .rk model
     std::vector<std::string> onnx_inputs;  // per graph input: its ONNX name (real models)
   };
   std::vector<Model> models;
@@ -257,7 +262,8 @@ int main(int argc, char** argv) {
       r.exit_code = -1;
       r.err = ex.what();
     }
-    if (r.exit_code != 0) fmt::print("(real models skipped: export_models.py failed or python3-torch/torchvision are missing: {})\n", r.err.substr(0, 200));
+    if (r.exit_code != 0)
+      fmt::print("(real models skipped: export_models.py failed or python3-torch/torchvision are missing: {})\n", r.err.substr(0, 200));
     for (auto& name : real) {
       if (r.exit_code != 0) break;
       std::string dir = (tmp / "onnx" / name).string();
@@ -307,13 +313,14 @@ int main(int argc, char** argv) {
     auto gflops = [&](double us) { return flops > 0 && us > 0 ? fmt::format("{:.1f}", flops / us / 1e3) : std::string("-"); };
     auto us = [](double v) { return v < 0 ? std::string("n/a") : fmt::format("{:.1f}", v); };
     auto ratio = [&](double v) { return v < 0 ? std::string("n/a") : fmt::format("{:.2f}", v / cpp); };
-    fmt::print("{:<20} {:>10.1f} {:>11} {:>10} {:>10} {:>9} {:>8} {:>9} {:>8} {:>8} {:>8} | {:>8.0f} ms {:>8.1f} ms\n", label, cpp, us(interp), us(torch), us(ort),
-               ratio(torch), ratio(ort), interp < 0 ? std::string("n/a") : fmt::format("{:.1f}", interp / cpp), gflops(cpp), gflops(torch), gflops(ort),
-               cold_ms, warm_ms);
+    fmt::print("{:<20} {:>10.1f} {:>11} {:>10} {:>10} {:>9} {:>8} {:>9} {:>8} {:>8} {:>8} | {:>8.0f} ms {:>8.1f} ms\n", label, cpp, us(interp),
+               us(torch), us(ort), ratio(torch), ratio(ort), interp < 0 ? std::string("n/a") : fmt::format("{:.1f}", interp / cpp), gflops(cpp),
+               gflops(torch), gflops(ort), cold_ms, warm_ms);
   }
   fmt::print("{}\n", openblas_core());
-  fmt::print("(torch/cpp, ort/cpp > 1: the cpp backend is faster than PyTorch eager, ONNX Runtime; warm compile = cache hit, no compiler run;\n"
-             " GF/s counts each model's direct multiply-adds: engines that do fewer, as Winograd convolutions do, show an effective rate)\n");
+  fmt::print(
+      "(torch/cpp, ort/cpp > 1: the cpp backend is faster than PyTorch eager, ONNX Runtime; warm compile = cache hit, no compiler run;\n"
+      " GF/s counts each model's direct multiply-adds: engines that do fewer, as Winograd convolutions do, show an effective rate)\n");
   if (keep) fmt::print("(kept {})\n", tmp.string());
   else fs::remove_all(tmp);
   return 0;

@@ -84,7 +84,10 @@ int main(int argc, char** argv) {
         after_q += a.queries;
         fmt::print("{:<22} {:<20} {:<7} | {:>4} {:>8} {:>6} {:>7} | {:>4} {:>8} {:>6} {:>7} {:>6.2f} | {}\n", model, inject, after, b.ops, b.elements,
                    b.passes, b.queries, a.ops, a.elements, a.passes, a.queries, static_cast<double>(a.queries) / std::max(b.queries, 1),
-                   a.verified && b.verified ? "both" : a.verified ? "after only" : b.verified ? "before only" : "neither");
+                   a.verified && b.verified ? "both"
+                   : a.verified             ? "after only"
+                   : b.verified             ? "before only"
+                                            : "neither");
       }
   }
   fmt::print("total queries: before {}, after {} ({:.2f}x)\n", before_q, after_q, static_cast<double>(after_q) / std::max(before_q, 1));

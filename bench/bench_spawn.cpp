@@ -17,7 +17,9 @@
 
 namespace {
 
-double ms_since(std::chrono::steady_clock::time_point t0) { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); }
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
 
 void fork_exec_true() {
   pid_t pid = fork();
@@ -27,8 +29,7 @@ void fork_exec_true() {
     _exit(127);
   }
   if (pid > 0)
-    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {}
 }
 
 }  // namespace

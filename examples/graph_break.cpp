@@ -24,8 +24,8 @@ int main() {
   Tensor eager = normalise_if_large({rk::Var(x)})[0].value();
   double worst = 0;
   for (int64_t i = 0; i < out.numel(); ++i) worst = std::max(worst, std::fabs(out.get(i) - eager.get(i)));
-  std::printf("graph_break: %d graph break(s), %d graphs compiled, compiled vs eager max |diff| = %.3g\n", f.stats().graph_breaks,
-              f.stats().compiles, worst);
+  std::printf("graph_break: %d graph break(s), %d graphs compiled, compiled vs eager max |diff| = %.3g\n", f.stats().graph_breaks, f.stats().compiles,
+              worst);
   for (auto& g : f.stats().graphs) std::printf("%s", g.c_str());
   return worst < 1e-5 && f.stats().graph_breaks == 1 ? 0 : 1;
 }

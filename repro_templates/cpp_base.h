@@ -14,12 +14,11 @@
 #include <limits>
 #include <vector>
 
-
 // CBLAS (OpenBLAS): the matmul and convolution kernels call it. Declared here rather than
 // included, so the generated code needs no BLAS headers.
 extern "C" {
-void cblas_sgemm(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
-                 float beta, float* c, int ldc);
+void cblas_sgemm(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, float beta,
+                 float* c, int ldc);
 void cblas_dgemm(int order, int trans_a, int trans_b, int m, int n, int k, double alpha, const double* a, int lda, const double* b, int ldb,
                  double beta, double* c, int ldc);
 void openblas_set_num_threads(int);
@@ -30,8 +29,8 @@ void openblas_set_num_threads(int);
 
 // Where a convolution's panels read: one image's channels of one group, and the window.
 struct RkConvWindow {
-  int64_t channels, taps_h, taps_w;          // input channels of the group, kernel taps
-  int64_t in_h, in_w, out_w, plane;          // input rows, columns; output columns, pixels
+  int64_t channels, taps_h, taps_w;  // input channels of the group, kernel taps
+  int64_t in_h, in_w, out_w, plane;  // input rows, columns; output columns, pixels
   int64_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
   int64_t channel_step, row_step, col_step;  // input strides (elements)
 };
@@ -57,10 +56,12 @@ inline void rk_blas_single_threaded() {
   static const bool once = (openblas_set_num_threads(1), true);
   (void)once;
 }
-inline void rk_gemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+inline void rk_gemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                     int64_t ldc) {
   cblas_sgemm(RK_ROW_MAJOR, ta, tb, (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b, (int)ldb, 0.0f, c, (int)ldc);
 }
-inline void rk_gemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b, int64_t ldb, double* c, int64_t ldc) {
+inline void rk_gemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b, int64_t ldb, double* c,
+                     int64_t ldc) {
   cblas_dgemm(RK_ROW_MAJOR, ta, tb, (int)m, (int)n, (int)k, 1.0, a, (int)lda, b, (int)ldb, 0.0, c, (int)ldc);
 }
 // Below this many FLOPs a GEMM runs on one thread.
@@ -91,8 +92,16 @@ inline void rk_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const T* a,
 }
 
 #define RK_HD
-inline uint32_t rk_bits_of(float f) { uint32_t x; std::memcpy(&x, &f, 4); return x; }
-inline float rk_float_of(uint32_t x) { float f; std::memcpy(&f, &x, 4); return f; }
+inline uint32_t rk_bits_of(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  return x;
+}
+inline float rk_float_of(uint32_t x) {
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
 #include "rk_half.h"
 
 // NaN-propagating max/min, as PyTorch's maximum/minimum/amax/amin.

@@ -106,8 +106,8 @@ inline void rk_pack_conv_panel(const float* x, const RkConvWindow& w, int64_t p,
 // (rk_tail_shape) in one pass over K. With `direct` (B itself, K rows ldd apart: a 1x1 conv's
 // input, a row-major matrix), full panels are read from it in place; only the last, if short,
 // is packed.
-__attribute__((noinline)) inline void rk_conv_gemm_tile(int64_t m_lo, int64_t m_hi, int64_t p_lo, int64_t p_hi, int64_t N, int64_t K, const float* A, int64_t lda,
-                              const float* panels, RkOut out, const float* direct = nullptr, int64_t ldd = 0) {
+__attribute__((noinline)) inline void rk_conv_gemm_tile(int64_t m_lo, int64_t m_hi, int64_t p_lo, int64_t p_hi, int64_t N, int64_t K, const float* A,
+                                                        int64_t lda, const float* panels, RkOut out, const float* direct = nullptr, int64_t ldd = 0) {
   const int64_t ldc = out.ldc, ldj = out.ldj;
   for (int64_t p = p_lo; p < p_hi; ++p) {
     const int64_t ncols = rk_min(kRkPanelCols, N - p * kRkPanelCols);

@@ -152,8 +152,8 @@ constexpr int64_t rk_winograd_plane(int64_t floats) { return floats + 16; }
 // planned once per compiled graph): U, then a panel's V and Mo per thread. With too little room
 // for U and one thread's panel, it does nothing and returns false (the caller runs the GEMM);
 // with room for fewer threads than OpenMP has, it runs on fewer.
-inline bool rk_conv_winograd(int64_t M, const float* A, int64_t lda, const float* image, const RkConvWindow& w, float* scratch, int64_t room, float* C,
-                             int64_t ldc) {
+inline bool rk_conv_winograd(int64_t M, const float* A, int64_t lda, const float* image, const RkConvWindow& w, float* scratch, int64_t room,
+                             float* C, int64_t ldc) {
   const int64_t ch = w.channels, out_w = w.out_w, out_h = w.plane / out_w;
   const int64_t tiles_w = (out_w + 1) / 2, tiles = rk_winograd_tiles(w), np = (tiles + 31) / 32;
   const int64_t uplane = rk_winograd_plane(M * ch), vplane = rk_winograd_plane(ch * 32), mplane = rk_winograd_plane(M * 32);

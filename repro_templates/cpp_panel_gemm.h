@@ -149,8 +149,8 @@ inline void rk_panel_block(int rows, int64_t K, const float* a0, int64_t lda, co
 
 // Rows [m_lo, m_hi) of C for one panel in `shape` (ncols of its columns below N), MR rows a block.
 template <int MR, int NV, int NE>
-inline void rk_panel_rows(int64_t m_lo, int64_t m_hi, int64_t k0, int64_t depth, const float* A, int64_t lda, const float* b,
-                          const float* extra, float* C, int64_t ldc, int64_t ncols, int64_t ldb = 16 * NV, int64_t ldj = 1) {
+inline void rk_panel_rows(int64_t m_lo, int64_t m_hi, int64_t k0, int64_t depth, const float* A, int64_t lda, const float* b, const float* extra,
+                          float* C, int64_t ldc, int64_t ncols, int64_t ldb = 16 * NV, int64_t ldj = 1) {
   for (int64_t m = m_lo; m < m_hi; m += MR)
     rk_panel_block<MR, NV, NE>((int)rk_min<int64_t>(MR, m_hi - m), depth, A + m * lda + k0, lda, b, ldb, extra, C + m * ldc, ldc, ncols, k0 > 0, ldj);
 }
@@ -169,14 +169,14 @@ struct RkOut {
 // of N zero-padded, its columns below N stored), K in slices of kRkPanelDepth; with `direct`, a
 // whole panel is read from B in place (rows ldd apart), a short one from its packed copy (in
 // place it would read past N, past the end of B on its last row).
-inline void rk_full_panel(int64_t m_lo, int64_t m_hi, int64_t p, int64_t ncols, int64_t K, const float* A, int64_t lda, const float* panels, RkOut out,
-                          const float* direct, int64_t ldd) {
+inline void rk_full_panel(int64_t m_lo, int64_t m_hi, int64_t p, int64_t ncols, int64_t K, const float* A, int64_t lda, const float* panels,
+                          RkOut out, const float* direct, int64_t ldd) {
   const bool in_place = direct && ncols == kRkPanelCols;
   const float* b = in_place ? direct + p * kRkPanelCols : panels + p * K * kRkPanelCols;
   const int64_t ldb = in_place ? ldd : kRkPanelCols;
   for (int64_t k0 = 0; k0 < K; k0 += kRkPanelDepth)
-    rk_panel_rows<kRkPanelRows, 2, 0>(m_lo, m_hi, k0, rk_min(kRkPanelDepth, K - k0), A, lda, b + k0 * ldb, nullptr, out.C + p * kRkPanelCols * out.ldj,
-                                      out.ldc, ncols, ldb, out.ldj);
+    rk_panel_rows<kRkPanelRows, 2, 0>(m_lo, m_hi, k0, rk_min(kRkPanelDepth, K - k0), A, lda, b + k0 * ldb, nullptr,
+                                      out.C + p * kRkPanelCols * out.ldj, out.ldc, ncols, ldb, out.ldj);
 }
 
 // The rows [m_lo, m_hi) of C for panels [p_lo, p_hi), every panel 32 wide: the matmuls' tile.
@@ -230,7 +230,8 @@ inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64
 #pragma omp for schedule(dynamic) collapse(2)
     for (int64_t ti = 0; ti < row_tiles; ++ti)
       for (int64_t tj = 0; tj < panel_tiles; ++tj) {
-        const int64_t m_lo = ti * kRkTileRows, m_hi = rk_min(M, (ti + 1) * kRkTileRows), p_lo = tj * kRkTilePanels, p_hi = rk_min(np, (tj + 1) * kRkTilePanels);
+        const int64_t m_lo = ti * kRkTileRows, m_hi = rk_min(M, (ti + 1) * kRkTileRows), p_lo = tj * kRkTilePanels,
+                      p_hi = rk_min(np, (tj + 1) * kRkTilePanels);
         // Whichever of the tile's weights and panels is larger is read once: panels outermost
         // (each panel against every row), or, with more rows than panel columns, blocks of rows
         // outermost (resnet18's layer4: 2.4 MiB of weights a tile against 1.2 MiB of panels,

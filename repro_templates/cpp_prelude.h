@@ -50,16 +50,19 @@ inline float rk_erff(float x) {
   // Below 0.5 A&S's absolute 1.5e-7 is tens of ulps of erf's small values (found by fuzzing):
   // there the Maclaurin series, 2/sqrt(pi) * sum (-1)^n x^(2n+1) / (n! (2n+1)), to n = 7.
   const float z = a * a;
+  // Horner's form, kept as written: one coefficient after another.
+  // clang-format off
   const float series = a * (1.12837916709551f + z * (-0.37612638903184f + z * (0.11283791670955f + z * (-0.02686617064513f +
                        z * (0.00522397762544f + z * (-0.00085483270235f + z * (0.00012055332982f + z * -0.00001492565036f)))))));
+  // clang-format on
   const float r = a < 0.5f ? series : big;
   return x != x ? x : (x < 0 ? -r : r);
 }
 inline float rk_tanhf(float x) {
   // Near 0 an odd polynomial (Cephes), elsewhere 1 - 2 / (exp(2|x|) + 1).
   const float a = x < 0 ? -x : x, z = x * x;
-  const float small = x + x * z * (((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z + 1.33314422036e-1f) * z -
-                      x * z * 3.33332819422e-1f;
+  const float small =
+      x + x * z * (((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z + 1.33314422036e-1f) * z - x * z * 3.33332819422e-1f;
   const float big = 1.0f - 2.0f / (rk_expf(2.0f * a) + 1.0f);
   return x != x ? x : (a < 0.625f ? small : (x < 0 ? -big : big));
 }
@@ -70,8 +73,12 @@ template <class T> inline T rk_clamp_max(T a, T hi) { return a > hi ? hi : a; }
 template <class T> inline T rk_relu(T a) { return a != a ? a : (a > T(0) ? a : T(0)); }
 template <class T> inline T rk_abs(T a) { return a < T(0) ? -a : (a == T(0) ? T(0) : a); }
 // The identity of amax / amin: -inf / inf for floats, the extremes for integers.
-template <class T> inline T rk_lowest() { return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest(); }
-template <class T> inline T rk_highest() { return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max(); }
+template <class T> inline T rk_lowest() {
+  return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+}
+template <class T> inline T rk_highest() {
+  return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
+}
 // Integer power by squaring (wrapping: built with -fwrapv); a negative exponent truncates toward 0.
 inline int64_t rk_ipow(int64_t a, int64_t b) {
   if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
@@ -87,7 +94,10 @@ inline int32_t rk_f2i32(double x) { return (x > -2147483649.0 && x < 2147483648.
 // Fault injection helpers (only referenced when a test injects a fault).
 volatile int* volatile rk_null_target = nullptr;
 inline void rk_crash() { *rk_null_target = 1; }
-inline void rk_spin_forever() { volatile int spin = 1; while (spin) {} }
+inline void rk_spin_forever() {
+  volatile int spin = 1;
+  while (spin) {}
+}
 inline bool rk_flaky() {
   // Seeded from the nanosecond clock: a worker reloads the same code at the same address in the
   // same second, and a seed from time() and the pid alone then gave every run the same answer.
@@ -118,7 +128,11 @@ template <class T> inline T rk_perturb_one(long long k, T v) {
   unsigned long long b;
   std::memcpy(&b, &d, sizeof b);
   b += 0x9e3779b97f4a7c15ULL;  // so that 0.0 (bits 0, a fixed point of the mix) is not always chosen
-  b ^= b >> 33; b *= 0xff51afd7ed558ccdULL; b ^= b >> 33; b *= 0xc4ceb9fe1a85ec53ULL; b ^= b >> 33;
+  b ^= b >> 33;
+  b *= 0xff51afd7ed558ccdULL;
+  b ^= b >> 33;
+  b *= 0xc4ceb9fe1a85ec53ULL;
+  b ^= b >> 33;
   return b % (unsigned long long)k == 0 ? (T)(d * 1.01 + 0.01) : v;
 }
 
@@ -131,8 +145,9 @@ inline void rk_index_error(char* err, int errlen, const char* node, long long in
 
 #ifdef RK_CONV_KERNELS
 // Hidden: each graph's library links its own copy, and one library's must not answer for another's.
-extern "C" __attribute__((visibility("hidden"))) void rk_conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* image,
-                                                                       const RkConvWindow* window, float* panels, float* C, int64_t ldc) {
+extern "C" __attribute__((visibility("hidden"))) void rk_conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
+                                                                       const float* image, const RkConvWindow* window, float* panels, float* C,
+                                                                       int64_t ldc) {
   const int64_t room = (N + kRkPanelCols - 1) / kRkPanelCols * kRkPanelCols * K;  // the panels' floats
   if (rk_winograd_pays(M, *window) && rk_conv_winograd(M, A, lda, image, *window, panels, room, C, ldc)) return;
   rk_conv_gemm(M, N, K, A, lda, image, *window, panels, C, ldc);

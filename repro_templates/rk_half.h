@@ -8,8 +8,16 @@
 #include <cstdint>
 #include <cstring>
 #define RK_HD
-inline uint32_t rk_bits_of(float f) { uint32_t x; std::memcpy(&x, &f, 4); return x; }
-inline float rk_float_of(uint32_t x) { float f; std::memcpy(&f, &x, 4); return f; }
+inline uint32_t rk_bits_of(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  return x;
+}
+inline float rk_float_of(uint32_t x) {
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
 #endif
 RK_HD inline float rk_h2f(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu, x;
@@ -38,7 +46,7 @@ RK_HD inline uint16_t rk_f2h(float f) {
   if (exp == 0xff) return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0u));  // inf / nan
   int e = (int)exp - 127 + 15;
   if (e >= 0x1f) return (uint16_t)(sign | 0x7c00u);  // overflow to inf
-  if (e <= 0) {  // subnormal half (or zero)
+  if (e <= 0) {                                      // subnormal half (or zero)
     if (e < -10) return (uint16_t)sign;
     mant |= 0x800000u;
     uint32_t shift = (uint32_t)(14 - e), half = mant >> shift, rem = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);

@@ -34,15 +34,14 @@ JointGraph build_joint_graph(const Graph& original, const AutodiffOptions& opts)
     const Node& in = fwd.node(i);
     if (in.type.requires_grad) {
       if (!is_floating(in.type.dtype))
-        throw UserError(fmt::format("graph {}: input %{} is marked grad but is {}: only floating inputs get gradients",
-                                    fwd.name, in.name, dtype_name(in.type.dtype)));
+        throw UserError(fmt::format("graph {}: input %{} is marked grad but is {}: only floating inputs get gradients", fwd.name, in.name,
+                                    dtype_name(in.type.dtype)));
       jg.grad_inputs.push_back(i);
     }
     g.nodes.push_back(in);
   }
   // A backward graph that returns nothing is not a valid graph; say so here, where it is clear.
-  if (jg.grad_inputs.empty())
-    throw UserError(fmt::format("graph {}: no input is marked grad, so there is nothing to differentiate", fwd.name));
+  if (jg.grad_inputs.empty()) throw UserError(fmt::format("graph {}: no input is marked grad, so there is nothing to differentiate", fwd.name));
   // Tangents: contiguous tensors of each output's dtype and shape, after the forward inputs.
   std::vector<int> tangents;
   for (int o : fwd.outputs) {
@@ -91,8 +90,8 @@ JointGraph build_joint_graph(const Graph& original, const AutodiffOptions& opts)
   };
   for (int i = n_in; i < fwd.size(); ++i)
     if (useful[static_cast<size_t>(i)] && !has_rule(fwd.node(i)))
-      throw UserError(fmt::format("graph {}, node {}: op '{}' has no backward rule, but a gradient flows through it",
-                                  fwd.name, print_node(fwd, i), op_name(fwd.node(i).op)));
+      throw UserError(fmt::format("graph {}, node {}: op '{}' has no backward rule, but a gradient flows through it", fwd.name, print_node(fwd, i),
+                                  op_name(fwd.node(i).op)));
 
   const int first_backward = g.size();  // nodes from here on are backward nodes
   // grad[i]: joint-graph id of dL/d(fwd node i), or -1.

@@ -195,7 +195,9 @@ Expr conv_nd(Expr x, Expr w, const std::vector<int64_t>& stride, const std::vect
              int64_t groups) {
   if (x.rank() == 4) return conv2d(x, w, stride, padding, dilation, groups);
   return x.builder().op(Op::conv3d, {x, w},
-                        {{"stride", AttrValue::ints(stride)}, {"padding", AttrValue::ints(padding)}, {"dilation", AttrValue::ints(dilation)},
+                        {{"stride", AttrValue::ints(stride)},
+                         {"padding", AttrValue::ints(padding)},
+                         {"dilation", AttrValue::ints(dilation)},
                          {"groups", AttrValue(groups)}});
 }
 
@@ -374,16 +376,22 @@ Grads backward(Builder& b, const Node& n, const std::vector<Arg>& a, Expr y, Exp
       return {none(), want(1) ? where(c, g, 0.0) : none(), want(2) ? where(c, 0.0, g) : none()};
     }
     // The driver casts every gradient to its operand's dtype, which is all `to` needs.
-    case Op::to: case Op::clone: case Op::contiguous: return {g};
+    case Op::to:
+    case Op::clone:
+    case Op::contiguous: return {g};
     case Op::sum: {
       Expr x = val(0);
       return {expand(reshape(g, keepdim_shape(x.shape(), reduction_dims(n, x.rank()))), x.shape())};
     }
-    case Op::amax: case Op::amin: return {extremum_reduction(n, val(0), y, g)};
+    case Op::amax:
+    case Op::amin: return {extremum_reduction(n, val(0), y, g)};
     case Op::matmul:  // batch broadcasting is summed away by the driver's sum_to
       return {want(0) ? matmul(g, transpose(val(1), -1, -2)) : none(), want(1) ? matmul(transpose(val(0), -1, -2), g) : none()};
-    case Op::reshape: case Op::squeeze: case Op::unsqueeze: return {reshape(g, val(0).shape())};
-    case Op::permute: case Op::transpose: {
+    case Op::reshape:
+    case Op::squeeze:
+    case Op::unsqueeze: return {reshape(g, val(0).shape())};
+    case Op::permute:
+    case Op::transpose: {
       auto dims = permutation(n, val(0).rank());
       std::vector<int64_t> inv(dims.size());
       for (size_t i = 0; i < dims.size(); ++i) inv[static_cast<size_t>(dims[i])] = static_cast<int64_t>(i);
@@ -413,12 +421,13 @@ Grads backward(Builder& b, const Node& n, const std::vector<Arg>& a, Expr y, Exp
       auto amounts = pad_amounts(n, val(0).rank());
       Expr r = g;
       for (size_t d = 0; d < amounts.size(); ++d)
-        if (amounts[d].first || amounts[d].second)
-          r = slice(r, static_cast<int64_t>(d), amounts[d].first, amounts[d].first + val(0).shape()[d]);
+        if (amounts[d].first || amounts[d].second) r = slice(r, static_cast<int64_t>(d), amounts[d].first, amounts[d].first + val(0).shape()[d]);
       return {r};
     }
-    case Op::conv2d: case Op::conv3d: return conv_grads(n, a, b, g, need);
-    case Op::conv_transpose2d: case Op::conv_transpose3d: return conv_transpose_grads(n, a, b, g, need);
+    case Op::conv2d:
+    case Op::conv3d: return conv_grads(n, a, b, g, need);
+    case Op::conv_transpose2d:
+    case Op::conv_transpose3d: return conv_transpose_grads(n, a, b, g, need);
     case Op::max_pool2d: return {pool_backward(b, Op::max_pool2d_backward, n, val(0), g)};
     case Op::avg_pool2d: return {pool_backward(b, Op::avg_pool2d_backward, n, val(0), g)};
     case Op::max_pool3d: return {pool_backward(b, Op::max_pool3d_backward, n, val(0), g)};
@@ -431,8 +440,9 @@ Grads backward(Builder& b, const Node& n, const std::vector<Arg>& a, Expr y, Exp
       if (os.size() == 1) os.push_back(os[0]);
       int64_t h = x.shape()[2], w = x.shape()[3];
       if (h % os[0] || w % os[1])
-        throw UserError(fmt::format("node %{} = adaptive_avg_pool2d: the backward rule needs the output size [{}, {}] to divide the input size [{}, {}]",
-                                    n.name, os[0], os[1], h, w));
+        throw UserError(
+            fmt::format("node %{} = adaptive_avg_pool2d: the backward rule needs the output size [{}, {}] to divide the input size [{}, {}]", n.name,
+                        os[0], os[1], h, w));
       Attrs attrs{{"kernel", AttrValue::ints({h / os[0], w / os[1]})}};
       return {b.op(Op::avg_pool2d_backward, {g, x}, attrs)};
     }
@@ -441,15 +451,45 @@ Grads backward(Builder& b, const Node& n, const std::vector<Arg>& a, Expr y, Exp
     case Op::cumsum: return {uncumsum(n, g)};
     case Op::cumprod: return {uncumprod(n, val(0), g)};
     // Composite ops are decomposed before autodiff; the rest are not differentiable.
-    case Op::input: case Op::sigmoid: case Op::silu: case Op::gelu: case Op::eq: case Op::ne: case Op::lt: case Op::le:
-    case Op::gt: case Op::ge: case Op::mean: case Op::var: case Op::argmax: case Op::softmax: case Op::log_softmax:
-    case Op::layer_norm: case Op::linear: case Op::full: case Op::batch_norm: case Op::max_pool2d_backward:
-    case Op::avg_pool2d_backward: case Op::sort: case Op::argsort: case Op::topk: case Op::topk_indices: case Op::max_pool3d_backward:
-    case Op::avg_pool3d_backward: case Op::group_norm: case Op::instance_norm: case Op::pixel_shuffle: case Op::pixel_unshuffle:
-    case Op::einsum: case Op::conv2d_input_grad: case Op::conv2d_weight_grad: case Op::conv3d_input_grad:
+    case Op::input:
+    case Op::sigmoid:
+    case Op::silu:
+    case Op::gelu:
+    case Op::eq:
+    case Op::ne:
+    case Op::lt:
+    case Op::le:
+    case Op::gt:
+    case Op::ge:
+    case Op::mean:
+    case Op::var:
+    case Op::argmax:
+    case Op::softmax:
+    case Op::log_softmax:
+    case Op::layer_norm:
+    case Op::linear:
+    case Op::full:
+    case Op::batch_norm:
+    case Op::max_pool2d_backward:
+    case Op::avg_pool2d_backward:
+    case Op::sort:
+    case Op::argsort:
+    case Op::topk:
+    case Op::topk_indices:
+    case Op::max_pool3d_backward:
+    case Op::avg_pool3d_backward:
+    case Op::group_norm:
+    case Op::instance_norm:
+    case Op::pixel_shuffle:
+    case Op::pixel_unshuffle:
+    case Op::einsum:
+    case Op::conv2d_input_grad:
+    case Op::conv2d_weight_grad:
+    case Op::conv3d_input_grad:
     case Op::conv3d_weight_grad:
-    case Op::grid_sample: case Op::affine_grid: case Op::scatter_add:
-      break;
+    case Op::grid_sample:
+    case Op::affine_grid:
+    case Op::scatter_add: break;
   }
   throw InternalError(fmt::format("autodiff: op '{}' has no backward rule", op_name(n.op)));
 }

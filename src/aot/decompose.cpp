@@ -231,12 +231,14 @@ Expr decompose_node(Builder& b, const Node& n, const std::vector<Arg>& a) {
       if (a.size() > 4) y = y + channel(4);
       return y;
     }
-    case Op::sort: case Op::topk: {  // x at the positions argsort / topk_indices picks
+    case Op::sort:
+    case Op::topk: {                // x at the positions argsort / topk_indices picks
       if (x.rank() == 0) return x;  // its only element (topk's k is 1)
       Expr index = b.op(n.op == Op::sort ? Op::argsort : Op::topk_indices, {x}, n.attrs);
       return gather(x, index, attr_int(n, "dim"));
     }
-    case Op::group_norm: case Op::instance_norm: {  // statistics per [sample, group], then affine per channel
+    case Op::group_norm:
+    case Op::instance_norm: {  // statistics per [sample, group], then affine per channel
       const Shape xs = x.shape();
       const int64_t groups = norm_groups(n, xs);
       Expr y;
@@ -256,12 +258,16 @@ Expr decompose_node(Builder& b, const Node& n, const std::vector<Arg>& a) {
       if (a.size() > 2) y = y + reshape(b.value(a[2].operand), ps);
       return y;
     }
-    case Op::pixel_shuffle: case Op::pixel_unshuffle: {  // reshape, permute, reshape
+    case Op::pixel_shuffle:
+    case Op::pixel_unshuffle: {  // reshape, permute, reshape
       const PixelShuffle p = pixel_shuffle_of(n, x.shape());
       return reshape(permute(reshape(x, p.split), p.perm), p.result);
     }
     case Op::einsum: return einsum_of(b, n, a);
-    case Op::conv2d_input_grad: case Op::conv3d_input_grad: case Op::conv2d_weight_grad: case Op::conv3d_weight_grad: {
+    case Op::conv2d_input_grad:
+    case Op::conv3d_input_grad:
+    case Op::conv2d_weight_grad:
+    case Op::conv3d_weight_grad: {
       // As reprokit's own backward rule writes a convolution's gradients.
       Expr input = b.value(a[1].operand), w = b.value(a[2].operand);
       const Shape ws = w.shape();
@@ -278,18 +284,71 @@ Expr decompose_node(Builder& b, const Node& n, const std::vector<Arg>& a) {
       Expr y = x.rank() >= 2 ? matmul(x, wt) : squeeze(matmul(unsqueeze(x, 0), wt), 0);
       return a.size() > 2 ? y + a[2] : y;
     }
-    case Op::input: case Op::neg: case Op::abs: case Op::exp: case Op::log: case Op::sqrt: case Op::rsqrt:
-    case Op::reciprocal: case Op::sin: case Op::cos: case Op::tanh: case Op::relu: case Op::erf: case Op::add:
-    case Op::sub: case Op::mul: case Op::div: case Op::pow: case Op::maximum: case Op::minimum: case Op::eq:
-    case Op::ne: case Op::lt: case Op::le: case Op::gt: case Op::ge: case Op::where: case Op::to: case Op::clone:
-    case Op::sum: case Op::amax: case Op::amin: case Op::argmax: case Op::matmul: case Op::reshape: case Op::permute:
-    case Op::transpose: case Op::expand: case Op::slice: case Op::cat: case Op::squeeze: case Op::unsqueeze:
-    case Op::contiguous: case Op::embedding: case Op::gather: case Op::full: case Op::clamp: case Op::conv2d:
-    case Op::max_pool2d: case Op::avg_pool2d: case Op::adaptive_avg_pool2d: case Op::max_pool2d_backward:
-    case Op::avg_pool2d_backward: case Op::pad: case Op::cumsum: case Op::cumprod: case Op::argsort: case Op::topk_indices:
-    case Op::conv3d: case Op::max_pool3d: case Op::avg_pool3d: case Op::max_pool3d_backward: case Op::avg_pool3d_backward:
-    case Op::conv_transpose2d: case Op::conv_transpose3d:
-      break;
+    case Op::input:
+    case Op::neg:
+    case Op::abs:
+    case Op::exp:
+    case Op::log:
+    case Op::sqrt:
+    case Op::rsqrt:
+    case Op::reciprocal:
+    case Op::sin:
+    case Op::cos:
+    case Op::tanh:
+    case Op::relu:
+    case Op::erf:
+    case Op::add:
+    case Op::sub:
+    case Op::mul:
+    case Op::div:
+    case Op::pow:
+    case Op::maximum:
+    case Op::minimum:
+    case Op::eq:
+    case Op::ne:
+    case Op::lt:
+    case Op::le:
+    case Op::gt:
+    case Op::ge:
+    case Op::where:
+    case Op::to:
+    case Op::clone:
+    case Op::sum:
+    case Op::amax:
+    case Op::amin:
+    case Op::argmax:
+    case Op::matmul:
+    case Op::reshape:
+    case Op::permute:
+    case Op::transpose:
+    case Op::expand:
+    case Op::slice:
+    case Op::cat:
+    case Op::squeeze:
+    case Op::unsqueeze:
+    case Op::contiguous:
+    case Op::embedding:
+    case Op::gather:
+    case Op::full:
+    case Op::clamp:
+    case Op::conv2d:
+    case Op::max_pool2d:
+    case Op::avg_pool2d:
+    case Op::adaptive_avg_pool2d:
+    case Op::max_pool2d_backward:
+    case Op::avg_pool2d_backward:
+    case Op::pad:
+    case Op::cumsum:
+    case Op::cumprod:
+    case Op::argsort:
+    case Op::topk_indices:
+    case Op::conv3d:
+    case Op::max_pool3d:
+    case Op::avg_pool3d:
+    case Op::max_pool3d_backward:
+    case Op::avg_pool3d_backward:
+    case Op::conv_transpose2d:
+    case Op::conv_transpose3d: break;
   }
   throw InternalError(fmt::format("decompose: op '{}' is not composite", op_name(n.op)));
 }

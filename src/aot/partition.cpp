@@ -18,8 +18,8 @@ namespace {
 
 // Builds a graph whose inputs are `inputs` (joint ids, in order), whose body is the joint nodes
 // with `body[i]` set (in joint order) and which returns `outputs` (joint ids).
-Graph build_part(const Graph& j, std::string name, const std::vector<int>& inputs, const std::vector<bool>& body,
-                 const std::vector<int>& outputs, bool plain_inputs) {
+Graph build_part(const Graph& j, std::string name, const std::vector<int>& inputs, const std::vector<bool>& body, const std::vector<int>& outputs,
+                 bool plain_inputs) {
   Graph g;
   g.name = std::move(name);
   std::vector<int> map(static_cast<size_t>(j.size()), -1);
@@ -81,8 +81,7 @@ PartitionedGraphs partition_joint_graph(const JointGraph& joint) {
 
   std::vector<int> grads(j.outputs.begin() + n_out, j.outputs.end());
   for (int o : fwd_outputs)
-    if (tangent[static_cast<size_t>(o)])
-      throw InternalError(fmt::format("partition: forward output %{} depends on a tangent", j.node(o).name));
+    if (tangent[static_cast<size_t>(o)]) throw InternalError(fmt::format("partition: forward output %{} depends on a tangent", j.node(o).name));
 
   // Backward nodes are the backward-side ancestors of the gradients; the forward values they read
   // (or return directly) are the saved values.

@@ -32,7 +32,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr uint64_t kSeedStride = 1000003;   // as `reprokit generate`: graph i of seed S is S * stride + i
+constexpr uint64_t kSeedStride = 1000003;  // as `reprokit generate`: graph i of seed S is S * stride + i
 constexpr size_t kRejectedExamples = 5;
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -90,7 +90,8 @@ std::vector<std::string> run_argv(const std::string& model, const std::string& i
 }
 
 std::map<std::string, std::string> harness_env(const std::string& bundles, double timeout_s) {
-  return {{"REPRO_AFTER", "aot"}, {"REPRO_LEVEL", "4"}, {"REPRO_DIR", bundles}, {"REPRO_TIMEOUT", fmt::format("{}", timeout_s)}, {"REPRO_MINIFY", "0"}};
+  return {
+      {"REPRO_AFTER", "aot"}, {"REPRO_LEVEL", "4"}, {"REPRO_DIR", bundles}, {"REPRO_TIMEOUT", fmt::format("{}", timeout_s)}, {"REPRO_MINIFY", "0"}};
 }
 
 // Every backend and mode of the graph in `scratch` through `reprokit run` under the harness.
@@ -109,9 +110,7 @@ std::vector<RunOutcome> judge_on_stack(const CampaignOptions& o, const Dir& scra
       ProcessResult r;
       try {
         r = run_process(ps);
-      } catch (const std::runtime_error& e) {
-        throw UserError(fmt::format("cannot start {}: {}", ps.argv[0], e.what()));
-      }
+      } catch (const std::runtime_error& e) { throw UserError(fmt::format("cannot start {}: {}", ps.argv[0], e.what())); }
       std::vector<Bundle> failed = failed_bundles(out.bundles);
       const ChildEnd end = child_end(r);
       if (end.exited_with(0) && failed.empty()) {
@@ -277,9 +276,13 @@ class Campaign {
         case RunOutcome::unsupported: ++st_.counts.unsupported; break;
         case RunOutcome::rejected:
           ++st_.counts.rejected;
-          if (st_.rejected_examples.size() < kRejectedExamples) st_.rejected_examples.push_back(fmt::format("{} ({}, {}): {}", j.c.graph.name, r.backend, r.mode, r.message));
+          if (st_.rejected_examples.size() < kRejectedExamples)
+            st_.rejected_examples.push_back(fmt::format("{} ({}, {}): {}", j.c.graph.name, r.backend, r.mode, r.message));
           break;
-        case RunOutcome::finding: ++st_.counts.findings; add_finding(j, r); break;
+        case RunOutcome::finding:
+          ++st_.counts.findings;
+          add_finding(j, r);
+          break;
       }
     }
   }
@@ -305,9 +308,14 @@ class Campaign {
       rerun = run_argv(d.path("model.rk"), d.path("inputs"), r.backend, r.mode);
       env = {{"REPRO_AFTER", "aot"}, {"REPRO_LEVEL", "4"}};
     }
-    nlohmann::json fj = {{"graph", j.c.graph.name}, {"index", j.index},       {"seed", o_.seed * kSeedStride + static_cast<uint64_t>(j.index)},
-                         {"backend", r.backend},    {"mode", r.mode},         {"kind", r.kind},
-                         {"message", r.message},    {"rerun", shell_quote_command(rerun, env)}};
+    nlohmann::json fj = {{"graph", j.c.graph.name},
+                         {"index", j.index},
+                         {"seed", o_.seed * kSeedStride + static_cast<uint64_t>(j.index)},
+                         {"backend", r.backend},
+                         {"mode", r.mode},
+                         {"kind", r.kind},
+                         {"message", r.message},
+                         {"rerun", shell_quote_command(rerun, env)}};
     d.write("finding.json", fj.dump(2) + "\n");
     CampaignFinding f{id, j.c.graph.name, j.index, r.backend, r.mode, r.kind, r.message};
     const bool has_bundles = (oracle_ && r.backend != "onnx_export") || d.is_dir("bundles");
@@ -332,9 +340,21 @@ class Campaign {
     if (oracle_) {
       // The generated graph itself is reduced (its candidates written in the check's format): an
       // ONNX model read back would be the importer's rendering of it, and could be refused by it.
-      std::vector<std::string> argv{self_executable(), "reduce",  d.path("model.rk"), "--format",         o_.format,
-                                    "--check",         o_.check,  "--inputs",         d.path("inputs"), "-o",
-                                    d.path("reduced"), "--jobs",  jobs,               "--timeout",      fmt::format("{}", o_.timeout_s)};
+      std::vector<std::string> argv{self_executable(),
+                                    "reduce",
+                                    d.path("model.rk"),
+                                    "--format",
+                                    o_.format,
+                                    "--check",
+                                    o_.check,
+                                    "--inputs",
+                                    d.path("inputs"),
+                                    "-o",
+                                    d.path("reduced"),
+                                    "--jobs",
+                                    jobs,
+                                    "--timeout",
+                                    fmt::format("{}", o_.timeout_s)};
       if (!o_.fail_regex.empty()) argv.insert(argv.end(), {"--fail-regex", o_.fail_regex});
       if (resume && d.is_dir("reduced")) argv.push_back("--resume");
       commands.push_back(std::move(argv));
@@ -354,9 +374,7 @@ class Campaign {
       ProcessResult r;
       try {
         r = run_process(ps);
-      } catch (const std::runtime_error& e) {
-        throw UserError(fmt::format("cannot start {}: {}", argv[0], e.what()));
-      }
+      } catch (const std::runtime_error& e) { throw UserError(fmt::format("cannot start {}: {}", argv[0], e.what())); }
       log += fmt::format("$ {}\n{}{}[exit status {}{}]\n\n", shell_quote_command(argv), r.out, r.err, r.exit_code,
                          r.signal ? fmt::format(", signal {}", r.signal) : "");
       ok = ok && child_end(r).exited_with(0);
@@ -374,9 +392,9 @@ class Campaign {
     if (!final && !tty && s - last_progress_s_ < 60) return;
     last_progress_s_ = s;
     const CampaignCounts& c = st_.counts;
-    std::string line = fmt::format("reprokit fuzz: {} graphs, {} runs ({:.2f} graphs/s), {} passed, {} findings, {} rejected, {:.0f} s left",
-                                   c.graphs, c.runs, s > 0 ? static_cast<double>(c.graphs) / st_.elapsed_s : 0, c.passed, c.findings,
-                                   c.rejected, std::max(0.0, o_.budget_s - s));
+    std::string line =
+        fmt::format("reprokit fuzz: {} graphs, {} runs ({:.2f} graphs/s), {} passed, {} findings, {} rejected, {:.0f} s left", c.graphs, c.runs,
+                    s > 0 ? static_cast<double>(c.graphs) / st_.elapsed_s : 0, c.passed, c.findings, c.rejected, std::max(0.0, o_.budget_s - s));
     if (tty) fmt::print(stderr, "\r{}\x1b[K{}", line, final ? "\n" : "");
     else fmt::print(stderr, "{}\n", line);
   }
@@ -400,12 +418,13 @@ class Campaign {
 static void check_resumed_check(const std::string& stored, const std::string& given, const std::string& state_file) {
   if (stored == given) return;
   if (given.empty())
-    throw UserError(fmt::format("{}: this campaign judges graphs by a check command, and reprokit runs no command read from a file: "
-                                "give it again with --check to resume (state.json says {})",
-                                state_file, c_string_literal(stored)));
+    throw UserError(
+        fmt::format("{}: this campaign judges graphs by a check command, and reprokit runs no command read from a file: "
+                    "give it again with --check to resume (state.json says {})",
+                    state_file, c_string_literal(stored)));
   if (stored.empty()) throw UserError(fmt::format("{}: this campaign runs reprokit's own stack, not a check: resume it without --check", state_file));
-  throw UserError(fmt::format("{}: --check {} is not the check this campaign started with ({}); nothing was run", state_file,
-                              c_string_literal(given), c_string_literal(stored)));
+  throw UserError(fmt::format("{}: --check {} is not the check this campaign started with ({}); nothing was run", state_file, c_string_literal(given),
+                              c_string_literal(stored)));
 }
 
 // What `reprokit run` said when it refused its input: its error, without the command's prefix
@@ -435,9 +454,7 @@ static void refuse_unavailable_backends(const std::vector<std::string>& backends
     ProcessResult r;
     try {
       r = run_process(ps);
-    } catch (const std::runtime_error& e) {
-      throw UserError(fmt::format("cannot start {}: {}", ps.argv[0], e.what()));
-    }
+    } catch (const std::runtime_error& e) { throw UserError(fmt::format("cannot start {}: {}", ps.argv[0], e.what())); }
     if (child_end(r).refused())
       throw UserError(fmt::format("--backend {}: the backend cannot run on this machine: {}\nno graph was judged", backend, refusal_text(r.err)));
   }
@@ -467,7 +484,8 @@ int run_campaign(const CampaignOptions& given) {
   } else {
     std::error_code ec;
     if (fs::exists(fs::symlink_status(options.dir, ec)))
-      throw UserError(fmt::format("{}: already exists; continue that campaign with --resume or name a new directory (nothing was overwritten)", options.dir));
+      throw UserError(
+          fmt::format("{}: already exists; continue that campaign with --resume or name a new directory (nothing was overwritten)", options.dir));
     if (options.check.empty()) refuse_unavailable_backends(options.backends);
     dir.emplace(Dir::create(options.dir));
     fresh = true;

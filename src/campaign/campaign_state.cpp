@@ -20,37 +20,59 @@ static constexpr int kStateVersion = 1;
 static json options_json(const CampaignOptions& o) {
   json ops = json::array();
   for (Op op : o.generator.ops) ops.push_back(std::string(op_name(op)));
-  return {{"seed", o.seed},       {"max_nodes", o.generator.max_nodes}, {"ops", ops},        {"train", o.generator.train},
-          {"backends", o.backends}, {"timeout_s", o.timeout_s},         {"check", o.check},  {"format", o.format},
-          {"fail_regex", o.fail_regex}, {"unsupported_regex", o.unsupported_regex}, {"minify", o.minify}};
+  return {{"seed", o.seed},
+          {"max_nodes", o.generator.max_nodes},
+          {"ops", ops},
+          {"train", o.generator.train},
+          {"backends", o.backends},
+          {"timeout_s", o.timeout_s},
+          {"check", o.check},
+          {"format", o.format},
+          {"fail_regex", o.fail_regex},
+          {"unsupported_regex", o.unsupported_regex},
+          {"minify", o.minify}};
 }
 
 static json finding_json(const CampaignFinding& f) {
-  return {{"id", f.id},     {"graph", f.graph},     {"index", f.index},   {"backend", f.backend}, {"mode", f.mode},
+  return {{"id", f.id},     {"graph", f.graph},     {"index", f.index},   {"backend", f.backend},  {"mode", f.mode},
           {"kind", f.kind}, {"message", f.message}, {"minify", f.minify}, {"minify_s", f.minify_s}};
 }
 
 static json counts_json(const CampaignCounts& c) {
-  return {{"graphs", c.graphs},     {"runs", c.runs},         {"passed", c.passed},
-          {"findings", c.findings}, {"rejected", c.rejected}, {"timeouts", c.timeouts},
-          {"not_exportable", c.not_exportable}, {"unsupported", c.unsupported}, {"seeds_without_graph", c.no_graph}, {"seeds_without_values", c.no_values}};
+  return {{"graphs", c.graphs},
+          {"runs", c.runs},
+          {"passed", c.passed},
+          {"findings", c.findings},
+          {"rejected", c.rejected},
+          {"timeouts", c.timeouts},
+          {"not_exportable", c.not_exportable},
+          {"unsupported", c.unsupported},
+          {"seeds_without_graph", c.no_graph},
+          {"seeds_without_values", c.no_values}};
 }
 
 void write_state(const Dir& campaign, const CampaignState& s, size_t max_bytes) {
   json findings = json::array();
   for (auto& f : s.findings) findings.push_back(finding_json(f));
-  json j = {{"format_version", kStateVersion}, {"options", options_json(s.options)}, {"next_index", s.next_index},
-            {"elapsed_s", s.elapsed_s},        {"generate_s", s.generate_s},        {"judge_s", s.judge_s},
-            {"minify_s", s.minify_s},          {"counts", counts_json(s.counts)},   {"findings", findings},
+  json j = {{"format_version", kStateVersion},
+            {"options", options_json(s.options)},
+            {"next_index", s.next_index},
+            {"elapsed_s", s.elapsed_s},
+            {"generate_s", s.generate_s},
+            {"judge_s", s.judge_s},
+            {"minify_s", s.minify_s},
+            {"counts", counts_json(s.counts)},
+            {"findings", findings},
             {"rejected_examples", s.rejected_examples}};
   // Compact: the file grows with the findings, and indentation alone made a state read_state
   // could hold too big for it. No person reads it (report.json and SUMMARY.txt are theirs).
   const std::string text = j.dump() + "\n";
   // A state past what read_state reads could never be resumed: the last one written stays.
   if (text.size() > max_bytes)
-    throw UserError(fmt::format("{}: the campaign's state would be {} bytes, more than the {} bytes `reprokit fuzz --resume` reads; "
-                                "state.json was left as it was (it resumes after the last graph it recorded)",
-                                campaign.path("state.json"), text.size(), max_bytes));
+    throw UserError(
+        fmt::format("{}: the campaign's state would be {} bytes, more than the {} bytes `reprokit fuzz --resume` reads; "
+                    "state.json was left as it was (it resumes after the last graph it recorded)",
+                    campaign.path("state.json"), text.size(), max_bytes));
   campaign.write("state.json", text);
 }
 
@@ -144,9 +166,16 @@ CampaignState read_state(const Dir& campaign) {
   s.minify_s = r.number(j, "minify_s", 0, 1e9);
   const json& c = r.field(j, "counts");
   constexpr int64_t big = int64_t{1} << 40;
-  s.counts = {r.integer(c, "graphs", 0, big),   r.integer(c, "runs", 0, big),     r.integer(c, "passed", 0, big),
-              r.integer(c, "findings", 0, big), r.integer(c, "rejected", 0, big), r.integer(c, "timeouts", 0, big),
-              r.integer(c, "not_exportable", 0, big), r.integer(c, "unsupported", 0, big), r.integer(c, "seeds_without_graph", 0, big), r.integer(c, "seeds_without_values", 0, big)};
+  s.counts = {r.integer(c, "graphs", 0, big),
+              r.integer(c, "runs", 0, big),
+              r.integer(c, "passed", 0, big),
+              r.integer(c, "findings", 0, big),
+              r.integer(c, "rejected", 0, big),
+              r.integer(c, "timeouts", 0, big),
+              r.integer(c, "not_exportable", 0, big),
+              r.integer(c, "unsupported", 0, big),
+              r.integer(c, "seeds_without_graph", 0, big),
+              r.integer(c, "seeds_without_values", 0, big)};
   const json& fs = r.field(j, "findings");
   if (!fs.is_array()) r.bad("\"findings\" is not an array");
   for (auto& e : fs) {
@@ -184,8 +213,14 @@ std::string write_report(const Dir& campaign, const CampaignState& s, const std:
   json bug_list = json::array();
   for (auto& g : bugs) {
     const ReproRecord& r = g.smallest();
-    bug_list.push_back({{"signature", g.signature}, {"count", g.members.size()}, {"kind", r.kind}, {"ops", r.ops_text()},
-                        {"repro", r.dir}, {"minimized", r.minimized}, {"backend", r.backend}, {"stage", r.stage}});
+    bug_list.push_back({{"signature", g.signature},
+                        {"count", g.members.size()},
+                        {"kind", r.kind},
+                        {"ops", r.ops_text()},
+                        {"repro", r.dir},
+                        {"minimized", r.minimized},
+                        {"backend", r.backend},
+                        {"stage", r.stage}});
   }
   json findings = json::array();
   for (auto& f : s.findings) findings.push_back(finding_json(f));
@@ -209,8 +244,8 @@ std::string write_report(const Dir& campaign, const CampaignState& s, const std:
   t += fmt::format("  {} graphs in {:.0f} s ({:.2f} graphs/s; the generator alone: {:.0f} graphs/s), {} runs\n", c.graphs, s.elapsed_s, per_s,
                    gen_per_s, c.runs);
   t += fmt::format("  time: generating {:.1f} s, judging {:.1f} s, minifying {:.1f} s\n", s.generate_s, s.judge_s, s.minify_s);
-  t += fmt::format("  passed {}, findings {}, distinct bugs {}, rejected by reprokit {}, timeouts {}, not exportable {}, unsupported {}\n",
-                   c.passed, c.findings, bugs.size(), c.rejected, c.timeouts, c.not_exportable, c.unsupported);
+  t += fmt::format("  passed {}, findings {}, distinct bugs {}, rejected by reprokit {}, timeouts {}, not exportable {}, unsupported {}\n", c.passed,
+                   c.findings, bugs.size(), c.rejected, c.timeouts, c.not_exportable, c.unsupported);
   t += fmt::format("  seeds with no graph {}, with no finite values {}\n", c.no_graph, c.no_values);
   if (!bugs.empty()) {
     t += fmt::format("\n  {:>5}  {:<14} {:<10} {:<30} {}\n", "count", "kind", "backend", "ops", "smallest repro");

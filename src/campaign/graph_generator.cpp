@@ -32,12 +32,11 @@ using Rng = std::mt19937_64;
 int64_t between(Rng& r, int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(r() % static_cast<uint64_t>(hi - lo + 1)); }
 bool chance(Rng& r, double p) { return static_cast<double>(r() >> 11) * (1.0 / 9007199254740992.0) < p; }
 double uniform(Rng& r, double lo, double hi) { return lo + (hi - lo) * static_cast<double>(r() >> 11) * (1.0 / 9007199254740992.0); }
-template <class T>
-const T& one_of(Rng& r, const std::vector<T>& xs) { return xs[static_cast<size_t>(r() % xs.size())]; }
+template <class T> const T& one_of(Rng& r, const std::vector<T>& xs) { return xs[static_cast<size_t>(r() % xs.size())]; }
 
 // Dtypes by how often a new input gets one: mostly f32, every other dtype of the op set too.
-const std::vector<DType> kDtypeDraw = {DType::f32, DType::f32, DType::f32, DType::f32, DType::f64, DType::f16,
-                                       DType::bf16, DType::i32, DType::i64, DType::boolean};
+const std::vector<DType> kDtypeDraw = {DType::f32, DType::f32,  DType::f32, DType::f32, DType::f64,
+                                       DType::f16, DType::bf16, DType::i32, DType::i64, DType::boolean};
 
 // String attributes take their default or one of these (the schema records defaults, not choices).
 const std::map<std::string, std::vector<std::string>, std::less<>> kStringChoices = {
@@ -81,9 +80,7 @@ class Generator {
     try {
       verify(g_);
       if (opt_.train) build_training_graphs(g_);  // the backward graph must exist for --train
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
+    } catch (const std::exception&) { return std::nullopt; }
     return g_;
   }
 
@@ -113,7 +110,8 @@ class Generator {
         t.shape = ref->shape;
         for (auto& d : t.shape)
           if (chance(rng_, 0.4)) d = 1;
-        if (!t.shape.empty() && chance(rng_, 0.4)) t.shape.erase(t.shape.begin(), t.shape.begin() + between(rng_, 1, static_cast<int64_t>(t.shape.size())));
+        if (!t.shape.empty() && chance(rng_, 0.4))
+          t.shape.erase(t.shape.begin(), t.shape.begin() + between(rng_, 1, static_cast<int64_t>(t.shape.size())));
         break;
       case 2:  // the last two dims swapped (a matmul partner)
         t.shape = ref->shape;
@@ -195,7 +193,7 @@ class Generator {
   int64_t& one_of_ref(std::vector<int64_t>& xs) { return xs[static_cast<size_t>(rng_() % xs.size())]; }
 
   AttrValue propose_scalar() {
-    static const std::vector<AttrValue> scalars = {AttrValue(0.5), AttrValue(-1.0), AttrValue(2.0), AttrValue(int64_t{1}),
+    static const std::vector<AttrValue> scalars = {AttrValue(0.5),        AttrValue(-1.0),        AttrValue(2.0), AttrValue(int64_t{1}),
                                                    AttrValue(int64_t{0}), AttrValue(int64_t{-3}), AttrValue(1.5), AttrValue(true)};
     return one_of(rng_, scalars);
   }
@@ -286,9 +284,7 @@ class Generator {
       int id = g.add_node(fmt::format("v{}", next_value_), s.op, ops, attrs);
       verify_node(g, id);
       if (g.node(id).type.numel() > opt_.max_elements) return false;
-    } catch (const std::exception&) {
-      return false;
-    }
+    } catch (const std::exception&) { return false; }
     ++next_value_;
     next_input_ = next_input;
     g_ = std::move(g);
@@ -325,7 +321,8 @@ std::vector<Tensor> draw_values(const Graph& g, uint64_t seed, ValueDraw how) {
   Rng r(seed ^ 0x5eed5eedULL);
   for (auto& x : xs)
     if (is_floating(x.dtype()))
-      for (int64_t k = 0; k < x.numel(); ++k) x.set(k, how == ValueDraw::positive ? uniform(r, 0.5, 2.0) : uniform(r, 0.1, 0.6) * (chance(r, 0.5) ? 1 : -1));
+      for (int64_t k = 0; k < x.numel(); ++k)
+        x.set(k, how == ValueDraw::positive ? uniform(r, 0.5, 2.0) : uniform(r, 0.1, 0.6) * (chance(r, 0.5) ? 1 : -1));
   return xs;
 }
 

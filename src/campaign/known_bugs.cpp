@@ -21,7 +21,8 @@ std::map<std::string, std::string> read_known_bugs(const std::string& path) {
     const nlohmann::json& e = list[i];
     if (!e.is_object() || !e.contains("signature") || !e["signature"].is_string())
       throw UserError(fmt::format("{}: entry {} has no \"signature\" string", where, i));
-    if (e.contains("reference") && !e["reference"].is_string()) throw UserError(fmt::format("{}: entry {}'s \"reference\" is not a string", where, i));
+    if (e.contains("reference") && !e["reference"].is_string())
+      throw UserError(fmt::format("{}: entry {}'s \"reference\" is not a string", where, i));
     known[e["signature"].get<std::string>()] = e.value("reference", "");
   }
   return known;

@@ -77,8 +77,8 @@ void count_graph(ReproRecord& r, const Graph& g) {
 
 // What an exporter writes around an op (silu is x * Sigmoid(x)): left out of a foreign compiler's
 // ops, so one kernel's bug is one group whichever reprokit op reached it.
-constexpr std::string_view kExporterGlue[] = {"Add", "Sub", "Mul", "Div", "Neg", "Cast", "Identity", "Reshape", "Unsqueeze", "Squeeze",
-                                              "Constant", "ConstantOfShape", "Expand"};
+constexpr std::string_view kExporterGlue[] = {
+    "Add", "Sub", "Mul", "Div", "Neg", "Cast", "Identity", "Reshape", "Unsqueeze", "Squeeze", "Constant", "ConstantOfShape", "Expand"};
 
 // r.ops as the compiler saw them: `types`, less the exporter's glue (all of them when nothing else is left).
 void count_compiler_ops(ReproRecord& r, const std::vector<std::string>& types) {

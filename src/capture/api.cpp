@@ -61,16 +61,16 @@ struct CompiledFunction::State {
         cache.pop_back();
         ++stats.evictions;
         if (!warned_evict)
-          fmt::print(stderr, "reprokit: compile cache limit ({}) reached; evicting the least recently used graph "
-                             "(inputs with many different shapes recompile)\n", spec.cache_limit);
+          fmt::print(stderr,
+                     "reprokit: compile cache limit ({}) reached; evicting the least recently used graph "
+                     "(inputs with many different shapes recompile)\n",
+                     spec.cache_limit);
         warned_evict = true;
       }
     }
     try {
       return compiled->run(inputs);
-    } catch (const CompileFailure& e) {
-      throw StackFailure(failure_from(e.kind, e.what()), "");
-    }
+    } catch (const CompileFailure& e) { throw StackFailure(failure_from(e.kind, e.what()), ""); }
   }
 };
 

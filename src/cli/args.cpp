@@ -17,20 +17,21 @@ std::vector<std::string> csv_items(const std::string& csv) {
   return items;
 }
 
-Args::Args(const std::vector<std::string>& argv, const std::vector<std::string>& value_flags,
-           const std::vector<std::string>& bool_flags) {
-  auto takes_value = [&](const std::string& f) {
-    return std::find(value_flags.begin(), value_flags.end(), f) != value_flags.end();
-  };
-  auto is_bool = [&](const std::string& f) {
-    return std::find(bool_flags.begin(), bool_flags.end(), f) != bool_flags.end();
-  };
+Args::Args(const std::vector<std::string>& argv, const std::vector<std::string>& value_flags, const std::vector<std::string>& bool_flags) {
+  auto takes_value = [&](const std::string& f) { return std::find(value_flags.begin(), value_flags.end(), f) != value_flags.end(); };
+  auto is_bool = [&](const std::string& f) { return std::find(bool_flags.begin(), bool_flags.end(), f) != bool_flags.end(); };
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& a = argv[i];
-    if (a == "--help" || a == "-h") { help_ = true; continue; }
+    if (a == "--help" || a == "-h") {
+      help_ = true;
+      continue;
+    }
     // Single-dash short options exist only where a command lists them (reduce's -o).
     const bool short_option = a.size() == 2 && a[0] == '-' && a[1] != '-' && (takes_value(a) || is_bool(a));
-    if (!short_option && (a.rfind("--", 0) != 0 || a == "--")) { positional_.push_back(a); continue; }
+    if (!short_option && (a.rfind("--", 0) != 0 || a == "--")) {
+      positional_.push_back(a);
+      continue;
+    }
     std::string flag = a, value;
     bool inline_value = false;
     if (auto eq = a.find('='); eq != std::string::npos) {

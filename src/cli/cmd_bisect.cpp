@@ -23,11 +23,13 @@ static int run_step(const std::vector<std::string>& argv) {
   return run_bisect_step(args.positional()[0], args.positional()[1]);
 }
 
-static CommandRegistration reg({"bisect", "reprokit bisect BUNDLE_DIR [--timeout S]",
-                                "find the first stage, then pass, then pass rewrite that introduces a bundle's failure (for onnxruntime: ORT's level, optimiser and rewrite rule; for inductor: torch.compile's backend, then CompilerBisector's subsystems and their applications)",
-                                "  --timeout S   seconds per try before it counts as a hang (default: from the bundle, or 120)\n"
-                                "Writes bisect.json (bisect-2.json, ... never overwriting) into the bundle.",
-                                run_bisect});
+static CommandRegistration reg(
+    {"bisect", "reprokit bisect BUNDLE_DIR [--timeout S]",
+     "find the first stage, then pass, then pass rewrite that introduces a bundle's failure (for onnxruntime: ORT's level, optimiser and rewrite "
+     "rule; for inductor: torch.compile's backend, then CompilerBisector's subsystems and their applications)",
+     "  --timeout S   seconds per try before it counts as a hang (default: from the bundle, or 120)\n"
+     "Writes bisect.json (bisect-2.json, ... never overwriting) into the bundle.",
+     run_bisect});
 static CommandRegistration step_reg({"bisect-step", "reprokit bisect-step BUNDLE_DIR STEP_JSON", "one try of bisect (internal)", "", run_step, true});
 
 }  // namespace reprokit::cli

@@ -87,7 +87,8 @@ std::optional<double> tolerance_of(const Args& args) {
     if (*t == "auto") return std::nullopt;
     char* end = nullptr;
     const double v = std::strtod(t->c_str(), &end);
-    if (t->empty() || *end || !std::isfinite(v) || v < 0 || v > 1e6) throw UsageError(fmt::format("--tolerance expects auto or a number in [0, 1e6], got '{}'", printable(*t)));
+    if (t->empty() || *end || !std::isfinite(v) || v < 0 || v > 1e6)
+      throw UsageError(fmt::format("--tolerance expects auto or a number in [0, 1e6], got '{}'", printable(*t)));
     return v;
   }
   return HarnessConfig::from_env().tolerance;  // REPRO_TOLERANCE, else auto
@@ -123,8 +124,8 @@ int run_compare(const std::vector<std::string>& argv) {
   for (auto group : {std::pair{&in_files, &first_in}, std::pair{&out_files, &first_out}})
     for (const ValueFiles& v : *group.first)
       if (auto [it, fresh] = group.second->emplace(v.files[0], v.rk_name); !fresh && it->second != v.rk_name)
-        throw UserError(fmt::format("{}: values %{} and %{} would both be read from '{}'; compare cannot tell them apart", path, it->second, v.rk_name,
-                                    v.files[0]));
+        throw UserError(fmt::format("{}: values %{} and %{} would both be read from '{}'; compare cannot tell them apart", path, it->second,
+                                    v.rk_name, v.files[0]));
 
   // Inputs: every one needs its value, from --inputs or the model (an ONNX initializer). Nothing
   // random: the outputs were computed from definite inputs.
@@ -178,26 +179,25 @@ int run_compare(const std::vector<std::string>& argv) {
 
 }  // namespace
 
-static CommandRegistration reg({
-    "compare",
-    "reprokit compare MODEL.rk|MODEL.onnx --outputs DIR [--inputs DIR] [--tolerance T|auto] [--shape NAME:[d0,...]] [--graph NAME]",
-    "judge outputs another program computed for a model by the accuracy rule against float64",
-    "  --outputs DIR       the outputs to judge: DIR/<output name>.npy for each output of the model\n"
-    "  --inputs DIR        the inputs they were computed from: DIR/<input name>.npy for each input\n"
-    "                      (an ONNX model's initializers are its default values; any other missing input\n"
-    "                      is an error, never filled in at random)\n"
-    "  --tolerance T|auto  auto (the default, or REPRO_TOLERANCE): each floating output's error against\n"
-    "                      float64 within 3x the noise floor of legitimate ways of computing the graph\n"
-    "                      (docs/ACCURACY.md); a number: the fixed rule with that tolerance\n"
-    "  --shape NAME:[d,..] (.onnx models) the shape of an input with dynamic dimensions; repeatable\n"
-    "  --graph NAME        (.rk files) compare graph NAME of a multi-graph file\n"
-    "Names: an ONNX model's files are named after its ONNX input and output names (what an ONNX runtime\n"
-    "calls them); a name holding '/' uses reprokit's mapped name instead, and the mapped name (what\n"
-    "`reprokit run --save-outputs` writes) is read when the ONNX-named file is missing. Integer and bool\n"
-    "outputs must match exactly; NaN and inf must appear where the reference has them.\n"
-    "Prints a line per output, then PASS or MISMATCH. Exit 0: every output passes; 1: one does not;\n"
-    "2: bad usage or input (a missing .npy, or one of the wrong dtype or shape, named with its path).\n"
-    "examples/ort_check uses it to check ONNX Runtime under `reprokit reduce --check` and `reprokit fuzz`.",
-    run_compare});
+static CommandRegistration reg(
+    {"compare", "reprokit compare MODEL.rk|MODEL.onnx --outputs DIR [--inputs DIR] [--tolerance T|auto] [--shape NAME:[d0,...]] [--graph NAME]",
+     "judge outputs another program computed for a model by the accuracy rule against float64",
+     "  --outputs DIR       the outputs to judge: DIR/<output name>.npy for each output of the model\n"
+     "  --inputs DIR        the inputs they were computed from: DIR/<input name>.npy for each input\n"
+     "                      (an ONNX model's initializers are its default values; any other missing input\n"
+     "                      is an error, never filled in at random)\n"
+     "  --tolerance T|auto  auto (the default, or REPRO_TOLERANCE): each floating output's error against\n"
+     "                      float64 within 3x the noise floor of legitimate ways of computing the graph\n"
+     "                      (docs/ACCURACY.md); a number: the fixed rule with that tolerance\n"
+     "  --shape NAME:[d,..] (.onnx models) the shape of an input with dynamic dimensions; repeatable\n"
+     "  --graph NAME        (.rk files) compare graph NAME of a multi-graph file\n"
+     "Names: an ONNX model's files are named after its ONNX input and output names (what an ONNX runtime\n"
+     "calls them); a name holding '/' uses reprokit's mapped name instead, and the mapped name (what\n"
+     "`reprokit run --save-outputs` writes) is read when the ONNX-named file is missing. Integer and bool\n"
+     "outputs must match exactly; NaN and inf must appear where the reference has them.\n"
+     "Prints a line per output, then PASS or MISMATCH. Exit 0: every output passes; 1: one does not;\n"
+     "2: bad usage or input (a missing .npy, or one of the wrong dtype or shape, named with its path).\n"
+     "examples/ort_check uses it to check ONNX Runtime under `reprokit reduce --check` and `reprokit fuzz`.",
+     run_compare});
 
 }  // namespace reprokit::cli

@@ -30,12 +30,11 @@ static int run_export(const std::vector<std::string>& argv) {
   return 0;
 }
 
-static CommandRegistration reg({
-    "export", "reprokit export FILE.rk -o FILE.onnx [--graph NAME]", "write a graph as an ONNX model (opset 17)",
-    "  -o, --output FILE.onnx  the model to write (never an existing file: that is refused, exit 2)\n"
-    "  --graph NAME            export graph NAME of a multi-graph file (default: the first)\n"
-    "Every op of the op set is exported (composites such as gelu, silu and var as their formulas);\n"
-    "inputs become contiguous ONNX inputs. The model passes onnx.checker and strict shape inference.",
-    run_export});
+static CommandRegistration reg({"export", "reprokit export FILE.rk -o FILE.onnx [--graph NAME]", "write a graph as an ONNX model (opset 17)",
+                                "  -o, --output FILE.onnx  the model to write (never an existing file: that is refused, exit 2)\n"
+                                "  --graph NAME            export graph NAME of a multi-graph file (default: the first)\n"
+                                "Every op of the op set is exported (composites such as gelu, silu and var as their formulas);\n"
+                                "inputs become contiguous ONNX inputs. The model passes onnx.checker and strict shape inference.",
+                                run_export});
 
 }  // namespace reprokit::cli

@@ -12,8 +12,8 @@ namespace reprokit::cli {
 // keeps it, so these flags are refused with --resume rather than silently ignored. --check is the
 // exception: a resumed campaign runs no command read from its state.json, so a campaign judged by
 // a check is resumed only with the same --check given again.
-static const std::vector<std::string> kCampaignDefiningFlags = {"--seed",    "--max-nodes", "--ops",        "--skip-ops",         "--backend",
-                                                                "--train",   "--timeout",   "--format",     "--fail-regex",       "--unsupported-regex",
+static const std::vector<std::string> kCampaignDefiningFlags = {"--seed",     "--max-nodes", "--ops",    "--skip-ops",   "--backend",
+                                                                "--train",    "--timeout",   "--format", "--fail-regex", "--unsupported-regex",
                                                                 "--no-minify"};
 
 static int run_fuzz(const std::vector<std::string>& argv) {
@@ -33,7 +33,8 @@ static int run_fuzz(const std::vector<std::string>& argv) {
   o.resume = args.has("--resume");
   if (o.resume) {
     for (const std::string& flag : kCampaignDefiningFlags)
-      if (args.has(flag) || args.get(flag)) throw UsageError(fmt::format("{} with --resume: a resumed campaign keeps the options it started with (see CAMPAIGN/state.json)", flag));
+      if (args.has(flag) || args.get(flag))
+        throw UsageError(fmt::format("{} with --resume: a resumed campaign keeps the options it started with (see CAMPAIGN/state.json)", flag));
     o.check = args.get_or("--check", "");
     return run_campaign(o);
   }
@@ -63,38 +64,38 @@ static int run_fuzz(const std::vector<std::string>& argv) {
   return run_campaign(o);
 }
 
-static CommandRegistration reg({
-    "fuzz",
-    "reprokit fuzz -o CAMPAIGN [--budget S] [--seed N] [--max-nodes N] [--ops A,B|--skip-ops A,B] [--backend B,..] [--train] [--jobs N] "
-    "[--check \"CMD {}\" [--format onnx|rk]] [--resume]",
-    "find bugs: random graphs through the stack (or any compiler's check), each finding minified and grouped",
-    "  -o CAMPAIGN         the campaign's directory (new; an existing one only with --resume): state.json, report.json,\n"
-    "                      SUMMARY.txt and findings/<id>/ (finding.json, model.rk, inputs/, and bundles/ minified in\n"
-    "                      place or reduced/ from `reprokit reduce`)\n"
-    "  --budget S          seconds to spend (default 60): no new graph starts after them; a minification under way finishes\n"
-    "  --seed N            the campaign seed (default 1); graph i is `reprokit generate --seed N`'s graph i\n"
-    "  --max-nodes N       ops per graph, 1..N (default 8)\n"
-    "  --ops A,B           only these ops; --skip-ops A,B: every op of the table but these\n"
-    "  --backend B,..      the backends each graph runs on (default cpp): `reprokit run` under REPRO_AFTER=aot\n"
-    "                      REPRO_LEVEL=4 (errors, crashes, hangs and accuracy against float64); a backend that cannot\n"
-    "                      run on this machine (no CUDA driver, no Node.js, no torch) is refused before the campaign starts\n"
-    "  --train             inputs require grad; each graph also runs with --train (forward and backward)\n"
-    "  --jobs N            graphs judged at once, and each minification's --jobs (default 1)\n"
-    "  --timeout S         REPRO_TIMEOUT of each run, or the check's limit (default 30)\n"
-    "  --check \"CMD {}\"    judge each graph by this command instead of reprokit's stack, as `reprokit reduce` runs it\n"
-    "                      ({} is the model; its inputs are inputs/<name>.npy beside it; non-zero exit: a finding;\n"
-    "                      126/127: the check cannot run, exit 2); findings are reduced with `reprokit reduce`\n"
-    "  --format onnx|rk    the format the check is handed (default onnx)\n"
-    "  --fail-regex RE     with --check: a finding when the check's output matches RE, whatever its exit status\n"
-    "  --unsupported-regex RE  with --check: a passing check whose output matches RE counts as \"unsupported\" (the\n"
-    "                      compiler declined the graph), not as passed\n"
-    "  --max-graphs N      stop after N graphs (default: the budget decides)\n"
-    "  --no-minify         record findings without minifying them\n"
-    "  --resume            continue the campaign in CAMPAIGN (its options are kept; --budget, --jobs and --max-graphs\n"
-    "                      are this run's; a campaign judged by a check needs the same --check again: no command\n"
-    "                      is taken from state.json); Ctrl-C leaves a campaign that --resume continues\n"
-    "environment: REPRO_INJECT / REPRO_INJECT_PASS plant a bug in every run (a graph without the op runs clean)\n"
-    "exit status: 0 the campaign ran (SUMMARY.txt says what it found); 2 bad input",
-    run_fuzz});
+static CommandRegistration reg(
+    {"fuzz",
+     "reprokit fuzz -o CAMPAIGN [--budget S] [--seed N] [--max-nodes N] [--ops A,B|--skip-ops A,B] [--backend B,..] [--train] [--jobs N] "
+     "[--check \"CMD {}\" [--format onnx|rk]] [--resume]",
+     "find bugs: random graphs through the stack (or any compiler's check), each finding minified and grouped",
+     "  -o CAMPAIGN         the campaign's directory (new; an existing one only with --resume): state.json, report.json,\n"
+     "                      SUMMARY.txt and findings/<id>/ (finding.json, model.rk, inputs/, and bundles/ minified in\n"
+     "                      place or reduced/ from `reprokit reduce`)\n"
+     "  --budget S          seconds to spend (default 60): no new graph starts after them; a minification under way finishes\n"
+     "  --seed N            the campaign seed (default 1); graph i is `reprokit generate --seed N`'s graph i\n"
+     "  --max-nodes N       ops per graph, 1..N (default 8)\n"
+     "  --ops A,B           only these ops; --skip-ops A,B: every op of the table but these\n"
+     "  --backend B,..      the backends each graph runs on (default cpp): `reprokit run` under REPRO_AFTER=aot\n"
+     "                      REPRO_LEVEL=4 (errors, crashes, hangs and accuracy against float64); a backend that cannot\n"
+     "                      run on this machine (no CUDA driver, no Node.js, no torch) is refused before the campaign starts\n"
+     "  --train             inputs require grad; each graph also runs with --train (forward and backward)\n"
+     "  --jobs N            graphs judged at once, and each minification's --jobs (default 1)\n"
+     "  --timeout S         REPRO_TIMEOUT of each run, or the check's limit (default 30)\n"
+     "  --check \"CMD {}\"    judge each graph by this command instead of reprokit's stack, as `reprokit reduce` runs it\n"
+     "                      ({} is the model; its inputs are inputs/<name>.npy beside it; non-zero exit: a finding;\n"
+     "                      126/127: the check cannot run, exit 2); findings are reduced with `reprokit reduce`\n"
+     "  --format onnx|rk    the format the check is handed (default onnx)\n"
+     "  --fail-regex RE     with --check: a finding when the check's output matches RE, whatever its exit status\n"
+     "  --unsupported-regex RE  with --check: a passing check whose output matches RE counts as \"unsupported\" (the\n"
+     "                      compiler declined the graph), not as passed\n"
+     "  --max-graphs N      stop after N graphs (default: the budget decides)\n"
+     "  --no-minify         record findings without minifying them\n"
+     "  --resume            continue the campaign in CAMPAIGN (its options are kept; --budget, --jobs and --max-graphs\n"
+     "                      are this run's; a campaign judged by a check needs the same --check again: no command\n"
+     "                      is taken from state.json); Ctrl-C leaves a campaign that --resume continues\n"
+     "environment: REPRO_INJECT / REPRO_INJECT_PASS plant a bug in every run (a graph without the op runs clean)\n"
+     "exit status: 0 the campaign ran (SUMMARY.txt says what it found); 2 bad input",
+     run_fuzz});
 
 }  // namespace reprokit::cli

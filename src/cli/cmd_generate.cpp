@@ -68,20 +68,19 @@ static int run_generate(const std::vector<std::string>& argv) {
     ++made;
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  fmt::print("reprokit generate: {} graphs in {} ({:.1f} graphs/s); {} seeds gave no graph, {} no finite values\n", made, out.path(), made / std::max(s, 1e-9),
-             no_graph, no_values);
+  fmt::print("reprokit generate: {} graphs in {} ({:.1f} graphs/s); {} seeds gave no graph, {} no finite values\n", made, out.path(),
+             made / std::max(s, 1e-9), no_graph, no_values);
   return made > 0 ? 0 : 1;
 }
 
-static CommandRegistration reg({
-    "generate", "reprokit generate -o DIR [--count N] [--seed S] [--max-nodes N] [--ops A,B|--skip-ops A,B] [--train]",
-    "random valid graphs from the op table, with input values that keep the float64 reference finite",
-    "  -o DIR          write DIR/<graph>/model.rk and DIR/<graph>/inputs/<input>.npy (never overwriting)\n"
-    "  --count N       graphs to generate (default 10)\n"
-    "  --seed S        the campaign seed (default 1); graph i uses seed S * 1000003 + i\n"
-    "  --max-nodes N   ops per graph, 1..N (default 8)\n"
-    "  --ops A,B       only these ops; --skip-ops A,B: every op but these\n"
-    "  --train         floating inputs require grad (the graphs run with `reprokit run --train`)",
-    run_generate});
+static CommandRegistration reg({"generate", "reprokit generate -o DIR [--count N] [--seed S] [--max-nodes N] [--ops A,B|--skip-ops A,B] [--train]",
+                                "random valid graphs from the op table, with input values that keep the float64 reference finite",
+                                "  -o DIR          write DIR/<graph>/model.rk and DIR/<graph>/inputs/<input>.npy (never overwriting)\n"
+                                "  --count N       graphs to generate (default 10)\n"
+                                "  --seed S        the campaign seed (default 1); graph i uses seed S * 1000003 + i\n"
+                                "  --max-nodes N   ops per graph, 1..N (default 8)\n"
+                                "  --ops A,B       only these ops; --skip-ops A,B: every op but these\n"
+                                "  --train         floating inputs require grad (the graphs run with `reprokit run --train`)",
+                                run_generate});
 
 }  // namespace reprokit::cli

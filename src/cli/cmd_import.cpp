@@ -35,22 +35,21 @@ static int run_import(const std::vector<std::string>& argv) {
     Dir inputs = dir.sub("inputs", true);
     for (const auto& [name, t] : m.values) write_new_file(inputs, name + ".npy", encode_npy(t), "reprokit import");
   }
-  fmt::print("wrote {} ({} nodes, {} inputs, {} of them with values in {})\n", dir.path(file), m.graph.num_ops(), m.graph.num_inputs(), m.values.size(),
-             dir.path("inputs"));
+  fmt::print("wrote {} ({} nodes, {} inputs, {} of them with values in {})\n", dir.path(file), m.graph.num_ops(), m.graph.num_inputs(),
+             m.values.size(), dir.path("inputs"));
   fmt::print("run it with: reprokit run {} --inputs {}\n", dir.path(file), dir.path("inputs"));
   return 0;
 }
 
-static CommandRegistration reg({
-    "import", "reprokit import MODEL.onnx -o DIR [--shape NAME:[d0,d1,...]]...",
-    "import an ONNX model as DIR/<graph>.rk and its weights as DIR/inputs/*.npy",
-    "  -o, --output DIR       where to write <graph>.rk and inputs/<input name>.npy (created; existing files are\n"
-    "                         never replaced: an import that would replace one is refused, exit 2)\n"
-    "  --shape NAME:[d0,...]  the shape of input NAME, for inputs with dynamic dimensions (repeatable)\n"
-    "Imports ONNX opsets 7-17 (and opset 6 where semantics agree). Weights (initializers) become graph\n"
-    "inputs whose values are saved; shape arithmetic on constants is evaluated at import time. An op,\n"
-    "attribute or dtype reprokit cannot express is an error naming the ONNX node (exit 2).\n"
-    "`reprokit run DIR/<graph>.rk --inputs DIR/inputs` computes what `reprokit run MODEL.onnx` does.",
-    run_import});
+static CommandRegistration reg({"import", "reprokit import MODEL.onnx -o DIR [--shape NAME:[d0,d1,...]]...",
+                                "import an ONNX model as DIR/<graph>.rk and its weights as DIR/inputs/*.npy",
+                                "  -o, --output DIR       where to write <graph>.rk and inputs/<input name>.npy (created; existing files are\n"
+                                "                         never replaced: an import that would replace one is refused, exit 2)\n"
+                                "  --shape NAME:[d0,...]  the shape of input NAME, for inputs with dynamic dimensions (repeatable)\n"
+                                "Imports ONNX opsets 7-17 (and opset 6 where semantics agree). Weights (initializers) become graph\n"
+                                "inputs whose values are saved; shape arithmetic on constants is evaluated at import time. An op,\n"
+                                "attribute or dtype reprokit cannot express is an error naming the ONNX node (exit 2).\n"
+                                "`reprokit run DIR/<graph>.rk --inputs DIR/inputs` computes what `reprokit run MODEL.onnx` does.",
+                                run_import});
 
 }  // namespace reprokit::cli

@@ -55,7 +55,7 @@ static CommandRegistration reg({"minify", "reprokit minify BUNDLE_DIR [--jobs N]
                                 run_minify});
 
 static CommandRegistration worker_reg({"minify-worker", "reprokit minify-worker BUNDLE_DIR [--query FILE]",
-                                       "oracle worker of the minifier (internal); with --query, reruns one saved query by hand", "",
-                                       run_worker, true});
+                                       "oracle worker of the minifier (internal); with --query, reruns one saved query by hand", "", run_worker,
+                                       true});
 
 }  // namespace reprokit::cli

@@ -1,7 +1,6 @@
 // `reprokit print FILE`: prints a graph file (.rk, .onnx, or the .json form / a bundle manifest) as .rk text.
 #include <fmt/core.h>
 
-
 #include "command.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/json_format.h"
@@ -20,15 +19,11 @@ static int run_print(const std::vector<std::string>& argv) {
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(read_file(path, kMaxTextFileBytes));
-    } catch (const nlohmann::json::exception& e) {
-      throw UserError(fmt::format("{}: invalid JSON: {}", path, e.what()));
-    }
+    } catch (const nlohmann::json::exception& e) { throw UserError(fmt::format("{}: invalid JSON: {}", path, e.what())); }
     if (j.is_object() && j.contains("graph") && !j.contains("nodes")) j = j["graph"];  // a bundle manifest
     try {
       m = module_from_json(j);
-    } catch (const UserError& e) {
-      throw UserError(fmt::format("{}: {}", path, e.what()));
-    } catch (const nlohmann::json::exception& e) {
+    } catch (const UserError& e) { throw UserError(fmt::format("{}: {}", path, e.what())); } catch (const nlohmann::json::exception& e) {
       throw UserError(fmt::format("{}: malformed graph JSON: {}", path, e.what()));
     }
   } else {
@@ -39,9 +34,8 @@ static int run_print(const std::vector<std::string>& argv) {
   return 0;
 }
 
-static CommandRegistration reg({
-    "print", "reprokit print FILE [--graph NAME]", "print a graph (.rk, .onnx or .json) in the text format",
-    "  FILE          a .rk file, an ONNX model, a graph .json, or a bundle's manifest.json\n  --graph NAME  print only the graph NAME",
-    run_print});
+static CommandRegistration reg(
+    {"print", "reprokit print FILE [--graph NAME]", "print a graph (.rk, .onnx or .json) in the text format",
+     "  FILE          a .rk file, an ONNX model, a graph .json, or a bundle's manifest.json\n  --graph NAME  print only the graph NAME", run_print});
 
 }  // namespace reprokit::cli

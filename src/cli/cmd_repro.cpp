@@ -33,14 +33,13 @@ static int run_repro(const std::vector<std::string>& argv) {
   }
   fmt::print("NOT REPRODUCED\n");
   if (got.failed())
-    fmt::print("  a different failure happened instead: {}: {}\n  expected: {}: {}\n", got.kind_name(),
-               got.message.substr(0, got.message.find('\n')), r.spec.expected.kind_name(), r.spec.expected.signature);
+    fmt::print("  a different failure happened instead: {}: {}\n  expected: {}: {}\n", got.kind_name(), got.message.substr(0, got.message.find('\n')),
+               r.spec.expected.kind_name(), r.spec.expected.signature);
   return 0;
 }
 
 static CommandRegistration reg({"repro", "reprokit repro REPRO.rk [--timeout S]",
                                 "rerun a repro in a fresh process: exit 1 and REPRODUCED, or exit 0 and NOT REPRODUCED",
-                                "  --timeout S   seconds before the rerun counts as a hang (default: from the repro, or 300)",
-                                run_repro});
+                                "  --timeout S   seconds before the rerun counts as a hang (default: from the repro, or 300)", run_repro});
 
 }  // namespace reprokit::cli

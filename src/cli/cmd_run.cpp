@@ -55,7 +55,10 @@ static void print_summary(const std::string& name, const Tensor& t) {
   double lo = INFINITY, hi = -INFINITY, sum = 0;
   size_t nan = 0;
   for (double x : v) {
-    if (std::isnan(x)) { ++nan; continue; }
+    if (std::isnan(x)) {
+      ++nan;
+      continue;
+    }
     lo = std::min(lo, x);
     hi = std::max(hi, x);
     sum += x;
@@ -106,17 +109,18 @@ static void print_warm_times(const Graph& g, const std::vector<Tensor>& inputs, 
   } catch (const CompileFailure& e) {  // the checked run passed: a timed run that fails is flaky
     throw UserError(fmt::format("--iters: a timed run failed after the checked run passed ({}): {}", failure_kind_name(e.kind), e.what()));
   }
-  fmt::print("time: median {:.4g} ms, min {:.4g} ms over {} warm run{} ({} backend{}; compile {:.0f} ms, not included)\n", t.median_ms(),
-             t.min_ms(), iters, iters == 1 ? "" : "s", opts.compile.backend, opts.train ? ", forward and backward" : "", t.compile_ms);
+  fmt::print("time: median {:.4g} ms, min {:.4g} ms over {} warm run{} ({} backend{}; compile {:.0f} ms, not included)\n", t.median_ms(), t.min_ms(),
+             iters, iters == 1 ? "" : "s", opts.compile.backend, opts.train ? ", forward and backward" : "", t.compile_ms);
 }
 
 static int run_model(const std::vector<std::string>& argv) {
-  Args args(argv, {"--backend", "--seed", "--inputs", "--save-outputs", "--inject", "--inject-pass", "--graph", "--shape", "--samples",
-                        "--backend-option", "--iters"},
+  Args args(argv,
+            {"--backend", "--seed", "--inputs", "--save-outputs", "--inject", "--inject-pass", "--graph", "--shape", "--samples", "--backend-option",
+             "--iters"},
             {"--train", "--no-passes", "--verbose"});
   if (args.positional().size() != 1) throw UsageError("expected exactly one MODEL.rk");
-  std::map<std::string, Tensor> known;         // an ONNX model's initializers: default input values
-  GivenInputs given;                           // --inputs files may be named after the ONNX inputs, and may decide shapes
+  std::map<std::string, Tensor> known;  // an ONNX model's initializers: default input values
+  GivenInputs given;                    // --inputs files may be named after the ONNX inputs, and may decide shapes
   given.dir = args.get_or("--inputs", "");
   const std::string& inputs_dir = given.dir;
   Module m = load_model(args.positional()[0], parse_shape_specs(args.get_all("--shape")), &known, given);
@@ -133,7 +137,8 @@ static int run_model(const std::vector<std::string>& argv) {
   HarnessConfig cfg = HarnessConfig::from_env();
   if (args.get("--samples")) {
     long n = args.get_int("--samples", 1);
-    if (n < 1 || n > kMaxSamples) throw UsageError(fmt::format("option --samples expects a number of input samples in [1, {}], got {}", kMaxSamples, n));
+    if (n < 1 || n > kMaxSamples)
+      throw UsageError(fmt::format("option --samples expects a number of input samples in [1, {}], got {}", kMaxSamples, n));
     if (!cfg.enabled()) throw UsageError("option --samples needs the harness: set REPRO_AFTER (dynamo or aot)");
     cfg.samples = static_cast<int>(n);
   }
@@ -188,34 +193,34 @@ static std::string backend_help() {
   return s;
 }
 
-static CommandRegistration reg({
-    "run",
-    "reprokit run MODEL.rk|MODEL.onnx [--backend B] [--train] [--seed S] [--inputs DIR] [--save-outputs DIR] [--inject OP:KIND] [--inject-pass PASS:N] [--graph NAME] [--shape NAME:[d0,...]] [--samples N] [--backend-option KEY=VALUE] [--iters N]",
-    "run a model through the compile stack, under the harness (REPRO_* variables)",
-    backend_help() +
-    "  --backend-option K=V  an option of a compiler that is not reprokit's, saved in bundles (inductor: a\n"
-    "                      torch._inductor.config option, e.g. cpp.simdlen=8; onnxruntime: graph_optimization_level,\n"
-    "                      disabled_optimizers=A,B); repeatable\n"
-    "  --seed S            seed of the random inputs (default 0)\n"
-    "  --inputs DIR        load DIR/<input name>.npy (random for any missing; an ONNX model's weights by default);\n"
-    "                      an ONNX input's file is named after its ONNX name, else after reprokit's name for it\n"
-    "  --save-outputs DIR  write DIR/<returned value name>.npy (and DIR/grad_<input name>.npy with --train);\n"
-    "                      a file already there, or an output named like a gradient's file, is refused (exit 2)\n"
-    "  --inject OP:KIND    make the codegen misbehave on every node of OP (also REPRO_INJECT); inductor: relu only,\n"
-    "                      with Inductor's own testing fault (compile_error, runtime_error, accuracy)\n"
-    "                      KIND: compile_error runtime_error accuracy accuracy=REL accuracy_one=K crash hang flaky\n"
-    "  --inject-pass P:N   make the Nth rewrite of pass P wrong (also REPRO_INJECT_PASS)\n"
-    "  --graph NAME        run graph NAME of a multi-graph file\n"
-    "  --shape NAME:[d,..] (.onnx models) the shape of an input with dynamic dimensions; repeatable\n"
-    "  --samples N         (under the harness) also check each stage on N - 1 input samples drawn like its inputs\n"
-    "                      (weights marked grad kept); the bundle records which samples fail\n"
-    "  --iters N           then time N warm runs of the compiled stack on the same inputs and print the median\n"
-    "                      (after one untimed run; the compile is timed apart, a cache hit after the checked run)\n"
-    "  --no-passes         compile without optimisation passes\n"
-    "  --verbose           log each compiler pass\n"
-    "  --train             also run the backward pass on the sum of the outputs (gradients of inputs marked grad)\n"
-    "environment: REPRO_AFTER (dynamo|aot) REPRO_LEVEL (1-4) REPRO_DIR REPRO_MINIFY REPRO_TOLERANCE REPRO_TIMEOUT\n"
-    "             REPRO_INJECT REPRO_INJECT_PASS (ambient: a graph without the op runs clean) REPRO_MEMORY_BUDGET (MB)",
-    run_model});
+static CommandRegistration reg(
+    {"run",
+     "reprokit run MODEL.rk|MODEL.onnx [--backend B] [--train] [--seed S] [--inputs DIR] [--save-outputs DIR] [--inject OP:KIND] [--inject-pass "
+     "PASS:N] [--graph NAME] [--shape NAME:[d0,...]] [--samples N] [--backend-option KEY=VALUE] [--iters N]",
+     "run a model through the compile stack, under the harness (REPRO_* variables)",
+     backend_help() + "  --backend-option K=V  an option of a compiler that is not reprokit's, saved in bundles (inductor: a\n"
+                      "                      torch._inductor.config option, e.g. cpp.simdlen=8; onnxruntime: graph_optimization_level,\n"
+                      "                      disabled_optimizers=A,B); repeatable\n"
+                      "  --seed S            seed of the random inputs (default 0)\n"
+                      "  --inputs DIR        load DIR/<input name>.npy (random for any missing; an ONNX model's weights by default);\n"
+                      "                      an ONNX input's file is named after its ONNX name, else after reprokit's name for it\n"
+                      "  --save-outputs DIR  write DIR/<returned value name>.npy (and DIR/grad_<input name>.npy with --train);\n"
+                      "                      a file already there, or an output named like a gradient's file, is refused (exit 2)\n"
+                      "  --inject OP:KIND    make the codegen misbehave on every node of OP (also REPRO_INJECT); inductor: relu only,\n"
+                      "                      with Inductor's own testing fault (compile_error, runtime_error, accuracy)\n"
+                      "                      KIND: compile_error runtime_error accuracy accuracy=REL accuracy_one=K crash hang flaky\n"
+                      "  --inject-pass P:N   make the Nth rewrite of pass P wrong (also REPRO_INJECT_PASS)\n"
+                      "  --graph NAME        run graph NAME of a multi-graph file\n"
+                      "  --shape NAME:[d,..] (.onnx models) the shape of an input with dynamic dimensions; repeatable\n"
+                      "  --samples N         (under the harness) also check each stage on N - 1 input samples drawn like its inputs\n"
+                      "                      (weights marked grad kept); the bundle records which samples fail\n"
+                      "  --iters N           then time N warm runs of the compiled stack on the same inputs and print the median\n"
+                      "                      (after one untimed run; the compile is timed apart, a cache hit after the checked run)\n"
+                      "  --no-passes         compile without optimisation passes\n"
+                      "  --verbose           log each compiler pass\n"
+                      "  --train             also run the backward pass on the sum of the outputs (gradients of inputs marked grad)\n"
+                      "environment: REPRO_AFTER (dynamo|aot) REPRO_LEVEL (1-4) REPRO_DIR REPRO_MINIFY REPRO_TOLERANCE REPRO_TIMEOUT\n"
+                      "             REPRO_INJECT REPRO_INJECT_PASS (ambient: a graph without the op runs clean) REPRO_MEMORY_BUDGET (MB)",
+     run_model});
 
 }  // namespace reprokit::cli

@@ -49,7 +49,8 @@ static int run_triage(const std::vector<std::string>& argv) {
       else unreadable.push_back(why);
     }
     if (too_deep.count)  // never silently: repros may lie there
-      fmt::print(stderr, "reprokit triage: {} {} more than {} levels below {} {} not visited (the first: {}); give a deeper DIR to triage what they hold\n",
+      fmt::print(stderr,
+                 "reprokit triage: {} {} more than {} levels below {} {} not visited (the first: {}); give a deeper DIR to triage what they hold\n",
                  too_deep.count, too_deep.count == 1 ? "directory" : "directories", kMaxReproDepth, escape_controls(root),
                  too_deep.count == 1 ? "was" : "were", escape_controls(too_deep.first));
   }
@@ -62,8 +63,14 @@ static int run_triage(const std::vector<std::string>& argv) {
     nlohmann::json out = nlohmann::json::array();
     for (auto& g : groups) {
       const ReproRecord& s = g.smallest();
-      out.push_back({{"signature", g.signature}, {"count", g.members.size()}, {"kind", s.kind}, {"ops", s.ops_text()},
-                     {"repro", s.dir}, {"minimized", s.minimized}, {"backend", s.backend}, {"stage", s.stage}});
+      out.push_back({{"signature", g.signature},
+                     {"count", g.members.size()},
+                     {"kind", s.kind},
+                     {"ops", s.ops_text()},
+                     {"repro", s.dir},
+                     {"minimized", s.minimized},
+                     {"backend", s.backend},
+                     {"stage", s.stage}});
       if (!s.cause.empty()) out.back()["cause"] = s.cause;
       if (!s.location.empty()) out.back()["location"] = s.location;
       if (args.get("--known")) out.back()["known"] = standing(g) != "new";
@@ -83,24 +90,27 @@ static int run_triage(const std::vector<std::string>& argv) {
     // A failure of reprokit itself (inside a check) is the tool's bug, never the compiler's.
     const std::string backend = s.backend.empty() ? "external" : s.backend == "reprokit" ? "reprokit (tool bug)" : escape_controls(s.backend);
     fmt::print("{:>4}x  {:<14} {:<10} ops: {:<28} {}{}\n      smallest: {}\n", g.members.size(), escape_controls(s.kind), backend,
-               escape_controls(s.ops_text()), escape_controls(s.message.substr(0, 80)), s.minimized ? "" : "  (not minimized)", escape_controls(s.dir));
+               escape_controls(s.ops_text()), escape_controls(s.message.substr(0, 80)), s.minimized ? "" : "  (not minimized)",
+               escape_controls(s.dir));
     if (!s.cause.empty() || !s.location.empty())
-      fmt::print("      cause: {}\n", escape_controls(s.cause.empty() ? "the compiler's " + s.location : s.location.empty() ? s.cause : s.cause + ", at " + s.location));
+      fmt::print("      cause: {}\n", escape_controls(s.cause.empty()      ? "the compiler's " + s.location
+                                                      : s.location.empty() ? s.cause
+                                                                           : s.cause + ", at " + s.location));
     if (args.get("--known")) fmt::print("      {}\n", escape_controls(standing(g)));
   }
   return 0;
 }
 
-static CommandRegistration reg({
-    "triage", "reprokit triage DIR... [--json] [--known FILE]", "group repros (bundles, reduce outputs, fuzz campaigns) into distinct bugs",
-    "  DIR     a minified bundle, a reduce OUT directory, a campaign, or any tree holding them\n"
-    "  --json  the groups as a JSON array of {signature, count, kind, ops, repro, ...}\n"
-    "  --known FILE  bugs already filed: a JSON array of {\"signature\", \"reference\"} (triage --json output with\n"
-    "          references added will do); each group is marked new or known (with its reference)\n"
-    "Two repros are the same bug when backend, failure kind, the passes the repro keeps on, the multiset\n"
-    "of its ops, the source line the compiler names and its normalised message agree; or, when minify named\n"
-    "the compiler's own optimiser that causes it, backend, kind and that optimiser (docs/FUZZING.md). The\n"
-    "smallest repro of each group is named.",
-    run_triage});
+static CommandRegistration reg({"triage", "reprokit triage DIR... [--json] [--known FILE]",
+                                "group repros (bundles, reduce outputs, fuzz campaigns) into distinct bugs",
+                                "  DIR     a minified bundle, a reduce OUT directory, a campaign, or any tree holding them\n"
+                                "  --json  the groups as a JSON array of {signature, count, kind, ops, repro, ...}\n"
+                                "  --known FILE  bugs already filed: a JSON array of {\"signature\", \"reference\"} (triage --json output with\n"
+                                "          references added will do); each group is marked new or known (with its reference)\n"
+                                "Two repros are the same bug when backend, failure kind, the passes the repro keeps on, the multiset\n"
+                                "of its ops, the source line the compiler names and its normalised message agree; or, when minify named\n"
+                                "the compiler's own optimiser that causes it, backend, kind and that optimiser (docs/FUZZING.md). The\n"
+                                "smallest repro of each group is named.",
+                                run_triage});
 
 }  // namespace reprokit::cli

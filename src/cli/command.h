@@ -14,12 +14,12 @@
 namespace reprokit::cli {
 
 struct Command {
-  std::string name;     // "run", "minify", ...
-  std::string usage;    // "reprokit run MODEL.rk [--backend B] ..."
-  std::string summary;  // one line for `reprokit --help`
-  std::string help;     // full --help text (options, one per line)
+  std::string name;                                              // "run", "minify", ...
+  std::string usage;                                             // "reprokit run MODEL.rk [--backend B] ..."
+  std::string summary;                                           // one line for `reprokit --help`
+  std::string help;                                              // full --help text (options, one per line)
   std::function<int(const std::vector<std::string>& args)> run;  // args after the command name
-  bool hidden = false;  // internal commands (e.g. the minifier's worker)
+  bool hidden = false;                                           // internal commands (e.g. the minifier's worker)
 };
 
 std::vector<Command>& command_table();
@@ -37,14 +37,13 @@ struct UsageError : std::runtime_error {
 class Args {
  public:
   // `value_flags` take a value; `bool_flags` do not. Anything else starting with -- is an error.
-  Args(const std::vector<std::string>& argv, const std::vector<std::string>& value_flags,
-       const std::vector<std::string>& bool_flags);
+  Args(const std::vector<std::string>& argv, const std::vector<std::string>& value_flags, const std::vector<std::string>& bool_flags);
   const std::vector<std::string>& positional() const { return positional_; }
   bool has(const std::string& flag) const;
-  std::optional<std::string> get(const std::string& flag) const;          // last given
-  std::vector<std::string> get_all(const std::string& flag) const;        // every occurrence
+  std::optional<std::string> get(const std::string& flag) const;    // last given
+  std::vector<std::string> get_all(const std::string& flag) const;  // every occurrence
   std::string get_or(const std::string& flag, const std::string& def) const;
-  long get_int(const std::string& flag, long def) const;      // UsageError when not a number
+  long get_int(const std::string& flag, long def) const;  // UsageError when not a number
   double get_double(const std::string& flag, double def) const;
   bool help() const { return help_; }
 

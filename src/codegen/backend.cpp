@@ -8,10 +8,10 @@
 
 namespace reprokit {
 
-std::unique_ptr<CompiledGraph> compile_eager(const Graph& g, const CompileOptions& options);      // interpreted_backend.cpp
-std::unique_ptr<CompiledGraph> compile_aot_eager(const Graph& g, const CompileOptions& options);  // interpreted_backend.cpp
-std::unique_ptr<CompiledGraph> compile_cpp(const Graph& g, const CompileOptions& options);        // cpp_backend.cpp
-std::unique_ptr<CompiledGraph> compile_cuda(const Graph& g, const CompileOptions& options);       // cuda_backend.cpp
+std::unique_ptr<CompiledGraph> compile_eager(const Graph& g, const CompileOptions& options);        // interpreted_backend.cpp
+std::unique_ptr<CompiledGraph> compile_aot_eager(const Graph& g, const CompileOptions& options);    // interpreted_backend.cpp
+std::unique_ptr<CompiledGraph> compile_cpp(const Graph& g, const CompileOptions& options);          // cpp_backend.cpp
+std::unique_ptr<CompiledGraph> compile_cuda(const Graph& g, const CompileOptions& options);         // cuda_backend.cpp
 std::unique_ptr<CompiledGraph> compile_onnxruntime(const Graph& g, const CompileOptions& options);  // onnxruntime_backend.cpp
 std::unique_ptr<CompiledGraph> compile_inductor(const Graph& g, const CompileOptions& options);     // inductor_backend.cpp
 std::unique_ptr<CompiledGraph> compile_openvino(const Graph& g, const CompileOptions& options);     // openvino_backend.cpp
@@ -28,14 +28,21 @@ namespace {
 // constexpr: filled before any other file's static initializer reads it (`reprokit run --help`).
 constexpr Backend kBackends[] = {
     {"eager", "the reference interpreter on the captured graph (no compiler)", false, false, nullptr, true, OpLanguage::reprokit, compile_eager},
-    {"aot_eager", "the reference interpreter on the decomposed graph (no compiler)", true, false, nullptr, true, OpLanguage::reprokit, compile_aot_eager},
-    {"cpp", "decompositions, passes, C++ built by the system compiler (OpenBLAS GEMM)", true, true, nullptr, false, OpLanguage::reprokit, compile_cpp},
+    {"aot_eager", "the reference interpreter on the decomposed graph (no compiler)", true, false, nullptr, true, OpLanguage::reprokit,
+     compile_aot_eager},
+    {"cpp", "decompositions, passes, C++ built by the system compiler (OpenBLAS GEMM)", true, true, nullptr, false, OpLanguage::reprokit,
+     compile_cpp},
     {"cuda", "decompositions, passes, CUDA built by NVRTC, run through the driver", true, true, nullptr, false, OpLanguage::reprokit, compile_cuda},
-    {"onnxruntime", "the captured graph exported to ONNX and run by ONNX Runtime (CPU) under Node.js", false, false, &kOnnxRuntimeSwitches, false, OpLanguage::onnx, compile_onnxruntime},
-    {"inductor", "the captured graph as PyTorch ATen calls, compiled by torch.compile (Inductor) in a Python worker", false, false, &kInductorSwitches, false, OpLanguage::aten, compile_inductor},
-    {"openvino", "the captured graph exported to ONNX and run by OpenVINO's CPU plugin in a Python worker", false, false, nullptr, false, OpLanguage::onnx, compile_openvino},
-    {"tvm", "the captured graph exported to ONNX, compiled by Apache TVM (Relax, LLVM CPU target) in a Python worker", false, false, &kTvmSwitches, false, OpLanguage::onnx, compile_tvm},
-    {"iree", "the captured graph exported to ONNX, compiled by IREE (llvm-cpu target) in a Python worker", false, false, nullptr, false, OpLanguage::onnx, compile_iree},
+    {"onnxruntime", "the captured graph exported to ONNX and run by ONNX Runtime (CPU) under Node.js", false, false, &kOnnxRuntimeSwitches, false,
+     OpLanguage::onnx, compile_onnxruntime},
+    {"inductor", "the captured graph as PyTorch ATen calls, compiled by torch.compile (Inductor) in a Python worker", false, false,
+     &kInductorSwitches, false, OpLanguage::aten, compile_inductor},
+    {"openvino", "the captured graph exported to ONNX and run by OpenVINO's CPU plugin in a Python worker", false, false, nullptr, false,
+     OpLanguage::onnx, compile_openvino},
+    {"tvm", "the captured graph exported to ONNX, compiled by Apache TVM (Relax, LLVM CPU target) in a Python worker", false, false, &kTvmSwitches,
+     false, OpLanguage::onnx, compile_tvm},
+    {"iree", "the captured graph exported to ONNX, compiled by IREE (llvm-cpu target) in a Python worker", false, false, nullptr, false,
+     OpLanguage::onnx, compile_iree},
 };
 
 }  // namespace

@@ -29,7 +29,7 @@ BufferPlan plan_buffers(const std::vector<BufferLife>& lives) {
   std::vector<size_t> order(lives.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lives[a].first < lives[b].first; });
-  std::map<int64_t, int64_t> free_blocks;  // offset -> size, disjoint, never adjacent
+  std::map<int64_t, int64_t> free_blocks;         // offset -> size, disjoint, never adjacent
   std::set<std::pair<int64_t, int64_t>> by_size;  // the same blocks as (size, offset): best fit
   auto add_block = [&](int64_t off, int64_t size) {
     free_blocks[off] = size;
@@ -39,7 +39,7 @@ BufferPlan plan_buffers(const std::vector<BufferLife>& lives) {
     by_size.erase({it->second, it->first});
     return free_blocks.erase(it);
   };
-  using Pending = std::pair<int, size_t>;   // (last position, life) of a placed buffer
+  using Pending = std::pair<int, size_t>;  // (last position, life) of a placed buffer
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> live;
   auto release = [&](int64_t off, int64_t size) {
     auto next = free_blocks.lower_bound(off);

@@ -20,8 +20,8 @@
 
 namespace reprokit::codegen_detail {
 
-const char* storage_type(DType t);  // the element type in memory (f16/bf16 as uint16_t)
-const char* compute_type(DType t);  // the type arithmetic happens in (f16/bf16 in float)
+const char* storage_type(DType t);                                               // the element type in memory (f16/bf16 as uint16_t)
+const char* compute_type(DType t);                                               // the type arithmetic happens in (f16/bf16 in float)
 std::string load_expr(DType t, const std::string& ptr, const std::string& idx);  // in compute type
 std::string store_value(DType t, const std::string& v);                          // to storage type
 // An integer computed in int64_t, wrapped to t's width as the value of a node of dtype t is (the
@@ -87,9 +87,9 @@ class Codegen {
   const Target& target_;
   const std::string m_;  // the target's math namespace
   std::vector<std::vector<int>> users_;
-  std::map<int, int64_t> group_of_;            // node -> fusion group (groups of two or more)
+  std::map<int, int64_t> group_of_;             // node -> fusion group (groups of two or more)
   std::map<int, std::vector<int>> group_last_;  // last node of a group -> its members in order
-  std::map<int64_t, int> group_end_;             // fusion group -> its last node (where its kernel runs)
+  std::map<int64_t, int> group_end_;            // fusion group -> its last node (where its kernel runs)
   // Epilogues: a conv2d whose only readers are one pointwise kernel over its whole output (relu,
   // batch norm, a residual add) runs that kernel in its own output pass instead of storing its
   // value: conv node -> the pointwise kernel's nodes. Both run where the pointwise kernel's last
@@ -102,7 +102,7 @@ class Codegen {
   // before the cat's are all 1: squeezenet's fire modules at batch 1).
   std::map<int, std::pair<int, int64_t>> in_cat_;
   std::set<int> cat_in_place_;
-  std::map<int, Access> views_;                // folded view nodes: read through their base
+  std::map<int, Access> views_;  // folded view nodes: read through their base
   std::set<int> outputs_;
 
   bool is_output(int id) const { return outputs_.count(id) > 0; }
@@ -111,11 +111,11 @@ class Codegen {
   bool materialized(int id) const;
   // Names inside a kernel are numbered per kernel (node ids are not in the text), so a kernel's
   // text, and the compiled unit holding it, stay the same when the nodes around it come and go.
-  std::string buf(int id) const;  // the C++ name of node id's buffer (recorded as used by the kernel)
+  std::string buf(int id) const;                        // the C++ name of node id's buffer (recorded as used by the kernel)
   std::string local(const char* prefix, int id) const;  // the kernel's name for a value of node id
-  mutable std::map<int, int> local_;  // node id -> its number in the kernel being emitted
-  mutable std::vector<int> used_;     // buffers the kernel being emitted names, in first-use order
-  Access access(int id) const;    // how to read node id
+  mutable std::map<int, int> local_;                    // node id -> its number in the kernel being emitted
+  mutable std::vector<int> used_;                       // buffers the kernel being emitted names, in first-use order
+  Access access(int id) const;                          // how to read node id
   // A view op's value read through its operand's buffer, or nullopt when the layout needs a copy.
   std::optional<Access> view_access(int id) const;
 
@@ -160,19 +160,19 @@ class Codegen {
   };
   std::string pointwise_kernel(const std::vector<int>& ids, const ComputedOperand* computed = nullptr);
   std::string reduction_kernel(int id, const std::vector<int>& prologue);
-  std::set<int> in_kernel_;                 // values computed as temporaries of the kernel being emitted
-  std::map<int, std::string> row_index_;    // per operand: its index inside a row loop
+  std::set<int> in_kernel_;               // values computed as temporaries of the kernel being emitted
+  std::map<int, std::string> row_index_;  // per operand: its index inside a row loop
 
   // ---- emit_linalg.cpp
   std::string matmul_kernel(int id);
   std::string conv2d_kernel(int id);
   // conv2d's output pass: bias, f16/bf16 rounding, an injected error, and its epilogue (above).
   std::string conv2d_output_pass(int id, const std::string& gemm_out, const std::string& bias);
-  std::string conv2d_direct(int id);  // without BLAS
-  std::string conv3d_kernel(int id);  // direct loops, CPU and CUDA
+  std::string conv2d_direct(int id);          // without BLAS
+  std::string conv3d_kernel(int id);          // direct loops, CPU and CUDA
   std::string conv_transpose_kernel(int id);  // conv_transpose2d/3d, direct loops
-  std::string conv2d_planes(int id);  // CPU, depthwise and other convs of few inputs an output
-  bool panel_conv(int id) const;  // runs on conv2d_panels
+  std::string conv2d_planes(int id);          // CPU, depthwise and other convs of few inputs an output
+  bool panel_conv(int id) const;              // runs on conv2d_panels
   // float: im2col into panels and the prelude's conv GEMM; w_ptr the weights, c_at where (nb, g) writes
   std::string conv2d_panels(int id, const std::string& w_ptr, const std::string& c_at);
 

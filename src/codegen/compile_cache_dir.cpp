@@ -33,15 +33,17 @@ void check_private_dir(const fs::path& dir) {
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0)
     throw UserError(fmt::format("cannot use the compile cache directory '{}': {}", dir.string(), std::strerror(errno)));
-  const std::string fix = "reprokit loads compiled code from it, so it must be a directory of yours that no one else can write "
-                          "(set REPRO_CACHE_DIR to another, or fix it: chown, chmod go-w)";
+  const std::string fix =
+      "reprokit loads compiled code from it, so it must be a directory of yours that no one else can write "
+      "(set REPRO_CACHE_DIR to another, or fix it: chown, chmod go-w)";
   if (S_ISLNK(st.st_mode)) throw UserError(fmt::format("the compile cache directory '{}' is a symbolic link: {}", dir.string(), fix));
   if (!S_ISDIR(st.st_mode)) throw UserError(fmt::format("the compile cache '{}' is not a directory: {}", dir.string(), fix));
   if (st.st_uid != ::geteuid())
-    throw UserError(fmt::format("the compile cache directory '{}' belongs to user {}, not to you ({}): {}", dir.string(), st.st_uid, ::geteuid(), fix));
+    throw UserError(
+        fmt::format("the compile cache directory '{}' belongs to user {}, not to you ({}): {}", dir.string(), st.st_uid, ::geteuid(), fix));
   if (st.st_mode & (S_IWGRP | S_IWOTH))
-    throw UserError(fmt::format("the compile cache directory '{}' is writable by {}: {}", dir.string(),
-                                (st.st_mode & S_IWOTH) ? "everyone" : "its group", fix));
+    throw UserError(
+        fmt::format("the compile cache directory '{}' is writable by {}: {}", dir.string(), (st.st_mode & S_IWOTH) ? "everyone" : "its group", fix));
 }
 
 // Makes `dir` (mode 0700) if it is missing, with its parents as create_directories makes them.

@@ -88,14 +88,12 @@ uint64_t cache_size_limit() {
   if (!e || !*e) return kDefaultLimit;
   if (std::string_view(e) == "unlimited") return 0;
   auto n = parse_size(e);
-  if (!n || *n == 0)
-    throw UserError(fmt::format("REPRO_CACHE_MAX='{}': expected a size such as 2G, 500M or 800K, or 'unlimited'", e));
+  if (!n || *n == 0) throw UserError(fmt::format("REPRO_CACHE_MAX='{}': expected a size such as 2G, 500M or 800K, or 'unlimited'", e));
   return *n;
 }
 
 CacheInUse::CacheInUse(const fs::path& cache_dir) : fd_(open_lock(cache_dir)) {
-  while (::flock(fd_, LOCK_SH) != 0 && errno == EINTR) {
-  }
+  while (::flock(fd_, LOCK_SH) != 0 && errno == EINTR) {}
 }
 
 CacheInUse::~CacheInUse() { ::close(fd_); }

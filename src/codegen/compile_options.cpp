@@ -28,9 +28,10 @@ FaultInjection parse_fault_injection(const std::string& spec) {
   std::string why;
   auto k = parse_node_fault(kind, why);
   if (!k && why == "unknown kind")
-    throw UserError(fmt::format("bad injection '{}': unknown kind '{}' (expected compile_error, runtime_error, accuracy, accuracy=REL, "
-                                "accuracy_one=K, crash, hang or flaky)",
-                                printable(spec), printable(kind)));
+    throw UserError(
+        fmt::format("bad injection '{}': unknown kind '{}' (expected compile_error, runtime_error, accuracy, accuracy=REL, "
+                    "accuracy_one=K, crash, hang or flaky)",
+                    printable(spec), printable(kind)));
   if (!k) throw UserError(fmt::format("bad injection '{}': {}", printable(spec), why));
   return {*o, k->kind, k->amount};
 }
@@ -67,9 +68,7 @@ PassInjection parse_pass_injection(const std::string& spec) {
     size_t used = 0;
     p.n = std::stoll(spec.substr(colon + 1), &used);
     if (used != spec.size() - colon - 1 || p.n < 1) throw std::invalid_argument("");
-  } catch (...) {
-    throw UserError(fmt::format("bad pass injection '{}': N must be a positive integer", printable(spec)));
-  }
+  } catch (...) { throw UserError(fmt::format("bad pass injection '{}': N must be a positive integer", printable(spec))); }
   return p;
 }
 
@@ -103,7 +102,8 @@ std::string backend_option_choice(const std::map<std::string, std::string>& back
   if (!backend_options.count(std::string(key))) return "";
   std::string value = backend_option_string(backend_options, key);
   if (std::find(choices.begin(), choices.end(), value) != choices.end()) return value;
-  const std::string listed = choices.size() == 2 ? fmt::format("{} or {}", choices[0], choices[1]) : fmt::format("one of {}", fmt::join(choices, ", "));
+  const std::string listed =
+      choices.size() == 2 ? fmt::format("{} or {}", choices[0], choices[1]) : fmt::format("one of {}", fmt::join(choices, ", "));
   throw UserError(fmt::format("backend option {}: '{}' is not {}", key, printable(value), listed));
 }
 
@@ -125,7 +125,8 @@ namespace {
 int64_t pass_limit(const std::string& pass, const nlohmann::json& v) {
   constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
   auto bad = [&](const std::string& value, const char* why) {
-    return UserError(fmt::format("pass_limits: the rewrite limit of {} is {}, {} (a limit is an integer in 0..{})", printable(pass), value, why, kMax));
+    return UserError(
+        fmt::format("pass_limits: the rewrite limit of {} is {}, {} (a limit is an integer in 0..{})", printable(pass), value, why, kMax));
   };
   if (v.is_number_unsigned()) {
     if (v.get<uint64_t>() > kMax) throw bad(std::to_string(v.get<uint64_t>()), "out of range");

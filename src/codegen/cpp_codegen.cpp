@@ -23,7 +23,8 @@ namespace codegen_detail {
 
 const char* storage_type(DType t) {
   switch (t) {
-    case DType::f16: case DType::bf16: return "uint16_t";
+    case DType::f16:
+    case DType::bf16: return "uint16_t";
     case DType::f32: return "float";
     case DType::f64: return "double";
     case DType::i32: return "int32_t";
@@ -39,9 +40,16 @@ const char* storage_type(DType t) {
 
 const char* compute_type(DType t) {
   switch (t) {
-    case DType::f16: case DType::bf16: case DType::f32: return "float";
+    case DType::f16:
+    case DType::bf16:
+    case DType::f32: return "float";
     case DType::f64: return "double";
-    case DType::i8: case DType::u8: case DType::i16: case DType::u16: case DType::i32: case DType::i64: return "int64_t";
+    case DType::i8:
+    case DType::u8:
+    case DType::i16:
+    case DType::u16:
+    case DType::i32:
+    case DType::i64: return "int64_t";
     case DType::boolean: return "bool";
   }
   return "?";
@@ -104,10 +112,24 @@ std::optional<Shape> view_strides(const Shape& shape, const Shape& strides, cons
 }
 
 //                                name    math     loop header                                                   kernel end
-const Target kCpuTarget{"cpp", "std::", "  for (int64_t {0} = 0; {0} < {1}; ++{0})", "",
-                        /*openmp=*/true, /*blas=*/true, /*fast_float_math=*/true, /*errors_as_text=*/true, /*separate_units=*/true};
-const Target kCudaTarget{"cuda", "", "  for (int64_t {0} = threadIdx.x; {0} < {1}; {0} += blockDim.x)", "  __syncthreads();\n",
-                         /*openmp=*/false, /*blas=*/false, /*fast_float_math=*/false, /*errors_as_text=*/false, /*separate_units=*/false};
+const Target kCpuTarget{"cpp",
+                        "std::",
+                        "  for (int64_t {0} = 0; {0} < {1}; ++{0})",
+                        "",
+                        /*openmp=*/true,
+                        /*blas=*/true,
+                        /*fast_float_math=*/true,
+                        /*errors_as_text=*/true,
+                        /*separate_units=*/true};
+const Target kCudaTarget{"cuda",
+                         "",
+                         "  for (int64_t {0} = threadIdx.x; {0} < {1}; {0} += blockDim.x)",
+                         "  __syncthreads();\n",
+                         /*openmp=*/false,
+                         /*blas=*/false,
+                         /*fast_float_math=*/false,
+                         /*errors_as_text=*/false,
+                         /*separate_units=*/false};
 
 Codegen::Codegen(const Graph& g, const NodeInjections& inj, const Target& target)
     : g_(g), inj_(inj), target_(target), m_(target.math_ns), users_(compute_users(g)), outputs_(g.outputs.begin(), g.outputs.end()) {}
@@ -147,7 +169,7 @@ std::optional<Access> Codegen::view_access(int id) const {
     st[static_cast<size_t>(b.dim)] *= b.step;
   } else if (n.op == Op::contiguous) {
     st = a.strides;  // reading through strides is the same value; BLAS packs what it must
-  } else {  // reshape, squeeze, unsqueeze: a new shape over the same order of elements
+  } else {           // reshape, squeeze, unsqueeze: a new shape over the same order of elements
     auto v = view_strides(in, a.strides, out);
     if (!v) return std::nullopt;
     st = *v;
@@ -162,7 +184,7 @@ void Codegen::plan_views() {
     bool view_op = n.op == Op::reshape || n.op == Op::permute || n.op == Op::transpose || n.op == Op::expand || n.op == Op::slice ||
                    n.op == Op::squeeze || n.op == Op::unsqueeze || n.op == Op::contiguous;
     if (!view_op || inj_.count(n.name) || group_of_.count(i)) continue;  // an injected view is a kernel of its own
-    if (auto a = view_access(i)) views_[i] = *a;  // else: not viewable, copied by a kernel
+    if (auto a = view_access(i)) views_[i] = *a;                         // else: not viewable, copied by a kernel
   }
 }
 
@@ -206,8 +228,9 @@ std::string Codegen::index_of(const Access& a, const Shape& shape, const Shape& 
       size_t id = d + lead;
       bool outermost = true;
       for (size_t k = 0; k < id; ++k) outermost &= iter[k] == 1;
-      std::string coord = is[id] == 1 ? (outermost ? flat : fmt::format("({} % {})", flat, iter[id]))
-                                      : (outermost ? fmt::format("({} / {})", flat, is[id]) : fmt::format("(({} / {}) % {})", flat, is[id], iter[id]));
+      std::string coord = is[id] == 1
+                              ? (outermost ? flat : fmt::format("({} % {})", flat, iter[id]))
+                              : (outermost ? fmt::format("({} / {})", flat, is[id]) : fmt::format("(({} / {}) % {})", flat, is[id], iter[id]));
       e += (e.empty() ? "" : " + ") + (a.strides[d] == 1 ? coord : fmt::format("{} * {}", coord, a.strides[d]));
     }
   if (e.empty()) e = "0";
@@ -261,7 +284,8 @@ std::string Codegen::injection_prologue(int id) {
     case FaultKind::flaky: return "  if (rk_flaky()) " + fail("injected flaky failure in " + where) + "\n";
     case FaultKind::crash: return "  rk_crash();\n";
     case FaultKind::hang: return "  rk_spin_forever();\n";
-    case FaultKind::accuracy: case FaultKind::accuracy_one: return "";  // applied to the value
+    case FaultKind::accuracy:
+    case FaultKind::accuracy_one: return "";  // applied to the value
   }
   return "";
 }
@@ -309,35 +333,97 @@ std::string Codegen::kernel_for_node(int id) {
   if (auto e = epilogue_of_.find(id); e != epilogue_of_.end()) named.insert(named.end(), e->second.begin(), e->second.end());
   std::string s = kernel_header(named);
   switch (n.op) {
-    case Op::neg: case Op::abs: case Op::exp: case Op::log: case Op::sqrt: case Op::rsqrt: case Op::reciprocal:
-    case Op::sin: case Op::cos: case Op::tanh: case Op::relu: case Op::erf: case Op::add: case Op::sub: case Op::mul:
-    case Op::div: case Op::pow: case Op::maximum: case Op::minimum: case Op::eq: case Op::ne: case Op::lt: case Op::le:
-    case Op::gt: case Op::ge: case Op::where: case Op::to: case Op::clone: case Op::clamp:
-      return s + pointwise_kernel({id}) + end_kernel();
-    case Op::sum: case Op::amax: case Op::amin: case Op::argmax: return s + reduction_kernel(id, {}) + end_kernel();
+    case Op::neg:
+    case Op::abs:
+    case Op::exp:
+    case Op::log:
+    case Op::sqrt:
+    case Op::rsqrt:
+    case Op::reciprocal:
+    case Op::sin:
+    case Op::cos:
+    case Op::tanh:
+    case Op::relu:
+    case Op::erf:
+    case Op::add:
+    case Op::sub:
+    case Op::mul:
+    case Op::div:
+    case Op::pow:
+    case Op::maximum:
+    case Op::minimum:
+    case Op::eq:
+    case Op::ne:
+    case Op::lt:
+    case Op::le:
+    case Op::gt:
+    case Op::ge:
+    case Op::where:
+    case Op::to:
+    case Op::clone:
+    case Op::clamp: return s + pointwise_kernel({id}) + end_kernel();
+    case Op::sum:
+    case Op::amax:
+    case Op::amin:
+    case Op::argmax: return s + reduction_kernel(id, {}) + end_kernel();
     case Op::matmul: return s + matmul_kernel(id) + end_kernel();
     case Op::cat: return s + cat_kernel(id) + end_kernel();
-    case Op::embedding: case Op::gather: return s + index_kernel(id) + end_kernel();
+    case Op::embedding:
+    case Op::gather: return s + index_kernel(id) + end_kernel();
     case Op::full: return s + full_kernel(id) + end_kernel();
     case Op::conv2d: return s + conv2d_kernel(id) + end_kernel();
     case Op::conv3d: return s + conv3d_kernel(id) + end_kernel();
-    case Op::conv_transpose2d: case Op::conv_transpose3d: return s + conv_transpose_kernel(id) + end_kernel();
-    case Op::max_pool2d: case Op::avg_pool2d: case Op::max_pool3d: case Op::avg_pool3d: return s + pool_kernel(id) + end_kernel();
-    case Op::max_pool2d_backward: case Op::avg_pool2d_backward: case Op::max_pool3d_backward: case Op::avg_pool3d_backward:
-      return s + pool_backward_kernel(id) + end_kernel();
+    case Op::conv_transpose2d:
+    case Op::conv_transpose3d: return s + conv_transpose_kernel(id) + end_kernel();
+    case Op::max_pool2d:
+    case Op::avg_pool2d:
+    case Op::max_pool3d:
+    case Op::avg_pool3d: return s + pool_kernel(id) + end_kernel();
+    case Op::max_pool2d_backward:
+    case Op::avg_pool2d_backward:
+    case Op::max_pool3d_backward:
+    case Op::avg_pool3d_backward: return s + pool_backward_kernel(id) + end_kernel();
     case Op::adaptive_avg_pool2d: return s + adaptive_pool_kernel(id) + end_kernel();
     case Op::pad: return s + pad_kernel(id) + end_kernel();
-    case Op::cumsum: case Op::cumprod: case Op::argsort: case Op::topk_indices: return s + scan_kernel(id) + end_kernel();
-    case Op::reshape: case Op::permute: case Op::transpose: case Op::expand: case Op::slice: case Op::squeeze:
-    case Op::unsqueeze: case Op::contiguous:
+    case Op::cumsum:
+    case Op::cumprod:
+    case Op::argsort:
+    case Op::topk_indices: return s + scan_kernel(id) + end_kernel();
+    case Op::reshape:
+    case Op::permute:
+    case Op::transpose:
+    case Op::expand:
+    case Op::slice:
+    case Op::squeeze:
+    case Op::unsqueeze:
+    case Op::contiguous:
       return s + copy_kernel(id) + end_kernel();  // a view that could not be folded
     // Composite ops are decomposed before codegen.
-    case Op::input: case Op::sigmoid: case Op::silu: case Op::gelu: case Op::mean: case Op::var: case Op::softmax:
-    case Op::log_softmax: case Op::layer_norm: case Op::linear: case Op::batch_norm: case Op::sort: case Op::topk: case Op::group_norm:
-    case Op::instance_norm: case Op::pixel_shuffle: case Op::pixel_unshuffle: case Op::einsum:
-    case Op::conv2d_input_grad: case Op::conv2d_weight_grad: case Op::conv3d_input_grad: case Op::conv3d_weight_grad:
-    case Op::grid_sample: case Op::affine_grid: case Op::scatter_add:
-      break;
+    case Op::input:
+    case Op::sigmoid:
+    case Op::silu:
+    case Op::gelu:
+    case Op::mean:
+    case Op::var:
+    case Op::softmax:
+    case Op::log_softmax:
+    case Op::layer_norm:
+    case Op::linear:
+    case Op::batch_norm:
+    case Op::sort:
+    case Op::topk:
+    case Op::group_norm:
+    case Op::instance_norm:
+    case Op::pixel_shuffle:
+    case Op::pixel_unshuffle:
+    case Op::einsum:
+    case Op::conv2d_input_grad:
+    case Op::conv2d_weight_grad:
+    case Op::conv3d_input_grad:
+    case Op::conv3d_weight_grad:
+    case Op::grid_sample:
+    case Op::affine_grid:
+    case Op::scatter_add: break;
   }
   throw InternalError(fmt::format("cpp codegen: no kernel for op '{}' (node %{})", op_name(n.op), n.name));
 }
@@ -462,14 +548,16 @@ std::string Codegen::run() {
   auto flush = [&] {
     if (!in_chunk) return;
     if (!target_.separate_units) {
-      kernels += fmt::format("__device__ __noinline__ void k{}(void* const* B, unsigned char* ws, int* err) {{\n{}  (void)B; (void)ws; (void)err;\n}}\n\n", nk,
-                             chunk);
+      kernels += fmt::format(
+          "__device__ __noinline__ void k{}(void* const* B, unsigned char* ws, int* err) {{\n{}  (void)B; (void)ws; (void)err;\n}}\n\n", nk, chunk);
       calls += fmt::format("  k{}(B, ws, err);\n", nk);
     } else {
       const std::string name = fmt::format("rk_u_{:016x}", fnv1a64(chunk));
-      units_.push_back({name, fmt::format("extern \"C\" int {}(void* const* P, char* err, int errlen) {{\n{}  (void)P; (void)err; (void)errlen;\n  return 0;\n}}\n",
-                                          name, chunk),
-                        chunk_args});
+      units_.push_back(
+          {name,
+           fmt::format("extern \"C\" int {}(void* const* P, char* err, int errlen) {{\n{}  (void)P; (void)err; (void)errlen;\n  return 0;\n}}\n",
+                       name, chunk),
+           chunk_args});
     }
     ++nk;
     chunk.clear();
@@ -557,8 +645,8 @@ std::string Codegen::run() {
          "static const RkCall kCalls[] = {\n" + call_table + "  {nullptr, 0}};\n\n" +
          fmt::format("extern \"C\" int64_t rk_graph_workspace_bytes(void) {{ return {}; }}\n\n", std::max<int64_t>(ws_bytes + max_scratch_, 64)) +
          "extern \"C\" int rk_graph_run(void* const* inputs, void* const* outputs, unsigned char* ws, char* err, int errlen) {\n" +
-         fmt::format("  std::vector<void*> B({});\n  B[{}] = ws + {};\n", n + n_out + 1, scratch_id(), ws_bytes) +
-         fill + fmt::format("  std::vector<void*> P({});\n  for (int64_t i = 0; i < {}; ++i) P[i] = B[kArgs[i]];\n", std::max<int64_t>(first, 1), first) +
+         fmt::format("  std::vector<void*> B({});\n  B[{}] = ws + {};\n", n + n_out + 1, scratch_id(), ws_bytes) + fill +
+         fmt::format("  std::vector<void*> P({});\n  for (int64_t i = 0; i < {}; ++i) P[i] = B[kArgs[i]];\n", std::max<int64_t>(first, 1), first) +
          "  for (const RkCall* c = kCalls; c->fn; ++c)\n    if (c->fn(P.data() + c->first, err, errlen)) return 1;\n  return 0;\n}\n";
 }
 

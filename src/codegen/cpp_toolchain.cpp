@@ -51,8 +51,7 @@ const std::string& cpu_identity() {
       };
       model = field("model name");
       flags = field("flags");
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
     return model + "|" + flags;
   }();
   return id;
@@ -81,9 +80,7 @@ const std::string& compiler_identity(const std::string& compiler) {
       ps.timeout_s = 30;
       ProcessResult r = run_process(ps);
       return r.out + r.err;
-    } catch (const std::exception& e) {
-      return std::string("unknown: ") + e.what();
-    }
+    } catch (const std::exception& e) { return std::string("unknown: ") + e.what(); }
   }();
   return id;
 }
@@ -148,7 +145,8 @@ void run_compiler(const std::string& compiler, const std::vector<std::string>& f
     // First the diagnostic that says what is wrong, then the whole log.
     std::string first = log;
     if (auto e = log.find("error:"); e != std::string::npos) first = log.substr(e, log.find('\n', e) - e);
-    std::string message = fmt::format("C++ compiler rejected the generated code: {}\n{} log:\n{}", first, (has_source ? (ec ? src : kept_src) : out).string(), log);
+    std::string message =
+        fmt::format("C++ compiler rejected the generated code: {}\n{} log:\n{}", first, (has_source ? (ec ? src : kept_src) : out).string(), log);
     if (pr.exit_code == 1 && pr.signal == 0 && !pr.timed_out) {
       fs::path err_tmp = remembered.parent_path() / (remembered.filename().string() + "." + tag + ".tmp");
       try {
@@ -210,9 +208,8 @@ CompiledLibrary build_and_load(const CppSource& source, const fs::path& dir, con
       objects.push_back(obj);
       if (entry_intact(obj)) continue;
       if (fs::is_regular_file(rejected, ec)) throw CompileFailure(FailureKind::compile_error, read_file(rejected.string(), kMaxTextFileBytes));
-      compiles.push_back([&, i, obj, rejected, ukey] {
-        run_compiler(compiler, kUnitFlags, text, units_dir / ("u_" + ukey + ".cpp"), obj, {}, rejected, logs[i]);
-      });
+      compiles.push_back(
+          [&, i, obj, rejected, ukey] { run_compiler(compiler, kUnitFlags, text, units_dir / ("u_" + ukey + ".cpp"), obj, {}, rejected, logs[i]); });
     }
     // The entry point compiles beside the units (last: the list is longest first), then all
     // are linked into the library. Compiled after them, as it was, it added its 0.15-0.2 s to
@@ -222,9 +219,8 @@ CompiledLibrary build_and_load(const CppSource& source, const fs::path& dir, con
     static std::atomic<int> entry_objects{0};
     const fs::path entry_object = dir / fmt::format("rk_{}.{}.{}.o", key, ::getpid(), entry_objects.fetch_add(1));
     std::string entry_log, link_log;
-    compiles.push_back([&] {
-      run_compiler(compiler, kUnitFlags, source.entry, dir / ("rk_" + key + ".cpp"), entry_object, {}, rejected_whole, entry_log, false);
-    });
+    compiles.push_back(
+        [&] { run_compiler(compiler, kUnitFlags, source.entry, dir / ("rk_" + key + ".cpp"), entry_object, {}, rejected_whole, entry_log, false); });
     simulate_slow_compiler();
     try {
       run_side_by_side(compiles);
@@ -245,7 +241,8 @@ CompiledLibrary build_and_load(const CppSource& source, const fs::path& dir, con
   if (!lib.handle) throw CompileFailure(FailureKind::compile_error, fmt::format("cannot load '{}': {}", so.string(), dlerror()));
   lib.entry = dlsym(lib.handle, "rk_graph_run");
   auto workspace = reinterpret_cast<int64_t (*)()>(dlsym(lib.handle, "rk_graph_workspace_bytes"));
-  if (!lib.entry || !workspace) throw CompileFailure(FailureKind::compile_error, fmt::format("'{}' has no rk_graph_run or rk_graph_workspace_bytes", so.string()));
+  if (!lib.entry || !workspace)
+    throw CompileFailure(FailureKind::compile_error, fmt::format("'{}' has no rk_graph_run or rk_graph_workspace_bytes", so.string()));
   lib.workspace_bytes = workspace();
   return lib;
 }

@@ -13,7 +13,7 @@ namespace reprokit {
 
 struct CompiledLibrary {
   void* handle = nullptr;
-  void* entry = nullptr;  // rk_graph_run
+  void* entry = nullptr;        // rk_graph_run
   int64_t workspace_bytes = 0;  // rk_graph_workspace_bytes(): the workspace rk_graph_run needs
   std::string path;
   bool cache_hit = false;

@@ -31,10 +31,7 @@ struct Nvrtc {
   int (*destroy)(nvrtcProgram*) = nullptr;
 };
 
-template <class F>
-void bind(void* lib, const char* name, F& f) {
-  f = reinterpret_cast<F>(dlsym(lib, name));
-}
+template <class F> void bind(void* lib, const char* name, F& f) { f = reinterpret_cast<F>(dlsym(lib, name)); }
 
 const Nvrtc* nvrtc() {
   static Nvrtc n;
@@ -100,9 +97,8 @@ const Driver* driver() {
     bind(d.lib, "cuLaunchKernel", d.launch);
     bind(d.lib, "cuCtxSynchronize", d.sync);
     bind(d.lib, "cuGetErrorName", d.error_name);
-    const bool complete = d.init && d.device_get && d.primary_ctx_retain && d.primary_ctx_release &&
-                          d.ctx_set_current && d.module_load_data && d.module_unload && d.module_get_function && d.mem_alloc &&
-                          d.mem_free && d.htod && d.dtoh && d.memset && d.launch && d.sync;
+    const bool complete = d.init && d.device_get && d.primary_ctx_retain && d.primary_ctx_release && d.ctx_set_current && d.module_load_data &&
+                          d.module_unload && d.module_get_function && d.mem_alloc && d.mem_free && d.htod && d.dtoh && d.memset && d.launch && d.sync;
     if (!complete || d.init(0) != 0) d.lib = nullptr;
   });
   return d.lib ? &d : nullptr;
@@ -164,13 +160,15 @@ class CudaCompiledGraph : public CompiledGraph {
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) override {
     const Driver* d = driver();
     if (!d)
-      throw UserError(fmt::format("cuda backend: no CUDA driver (libcuda.so.1) on this machine: graph {} was compiled to PTX with NVRTC "
-                                  "but cannot run here",
-                                  g_.name));
+      throw UserError(
+          fmt::format("cuda backend: no CUDA driver (libcuda.so.1) on this machine: graph {} was compiled to PTX with NVRTC "
+                      "but cannot run here",
+                      g_.name));
     if (int lost = lost_context_error.load())
-      throw UserError(fmt::format("cuda backend: this process lost its CUDA context to an earlier kernel fault ({}); graph {} needs a new "
-                                  "process to run on the GPU",
-                                  error_text(d, lost), g_.name));
+      throw UserError(
+          fmt::format("cuda backend: this process lost its CUDA context to an earlier kernel fault ({}); graph {} needs a new "
+                      "process to run on the GPU",
+                      error_text(d, lost), g_.name));
     GpuRun gpu(d);
     void* fn = nullptr;
     check(d, d->module_load_data(&gpu.module, ptx_.c_str()), "cuModuleLoadData");
@@ -199,13 +197,15 @@ class CudaCompiledGraph : public CompiledGraph {
     check(d, d->launch(fn, 1, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel");
     if (int rc = d->sync(); rc != 0) {
       lost_context_error = rc;
-      throw CompileFailure(FailureKind::runtime_error,
-                           fmt::format("CUDA kernel of graph {} failed: {} (an illegal address or a trap in the generated code)", g_.name, error_text(d, rc)));
+      throw CompileFailure(
+          FailureKind::runtime_error,
+          fmt::format("CUDA kernel of graph {} failed: {} (an illegal address or a trap in the generated code)", g_.name, error_text(d, rc)));
     }
     int code = 0;
     check(d, d->dtoh(&code, err, sizeof(int)), "cuMemcpyDtoH");
     if (code > 0 && static_cast<size_t>(code) <= src_.error_messages.size())
-      throw CompileFailure(FailureKind::runtime_error, fmt::format("generated code for graph {} failed: {}", g_.name, src_.error_messages[static_cast<size_t>(code) - 1]));
+      throw CompileFailure(FailureKind::runtime_error,
+                           fmt::format("generated code for graph {} failed: {}", g_.name, src_.error_messages[static_cast<size_t>(code) - 1]));
     for (size_t k = 0; k < outs.size(); ++k) check(d, d->dtoh(outs[k].data(), out_ptrs[k], outs[k].storage_bytes()), "cuMemcpyDtoH");
     return outs;
   }

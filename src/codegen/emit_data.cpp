@@ -60,10 +60,13 @@ std::string Codegen::index_kernel(int id) {
   std::string node = c_string_literal(fmt::format("node %{} = {}", n.name, op_name(n.op)));
   // A bad index is recorded and reported after the loop: a parallel loop cannot be left early.
   const std::string flag = local("rk_bad_", id), flag_raw = local("rk_bad_raw_", id);
-  std::string bad = !target_.errors_as_text ? fail(fmt::format("node %{} = {}: an index is out of range for a dimension of size {}", n.name, op_name(n.op), bound))
-                                .insert(1, " raw = 0; c = 0;")
-                          : fmt::format("{{\n#pragma omp critical(rk_index)\n      if (!{0}) {0} = 1, {1} = raw;\n      continue;\n    }}", flag, flag_raw);
-  const std::string report = !target_.errors_as_text ? "" : fmt::format("  if ({}) {{ rk_index_error(err, errlen, {}, {}, {}); return 1; }}\n", flag, node, flag_raw, bound);
+  std::string bad =
+      !target_.errors_as_text
+          ? fail(fmt::format("node %{} = {}: an index is out of range for a dimension of size {}", n.name, op_name(n.op), bound))
+                .insert(1, " raw = 0; c = 0;")
+          : fmt::format("{{\n#pragma omp critical(rk_index)\n      if (!{0}) {0} = 1, {1} = raw;\n      continue;\n    }}", flag, flag_raw);
+  const std::string report =
+      !target_.errors_as_text ? "" : fmt::format("  if ({}) {{ rk_index_error(err, errlen, {}, {}, {}); return 1; }}\n", flag, node, flag_raw, bound);
   std::string s = !target_.errors_as_text ? "" : fmt::format("  int {} = 0; long long {} = 0;\n", flag, flag_raw);
   Access xa = access(x);
   if (embedding) {
@@ -94,7 +97,8 @@ std::string Codegen::index_kernel(int id) {
 std::string Codegen::full_kernel(int id) {
   const Node& n = g_.node(id);
   std::string v = literal(attr(n, "value"), compute_type(n.type.dtype));
-  return loop("i", n.type.numel(), 1, true) + fmt::format(" {}[i] = {};\n", buf(id), store_value(n.type.dtype, perturbs(id) ? perturb_open(id) + v + ")" : v));
+  return loop("i", n.type.numel(), 1, true) +
+         fmt::format(" {}[i] = {};\n", buf(id), store_value(n.type.dtype, perturbs(id) ? perturb_open(id) + v + ")" : v));
 }
 
 }  // namespace reprokit::codegen_detail

@@ -38,8 +38,10 @@ BlasOperand blas_layout(const Access& a, int64_t rows, int64_t cols, bool low_pr
 // Declares off, lo and hi for kernel column j: output columns ox in [lo, hi) read input column
 // ox * stride + off inside [0, in_w); the rest read padding. 0 <= lo <= hi <= out_w.
 std::string valid_columns(const Window& win, int64_t in_w, int64_t out_w) {
-  return fmt::format("const int64_t off = j * {} - {}, lo = rk_min<int64_t>({}, off >= 0 ? 0 : (-off + {} - 1) / {}), hi = rk_max<int64_t>(lo, rk_min<int64_t>({}, off >= {} ? 0 : ({} - 1 - off) / {} + 1));\n",
-                     win.dilation[1], win.padding[1], out_w, win.stride[1], win.stride[1], out_w, in_w, in_w, win.stride[1]);
+  return fmt::format(
+      "const int64_t off = j * {} - {}, lo = rk_min<int64_t>({}, off >= 0 ? 0 : (-off + {} - 1) / {}), hi = rk_max<int64_t>(lo, rk_min<int64_t>({}, "
+      "off >= {} ? 0 : ({} - 1 - off) / {} + 1));\n",
+      win.dilation[1], win.padding[1], out_w, win.stride[1], win.stride[1], out_w, in_w, in_w, win.stride[1]);
 }
 
 bool direct_conv(const Shape& weight_shape) { return weight_shape[1] == 1 || weight_shape[1] * weight_shape[2] * weight_shape[3] < 8; }
@@ -68,7 +70,8 @@ std::string Codegen::matmul_kernel(int id) {
     s += fmt::format("      for (int64_t k = 0; k < K; ++k) acc += ({}){} * ({}){};\n", ct,
                      load_expr(aa.dtype, ptr(aa), fmt::format("ao + k * {}", aa.strides.back())), ct,
                      load_expr(ba.dtype, ptr(ba), fmt::format("bo + k * {} + j * {}", ba.strides[ba.strides.size() - 2], ba.strides.back())));
-    s += fmt::format("      {}[(bi * M + m) * N + j] = {};\n    }}\n  }}\n  }}\n", buf(id), store_value(dt, perturbs(id) ? perturb_open(id) + "acc)" : "acc"));
+    s += fmt::format("      {}[(bi * M + m) * N + j] = {};\n    }}\n  }}\n  }}\n", buf(id),
+                     store_value(dt, perturbs(id) ? perturb_open(id) + "acc)" : "acc"));
     return s;
   }
   const bool low = dt == DType::f16 || dt == DType::bf16;
@@ -116,17 +119,17 @@ std::string Codegen::matmul_kernel(int id) {
   }
   // Several batches (attention's heads): side by side, each a single-threaded GEMM; one: rk_gemm
   // cuts it into slabs for the threads.
-  const std::string args = fmt::format("{}, {}, {}, {}, {}, ({}*){} + {}, {}, ({}*){} + {}, {}, ({}*){} + bi * {}, {}", la.trans ? "RK_TRANS" : "RK_NO_TRANS",
-                                       lb.trans ? "RK_TRANS" : "RK_NO_TRANS", rows, N, K, blas_t, a_ptr, a_off, la.ld, blas_t, b_ptr, b_off, lb.ld, blas_t, c_ptr,
-                                       rows * N, std::max<int64_t>(N, 1));
+  const std::string args = fmt::format("{}, {}, {}, {}, {}, ({}*){} + {}, {}, ({}*){} + {}, {}, ({}*){} + bi * {}, {}",
+                                       la.trans ? "RK_TRANS" : "RK_NO_TRANS", lb.trans ? "RK_TRANS" : "RK_NO_TRANS", rows, N, K, blas_t, a_ptr, a_off,
+                                       la.ld, blas_t, b_ptr, b_off, lb.ld, blas_t, c_ptr, rows * N, std::max<int64_t>(N, 1));
   // A float GEMM worth threads whose operands the panel GEMM reads in place (a linear layer's
   // transposed weight, or a row-major A) runs on it: it does not depend on which kernels
   // OpenBLAS picked (cpp_panel_gemm.h: rk_matmul_f32). Not with fewer than 16 rows or columns
   // (a classifier's single row): there its 8 x 32 blocks are mostly padding, and it took
   // 1.1-1.5x OpenBLAS's time (1 to 8 rows of 1280 -> 1000).
   constexpr double kParallelFlops = 1 << 21;  // the prelude's kRkGemmParallelFlops
-  const bool panel_gemm = dt == DType::f32 && batches == 1 && 2.0 * double(rows) * double(N) * double(K) >= kParallelFlops && (lb.trans || !la.trans) &&
-                          std::min(rows, N) >= 16;
+  const bool panel_gemm = dt == DType::f32 && batches == 1 && 2.0 * double(rows) * double(N) * double(K) >= kParallelFlops &&
+                          (lb.trans || !la.trans) && std::min(rows, N) >= 16;
   if (batches > 1) s += loop("bi", batches, rows * N * K) + fmt::format(" {{ rk_blas_single_threaded(); rk_gemm1({}); }}\n", args);
   else if (panel_gemm) {
     s += scratch("mp", "float", K * (((lb.trans ? rows : N) + 31) / 32 * 32));
@@ -158,15 +161,14 @@ std::string Codegen::conv2d_direct(int id) {
   s += fmt::format("        const int64_t y = oy * {} - {} + i * {}; if (y < 0 || y >= {}) continue;\n", win.stride[0], win.padding[0],
                    win.dilation[0], xs[2]);
   s += fmt::format("        for (int64_t j = 0; j < {}; ++j) {{\n", ws[3]);
-  s += fmt::format("          const int64_t xx = ox * {} - {} + j * {}; if (xx < 0 || xx >= {}) continue;\n", win.stride[1],
-                   win.padding[1], win.dilation[1], xs[3]);
+  s += fmt::format("          const int64_t xx = ox * {} - {} + j * {}; if (xx < 0 || xx >= {}) continue;\n", win.stride[1], win.padding[1],
+                   win.dilation[1], xs[3]);
   s += fmt::format("          acc += {} * {};\n", load4(x, ct, "nb", "c0 + ic", "y", "xx"), load4(w, ct, "oc", "ic", "i", "j"));
   s += "        }\n      }\n";
   s += fmt::format("      {}[((nb * {} + oc) * {} + oy) * {} + ox] = {};\n", buf(id), os[1], os[2], os[3], store_value(n.type.dtype, v));
   s += "    }\n  }\n";
   return s;
 }
-
 
 // conv3d: one (batch, output channel) volume per iteration of the outer loop, each output
 // summing its taps in (input channel, kD, kH, kW) order, then adding the bias.
@@ -182,18 +184,22 @@ std::string Codegen::conv3d_kernel(int id) {
   if (perturbs(id)) v = perturb_open(id) + v + ")";
   std::string s = loop("nc", os[0] * os[1], os[2] * os[3] * os[4] * cg * ws[2] * ws[3] * ws[4]) + " {\n";
   s += fmt::format("    const int64_t nb = nc / {0}, oc = nc % {0}, c0 = (oc / {1}) * {2};\n", os[1], og, cg);
-  s += fmt::format("    for (int64_t oz = 0; oz < {}; ++oz) for (int64_t oy = 0; oy < {}; ++oy) for (int64_t ox = 0; ox < {}; ++ox) {{\n", os[2], os[3], os[4]);
+  s += fmt::format("    for (int64_t oz = 0; oz < {}; ++oz) for (int64_t oy = 0; oy < {}; ++oy) for (int64_t ox = 0; ox < {}; ++ox) {{\n", os[2],
+                   os[3], os[4]);
   s += fmt::format("      {} acc = {};\n", ct, acc);
   s += fmt::format("      for (int64_t ic = 0; ic < {}; ++ic) for (int64_t l = 0; l < {}; ++l) {{\n", cg, ws[2]);
-  s += fmt::format("        const int64_t z = oz * {} - {} + l * {}; if (z < 0 || z >= {}) continue;\n", win.stride[0], win.padding[0], win.dilation[0], xs[2]);
+  s += fmt::format("        const int64_t z = oz * {} - {} + l * {}; if (z < 0 || z >= {}) continue;\n", win.stride[0], win.padding[0],
+                   win.dilation[0], xs[2]);
   s += fmt::format("        for (int64_t i = 0; i < {}; ++i) {{\n", ws[3]);
-  s += fmt::format("          const int64_t y = oy * {} - {} + i * {}; if (y < 0 || y >= {}) continue;\n", win.stride[1], win.padding[1], win.dilation[1], xs[3]);
+  s += fmt::format("          const int64_t y = oy * {} - {} + i * {}; if (y < 0 || y >= {}) continue;\n", win.stride[1], win.padding[1],
+                   win.dilation[1], xs[3]);
   s += fmt::format("          for (int64_t j = 0; j < {}; ++j) {{\n", ws[4]);
   s += fmt::format("            const int64_t xx = ox * {} - {} + j * {}; if (xx < 0 || xx >= {}) continue;\n", win.stride[2], win.padding[2],
                    win.dilation[2], xs[4]);
   s += fmt::format("            acc += {} * {};\n", load_n(x, ct, {"nb", "c0 + ic", "z", "y", "xx"}), load_n(w, ct, {"oc", "ic", "l", "i", "j"}));
   s += "          }\n        }\n      }\n";
-  s += fmt::format("      {}[nc * {} + (oz * {} + oy) * {} + ox] = {};\n", buf(id), os[2] * os[3] * os[4], os[3], os[4], store_value(n.type.dtype, v));
+  s +=
+      fmt::format("      {}[nc * {} + (oz * {} + oy) * {} + ox] = {};\n", buf(id), os[2] * os[3] * os[4], os[3], os[4], store_value(n.type.dtype, v));
   s += "    }\n  }\n";
   return s;
 }
@@ -298,7 +304,8 @@ std::string Codegen::conv2d_planes(int id) {
   const int64_t ncp = static_cast<int64_t>(cps.size()), plane_floats = static_cast<int64_t>(rps.size()) * ncp * sub;
   const int64_t outs = (oh - 1) * pitch + ow, floats = oh * pitch + plane_floats;  // computed; held
   // (Divisors of at least 1: with an empty output the plane loop never runs, but is compiled.)
-  std::string s = fmt::format("    const int64_t nb = nc / {0}, oc = nc % {0}, c0 = (oc / {1}) * {2};\n", std::max<int64_t>(os[1], 1), std::max<int64_t>(og, 1), cg);
+  std::string s = fmt::format("    const int64_t nb = nc / {0}, oc = nc % {0}, c0 = (oc / {1}) * {2};\n", std::max<int64_t>(os[1], 1),
+                              std::max<int64_t>(og, 1), cg);
   // Up to 64 KiB on the stack (planes up to about 60 x 60 at stride 1); larger planes on the heap.
   if (floats * static_cast<int64_t>(sizeof(double)) <= 65536) s += fmt::format("    alignas(64) {} acc[{}];\n", ct, floats);
   else s += fmt::format("    RkHeapBuffer<{0}> planev({1}); {0}* acc = planev.data;\n", ct, floats);
@@ -311,8 +318,9 @@ std::string Codegen::conv2d_planes(int id) {
     s += fmt::format("      for (int64_t v = 0; v < {}; ++v) {{\n", rows);
     s += fmt::format("        {}* to = in + {} + v * {};\n", ct, static_cast<int64_t>(a) * ncp * sub, pitch);
     s += fmt::format("        const int64_t y = v * {} + {};\n", sy, rps[a] - py);
-    s += fmt::format("        if (y < 0 || y >= {}) {{ for (int64_t b = 0; b < {}; ++b) for (int64_t u = 0; u < {}; ++u) to[b * {} + u] = ({})0; continue; }}\n",
-                     xs[2], ncp, pitch, sub, ct);
+    s += fmt::format(
+        "        if (y < 0 || y >= {}) {{ for (int64_t b = 0; b < {}; ++b) for (int64_t u = 0; u < {}; ++u) to[b * {} + u] = ({})0; continue; }}\n",
+        xs[2], ncp, pitch, sub, ct);
     s += fmt::format("        const int64_t row = {} + nb * {} + (c0 + ic) * {} + y * {};\n", xa.offset, xa.strides[0], xa.strides[1], xa.strides[2]);
     for (int64_t b = 0; b < ncp; ++b) {
       // Column u of column phase cx is input column u sx + cx - px: inside [0, in_w) for u in [lo, hi).
@@ -320,8 +328,9 @@ std::string Codegen::conv2d_planes(int id) {
       const int64_t lo = std::clamp<int64_t>(floor_div(px - cx + sx - 1, sx), 0, pitch);
       const int64_t hi = std::clamp<int64_t>(floor_div(xs[3] - 1 + px - cx, sx) + 1, lo, pitch);
       if (lo > 0) s += fmt::format("        for (int64_t u = 0; u < {}; ++u) to[{} + u] = ({})0;\n", lo, at, ct);
-      s += (simd.empty() ? "" : "        " + simd) + fmt::format("        for (int64_t u = {}; u < {}; ++u) to[{} + u] = ({}){};\n", lo, hi, at, ct,
-                                                          load_expr(xa.dtype, ptr(xa), fmt::format("row + (u * {} + {}) * {}", sx, cx - px, xa.strides[3])));
+      s += (simd.empty() ? "" : "        " + simd) +
+           fmt::format("        for (int64_t u = {}; u < {}; ++u) to[{} + u] = ({}){};\n", lo, hi, at, ct,
+                       load_expr(xa.dtype, ptr(xa), fmt::format("row + (u * {} + {}) * {}", sx, cx - px, xa.strides[3])));
       if (hi < pitch) s += fmt::format("        for (int64_t u = {}; u < {}; ++u) to[{} + u] = ({})0;\n", hi, pitch, at, ct);
     }
     s += "      }\n";
@@ -329,8 +338,10 @@ std::string Codegen::conv2d_planes(int id) {
   if (!unrolled) {
     s += fmt::format("      for (int64_t i = 0; i < {}; ++i) for (int64_t j = 0; j < {}; ++j) {{\n", kh, kw);
     s += fmt::format("        const {} wv = {};\n", ct, load4(w, ct, "oc", "ic", "i", "j"));
-    s += fmt::format("        const {0}* src = in + (((i * {1}) % {2}) * {3} + (j * {4}) % {5}) * {6} + ((i * {1}) / {2}) * {7} + (j * {4}) / {5};\n", ct, dy, sy, ncp, dx, sx, sub, pitch);
-    s += (simd.empty() ? "" : "        " + simd) + fmt::format("        for (int64_t t = 0; t < {}; ++t) acc[t] += wv * src[t];\n      }}\n    }}\n", outs);
+    s += fmt::format("        const {0}* src = in + (((i * {1}) % {2}) * {3} + (j * {4}) % {5}) * {6} + ((i * {1}) / {2}) * {7} + (j * {4}) / {5};\n",
+                     ct, dy, sy, ncp, dx, sx, sub, pitch);
+    s += (simd.empty() ? "" : "        " + simd) +
+         fmt::format("        for (int64_t t = 0; t < {}; ++t) acc[t] += wv * src[t];\n      }}\n    }}\n", outs);
   } else {  // every tap of the window in one pass over the flattened plane
     std::string taps;
     for (int64_t i = 0; i < kh; ++i)
@@ -339,7 +350,8 @@ std::string Codegen::conv2d_planes(int id) {
         s += fmt::format("      const {} w{}_{} = {};\n", ct, i, j, load4(w, ct, "oc", "ic", std::to_string(i), std::to_string(j)));
         taps += fmt::format(" v += w{}_{} * in[{} + t];", i, j, at);
       }
-    s += (simd.empty() ? "" : "      " + simd) + fmt::format("      for (int64_t t = 0; t < {}; ++t) {{ {} v = acc[t];{} acc[t] = v; }}\n    }}\n", outs, ct, taps);
+    s += (simd.empty() ? "" : "      " + simd) +
+         fmt::format("      for (int64_t t = 0; t < {}; ++t) {{ {} v = acc[t];{} acc[t] = v; }}\n    }}\n", outs, ct, taps);
   }
   // Output (oy, ox) of the plane, as the epilogue's rows (r, j) see it.
   std::string v = fmt::format("acc[(r % {}) * {} + j]", std::max<int64_t>(oh, 1), pitch);
@@ -350,7 +362,8 @@ std::string Codegen::conv2d_planes(int id) {
     return pointwise_kernel(epilogue->second, &conv);
   }
   s += fmt::format("    for (int64_t r = nc * {0}; r < (nc + 1) * {0}; ++r) {{\n", oh);
-  s += (simd.empty() ? "" : "      " + simd) + fmt::format("      for (int64_t j = 0; j < {}; ++j) {}[r * {} + j] = {};\n    }}\n", ow, buf(id), ow, store_value(dt, v));
+  s += (simd.empty() ? "" : "      " + simd) +
+       fmt::format("      for (int64_t j = 0; j < {}; ++j) {}[r * {} + j] = {};\n    }}\n", ow, buf(id), ow, store_value(dt, v));
   return loop("nc", os[0] * os[1], oh * ow * work) + " {\n" + s + "  }\n";
 }
 
@@ -403,7 +416,8 @@ std::string Codegen::conv2d_kernel(int id) {
     s += fmt::format("      {}* dst = col + r * {} + oy * {};\n", blas_t, plane, os[3]);
     s += fmt::format("      const int64_t y = oy * {} - {} + i * {};\n", win.stride[0], win.padding[0], win.dilation[0]);
     s += fmt::format("      if (y < 0 || y >= {}) {{ for (int64_t ox = 0; ox < {}; ++ox) dst[ox] = ({})0; continue; }}\n", xs[2], os[3], blas_t);
-    s += fmt::format("      const int64_t row = {} + nb * {} + (g * {} + ic) * {} + y * {};\n", xa.offset, xa.strides[0], cg, xa.strides[1], xa.strides[2]);
+    s += fmt::format("      const int64_t row = {} + nb * {} + (g * {} + ic) * {} + y * {};\n", xa.offset, xa.strides[0], cg, xa.strides[1],
+                     xa.strides[2]);
     s += fmt::format("      for (int64_t ox = 0; ox < lo; ++ox) dst[ox] = ({})0;\n", blas_t);
     s += "      #pragma omp simd\n";
     s += fmt::format("      for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = ({}){};\n", blas_t,
@@ -411,8 +425,8 @@ std::string Codegen::conv2d_kernel(int id) {
     s += fmt::format("      for (int64_t ox = hi; ox < {}; ++ox) dst[ox] = ({})0;\n", os[3], blas_t);
     s += "    }\n  }\n";
   }
-  std::string b_ptr = x_direct ? fmt::format("(const {}*){} + {} + nb * {} + g * {} * {}", blas_t, ptr(xa), xa.offset, xa.strides[0], cg, xa.strides[1])
-                               : "col";
+  std::string b_ptr =
+      x_direct ? fmt::format("(const {}*){} + {} + nb * {} + g * {} * {}", blas_t, ptr(xa), xa.offset, xa.strides[0], cg, xa.strides[1]) : "col";
   s += fmt::format("    rk_gemm(RK_NO_TRANS, RK_NO_TRANS, {}, {}, {}, ({}*){} + g * {}, {}, ({}*){}, {}, {}, {});\n", og, plane, kk,
                    "const " + std::string(blas_t), w_ptr, og * kk, kk, "const " + std::string(blas_t), b_ptr, plane, c_at, plane);
   s += "  }\n";
@@ -445,10 +459,12 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
   Access xa = access(x);
   std::string s = scratch("col", "float", panels * 32 * kk);
   s += fmt::format("  for (int64_t nb = 0; nb < {}; ++nb) for (int64_t g = 0; g < {}; ++g) {{\n", os[0], groups);
-  s += fmt::format("    static const RkConvWindow window = {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};\n", cg, ws[2], ws[3], xs[2], xs[3], os[3], plane,
-                   win.stride[0], win.stride[1], win.padding[0], win.padding[1], win.dilation[0], win.dilation[1], xa.strides[1], xa.strides[2], xa.strides[3]);
+  s += fmt::format("    static const RkConvWindow window = {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};\n", cg, ws[2], ws[3],
+                   xs[2], xs[3], os[3], plane, win.stride[0], win.stride[1], win.padding[0], win.padding[1], win.dilation[0], win.dilation[1],
+                   xa.strides[1], xa.strides[2], xa.strides[3]);
   s += fmt::format("    const float* image = (const float*){} + {} + nb * {} + g * {};\n", ptr(xa), xa.offset, xa.strides[0], cg * xa.strides[1]);
-  s += fmt::format("    rk_conv_gemm_f32({}, {}, {}, (const float*){} + g * {}, {}, image, &window, col, {}, {});\n", og, plane, kk, w_ptr, og * kk, kk, c_at, plane);
+  s += fmt::format("    rk_conv_gemm_f32({}, {}, {}, (const float*){} + g * {}, {}, image, &window, col, {}, {});\n", og, plane, kk, w_ptr, og * kk,
+                   kk, c_at, plane);
   return s + "  }\n";
 }
 

@@ -88,7 +88,8 @@ std::string Codegen::pointwise_expr(int id, const Shape& iter, const std::string
     case Op::sub: return "(" + a[0] + " - " + a[1] + ")";
     case Op::mul: return "(" + a[0] + " * " + a[1] + ")";
     case Op::div: return "(" + a[0] + " / " + a[1] + ")";
-    case Op::pow: return is_floating(n.type.dtype) ? fmt::format("({}){}pow({}, {})", ct, m_, a[0], a[1]) : fmt::format("rk_ipow({}, {})", a[0], a[1]);
+    case Op::pow:
+      return is_floating(n.type.dtype) ? fmt::format("({}){}pow({}, {})", ct, m_, a[0], a[1]) : fmt::format("rk_ipow({}, {})", a[0], a[1]);
     case Op::maximum: return "rk_max(" + a[0] + ", " + a[1] + ")";
     case Op::minimum: return "rk_min(" + a[0] + ", " + a[1] + ")";
     case Op::eq: return "(" + a[0] + " == " + a[1] + ")";
@@ -107,18 +108,66 @@ std::string Codegen::pointwise_expr(int id, const Shape& iter, const std::string
       return v;
     }
     // Composite ops are decomposed before codegen; the rest are not pointwise.
-    case Op::input: case Op::sigmoid: case Op::silu: case Op::gelu: case Op::sum: case Op::amax: case Op::amin:
-    case Op::mean: case Op::var: case Op::argmax: case Op::softmax: case Op::log_softmax: case Op::layer_norm:
-    case Op::matmul: case Op::linear: case Op::reshape: case Op::permute: case Op::transpose: case Op::expand:
-    case Op::slice: case Op::cat: case Op::squeeze: case Op::unsqueeze: case Op::contiguous: case Op::embedding:
-    case Op::gather: case Op::full: case Op::batch_norm: case Op::conv2d: case Op::max_pool2d: case Op::avg_pool2d:
-    case Op::adaptive_avg_pool2d: case Op::max_pool2d_backward: case Op::avg_pool2d_backward: case Op::pad: case Op::cumsum:
-    case Op::cumprod: case Op::sort: case Op::argsort: case Op::topk: case Op::topk_indices: case Op::conv3d: case Op::max_pool3d:
-    case Op::avg_pool3d: case Op::max_pool3d_backward: case Op::avg_pool3d_backward: case Op::conv_transpose2d: case Op::conv_transpose3d:
-    case Op::group_norm: case Op::instance_norm: case Op::pixel_shuffle: case Op::pixel_unshuffle: case Op::einsum:
-    case Op::conv2d_input_grad: case Op::conv2d_weight_grad: case Op::conv3d_input_grad: case Op::conv3d_weight_grad:
-    case Op::grid_sample: case Op::affine_grid: case Op::scatter_add:
-      break;
+    case Op::input:
+    case Op::sigmoid:
+    case Op::silu:
+    case Op::gelu:
+    case Op::sum:
+    case Op::amax:
+    case Op::amin:
+    case Op::mean:
+    case Op::var:
+    case Op::argmax:
+    case Op::softmax:
+    case Op::log_softmax:
+    case Op::layer_norm:
+    case Op::matmul:
+    case Op::linear:
+    case Op::reshape:
+    case Op::permute:
+    case Op::transpose:
+    case Op::expand:
+    case Op::slice:
+    case Op::cat:
+    case Op::squeeze:
+    case Op::unsqueeze:
+    case Op::contiguous:
+    case Op::embedding:
+    case Op::gather:
+    case Op::full:
+    case Op::batch_norm:
+    case Op::conv2d:
+    case Op::max_pool2d:
+    case Op::avg_pool2d:
+    case Op::adaptive_avg_pool2d:
+    case Op::max_pool2d_backward:
+    case Op::avg_pool2d_backward:
+    case Op::pad:
+    case Op::cumsum:
+    case Op::cumprod:
+    case Op::sort:
+    case Op::argsort:
+    case Op::topk:
+    case Op::topk_indices:
+    case Op::conv3d:
+    case Op::max_pool3d:
+    case Op::avg_pool3d:
+    case Op::max_pool3d_backward:
+    case Op::avg_pool3d_backward:
+    case Op::conv_transpose2d:
+    case Op::conv_transpose3d:
+    case Op::group_norm:
+    case Op::instance_norm:
+    case Op::pixel_shuffle:
+    case Op::pixel_unshuffle:
+    case Op::einsum:
+    case Op::conv2d_input_grad:
+    case Op::conv2d_weight_grad:
+    case Op::conv3d_input_grad:
+    case Op::conv3d_weight_grad:
+    case Op::grid_sample:
+    case Op::affine_grid:
+    case Op::scatter_add: break;
   }
   throw InternalError(fmt::format("cpp codegen: op '{}' has no pointwise spelling", op_name(n.op)));
 }
@@ -254,7 +303,8 @@ std::string Codegen::reduction_kernel(int id, const std::vector<int>& prologue) 
   // float max/min too, with NaN tracked on the side (a NaN anywhere makes the result NaN).
   const bool vector_extremum = (n.op == Op::amax || n.op == Op::amin) && trailing && target_.openmp && is_floating(it);
   if (n.op == Op::sum && trailing && target_.openmp) s += "    #pragma omp simd reduction(+:acc)\n";
-  if (vector_extremum) s += fmt::format("    bool nan = false;\n    #pragma omp simd reduction({}:acc) reduction(|:nan)\n", n.op == Op::amax ? "max" : "min");
+  if (vector_extremum)
+    s += fmt::format("    bool nan = false;\n    #pragma omp simd reduction({}:acc) reduction(|:nan)\n", n.op == Op::amax ? "max" : "min");
   s += fmt::format("    for (int64_t r = 0; r < {}; ++r) {{\n      const int64_t ii = {};\n", inner, idx);
   s += pointwise_body(prologue, in, "ii", "      ");
   std::string v = in_kernel_.count(src) ? fmt::format("({}){}", act, local("t", src)) : operand_expr(n.operands[0], act, in, "ii");

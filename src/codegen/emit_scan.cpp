@@ -21,8 +21,8 @@ std::string Codegen::scan_kernel(int id) {
   const char* xct = compute_type(xt.dtype);
   // Element j of the input's line: flat index (o * length + j) * inner + i.
   auto at = [&](const std::string& j) { return fmt::format("(rk_o * {} + {}) * {} + rk_i", l.length, j, l.inner); };
-  std::string s = loop("rk_l", lines, l.length * (indices ? keep : 1)) +
-                  fmt::format(" {{\n    const int64_t rk_o = rk_l / {0}, rk_i = rk_l % {0};\n", l.inner);
+  std::string s =
+      loop("rk_l", lines, l.length * (indices ? keep : 1)) + fmt::format(" {{\n    const int64_t rk_o = rk_l / {0}, rk_i = rk_l % {0};\n", l.inner);
   if (!indices) {
     const bool product = n.op == Op::cumprod, floating = is_floating(n.type.dtype);
     // Unsigned: integer overflow wraps, as in PyTorch (spelled without <cstdint>, which NVRTC lacks).

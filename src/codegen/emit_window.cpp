@@ -39,7 +39,8 @@ std::string Codegen::window_loops(const Window& win, const Shape& in, const std:
   const bool deep = win.rank == 3;
   std::string s;
   if (declare && deep) s += fmt::format("      const int64_t z0 = oz * {} - {};\n", win.stride[0], win.padding[0]);
-  if (declare) s += fmt::format("      const int64_t y0 = oy * {} - {}, x0 = ox * {} - {};\n", win.stride[y], win.padding[y], win.stride[x], win.padding[x]);
+  if (declare)
+    s += fmt::format("      const int64_t y0 = oy * {} - {}, x0 = ox * {} - {};\n", win.stride[y], win.padding[y], win.stride[x], win.padding[x]);
   if (declare) {
     s += fmt::format("      const int64_t padded = {}(rk_min<int64_t>(y0 + {}, {}) - y0) * (rk_min<int64_t>(x0 + {}, {}) - x0);\n",
                      deep ? fmt::format("(rk_min<int64_t>(z0 + {}, {}) - z0) * ", win.kernel[0], in[2] + win.padding[0]) : "", win.kernel[y],
@@ -47,10 +48,10 @@ std::string Codegen::window_loops(const Window& win, const Shape& in, const std:
     s += "      int64_t valid = 0;\n";
   }
   if (deep)
-    s += fmt::format("      for (int64_t l = 0; l < {}; ++l) {{\n        const int64_t z = z0 + l * {}; if (z < 0 || z >= {}) continue;\n", win.kernel[0],
-                     win.dilation[0], in[2]);
-  s += fmt::format("      for (int64_t i = 0; i < {}; ++i) {{\n        const int64_t y = y0 + i * {}; if (y < 0 || y >= {}) continue;\n", win.kernel[y],
-                   win.dilation[y], in[iy]);
+    s += fmt::format("      for (int64_t l = 0; l < {}; ++l) {{\n        const int64_t z = z0 + l * {}; if (z < 0 || z >= {}) continue;\n",
+                     win.kernel[0], win.dilation[0], in[2]);
+  s += fmt::format("      for (int64_t i = 0; i < {}; ++i) {{\n        const int64_t y = y0 + i * {}; if (y < 0 || y >= {}) continue;\n",
+                   win.kernel[y], win.dilation[y], in[iy]);
   s += fmt::format("        for (int64_t j = 0; j < {}; ++j) {{\n          const int64_t xx = x0 + j * {}; if (xx < 0 || xx >= {}) continue;\n",
                    win.kernel[x], win.dilation[x], in[ix]);
   s += (declare ? "          ++valid;\n" : "") + body + "        }\n      }\n";
@@ -70,8 +71,8 @@ std::vector<std::string> output_index(const Window& win) {
 // The loops over a plane's outputs: (oy, ox), or (oz, oy, ox).
 std::string output_loops(const Shape& os) {
   if (os.size() == 5)
-    return fmt::format("    for (int64_t oz = 0; oz < {}; ++oz) for (int64_t oy = 0; oy < {}; ++oy) for (int64_t ox = 0; ox < {}; ++ox) {{\n", os[2], os[3],
-                       os[4]);
+    return fmt::format("    for (int64_t oz = 0; oz < {}; ++oz) for (int64_t oy = 0; oy < {}; ++oy) for (int64_t ox = 0; ox < {}; ++ox) {{\n", os[2],
+                       os[3], os[4]);
   return fmt::format("    for (int64_t oy = 0; oy < {}; ++oy) for (int64_t ox = 0; ox < {}; ++ox) {{\n", os[2], os[3]);
 }
 // The flat index within a plane of window element (z,) y, xx, and of output (oz,) oy, ox.
@@ -131,13 +132,15 @@ std::string Codegen::max_pool_rows(int id) {
   s += fmt::format("    const int64_t nc = row / {0}, oy = row % {0}, nb = nc / {1}, ch = nc % {1};\n", os[2], os[1]);
   s += fmt::format("    {0} acc[{1}];\n    for (int64_t ox = 0; ox < {1}; ++ox) acc[ox] = ({0})-INFINITY;\n", ct, os[3]);
   s += fmt::format("    for (int64_t i = 0; i < {}; ++i) {{\n", win.kernel[0]);
-  s += fmt::format("      const int64_t y = oy * {} - {} + i * {}; if (y < 0 || y >= {}) continue;\n", win.stride[0], win.padding[0], win.dilation[0], in[2]);
+  s += fmt::format("      const int64_t y = oy * {} - {} + i * {}; if (y < 0 || y >= {}) continue;\n", win.stride[0], win.padding[0], win.dilation[0],
+                   in[2]);
   s += fmt::format("      const int64_t base = {} + nb * {} + ch * {} + y * {};\n", xa.offset, xa.strides[0], xa.strides[1], xa.strides[2]);
   s += fmt::format("      for (int64_t j = 0; j < {}; ++j) {{\n", win.kernel[1]);
   s += "        " + valid_columns(win, in[3], os[3]);
   s += "        #pragma omp simd\n";
-  s += fmt::format("        for (int64_t ox = lo; ox < hi; ++ox) {{ const {} v = ({}){}, a = acc[ox]; acc[ox] = (a == a && (v != v || v > a)) ? v : a; }}\n", ct, ct,
-                   load_expr(xa.dtype, ptr(xa), fmt::format("base + (ox * {} + off) * {}", win.stride[1], xa.strides[3])));
+  s += fmt::format(
+      "        for (int64_t ox = lo; ox < hi; ++ox) {{ const {} v = ({}){}, a = acc[ox]; acc[ox] = (a == a && (v != v || v > a)) ? v : a; }}\n", ct,
+      ct, load_expr(xa.dtype, ptr(xa), fmt::format("base + (ox * {} + off) * {}", win.stride[1], xa.strides[3])));
   s += "      }\n    }\n";
   std::string r = perturbs(id) ? perturb_open(id) + "acc[ox])" : "acc[ox]";
   s += fmt::format("    for (int64_t ox = 0; ox < {}; ++ox) {}[row * {} + ox] = {};\n  }}\n", os[3], buf(id), os[3], store_value(n.type.dtype, r));
@@ -164,8 +167,10 @@ std::string Codegen::pool_backward_kernel(int id) {
   if (is_max) {
     s += fmt::format("      {} best = ({})0; int64_t at = -1; bool any = false;\n", ct, ct);
     std::string v = load_n(x, ct, window_index(win));
-    s += window_loops(win, in, fmt::format("          {{ {} v = {}; if (!any || (best == best && (v != v || v > best))) {{ best = v; at = {}; }} any = true; }}\n",
-                                           ct, v, plane_at(in, false)));
+    s += window_loops(
+        win, in,
+        fmt::format("          {{ {} v = {}; if (!any || (best == best && (v != v || v > best))) {{ best = v; at = {}; }} any = true; }}\n", ct, v,
+                    plane_at(in, false)));
     s += fmt::format("      if (at >= 0) plane[at] += {};\n", gv);
   } else {
     s += window_loops(win, in, "");  // counts the divisor

@@ -24,9 +24,13 @@ constexpr std::pair<FailureKind, std::string_view> kFailureNames[] = {
 };
 
 constexpr std::pair<FaultKind, std::string_view> kFaultNames[] = {
-    {FaultKind::compile_error, "compile_error"}, {FaultKind::runtime_error, "runtime_error"}, {FaultKind::accuracy, "accuracy"},
+    {FaultKind::compile_error, "compile_error"},
+    {FaultKind::runtime_error, "runtime_error"},
+    {FaultKind::accuracy, "accuracy"},
     {FaultKind::accuracy_one, "accuracy_one"},
-    {FaultKind::crash, "crash"},                 {FaultKind::hang, "hang"},                   {FaultKind::flaky, "flaky"},
+    {FaultKind::crash, "crash"},
+    {FaultKind::hang, "hang"},
+    {FaultKind::flaky, "flaky"},
 };
 
 }  // namespace

@@ -33,11 +33,10 @@ namespace {
 
 using nlohmann::json;
 
-const PythonWorkerSpec kWorker{
-    "Inductor",
-    {"reprokit.inductor_worker"},
-    "the inductor backend needs Python with torch 2 (scripts/install_deps.sh makes .venv in the checkout; "
-    "REPROKIT_PYTHON=/path/to/python names another)"};
+const PythonWorkerSpec kWorker{"Inductor",
+                               {"reprokit.inductor_worker"},
+                               "the inductor backend needs Python with torch 2 (scripts/install_deps.sh makes .venv in the checkout; "
+                               "REPROKIT_PYTHON=/path/to/python names another)"};
 
 // The fault Inductor itself can plant: its testing option breaks the C++ it generates for relu.
 std::optional<std::string> relu_bug_of(const CompileOptions& options) {
@@ -47,9 +46,10 @@ std::optional<std::string> relu_bug_of(const CompileOptions& options) {
     const bool plantable = inj.op == Op::relu && inj.amount == 0 &&
                            (inj.kind == FaultKind::compile_error || inj.kind == FaultKind::runtime_error || inj.kind == FaultKind::accuracy);
     if (!plantable)
-      throw UserError(fmt::format("--inject {}: Inductor can plant only relu:compile_error, relu:runtime_error or relu:accuracy "
-                                  "(torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY)",
-                                  inj.str()));
+      throw UserError(
+          fmt::format("--inject {}: Inductor can plant only relu:compile_error, relu:runtime_error or relu:accuracy "
+                      "(torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY)",
+                      inj.str()));
     bug = std::string(fault_kind_name(inj.kind));
   }
   return bug;
@@ -94,7 +94,8 @@ class InductorGraph : public CompiledGraph {
 
 }  // namespace
 
-json run_in_inductor_worker(const Graph& g, const CompileOptions& options, const std::vector<Tensor>& inputs, bool record, std::vector<Tensor>* outputs) {
+json run_in_inductor_worker(const Graph& g, const CompileOptions& options, const std::vector<Tensor>& inputs, bool record,
+                            std::vector<Tensor>* outputs) {
   const NpyExchange ex(g, inputs, "inductor");
   json specs = json::array();
   for (int i = 0; i < g.num_inputs(); ++i) {
@@ -122,8 +123,6 @@ std::string inductor_torch_version() {
   return "torch " + reply.value("torch", std::string("unknown"));
 }
 
-std::unique_ptr<CompiledGraph> compile_inductor(const Graph& g, const CompileOptions& options) {
-  return std::make_unique<InductorGraph>(g, options);
-}
+std::unique_ptr<CompiledGraph> compile_inductor(const Graph& g, const CompileOptions& options) { return std::make_unique<InductorGraph>(g, options); }
 
 }  // namespace reprokit

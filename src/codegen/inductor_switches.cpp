@@ -58,10 +58,8 @@ std::vector<std::string> changed(const Graph& g, const CompileOptions& options) 
   };
   std::vector<std::string> out;
   add_applied(kPasses, out);
-  if (at_inductor(options))
-    out.insert(out.end(), std::begin(kConfigChanges), std::end(kConfigChanges));
-  else
-    out.insert(out.end(), std::begin(kConfigChangesBeforeInductor), std::end(kConfigChangesBeforeInductor));
+  if (at_inductor(options)) out.insert(out.end(), std::begin(kConfigChanges), std::end(kConfigChanges));
+  else out.insert(out.end(), std::begin(kConfigChangesBeforeInductor), std::end(kConfigChangesBeforeInductor));
   add_applied(kLowering, out);
   return out;
 }
@@ -87,9 +85,7 @@ std::string version() {
   static const std::string answer = [] {
     try {
       return inductor_torch_version();
-    } catch (const std::exception&) {
-      return std::string("unknown");
-    }
+    } catch (const std::exception&) { return std::string("unknown"); }
   }();
   return answer;
 }
@@ -97,6 +93,7 @@ std::string version() {
 }  // namespace
 
 extern const BackendSwitches kInductorSwitches;
-const BackendSwitches kInductorSwitches = {"Inductor", kInductorStageOption, kInductorStages, kInductorDisableOption, {}, changed, version, members, false, kind_of};
+const BackendSwitches kInductorSwitches = {
+    "Inductor", kInductorStageOption, kInductorStages, kInductorDisableOption, {}, changed, version, members, false, kind_of};
 
 }  // namespace reprokit

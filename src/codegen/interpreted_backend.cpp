@@ -22,8 +22,6 @@ class InterpretedGraph : public CompiledGraph {
 
 std::unique_ptr<CompiledGraph> compile_eager(const Graph& g, const CompileOptions&) { return std::make_unique<InterpretedGraph>(g); }
 
-std::unique_ptr<CompiledGraph> compile_aot_eager(const Graph& g, const CompileOptions&) {
-  return std::make_unique<InterpretedGraph>(decompose(g));
-}
+std::unique_ptr<CompiledGraph> compile_aot_eager(const Graph& g, const CompileOptions&) { return std::make_unique<InterpretedGraph>(decompose(g)); }
 
 }  // namespace reprokit

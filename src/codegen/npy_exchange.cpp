@@ -18,7 +18,8 @@ NpyExchange::NpyExchange(const Graph& g, const std::vector<Tensor>& inputs, std:
   for (int i = 0; i < ni; ++i) {
     const TensorType& t = g.node(i).type;
     const Tensor& x = inputs[static_cast<size_t>(i)];
-    if (x.dtype() != t.dtype || x.shape() != t.shape) throw UserError(fmt::format("input %{} of graph {} must be {}", g.node(i).name, g.name, t.str()));
+    if (x.dtype() != t.dtype || x.shape() != t.shape)
+      throw UserError(fmt::format("input %{} of graph {} must be {}", g.node(i).name, g.name, t.str()));
     in.write(g.node(i).name + ".npy", encode_npy(x));
   }
 }
@@ -34,8 +35,8 @@ std::vector<Tensor> NpyExchange::read_outputs(std::string_view compiler) const {
       TensorType got;
       got.dtype = t.dtype();
       got.shape = t.shape();
-      throw CompileFailure(FailureKind::runtime_error,
-                           fmt::format("{}'s output {} (%{}) is {}, the graph's is {}", compiler, k, g_.node(g_.outputs[k]).name, got.str(), want.str()));
+      throw CompileFailure(FailureKind::runtime_error, fmt::format("{}'s output {} (%{}) is {}, the graph's is {}", compiler, k,
+                                                                   g_.node(g_.outputs[k]).name, got.str(), want.str()));
     }
     outs.push_back(std::move(t));
   }

@@ -97,8 +97,7 @@ std::string onnx_worker_version(const OnnxCompiler& c) {
   try {
     const json reply = ask_python_worker(worker_of(c), {{"version", true}});
     if (reply.value("ok", false) && reply.contains("version") && reply["version"].is_string()) return reply["version"].get<std::string>();
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
   return "unknown";
 }
 

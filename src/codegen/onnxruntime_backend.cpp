@@ -25,7 +25,6 @@ namespace reprokit {
 
 namespace {
 
-
 // The last non-empty line of `text`.
 std::string last_line(const std::string& text) {
   size_t end = text.find_last_not_of("\n ");
@@ -50,9 +49,7 @@ class OrtGraph : public CompiledGraph {
     ProcessResult r;
     try {
       r = run_process(s);
-    } catch (const std::exception& e) {
-      throw UserError(fmt::format("the onnxruntime backend needs Node.js (`node` on PATH): {}", e.what()));
-    }
+    } catch (const std::exception& e) { throw UserError(fmt::format("the onnxruntime backend needs Node.js (`node` on PATH): {}", e.what())); }
     const std::string said = last_line(r.err.empty() ? r.out : r.err);
     if (r.exit_code == 1 && said.rfind(kUnsupportedTag, 0) == 0)
       throw Unsupported(fmt::format("ONNX Runtime cannot take graph {}: {}", g_.name, utf8_safe(said.substr(kUnsupportedTag.size()), 600)));
@@ -61,8 +58,10 @@ class OrtGraph : public CompiledGraph {
       throw CompileFailure(at_load ? FailureKind::compile_error : FailureKind::runtime_error, said);
     }
     if (r.exit_code != 0)
-      throw UserError(fmt::format("the onnxruntime backend could not run ONNX Runtime ({} {}, exit {}): {}\n  install it with: cd examples/ort_check && npm install --ignore-scripts",
-                                  "node", ort_runner_script(), r.exit_code, said.empty() ? r.err : said));
+      throw UserError(
+          fmt::format("the onnxruntime backend could not run ONNX Runtime ({} {}, exit {}): {}\n  install it with: cd examples/ort_check && npm "
+                      "install --ignore-scripts",
+                      "node", ort_runner_script(), r.exit_code, said.empty() ? r.err : said));
     return ex.read_outputs("ONNX Runtime");
   }
 

@@ -28,16 +28,16 @@ constexpr std::string_view kLevels[] = {"disabled", "basic", "extended", "layout
 // GenerateRewriteRules). A name ORT does not know is ignored by it, so an older or newer ORT
 // costs a try, never a wrong answer.
 constexpr std::string_view kLevel1Rules[] = {
-    "EliminateIdentity", "EliminateSlice",     "UnsqueezeElimination", "EliminateDropout",   "ExpandElimination",
-    "CastElimination",   "CastChainElimination", "PreShapeNodeElimination", "NoopElimination", "DivMulFusion",
-    "FuseReluClip",      "GemmSumFusion",      "GemmTransposeFusion",  "NotWhereFusion",     "ConvAddFusion",
-    "ConvMulFusion",     "ConvBNFusion",       "ClipQuantRewrite",     "ReluQuantRewrite",   "LabelEncoderFusion",
-    "Pad_Fusion",        "MatmulBNFusion"};
+    "EliminateIdentity",    "EliminateSlice",          "UnsqueezeElimination", "EliminateDropout", "ExpandElimination", "CastElimination",
+    "CastChainElimination", "PreShapeNodeElimination", "NoopElimination",      "DivMulFusion",     "FuseReluClip",      "GemmSumFusion",
+    "GemmTransposeFusion",  "NotWhereFusion",          "ConvAddFusion",        "ConvMulFusion",    "ConvBNFusion",      "ClipQuantRewrite",
+    "ReluQuantRewrite",     "LabelEncoderFusion",      "Pad_Fusion",           "MatmulBNFusion"};
 constexpr OptimizerGroup kGroups[] = {{"Level1_RuleBasedTransformer", kLevel1Rules}};
 
 // Names of ORT optimisers: letters, digits and '_' (what the runner's environment may carry).
 bool optimizer_name(std::string_view s) {
-  return !s.empty() && s.size() <= 200 && std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return !s.empty() && s.size() <= 200 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 // A comma-separated list of such names.
@@ -82,8 +82,7 @@ std::string version() {
       ProcessResult r = run_process(s);
       std::string out = r.out.substr(0, r.out.find('\n'));
       if (r.exit_code == 0 && !out.empty()) return out;
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
     return std::string("unknown");
   }();
   return answer;
@@ -91,8 +90,8 @@ std::string version() {
 
 }  // namespace
 
-const BackendSwitches kOnnxRuntimeSwitches = {"ONNX Runtime",     "graph_optimization_level", kLevels, "disabled_optimizers", kGroups,
-                                              changed_optimizers, version};
+const BackendSwitches kOnnxRuntimeSwitches = {"ONNX Runtime", "graph_optimization_level", kLevels, "disabled_optimizers",
+                                              kGroups,        changed_optimizers,         version};
 
 std::string ort_runner_script() {
   if (const char* e = std::getenv("REPRO_ORT_RUNNER"); e && *e) return e;

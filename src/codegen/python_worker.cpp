@@ -78,17 +78,15 @@ class PythonWorker {
     s.env_set["PYTHONPATH"] = std::string(REPROKIT_PYTHON_DIR) + (pp && *pp ? std::string(":") + pp : "");
     try {
       child_ = std::make_unique<LineChild>(s);
-    } catch (const std::exception& e) {
-      throw UserError(fmt::format("{}: cannot start {}: {}", spec_.install_hint, s.argv[0], e.what()));
-    }
+    } catch (const std::exception& e) { throw UserError(fmt::format("{}: cannot start {}: {}", spec_.install_hint, s.argv[0], e.what())); }
     std::optional<std::string> ready = child_->read_line(kWorkerStartSeconds);
     json hello;
     try {
       if (ready) hello = json::parse(*ready);
-    } catch (const json::exception&) {
-    }
+    } catch (const json::exception&) {}
     if (!hello.is_object() || !hello.value("ready", false)) {
-      std::string why = child_->timed_out() ? fmt::format("it did not start within {} s", kWorkerStartSeconds) : last_lines(child_->wait_result().err);
+      std::string why =
+          child_->timed_out() ? fmt::format("it did not start within {} s", kWorkerStartSeconds) : last_lines(child_->wait_result().err);
       child_.reset();
       throw UserError(fmt::format("{}: the worker ({} {}) did not start: {}", spec_.install_hint, s.argv[0], command(), why));
     }

@@ -17,9 +17,9 @@ namespace reprokit {
 std::string python_interpreter();
 
 struct PythonWorkerSpec {
-  std::string compiler;              // the compiler's name in messages ("Inductor", "OpenVINO")
-  std::vector<std::string> module;   // `python -m` and its arguments: {"reprokit.onnx_worker", "tvm"}
-  std::string install_hint;          // what to install or set when the worker cannot start
+  std::string compiler;             // the compiler's name in messages ("Inductor", "OpenVINO")
+  std::vector<std::string> module;  // `python -m` and its arguments: {"reprokit.onnx_worker", "tvm"}
+  std::string install_hint;         // what to install or set when the worker cannot start
 };
 
 // Sends `request` to the worker of `spec` (starting it when this process has none alive) and

@@ -77,8 +77,8 @@ double smallest_normal(DType t) {
 // The first element far outside its own floor (see kElementFactor): "" or why. An element's
 // floor is at least the tensor's relative noise times its size: one number from a dozen variants
 // can be small by chance where the tensor as a whole says that much noise is legitimate.
-std::string element_outside_floor(const std::string& name, const std::vector<double>& c, const std::vector<double>& r,
-                                  const OutputNoise& floor, DType dtype) {
+std::string element_outside_floor(const std::string& name, const std::vector<double>& c, const std::vector<double>& r, const OutputNoise& floor,
+                                  DType dtype) {
   if (floor.element.size() != r.size()) return "";  // no element floors measured
   const double scale = deviation(r, std::vector<double>(r.size(), 0.0)).rms;
   const double relative_noise = scale > 0 ? floor.rms / scale : 0;
@@ -88,9 +88,10 @@ std::string element_outside_floor(const std::string& name, const std::vector<dou
     const double allowed = kElementFactor * own + kElementUlps * ulp_of(r[i], dtype) + smallest_normal(dtype);
     const double error = std::fabs(c[i] - r[i]);
     if (error > allowed)
-      return fmt::format("output %{}: element {} is {:.6g} where float64 is {:.6g}: its error {:.3g} is far outside its own noise (allowed {:.3g}: "
-                         "{:g} x its floor {:.3g} + {:g} ulps), whatever the tensor's RMS",
-                         name, i, c[i], r[i], error, allowed, kElementFactor, own, kElementUlps);
+      return fmt::format(
+          "output %{}: element {} is {:.6g} where float64 is {:.6g}: its error {:.3g} is far outside its own noise (allowed {:.3g}: "
+          "{:g} x its floor {:.3g} + {:g} ulps), whatever the tensor's RMS",
+          name, i, c[i], r[i], error, allowed, kElementFactor, own, kElementUlps);
   }
   return "";
 }
@@ -251,7 +252,8 @@ Failure check_outputs(const Graph& g, const std::vector<Tensor>& inputs, const s
     // kinks variant, the rounding variants after it were not run, and a kink line needs the whole
     // of what rounding alone moves an output by.
     bool kink_candidate = false;
-    for (size_t k = 0; k < n; ++k) kink_candidate |= judged_by_floor[k] && why[k].empty() && !decided_at_kink("", compiled[k], ref[k], used_floor->outputs[k]).empty();
+    for (size_t k = 0; k < n; ++k)
+      kink_candidate |= judged_by_floor[k] && why[k].empty() && !decided_at_kink("", compiled[k], ref[k], used_floor->outputs[k]).empty();
     if (kink_candidate) used_floor = side.floor = measure_noise_floor(g, inputs, ref, &eager);
   }
   {

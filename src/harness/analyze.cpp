@@ -38,8 +38,8 @@ std::string svg_plot(const std::vector<std::string>& names, const std::vector<do
   std::string s = fmt::format("<svg xmlns='http://www.w3.org/2000/svg' width='{}' height='{}' font-family='sans-serif' font-size='11'>\n", w, h);
   s += fmt::format("<text x='{}' y='16' font-size='13'>RMSE against float64 along the topological order (log scale)</text>\n", left);
   for (int p = -12; p <= 2; p += 2)
-    s += fmt::format("<line x1='{}' x2='{}' y1='{:.1f}' y2='{:.1f}' stroke='#ddd'/><text x='8' y='{:.1f}'>1e{}</text>\n", left, w - 20, y(std::pow(10, p)),
-                     y(std::pow(10, p)), y(std::pow(10, p)) + 4, p);
+    s += fmt::format("<line x1='{}' x2='{}' y1='{:.1f}' y2='{:.1f}' stroke='#ddd'/><text x='8' y='{:.1f}'>1e{}</text>\n", left, w - 20,
+                     y(std::pow(10, p)), y(std::pow(10, p)), y(std::pow(10, p)) + 4, p);
   auto poly = [&](const std::vector<double>& v, const char* color, const char* label, int ly) {
     std::string pts;
     for (size_t i = 0; i < v.size(); ++i) pts += fmt::format("{:.1f},{:.1f} ", x(i), y(v[i]));
@@ -64,8 +64,7 @@ void print_noise_floor(const Graph& g, const std::vector<int>& captured, const N
     return scale > 0 ? floor.outputs[it->second].rms / scale : 0.0;
   };
   fmt::print("\nnoise floor (auto rule: error against float64 within {} x (1 + 2/sqrt(elements)) x the floor + {} ulps; variants: {}):\n",
-             kFloorFactor, kUlpSlack,
-             fmt::join(floor.variants, ", "));
+             kFloorFactor, kUlpSlack, fmt::join(floor.variants, ", "));
   int shown = 0, outputs = 0;
   for (int id : g.outputs) {
     auto it = slot.find(id);
@@ -91,7 +90,8 @@ void print_noise_floor(const Graph& g, const std::vector<int>& captured, const N
   std::sort(gain.rbegin(), gain.rend());
   if (gain.empty()) return;
   fmt::print("  amplifiers (relative noise over the operands'):");
-  for (size_t k = 0; k < gain.size() && k < 5; ++k) fmt::print("{} %{} ({}) x{:.3g}", k ? "," : "", g.node(gain[k].second).name, op_name(g.node(gain[k].second).op), gain[k].first);
+  for (size_t k = 0; k < gain.size() && k < 5; ++k)
+    fmt::print("{} %{} ({}) x{:.3g}", k ? "," : "", g.node(gain[k].second).name, op_name(g.node(gain[k].second).op), gain[k].first);
   fmt::print("\n");
 }
 
@@ -118,9 +118,10 @@ int analyze_bundle(const AnalyzeOptions& o) {
   // analyze runs the compiled graph in this process, so first make sure it runs at all: a graph
   // that crashes or hangs is probed in a child (bisect's step, with the bundle's own settings).
   if (std::string why = does_not_run(b, copts.backend, "the compiled graph"); !why.empty()) {
-    fmt::print("analyze: the compiled graph does not run ({}); analyze compares numbers and needs a graph that runs.\n"
-               "analyze: use `reprokit minify` or `reprokit bisect` on this bundle.\n",
-               why);
+    fmt::print(
+        "analyze: the compiled graph does not run ({}); analyze compares numbers and needs a graph that runs.\n"
+        "analyze: use `reprokit minify` or `reprokit bisect` on this bundle.\n",
+        why);
     return 1;
   }
 
@@ -129,11 +130,11 @@ int analyze_bundle(const AnalyzeOptions& o) {
   CapturedRun run;
   try {
     run = run_captured(b, copts, captured);
-  } catch (const CompileFailure& e) {
-    throw UserError(std::string("analyze needs a graph that compiles and runs; this one fails: ") + e.what());
-  }
-  fmt::print("determinism: {}\n", run.deterministic ? "two runs agree bit for bit" : "WARNING: two runs differ: the compiled graph is non-deterministic");
-  fmt::print("captured: {} of {} nodes ({})\n", captured.size(), g.num_ops(), o.per_node ? "every node; fusion is disturbed" : "kernel boundaries; fusion undisturbed");
+  } catch (const CompileFailure& e) { throw UserError(std::string("analyze needs a graph that compiles and runs; this one fails: ") + e.what()); }
+  fmt::print("determinism: {}\n",
+             run.deterministic ? "two runs agree bit for bit" : "WARNING: two runs differ: the compiled graph is non-deterministic");
+  fmt::print("captured: {} of {} nodes ({})\n", captured.size(), g.num_ops(),
+             o.per_node ? "every node; fusion is disturbed" : "kernel boundaries; fusion undisturbed");
 
   const Reference ref = reference_for(b, captured);
   const bool fixed = ref.tolerance.has_value();
@@ -147,7 +148,8 @@ int analyze_bundle(const AnalyzeOptions& o) {
   std::vector<std::string> names;
   std::vector<double> crmse, ermse;
   int first_bad = -1;
-  fmt::print("\n{:<24} {:<8} {:>10} {:>10} {:>10} {:>9} {:>10}  {}\n", "node", "op", "rmse", "max_abs", "max_rel", "max_ulp", "eager_rmse", "verdict");
+  fmt::print("\n{:<24} {:<8} {:>10} {:>10} {:>10} {:>9} {:>10}  {}\n", "node", "op", "rmse", "max_abs", "max_rel", "max_ulp", "eager_rmse",
+             "verdict");
   const std::vector<NodeVerdict> verdicts = judge_nodes(b, copts, captured, run, ref);
   for (size_t k = 0; k < verdicts.size(); ++k) {
     const NodeVerdict& v = verdicts[k];
@@ -155,20 +157,34 @@ int analyze_bundle(const AnalyzeOptions& o) {
     const Errors &ce = v.errors, &ee = v.eager_errors;
     std::string verdict = !v.passes() ? "DIVERGES (" + v.origin + ")" : v.decided_at_kink.empty() ? "ok" : "ok (kink)";
     if (!v.passes() && first_bad < 0) first_bad = v.id;
-    fmt::print("%{:<23} {:<8} {:>10.3g} {:>10.3g} {:>10.3g} {:>9.3g} {:>10.3g}  {}\n", n.name, op_name(n.op), ce.rmse, ce.max_abs, ce.max_rel, ce.max_ulp, ee.rmse, verdict);
-    rows.push_back({{"node", n.name}, {"op", std::string(op_name(n.op))}, {"rmse", ce.rmse}, {"max_abs", ce.max_abs}, {"max_rel", ce.max_rel}, {"max_ulp", ce.max_ulp},
-                    {"eager_rmse", ee.rmse}, {"noise_floor_rms", fixed ? json(nullptr) : json(ref.floor.outputs[k].rms)},
-                    {"noise_floor_max", fixed ? json(nullptr) : json(ref.floor.outputs[k].max)}, {"passes", v.passes()},
-                    {"origin", v.origin.empty() ? json(nullptr) : json(v.origin)}, {"why", v.why},
+    fmt::print("%{:<23} {:<8} {:>10.3g} {:>10.3g} {:>10.3g} {:>9.3g} {:>10.3g}  {}\n", n.name, op_name(n.op), ce.rmse, ce.max_abs, ce.max_rel,
+               ce.max_ulp, ee.rmse, verdict);
+    rows.push_back({{"node", n.name},
+                    {"op", std::string(op_name(n.op))},
+                    {"rmse", ce.rmse},
+                    {"max_abs", ce.max_abs},
+                    {"max_rel", ce.max_rel},
+                    {"max_ulp", ce.max_ulp},
+                    {"eager_rmse", ee.rmse},
+                    {"noise_floor_rms", fixed ? json(nullptr) : json(ref.floor.outputs[k].rms)},
+                    {"noise_floor_max", fixed ? json(nullptr) : json(ref.floor.outputs[k].max)},
+                    {"passes", v.passes()},
+                    {"origin", v.origin.empty() ? json(nullptr) : json(v.origin)},
+                    {"why", v.why},
                     {"decided_at_kink", v.decided_at_kink.empty() ? json(nullptr) : json(v.decided_at_kink)}});
     names.push_back(n.name);
     crmse.push_back(ce.rmse);
     ermse.push_back(ee.rmse);
   }
   print_kink_notes(verdicts);
-  if (first_bad >= 0) fmt::print("\nfirst divergence: %{} = {} (its own error; later divergences marked 'inherited' come from it)\n", g.node(first_bad).name, op_name(g.node(first_bad).op));
+  if (first_bad >= 0)
+    fmt::print("\nfirst divergence: %{} = {} (its own error; later divergences marked 'inherited' come from it)\n", g.node(first_bad).name,
+               op_name(g.node(first_bad).op));
   else fmt::print("\nno node diverges\n");
-  json out = {{"graph", g.name}, {"deterministic", run.deterministic}, {"per_node", o.per_node}, {"nodes", rows},
+  json out = {{"graph", g.name},
+              {"deterministic", run.deterministic},
+              {"per_node", o.per_node},
+              {"nodes", rows},
               {"rule", fixed ? fmt::format("fixed tolerance {}", *b.spec.tolerance) : "auto (noise floor)"},
               {"first_divergence", first_bad >= 0 ? json(g.node(first_bad).name) : json(nullptr)}};
   // Never overwrite an earlier analysis: analyze.json, else analyze-2.json, ...; the plot takes

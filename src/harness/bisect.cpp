@@ -29,8 +29,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 json BisectStep::to_json() const {
-  return {{"backend", backend}, {"run_passes", run_passes}, {"disabled_pass", disabled_pass}, {"limited_pass", limited_pass}, {"limit", limit},
-          {"train", train}, {"backend_options", backend_options}};
+  return {{"backend", backend}, {"run_passes", run_passes}, {"disabled_pass", disabled_pass},    {"limited_pass", limited_pass},
+          {"limit", limit},     {"train", train},           {"backend_options", backend_options}};
 }
 
 BisectStep BisectStep::from_json(const json& j) {
@@ -44,9 +44,7 @@ BisectStep BisectStep::from_json(const json& j) {
     s.train = j.value("train", -1);
     s.backend_options = j.value("backend_options", std::map<std::string, std::string>{});
     for (const auto& [key, value] : s.backend_options) check_backend_option(key, value);
-  } catch (const json::exception& e) {
-    throw UserError(std::string("malformed bisect step: ") + e.what());
-  }
+  } catch (const json::exception& e) { throw UserError(std::string("malformed bisect step: ") + e.what()); }
   return s;
 }
 
@@ -99,7 +97,10 @@ class Bisector {
     last_ = run_bisect_try(o_.reprokit_exe, b_.dir, step, timeout_, &argv);
     const Failure& got = last_;
     bool f = same_failure(b_.spec.expected, got);
-    fmt::print("  [{:>2}] {:<58} {}\n", runs_, what, f ? "FAILS" : got.failed() ? "passes (fails differently: " + std::string(got.kind_name()) + ")" : "passes");
+    fmt::print("  [{:>2}] {:<58} {}\n", runs_, what,
+               f              ? "FAILS"
+               : got.failed() ? "passes (fails differently: " + std::string(got.kind_name()) + ")"
+                              : "passes");
     fmt::print("       rerun: {}\n", shell_quote_command(argv));
     log_.push_back({{"run", runs_}, {"what", what}, {"step", step.to_json()}, {"fails", f}, {"got", got.to_json()}});
     return f;
@@ -182,7 +183,8 @@ class Bisector {
     int64_t total = 0;
     for (auto& r : records)
       if (r.name == culprit) total = r.wanted;
-    fmt::print("rewrite search in {} ({} rewrites, at most {} runs):\n", culprit, total, static_cast<int>(std::ceil(std::log2(std::max<int64_t>(total, 1)))) + 1);
+    fmt::print("rewrite search in {} ({} rewrites, at most {} runs):\n", culprit, total,
+               static_cast<int>(std::ceil(std::log2(std::max<int64_t>(total, 1)))) + 1);
     int before = runs_;
     int64_t lo = 1, hi = total;  // invariant: limit hi fails, limit lo - 1 passes (limit 0 = disabled passes)
     while (lo < hi) {
@@ -223,8 +225,10 @@ class Bisector {
     std::string out;
     size_t i = 0, j = 0;
     while (i < n || j < m) {
-      if (i < n && j < m && x[i] == y[j]) { ++i; ++j; }
-      else if (i < n && (j == m || L[i + 1][j] >= L[i][j + 1])) out += "- " + x[i++] + "\n";
+      if (i < n && j < m && x[i] == y[j]) {
+        ++i;
+        ++j;
+      } else if (i < n && (j == m || L[i + 1][j] >= L[i][j + 1])) out += "- " + x[i++] + "\n";
       else out += "+ " + y[j++] + "\n";
     }
     return out.empty() ? "(no textual change)\n" : out;

@@ -36,7 +36,8 @@ class SwitchSearch {
     if (level.empty()) return finding(out, fmt::format("no optimisation level of {} reproduces the failure", sw_.compiler));
     out["level"] = level;
     if (level == sw_.levels.front() && !sw_.lowest_level_optimises)
-      return finding(out, fmt::format("the failure happens with {}'s optimisations off ({}={}): no optimiser causes it", sw_.compiler, sw_.level_option, level));
+      return finding(
+          out, fmt::format("the failure happens with {}'s optimisations off ({}={}): no optimiser causes it", sw_.compiler, sw_.level_option, level));
     BisectStep at = with_level(level);
     CompileOptions options;
     options.backend = base_.backend;
@@ -56,7 +57,8 @@ class SwitchSearch {
     }
     if (changed.size() > 1 && !fails_(without(at, changed), "without all of them"))
       return finding(out, fmt::format("turning off all of {} together makes it pass, no single one: an interaction", fmt::join(changed, ", ")));
-    return finding(out, fmt::format("level {} introduces the failure, but turning off the optimisers that change the graph does not make it pass", level));
+    return finding(out,
+                   fmt::format("level {} introduces the failure, but turning off the optimisers that change the graph does not make it pass", level));
   }
 
  private:
@@ -84,7 +86,8 @@ class SwitchSearch {
     for (size_t k = 0; k < sw_.levels.size(); ++k)
       if (sw_.levels[k] == level) top = k;
     for (size_t k = 0; k <= top; ++k)
-      if (fails_(with_level(sw_.levels[k]), fmt::format("{} at {}={}", base_.backend, sw_.level_option, sw_.levels[k]))) return std::string(sw_.levels[k]);
+      if (fails_(with_level(sw_.levels[k]), fmt::format("{} at {}={}", base_.backend, sw_.level_option, sw_.levels[k])))
+        return std::string(sw_.levels[k]);
     return "";
   }
 
@@ -131,9 +134,7 @@ class SwitchSearch {
 
 }  // namespace
 
-bool unjudged(const Failure& expected, const Failure& got) {
-  return got.kind == FailureKind::timeout && expected.kind != FailureKind::timeout;
-}
+bool unjudged(const Failure& expected, const Failure& got) { return got.kind == FailureKind::timeout && expected.kind != FailureKind::timeout; }
 
 json bisect_switches(const BackendSwitches& switches, const Graph& g, const BisectStep& base, const BisectTry& fails) {
   try {

@@ -22,9 +22,7 @@ namespace reprokit {
 
 using nlohmann::json;
 
-std::string checksum(std::string_view bytes) {
-  return fmt::format("fnv1a64:{:016x}", fnv1a64(bytes));
-}
+std::string checksum(std::string_view bytes) { return fmt::format("fnv1a64:{:016x}", fnv1a64(bytes)); }
 
 namespace {
 
@@ -37,9 +35,7 @@ std::string first_line_of(const std::vector<std::string>& argv) {
     ProcessResult r = run_process(ps);
     if (r.exit_code != 0) return "";
     return utf8_safe(r.out.substr(0, r.out.find('\n')), 300);
-  } catch (const std::exception&) {
-    return "";
-  }
+  } catch (const std::exception&) { return ""; }
 }
 
 // A string safe inside single quotes in a POSIX shell script.
@@ -56,9 +52,7 @@ json read_manifest(const Dir& d) {
   std::string text = d.read("manifest.json", kMaxTextFileBytes);
   try {
     return json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw UserError(fmt::format("{}: invalid JSON: {}", d.path("manifest.json"), e.what()));
-  }
+  } catch (const json::parse_error& e) { throw UserError(fmt::format("{}: invalid JSON: {}", d.path("manifest.json"), e.what())); }
 }
 
 Dir open_bundle(const std::string& dir) {
@@ -77,9 +71,7 @@ json environment_info() {
     try {
       json v = json::parse(read_file("/usr/local/cuda/version.json", 1 << 20));
       e["cuda"] = v.value("cuda", json::object()).value("version", "unknown");
-    } catch (const std::exception&) {
-      e["cuda"] = "not installed";
-    }
+    } catch (const std::exception&) { e["cuda"] = "not installed"; }
     std::string gpus = first_line_of({"nvidia-smi", "--query-gpu=name", "--format=csv,noheader"});
     e["gpus"] = gpus.empty() ? "none" : gpus;
     e["os"] = first_line_of({"uname", "-srm"});
@@ -106,17 +98,10 @@ std::string write_bundle(const std::string& root, const Graph& g, const std::vec
     in_dir.write(g.node(i).name + ".npy", bytes);
     ins.push_back({{"name", g.node(i).name}, {"file", input_file(g.node(i))}, {"checksum", checksum(bytes)}});
   }
-  json manifest = {{"format_version", kBundleFormatVersion},
-                   {"tool", "reprokit"},
-                   {"graph", graph_to_json(g)},
-                   {"graph_text", print_graph(g)},
-                   {"level", level},
-                   {"spec", spec.to_json()},
-                   {"failure", spec.expected.to_json()},
-                   {"inputs", ins},
-                   {"seed", seed},
-                   {"environment", environment_info()},
-                   {"created_unix_ms", stamp}};
+  json manifest = {{"format_version", kBundleFormatVersion}, {"tool", "reprokit"},      {"graph", graph_to_json(g)},
+                   {"graph_text", print_graph(g)},           {"level", level},          {"spec", spec.to_json()},
+                   {"failure", spec.expected.to_json()},     {"inputs", ins},           {"seed", seed},
+                   {"environment", environment_info()},      {"created_unix_ms", stamp}};
   bundle.write("manifest.json", manifest.dump(2) + "\n");
   std::string launcher = render_template("minifier_launcher", {{"REPROKIT", shell_single_quoted(self_executable())}, {"GRAPH", g.name}});
   bundle.write("minifier_launcher", launcher, true);
@@ -142,17 +127,15 @@ Bundle load_bundle(const std::string& dir) {
       throw UserError(fmt::format("{}: no format_version", where));
     b.format_version = m.at("format_version").get<int>();
     if (b.format_version != kBundleFormatVersion)
-      throw UserError(fmt::format("{}: unknown manifest format version {} (this reprokit reads version {})", where, b.format_version,
-                                  kBundleFormatVersion));
+      throw UserError(
+          fmt::format("{}: unknown manifest format version {} (this reprokit reads version {})", where, b.format_version, kBundleFormatVersion));
     b.graph = graph_from_json(m.at("graph"));
     b.spec = ReproSpec::from_json(m.at("spec"));
     // A level-3 bundle whose process crashed: the crash recorder left the failure beside it.
     if (!b.spec.expected.failed() && d.exists("crash.json")) {
       try {
         b.spec.expected = Failure::from_json(json::parse(d.read("crash.json", 1 << 20)));
-      } catch (const json::exception& e) {
-        throw UserError(fmt::format("{}: unreadable crash record: {}", d.path("crash.json"), e.what()));
-      }
+      } catch (const json::exception& e) { throw UserError(fmt::format("{}: unreadable crash record: {}", d.path("crash.json"), e.what())); }
     }
     if (m.contains("level")) {
       const json& level = m.at("level");
@@ -180,21 +163,17 @@ Bundle load_bundle(const std::string& dir) {
       std::string bytes = d.read(file, kMaxDataFileBytes);
       std::string sum = checksum(bytes), want = in.at("checksum").get<std::string>();
       if (sum != want)
-        throw UserError(fmt::format("{}: checksum mismatch for {} (manifest {}, file {}): the input was modified or truncated", where,
-                                    d.path(file), printable(want), sum));
+        throw UserError(fmt::format("{}: checksum mismatch for {} (manifest {}, file {}): the input was modified or truncated", where, d.path(file),
+                                    printable(want), sum));
       Tensor t = parse_npy(bytes, d.path(file));
       const TensorType& decl = decl_node.type;
       if (t.dtype() != decl.dtype || t.shape() != decl.shape)
         throw UserError(fmt::format("{}: input {} does not match its declaration {}", where, d.path(file), decl.str()));
       b.inputs.push_back(t);
     }
-  } catch (const json::exception& e) {
-    throw UserError(fmt::format("{}: malformed manifest: {}", where, e.what()));
-  } catch (const ParseError&) {
+  } catch (const json::exception& e) { throw UserError(fmt::format("{}: malformed manifest: {}", where, e.what())); } catch (const ParseError&) {
     throw;
-  } catch (const VerifyError& e) {
-    throw UserError(fmt::format("{}: the graph is invalid: {}", where, e.what()));
-  }
+  } catch (const VerifyError& e) { throw UserError(fmt::format("{}: the graph is invalid: {}", where, e.what())); }
   return b;
 }
 

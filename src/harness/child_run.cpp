@@ -33,9 +33,7 @@ std::optional<Failure> parse_verdict(std::string_view out) {
   line = line.substr(0, line.find('\n'));
   try {
     return Failure::from_json(nlohmann::json::parse(line));
-  } catch (const nlohmann::json::exception& e) {
-    throw UserError(fmt::format("malformed verdict from a child process: {}", e.what()));
-  }
+  } catch (const nlohmann::json::exception& e) { throw UserError(fmt::format("malformed verdict from a child process: {}", e.what())); }
 }
 
 Failure classify_end(const ProcessResult& r, std::string_view what, double timeout_s) {
@@ -46,8 +44,7 @@ Failure classify_end(const ProcessResult& r, std::string_view what, double timeo
     case ChildEnd::How::signalled:
       return Failure{FailureKind::crash, fmt::format("{} was killed by signal {} ({})", what, end.signal, strsignal(end.signal)),
                      strsignal(end.signal), end.signal};
-    case ChildEnd::How::exited:
-      break;
+    case ChildEnd::How::exited: break;
   }
   if (end.refused()) throw UserError(fmt::format("{} could not run: {}", what, first_line(r.err)));
   return Failure{FailureKind::runtime_error, fmt::format("{} exited with status {} without a verdict: {}", what, end.exit_code, first_line(r.err)),

@@ -103,12 +103,13 @@ std::optional<CompilerReport> write_compiler_report(const Dir& d, const Graph& g
   if (std::find(sw.levels.begin(), sw.levels.end(), level) == sw.levels.end())
     throw UserError(fmt::format("backend option {}: '{}' is not one of {}", sw.level_option, printable(level), fmt::join(sw.levels, ", ")));
   const std::vector<std::string> disabled = split_commas(backend_option_string(c.backend_options, sw.disable_option));
-  d.write("repro_onnxruntime.py", render_template("repro_onnxruntime.py", {{"GRAPH", g.name},
-                                                                         {"INPUTS_DIR", "repro_inputs"},
-                                                                         {"EXPECTED_DIR", kExpectedDir},
-                                                                         {"ORT_LEVEL", python_strings({level})},
-                                                                         {"ORT_DISABLED", python_strings(disabled)},
-                                                                         {"OUTPUT_NAMES", python_strings(outputs)}}),
+  d.write("repro_onnxruntime.py",
+          render_template("repro_onnxruntime.py", {{"GRAPH", g.name},
+                                                   {"INPUTS_DIR", "repro_inputs"},
+                                                   {"EXPECTED_DIR", kExpectedDir},
+                                                   {"ORT_LEVEL", python_strings({level})},
+                                                   {"ORT_DISABLED", python_strings(disabled)},
+                                                   {"OUTPUT_NAMES", python_strings(outputs)}}),
           true);
 
   const std::string cause = culprit(bisection);
@@ -116,11 +117,11 @@ std::optional<CompilerReport> write_compiler_report(const Dir& d, const Graph& g
   r.title = fmt::format("{}: {} on {}{}", sw.compiler, what_failed(spec.expected.kind), op_chain(g), cause.empty() ? "" : " (" + cause + ")");
   std::string search;
   if (bisection && bisection->contains("finding"))
-    search = fmt::format("Which optimiser: {} (`reprokit bisect` searched {}'s optimisation levels, then the optimisers its log names as "
-                         "changing the graph, turning each off).",
-                         (*bisection)["finding"].get<std::string>(), sw.compiler);
-  else
-    search = fmt::format("Which optimiser: not searched; `reprokit bisect` on the bundle searches {}'s levels and optimisers.", sw.compiler);
+    search = fmt::format(
+        "Which optimiser: {} (`reprokit bisect` searched {}'s optimisation levels, then the optimisers its log names as "
+        "changing the graph, turning each off).",
+        (*bisection)["finding"].get<std::string>(), sw.compiler);
+  else search = fmt::format("Which optimiser: not searched; `reprokit bisect` on the bundle searches {}'s levels and optimisers.", sw.compiler);
   r.section = fmt::format(
       "## {}\n\n"
       "`python3 repro_onnxruntime.py` reproduces it with {}'s own Python API and nothing of reprokit (numpy and onnxruntime): it "
@@ -129,8 +130,8 @@ std::optional<CompilerReport> write_compiler_report(const Dir& d, const Graph& g
       "- Compiler: {} ({}), CPU execution provider, one thread\n"
       "- Session options: graph_optimization_level={}, disabled optimizers: {}\n"
       "- {}\n",
-      sw.compiler, sw.compiler, kExpectedDir, sw.compiler, sw.version(), level, disabled.empty() ? "none" : fmt::format("{}", fmt::join(disabled, ", ")),
-      search);
+      sw.compiler, sw.compiler, kExpectedDir, sw.compiler, sw.version(), level,
+      disabled.empty() ? "none" : fmt::format("{}", fmt::join(disabled, ", ")), search);
   return r;
 }
 
@@ -148,7 +149,10 @@ std::optional<json> bisect_compiler_switches(const std::string& repro_path) {
   auto fails = [&](const BisectStep& step, const std::string& what) {
     const Failure got = run_bisect_try(exe, repro_path, step, timeout);
     const bool f = same_failure(spec.expected, got);
-    fmt::print("  [{:>2}] {:<58} {}\n", ++runs, what, f ? "FAILS" : got.failed() ? "passes (fails differently: " + std::string(got.kind_name()) + ")" : "passes");
+    fmt::print("  [{:>2}] {:<58} {}\n", ++runs, what,
+               f              ? "FAILS"
+               : got.failed() ? "passes (fails differently: " + std::string(got.kind_name()) + ")"
+                              : "passes");
     if (!f && unjudged(spec.expected, got)) throw UnjudgedTry{what};
     return f;
   };

@@ -22,9 +22,7 @@ Failure Failure::from_json(const nlohmann::json& j) {
     f.message = j.value("message", "");
     f.signature = j.value("signature", "");
     f.signal = j.value("signal", 0);
-  } catch (const nlohmann::json::exception& e) {
-    throw UserError(std::string("malformed failure record: ") + e.what());
-  }
+  } catch (const nlohmann::json::exception& e) { throw UserError(std::string("malformed failure record: ") + e.what()); }
   auto k = parse_failure_kind(kind);
   if (!k) throw UserError("unknown failure kind '" + printable(kind) + "'");
   f.kind = *k;
@@ -47,12 +45,12 @@ std::string normalise_signature(const std::string& message) {
   // Linear time (a compiler's message has no size limit). [\t\n\v\f\r ] is std::regex's \s,
   // which the signatures of existing bundles were made with (RE2's \s has no \v).
   static const std::pair<Regex, const char*> rules[] = {
-      {Regex(R"((/[^\t\n\v\f\r :'"()]+)+)", "signature rule"), "<path>"},             // paths
+      {Regex(R"((/[^\t\n\v\f\r :'"()]+)+)", "signature rule"), "<path>"},  // paths
       // a generated file named by its content's hash, without its directory (Inductor's Triton
       // module: "SyntaxError: invalid syntax (cueageq7vnwrds32pnm4dbm....py, line 26)")
       {Regex(R"(\b[A-Za-z0-9_]{24,}\.(py|cpp|h|so|cu|ptx|cubin)\b)", "signature rule"), "<file>"},
-      {Regex(R"(0x[0-9a-fA-F]+)", "signature rule"), "<addr>"},                      // addresses
-      {Regex(R"(%[A-Za-z0-9_.]+)", "signature rule"), "%<v>"},                     // value names
+      {Regex(R"(0x[0-9a-fA-F]+)", "signature rule"), "<addr>"},            // addresses
+      {Regex(R"(%[A-Za-z0-9_.]+)", "signature rule"), "%<v>"},             // value names
       {Regex(R"(\b\d+(\.\d+)?(e[-+]?\d+)?\b)", "signature rule"), "<n>"},  // numbers: ids, line:col, sizes, timings
       {Regex(R"([\t\n\v\f\r ]+)", "signature rule"), " "},
   };

@@ -89,8 +89,8 @@ std::string named_after(const std::string& dir, const Failure& f) {
 
 // Writes the failure's bundle (or completes the level-3 one) and the un-minified repro files.
 // `compiled`: the stage's outputs when it ran to the end (an accuracy failure), for repro_torch.py.
-std::string record_failure(const std::string& pre, const HarnessConfig& cfg, const Graph& g, const std::vector<Tensor>& inputs,
-                           ReproSpec spec, const Failure& f, uint64_t seed, const std::vector<Tensor>* compiled = nullptr) {
+std::string record_failure(const std::string& pre, const HarnessConfig& cfg, const Graph& g, const std::vector<Tensor>& inputs, ReproSpec spec,
+                           const Failure& f, uint64_t seed, const std::vector<Tensor>* compiled = nullptr) {
   spec.expected = f;
   std::string dir = pre;
   if (dir.empty()) {
@@ -159,9 +159,7 @@ void maybe_minify(const HarnessConfig& cfg, const std::string& dir) {
   try {
     ProcessResult r = run_process(ps);
     if (r.exit_code != 0) fmt::print(stderr, "reprokit: the minifier exited with status {}\n", r.signal ? 128 + r.signal : r.exit_code);
-  } catch (const std::runtime_error& e) {
-    fmt::print(stderr, "reprokit: cannot run the minifier: {}\n", e.what());
-  }
+  } catch (const std::runtime_error& e) { fmt::print(stderr, "reprokit: cannot run the minifier: {}\n", e.what()); }
 }
 
 // --samples N: the stage on N - 1 more input samples (seeds 1 .. N-1) drawn like its inputs.
@@ -210,12 +208,14 @@ StackResult guarded(const std::string& stage, const Graph& g, const std::vector<
     // The un-minified repro too: if this process dies, it reproduces whatever failure happens.
     write_repro_files(Dir::open(pre).sub("original", true).path(), g, inputs, spec, "Written before compiling (level 3): any failure counts.");
     // The name is the one it has now: it is removed if the stage passes, renamed after the failure otherwise.
-    fmt::print(stderr, "reprokit: level {}: recorded graph {} in {}/ before compiling it (kept, and renamed after the failure, only if stage {} fails)\n",
+    fmt::print(stderr,
+               "reprokit: level {}: recorded graph {} in {}/ before compiling it (kept, and renamed after the failure, only if stage {} fails)\n",
                cfg.level, g.name, pre, stage);
     CrashRecorder::arm(pre, stage, g, spec, cfg.level);
   }
   Watchdog watchdog(cfg.timeout_s, [&] {
-    Failure f{FailureKind::timeout, fmt::format("stage {} of graph {} did not finish within REPRO_TIMEOUT={}s", stage, g.name, cfg.timeout_s), "timeout", 0};
+    Failure f{FailureKind::timeout, fmt::format("stage {} of graph {} did not finish within REPRO_TIMEOUT={}s", stage, g.name, cfg.timeout_s),
+              "timeout", 0};
     std::string dir = record_failure(pre, cfg, g, inputs, spec, f, seed);
     announce(f, stage, g, spec, dir, cfg.level);
     maybe_minify(cfg, dir);
@@ -229,9 +229,7 @@ StackResult guarded(const std::string& stage, const Graph& g, const std::vector<
   try {
     try {
       result = run_stage(stage, g, inputs, options);
-    } catch (const CompileFailure& e) {
-      f = failure_from(e.kind, e.what());
-    }
+    } catch (const CompileFailure& e) { f = failure_from(e.kind, e.what()); }
     if (!f.failed() && cfg.level >= 4) f = check_stage_accuracy(spec, g, inputs, result);
     if (cfg.samples > 1) f = check_samples(spec, g, inputs, f, cfg.samples);  // under the same watchdog
   } catch (const UserError&) {
@@ -281,14 +279,13 @@ StackResult run_stack(const Graph& captured, const std::vector<Tensor>& inputs, 
   // No harness: failures surface as they are; REPRO_TIMEOUT still ends a hang with a message.
   Watchdog watchdog(cfg.timeout_s, [&] {
     HangEnd end = hang_end();
-    fmt::print(stderr, "reprokit: graph {} did not finish within REPRO_TIMEOUT={}s{}\n", captured.name, cfg.timeout_s, end ? "; ending the process" : "");
+    fmt::print(stderr, "reprokit: graph {} did not finish within REPRO_TIMEOUT={}s{}\n", captured.name, cfg.timeout_s,
+               end ? "; ending the process" : "");
     if (end) end();
   });
   try {
     return run_stage("dynamo", captured, inputs, options);
-  } catch (const CompileFailure& e) {
-    throw StackFailure(failure_from(e.kind, e.what()), "");
-  }
+  } catch (const CompileFailure& e) { throw StackFailure(failure_from(e.kind, e.what()), ""); }
 }
 
 }  // namespace reprokit

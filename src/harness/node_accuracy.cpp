@@ -120,7 +120,8 @@ std::vector<NodeVerdict> judge_nodes(const Bundle& b, const CompileOptions& opti
     const Tensor &got = run.values[k], &f64 = ref.f64[static_cast<size_t>(v.id)], &eager = ref.eager[static_cast<size_t>(v.id)];
     v.errors = errors(got, f64, n.type.dtype);
     v.eager_errors = errors(eager, f64, n.type.dtype);
-    v.why = ref.tolerance ? compare_output(n.name, got, eager, f64, *ref.tolerance) : compare_output_to_floor(n.name, got, eager, f64, ref.floor.outputs[k]);
+    v.why = ref.tolerance ? compare_output(n.name, got, eager, f64, *ref.tolerance)
+                          : compare_output_to_floor(n.name, got, eager, f64, ref.floor.outputs[k]);
     if (v.passes() && !ref.tolerance) v.decided_at_kink = decided_at_kink("%" + n.name, got, f64, ref.floor.outputs[k]);
     if (!v.passes()) {
       // Own or inherited: the node alone, fed the reference values of its operands (rounded to
@@ -132,15 +133,14 @@ std::vector<NodeVerdict> judge_nodes(const Bundle& b, const CompileOptions& opti
       std::vector<Tensor> alone_inputs;
       for (int i = 0; i < alone.num_inputs(); ++i) {
         int src = g.find(alone.node(i).name);
-        alone_inputs.push_back(g.node(src).is_input() ? b.inputs[static_cast<size_t>(src)] : ref.f64[static_cast<size_t>(src)].to(alone.node(i).type.dtype));
+        alone_inputs.push_back(g.node(src).is_input() ? b.inputs[static_cast<size_t>(src)]
+                                                      : ref.f64[static_cast<size_t>(src)].to(alone.node(i).type.dtype));
       }
       std::string own_why;
       try {
         auto alone_out = compile_graph(alone, options)->run(alone_inputs);
         own_why = check_accuracy(alone, alone_inputs, alone_out, b.spec.tolerance).message;
-      } catch (const CompileFailure& e) {
-        own_why = e.what();
-      }
+      } catch (const CompileFailure& e) { own_why = e.what(); }
       v.origin = own_why.empty() ? "inherited" : "own";
     }
     out.push_back(std::move(v));

@@ -13,8 +13,8 @@ namespace {
 // Ops that add many terms: where the accumulation order matters.
 bool accumulates(const Graph& g) {
   for (const Node& n : g.nodes)
-    if (n.op == Op::sum || n.op == Op::matmul || n.op == Op::linear || n.op == Op::conv2d || n.op == Op::conv3d ||
-        n.op == Op::conv_transpose2d || n.op == Op::conv_transpose3d)
+    if (n.op == Op::sum || n.op == Op::matmul || n.op == Op::linear || n.op == Op::conv2d || n.op == Op::conv3d || n.op == Op::conv_transpose2d ||
+        n.op == Op::conv_transpose3d)
       return true;
   return false;
 }

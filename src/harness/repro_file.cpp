@@ -44,7 +44,8 @@ namespace {
 // What the spec does with the compiler's passes, in a few words.
 std::string passes_summary(const ReproSpec& spec) {
   const CompileOptions& c = spec.options.compile;
-  if (const Backend* b = find_backend(c.backend); b && b->switches) return fmt::format("none of reprokit's; {}'s own: see above", b->switches->compiler);
+  if (const Backend* b = find_backend(c.backend); b && b->switches)
+    return fmt::format("none of reprokit's; {}'s own: see above", b->switches->compiler);
   if (const Backend* b = find_backend(c.backend); !b || !b->runs_passes) return fmt::format("none (the {} backend runs none)", c.backend);
   if (!c.run_passes) return "none";
   std::vector<std::string> on;
@@ -84,8 +85,8 @@ std::string injection_summary(const Graph& g, const CompileOptions& c) {
         if (id >= 0 && !g.node(id).is_input() && fault.kind == inj.kind) carriers.push_back(print_node(g, id));
       }
       if (!carriers.empty())
-        s += fmt::format(" (no {} node is left: the fault sits on {}, the last primitive of {}'s decomposition, which computes its value)", op_name(inj.op),
-                         fmt::join(carriers, "; "), op_name(inj.op));
+        s += fmt::format(" (no {} node is left: the fault sits on {}, the last primitive of {}'s decomposition, which computes its value)",
+                         op_name(inj.op), fmt::join(carriers, "; "), op_name(inj.op));
     }
     out += (out.empty() ? "" : " ") + s;
   }
@@ -128,8 +129,10 @@ std::optional<InductorCall> inductor_call(const ReproSpec& spec) {
   // The switches bisect turns are reprokit's, not config options: the stage is torch.compile's
   // backend; subsystems turned off exist only inside reprokit's worker.
   call.options.erase(std::string(kInductorDisableOption));
-  if (call.options.erase(std::string(kInductorStageOption))) call.backend = backend_option_choice(c.backend_options, kInductorStageOption, kInductorStages);
-  if (call.options.erase(std::string(kInductorDeviceOption))) call.device = backend_option_choice(c.backend_options, kInductorDeviceOption, kInductorDevices);
+  if (call.options.erase(std::string(kInductorStageOption)))
+    call.backend = backend_option_choice(c.backend_options, kInductorStageOption, kInductorStages);
+  if (call.options.erase(std::string(kInductorDeviceOption)))
+    call.device = backend_option_choice(c.backend_options, kInductorDeviceOption, kInductorDevices);
   for (const FaultInjection& inj : c.injections)
     if (inj.op == Op::relu) call.relu_bug = std::string(fault_kind_name(inj.kind));
   return call;
@@ -145,8 +148,9 @@ std::string compiler_note(const std::optional<InductorCall>& inductor) {
       "`torch.compile(backend=\"inductor\")` as the program did, prints `REPRODUCED` and exits 1 when the failure happens; "
       "paste it into a PyTorch issue as it is. Inductor options (`torch._inductor.config`): {}. Planted fault: {}.\n",
       options.empty() ? "the defaults" : comment_safe(options),
-      inductor->relu_bug.empty() ? "none"
-                                 : fmt::format("`{}.inject_relu_bug_TESTING_ONLY = \"{}\"`", inductor->device == "cuda" ? "triton" : "cpp", inductor->relu_bug));
+      inductor->relu_bug.empty()
+          ? "none"
+          : fmt::format("`{}.inject_relu_bug_TESTING_ONLY = \"{}\"`", inductor->device == "cuda" ? "triton" : "cpp", inductor->relu_bug));
 }
 
 // The inputs/ of the bundle a repro is written into (the bundle itself or its original/), whose
@@ -200,14 +204,12 @@ std::optional<std::vector<Tensor>> compiled_outputs(const ReproSpec& spec, const
   try {
     return run_stage(spec.stage, g, inputs, spec.options).outputs;
   } catch (const CompileFailure&) {
-  } catch (const UserError&) {
-  }
+  } catch (const UserError&) {}
   return std::nullopt;
 }
 
-void write_repro_files(const std::string& dir, const Graph& g, const std::vector<Tensor>& inputs, const ReproSpec& spec,
-                       const std::string& summary, const PassingTwin* twin, const std::vector<Tensor>* compiled,
-                       const nlohmann::json* compiler_bisection) {
+void write_repro_files(const std::string& dir, const Graph& g, const std::vector<Tensor>& inputs, const ReproSpec& spec, const std::string& summary,
+                       const PassingTwin* twin, const std::vector<Tensor>* compiled, const nlohmann::json* compiler_bisection) {
   Dir d = Dir::open(dir);
   std::map<std::string, std::string> vars = repro_vars("repro", g, spec, summary);
   const std::optional<InductorCall> inductor = inductor_call(spec);
@@ -271,9 +273,7 @@ ReproFile load_repro_file(const std::string& path) {
     r.spec = ReproSpec::from_json(nlohmann::json::parse(spec_json));
   } catch (const nlohmann::json::exception& e) {
     throw UserError(fmt::format("{}:{}: bad '#! spec' directive: {}", path, spec_line, e.what()));
-  } catch (const UserError& e) {
-    throw UserError(fmt::format("{}:{}: bad '#! spec' directive: {}", path, spec_line, e.what()));
-  }
+  } catch (const UserError& e) { throw UserError(fmt::format("{}:{}: bad '#! spec' directive: {}", path, spec_line, e.what())); }
   r.graph = parse_module(text, path).entry();
   std::filesystem::path parent = std::filesystem::path(path).parent_path();
   Dir d = Dir::open(parent.empty() ? "." : parent.string());

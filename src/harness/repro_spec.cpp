@@ -114,9 +114,7 @@ ReproSpec ReproSpec::from_json(const json& j) {
     for (int k : s.failing_samples)
       if (k < 0 || k >= s.samples() || !seen.insert(k).second)
         throw UserError(fmt::format("failing_samples: {} is not a distinct sample in [0, {})", k, s.samples()));
-  } catch (const json::exception& e) {
-    throw UserError(std::string("malformed repro options: ") + e.what());
-  }
+  } catch (const json::exception& e) { throw UserError(std::string("malformed repro options: ") + e.what()); }
   return s;
 }
 
@@ -141,9 +139,7 @@ Failure classify_one(const ReproSpec& spec, const Graph& g, const std::vector<Te
   try {
     StackResult r = run_stage(spec.stage, g, inputs, spec.options);
     if (spec.check_accuracy || spec.expected.kind == FailureKind::accuracy) return check_stage_accuracy(spec, g, inputs, r);
-  } catch (const CompileFailure& e) {
-    f = failure_from(e.kind, e.what());
-  }
+  } catch (const CompileFailure& e) { f = failure_from(e.kind, e.what()); }
   return f;
 }
 }  // namespace

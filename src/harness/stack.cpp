@@ -56,9 +56,8 @@ StackResult run_stage(const std::string& stage, const Graph& g, const std::vecto
   // the node that computes a composite's value, so the injection follows it into the forward graph.
   CompileOptions compile = options.compile;
   compile.injection_nodes = resolve_injections(g, options.compile);
-  return run_training(build_training_graphs(g), inputs, [&](const std::string&, const Graph& part, const std::vector<Tensor>& in) {
-    return compile_graph(part, compile)->run(in);
-  });
+  return run_training(build_training_graphs(g), inputs,
+                      [&](const std::string&, const Graph& part, const std::vector<Tensor>& in) { return compile_graph(part, compile)->run(in); });
 }
 
 }  // namespace reprokit

@@ -96,7 +96,8 @@ int triangulate_bundle(const AnalyzeOptions& o) {
 
   // Node by node: each side's largest error against float64 and verdict, and how far the two
   // backends are from each other (triangulate.json has rmse, relative and ulp errors too).
-  fmt::print("{:<24} {:<10} {:<26} {:<26} {:>12}  {}\n", "node", "op", "cpp (max_abs, verdict)", "cuda (max_abs, verdict)", "|cpp - cuda|", "wrong on");
+  fmt::print("{:<24} {:<10} {:<26} {:<26} {:>12}  {}\n", "node", "op", "cpp (max_abs, verdict)", "cuda (max_abs, verdict)", "|cpp - cuda|",
+             "wrong on");
   json nodes = json::array();
   for (size_t k = 0; k < captured.size(); ++k) {
     const int id = captured[k];
@@ -104,14 +105,20 @@ int triangulate_bundle(const AnalyzeOptions& o) {
     std::optional<double> apart;
     if (cpp.fails.empty() && cuda.fails.empty()) apart = errors(cpp.run.values[k], cuda.run.values[k], n.type.dtype).max_abs;
     const std::string who = wrong_on(wrong(cpp, id), wrong(cuda, id));
-    fmt::print("%{:<23} {:<10} {:<26} {:<26} {:>12}  {}\n", n.name, op_name(n.op), cell(cpp, id), cell(cuda, id), apart ? fmt::format("{:.3g}", *apart) : "-",
-               who == "neither" ? "" : who);
-    json row = {{"node", n.name}, {"op", std::string(op_name(n.op))}, {"wrong_on", who}, {"cpp_vs_cuda_max_abs", apart ? json(*apart) : json(nullptr)}};
+    fmt::print("%{:<23} {:<10} {:<26} {:<26} {:>12}  {}\n", n.name, op_name(n.op), cell(cpp, id), cell(cuda, id),
+               apart ? fmt::format("{:.3g}", *apart) : "-", who == "neither" ? "" : who);
+    json row = {
+        {"node", n.name}, {"op", std::string(op_name(n.op))}, {"wrong_on", who}, {"cpp_vs_cuda_max_abs", apart ? json(*apart) : json(nullptr)}};
     for (const Side* s : {&cpp, &cuda}) {
       if (!s->fails.empty()) continue;
       const NodeVerdict& v = s->verdicts.at(id);
-      row[s->backend] = {{"rmse", v.errors.rmse}, {"max_abs", v.errors.max_abs}, {"max_rel", v.errors.max_rel}, {"max_ulp", v.errors.max_ulp},
-                         {"passes", v.passes()}, {"origin", v.origin.empty() ? json(nullptr) : json(v.origin)}, {"why", v.why}};
+      row[s->backend] = {{"rmse", v.errors.rmse},
+                         {"max_abs", v.errors.max_abs},
+                         {"max_rel", v.errors.max_rel},
+                         {"max_ulp", v.errors.max_ulp},
+                         {"passes", v.passes()},
+                         {"origin", v.origin.empty() ? json(nullptr) : json(v.origin)},
+                         {"why", v.why}};
     }
     nodes.push_back(row);
   }
@@ -146,12 +153,19 @@ int triangulate_bundle(const AnalyzeOptions& o) {
   }
   json backends = json::object();
   for (const Side& s : sides)
-    backends[s.backend] = {{"runs", s.fails.empty()}, {"fails", s.fails.empty() ? json(nullptr) : json(s.fails)},
+    backends[s.backend] = {{"runs", s.fails.empty()},
+                           {"fails", s.fails.empty() ? json(nullptr) : json(s.fails)},
                            {"deterministic", s.fails.empty() ? json(s.run.deterministic) : json(nullptr)},
                            {"injected", s.options.injections.size()}};
-  json out = {{"graph", g.name}, {"stage", b.spec.stage}, {"recorded_backend", b.spec.options.compile.backend}, {"per_node", o.per_node},
-              {"rule", ref.tolerance ? fmt::format("fixed tolerance {}", *ref.tolerance) : "auto (noise floor)"}, {"backends", backends},
-              {"outputs", outputs}, {"nodes", nodes}, {"first_divergence", first}};
+  json out = {{"graph", g.name},
+              {"stage", b.spec.stage},
+              {"recorded_backend", b.spec.options.compile.backend},
+              {"per_node", o.per_node},
+              {"rule", ref.tolerance ? fmt::format("fixed tolerance {}", *ref.tolerance) : "auto (noise floor)"},
+              {"backends", backends},
+              {"outputs", outputs},
+              {"nodes", nodes},
+              {"first_divergence", first}};
   Dir d = Dir::open(o.bundle_dir);
   std::string name = write_unique(d, "triangulate", "json", out.dump(2) + "\n");
   fmt::print("wrote {}\n", d.path(name));

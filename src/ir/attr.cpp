@@ -78,7 +78,10 @@ std::string AttrValue::str() const {
     std::string out = "\"";
     for (char c : std::get<std::string>(v)) {
       if (c == '"' || c == '\\') out += '\\';
-      if (c == '\n') { out += "\\n"; continue; }
+      if (c == '\n') {
+        out += "\\n";
+        continue;
+      }
       out += c;
     }
     return out + "\"";

@@ -44,9 +44,7 @@ Builder& builder_of(const Arg& a, const Arg& b) {
 Expr binary(Op op, const Arg& a, const Arg& b) { return builder_of(a, b).op(op, {a, b}); }
 Expr unary(Op op, Expr x) { return x.builder().op(op, {x}); }
 
-Attrs reduce_attrs(const std::vector<int64_t>& dims, bool keepdim) {
-  return {{"dims", AttrValue::ints(dims)}, {"keepdim", AttrValue(keepdim)}};
-}
+Attrs reduce_attrs(const std::vector<int64_t>& dims, bool keepdim) { return {{"dims", AttrValue::ints(dims)}, {"keepdim", AttrValue(keepdim)}}; }
 
 }  // namespace
 
@@ -127,7 +125,9 @@ Expr pad(Expr x, const std::vector<int64_t>& pads, double value) {
 Expr conv2d(Expr x, Expr w, const std::vector<int64_t>& stride, const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation,
             int64_t groups) {
   return x.builder().op(Op::conv2d, {x, w},
-                        {{"stride", AttrValue::ints(stride)}, {"padding", AttrValue::ints(padding)}, {"dilation", AttrValue::ints(dilation)},
+                        {{"stride", AttrValue::ints(stride)},
+                         {"padding", AttrValue::ints(padding)},
+                         {"dilation", AttrValue::ints(dilation)},
                          {"groups", AttrValue(groups)}});
 }
 

@@ -9,9 +9,17 @@
 namespace reprokit {
 
 namespace {
-constexpr std::array<std::pair<DType, std::string_view>, 11> kNames{{
-    {DType::f16, "f16"}, {DType::bf16, "bf16"}, {DType::f32, "f32"}, {DType::f64, "f64"}, {DType::i32, "i32"}, {DType::i64, "i64"},
-    {DType::boolean, "bool"}, {DType::i8, "i8"}, {DType::u8, "u8"}, {DType::i16, "i16"}, {DType::u16, "u16"}}};
+constexpr std::array<std::pair<DType, std::string_view>, 11> kNames{{{DType::f16, "f16"},
+                                                                     {DType::bf16, "bf16"},
+                                                                     {DType::f32, "f32"},
+                                                                     {DType::f64, "f64"},
+                                                                     {DType::i32, "i32"},
+                                                                     {DType::i64, "i64"},
+                                                                     {DType::boolean, "bool"},
+                                                                     {DType::i8, "i8"},
+                                                                     {DType::u8, "u8"},
+                                                                     {DType::i16, "i16"},
+                                                                     {DType::u16, "u16"}}};
 
 int category(DType t) { return t == DType::boolean ? 0 : is_integral(t) ? 1 : 2; }
 }  // namespace
@@ -30,10 +38,17 @@ std::optional<DType> parse_dtype(std::string_view s) {
 
 std::size_t dtype_size(DType t) {
   switch (t) {
-    case DType::boolean: case DType::i8: case DType::u8: return 1;
-    case DType::f16: case DType::bf16: case DType::i16: case DType::u16: return 2;
-    case DType::f32: case DType::i32: return 4;
-    case DType::f64: case DType::i64: return 8;
+    case DType::boolean:
+    case DType::i8:
+    case DType::u8: return 1;
+    case DType::f16:
+    case DType::bf16:
+    case DType::i16:
+    case DType::u16: return 2;
+    case DType::f32:
+    case DType::i32: return 4;
+    case DType::f64:
+    case DType::i64: return 8;
   }
   return 0;
 }

@@ -44,8 +44,7 @@ int Graph::add_input(std::string input_name, TensorType type) {
 
 int Graph::add_node(std::string node_name, Op op, std::vector<Operand> operands, Attrs attrs) {
   for (auto& o : operands)
-    if (o.is_value() && o.value >= size())
-      throw InternalError(fmt::format("add_node %{}: operand {} does not exist yet", node_name, o.value));
+    if (o.is_value() && o.value >= size()) throw InternalError(fmt::format("add_node %{}: operand {} does not exist yet", node_name, o.value));
   Node n;
   n.name = std::move(node_name);
   n.op = op;

@@ -64,14 +64,11 @@ AttrValue value_from_json(const json& j, int depth = 0) {
   bad(fmt::format("bad value {}", printable(j.dump())));
 }
 
-template <class T>
-T field(const json& j, const char* key, const std::string& where) {
+template <class T> T field(const json& j, const char* key, const std::string& where) {
   if (!j.is_object() || !j.contains(key)) bad(fmt::format("{} has no '{}'", where, key));
   try {
     return j.at(key).get<T>();
-  } catch (const json::exception&) {
-    bad(fmt::format("{}: '{}' has the wrong type", where, key));
-  }
+  } catch (const json::exception&) { bad(fmt::format("{}: '{}' has the wrong type", where, key)); }
 }
 
 // A list of integers that fit int64 (JSON numbers may be floats or exceed 64 bits).

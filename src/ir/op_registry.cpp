@@ -21,8 +21,7 @@ namespace {
 std::string shape_str(const Shape& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
 
 const TensorType& operand_type(const Graph& g, const Node& n, size_t i) {
-  if (i >= n.operands.size() || !n.operands[i].is_value())
-    fail(fmt::format("operand {} must be a tensor value", i + 1));
+  if (i >= n.operands.size() || !n.operands[i].is_value()) fail(fmt::format("operand {} must be a tensor value", i + 1));
   return g.node(n.operands[i].value).type;
 }
 
@@ -114,9 +113,7 @@ TensorType infer_where(const Graph& g, const Node& n) {
   return make_type(g, n, dt, *b);
 }
 
-TensorType infer_to(const Graph& g, const Node& n) {
-  return make_type(g, n, attr(n, "dtype").as_dtype(), operand_type(g, n, 0).shape);
-}
+TensorType infer_to(const Graph& g, const Node& n) { return make_type(g, n, attr(n, "dtype").as_dtype(), operand_type(g, n, 0).shape); }
 
 TensorType infer_same(const Graph& g, const Node& n) {
   const auto& x = operand_type(g, n, 0);
@@ -154,14 +151,12 @@ TensorType infer_layer_norm(const Graph& g, const Node& n) {
   const auto& x = operand_type(g, n, 0);
   require_float(x, "input");
   auto ns = attr_ints(n, "normalized_shape");
-  if (ns.empty() || ns.size() > x.shape.size() ||
-      !std::equal(ns.begin(), ns.end(), x.shape.end() - static_cast<long>(ns.size())))
+  if (ns.empty() || ns.size() > x.shape.size() || !std::equal(ns.begin(), ns.end(), x.shape.end() - static_cast<long>(ns.size())))
     fail(fmt::format("normalized_shape {} is not a suffix of the input shape {}", shape_str(ns), shape_str(x.shape)));
   for (size_t i = 1; i < n.operands.size(); ++i) {
     const auto& p = operand_type(g, n, i);
     if (p.shape != ns)
-      fail(fmt::format("{} has shape {}, expected normalized_shape {}", i == 1 ? "weight" : "bias", shape_str(p.shape),
-                       shape_str(ns)));
+      fail(fmt::format("{} has shape {}, expected normalized_shape {}", i == 1 ? "weight" : "bias", shape_str(p.shape), shape_str(ns)));
     if (p.dtype != x.dtype) fail(fmt::format("{} is {}, input is {}", i == 1 ? "weight" : "bias", dtype_name(p.dtype), dtype_name(x.dtype)));
   }
   return make_type(g, n, x.dtype, x.shape);
@@ -206,8 +201,7 @@ TensorType infer_linear(const Graph& g, const Node& n) {
   require_float(x, "input");
   if (x.rank() < 1) fail("input must have rank >= 1");
   if (w.rank() != 2) fail(fmt::format("weight must be 2-D [out, in], got {}", shape_str(w.shape)));
-  if (w.shape[1] != x.shape.back())
-    fail(fmt::format("weight shape {} does not match input feature size {}", shape_str(w.shape), x.shape.back()));
+  if (w.shape[1] != x.shape.back()) fail(fmt::format("weight shape {} does not match input feature size {}", shape_str(w.shape), x.shape.back()));
   if (w.dtype != x.dtype) fail(fmt::format("weight is {}, input is {}", dtype_name(w.dtype), dtype_name(x.dtype)));
   if (n.operands.size() > 2) {
     const auto& b = operand_type(g, n, 2);
@@ -284,7 +278,8 @@ TensorType infer_conv(const Graph& g, const Node& n) {
   const int r = spatial_rank(n.op);
   if (w.dtype != x.dtype) fail(fmt::format("weight is {}, input is {}", dtype_name(w.dtype), dtype_name(x.dtype)));
   if (w.rank() != r + 2)
-    fail(fmt::format("weight must be {}, got {}", r == 3 ? "5-D [out, in / groups, kD, kH, kW]" : "4-D [out, in / groups, kH, kW]", shape_str(w.shape)));
+    fail(fmt::format("weight must be {}, got {}", r == 3 ? "5-D [out, in / groups, kD, kH, kW]" : "4-D [out, in / groups, kH, kW]",
+                     shape_str(w.shape)));
   int64_t groups = attr_int(n, "groups");
   if (groups < 1) fail(fmt::format("groups must be positive, got {}", groups));
   if (x.rank() == r + 2 && x.shape[1] != w.shape[1] * groups)
@@ -308,7 +303,8 @@ TensorType infer_conv_grad(const Graph& g, const Node& n) {
   const int r = spatial_rank(n.op);
   if (x.rank() != r + 2) fail(fmt::format("input must be {}, got {}", r == 3 ? "5-D [N, C, D, H, W]" : "4-D [N, C, H, W]", shape_str(x.shape)));
   if (w.rank() != r + 2)
-    fail(fmt::format("weight must be {}, got {}", r == 3 ? "5-D [out, in / groups, kD, kH, kW]" : "4-D [out, in / groups, kH, kW]", shape_str(w.shape)));
+    fail(fmt::format("weight must be {}, got {}", r == 3 ? "5-D [out, in / groups, kD, kH, kW]" : "4-D [out, in / groups, kH, kW]",
+                     shape_str(w.shape)));
   for (const auto* t : {&grad, &w})
     if (t->dtype != x.dtype) fail(fmt::format("{} is {}, input is {}", t == &grad ? "grad" : "weight", dtype_name(t->dtype), dtype_name(x.dtype)));
   const int64_t groups = attr_int(n, "groups");
@@ -331,7 +327,8 @@ TensorType infer_conv_transpose(const Graph& g, const Node& n) {
   if (w.dtype != x.dtype) fail(fmt::format("weight is {}, input is {}", dtype_name(w.dtype), dtype_name(x.dtype)));
   if (x.rank() != r + 2) fail(fmt::format("input must be {}, got {}", r == 3 ? "5-D [N, C, D, H, W]" : "4-D [N, C, H, W]", shape_str(x.shape)));
   if (w.rank() != r + 2)
-    fail(fmt::format("weight must be {}, got {}", r == 3 ? "5-D [in, out / groups, kD, kH, kW]" : "4-D [in, out / groups, kH, kW]", shape_str(w.shape)));
+    fail(fmt::format("weight must be {}, got {}", r == 3 ? "5-D [in, out / groups, kD, kH, kW]" : "4-D [in, out / groups, kH, kW]",
+                     shape_str(w.shape)));
   const int64_t groups = attr_int(n, "groups");
   if (groups < 1) fail(fmt::format("groups must be positive, got {}", groups));
   if (x.shape[1] != w.shape[0]) fail(fmt::format("input has {} channels, weight {} expects {}", x.shape[1], shape_str(w.shape), w.shape[0]));
@@ -348,8 +345,8 @@ TensorType infer_conv_transpose(const Graph& g, const Node& n) {
   for (int d = 0; d < r; ++d) {
     const int64_t size = transposed_output_size(win, output_padding, d, x.shape[static_cast<size_t>(d) + 2]);
     if (size < 1 || size > kMaxTensorElements)
-      fail(fmt::format("the output's spatial dim {} would have size {} (input {}, kernel {}, padding {})", d, size, shape_str(x.shape), shape_str(w.shape),
-                       fmt::join(win.padding, win.padding + r, ", ")));
+      fail(fmt::format("the output's spatial dim {} would have size {} (input {}, kernel {}, padding {})", d, size, shape_str(x.shape),
+                       shape_str(w.shape), fmt::join(win.padding, win.padding + r, ", ")));
     out.push_back(size);
   }
   return make_type(g, n, x.dtype, out);
@@ -386,7 +383,8 @@ TensorType infer_pad(const Graph& g, const Node& n) {
   const auto& x = operand_type(g, n, 0);
   auto amounts = pad_amounts(n, x.rank());
   Shape out = x.shape;
-  for (size_t d = 0; d < out.size(); ++d) out[d] = checked_add(checked_add(out[d], amounts[d].first, "the padded dim"), amounts[d].second, "the padded dim");
+  for (size_t d = 0; d < out.size(); ++d)
+    out[d] = checked_add(checked_add(out[d], amounts[d].first, "the padded dim"), amounts[d].second, "the padded dim");
   return make_type(g, n, x.dtype, out);
 }
 
@@ -542,7 +540,8 @@ TensorType infer_scatter_add(const Graph& g, const Node& n) {
   const int64_t dim = normalize_dim(attr_int(n, "dim"), x.rank());
   for (int64_t d = 0; d < x.rank(); ++d) {
     const size_t sd = static_cast<size_t>(d);
-    if (idx.shape[sd] > src.shape[sd]) fail(fmt::format("index shape {} exceeds src shape {} in dim {}", shape_str(idx.shape), shape_str(src.shape), d));
+    if (idx.shape[sd] > src.shape[sd])
+      fail(fmt::format("index shape {} exceeds src shape {} in dim {}", shape_str(idx.shape), shape_str(src.shape), d));
     if (d != dim && idx.shape[sd] > x.shape[sd])
       fail(fmt::format("index shape {} exceeds input shape {} in dim {}", shape_str(idx.shape), shape_str(x.shape), d));
   }
@@ -585,26 +584,46 @@ TensorType infer_full(const Graph& g, const Node& n) {
 
 // Spellings of ops.def's columns.
 #define COMMA ,
-#define P(...) {__VA_ARGS__}
-#define T(n) ParamSpec{#n, ParamKind::tensor}
-#define TS(n) ParamSpec{#n, ParamKind::tensor_or_scalar}
-#define OPT(n) ParamSpec{#n, ParamKind::optional_tensor}
-#define VAR(n) ParamSpec{#n, ParamKind::variadic_tensor}
-#define A(...) {__VA_ARGS__}
-#define INT(n, d) AttrSpec{#n, AttrKind::int_, AttrValue(int64_t{d})}
-#define INT_REQ(n) AttrSpec{#n, AttrKind::int_, std::nullopt}
-#define INT_OPT(n) AttrSpec{#n, AttrKind::int_, std::nullopt, true}
-#define FLOAT(n, d) AttrSpec{#n, AttrKind::float_, AttrValue(double{d})}
-#define BOOL(n, d) AttrSpec{#n, AttrKind::bool_, AttrValue(bool{d})}
-#define STR(n, d) AttrSpec{#n, AttrKind::string, AttrValue(d)}
-#define STR_REQ(n) AttrSpec{#n, AttrKind::string, std::nullopt}
-#define DTYPE(n, d) AttrSpec{#n, AttrKind::dtype, AttrValue(DType::d)}
-#define DTYPE_REQ(n) AttrSpec{#n, AttrKind::dtype, std::nullopt}
-#define INTS(n, ...) AttrSpec{#n, AttrKind::ints, AttrValue::ints({__VA_ARGS__})}
-#define INTS_REQ(n) AttrSpec{#n, AttrKind::ints, std::nullopt}
-#define INTS_OPT(n) AttrSpec{#n, AttrKind::ints, std::nullopt, true}
-#define SCALAR_REQ(n) AttrSpec{#n, AttrKind::scalar, std::nullopt}
-#define SCALAR_OPT(n) AttrSpec{#n, AttrKind::scalar, std::nullopt, true}
+#define P(...) \
+  { __VA_ARGS__ }
+#define T(n) \
+  ParamSpec { #n, ParamKind::tensor }
+#define TS(n) \
+  ParamSpec { #n, ParamKind::tensor_or_scalar }
+#define OPT(n) \
+  ParamSpec { #n, ParamKind::optional_tensor }
+#define VAR(n) \
+  ParamSpec { #n, ParamKind::variadic_tensor }
+#define A(...) \
+  { __VA_ARGS__ }
+#define INT(n, d) \
+  AttrSpec { #n, AttrKind::int_, AttrValue(int64_t{d}) }
+#define INT_REQ(n) \
+  AttrSpec { #n, AttrKind::int_, std::nullopt }
+#define INT_OPT(n) \
+  AttrSpec { #n, AttrKind::int_, std::nullopt, true }
+#define FLOAT(n, d) \
+  AttrSpec { #n, AttrKind::float_, AttrValue(double{d}) }
+#define BOOL(n, d) \
+  AttrSpec { #n, AttrKind::bool_, AttrValue(bool{d}) }
+#define STR(n, d) \
+  AttrSpec { #n, AttrKind::string, AttrValue(d) }
+#define STR_REQ(n) \
+  AttrSpec { #n, AttrKind::string, std::nullopt }
+#define DTYPE(n, d) \
+  AttrSpec { #n, AttrKind::dtype, AttrValue(DType::d) }
+#define DTYPE_REQ(n) \
+  AttrSpec { #n, AttrKind::dtype, std::nullopt }
+#define INTS(n, ...) \
+  AttrSpec { #n, AttrKind::ints, AttrValue::ints({__VA_ARGS__}) }
+#define INTS_REQ(n) \
+  AttrSpec { #n, AttrKind::ints, std::nullopt }
+#define INTS_OPT(n) \
+  AttrSpec { #n, AttrKind::ints, std::nullopt, true }
+#define SCALAR_REQ(n) \
+  AttrSpec { #n, AttrKind::scalar, std::nullopt }
+#define SCALAR_OPT(n) \
+  AttrSpec { #n, AttrKind::scalar, std::nullopt, true }
 #define NONE kNoFlags
 #define DIFF kDifferentiable
 #define COMPOSITE kComposite

@@ -145,9 +145,7 @@ int64_t topk_k(const Node& n, const Shape& in) {
   return k;
 }
 
-bool orders_descending(const Node& n) {
-  return n.op == Op::topk || n.op == Op::topk_indices ? attr_bool(n, "largest") : attr_bool(n, "descending");
-}
+bool orders_descending(const Node& n) { return n.op == Op::topk || n.op == Op::topk_indices ? attr_bool(n, "largest") : attr_bool(n, "descending"); }
 
 int64_t gather_dim_size(const Node& n, const Shape& x) {
   const int64_t d = normalize_dim(attr_int(n, "dim"), static_cast<int64_t>(x.size()));
@@ -163,8 +161,7 @@ std::vector<int64_t> permutation(const Node& n, int64_t rank) {
     return dims;
   }
   auto given = attr_ints(n, "dims");
-  if (static_cast<int64_t>(given.size()) != rank)
-    throw VerifyError(fmt::format("dims [{}] do not match rank {}", fmt::join(given, ", "), rank));
+  if (static_cast<int64_t>(given.size()) != rank) throw VerifyError(fmt::format("dims [{}] do not match rank {}", fmt::join(given, ", "), rank));
   std::set<int64_t> seen;
   for (auto d : given) {
     int64_t nd = normalize_dim(d, rank);
@@ -192,8 +189,7 @@ int64_t norm_groups(const Node& n, const Shape& x) {
 
 namespace {
 // grid_sample's string attributes, by name: one table each, so the error lists the choices.
-template <class E>
-E choice_of(const Node& n, const char* name, std::initializer_list<std::pair<const char*, E>> table) {
+template <class E> E choice_of(const Node& n, const char* name, std::initializer_list<std::pair<const char*, E>> table) {
   const std::string v = attr(n, name).as_string();
   std::vector<std::string> names;
   for (const auto& [s, e] : table) {
@@ -208,8 +204,8 @@ E choice_of(const Node& n, const char* name, std::initializer_list<std::pair<con
 GridSample grid_sample_of(const Node& n, const Shape& x, const Shape& grid) {
   GridSample s;
   s.mode = choice_of<SampleMode>(n, "mode", {{"bilinear", SampleMode::bilinear}, {"nearest", SampleMode::nearest}});
-  s.padding = choice_of<SamplePadding>(n, "padding_mode",
-                                       {{"zeros", SamplePadding::zeros}, {"border", SamplePadding::border}, {"reflection", SamplePadding::reflection}});
+  s.padding = choice_of<SamplePadding>(
+      n, "padding_mode", {{"zeros", SamplePadding::zeros}, {"border", SamplePadding::border}, {"reflection", SamplePadding::reflection}});
   s.align_corners = attr_bool(n, "align_corners");
   if (x.size() != 4) throw VerifyError(fmt::format("input must be 4-D [N, C, H, W], got [{}]", fmt::join(x, ", ")));
   if (grid.size() != 4 || grid[3] != 2) throw VerifyError(fmt::format("grid must be [N, H_out, W_out, 2], got [{}]", fmt::join(grid, ", ")));
@@ -221,7 +217,8 @@ GridSample grid_sample_of(const Node& n, const Shape& x, const Shape& grid) {
 
 Shape affine_grid_shape(const Node& n, const Shape& theta) {
   const std::vector<int64_t> size = attr_ints(n, "size");
-  if (theta.size() != 3 || theta[1] != 2 || theta[2] != 3) throw VerifyError(fmt::format("theta must be [N, 2, 3], got [{}]", fmt::join(theta, ", ")));
+  if (theta.size() != 3 || theta[1] != 2 || theta[2] != 3)
+    throw VerifyError(fmt::format("theta must be [N, 2, 3], got [{}]", fmt::join(theta, ", ")));
   if (size.size() != 4) throw VerifyError(fmt::format("size must be [N, C, H, W] (2-D), got [{}]", fmt::join(size, ", ")));
   for (int64_t d : size)
     if (d < 0) throw VerifyError(fmt::format("size [{}] has a negative dim", fmt::join(size, ", ")));
@@ -243,7 +240,8 @@ PixelShuffle pixel_shuffle_of(const Node& n, const Shape& x) {
   PixelShuffle p;
   p.factor = attr_int(n, up ? "upscale_factor" : "downscale_factor");
   const int64_t r = p.factor;
-  if (r < 1 || r > (int64_t{1} << 20)) throw VerifyError(fmt::format("{} must be in [1, 2^20], got {}", up ? "upscale_factor" : "downscale_factor", r));
+  if (r < 1 || r > (int64_t{1} << 20))
+    throw VerifyError(fmt::format("{} must be in [1, 2^20], got {}", up ? "upscale_factor" : "downscale_factor", r));
   if (x.size() < 3) throw VerifyError(fmt::format("input must be [*, C, H, W] (rank >= 3), got [{}]", fmt::join(x, ", ")));
   const size_t lead = x.size() - 3;
   const int64_t c = x[lead], h = x[lead + 1], w = x[lead + 2];
@@ -335,9 +333,14 @@ bool is_conv_grad(Op op) {
 
 int spatial_rank(Op op) {
   switch (op) {
-    case Op::conv3d: case Op::max_pool3d: case Op::avg_pool3d: case Op::max_pool3d_backward: case Op::avg_pool3d_backward:
-    case Op::conv_transpose3d: case Op::conv3d_input_grad: case Op::conv3d_weight_grad:
-      return 3;
+    case Op::conv3d:
+    case Op::max_pool3d:
+    case Op::avg_pool3d:
+    case Op::max_pool3d_backward:
+    case Op::avg_pool3d_backward:
+    case Op::conv_transpose3d:
+    case Op::conv3d_input_grad:
+    case Op::conv3d_weight_grad: return 3;
     default: return 2;
   }
 }
@@ -364,8 +367,7 @@ Window window_of(const Node& n, const int64_t* weight_spatial) {
   } else {
     dims("kernel", w.kernel, false);
   }
-  const bool is_conv = n.op == Op::conv2d || n.op == Op::conv3d || n.op == Op::conv_transpose2d || n.op == Op::conv_transpose3d ||
-                       is_conv_grad(n.op);
+  const bool is_conv = n.op == Op::conv2d || n.op == Op::conv3d || n.op == Op::conv_transpose2d || n.op == Op::conv_transpose3d || is_conv_grad(n.op);
   const bool is_avg = n.op == Op::avg_pool2d || n.op == Op::avg_pool2d_backward || n.op == Op::avg_pool3d || n.op == Op::avg_pool3d_backward;
   if (!dims("stride", w.stride, !is_conv) && !is_conv) std::copy(w.kernel, w.kernel + r, w.stride);
   dims("padding", w.padding, false);
@@ -380,8 +382,8 @@ Window window_of(const Node& n, const int64_t* weight_spatial) {
         w.padding[d] > (int64_t{1} << 20))
       throw VerifyError("a window size, stride, padding or dilation is over 2^20");
     if (!is_conv && w.padding[d] * 2 > w.dilation[d] * (w.kernel[d] - 1) + 1)
-      throw VerifyError(fmt::format("pad should be at most half of the effective kernel size, got padding {} for kernel {}", list(w.padding),
-                                    list(w.kernel)));
+      throw VerifyError(
+          fmt::format("pad should be at most half of the effective kernel size, got padding {} for kernel {}", list(w.padding), list(w.kernel)));
   }
   return w;
 }
@@ -392,8 +394,9 @@ std::vector<int64_t> output_padding_of(const Node& n, const Window& w) {
   if (xs.size() != static_cast<size_t>(w.rank)) throw VerifyError(fmt::format("output_padding must have 1 or {} values, got {}", w.rank, xs.size()));
   for (int d = 0; d < w.rank; ++d)
     if (xs[static_cast<size_t>(d)] < 0 || xs[static_cast<size_t>(d)] >= std::max(w.stride[d], w.dilation[d]))
-      throw VerifyError(fmt::format("output_padding [{}] must be non-negative and smaller than the stride or the dilation (stride [{}], dilation [{}])",
-                                    fmt::join(xs, ", "), fmt::join(w.stride, w.stride + w.rank, ", "), fmt::join(w.dilation, w.dilation + w.rank, ", ")));
+      throw VerifyError(
+          fmt::format("output_padding [{}] must be non-negative and smaller than the stride or the dilation (stride [{}], dilation [{}])",
+                      fmt::join(xs, ", "), fmt::join(w.stride, w.stride + w.rank, ", "), fmt::join(w.dilation, w.dilation + w.rank, ", ")));
   return xs;
 }
 

@@ -46,16 +46,15 @@ void check_shape(const Shape& shape, std::string_view what) {
 }
 
 void check_strides(const Shape& shape, const Shape& strides, std::string_view what) {
-  if (strides.size() != shape.size())
-    throw VerifyError(fmt::format("{} has {} strides for rank {}", what, strides.size(), shape.size()));
+  if (strides.size() != shape.size()) throw VerifyError(fmt::format("{} has {} strides for rank {}", what, strides.size(), shape.size()));
   int64_t span = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (strides[i] < 0) throw VerifyError(fmt::format("{} has a negative stride: [{}]", what, fmt::join(strides, ", ")));
     if (shape[i] == 0) return;  // empty: no storage is read
     int64_t step = 0;
     if (__builtin_mul_overflow(shape[i] - 1, strides[i], &step) || __builtin_add_overflow(span, step, &span) || span > kMaxTensorElements)
-      throw VerifyError(fmt::format("{} with strides [{}] spans more than {} elements of storage (the size limit)", what,
-                                    fmt::join(strides, ", "), kMaxTensorElements));
+      throw VerifyError(fmt::format("{} with strides [{}] spans more than {} elements of storage (the size limit)", what, fmt::join(strides, ", "),
+                                    kMaxTensorElements));
   }
 }
 

@@ -59,8 +59,9 @@ class Lexer {
         std::string name = take_while(is_name_char);
         if (name.empty()) throw ParseError(file_, l, c, "expected a value name after '%'");
         out.push_back({Tok::value, name, l, c});
-      } else if (std::isdigit(static_cast<unsigned char>(ch)) || ((ch == '-' || ch == '+' || ch == '.') && pos_ + 1 < src_.size() &&
-                                                                 (std::isdigit(static_cast<unsigned char>(src_[pos_ + 1])) || src_[pos_ + 1] == '.' || src_[pos_ + 1] == 'i'))) {
+      } else if (std::isdigit(static_cast<unsigned char>(ch)) ||
+                 ((ch == '-' || ch == '+' || ch == '.') && pos_ + 1 < src_.size() &&
+                  (std::isdigit(static_cast<unsigned char>(src_[pos_ + 1])) || src_[pos_ + 1] == '.' || src_[pos_ + 1] == 'i'))) {
         out.push_back({Tok::number, lex_number(l, c), l, c});
       } else if (std::isalpha(static_cast<unsigned char>(ch)) || ch == '_') {
         out.push_back({Tok::ident, take_while(is_name_char), l, c});
@@ -77,8 +78,10 @@ class Lexer {
 
  private:
   void advance() {
-    if (src_[pos_] == '\n') { ++line_; col_ = 1; }
-    else ++col_;
+    if (src_[pos_] == '\n') {
+      ++line_;
+      col_ = 1;
+    } else ++col_;
     ++pos_;
   }
   void skip_space() {
@@ -92,16 +95,26 @@ class Lexer {
       }
     }
   }
-  template <class F>
-  std::string take_while(F f) {
+  template <class F> std::string take_while(F f) {
     std::string s;
-    while (pos_ < src_.size() && f(src_[pos_])) { s += src_[pos_]; advance(); }
+    while (pos_ < src_.size() && f(src_[pos_])) {
+      s += src_[pos_];
+      advance();
+    }
     return s;
   }
   std::string lex_number(int l, int c) {
     std::string s;
-    if (src_[pos_] == '-' || src_[pos_] == '+') { s += src_[pos_]; advance(); }
-    if (src_.substr(pos_, 3) == "inf") { advance(); advance(); advance(); return s + "inf"; }
+    if (src_[pos_] == '-' || src_[pos_] == '+') {
+      s += src_[pos_];
+      advance();
+    }
+    if (src_.substr(pos_, 3) == "inf") {
+      advance();
+      advance();
+      advance();
+      return s + "inf";
+    }
     s += take_while([](char x) { return std::isalnum(static_cast<unsigned char>(x)) || x == '.'; });
     // exponent sign: 1e-5
     while (pos_ < src_.size() && (src_[pos_] == '-' || src_[pos_] == '+') && !s.empty() && (s.back() == 'e' || s.back() == 'E')) {
@@ -190,7 +203,10 @@ class Parser {
     if (!is_punct(")")) {
       for (;;) {
         input(g);
-        if (is_punct(",")) { next(); continue; }
+        if (is_punct(",")) {
+          next();
+          continue;
+        }
         break;
       }
     }
@@ -215,8 +231,8 @@ class Parser {
 
   void define(Graph& g, const Token& t) {
     if (!is_valid_name(t.text))
-      throw error_at(t, fmt::format("invalid value name '%{}': names match [A-Za-z_][A-Za-z0-9_.]* with at most {} characters",
-                                    printable(t.text), kMaxNameLength));
+      throw error_at(t, fmt::format("invalid value name '%{}': names match [A-Za-z_][A-Za-z0-9_.]* with at most {} characters", printable(t.text),
+                                    kMaxNameLength));
     if (names_.count(t.text)) throw error_at(t, fmt::format("duplicate value name %{}", t.text));
     names_[t.text] = g.size();
   }
@@ -256,9 +272,7 @@ class Parser {
     g.nodes.push_back(std::move(n));
     try {
       verify_node(g, g.size() - 1);
-    } catch (const VerifyError& e) {
-      throw error_at(name, e.what());
-    }
+    } catch (const VerifyError& e) { throw error_at(name, e.what()); }
   }
 
   Shape int_list(const char* what) {
@@ -280,9 +294,7 @@ class Parser {
       int64_t v = std::stoll(t.text, &used);
       if (used != t.text.size()) throw std::invalid_argument("");
       return v;
-    } catch (...) {
-      throw error_at(t, fmt::format("expected an integer, got '{}'", t.text));
-    }
+    } catch (...) { throw error_at(t, fmt::format("expected an integer, got '{}'", t.text)); }
   }
 
   AttrValue number(const Token& t) {
@@ -297,9 +309,7 @@ class Parser {
       double v = std::stod(body, &used);
       if (used != body.size()) throw std::invalid_argument("");
       return AttrValue(v);
-    } catch (...) {
-      throw error_at(t, fmt::format("malformed number '{}'", s));
-    }
+    } catch (...) { throw error_at(t, fmt::format("malformed number '{}'", s)); }
   }
 
   // Lists nest (attributes hold lists of lists at most); a bound keeps hostile nesting off the stack.
@@ -367,9 +377,7 @@ class Parser {
     g.nodes.push_back(std::move(n));
     try {
       verify_node(g, g.size() - 1);
-    } catch (const VerifyError& e) {
-      throw error_at(name, e.what());
-    }
+    } catch (const VerifyError& e) { throw error_at(name, e.what()); }
   }
 
   // Matches arguments to the schema: values and literals in tensor_or_scalar slots become
@@ -398,11 +406,11 @@ class Parser {
         continue;
       }
       if (!variadic && slot < s.params.size() && s.params[slot].kind == ParamKind::tensor && next_attr == 0)
-        throw error_at(a.where, fmt::format("operand {} ({}) of {} must be a tensor value, got the literal {}", slot + 1,
-                                            s.params[slot].name, s.name, a.literal.str()));
+        throw error_at(a.where, fmt::format("operand {} ({}) of {} must be a tensor value, got the literal {}", slot + 1, s.params[slot].name, s.name,
+                                            a.literal.str()));
       if (next_attr >= s.attrs.size())
-        throw error_at(a.where, fmt::format("unexpected argument {} for {} (it takes {} attribute{})", a.literal.str(), s.name,
-                                            s.attrs.size(), s.attrs.size() == 1 ? "" : "s"));
+        throw error_at(a.where, fmt::format("unexpected argument {} for {} (it takes {} attribute{})", a.literal.str(), s.name, s.attrs.size(),
+                                            s.attrs.size() == 1 ? "" : "s"));
       n.attrs[s.attrs[next_attr++].name] = a.literal;
     }
     (void)g;
@@ -416,7 +424,10 @@ class Parser {
       auto it = names_.find(v.text);
       if (it == names_.end()) throw error_at(v, fmt::format("return of undefined value %{}", v.text));
       g.outputs.push_back(it->second);
-      if (is_punct(",")) { next(); continue; }
+      if (is_punct(",")) {
+        next();
+        continue;
+      }
       break;
     }
     if (paren) expect_punct(")", "to close the return list");

@@ -56,16 +56,16 @@ void check_operands(const Graph& g, int id, const OpSchema& s, const std::string
   }
   size_t got = n.operands.size();
   if (got < required || (!variadic && got > max)) {
-    std::string expected = variadic ? fmt::format("at least {}", required)
-                           : required == max ? fmt::format("{}", required) : fmt::format("{} to {}", required, max);
+    std::string expected = variadic          ? fmt::format("at least {}", required)
+                           : required == max ? fmt::format("{}", required)
+                                             : fmt::format("{} to {}", required, max);
     throw VerifyError(fmt::format("{}: expected {} operand{}, got {}", where, expected, max == 1 && !variadic ? "" : "s", got));
   }
   for (size_t i = 0; i < got; ++i) {
     const Operand& o = n.operands[i];
     ParamKind kind = variadic ? ParamKind::variadic_tensor : s.params[i].kind;
     if (o.is_value()) {
-      if (o.value >= id)
-        throw VerifyError(fmt::format("{}: operand {} is used before it is defined", where, i + 1));
+      if (o.value >= id) throw VerifyError(fmt::format("{}: operand {} is used before it is defined", where, i + 1));
       continue;
     }
     if (kind != ParamKind::tensor_or_scalar)
@@ -94,8 +94,7 @@ void check_attrs(const Node& n, const OpSchema& s, const std::string& where) {
       throw VerifyError(fmt::format("{}: attribute '{}' must be {}, got {}", where, k, kind_word(spec->kind), v.str()));
   }
   for (auto& a : s.attrs)
-    if (!a.default_value && !a.optional && !n.has_attr(a.name))
-      throw VerifyError(fmt::format("{}: missing required attribute '{}'", where, a.name));
+    if (!a.default_value && !a.optional && !n.has_attr(a.name)) throw VerifyError(fmt::format("{}: missing required attribute '{}'", where, a.name));
 }
 
 }  // namespace
@@ -105,17 +104,14 @@ void verify_node(Graph& g, int id) {
   if (!is_valid_name(n.name)) {
     try {
       check_name(n.name, "value", fmt::format("graph {}", g.name));
-    } catch (const UserError& e) {
-      throw VerifyError(e.what());
-    }
+    } catch (const UserError& e) { throw VerifyError(e.what()); }
   }
   if (n.is_input()) {
     std::string where = fmt::format("graph {}, input %{}", g.name, n.name);
     if (!n.operands.empty() || !n.attrs.empty()) throw VerifyError(fmt::format("{}: an input has no operands or attributes", where));
     check_shape(n.type.shape, where);
     if (!n.type.strides.empty()) check_strides(n.type.shape, n.type.strides, where);
-    if (n.type.requires_grad && !is_floating(n.type.dtype))
-      throw VerifyError(fmt::format("{}: only floating inputs can require grad", where));
+    if (n.type.requires_grad && !is_floating(n.type.dtype)) throw VerifyError(fmt::format("{}: only floating inputs can require grad", where));
     return;
   }
   std::string where = fmt::format("graph {}, node %{} = {}", g.name, n.name, op_name(n.op));
@@ -131,18 +127,14 @@ void verify(Graph& g) {
   if (!is_valid_name(g.name)) {
     try {
       check_name(g.name, "graph", "graph");
-    } catch (const UserError& e) {
-      throw VerifyError(e.what());
-    }
+    } catch (const UserError& e) { throw VerifyError(e.what()); }
   }
   if (g.nodes.empty() && g.outputs.empty()) throw VerifyError(fmt::format("graph {}: the graph is empty", g.name));
   for (int id = 0; id < g.size(); ++id) {
     Node& n = g.node(id);
     if (n.name.empty()) throw VerifyError(fmt::format("graph {}: node {} has no name", g.name, id));
-    if (!names.insert(n.name).second)
-      throw VerifyError(fmt::format("graph {}, node %{}: duplicate value name %{}", g.name, n.name, n.name));
-    if (n.is_input() && body_started)
-      throw VerifyError(fmt::format("graph {}, input %{}: inputs must come before the body", g.name, n.name));
+    if (!names.insert(n.name).second) throw VerifyError(fmt::format("graph {}, node %{}: duplicate value name %{}", g.name, n.name, n.name));
+    if (n.is_input() && body_started) throw VerifyError(fmt::format("graph {}, input %{}: inputs must come before the body", g.name, n.name));
     if (!n.is_input()) body_started = true;
     verify_node(g, id);
   }

@@ -41,8 +41,8 @@ inline Operand scalar_operand(NodeCtx& c, int i) {
 int take_along(NodeCtx& c, int x, int64_t axis, const std::vector<int64_t>& idx);
 
 inline void require_float(const NodeCtx& c, int i) {
-  if (!is_floating(c.dtype(i))) c.unsupported(fmt::format("input {} of type {} (reprokit's mapping needs a floating type)", i + 1, dtype_name(c.dtype(i))));
+  if (!is_floating(c.dtype(i)))
+    c.unsupported(fmt::format("input {} of type {} (reprokit's mapping needs a floating type)", i + 1, dtype_name(c.dtype(i))));
 }
-
 
 }  // namespace reprokit::onnx_detail

@@ -29,7 +29,7 @@ struct Value {
   Kind kind = Kind::computed;
   TensorType type;
   std::optional<Tensor> constant;
-  std::string rk;  // the main graph's node holding it; empty until a constant is materialized
+  std::string rk;        // the main graph's node holding it; empty until a constant is materialized
   std::string alias_of;  // an Identity of an initializer: materializes as that initializer's input
 };
 
@@ -90,11 +90,11 @@ class Importer {
   ForeignNames foreign{names};
   Target main{names};
   std::unordered_map<std::string, Value> values;
-  std::set<std::string> frozen;          // real inputs (ONNX names) used as import-time constants
-  std::set<std::string> onnx_inputs;     // the model's inputs and initializers (ONNX names), for ImportOptions' callbacks
+  std::set<std::string> frozen;                               // real inputs (ONNX names) used as import-time constants
+  std::set<std::string> onnx_inputs;                          // the model's inputs and initializers (ONNX names), for ImportOptions' callbacks
   std::unordered_map<std::string, onnx::TypeProto> inferred;  // ONNX's inferred value types
 
-  Value& value(const std::string& onnx_name);  // InternalError when undefined (checked before)
+  Value& value(const std::string& onnx_name);     // InternalError when undefined (checked before)
   int materialize(const std::string& onnx_name);  // its id in the main graph
   // A new constant of the main graph (full when uniform, else an input with a saved value).
   int add_constant(const std::string& name, const Tensor& t);
@@ -110,7 +110,7 @@ class Importer {
 
   std::vector<std::string> real_inputs_, initializers_;  // ONNX names, model order
   std::map<std::string, std::string> constant_sources_;  // rk name of a materialized constant -> ONNX name
-  std::set<std::string> statistics_;                      // BatchNormalization's mean and var inputs
+  std::set<std::string> statistics_;                     // BatchNormalization's mean and var inputs
 };
 
 std::string node_label(const onnx::NodeProto& n, int index);
@@ -148,8 +148,8 @@ class NodeCtx {
   const Tensor* constant(int i) const;
   // The input's value at import time: a constant, or a real input given in known_inputs.
   Tensor need_constant(int i, std::string_view what);
-  std::vector<int64_t> need_ints(int i, std::string_view what);  // an integer tensor of rank <= 1
-  int value(int i);                                               // the input as a node of t
+  std::vector<int64_t> need_ints(int i, std::string_view what);    // an integer tensor of rank <= 1
+  int value(int i);                                                // the input as a node of t
   std::vector<Operand> pointwise(const std::vector<int>& inputs);  // literals where it is safe
   int const_value(const Tensor& t);                                // a new constant node of t
 

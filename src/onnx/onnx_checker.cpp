@@ -63,9 +63,7 @@ OnnxCheckAnswer onnx_check_in_this_process(std::string_view bytes) {
   } catch (const std::bad_alloc&) {
     stage = 'I';
     message = "out of memory";
-  } catch (const std::exception& e) {
-    message = e.what();
-  }
+  } catch (const std::exception& e) { message = e.what(); }
   const std::string shown = utf8_safe(message, 2000);
   return {std::string("E") + stage + message, stage == 'C' ? "not a valid ONNX model: " + shown : "ONNX shape inference failed: " + shown};
 }

@@ -199,9 +199,7 @@ class Exporter {
       onnx::checker::check_model(model);
       onnx::ModelProto copy = model;
       onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions(true, 1, false));
-    } catch (const std::exception& e) {
-      throw InternalError(fmt::format("the exported ONNX model does not check: {}", e.what()));
-    }
+    } catch (const std::exception& e) { throw InternalError(fmt::format("the exported ONNX model does not check: {}", e.what())); }
   }
 
   // A new ONNX node with one output of dtype `dt`; returns it.
@@ -225,12 +223,10 @@ class Exporter {
     p->set_name(name);
     return name;
   }
-  std::string ints(const std::vector<int64_t>& v) {
-    return initializer(Tensor::from_int64s(DType::i64, {static_cast<int64_t>(v.size())}, v));
-  }
+  std::string ints(const std::vector<int64_t>& v) { return initializer(Tensor::from_int64s(DType::i64, {static_cast<int64_t>(v.size())}, v)); }
   std::string scalar(const AttrValue& a, DType dt) {
-    Tensor t = a.is_float() ? Tensor::from_doubles(dt, {}, {a.as_float()})
-                            : Tensor::from_int64s(dt, {}, {a.is_bool() ? int64_t{a.as_bool()} : a.as_int()});
+    Tensor t =
+        a.is_float() ? Tensor::from_doubles(dt, {}, {a.as_float()}) : Tensor::from_int64s(dt, {}, {a.is_bool() ? int64_t{a.as_bool()} : a.as_int()});
     return initializer(t);
   }
 
@@ -454,7 +450,8 @@ class Exporter {
   int64_t tap_count(const Window& w) {
     int64_t taps = 1;
     for (int d = 0; d < w.rank; ++d) taps *= w.kernel[d];
-    if (taps > 1024) throw UserError(fmt::format("a pool backward with {} taps per window (the export writes a few nodes per tap; at most 1024)", taps));
+    if (taps > 1024)
+      throw UserError(fmt::format("a pool backward with {} taps per window (the export writes a few nodes per tap; at most 1024)", taps));
     return taps;
   }
   Val max_pool_backward(const Node& n, DType od) {
@@ -498,8 +495,9 @@ class Exporter {
     const Shape& xs = type(n, 1).shape;
     const int64_t taps = tap_count(f.w);
     std::vector<double> inv(static_cast<size_t>(numel(f.out)));
-    for_each_pool_window(f.w, attr_bool(n, "count_include_pad"), f.in.data(), f.out.data(), [](int64_t, int64_t) {},
-                         [&](int64_t o, double div) { inv[static_cast<size_t>(o)] = 1.0 / div; });
+    for_each_pool_window(
+        f.w, attr_bool(n, "count_include_pad"), f.in.data(), f.out.data(), [](int64_t, int64_t) {},
+        [&](int64_t o, double div) { inv[static_cast<size_t>(o)] = 1.0 / div; });
     Val g = binary("Mul", cast(in(n, 0), e), {initializer(Tensor::from_doubles(e, f.out, inv)), e});
     std::vector<Val> shares;
     for (int64_t t = 0; t < taps; ++t) shares.push_back(place(g, f, tap_offset(f.w, t), xs));
@@ -572,8 +570,11 @@ class Exporter {
       return reshape(y.name, n.type.shape, DType::i64);
     }
     int64_t dim = normalize_dim(attr_int(n, "dim"), xt.rank());
-    if (xt.rank() == 0) return node("Reshape", {node("ArgMax", {node("Reshape", {x.name, ints({1})}, e).name}, DType::i64,
-                                                      {a_int("axis", 0), a_int("keepdims", 0)}).name, ints(n.type.shape)}, DType::i64);
+    if (xt.rank() == 0)
+      return node("Reshape",
+                  {node("ArgMax", {node("Reshape", {x.name, ints({1})}, e).name}, DType::i64, {a_int("axis", 0), a_int("keepdims", 0)}).name,
+                   ints(n.type.shape)},
+                  DType::i64);
     return node("ArgMax", {x.name}, DType::i64, {a_int("axis", dim), a_int("keepdims", attr_bool(n, "keepdim"))});
   }
   // softmax, log_softmax: Softmax, LogSoftmax.
@@ -590,7 +591,8 @@ class Exporter {
   Val rule_layer_norm(const Node& n, DType od, const char*) {
     auto ns = attr_ints(n, "normalized_shape");
     DType e = exec("LayerNormalization", od);
-    std::string scale = n.operands.size() > 1 ? operand(n, 1, e) : initializer(Tensor::from_doubles(e, ns, std::vector<double>(static_cast<size_t>(numel(ns)), 1.0)));
+    std::string scale =
+        n.operands.size() > 1 ? operand(n, 1, e) : initializer(Tensor::from_doubles(e, ns, std::vector<double>(static_cast<size_t>(numel(ns)), 1.0)));
     std::vector<std::string> ins{cast(in(n, 0), e).name, scale};
     if (n.operands.size() > 2) ins.push_back(operand(n, 2, e));
     return node("LayerNormalization", ins, e, {a_int("axis", -static_cast<int64_t>(ns.size())), a_float("epsilon", attr_float(n, "eps"))});
@@ -615,8 +617,10 @@ class Exporter {
   Val rule_batch_norm(const Node& n, DType od, const char*) {  // ONNX: X, scale, B, mean, var
     DType e = dtype_size(od) == 2 ? DType::f32 : od;
     const int64_t ch = n.type.shape[1];
-    std::string w = n.operands.size() > 3 ? operand(n, 3, e) : initializer(Tensor::from_doubles(e, {ch}, std::vector<double>(static_cast<size_t>(ch), 1.0)));
-    std::string b = n.operands.size() > 4 ? operand(n, 4, e) : initializer(Tensor::from_doubles(e, {ch}, std::vector<double>(static_cast<size_t>(ch), 0.0)));
+    std::string w =
+        n.operands.size() > 3 ? operand(n, 3, e) : initializer(Tensor::from_doubles(e, {ch}, std::vector<double>(static_cast<size_t>(ch), 1.0)));
+    std::string b =
+        n.operands.size() > 4 ? operand(n, 4, e) : initializer(Tensor::from_doubles(e, {ch}, std::vector<double>(static_cast<size_t>(ch), 0.0)));
     return node("BatchNormalization", {operand(n, 0, e), w, b, operand(n, 1, e), operand(n, 2, e)}, e, {a_float("epsilon", attr_float(n, "eps"))});
   }
   // Per-channel weight and bias of an [N, C, ...] normalization, ones and zeros when absent.
@@ -638,8 +642,9 @@ class Exporter {
     const int64_t groups = norm_groups(n, xs);
     const int64_t rest = xs[1] / groups * numel(Shape(xs.begin() + 2, xs.end()));
     Val grouped = reshape(operand(n, 0, e), {xs[0], groups, rest}, e);
-    Val y = node("InstanceNormalization", {grouped.name, initializer(Tensor::from_doubles(e, {groups}, std::vector<double>(static_cast<size_t>(groups), 1.0))),
-                                           initializer(Tensor::from_doubles(e, {groups}, std::vector<double>(static_cast<size_t>(groups), 0.0)))},
+    Val y = node("InstanceNormalization",
+                 {grouped.name, initializer(Tensor::from_doubles(e, {groups}, std::vector<double>(static_cast<size_t>(groups), 1.0))),
+                  initializer(Tensor::from_doubles(e, {groups}, std::vector<double>(static_cast<size_t>(groups), 0.0)))},
                  e, {a_float("epsilon", attr_float(n, "eps"))});
     y = reshape(y.name, xs, e);
     Shape ps(xs.size() - 1, 1);  // [C, 1, ...]: broadcasts over N and the spatial dims
@@ -727,9 +732,10 @@ class Exporter {
         const size_t sd = static_cast<size_t>(d) + 2;
         output_padding.push_back(xs[sd] - ((gs[sd] - 1) * w.stride[d] - 2 * w.padding[d] + w.dilation[d] * (w.kernel[d] - 1) + 1));
       }
-      return node("ConvTranspose", {operand(n, 0, e), operand(n, 2, e)}, e,
-                  {a_ints("kernel_shape", Shape(ws.begin() + 2, ws.end())), a_ints("strides", per_dim(w, w.stride)), a_ints("dilations", per_dim(w, w.dilation)),
-                   a_ints("pads", pads), a_ints("output_padding", output_padding), a_int("group", groups)});
+      return node(
+          "ConvTranspose", {operand(n, 0, e), operand(n, 2, e)}, e,
+          {a_ints("kernel_shape", Shape(ws.begin() + 2, ws.end())), a_ints("strides", per_dim(w, w.stride)),
+           a_ints("dilations", per_dim(w, w.dilation)), a_ints("pads", pads), a_ints("output_padding", output_padding), a_int("group", groups)});
     }
     const int64_t N = xs[0], cg = xs[1] / groups;
     Shape split{N, groups, cg}, merged{cg, groups * N};
@@ -743,8 +749,8 @@ class Exporter {
     Val xc = reshape(node("Transpose", {reshape(operand(n, 1, e), split, e).name}, e, {a_ints("perm", order)}).name, merged, e);
     Val gw = node("Transpose", {operand(n, 0, e)}, e, {a_ints("perm", swap)});
     Val dw = node("Conv", {xc.name, gw.name}, e,
-                  {a_ints("kernel_shape", Shape(gs.begin() + 2, gs.end())), a_ints("strides", per_dim(w, w.dilation)), a_ints("dilations", per_dim(w, w.stride)),
-                   a_ints("pads", pads), a_int("group", groups)});
+                  {a_ints("kernel_shape", Shape(gs.begin() + 2, gs.end())), a_ints("strides", per_dim(w, w.dilation)),
+                   a_ints("dilations", per_dim(w, w.stride)), a_ints("pads", pads), a_int("group", groups)});
     std::vector<int64_t> starts, ends, axes;
     for (int d = 0; d < r; ++d) starts.push_back(0), ends.push_back(w.kernel[d]), axes.push_back(d + 2);
     dw = node("Slice", {dw.name, ints(starts), ints(ends), ints(axes)}, e);
@@ -901,8 +907,8 @@ struct ExportRule {
   Val (Exporter::*rule)(const Node&, DType, const char*);
 };
 
-constexpr Val (Exporter::*kOneToOneRule[])(const Node&, DType, const char*) = {
-    &Exporter::rule_unary, &Exporter::rule_binary, &Exporter::rule_reduce, &Exporter::rule_softmax};  // by OneToOneKind
+constexpr Val (Exporter::*kOneToOneRule[])(const Node&, DType, const char*) = {&Exporter::rule_unary, &Exporter::rule_binary, &Exporter::rule_reduce,
+                                                                               &Exporter::rule_softmax};  // by OneToOneKind
 
 const ExportRule kExportRules[] = {
     // ---- unary

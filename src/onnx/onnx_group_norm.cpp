@@ -32,7 +32,8 @@ class Folder {
     if (n->op == Op::add) {
       auto [inner, other] = split(*n, [&](int m) {
         const Node& mul = g_.node(m);
-        return mul.op == Op::mul && std::any_of(mul.operands.begin(), mul.operands.end(), [&](const Operand& o) { return o.is_value() && is_normed(o.value); });
+        return mul.op == Op::mul &&
+               std::any_of(mul.operands.begin(), mul.operands.end(), [&](const Operand& o) { return o.is_value() && is_normed(o.value); });
       });
       if (inner < 0) return std::nullopt;
       c.bias = other;
@@ -84,8 +85,7 @@ class Folder {
  private:
   // The operand of a binary node that `inner` accepts (single use) and the other operand: {-1, -1}
   // if neither is. Either order: Mul(w, x) is Mul(x, w).
-  template <class Accept>
-  std::pair<int, int> split(const Node& n, Accept inner) const {
+  template <class Accept> std::pair<int, int> split(const Node& n, Accept inner) const {
     if (n.operands.size() != 2 || !n.operands[0].is_value() || !n.operands[1].is_value()) return {-1, -1};
     for (int k : {0, 1}) {
       int a = n.operands[static_cast<size_t>(k)].value, b = n.operands[static_cast<size_t>(1 - k)].value;
@@ -163,7 +163,8 @@ Graph fold_exported_group_norm(const Graph& g, const std::map<std::string, Tenso
       std::vector<Operand> ops = {Operand::of(map[static_cast<size_t>(c->x)])};
       if (c->weight >= 0) ops.push_back(w);
       if (c->bias >= 0) ops.push_back(b);
-      map[static_cast<size_t>(id)] = out.add_node(n.name, Op::group_norm, std::move(ops), {{"num_groups", AttrValue(c->groups)}, {"eps", AttrValue(c->eps)}});
+      map[static_cast<size_t>(id)] =
+          out.add_node(n.name, Op::group_norm, std::move(ops), {{"num_groups", AttrValue(c->groups)}, {"eps", AttrValue(c->eps)}});
       continue;
     }
     if (dropped[static_cast<size_t>(id)]) continue;

@@ -80,7 +80,10 @@ int Target::add_input(const std::string& name, const TensorType& t) {
 
 int Target::add_placeholder(const std::string& name, const Tensor& value) {
   int id = add_node(name, Op::full, {},
-                    {{"shape", AttrValue::ints(value.shape())}, {"value", is_floating(value.dtype()) ? AttrValue(0.0) : value.dtype() == DType::boolean ? AttrValue(false) : AttrValue(int64_t{0})},
+                    {{"shape", AttrValue::ints(value.shape())},
+                     {"value", is_floating(value.dtype())        ? AttrValue(0.0)
+                               : value.dtype() == DType::boolean ? AttrValue(false)
+                                                                 : AttrValue(int64_t{0})},
                      {"dtype", AttrValue(value.dtype())}});
   placeholder_values[name] = value;
   placeholders.push_back(name);
@@ -122,9 +125,7 @@ Graph Target::hoisted(const std::vector<int>& inputs) const {
   }
   try {
     verify(out);
-  } catch (const UserError& e) {
-    throw InternalError(fmt::format("the imported graph does not verify: {}", e.what()));
-  }
+  } catch (const UserError& e) { throw InternalError(fmt::format("the imported graph does not verify: {}", e.what())); }
   return out;
 }
 
@@ -136,8 +137,7 @@ void Target::rename(int id, const std::string& name) {
 
 // ---- NodeCtx
 
-NodeCtx::NodeCtx(Importer& imp, Target& t, const onnx::NodeProto& n, int index, bool folding)
-    : imp(imp), t(t), n(n), index(index), folding(folding) {
+NodeCtx::NodeCtx(Importer& imp, Target& t, const onnx::NodeProto& n, int index, bool folding) : imp(imp), t(t), n(n), index(index), folding(folding) {
   out_ids.resize(static_cast<size_t>(n.output_size()));
   out_consts.resize(static_cast<size_t>(n.output_size()));
   out_alias.resize(static_cast<size_t>(n.output_size()));
@@ -145,9 +145,7 @@ NodeCtx::NodeCtx(Importer& imp, Target& t, const onnx::NodeProto& n, int index, 
   base_ = first.substr(0, 160);
 }
 
-void NodeCtx::unsupported(const std::string& what) const {
-  throw UserError(fmt::format("{}: {}: not supported: {}", imp.file, label(), what));
-}
+void NodeCtx::unsupported(const std::string& what) const { throw UserError(fmt::format("{}: {}: not supported: {}", imp.file, label(), what)); }
 
 void NodeCtx::bad(const std::string& what) const { throw UserError(fmt::format("{}: {}: {}", imp.file, label(), what)); }
 
@@ -179,21 +177,23 @@ Tensor NodeCtx::need_constant(int i, std::string_view what) {
       if (auto given = imp.opts.given_value(name, imp.foreign.map(name), imp.onnx_inputs)) {
         const Tensor& k = given->first;
         if (k.dtype() != v.type.dtype || k.shape() != v.type.shape)
-          throw UserError(fmt::format("{}: {}: holds {}{}, the model declares input '{}' {}", imp.file, escape_controls(given->second), dtype_name(k.dtype()),
-                                      shape_str(k.shape()), printable(name), v.type.str()));
+          throw UserError(fmt::format("{}: {}: holds {}{}, the model declares input '{}' {}", imp.file, escape_controls(given->second),
+                                      dtype_name(k.dtype()), shape_str(k.shape()), printable(name), v.type.str()));
         imp.frozen.insert(name);
         return k;
       }
-    unsupported(fmt::format("{} (input {}) is the model input '{}': its value is needed at import time; give it as {}.npy in --inputs DIR "
-                            "(it becomes part of the imported graph)",
-                            what, i + 1, printable(name), imp.foreign.map(name)));
+    unsupported(
+        fmt::format("{} (input {}) is the model input '{}': its value is needed at import time; give it as {}.npy in --inputs DIR "
+                    "(it becomes part of the imported graph)",
+                    what, i + 1, printable(name), imp.foreign.map(name)));
   }
   unsupported(fmt::format("{} (input {} '{}') is computed at run time; reprokit needs it known at import time", what, i + 1, printable(name)));
 }
 
 std::vector<int64_t> NodeCtx::need_ints(int i, std::string_view what) {
   Tensor c = need_constant(i, what);
-  if (!is_integral(c.dtype()) || c.rank() > 1) bad(fmt::format("{} must be a 1-D integer tensor, got {}{}", what, dtype_name(c.dtype()), shape_str(c.shape())));
+  if (!is_integral(c.dtype()) || c.rank() > 1)
+    bad(fmt::format("{} must be a 1-D integer tensor, got {}{}", what, dtype_name(c.dtype()), shape_str(c.shape())));
   return c.to_int64s();
 }
 
@@ -234,8 +234,7 @@ std::vector<Operand> NodeCtx::pointwise(const std::vector<int>& inputs) {
       if (lit[j] && rank(inputs[j]) > max_rank) lit[j] = false, changed = true;
   }
   std::vector<Operand> out;
-  for (size_t j = 0; j < k; ++j)
-    out.push_back(lit[j] ? Operand::scalar(literal_of(*constant(inputs[j]))) : Operand::of(value(inputs[j])));
+  for (size_t j = 0; j < k; ++j) out.push_back(lit[j] ? Operand::scalar(literal_of(*constant(inputs[j]))) : Operand::of(value(inputs[j])));
   return out;
 }
 
@@ -244,9 +243,7 @@ int NodeCtx::emit(Op op, std::vector<Operand> operands, Attrs attrs) {
   int id;
   try {
     id = t.add_node(name, op, std::move(operands), std::move(attrs));
-  } catch (const VerifyError& e) {
-    throw UserError(fmt::format("{}: {}: reprokit cannot express it: {}", imp.file, label(), e.what()));
-  }
+  } catch (const VerifyError& e) { throw UserError(fmt::format("{}: {}: reprokit cannot express it: {}", imp.file, label(), e.what())); }
   created_.insert(name);
   return id;
 }
@@ -334,8 +331,7 @@ void NodeCtx::allow(std::initializer_list<std::string_view> names) const {
 
 // ---- Importer
 
-Importer::Importer(onnx::ModelProto& model, std::string file, const ImportOptions& opts)
-    : model(model), file(std::move(file)), opts(opts) {}
+Importer::Importer(onnx::ModelProto& model, std::string file, const ImportOptions& opts) : model(model), file(std::move(file)), opts(opts) {}
 
 Value& Importer::value(const std::string& onnx_name) {
   auto it = values.find(onnx_name);
@@ -407,7 +403,8 @@ std::string first_external_tensor(const onnx::GraphProto& g, const std::string& 
   for (const auto& t : g.initializer())
     if (is_external(t)) return fmt::format("{}initializer '{}'", graph_label, printable(t.name()));
   for (const auto& st : g.sparse_initializer())
-    if (is_external(st.values()) || is_external(st.indices())) return fmt::format("{}sparse initializer '{}'", graph_label, printable(st.values().name()));
+    if (is_external(st.values()) || is_external(st.indices()))
+      return fmt::format("{}sparse initializer '{}'", graph_label, printable(st.values().name()));
   return first_external_attribute(g.node(), graph_label, depth);
 }
 
@@ -431,8 +428,8 @@ void Importer::check_against_inferred(const onnx::NodeProto& n, int index, int k
     auto dt = dtype_from_onnx(tt.elem_type());
     if (!dt) throw UserError(fmt::format("{}: not supported: element type {}", where, onnx_elem_type_name(tt.elem_type())));
     if (*dt != t.dtype)
-      throw UserError(fmt::format("{}: reprokit's mapping gives {}, ONNX infers {} (not imported rather than imported wrong)", where, dtype_name(t.dtype),
-                                  dtype_name(*dt)));
+      throw UserError(fmt::format("{}: reprokit's mapping gives {}, ONNX infers {} (not imported rather than imported wrong)", where,
+                                  dtype_name(t.dtype), dtype_name(*dt)));
   }
   if (!tt.has_shape()) return;
   Shape s;
@@ -441,8 +438,8 @@ void Importer::check_against_inferred(const onnx::NodeProto& n, int index, int k
     s.push_back(d.dim_value());
   }
   if (s != t.shape)
-    throw UserError(fmt::format("{}: reprokit's mapping gives shape {}, ONNX infers {} (not imported rather than imported wrong)", where, shape_str(t.shape),
-                                shape_str(s)));
+    throw UserError(fmt::format("{}: reprokit's mapping gives shape {}, ONNX infers {} (not imported rather than imported wrong)", where,
+                                shape_str(t.shape), shape_str(s)));
 }
 
 void Importer::import_node(const onnx::NodeProto& n, int index) {
@@ -621,8 +618,9 @@ ImportedModel Importer::run() {
       if (!check(g.node(i), 0) && first < 0) first = i;
     if (first >= 0)
       throw UserError(fmt::format("{}: {}: not supported: op {}{}", file, node_label(g.node(first), first), missing[0],
-                                  missing.size() > 1 ? fmt::format(" (also unsupported in this model: {})", fmt::join(missing.begin() + 1, missing.end(), ", "))
-                                                     : std::string()));
+                                  missing.size() > 1
+                                      ? fmt::format(" (also unsupported in this model: {})", fmt::join(missing.begin() + 1, missing.end(), ", "))
+                                      : std::string()));
   }
   for (const auto& op : model.opset_import())
     if (op.domain().empty() || op.domain() == "ai.onnx") opset = op.version();

@@ -47,7 +47,8 @@ void Importer::bind_inputs() {
     }
   for (const auto& [name, shape] : opts.shapes)
     if (!known_shape_names.count(name))
-      throw UserError(fmt::format("{}: --shape {}: the model has no input of that name (inputs: {})", file, printable(name), fmt::join(input_names, ", ")));
+      throw UserError(
+          fmt::format("{}: --shape {}: the model has no input of that name (inputs: {})", file, printable(name), fmt::join(input_names, ", ")));
   for (int i = 0; i < g.input_size(); ++i) {
     auto* vi = model.mutable_graph()->mutable_input(i);
     if (init_names.count(vi->name())) continue;  // an initializer with a default: a constant here
@@ -58,8 +59,8 @@ void Importer::bind_inputs() {
     auto* tt = vi->mutable_type()->mutable_tensor_type();
     auto dt = dtype_from_onnx(tt->elem_type());
     if (!dt)
-      throw UserError(fmt::format("{}: input '{}' has element type {}, which reprokit does not support (f16 bf16 f32 f64 i8 u8 i16 u16 i32 i64 bool)", file,
-                                  printable(name), onnx_elem_type_name(tt->elem_type())));
+      throw UserError(fmt::format("{}: input '{}' has element type {}, which reprokit does not support (f16 bf16 f32 f64 i8 u8 i16 u16 i32 i64 bool)",
+                                  file, printable(name), onnx_elem_type_name(tt->elem_type())));
     std::optional<Shape> given = find_shape(opts.shapes, name, mapped);
     std::string given_by = fmt::format("--shape {}", printable(name));
     // No --shape for an input whose size the model leaves open: the values the user gives decide it.
@@ -76,15 +77,17 @@ void Importer::bind_inputs() {
         std::string model_dims;
         for (int d = 0; d < tt->shape().dim_size(); ++d) {
           const auto& dim = tt->shape().dim(d);
-          model_dims += (d ? ", " : "") + (dim.has_dim_value() ? std::to_string(dim.dim_value()) : printable(dim.dim_param().empty() ? "?" : dim.dim_param()));
+          model_dims +=
+              (d ? ", " : "") + (dim.has_dim_value() ? std::to_string(dim.dim_value()) : printable(dim.dim_param().empty() ? "?" : dim.dim_param()));
         }
         if (tt->shape().dim_size() != static_cast<int>(given->size()))
-          throw UserError(fmt::format("{}: {}: input '{}' is [{}] in the model, not {}", file, given_by, printable(name), model_dims, shape_str(*given)));
+          throw UserError(
+              fmt::format("{}: {}: input '{}' is [{}] in the model, not {}", file, given_by, printable(name), model_dims, shape_str(*given)));
         for (int d = 0; d < tt->shape().dim_size(); ++d) {
           const auto& dim = tt->shape().dim(d);
           if (dim.has_dim_value() && dim.dim_value() != (*given)[static_cast<size_t>(d)])
-            throw UserError(fmt::format("{}: {}: input '{}' is [{}] in the model, not {} (dimension {} differs)", file, given_by, printable(name), model_dims,
-                                        shape_str(*given), d));
+            throw UserError(fmt::format("{}: {}: input '{}' is [{}] in the model, not {} (dimension {} differs)", file, given_by, printable(name),
+                                        model_dims, shape_str(*given), d));
         }
       }
       shape = *given;
@@ -96,20 +99,20 @@ void Importer::bind_inputs() {
         if (dim.has_dim_value() && dim.dim_value() < 0)  // a size, not a placeholder: --shape would not be the fix
           throw UserError(fmt::format("{}: input '{}': dimension {} is negative ({})", file, printable(name), d, dim.dim_value()));
         if (!dim.has_dim_value())
-          throw UserError(fmt::format("{}: input '{}' has a dynamic dimension {} ('{}'); give its size with --shape {}:[d0,d1,...], or its "
-                                      "values as {}.npy in --inputs DIR",
-                                      file, printable(name), d, printable(dim.dim_param()), mapped, mapped));
+          throw UserError(
+              fmt::format("{}: input '{}' has a dynamic dimension {} ('{}'); give its size with --shape {}:[d0,d1,...], or its "
+                          "values as {}.npy in --inputs DIR",
+                          file, printable(name), d, printable(dim.dim_param()), mapped, mapped));
         shape.push_back(dim.dim_value());
       }
     }
-    if (shape.size() > 64) throw UserError(fmt::format("{}: input '{}' has {} dimensions (at most 64 are supported)", file, printable(name), shape.size()));
+    if (shape.size() > 64)
+      throw UserError(fmt::format("{}: input '{}' has {} dimensions (at most 64 are supported)", file, printable(name), shape.size()));
     for (int64_t d : shape)
       if (d < 0) throw UserError(fmt::format("{}: input '{}': negative dimension {}", file, printable(name), d));
     try {
       check_shape(shape, "the input");
-    } catch (const UserError& e) {
-      throw UserError(fmt::format("{}: input '{}': {}", file, printable(name), e.what()));
-    }
+    } catch (const UserError& e) { throw UserError(fmt::format("{}: input '{}': {}", file, printable(name), e.what())); }
     // ONNX's shape inference then sees the bound shape.
     tt->mutable_shape()->clear_dim();
     for (int64_t d : shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
@@ -134,6 +137,5 @@ void Importer::bind_inputs() {
     initializers_.push_back(name);
   }
 }
-
 
 }  // namespace reprokit::onnx_detail

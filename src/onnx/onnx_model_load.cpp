@@ -105,5 +105,4 @@ Module load_model(const std::string& path, const std::map<std::string, Shape>& s
   return load_module_file(path);
 }
 
-
 }  // namespace reprokit

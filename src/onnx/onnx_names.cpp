@@ -5,9 +5,7 @@
 
 namespace reprokit {
 
-static bool name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
-}
+static bool name_char(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.'; }
 
 std::string sanitize_foreign_name(std::string_view name, size_t max_length) {
   std::string out;

@@ -25,9 +25,7 @@ std::vector<std::string> op_types(std::string_view model_bytes, const std::strin
 
 }  // namespace
 
-std::vector<std::string> onnx_op_types_in_file(const std::string& path) {
-  return op_types(read_file(path, onnx_detail::kMaxModelBytes), path);
-}
+std::vector<std::string> onnx_op_types_in_file(const std::string& path) { return op_types(read_file(path, onnx_detail::kMaxModelBytes), path); }
 
 std::vector<std::string> onnx_op_types(const Graph& g) { return op_types(export_onnx(g), "graph " + g.name); }
 

@@ -52,11 +52,11 @@ namespace {
 
 // ---- pointwise
 
-template <Op op>
-void unary(NodeCtx& c) {
+template <Op op> void unary(NodeCtx& c) {
   c.allow({"consumed_inputs"});
   int y = c.emit1(op, c.value(0));
-  if (c.type_of(y).dtype != c.dtype(0)) c.unsupported(fmt::format("{} of {} (reprokit computes it in {})", c.n.op_type(), dtype_name(c.dtype(0)), dtype_name(c.type_of(y).dtype)));
+  if (c.type_of(y).dtype != c.dtype(0))
+    c.unsupported(fmt::format("{} of {} (reprokit computes it in {})", c.n.op_type(), dtype_name(c.dtype(0)), dtype_name(c.type_of(y).dtype)));
   c.set(0, y);
 }
 
@@ -65,8 +65,7 @@ std::vector<Operand> legacy_or_numpy_operands(NodeCtx& c) {
   if (c.opset() >= 7) return c.pointwise({0, 1});
   bool bcast = c.attr_int("broadcast", 0) != 0;
   if (!bcast) {
-    if (c.shape(0) != c.shape(1))
-      c.bad(fmt::format("shapes {} and {} differ and broadcast=0", shape_str(c.shape(0)), shape_str(c.shape(1))));
+    if (c.shape(0) != c.shape(1)) c.bad(fmt::format("shapes {} and {} differ and broadcast=0", shape_str(c.shape(0)), shape_str(c.shape(1))));
     return c.pointwise({0, 1});
   }
   if (!c.attr("axis")) return c.pointwise({0, 1});  // suffix alignment: NumPy's rule
@@ -80,8 +79,7 @@ std::vector<Operand> legacy_or_numpy_operands(NodeCtx& c) {
   return {v(c.value(0)), v(c.reshape(c.value(1), s))};
 }
 
-template <Op op>
-void binary(NodeCtx& c) {
+template <Op op> void binary(NodeCtx& c) {
   c.allow({"broadcast", "axis", "consumed_inputs"});
   std::vector<Operand> ops = legacy_or_numpy_operands(c);
   const DType a = c.dtype(0);
@@ -106,16 +104,14 @@ void not_op(NodeCtx& c) {
   c.set(0, c.emit(Op::eq, {v(c.value(0)), Operand::scalar(AttrValue(false))}));
 }
 
-template <Op op>
-void logical(NodeCtx& c) {  // And -> mul, Or -> maximum, Xor -> ne, on bools
+template <Op op> void logical(NodeCtx& c) {  // And -> mul, Or -> maximum, Xor -> ne, on bools
   c.allow({"broadcast", "axis"});
   if (c.dtype(0) != DType::boolean || c.dtype(1) != DType::boolean) c.bad(fmt::format("{} needs bool inputs", c.n.op_type()));
   std::vector<Operand> ops = legacy_or_numpy_operands(c);
   c.set(0, c.emit(op, ops));
 }
 
-template <Op op>
-void variadic(NodeCtx& c) {  // Max, Min, Sum: a chain of binary ops
+template <Op op> void variadic(NodeCtx& c) {  // Max, Min, Sum: a chain of binary ops
   c.allow({"consumed_inputs"});
   if (c.num_inputs() == 1) return c.pass(0, 0);
   int acc = c.value(0);
@@ -353,8 +349,7 @@ void is_inf(NodeCtx& c) {
 
 // ---- normalization
 
-template <Op op>
-void softmax(NodeCtx& c) {
+template <Op op> void softmax(NodeCtx& c) {
   c.allow({"axis"});
   require_float(c, 0);
   const int64_t r = c.rank(0);
@@ -483,13 +478,9 @@ void reduce(NodeCtx& c, Op op, Pre pre, Post post) {
   c.set(0, y);
 }
 
-template <Op op, Pre pre = Pre::none, Post post = Post::none>
-void reduce_op(NodeCtx& c) {
-  reduce(c, op, pre, post);
-}
+template <Op op, Pre pre = Pre::none, Post post = Post::none> void reduce_op(NodeCtx& c) { reduce(c, op, pre, post); }
 
-template <bool is_min>
-void argmax(NodeCtx& c) {
+template <bool is_min> void argmax(NodeCtx& c) {
   c.allow({"axis", "keepdims", "select_last_index"});
   if (c.rank(0) == 0) c.bad("ArgMax/ArgMin of a 0-d tensor");
   const int64_t a = norm_axis(c, c.attr_int("axis", 0), c.rank(0));
@@ -659,7 +650,8 @@ void transpose(NodeCtx& c) {
   std::vector<int64_t> sorted = perm;
   std::sort(sorted.begin(), sorted.end());
   for (int64_t d = 0; d < r; ++d)
-    if (static_cast<int64_t>(sorted.size()) != r || sorted[static_cast<size_t>(d)] != d) c.bad(fmt::format("perm [{}] is not a permutation of {} dims", fmt::join(perm, ", "), r));
+    if (static_cast<int64_t>(sorted.size()) != r || sorted[static_cast<size_t>(d)] != d)
+      c.bad(fmt::format("perm [{}] is not a permutation of {} dims", fmt::join(perm, ", "), r));
   bool identity = true;
   for (int64_t d = 0; d < r; ++d) identity &= perm[static_cast<size_t>(d)] == d;
   int x = c.value(0);
@@ -706,8 +698,7 @@ void split(NodeCtx& c) {
   for (int64_t j = 0; j < k; ++j) {
     int64_t end = start + sizes[static_cast<size_t>(j)];
     if (start == 0 && end == dim) c.set(static_cast<int>(j), x);
-    else
-      c.set(static_cast<int>(j), c.emit1(Op::slice, x, {{"dim", AttrValue(a)}, {"start", AttrValue(start)}, {"end", AttrValue(end)}}));
+    else c.set(static_cast<int>(j), c.emit1(Op::slice, x, {{"dim", AttrValue(a)}, {"start", AttrValue(start)}, {"end", AttrValue(end)}}));
     start = end;
   }
 }
@@ -944,9 +935,7 @@ void constant_of_shape(NodeCtx& c) {
     if (d < 0) c.bad(fmt::format("shape [{}] has a negative dimension", fmt::join(shape, ", ")));
   try {
     check_shape(shape, "the result");
-  } catch (const UserError& e) {
-    c.bad(e.what());
-  }
+  } catch (const UserError& e) { c.bad(e.what()); }
   Tensor value = Tensor::from_doubles(DType::f32, {}, {0.0});
   if (const auto* a = c.attr("value")) {
     if (a->type() != onnx::AttributeProto::TENSOR) c.bad("attribute 'value' must be a tensor");
@@ -1019,8 +1008,7 @@ void range(NodeCtx& c) {
 }
 
 // The handler of row I of kOneToOneOps: its kind's, for its op.
-template <size_t I>
-void one_to_one_handler(NodeCtx& c) {
+template <size_t I> void one_to_one_handler(NodeCtx& c) {
   constexpr OneToOneOp row = kOneToOneOps[I];
   if constexpr (row.kind == OneToOneKind::unary) unary<row.op>(c);
   else if constexpr (row.kind == OneToOneKind::binary) binary<row.op>(c);
@@ -1028,8 +1016,7 @@ void one_to_one_handler(NodeCtx& c) {
   else softmax<row.op>(c);
 }
 
-template <size_t... I>
-void add_one_to_one(std::map<std::string, Handler, std::less<>>& table, std::index_sequence<I...>) {
+template <size_t... I> void add_one_to_one(std::map<std::string, Handler, std::less<>>& table, std::index_sequence<I...>) {
   (table.emplace(kOneToOneOps[I].onnx, &one_to_one_handler<I>), ...);
 }
 

@@ -83,7 +83,8 @@ bool truth(const NodeCtx& c, const Tensor& t, const std::string& what) {
 
 // A body's condition output: decided at import, or the Loop is refused.
 bool condition(const NodeCtx& c, const Value& v, const std::string& what) {
-  if (!v.constant) c.unsupported(fmt::format("{} is computed at run time; reprokit imports a {} only when its condition is known at import", what, c.n.op_type()));
+  if (!v.constant)
+    c.unsupported(fmt::format("{} is computed at run time; reprokit imports a {} only when its condition is known at import", what, c.n.op_type()));
   return truth(c, *v.constant, what);
 }
 
@@ -219,7 +220,8 @@ void scan(NodeCtx& c) {
   const int m = static_cast<int>(c.attr_int("num_scan_inputs", 0));
   const int n = c.num_inputs() - m;
   if (m < 1 || n < 0 || body.input_size() != n + m || body.output_size() < n)
-    c.bad(fmt::format("{} inputs, {} of them scanned, for a body of {} inputs and {} outputs", c.num_inputs(), m, body.input_size(), body.output_size()));
+    c.bad(fmt::format("{} inputs, {} of them scanned, for a body of {} inputs and {} outputs", c.num_inputs(), m, body.input_size(),
+                      body.output_size()));
   const int k_out = body.output_size() - n;
   auto list = [&](const char* name, int count) {
     std::vector<int64_t> v = c.attr_ints(name).value_or(std::vector<int64_t>(static_cast<size_t>(count), 0));
@@ -260,7 +262,8 @@ void scan(NodeCtx& c) {
   for (int j = 0; j < n; ++j)
     if (c.wants(j)) set_output(c, j, state[static_cast<size_t>(j)]);
   for (int s = 0; s < k_out; ++s)
-    if (c.wants(n + s)) set_stacked(c, n + s, scanned[static_cast<size_t>(s)], out_axes[static_cast<size_t>(s)], out_dirs[static_cast<size_t>(s)] != 0);
+    if (c.wants(n + s))
+      set_stacked(c, n + s, scanned[static_cast<size_t>(s)], out_axes[static_cast<size_t>(s)], out_dirs[static_cast<size_t>(s)] != 0);
 }
 
 }  // namespace

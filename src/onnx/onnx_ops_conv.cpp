@@ -37,7 +37,8 @@ struct OnnxWindow {
 OnnxWindow onnx_window(const NodeCtx& c, const Shape* weight_kernel) {
   const Shape& xs = c.shape(0);
   if (xs.size() < 3 || xs.size() > 5)
-    c.unsupported(fmt::format("a {}-D input (reprokit has 1-D, 2-D and 3-D {}: [N, C, W], [N, C, H, W] or [N, C, D, H, W])", xs.size(), c.n.op_type()));
+    c.unsupported(
+        fmt::format("a {}-D input (reprokit has 1-D, 2-D and 3-D {}: [N, C, W], [N, C, H, W] or [N, C, D, H, W])", xs.size(), c.n.op_type()));
   OnnxWindow w;
   w.spatial = static_cast<int>(xs.size()) - 2;
   w.rank = std::max(w.spatial, 2);
@@ -176,7 +177,7 @@ void conv_transpose(NodeCtx& c) {
   if (output_shape || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
     for (size_t d = 0; d < k; ++d) {  // without output_shape, SAME makes in * stride outputs
       const int64_t want = output_shape ? (*output_shape)[d] : xs[2 + d] * stride[d];
-      const int64_t total = full[d] - want;  // negative: the output goes on past the last tap (bias only there)
+      const int64_t total = full[d] - want;                              // negative: the output goes on past the last tap (bias only there)
       const int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);  // floor(total / 2), as ONNX's reference
       begin[d] = auto_pad == "SAME_UPPER" ? half : total - half;
       end[d] = total - begin[d];
@@ -191,7 +192,8 @@ void conv_transpose(NodeCtx& c) {
       for (size_t d = 0; d < k; ++d) {
         begin[d] = (*p)[d];
         end[d] = (*p)[d + k];
-        if (begin[d] + end[d] >= full[d]) c.bad(fmt::format("pads {} leave nothing of an output of size {} along spatial dim {}", shape_str(*p), full[d], d));
+        if (begin[d] + end[d] >= full[d])
+          c.bad(fmt::format("pads {} leave nothing of an output of size {} along spatial dim {}", shape_str(*p), full[d], d));
       }
     }
   }
@@ -214,8 +216,11 @@ void conv_transpose(NodeCtx& c) {
   if (groups < 1 || c.shape(1)[0] % groups) c.bad(fmt::format("group {} does not divide W's {} input channels", groups, c.shape(1)[0]));
   std::vector<Operand> ops{v(as_2d(c, c.value(0), static_cast<int>(k))), v(as_2d(c, c.value(1), static_cast<int>(k)))};
   if (c.has(2)) ops.push_back(v(c.value(2)));
-  Attrs a{{"stride", AttrValue::ints(a_stride)}, {"padding", AttrValue::ints(a_padding)}, {"output_padding", AttrValue::ints(a_output_padding)},
-          {"dilation", AttrValue::ints(a_dilation)}, {"groups", AttrValue(groups)}};
+  Attrs a{{"stride", AttrValue::ints(a_stride)},
+          {"padding", AttrValue::ints(a_padding)},
+          {"output_padding", AttrValue::ints(a_output_padding)},
+          {"dilation", AttrValue::ints(a_dilation)},
+          {"groups", AttrValue(groups)}};
   if (!in_op)
     for (size_t d = 0; d < k; ++d) {  // an output past the last tap: the op's own output_padding makes it
       const int64_t extra = std::max<int64_t>(output_padding[d] - end[d], 0);
@@ -307,8 +312,7 @@ void average_pool(NodeCtx& c) {
 }
 
 // GlobalAveragePool / GlobalMaxPool: a keepdim reduction over every spatial dim.
-template <Op op>
-void global_pool(NodeCtx& c) {
+template <Op op> void global_pool(NodeCtx& c) {
   c.allow({});
   require_float(c, 0);
   if (c.rank(0) < 3) c.bad(fmt::format("X must be [N, C, D1, ...], got {}", shape_str(c.shape(0))));
@@ -327,7 +331,8 @@ void batch_normalization(NodeCtx& c) {
   require_float(c, 0);
   if (c.rank(0) < 2) c.bad(fmt::format("X must be [N, C, ...], got {}", shape_str(c.shape(0))));
   for (int i = 1; i <= 4; ++i)
-    if (c.dtype(i) != c.dtype(0)) c.unsupported(fmt::format("input {} of type {} with X of type {}", i + 1, dtype_name(c.dtype(i)), dtype_name(c.dtype(0))));
+    if (c.dtype(i) != c.dtype(0))
+      c.unsupported(fmt::format("input {} of type {} with X of type {}", i + 1, dtype_name(c.dtype(i)), dtype_name(c.dtype(0))));
   // ONNX: X, scale, B, mean, var. reprokit: x, mean, var, weight, bias.
   c.set(0, c.emit(Op::batch_norm, {v(c.value(0)), v(c.value(3)), v(c.value(4)), v(c.value(1)), v(c.value(2))},
                   {{"eps", AttrValue(c.attr_float("epsilon", 1e-5))}}));

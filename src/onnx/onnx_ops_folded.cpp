@@ -97,7 +97,8 @@ void scatter_nd(NodeCtx& c) {
   // updates' shape: indices' shape without its last dim, then data's dims after the first k.
   Shape want(is.begin(), is.end() - 1);
   want.insert(want.end(), ds.begin() + k, ds.end());
-  if (updates.shape() != want) c.bad(fmt::format("updates are {}, indices {} and data {} need {}", shape_str(updates.shape()), shape_str(is), shape_str(ds), shape_str(want)));
+  if (updates.shape() != want)
+    c.bad(fmt::format("updates are {}, indices {} and data {} need {}", shape_str(updates.shape()), shape_str(is), shape_str(ds), shape_str(want)));
   int64_t slice = 1;
   for (size_t d = static_cast<size_t>(k); d < ds.size(); ++d) slice *= ds[d];
   const bool ints = !is_floating(data.dtype());

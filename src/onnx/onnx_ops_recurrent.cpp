@@ -25,7 +25,7 @@ enum class Cell { lstm, gru, rnn };
 
 struct CellInfo {
   const char* name;
-  int gates;                                  // rows of W per hidden unit: 4 (iofc), 3 (zrh), 1
+  int gates;                                     // rows of W per hidden unit: 4 (iofc), 3 (zrh), 1
   std::vector<std::string> default_activations;  // per direction
 };
 
@@ -53,7 +53,9 @@ const std::map<std::string, Activation, std::less<>>& activations() {
          return c.emit(Op::div, {v(x), v(d)});
        }},
       {"Softplus",  // log(1 + exp(x))
-       [](NodeCtx& c, int x) { return c.emit1(Op::log, c.emit(Op::add, {v(c.emit1(Op::exp, x)), flit(1.0)})); }},
+       [](NodeCtx& c, int x) {
+         return c.emit1(Op::log, c.emit(Op::add, {v(c.emit1(Op::exp, x)), flit(1.0)}));
+       }},
   };
   return table;
 }
@@ -80,7 +82,7 @@ struct Layer {
   Cell cell;
   int64_t seq = 0, batch = 0, input = 0, hidden = 0, dirs = 1;
   bool reverse_only = false, batch_first = false;
-  double clip = 0;  // 0: none
+  double clip = 0;               // 0: none
   std::vector<Activation> acts;  // per direction, info(cell).default_activations.size() each
 };
 
@@ -127,16 +129,20 @@ Layer read_layer(NodeCtx& c, Cell cell) {
     expect(7, {L.dirs, 3 * L.hidden}, "P");
   }
   for (int i = 1; i < c.num_inputs(); ++i)
-    if (c.has(i) && i != 4 && c.dtype(i) != c.dtype(0)) c.bad(fmt::format("input {} is {}, X is {}", i + 1, dtype_name(c.dtype(i)), dtype_name(c.dtype(0))));
+    if (c.has(i) && i != 4 && c.dtype(i) != c.dtype(0))
+      c.bad(fmt::format("input {} is {}, X is {}", i + 1, dtype_name(c.dtype(i)), dtype_name(c.dtype(0))));
   if (L.seq < 1) c.unsupported("an empty sequence");
   if (L.seq * L.dirs > kMaxUnrolledSteps)
-    c.unsupported(fmt::format("{} steps of {} directions (reprokit unrolls recurrent layers over at most {} steps)", L.seq, L.dirs, kMaxUnrolledSteps));
+    c.unsupported(
+        fmt::format("{} steps of {} directions (reprokit unrolls recurrent layers over at most {} steps)", L.seq, L.dirs, kMaxUnrolledSteps));
   // sequence_lens: each batch entry's length. Lengths equal to the sequence's are the full
   // sequence; shorter ones would need a different time index per batch entry.
   if (c.has(4)) {
     for (int64_t len : c.need_ints(4, "sequence_lens"))
       if (len != L.seq)
-        c.unsupported(fmt::format("sequence_lens with a length ({}) other than the sequence length {} (reprokit unrolls every batch entry over the whole sequence)", len, L.seq));
+        c.unsupported(fmt::format(
+            "sequence_lens with a length ({}) other than the sequence length {} (reprokit unrolls every batch entry over the whole sequence)", len,
+            L.seq));
   }
   std::vector<std::string> names = ci.default_activations;
   if (L.dirs == 2) names.insert(names.end(), ci.default_activations.begin(), ci.default_activations.end());
@@ -157,12 +163,13 @@ Layer read_layer(NodeCtx& c, Cell cell) {
 // The state input `i` ([dirs, batch, hidden], or [batch, dirs, hidden] batch-first) for
 // direction d, else zeros.
 int initial_state(NodeCtx& c, const Layer& L, int i, int64_t d) {
-  if (!c.has(i)) return c.emit(Op::full, {}, {{"shape", AttrValue::ints({L.batch, L.hidden})}, {"value", AttrValue(0.0)}, {"dtype", AttrValue(c.dtype(0))}});
+  if (!c.has(i))
+    return c.emit(Op::full, {}, {{"shape", AttrValue::ints({L.batch, L.hidden})}, {"value", AttrValue(0.0)}, {"dtype", AttrValue(c.dtype(0))}});
   return take(c, c.value(i), L.batch_first ? 1 : 0, d);
 }
 
 struct DirectionResult {
-  std::vector<int> hs;  // the hidden state after each time step, in time order
+  std::vector<int> hs;    // the hidden state after each time step, in time order
   int h = -1, cell = -1;  // the final states
 };
 
@@ -228,9 +235,7 @@ DirectionResult run_direction(NodeCtx& c, const Layer& L, int xs, int64_t d, boo
         h = add(c, cand, mul(c, z, c.emit(Op::sub, {v(h), v(cand)})));  // (1 - z) * cand + z * h
         break;
       }
-      case Cell::rnn:
-        h = act(0, clip(add(c, x, linear(h, r, rb))));
-        break;
+      case Cell::rnn: h = act(0, clip(add(c, x, linear(h, r, rb)))); break;
     }
     out.hs[static_cast<size_t>(t)] = h;
   }

@@ -57,7 +57,9 @@ namespace onnx_detail {
 
 Tensor tensor_from_proto(const TensorProto& t, const std::string& where) {
   auto dt = dtype_from_onnx(t.data_type());
-  if (!dt) throw UserError(fmt::format("{}: tensor element type {} is not supported (reprokit has f16 bf16 f32 f64 i8 u8 i16 u16 i32 i64 bool)", where, onnx_elem_type_name(t.data_type())));
+  if (!dt)
+    throw UserError(fmt::format("{}: tensor element type {} is not supported (reprokit has f16 bf16 f32 f64 i8 u8 i16 u16 i32 i64 bool)", where,
+                                onnx_elem_type_name(t.data_type())));
   if (t.data_location() == TensorProto::EXTERNAL || t.external_data_size() > 0)
     throw UserError(fmt::format("{}: tensors stored in external data files are not supported", where));
   if (t.has_segment()) throw UserError(fmt::format("{}: segmented tensors are not supported", where));
@@ -69,9 +71,7 @@ Tensor tensor_from_proto(const TensorProto& t, const std::string& where) {
   if (shape.size() > 64) throw UserError(fmt::format("{}: {} dimensions (at most 64 are supported)", where, shape.size()));
   try {
     check_shape(shape, "the tensor");
-  } catch (const UserError& e) {
-    throw UserError(fmt::format("{}: {}", where, e.what()));
-  }
+  } catch (const UserError& e) { throw UserError(fmt::format("{}: {}", where, e.what())); }
   const int64_t n = numel(shape);
   const size_t esize = dtype_size(*dt);
   auto count_error = [&](const char* field, int64_t have) {

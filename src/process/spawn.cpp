@@ -103,8 +103,7 @@ pid_t clone_child(const SpawnRequest& r, int* error) {
   if (pid < 0) {
     *error = clone_error;
   } else if (a.error != 0) {
-    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {}
     *error = a.error;
     pid = -1;
   }

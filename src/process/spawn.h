@@ -5,12 +5,12 @@
 namespace reprokit::process_detail {
 
 struct SpawnRequest {
-  const char* path = nullptr;           // the program, resolved (execve does not search PATH)
-  const char* const* argv = nullptr;    // null-terminated
-  const char* const* envp = nullptr;    // null-terminated
-  int stdio[3] = {-1, -1, -1};          // what the child gets as fds 0, 1, 2; -1: ours
-  const char* cwd = nullptr;            // null or empty: ours
-  long memory_limit_mb = 0;             // RLIMIT_AS; 0: none
+  const char* path = nullptr;         // the program, resolved (execve does not search PATH)
+  const char* const* argv = nullptr;  // null-terminated
+  const char* const* envp = nullptr;  // null-terminated
+  int stdio[3] = {-1, -1, -1};        // what the child gets as fds 0, 1, 2; -1: ours
+  const char* cwd = nullptr;          // null or empty: ours
+  long memory_limit_mb = 0;           // RLIMIT_AS; 0: none
 };
 
 // Starts the program in a process group of its own (it leads it), with an empty signal mask,

@@ -128,14 +128,14 @@ pid_t g_reaper_pid = -1;
       }
     }
   }
-  stop_groups(groups, kMaxChildren, false);  // not our children: init reaps them
+  stop_groups(groups, kMaxChildren, false);                          // not our children: init reaps them
   process_detail::stop_marked_processes(run_token, g_stop_grace_s);  // daemons out of every group, found by their mark
   _exit(0);
 }
 
 void start_reaper() {
   int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return;  // no reaper: children still die with us (PDEATHSIG)
+  if (pipe2(fds, O_CLOEXEC) != 0) return;                       // no reaper: children still die with us (PDEATHSIG)
   const char* run_token = process_detail::run_token().c_str();  // made before the fork: the reaper allocates nothing
   pid_t pid = process_detail::fork_for_system_calls_only();
   if (pid == 0) reaper_main(fds[0], run_token);
@@ -305,9 +305,7 @@ int open_pipe(Fd& child_end, bool child_reads) {
   return p[child_reads ? 1 : 0];
 }
 
-std::string cannot_start_message(const std::string& program, int error) {
-  return "cannot start '" + program + "': " + std::strerror(error);
-}
+std::string cannot_start_message(const std::string& program, int error) { return "cannot start '" + program + "': " + std::strerror(error); }
 
 // One started child with its pipes (stdin, stdout, stderr), registered until reaped.
 struct Started {
@@ -332,7 +330,8 @@ struct Started {
     // ours. Its ends are closed here once it has its copies.
     Fd child_in, child_out, child_err;
     if (pipe_stdin) in.assign(open_pipe(child_in, true));
-    else if ((child_in.fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) throw std::runtime_error(std::string("cannot open /dev/null: ") + std::strerror(errno));
+    else if ((child_in.fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+      throw std::runtime_error(std::string("cannot open /dev/null: ") + std::strerror(errno));
     if (!spec.inherit_output) out.assign(open_pipe(child_out, false)), err.assign(open_pipe(child_err, false));
     process_detail::SpawnRequest request;
     request.path = exe.c_str();
@@ -343,7 +342,7 @@ struct Started {
     request.stdio[2] = child_err.fd;
     request.cwd = spec.cwd.c_str();
     request.memory_limit_mb = spec.memory_limit_mb;
-    ::signal(SIGPIPE, SIG_IGN);  // a child that exits early must not kill us when we write to it
+    ::signal(SIGPIPE, SIG_IGN);                           // a child that exits early must not kill us when we write to it
     std::lock_guard<std::mutex> spawning(g_spawn_mutex);  // until registered (see g_spawn_mutex)
     if (g_terminating.load()) wait_for_the_end();
     int error = 0;
@@ -434,8 +433,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
     drain(s.out, obuf, r.out);
     drain(s.err, ebuf, r.err);
   }
-  if (!spec.stdin_text.empty())
-    asio::async_write(s.in, asio::buffer(spec.stdin_text), [&](boost::system::error_code, size_t) { s.in.close(); });
+  if (!spec.stdin_text.empty()) asio::async_write(s.in, asio::buffer(spec.stdin_text), [&](boost::system::error_code, size_t) { s.in.close(); });
   // At the deadline the child is stopped: SIGTERM to its group, SIGKILL to it after the grace
   // period (Started::wait then ends the group), and a moment later reading ends even if something
   // still holds the pipes.

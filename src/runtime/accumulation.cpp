@@ -9,7 +9,7 @@ namespace {
 // Interleaved partial sums: 8 (a 256-bit float vector), 32 (512-bit vectors, two accumulators).
 int64_t lanes_of(AccumulationOrder o) { return o == AccumulationOrder::wide ? 32 : 8; }
 bool interleaved(AccumulationOrder o) { return o == AccumulationOrder::blocked || o == AccumulationOrder::wide; }
-}
+}  // namespace
 
 StepSum::StepSum(AccumulationOrder order, int64_t n, int64_t steps, bool f64)
     : order_(order), n_(n), steps_(steps), f64_(f64), step_(static_cast<size_t>(n), 0.0) {
@@ -32,12 +32,10 @@ void StepSum::close() {
     case AccumulationOrder::exact:
       for (size_t i = 0; i < step_.size(); ++i) parts_[0][i] += step_[i];
       break;
-    case AccumulationOrder::forward: case AccumulationOrder::reversed:
-      fold(parts_[0], step_);
-      break;
-    case AccumulationOrder::blocked: case AccumulationOrder::wide:
-      fold(parts_[static_cast<size_t>(done_ % lanes_of(order_))], step_);
-      break;
+    case AccumulationOrder::forward:
+    case AccumulationOrder::reversed: fold(parts_[0], step_); break;
+    case AccumulationOrder::blocked:
+    case AccumulationOrder::wide: fold(parts_[static_cast<size_t>(done_ % lanes_of(order_))], step_); break;
     case AccumulationOrder::pairwise: {
       // A binary counter of partial sums: level L holds the sum of 2^L consecutive steps.
       std::vector<double> carry(step_.begin(), step_.end());
@@ -94,9 +92,9 @@ double ordered_sum(const double* t, int64_t k, AccumulationOrder order, bool f64
     case AccumulationOrder::reversed:
       for (int64_t i = k - 1; i >= 0; --i) acc = rounded(acc + t[i], f64);
       return acc;
-    case AccumulationOrder::pairwise:
-      return pairwise_sum(t, k, f64);
-    case AccumulationOrder::blocked: case AccumulationOrder::wide: {
+    case AccumulationOrder::pairwise: return pairwise_sum(t, k, f64);
+    case AccumulationOrder::blocked:
+    case AccumulationOrder::wide: {
       const int64_t n = lanes_of(order);
       double lanes[32] = {};
       for (int64_t i = 0; i < k; ++i) lanes[i % n] = rounded(lanes[i % n] + t[i], f64);

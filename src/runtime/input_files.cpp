@@ -32,9 +32,10 @@ std::optional<std::string> existing_file(const std::string& dir, const std::stri
 [[noreturn]] void refuse_shared_file(const std::string& file, const std::string& name, const std::string& source) {
   const std::string own = plain_stem(source) ? fmt::format("give '{}' its own file, {}.npy", escape_controls(source), escape_controls(source))
                                              : std::string("rename one of the two inputs in the model");
-  throw UserError(fmt::format("--inputs: {} could hold ONNX input '{}' (its name) or ONNX input '{}' (which reprokit calls %{}); "
-                              "reprokit does not guess: {}",
-                              escape_controls(file), escape_controls(name), escape_controls(source), name, own));
+  throw UserError(
+      fmt::format("--inputs: {} could hold ONNX input '{}' (its name) or ONNX input '{}' (which reprokit calls %{}); "
+                  "reprokit does not guess: {}",
+                  escape_controls(file), escape_controls(name), escape_controls(source), name, own));
 }
 
 }  // namespace

@@ -43,7 +43,9 @@ int64_t index_bound(const Graph& g, int input) {
 
 }  // namespace
 
-std::vector<Tensor> generate_inputs(const Graph& g, uint64_t seed) { return generate_inputs(g, seed, std::vector<bool>(static_cast<size_t>(g.num_inputs()), false)); }
+std::vector<Tensor> generate_inputs(const Graph& g, uint64_t seed) {
+  return generate_inputs(g, seed, std::vector<bool>(static_cast<size_t>(g.num_inputs()), false));
+}
 
 std::vector<Tensor> generate_inputs(const Graph& g, uint64_t seed, const std::vector<bool>& provided) {
   std::mt19937_64 rng(seed);
@@ -56,7 +58,8 @@ std::vector<Tensor> generate_inputs(const Graph& g, uint64_t seed, const std::ve
   // not after minutes of drawing the ones before it.
   size_t total = 0;
   for (int i = 0; i < g.num_inputs(); ++i)
-    if (i >= static_cast<int>(provided.size()) || !provided[static_cast<size_t>(i)]) total += static_cast<size_t>(g.node(i).type.numel()) * dtype_size(g.node(i).type.dtype);
+    if (i >= static_cast<int>(provided.size()) || !provided[static_cast<size_t>(i)])
+      total += static_cast<size_t>(g.node(i).type.numel()) * dtype_size(g.node(i).type.dtype);
   check_room_for(total, "the model's generated inputs need");
   std::vector<Tensor> out;
   for (int i = 0; i < g.num_inputs(); ++i) {
@@ -112,13 +115,14 @@ std::vector<Tensor> assemble_inputs(const Graph& g, const std::map<std::string, 
       const Node& in = g.node(i);
       auto src = sources.find(in.name);
       auto f = input_file(inputs_dir, in.name, src != sources.end() ? src->second : "", files.onnx_names);
-      names.push_back(src != sources.end() && src->second != in.name ? fmt::format("{}.npy or {}.npy", printable(src->second), in.name) : in.name + ".npy");
+      names.push_back(src != sources.end() && src->second != in.name ? fmt::format("{}.npy or {}.npy", printable(src->second), in.name)
+                                                                     : in.name + ".npy");
       if (!f) continue;
       used.insert(fs::path(*f).filename().string());
       Tensor t = read_npy_as(*f, in.type.dtype);
       if (t.dtype() != in.type.dtype || t.shape() != in.type.shape)
-        throw UserError(fmt::format("{}: holds {}{}, input %{} is declared {}", escape_controls(*f), dtype_name(t.dtype()), fmt::format("[{}]", fmt::join(t.shape(), ", ")),
-                                    in.name, in.type.str()));
+        throw UserError(fmt::format("{}: holds {}{}, input %{} is declared {}", escape_controls(*f), dtype_name(t.dtype()),
+                                    fmt::format("[{}]", fmt::join(t.shape(), ", ")), in.name, in.type.str()));
       have[static_cast<size_t>(i)] = t;
       if (origins) origins->from_files.push_back(fmt::format("%{} <- {}", in.name, escape_controls(*f)));  // the file is named after an ONNX name
     }

@@ -35,36 +35,95 @@ kernels::Values literal_values(const AttrValue& lit, DType compute, bool f64_mod
 kernels::Values run_kernel(const Node& n, const std::vector<kernels::Values>& a, AccumulationOrder order = AccumulationOrder::exact) {
   const Shape& out = n.type.shape;
   switch (n.op) {
-    case Op::neg: case Op::abs: case Op::exp: case Op::log: case Op::sqrt: case Op::rsqrt: case Op::reciprocal:
-    case Op::sin: case Op::cos: case Op::tanh: case Op::relu: case Op::erf: case Op::sigmoid: case Op::silu:
-    case Op::gelu: case Op::add: case Op::sub: case Op::mul: case Op::div: case Op::pow: case Op::maximum:
-    case Op::minimum: case Op::eq: case Op::ne: case Op::lt: case Op::le: case Op::gt: case Op::ge: case Op::where:
-    case Op::to: case Op::clone: case Op::contiguous: case Op::clamp:
-      return kernels::pointwise(n, a, out);
-    case Op::sum: case Op::amax: case Op::amin: case Op::mean: case Op::var: case Op::argmax:
-      return kernels::reduction(n, a, out, order);
-    case Op::softmax: case Op::log_softmax: case Op::layer_norm: case Op::batch_norm: case Op::group_norm:
-    case Op::instance_norm:
-      return kernels::normalization(n, a, out);
-    case Op::conv2d: case Op::max_pool2d: case Op::avg_pool2d: case Op::adaptive_avg_pool2d: case Op::max_pool2d_backward:
-    case Op::avg_pool2d_backward: case Op::conv3d: case Op::max_pool3d: case Op::avg_pool3d: case Op::max_pool3d_backward:
-    case Op::avg_pool3d_backward: case Op::conv_transpose2d: case Op::conv_transpose3d: case Op::conv2d_input_grad:
-    case Op::conv2d_weight_grad: case Op::conv3d_input_grad: case Op::conv3d_weight_grad:
-      return kernels::conv(n, a, out, order);
-    case Op::matmul: case Op::linear: case Op::einsum:
-      return kernels::linalg(n, a, out, order);
-    case Op::reshape: case Op::permute: case Op::transpose: case Op::expand: case Op::slice: case Op::cat:
-    case Op::squeeze: case Op::unsqueeze: case Op::embedding: case Op::gather: case Op::scatter_add: case Op::pad: case Op::pixel_shuffle:
-    case Op::pixel_unshuffle:
-      return kernels::data_movement(n, a, out);
-    case Op::cumsum: case Op::cumprod: case Op::sort: case Op::argsort: case Op::topk: case Op::topk_indices:
-      return kernels::scan(n, a, out);
-    case Op::full:
-      return kernels::creation(n, out);
-    case Op::grid_sample: case Op::affine_grid:
-      return kernels::sampling(n, a, out);
-    case Op::input:
-      break;
+    case Op::neg:
+    case Op::abs:
+    case Op::exp:
+    case Op::log:
+    case Op::sqrt:
+    case Op::rsqrt:
+    case Op::reciprocal:
+    case Op::sin:
+    case Op::cos:
+    case Op::tanh:
+    case Op::relu:
+    case Op::erf:
+    case Op::sigmoid:
+    case Op::silu:
+    case Op::gelu:
+    case Op::add:
+    case Op::sub:
+    case Op::mul:
+    case Op::div:
+    case Op::pow:
+    case Op::maximum:
+    case Op::minimum:
+    case Op::eq:
+    case Op::ne:
+    case Op::lt:
+    case Op::le:
+    case Op::gt:
+    case Op::ge:
+    case Op::where:
+    case Op::to:
+    case Op::clone:
+    case Op::contiguous:
+    case Op::clamp: return kernels::pointwise(n, a, out);
+    case Op::sum:
+    case Op::amax:
+    case Op::amin:
+    case Op::mean:
+    case Op::var:
+    case Op::argmax: return kernels::reduction(n, a, out, order);
+    case Op::softmax:
+    case Op::log_softmax:
+    case Op::layer_norm:
+    case Op::batch_norm:
+    case Op::group_norm:
+    case Op::instance_norm: return kernels::normalization(n, a, out);
+    case Op::conv2d:
+    case Op::max_pool2d:
+    case Op::avg_pool2d:
+    case Op::adaptive_avg_pool2d:
+    case Op::max_pool2d_backward:
+    case Op::avg_pool2d_backward:
+    case Op::conv3d:
+    case Op::max_pool3d:
+    case Op::avg_pool3d:
+    case Op::max_pool3d_backward:
+    case Op::avg_pool3d_backward:
+    case Op::conv_transpose2d:
+    case Op::conv_transpose3d:
+    case Op::conv2d_input_grad:
+    case Op::conv2d_weight_grad:
+    case Op::conv3d_input_grad:
+    case Op::conv3d_weight_grad: return kernels::conv(n, a, out, order);
+    case Op::matmul:
+    case Op::linear:
+    case Op::einsum: return kernels::linalg(n, a, out, order);
+    case Op::reshape:
+    case Op::permute:
+    case Op::transpose:
+    case Op::expand:
+    case Op::slice:
+    case Op::cat:
+    case Op::squeeze:
+    case Op::unsqueeze:
+    case Op::embedding:
+    case Op::gather:
+    case Op::scatter_add:
+    case Op::pad:
+    case Op::pixel_shuffle:
+    case Op::pixel_unshuffle: return kernels::data_movement(n, a, out);
+    case Op::cumsum:
+    case Op::cumprod:
+    case Op::sort:
+    case Op::argsort:
+    case Op::topk:
+    case Op::topk_indices: return kernels::scan(n, a, out);
+    case Op::full: return kernels::creation(n, out);
+    case Op::grid_sample:
+    case Op::affine_grid: return kernels::sampling(n, a, out);
+    case Op::input: break;
   }
   throw InternalError(fmt::format("no reference kernel for op '{}'", op_name(n.op)));
 }
@@ -101,11 +160,34 @@ double rms_of(const kernels::Values& v) {
 // those are.
 bool moves_values_exactly(Op op) {
   switch (op) {
-    case Op::neg: case Op::abs: case Op::relu: case Op::maximum: case Op::minimum: case Op::where: case Op::clone: case Op::clamp:
-    case Op::amax: case Op::amin: case Op::max_pool2d: case Op::max_pool3d: case Op::reshape: case Op::permute: case Op::transpose:
-    case Op::expand: case Op::slice: case Op::cat: case Op::squeeze: case Op::unsqueeze: case Op::contiguous: case Op::pad:
-    case Op::pixel_shuffle: case Op::pixel_unshuffle: case Op::embedding: case Op::gather: case Op::sort: case Op::topk:
-      return true;
+    case Op::neg:
+    case Op::abs:
+    case Op::relu:
+    case Op::maximum:
+    case Op::minimum:
+    case Op::where:
+    case Op::clone:
+    case Op::clamp:
+    case Op::amax:
+    case Op::amin:
+    case Op::max_pool2d:
+    case Op::max_pool3d:
+    case Op::reshape:
+    case Op::permute:
+    case Op::transpose:
+    case Op::expand:
+    case Op::slice:
+    case Op::cat:
+    case Op::squeeze:
+    case Op::unsqueeze:
+    case Op::contiguous:
+    case Op::pad:
+    case Op::pixel_shuffle:
+    case Op::pixel_unshuffle:
+    case Op::embedding:
+    case Op::gather:
+    case Op::sort:
+    case Op::topk: return true;
     default: return false;
   }
 }
@@ -170,7 +252,13 @@ Tensor to_tensor(const kernels::Values& v, DType dtype, const Shape& shape) {
 
 bool has_kink(Op op) {
   switch (op) {
-    case Op::relu: case Op::lt: case Op::le: case Op::gt: case Op::ge: case Op::eq: case Op::ne: return true;
+    case Op::relu:
+    case Op::lt:
+    case Op::le:
+    case Op::gt:
+    case Op::ge:
+    case Op::eq:
+    case Op::ne: return true;
     default: return false;
   }
 }
@@ -187,20 +275,19 @@ Tensor run_reference_kernel(const Node& node, const std::vector<Tensor>& operand
 
 std::vector<Tensor> interpret_all(const Graph& g, const std::vector<Tensor>& inputs, const InterpretOptions& opts) {
   int ni = g.num_inputs();
-  if (static_cast<int>(inputs.size()) != ni)
-    throw UserError(fmt::format("graph {} takes {} inputs, got {}", g.name, ni, inputs.size()));
+  if (static_cast<int>(inputs.size()) != ni) throw UserError(fmt::format("graph {} takes {} inputs, got {}", g.name, ni, inputs.size()));
   std::vector<Tensor> values(static_cast<size_t>(g.size()));
   std::mt19937_64 rng(opts.perturb_values_seed);
   for (int i = 0; i < ni; ++i) {
     const Node& in = g.node(i);
     const Tensor& t = inputs[static_cast<size_t>(i)];
     if (t.dtype() != in.type.dtype || t.shape() != in.type.shape)
-      throw UserError(fmt::format("input %{} of graph {} must be {}, got {}[{}]", in.name, g.name, in.type.str(),
-                                  dtype_name(t.dtype()), fmt::join(t.shape(), ", ")));
+      throw UserError(fmt::format("input %{} of graph {} must be {}, got {}[{}]", in.name, g.name, in.type.str(), dtype_name(t.dtype()),
+                                  fmt::join(t.shape(), ", ")));
     values[static_cast<size_t>(i)] = opts.cast_to_f64 && is_floating(t.dtype()) && t.dtype() != DType::f64 ? t.to(DType::f64) : t;
     if (opts.on_value) opts.on_value(i, values[static_cast<size_t>(i)]);
   }
-  check_room_for(largest_working_set(g), "the reference interpreter's working copies need");  // before the first node, not at the largest
+  check_room_for(largest_working_set(g), "the reference interpreter's working copies need");   // before the first node, not at the largest
   std::vector<char> rounded(opts.flip_kinks_band > 0 ? static_cast<size_t>(g.size()) : 0, 0);  // by node id: may_carry_rounding
   for (int id = ni; id < g.size(); ++id) {
     const Node& n = g.node(id);

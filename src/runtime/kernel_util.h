@@ -39,8 +39,8 @@ Values reduction(const Node& n, const std::vector<Values>& a, const Shape& out, 
 Values normalization(const Node& n, const std::vector<Values>& a, const Shape& out);
 Values linalg(const Node& n, const std::vector<Values>& a, const Shape& out, AccumulationOrder order);
 Values conv(const Node& n, const std::vector<Values>& a, const Shape& out, AccumulationOrder order);  // conv and pooling
-Values data_movement(const Node& n, const std::vector<Values>& a, const Shape& out);  // shape, indexing
-Values scan(const Node& n, const std::vector<Values>& a, const Shape& out);  // cumsum, cumprod, sorts, top-k
+Values data_movement(const Node& n, const std::vector<Values>& a, const Shape& out);                  // shape, indexing
+Values scan(const Node& n, const std::vector<Values>& a, const Shape& out);                           // cumsum, cumprod, sorts, top-k
 Values creation(const Node& n, const Shape& out);
 Values sampling(const Node& n, const std::vector<Values>& a, const Shape& out);  // grid_sample, affine_grid
 

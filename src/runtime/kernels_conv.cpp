@@ -54,46 +54,46 @@ std::vector<double> conv_nd(const Node& n, const std::vector<Values>& a, const S
   // Output planes are independent (each sums its own taps in the same order): side by side on
   // the machine's cores, with the same result as one after another.
   parallel_for(out[0] * oc_n, numel(out) * cg * ktaps > (int64_t{1} << 22), [&](int64_t plane_index) {
-      const int64_t b = plane_index / oc_n, oc = plane_index % oc_n;
-      const int64_t g = oc / og;
-      double* plane = res.data() + plane_index * out_plane;
-      // In another order each tap is one step of a StepSum over the plane (see accumulation.h).
-      StepSum taps(order, exact ? 0 : out_plane, cg * ktaps, n.type.dtype == DType::f64);
-      for (int64_t s = 0; s < cg * ktaps; ++s) {
-        const int64_t tap = exact ? s : taps.step_at(s);
-        const int64_t ic = tap / ktaps;
-        int64_t k[3] = {0, 0, 0}, kr = tap % ktaps;
-        for (int d = last; d >= 0; --d) {
-          k[d] = kr % wt.shape[static_cast<size_t>(d) + 2];
-          kr /= wt.shape[static_cast<size_t>(d) + 2];
-        }
-        double* step = exact ? plane : taps.open();
-        const double w = wt.f[static_cast<size_t>((oc * cg + ic) * ktaps + tap % ktaps)];
-        const int64_t off = k[last] * win.dilation[last] - win.padding[last];
-        auto [lo, hi] = valid_columns(off, win.stride[last], in_w, out_w);
-        const double* image = x.f.data() + (b * ic_n + g * cg + ic) * in_plane;
-        for (int64_t row = 0; row < rows; ++row) {
-          // The input row under output row `row`: its coordinates in the spatial dims but the last.
-          int64_t in_row = 0, rest = row, scale = 1;
-          bool inside = true;
-          for (int d = last - 1; d >= 0 && inside; --d) {
-            const size_t sd = static_cast<size_t>(d) + 2;
-            const int64_t y = rest % out[sd] * win.stride[d] - win.padding[d] + k[d] * win.dilation[d];
-            rest /= out[sd];
-            inside = y >= 0 && y < x.shape[sd];
-            in_row += y * scale;
-            scale *= x.shape[sd];
-          }
-          if (!inside) continue;
-          const double* src = image + in_row * in_w;
-          double* dst = step + row * out_w;
-          for (int64_t ox = lo; ox < hi; ++ox) dst[ox] += w * src[ox * win.stride[last] + off];
-        }
-        if (!exact) taps.close();
+    const int64_t b = plane_index / oc_n, oc = plane_index % oc_n;
+    const int64_t g = oc / og;
+    double* plane = res.data() + plane_index * out_plane;
+    // In another order each tap is one step of a StepSum over the plane (see accumulation.h).
+    StepSum taps(order, exact ? 0 : out_plane, cg * ktaps, n.type.dtype == DType::f64);
+    for (int64_t s = 0; s < cg * ktaps; ++s) {
+      const int64_t tap = exact ? s : taps.step_at(s);
+      const int64_t ic = tap / ktaps;
+      int64_t k[3] = {0, 0, 0}, kr = tap % ktaps;
+      for (int d = last; d >= 0; --d) {
+        k[d] = kr % wt.shape[static_cast<size_t>(d) + 2];
+        kr /= wt.shape[static_cast<size_t>(d) + 2];
       }
-      if (!exact) taps.finish(plane);
-      if (a.size() > 2)
-        for (int64_t k = 0; k < out_plane; ++k) plane[k] += a[2].f[static_cast<size_t>(oc)];
+      double* step = exact ? plane : taps.open();
+      const double w = wt.f[static_cast<size_t>((oc * cg + ic) * ktaps + tap % ktaps)];
+      const int64_t off = k[last] * win.dilation[last] - win.padding[last];
+      auto [lo, hi] = valid_columns(off, win.stride[last], in_w, out_w);
+      const double* image = x.f.data() + (b * ic_n + g * cg + ic) * in_plane;
+      for (int64_t row = 0; row < rows; ++row) {
+        // The input row under output row `row`: its coordinates in the spatial dims but the last.
+        int64_t in_row = 0, rest = row, scale = 1;
+        bool inside = true;
+        for (int d = last - 1; d >= 0 && inside; --d) {
+          const size_t sd = static_cast<size_t>(d) + 2;
+          const int64_t y = rest % out[sd] * win.stride[d] - win.padding[d] + k[d] * win.dilation[d];
+          rest /= out[sd];
+          inside = y >= 0 && y < x.shape[sd];
+          in_row += y * scale;
+          scale *= x.shape[sd];
+        }
+        if (!inside) continue;
+        const double* src = image + in_row * in_w;
+        double* dst = step + row * out_w;
+        for (int64_t ox = lo; ox < hi; ++ox) dst[ox] += w * src[ox * win.stride[last] + off];
+      }
+      if (!exact) taps.close();
+    }
+    if (!exact) taps.finish(plane);
+    if (a.size() > 2)
+      for (int64_t k = 0; k < out_plane; ++k) plane[k] += a[2].f[static_cast<size_t>(oc)];
   });
   return res;
 }
@@ -188,8 +188,7 @@ std::vector<double> conv_weight_grad(const Node& n, const std::vector<Values>& a
 
 // Calls f(output index, input index) for every element of every window (in window order),
 // and done(output index, window divisor) after each window, plane by plane.
-template <class F, class Done>
-void for_each_window(const Node& n, const Shape& in_shape, const Shape& out_shape, F f, Done done) {
+template <class F, class Done> void for_each_window(const Node& n, const Shape& in_shape, const Shape& out_shape, F f, Done done) {
   const Window win = window_of(n);
   const size_t rank = static_cast<size_t>(win.rank) + 2;
   const int64_t in_plane = span(in_shape, 2, rank), out_plane = span(out_shape, 2, rank);
@@ -229,53 +228,54 @@ Values conv(const Node& n, const std::vector<Values>& a, const Shape& out, Accum
   if (n.op == Op::conv2d_input_grad || n.op == Op::conv3d_input_grad) return Values::floats(dt, out, conv_transpose_nd(n, {a[0], a[2]}, out));
   if (n.op == Op::conv2d_weight_grad || n.op == Op::conv3d_weight_grad) return Values::floats(dt, out, conv_weight_grad(n, a, out));
   if (n.op == Op::max_pool2d || n.op == Op::max_pool3d) {
-      auto arg = max_positions(n, a[0], out);
-      std::vector<double> r(arg.size());
-      for (size_t k = 0; k < arg.size(); ++k) r[k] = arg[k] < 0 ? -INFINITY : a[0].f[static_cast<size_t>(arg[k])];  // as PyTorch
-      return Values::floats(dt, out, std::move(r));
-    }
+    auto arg = max_positions(n, a[0], out);
+    std::vector<double> r(arg.size());
+    for (size_t k = 0; k < arg.size(); ++k) r[k] = arg[k] < 0 ? -INFINITY : a[0].f[static_cast<size_t>(arg[k])];  // as PyTorch
+    return Values::floats(dt, out, std::move(r));
+  }
   if (n.op == Op::avg_pool2d || n.op == Op::avg_pool3d) {
-      std::vector<double> r(static_cast<size_t>(numel(out)), 0.0);
-      for_each_window(n, a[0].shape, out, [&](int64_t oi, int64_t ii) { r[static_cast<size_t>(oi)] += a[0].f[static_cast<size_t>(ii)]; },
-                      [&](int64_t oi, double div) { r[static_cast<size_t>(oi)] /= div; });
-      return Values::floats(dt, out, std::move(r));
-    }
+    std::vector<double> r(static_cast<size_t>(numel(out)), 0.0);
+    for_each_window(
+        n, a[0].shape, out, [&](int64_t oi, int64_t ii) { r[static_cast<size_t>(oi)] += a[0].f[static_cast<size_t>(ii)]; },
+        [&](int64_t oi, double div) { r[static_cast<size_t>(oi)] /= div; });
+    return Values::floats(dt, out, std::move(r));
+  }
   if (n.op == Op::max_pool2d_backward || n.op == Op::max_pool3d_backward) {  // g flows to the position each output took its value from
-      const Values &g = a[0], &x = a[1];
-      auto arg = max_positions(n, x, g.shape);
-      std::vector<double> r(x.f.size(), 0.0);
-      for (size_t k = 0; k < arg.size(); ++k)
-        if (arg[k] >= 0) r[static_cast<size_t>(arg[k])] += g.f[k];  // an empty window passes no gradient
-      return Values::floats(dt, out, std::move(r));
-    }
+    const Values &g = a[0], &x = a[1];
+    auto arg = max_positions(n, x, g.shape);
+    std::vector<double> r(x.f.size(), 0.0);
+    for (size_t k = 0; k < arg.size(); ++k)
+      if (arg[k] >= 0) r[static_cast<size_t>(arg[k])] += g.f[k];  // an empty window passes no gradient
+    return Values::floats(dt, out, std::move(r));
+  }
   if (n.op == Op::avg_pool2d_backward || n.op == Op::avg_pool3d_backward) {  // each window element receives g / divisor
-      const Values &g = a[0], &x = a[1];
-      std::vector<double> r(x.f.size(), 0.0);
-      std::vector<int64_t> members;
-      for_each_window(
-          n, x.shape, g.shape, [&](int64_t, int64_t ii) { members.push_back(ii); },
-          [&](int64_t oi, double div) {
-            for (int64_t ii : members) r[static_cast<size_t>(ii)] += g.f[static_cast<size_t>(oi)] / div;
-            members.clear();
-          });
-      return Values::floats(dt, out, std::move(r));
-    }
+    const Values &g = a[0], &x = a[1];
+    std::vector<double> r(x.f.size(), 0.0);
+    std::vector<int64_t> members;
+    for_each_window(
+        n, x.shape, g.shape, [&](int64_t, int64_t ii) { members.push_back(ii); },
+        [&](int64_t oi, double div) {
+          for (int64_t ii : members) r[static_cast<size_t>(ii)] += g.f[static_cast<size_t>(oi)] / div;
+          members.clear();
+        });
+    return Values::floats(dt, out, std::move(r));
+  }
   if (n.op == Op::adaptive_avg_pool2d) {
-      Dims in(a[0].shape), o(out);
-      std::vector<double> r(static_cast<size_t>(numel(out)));
-      for (int64_t b = 0; b < o.n; ++b)
-        for (int64_t ch = 0; ch < o.c; ++ch)
-          for (int64_t oy = 0; oy < o.h; ++oy)
-            for (int64_t ox = 0; ox < o.w; ++ox) {
-              int64_t y0 = adaptive_start(oy, in.h, o.h), y1 = adaptive_end(oy, in.h, o.h);
-              int64_t x0 = adaptive_start(ox, in.w, o.w), x1 = adaptive_end(ox, in.w, o.w);
-              double acc = 0;
-              for (int64_t y = y0; y < y1; ++y)
-                for (int64_t xx = x0; xx < x1; ++xx) acc += a[0].f[static_cast<size_t>(in.at(b, ch, y, xx))];
-              r[static_cast<size_t>(o.at(b, ch, oy, ox))] = acc / static_cast<double>((y1 - y0) * (x1 - x0));
-            }
-      return Values::floats(dt, out, std::move(r));
-    }
+    Dims in(a[0].shape), o(out);
+    std::vector<double> r(static_cast<size_t>(numel(out)));
+    for (int64_t b = 0; b < o.n; ++b)
+      for (int64_t ch = 0; ch < o.c; ++ch)
+        for (int64_t oy = 0; oy < o.h; ++oy)
+          for (int64_t ox = 0; ox < o.w; ++ox) {
+            int64_t y0 = adaptive_start(oy, in.h, o.h), y1 = adaptive_end(oy, in.h, o.h);
+            int64_t x0 = adaptive_start(ox, in.w, o.w), x1 = adaptive_end(ox, in.w, o.w);
+            double acc = 0;
+            for (int64_t y = y0; y < y1; ++y)
+              for (int64_t xx = x0; xx < x1; ++xx) acc += a[0].f[static_cast<size_t>(in.at(b, ch, y, xx))];
+            r[static_cast<size_t>(o.at(b, ch, oy, ox))] = acc / static_cast<double>((y1 - y0) * (x1 - x0));
+          }
+    return Values::floats(dt, out, std::move(r));
+  }
   throw InternalError(fmt::format("reference kernels: '{}' is not a convolution or pooling op", op_name(n.op)));
 }
 

@@ -26,8 +26,8 @@ void matmul_2d(const double* a, const double* b, double* c, int64_t n, int64_t k
 }
 
 // The same product with the k terms of each element added in `order` (one k per step).
-void matmul_2d_ordered(const double* a, const double* b, double* c, int64_t n, int64_t k, int64_t m, bool b_transposed,
-                       AccumulationOrder order, bool f64) {
+void matmul_2d_ordered(const double* a, const double* b, double* c, int64_t n, int64_t k, int64_t m, bool b_transposed, AccumulationOrder order,
+                       bool f64) {
   StepSum sum(order, n * m, k, f64);
   for (int64_t s = 0; s < k; ++s) {
     const int64_t p = sum.step_at(s);
@@ -39,8 +39,7 @@ void matmul_2d_ordered(const double* a, const double* b, double* c, int64_t n, i
   sum.finish(c);
 }
 
-void product(const double* a, const double* b, double* c, int64_t n, int64_t k, int64_t m, bool b_transposed, AccumulationOrder order,
-             bool f64) {
+void product(const double* a, const double* b, double* c, int64_t n, int64_t k, int64_t m, bool b_transposed, AccumulationOrder order, bool f64) {
   if (order == AccumulationOrder::exact) matmul_2d(a, b, c, n, k, m, b_transposed);
   else matmul_2d_ordered(a, b, c, n, k, m, b_transposed, order, f64);
 }

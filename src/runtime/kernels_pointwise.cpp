@@ -72,27 +72,79 @@ Fn function_of(const Node& n) {
     case Op::pow: return {nullptr, [](double a, double b) { return std::pow(a, b); }, nullptr, int_pow};
     case Op::maximum: return {nullptr, nan_max, nullptr, [](int64_t a, int64_t b) { return std::max(a, b); }};
     case Op::minimum: return {nullptr, nan_min, nullptr, [](int64_t a, int64_t b) { return std::min(a, b); }};
-    case Op::eq: return {nullptr, [](double a, double b) { return a == b ? 1.0 : 0.0; }, nullptr, [](int64_t a, int64_t b) { return int64_t{a == b}; }};
-    case Op::ne: return {nullptr, [](double a, double b) { return a != b ? 1.0 : 0.0; }, nullptr, [](int64_t a, int64_t b) { return int64_t{a != b}; }};
+    case Op::eq:
+      return {nullptr, [](double a, double b) { return a == b ? 1.0 : 0.0; }, nullptr, [](int64_t a, int64_t b) { return int64_t{a == b}; }};
+    case Op::ne:
+      return {nullptr, [](double a, double b) { return a != b ? 1.0 : 0.0; }, nullptr, [](int64_t a, int64_t b) { return int64_t{a != b}; }};
     case Op::lt: return {nullptr, [](double a, double b) { return a < b ? 1.0 : 0.0; }, nullptr, [](int64_t a, int64_t b) { return int64_t{a < b}; }};
-    case Op::le: return {nullptr, [](double a, double b) { return a <= b ? 1.0 : 0.0; }, nullptr, [](int64_t a, int64_t b) { return int64_t{a <= b}; }};
+    case Op::le:
+      return {nullptr, [](double a, double b) { return a <= b ? 1.0 : 0.0; }, nullptr, [](int64_t a, int64_t b) { return int64_t{a <= b}; }};
     case Op::gt: return {nullptr, [](double a, double b) { return a > b ? 1.0 : 0.0; }, nullptr, [](int64_t a, int64_t b) { return int64_t{a > b}; }};
-    case Op::ge: return {nullptr, [](double a, double b) { return a >= b ? 1.0 : 0.0; }, nullptr, [](int64_t a, int64_t b) { return int64_t{a >= b}; }};
+    case Op::ge:
+      return {nullptr, [](double a, double b) { return a >= b ? 1.0 : 0.0; }, nullptr, [](int64_t a, int64_t b) { return int64_t{a >= b}; }};
     // Elementwise copies, selection and clamping: no scalar function (see pointwise()).
-    case Op::where: case Op::to: case Op::clone: case Op::contiguous: case Op::clamp:
+    case Op::where:
+    case Op::to:
+    case Op::clone:
+    case Op::contiguous:
+    case Op::clamp:
     // Not pointwise.
-    case Op::input: case Op::sum: case Op::amax: case Op::amin: case Op::mean: case Op::var: case Op::argmax:
-    case Op::softmax: case Op::log_softmax: case Op::layer_norm: case Op::matmul: case Op::linear: case Op::reshape:
-    case Op::permute: case Op::transpose: case Op::expand: case Op::slice: case Op::cat: case Op::squeeze:
-    case Op::unsqueeze: case Op::embedding: case Op::gather: case Op::full: case Op::batch_norm: case Op::conv2d:
-    case Op::max_pool2d: case Op::avg_pool2d: case Op::adaptive_avg_pool2d: case Op::max_pool2d_backward:
-    case Op::avg_pool2d_backward: case Op::pad: case Op::cumsum: case Op::cumprod: case Op::sort: case Op::argsort: case Op::topk:
-    case Op::topk_indices: case Op::conv3d: case Op::max_pool3d: case Op::avg_pool3d: case Op::max_pool3d_backward:
-    case Op::avg_pool3d_backward: case Op::conv_transpose2d: case Op::conv_transpose3d: case Op::group_norm: case Op::instance_norm:
-    case Op::pixel_shuffle: case Op::pixel_unshuffle: case Op::einsum: case Op::conv2d_input_grad: case Op::conv2d_weight_grad:
-    case Op::conv3d_input_grad: case Op::conv3d_weight_grad:
-    case Op::grid_sample: case Op::affine_grid: case Op::scatter_add:
-      break;
+    case Op::input:
+    case Op::sum:
+    case Op::amax:
+    case Op::amin:
+    case Op::mean:
+    case Op::var:
+    case Op::argmax:
+    case Op::softmax:
+    case Op::log_softmax:
+    case Op::layer_norm:
+    case Op::matmul:
+    case Op::linear:
+    case Op::reshape:
+    case Op::permute:
+    case Op::transpose:
+    case Op::expand:
+    case Op::slice:
+    case Op::cat:
+    case Op::squeeze:
+    case Op::unsqueeze:
+    case Op::embedding:
+    case Op::gather:
+    case Op::full:
+    case Op::batch_norm:
+    case Op::conv2d:
+    case Op::max_pool2d:
+    case Op::avg_pool2d:
+    case Op::adaptive_avg_pool2d:
+    case Op::max_pool2d_backward:
+    case Op::avg_pool2d_backward:
+    case Op::pad:
+    case Op::cumsum:
+    case Op::cumprod:
+    case Op::sort:
+    case Op::argsort:
+    case Op::topk:
+    case Op::topk_indices:
+    case Op::conv3d:
+    case Op::max_pool3d:
+    case Op::avg_pool3d:
+    case Op::max_pool3d_backward:
+    case Op::avg_pool3d_backward:
+    case Op::conv_transpose2d:
+    case Op::conv_transpose3d:
+    case Op::group_norm:
+    case Op::instance_norm:
+    case Op::pixel_shuffle:
+    case Op::pixel_unshuffle:
+    case Op::einsum:
+    case Op::conv2d_input_grad:
+    case Op::conv2d_weight_grad:
+    case Op::conv3d_input_grad:
+    case Op::conv3d_weight_grad:
+    case Op::grid_sample:
+    case Op::affine_grid:
+    case Op::scatter_add: break;
   }
   return {};
 }

@@ -34,8 +34,7 @@ int64_t group_elements(const Shape& in, const std::vector<int64_t>& dims, std::v
 }
 
 // First maximum; a NaN counts as the maximum (as torch.argmax).
-template <class T>
-bool beats(T v, T best, bool first) {
+template <class T> bool beats(T v, T best, bool first) {
   if (first) return true;
   if constexpr (std::is_floating_point_v<T>) return !std::isnan(best) && (std::isnan(v) || v > best);
   else return v > best;
@@ -58,8 +57,8 @@ Values int_reduction(const Node& n, const Values& x, const std::vector<int64_t>&
 }
 
 // A floating sum (or mean) with its terms added in `order` (see accumulation.h).
-std::vector<double> ordered_group_sums(const Values& x, const std::vector<int64_t>& group, int64_t groups, int64_t count,
-                                       AccumulationOrder order, bool f64) {
+std::vector<double> ordered_group_sums(const Values& x, const std::vector<int64_t>& group, int64_t groups, int64_t count, AccumulationOrder order,
+                                       bool f64) {
   std::vector<double> terms(x.f.size()), acc(static_cast<size_t>(groups));
   std::vector<int64_t> pos(static_cast<size_t>(groups), 0);
   for (size_t i = 0; i < x.f.size(); ++i) {
@@ -128,8 +127,7 @@ Values reduction(const Node& n, const std::vector<Values>& a, const Shape& out, 
 namespace {
 
 // Visits the 1-D rows along `dim`: calls f(base offset, stride, length) for each row.
-template <class F>
-void for_each_row(const Shape& shape, int64_t dim, F f) {
+template <class F> void for_each_row(const Shape& shape, int64_t dim, F f) {
   int64_t len = shape.empty() ? 1 : shape[static_cast<size_t>(dim)];
   int64_t inner = 1, outer = 1;
   for (size_t d = static_cast<size_t>(dim) + 1; d < shape.size(); ++d) inner *= shape[d];

@@ -55,8 +55,8 @@ Values grid_sample(const Node& n, const Values& x, const Values& grid, const Sha
           } else {
             const double x0 = std::floor(ix), y0 = std::floor(iy), x1 = x0 + 1, y1 = y0 + 1;
             // North-west, north-east, south-west, south-east, PyTorch's order of the sum.
-            v = in(b, c, y0, x0) * ((x1 - ix) * (y1 - iy)) + in(b, c, y0, x1) * ((ix - x0) * (y1 - iy)) +
-                in(b, c, y1, x0) * ((x1 - ix) * (iy - y0)) + in(b, c, y1, x1) * ((ix - x0) * (iy - y0));
+            v = in(b, c, y0, x0) * ((x1 - ix) * (y1 - iy)) + in(b, c, y0, x1) * ((ix - x0) * (y1 - iy)) + in(b, c, y1, x0) * ((x1 - ix) * (iy - y0)) +
+                in(b, c, y1, x1) * ((ix - x0) * (iy - y0));
           }
           r[static_cast<size_t>(((b * C + c) * Ho + i) * Wo + j)] = v;
         }

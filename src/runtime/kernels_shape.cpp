@@ -99,8 +99,7 @@ std::vector<int64_t> embedding_map(const Node& n, const Values& w, const Values&
   map.reserve(idx.size() * static_cast<size_t>(cols));
   for (size_t k = 0; k < idx.size(); ++k) {
     int64_t r = idx.as_int(k);
-    if (r < 0 || r >= rows)
-      throw UserError(fmt::format("node %{} = embedding: index {} is out of range for {} embeddings", n.name, r, rows));
+    if (r < 0 || r >= rows) throw UserError(fmt::format("node %{} = embedding: index {} is out of range for {} embeddings", n.name, r, rows));
     for (int64_t c = 0; c < cols; ++c) map.push_back(r * cols + c);
   }
   return map;

@@ -55,11 +55,11 @@ size_t held_now(size_t counted, size_t request) {
 }
 
 [[noreturn]] void refuse(size_t bytes, size_t held, size_t budget, const char* what) {
-  throw UserError(fmt::format(
-      "{} {:.0f} MB more, which would take what reprokit holds at once to {:.0f} MB, past its memory budget of {:.0f} MB "
-      "(REPRO_MEMORY_BUDGET, in MB; the default is 3/4 of this machine's {:.0f} MB): the model is too large to check here",
-      what, static_cast<double>(bytes) / kMiB,
-      static_cast<double>(held + bytes) / kMiB, static_cast<double>(budget) / kMiB, static_cast<double>(physical_memory_bytes()) / kMiB));
+  throw UserError(
+      fmt::format("{} {:.0f} MB more, which would take what reprokit holds at once to {:.0f} MB, past its memory budget of {:.0f} MB "
+                  "(REPRO_MEMORY_BUDGET, in MB; the default is 3/4 of this machine's {:.0f} MB): the model is too large to check here",
+                  what, static_cast<double>(bytes) / kMiB, static_cast<double>(held + bytes) / kMiB, static_cast<double>(budget) / kMiB,
+                  static_cast<double>(physical_memory_bytes()) / kMiB));
 }
 
 size_t read_budget() {

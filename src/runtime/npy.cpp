@@ -72,7 +72,8 @@ Shape parse_shape(std::string_view v, const std::string& where) {
       int64_t d = 0;
       for (char c : item) {
         if (c < '0' || c > '9') throw bad(fmt::format("holds '{}', not a non-negative integer", item));
-        if (__builtin_mul_overflow(d, 10, &d) || __builtin_add_overflow(d, c - '0', &d)) throw bad(fmt::format("dimension {} does not fit 64 bits", item));
+        if (__builtin_mul_overflow(d, 10, &d) || __builtin_add_overflow(d, c - '0', &d))
+          throw bad(fmt::format("dimension {} does not fit 64 bits", item));
       }
       shape.push_back(d);
     } else if (comma != std::string_view::npos) {
@@ -83,9 +84,7 @@ Shape parse_shape(std::string_view v, const std::string& where) {
   }
   try {
     check_shape(shape, "the array");
-  } catch (const VerifyError& e) {
-    throw bad(e.what());
-  }
+  } catch (const VerifyError& e) { throw bad(e.what()); }
   return shape;
 }
 

@@ -10,8 +10,7 @@ namespace reprokit {
 
 // Calls f(flat_index, storage_offset) for every element of `shape` read through `strides`
 // (in elements) from `offset`.
-template <class F>
-void walk_strided(const Shape& shape, const Shape& strides, int64_t offset, F&& f) {
+template <class F> void walk_strided(const Shape& shape, const Shape& strides, int64_t offset, F&& f) {
   int64_t n = numel(shape);
   if (n == 0) return;
   std::vector<int64_t> idx(shape.size(), 0);

@@ -15,8 +15,16 @@ namespace reprokit {
 namespace half {
 // The shared conversion source of repro_templates/, compiled here for the host.
 #define RK_HD
-inline uint32_t rk_bits_of(float f) { uint32_t x; std::memcpy(&x, &f, 4); return x; }
-inline float rk_float_of(uint32_t x) { float f; std::memcpy(&f, &x, 4); return f; }
+inline uint32_t rk_bits_of(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  return x;
+}
+inline float rk_float_of(uint32_t x) {
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
 #include "rk_half.h"
 #undef RK_HD
 }  // namespace half
@@ -63,7 +71,10 @@ double round_to_dtype(double x, DType dtype) {
     case DType::i32: return float_to_int32(x);
     case DType::i64: return static_cast<double>(float_to_int64(x));
     case DType::boolean: return x != 0 ? 1.0 : 0.0;
-    case DType::i8: case DType::u8: case DType::i16: case DType::u16: return static_cast<double>(float_to_narrow(x, dtype));
+    case DType::i8:
+    case DType::u8:
+    case DType::i16:
+    case DType::u16: return static_cast<double>(float_to_narrow(x, dtype));
   }
   return x;
 }
@@ -74,8 +85,16 @@ int64_t load_narrow(const uint8_t* p, DType t) {
   switch (t) {
     case DType::i8: return static_cast<int8_t>(*p);
     case DType::u8: return *p;
-    case DType::i16: { int16_t i; std::memcpy(&i, p, 2); return i; }
-    case DType::u16: { uint16_t i; std::memcpy(&i, p, 2); return i; }
+    case DType::i16: {
+      int16_t i;
+      std::memcpy(&i, p, 2);
+      return i;
+    }
+    case DType::u16: {
+      uint16_t i;
+      std::memcpy(&i, p, 2);
+      return i;
+    }
     default: return 0;
   }
 }
@@ -92,57 +111,129 @@ void store_narrow(uint8_t* p, DType t, int64_t v) {
 
 double load(const uint8_t* p, DType t) {
   switch (t) {
-    case DType::f16: { uint16_t h; std::memcpy(&h, p, 2); return half_bits_to_float(h); }
-    case DType::bf16: { uint16_t h; std::memcpy(&h, p, 2); return bf16_bits_to_float(h); }
-    case DType::f32: { float f; std::memcpy(&f, p, 4); return f; }
-    case DType::f64: { double d; std::memcpy(&d, p, 8); return d; }
-    case DType::i32: { int32_t i; std::memcpy(&i, p, 4); return i; }
-    case DType::i64: { int64_t i; std::memcpy(&i, p, 8); return static_cast<double>(i); }
+    case DType::f16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return half_bits_to_float(h);
+    }
+    case DType::bf16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return bf16_bits_to_float(h);
+    }
+    case DType::f32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    case DType::f64: {
+      double d;
+      std::memcpy(&d, p, 8);
+      return d;
+    }
+    case DType::i32: {
+      int32_t i;
+      std::memcpy(&i, p, 4);
+      return i;
+    }
+    case DType::i64: {
+      int64_t i;
+      std::memcpy(&i, p, 8);
+      return static_cast<double>(i);
+    }
     case DType::boolean: return *p ? 1.0 : 0.0;
-    case DType::i8: case DType::u8: case DType::i16: case DType::u16: return static_cast<double>(load_narrow(p, t));
+    case DType::i8:
+    case DType::u8:
+    case DType::i16:
+    case DType::u16: return static_cast<double>(load_narrow(p, t));
   }
   return 0;
 }
 
 void store(uint8_t* p, DType t, double v) {
   switch (t) {
-    case DType::f16: { uint16_t h = float_to_half_bits(static_cast<float>(v)); std::memcpy(p, &h, 2); break; }
-    case DType::bf16: { uint16_t h = float_to_bf16_bits(static_cast<float>(v)); std::memcpy(p, &h, 2); break; }
-    case DType::f32: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); break; }
+    case DType::f16: {
+      uint16_t h = float_to_half_bits(static_cast<float>(v));
+      std::memcpy(p, &h, 2);
+      break;
+    }
+    case DType::bf16: {
+      uint16_t h = float_to_bf16_bits(static_cast<float>(v));
+      std::memcpy(p, &h, 2);
+      break;
+    }
+    case DType::f32: {
+      float f = static_cast<float>(v);
+      std::memcpy(p, &f, 4);
+      break;
+    }
     case DType::f64: std::memcpy(p, &v, 8); break;
-    case DType::i32: { int32_t i = float_to_int32(v); std::memcpy(p, &i, 4); break; }
-    case DType::i64: { int64_t i = float_to_int64(v); std::memcpy(p, &i, 8); break; }
+    case DType::i32: {
+      int32_t i = float_to_int32(v);
+      std::memcpy(p, &i, 4);
+      break;
+    }
+    case DType::i64: {
+      int64_t i = float_to_int64(v);
+      std::memcpy(p, &i, 8);
+      break;
+    }
     case DType::boolean: *p = v != 0 ? 1 : 0; break;
-    case DType::i8: case DType::u8: case DType::i16: case DType::u16: store_narrow(p, t, float_to_narrow(v, t)); break;
+    case DType::i8:
+    case DType::u8:
+    case DType::i16:
+    case DType::u16: store_narrow(p, t, float_to_narrow(v, t)); break;
   }
 }
 
 int64_t load_int(const uint8_t* p, DType t) {
   switch (t) {
-    case DType::i32: { int32_t i; std::memcpy(&i, p, 4); return i; }
-    case DType::i64: { int64_t i; std::memcpy(&i, p, 8); return i; }
+    case DType::i32: {
+      int32_t i;
+      std::memcpy(&i, p, 4);
+      return i;
+    }
+    case DType::i64: {
+      int64_t i;
+      std::memcpy(&i, p, 8);
+      return i;
+    }
     case DType::boolean: return *p ? 1 : 0;
-    case DType::i8: case DType::u8: case DType::i16: case DType::u16: return load_narrow(p, t);
-    case DType::f16: case DType::bf16: case DType::f32: case DType::f64: return float_to_int64(load(p, t));
+    case DType::i8:
+    case DType::u8:
+    case DType::i16:
+    case DType::u16: return load_narrow(p, t);
+    case DType::f16:
+    case DType::bf16:
+    case DType::f32:
+    case DType::f64: return float_to_int64(load(p, t));
   }
   return 0;
 }
 
 void store_int(uint8_t* p, DType t, int64_t v) {
   switch (t) {
-    case DType::i32: { auto i = static_cast<int32_t>(wrap_int(v, t)); std::memcpy(p, &i, 4); break; }
+    case DType::i32: {
+      auto i = static_cast<int32_t>(wrap_int(v, t));
+      std::memcpy(p, &i, 4);
+      break;
+    }
     case DType::i64: std::memcpy(p, &v, 8); break;
     case DType::boolean: *p = v != 0 ? 1 : 0; break;
-    case DType::i8: case DType::u8: case DType::i16: case DType::u16: store_narrow(p, t, v); break;
-    case DType::f16: case DType::bf16: case DType::f32: case DType::f64: store(p, t, static_cast<double>(v)); break;
+    case DType::i8:
+    case DType::u8:
+    case DType::i16:
+    case DType::u16: store_narrow(p, t, v); break;
+    case DType::f16:
+    case DType::bf16:
+    case DType::f32:
+    case DType::f64: store(p, t, static_cast<double>(v)); break;
   }
 }
 
 }  // namespace
 
-Tensor Tensor::zeros(DType dtype, const Shape& shape) {
-  return empty_strided(dtype, shape, contiguous_strides(shape));
-}
+Tensor Tensor::zeros(DType dtype, const Shape& shape) { return empty_strided(dtype, shape, contiguous_strides(shape)); }
 
 Tensor Tensor::empty_strided(DType dtype, const Shape& shape, const Shape& strides) {
   check_shape(shape, "a tensor");
@@ -222,9 +313,8 @@ std::vector<int64_t> Tensor::to_int64s() const {
   check_room_for(static_cast<size_t>(numel()) * sizeof(int64_t), "a value's copy as integers needs");
   std::vector<int64_t> out(static_cast<size_t>(numel()));
   size_t es = dtype_size(dtype_);
-  walk_strided(shape_, strides_, 0, [&](int64_t i, int64_t off) {
-    out[static_cast<size_t>(i)] = load_int(data() + off * static_cast<int64_t>(es), dtype_);
-  });
+  walk_strided(shape_, strides_, 0,
+               [&](int64_t i, int64_t off) { out[static_cast<size_t>(i)] = load_int(data() + off * static_cast<int64_t>(es), dtype_); });
   return out;
 }
 
@@ -248,9 +338,8 @@ std::vector<double> Tensor::to_doubles() const {
     for (size_t i = 0; i < out.size(); ++i) out[i] = load(p + i * es, dtype_);
     return out;
   }
-  walk_strided(shape_, strides_, 0, [&](int64_t i, int64_t off) {
-    out[static_cast<size_t>(i)] = load(data() + off * static_cast<int64_t>(es), dtype_);
-  });
+  walk_strided(shape_, strides_, 0,
+               [&](int64_t i, int64_t off) { out[static_cast<size_t>(i)] = load(data() + off * static_cast<int64_t>(es), dtype_); });
   return out;
 }
 

@@ -41,7 +41,6 @@ class PyNames {
   std::vector<std::string> ids_;
 };
 
-
 const char* torch_dtype(DType t) {
   switch (t) {
     case DType::f16: return "torch.float16";
@@ -217,46 +216,58 @@ std::string emit_node(const Graph& g, const PyNames& ids, const Node& n) {
                          attr(n, "padding_mode").as_string(), py_bool(attr_bool(n, "align_corners")));
     case Op::affine_grid:
       return fmt::format("F.affine_grid({}, {}, align_corners={})", a[0], ints(attr_ints(n, "size")), py_bool(attr_bool(n, "align_corners")));
-    case Op::conv2d: case Op::conv3d: {
+    case Op::conv2d:
+    case Op::conv3d: {
       Window w = window_of(n, &g.node(n.operands[1].value).type.shape[2]);
       return fmt::format("F.conv{}d({}, {}, {}, stride={}, padding={}, dilation={}, groups={})", w.rank, a[0], a[1], a.size() > 2 ? a[2] : "None",
                          per_dim(w, w.stride), per_dim(w, w.padding), per_dim(w, w.dilation), attr_int(n, "groups"));
     }
-    case Op::conv_transpose2d: case Op::conv_transpose3d: {
+    case Op::conv_transpose2d:
+    case Op::conv_transpose3d: {
       Window w = window_of(n, &g.node(n.operands[1].value).type.shape[2]);
       auto output_padding = output_padding_of(n, w);
       return fmt::format("F.conv_transpose{}d({}, {}, {}, stride={}, padding={}, output_padding={}, groups={}, dilation={})", w.rank, a[0], a[1],
                          a.size() > 2 ? a[2] : "None", per_dim(w, w.stride), per_dim(w, w.padding), per_dim(w, output_padding.data()),
                          attr_int(n, "groups"), per_dim(w, w.dilation));
     }
-    case Op::conv2d_input_grad: case Op::conv2d_weight_grad: case Op::conv3d_input_grad: case Op::conv3d_weight_grad: {
+    case Op::conv2d_input_grad:
+    case Op::conv2d_weight_grad:
+    case Op::conv3d_input_grad:
+    case Op::conv3d_weight_grad: {
       // PyTorch's one backward op, asked for the one gradient: (grad, x, weight, bias sizes,
       // stride, padding, dilation, transposed, output padding, groups, output mask).
       Window w = window_of(n, &g.node(n.operands[2].value).type.shape[2]);
       const bool of_input = n.op == Op::conv2d_input_grad || n.op == Op::conv3d_input_grad;
       return fmt::format("torch.ops.aten.convolution_backward({}, {}, {}, None, {}, {}, {}, False, {}, {}, [{}, {}, False])[{}]", a[0], a[1], a[2],
-                         per_dim(w, w.stride), per_dim(w, w.padding), per_dim(w, w.dilation), ints(std::vector<int64_t>(static_cast<size_t>(w.rank), 0)),
-                         attr_int(n, "groups"), py_bool(of_input), py_bool(!of_input), of_input ? 0 : 1);
+                         per_dim(w, w.stride), per_dim(w, w.padding), per_dim(w, w.dilation),
+                         ints(std::vector<int64_t>(static_cast<size_t>(w.rank), 0)), attr_int(n, "groups"), py_bool(of_input), py_bool(!of_input),
+                         of_input ? 0 : 1);
     }
     case Op::scatter_add: return fmt::format("torch.scatter_add({}, {}, {}, {})", a[0], attr_int(n, "dim"), a[1], a[2]);
-    case Op::max_pool2d: case Op::max_pool3d: return fmt::format("F.max_pool{}d({}, {})", spatial_rank(n.op), a[0], pool_args(n, true));
-    case Op::avg_pool2d: case Op::avg_pool3d:
+    case Op::max_pool2d:
+    case Op::max_pool3d: return fmt::format("F.max_pool{}d({}, {})", spatial_rank(n.op), a[0], pool_args(n, true));
+    case Op::avg_pool2d:
+    case Op::avg_pool3d:
       return fmt::format("F.avg_pool{}d({}, {}, count_include_pad={})", spatial_rank(n.op), a[0], pool_args(n, false),
                          py_bool(attr_bool(n, "count_include_pad")));
     case Op::adaptive_avg_pool2d: return fmt::format("F.adaptive_avg_pool2d({}, {})", a[0], ints(attr_ints(n, "output_size")));
-    case Op::max_pool2d_backward: case Op::max_pool3d_backward:  // PyTorch's backward op wants the forward's indices
+    case Op::max_pool2d_backward:
+    case Op::max_pool3d_backward:  // PyTorch's backward op wants the forward's indices
       return fmt::format("torch.ops.aten.max_pool{3}d_with_indices_backward({0}, {1}, {2}, F.max_pool{3}d({1}, {2}, return_indices=True)[1])", a[0],
                          a[1], pool_args(n, true), spatial_rank(n.op));
-    case Op::avg_pool2d_backward: case Op::avg_pool3d_backward:
+    case Op::avg_pool2d_backward:
+    case Op::avg_pool3d_backward:
       return fmt::format("torch.ops.aten.avg_pool{}d_backward({}, {}, {}, {}, None)", spatial_rank(n.op), a[0], a[1], pool_args(n, false),
                          py_bool(attr_bool(n, "count_include_pad")));
     case Op::pad: return fmt::format("F.pad({}, {}, value={})", a[0], ints(attr_ints(n, "pads")), py_value(AttrValue(attr_float(n, "value"))));
     case Op::cumsum: return fmt::format("torch.cumsum({}, {})", a[0], attr_int(n, "dim"));
     case Op::cumprod: return fmt::format("torch.cumprod({}, {})", a[0], attr_int(n, "dim"));
-    case Op::sort: case Op::argsort:
+    case Op::sort:
+    case Op::argsort:
       return fmt::format("torch.sort({}, dim={}, descending={}, stable=True).{}", a[0], attr_int(n, "dim"), py_bool(attr_bool(n, "descending")),
                          n.op == Op::sort ? "values" : "indices");
-    case Op::topk: case Op::topk_indices: {
+    case Op::topk:
+    case Op::topk_indices: {
       // Ties: torch.topk's order among equal values is unspecified; reprokit's is the stable sort's,
       // so the indices are spelled as the stable sort's first k (torch.topk's values agree either way).
       const char* part = n.op == Op::topk ? "values" : "indices";
@@ -266,8 +277,7 @@ std::string emit_node(const Graph& g, const PyNames& ids, const Node& n) {
       return fmt::format("torch.sort({}, dim={}, descending={}, stable=True).indices.narrow({}, 0, {})", a[0], attr_int(n, "dim"),
                          py_bool(attr_bool(n, "largest")), attr_int(n, "dim"), attr_int(n, "k"));
     }
-    case Op::input:
-      break;
+    case Op::input: break;
   }
   throw InternalError(fmt::format("torch emitter: no spelling for op '{}'", op_name(n.op)));
 }
@@ -294,7 +304,8 @@ std::string emit_torch_function(const Graph& g) {
 std::string torch_compile_literal(const InductorCall* inductor) {
   if (!inductor) return "None";
   std::string options = "{";
-  for (const auto& [key, value] : inductor->options) options += fmt::format("{}{}: {}", options.size() > 1 ? ", " : "", c_string_literal(key), c_string_literal(value));
+  for (const auto& [key, value] : inductor->options)
+    options += fmt::format("{}{}: {}", options.size() > 1 ? ", " : "", c_string_literal(key), c_string_literal(value));
   options += "}";
   return fmt::format("{{'options': {{k: json.loads(v) for k, v in {}.items()}}, 'relu_bug': {}, 'backend': {}, 'device': {}}}", options,
                      inductor->relu_bug.empty() ? "None" : c_string_literal(inductor->relu_bug), c_string_literal(inductor->backend),

@@ -38,9 +38,10 @@ bool shell_inert(std::string_view path) {
 }
 
 [[noreturn]] void refuse(const std::string& what, const std::string& command, char c) {
-  throw UserError(fmt::format("{} '{}': an unquoted '{}' means something only to a shell, and reprokit runs the command without one; "
-                              "quote it to pass it on, or write sh -c '...' to use a shell",
-                              what, command, c));
+  throw UserError(
+      fmt::format("{} '{}': an unquoted '{}' means something only to a shell, and reprokit runs the command without one; "
+                  "quote it to pass it on, or write sh -c '...' to use a shell",
+                  what, command, c));
 }
 
 }  // namespace
@@ -105,9 +106,10 @@ std::vector<std::string> substitute_candidate(const std::vector<std::string>& wo
     // Inside a longer word the path may become shell text (sh -c 'check {}'): a name such as
     // m$(touch X).rk would run a command. One argv word of its own is always safe.
     if (embedded && !shell_inert(candidate))
-      throw UserError(fmt::format("the candidate's path '{}' has characters a shell would interpret, and {{}} is inside a longer word of the "
-                                  "check; give it a word of its own (sh -c '... \"$1\"' sh {{}}) or use $REPRO_CANDIDATE inside the script",
-                                  candidate));
+      throw UserError(
+          fmt::format("the candidate's path '{}' has characters a shell would interpret, and {{}} is inside a longer word of the "
+                      "check; give it a word of its own (sh -c '... \"$1\"' sh {{}}) or use $REPRO_CANDIDATE inside the script",
+                      candidate));
     out.push_back(std::move(r));
   }
   return out;
@@ -118,8 +120,8 @@ namespace {
 // Launchers that hand their command to a shell on the other side as one string.
 constexpr std::string_view kReparsingLaunchers[] = {"ssh", "rsh", "autossh", "pdsh", "dbclient"};
 // Launchers that exec their command's words as given (no shell in between).
-constexpr std::string_view kArgvLaunchers[] = {"srun", "nice", "env", "taskset", "numactl", "timeout", "chrt",
-                                               "ionice", "stdbuf", "nohup", "setsid", "prlimit", "flock", "time"};
+constexpr std::string_view kArgvLaunchers[] = {"srun",   "nice",   "env",   "taskset", "numactl", "timeout", "chrt",
+                                               "ionice", "stdbuf", "nohup", "setsid",  "prlimit", "flock",   "time"};
 
 // The launcher's program name (its last path component).
 std::string_view program_name(const std::vector<std::string>& prefix) {
@@ -156,11 +158,12 @@ void refuse_path_under_launcher(const std::vector<std::string>& prefix, const st
   if (prefix.empty() || launcher_reparses(prefix) || named_in(program_name(prefix), kArgvLaunchers)) return;
   const size_t bad = path.find_first_of(kShellActiveCharacters);
   if (bad == std::string::npos) return;
-  throw UserError(fmt::format("{} '{}' holds '{}', which a launcher that re-parses its command in a shell would act on, and reprokit "
-                              "cannot tell whether '{}' does (ssh, rsh and pdsh do, and get their words quoted; srun, nice, env and "
-                              "the like do not); rename it, or choose a "
-                              "--work-dir (and -o) whose path holds no such character",
-                              what, path, path[bad] == '\n' ? std::string("\\n") : std::string(1, path[bad]), prefix.front()));
+  throw UserError(
+      fmt::format("{} '{}' holds '{}', which a launcher that re-parses its command in a shell would act on, and reprokit "
+                  "cannot tell whether '{}' does (ssh, rsh and pdsh do, and get their words quoted; srun, nice, env and "
+                  "the like do not); rename it, or choose a "
+                  "--work-dir (and -o) whose path holds no such character",
+                  what, path, path[bad] == '\n' ? std::string("\\n") : std::string(1, path[bad]), prefix.front()));
 }
 
 }  // namespace reprokit

@@ -49,8 +49,9 @@ std::string read_fd(int fd, const std::string& path, size_t max_bytes) {
   }
   if (!S_ISREG(st.st_mode)) {
     close(fd);
-    fail(path, S_ISDIR(st.st_mode) ? "it is a directory, not a file" : S_ISFIFO(st.st_mode) ? "it is a FIFO, not a regular file"
-                                                                                                : "it is not a regular file (a device?)");
+    fail(path, S_ISDIR(st.st_mode)    ? "it is a directory, not a file"
+               : S_ISFIFO(st.st_mode) ? "it is a FIFO, not a regular file"
+                                      : "it is not a regular file (a device?)");
   }
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
     close(fd);

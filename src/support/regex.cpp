@@ -23,8 +23,8 @@ RE2::Options options() {
 Regex::Regex(std::string_view pattern, std::string_view what)
     : re_(std::make_unique<re2::RE2>(re2::StringPiece(pattern.data(), pattern.size()), options())) {
   if (!re_->ok())
-    throw UserError(fmt::format("{} '{}': {} (patterns are RE2's: ECMAScript's syntax without backreferences or lookaround)", what,
-                                pattern, re_->error()));
+    throw UserError(
+        fmt::format("{} '{}': {} (patterns are RE2's: ECMAScript's syntax without backreferences or lookaround)", what, pattern, re_->error()));
 }
 
 Regex::~Regex() = default;

@@ -10,7 +10,6 @@
 #include <fstream>
 #include <string_view>
 
-
 namespace reprokit {
 
 namespace {

@@ -160,9 +160,7 @@ TEST(Autodiff, IntegerGradInputIsAUserError) {
   try {
     build_joint_graph(g);
     FAIL() << "expected a UserError";
-  } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("%i"), std::string::npos) << e.what();
-  }
+  } catch (const UserError& e) { EXPECT_NE(std::string(e.what()).find("%i"), std::string::npos) << e.what(); }
 }
 
 TEST(Autodiff, ExampleModelsDecomposedOrNotGiveTheSameGradients) {
@@ -185,10 +183,10 @@ TEST(Autodiff, ExampleModelsDecomposedOrNotGiveTheSameGradients) {
 
 TEST(Autodiff, MlpGradientsMatchFiniteDifferences) {
   // A smaller f64 copy of the example keeps the finite-difference loop short.
-  Graph small = parse_graph(as_f64(
-      "graph mlp(%x: f32[2, 3], %w1: f32[4, 3] grad, %b1: f32[4] grad, %w2: f32[2, 4] grad) {\n"
-      "  %h = linear(%x, %w1, %b1)\n  %a = gelu(%h, approximate=\"tanh\")\n  %o = linear(%a, %w2)\n"
-      "  %s = softmax(%o, dim=-1)\n  %t = mul(%s, 2.0)\n  return (%t, %h)\n}"));
+  Graph small =
+      parse_graph(as_f64("graph mlp(%x: f32[2, 3], %w1: f32[4, 3] grad, %b1: f32[4] grad, %w2: f32[2, 4] grad) {\n"
+                         "  %h = linear(%x, %w1, %b1)\n  %a = gelu(%h, approximate=\"tanh\")\n  %o = linear(%a, %w2)\n"
+                         "  %s = softmax(%o, dim=-1)\n  %t = mul(%s, 2.0)\n  return (%t, %h)\n}"));
   expect_gradients_match_fd(small, decompose(small), 1e-6);
 }
 

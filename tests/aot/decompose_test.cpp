@@ -29,9 +29,7 @@ double max_rel_diff(const Graph& a, const Graph& b, bool f64) {
 
 void expect_primitive(const Graph& g) {
   for (auto& n : g.nodes)
-    if (!n.is_input()) {
-      EXPECT_FALSE(op_schema(n.op).composite()) << "composite op left: " << n.op;
-    }
+    if (!n.is_input()) { EXPECT_FALSE(op_schema(n.op).composite()) << "composite op left: " << n.op; }
 }
 
 }  // namespace
@@ -93,9 +91,7 @@ TEST(Decompose, EveryCompositeOpOfTheTableHasARuleAndNoPrimitiveHasOne) {
 TEST(Decompose, LowPrecisionCompositesComputeInFloat32) {
   Graph d = decompose(parse_graph("graph t(%x: bf16[2, 8]) { %y = layer_norm(%x, normalized_shape=[8])\n return (%y) }"));
   for (auto& n : d.nodes)
-    if (!n.is_input() && n.name != "y" && n.op != Op::to) {
-      EXPECT_EQ(n.type.dtype, DType::f32) << "%" << n.name << " = " << n.op;
-    }
+    if (!n.is_input() && n.name != "y" && n.op != Op::to) { EXPECT_EQ(n.type.dtype, DType::f32) << "%" << n.name << " = " << n.op; }
   EXPECT_EQ(d.node(d.outputs[0]).op, Op::to);
   EXPECT_EQ(d.node(d.outputs[0]).type.dtype, DType::bf16);
 }

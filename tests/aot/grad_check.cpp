@@ -62,12 +62,11 @@ double loss(const Graph& g, const std::vector<Tensor>& inputs) {
 }
 }  // namespace
 
-std::vector<std::vector<double>> finite_difference_grads(const Graph& g, const std::vector<Tensor>& inputs,
-                                                         const std::vector<int>& grad_inputs, double h) {
+std::vector<std::vector<double>> finite_difference_grads(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<int>& grad_inputs,
+                                                         double h) {
   std::vector<std::vector<double>> grads;
   for (int k : grad_inputs) {
-    if (inputs[static_cast<size_t>(k)].dtype() != DType::f64)
-      throw std::invalid_argument("finite differences need f64 inputs: " + g.node(k).name);
+    if (inputs[static_cast<size_t>(k)].dtype() != DType::f64) throw std::invalid_argument("finite differences need f64 inputs: " + g.node(k).name);
     std::vector<double> gk;
     for (int64_t i = 0; i < inputs[static_cast<size_t>(k)].numel(); ++i) {
       std::vector<Tensor> p = inputs, m = inputs;

@@ -19,8 +19,8 @@ std::vector<Tensor> run_joint(const JointGraph& j, const std::vector<Tensor>& in
 std::vector<Tensor> run_partitioned(const PartitionedGraphs& p, const std::vector<Tensor>& inputs, bool f64);
 // d(sum of all float outputs)/d(input k) for each grad input, by central differences in float64.
 // The graph's floating inputs must be f64 (so a perturbation is not rounded away).
-std::vector<std::vector<double>> finite_difference_grads(const Graph& g, const std::vector<Tensor>& inputs,
-                                                         const std::vector<int>& grad_inputs, double h = 1e-6);
+std::vector<std::vector<double>> finite_difference_grads(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<int>& grad_inputs,
+                                                         double h = 1e-6);
 // Largest |a-b| / (1 + |a|) over two tensor lists of equal layout; "what" names the mismatch.
 double max_rel_diff(const std::vector<Tensor>& a, const std::vector<Tensor>& b);
 // The same graph text with every f32 replaced by f64.

@@ -40,12 +40,14 @@ const std::vector<std::string>& differentiable_op_graphs() {
       "graph t(%x: f32[3, 4] grad) { %y = amax(%x, dims=[1])\n %z = amin(%x)\n %w = mul(%y, %y)\n return (%w, %z) }",
       "graph t(%x: f32[3, 4] grad) { %y = softmax(%x, dim=1)\n %z = mul(%y, %x)\n return (%z) }",
       "graph t(%x: f32[3, 4] grad) { %y = log_softmax(%x, dim=0)\n %z = mul(%y, %x)\n return (%z) }",
-      "graph t(%x: f32[2, 3, 4] grad, %w: f32[4] grad, %b: f32[4] grad) { %y = layer_norm(%x, %w, %b, normalized_shape=[4])\n %z = mul(%y, %x)\n return (%z) }",
+      "graph t(%x: f32[2, 3, 4] grad, %w: f32[4] grad, %b: f32[4] grad) { %y = layer_norm(%x, %w, %b, normalized_shape=[4])\n %z = mul(%y, %x)\n "
+      "return (%z) }",
       "graph t(%x: f32[2, 3, 4] grad) { %y = layer_norm(%x, normalized_shape=[3, 4], eps=0.1)\n %z = mul(%y, %x)\n return (%z) }",
       "graph t(%a: f32[2, 3, 4] grad, %b: f32[4, 5] grad) { %y = matmul(%a, %b)\n %z = mul(%y, %y)\n return (%z) }",
       "graph t(%x: f32[2, 3, 4] grad, %w: f32[5, 4] grad, %b: f32[5] grad) { %y = linear(%x, %w, %b)\n %z = mul(%y, %y)\n return (%z) }",
       "graph t(%x: f32[4] grad, %w: f32[5, 4] grad) { %y = linear(%x, %w)\n %z = mul(%y, %y)\n return (%z) }",
-      "graph t(%x: f32[3, 4] grad) { %y = reshape(%x, shape=[2, -1])\n %z = mul(%y, %y)\n %s = slice(%z, dim=1, start=1, end=6, step=2)\n return (%s) }",
+      "graph t(%x: f32[3, 4] grad) { %y = reshape(%x, shape=[2, -1])\n %z = mul(%y, %y)\n %s = slice(%z, dim=1, start=1, end=6, step=2)\n return "
+      "(%s) }",
       "graph t(%x: f32[2, 3, 4] grad) { %y = permute(%x, dims=[2, 0, 1])\n %s = slice(%y, dim=0, start=1, end=3)\n %z = mul(%s, %s)\n return (%z) }",
       "graph t(%x: f32[2, 3] grad) { %y = transpose(%x, dim0=0, dim1=1)\n %s = slice(%y, dim=-1, start=-1, end=2)\n %z = mul(%s, %y)\n return (%z) }",
       "graph t(%x: f32[3, 1] grad) { %y = expand(%x, shape=[2, 3, 4])\n %z = mul(%y, %y)\n return (%z) }",
@@ -65,11 +67,13 @@ const std::vector<std::string>& differentiable_op_graphs() {
       "graph t(%x: f32[2, 2, 4, 4] grad, %w: f32[3, 2, 1, 1] grad) { %y = conv2d(%x, %w)\n return (%y) }",
       "graph t(%x: f32[1, 2, 5, 5] grad) { %y = max_pool2d(%x, kernel=[3, 3], stride=[2, 2], padding=[1, 1], ceil_mode=true)\n return (%y) }",
       "graph t(%x: f32[1, 2, 6, 7] grad) { %y = max_pool2d(%x, kernel=[2, 3], dilation=[2, 1])\n return (%y) }",
-      "graph t(%x: f32[1, 2, 5, 5] grad) { %y = avg_pool2d(%x, kernel=[3, 2], stride=[2, 2], padding=[1, 1], ceil_mode=true, count_include_pad=false)\n"
+      "graph t(%x: f32[1, 2, 5, 5] grad) { %y = avg_pool2d(%x, kernel=[3, 2], stride=[2, 2], padding=[1, 1], ceil_mode=true, "
+      "count_include_pad=false)\n"
       " %z = avg_pool2d(%x, kernel=[2, 2], padding=[1, 1])\n return (%y, %z) }",
       "graph t(%x: f32[1, 2, 3, 4, 4] grad, %w: f32[2, 1, 2, 2, 3] grad, %b: f32[2] grad) {"
       " %y = conv3d(%x, %w, %b, stride=[1, 2, 1], padding=[1, 0, 1], dilation=[1, 1, 2], groups=2)\n return (%y) }",
-      "graph t(%x: f32[1, 2, 4, 3, 4] grad) { %y = max_pool3d(%x, kernel=[2, 2, 2], stride=[2, 1, 2], padding=[1, 0, 1], ceil_mode=true)\n return (%y) }",
+      "graph t(%x: f32[1, 2, 4, 3, 4] grad) { %y = max_pool3d(%x, kernel=[2, 2, 2], stride=[2, 1, 2], padding=[1, 0, 1], ceil_mode=true)\n return "
+      "(%y) }",
       "graph t(%x: f32[1, 2, 4, 3, 4] grad) { %y = avg_pool3d(%x, kernel=[2, 2, 3], stride=[2, 1, 2], padding=[1, 1, 1], count_include_pad=false)\n"
       " %z = avg_pool3d(%x, kernel=[2, 2, 2])\n return (%y, %z) }",
       "graph t(%x: f32[1, 4, 3, 4] grad, %w: f32[4, 2, 3, 2] grad, %b: f32[4] grad) {"
@@ -89,13 +93,15 @@ const std::vector<std::string>& differentiable_op_graphs() {
       "graph t(%x: f32[3, 5] grad) { %y = sort(%x, dim=1, descending=true)\n %w = mul(%y, %y)\n return (%w) }",
       "graph t(%x: f32[4, 3] grad) { %y = sort(%x, dim=0)\n %z = topk(%x, k=2, dim=0, largest=false)\n %w = mul(%z, %z)\n return (%y, %w) }",
       "graph t(%x: f32[3, 5] grad) { %y = topk(%x, k=3)\n %w = mul(%y, %y)\n return (%w) }",
-      "graph t(%x: f32[2, 4, 3] grad, %w: f32[4] grad, %b: f32[4] grad) { %y = group_norm(%x, %w, %b, num_groups=2)\n %z = mul(%y, %x)\n return (%z) }",
+      "graph t(%x: f32[2, 4, 3] grad, %w: f32[4] grad, %b: f32[4] grad) { %y = group_norm(%x, %w, %b, num_groups=2)\n %z = mul(%y, %x)\n return (%z) "
+      "}",
       "graph t(%x: f32[2, 2, 2, 2] grad) { %y = group_norm(%x, num_groups=1, eps=0.1)\n %z = mul(%y, %x)\n return (%z) }",
       "graph t(%x: f32[2, 3, 4] grad, %w: f32[3] grad, %b: f32[3] grad) { %y = instance_norm(%x, %w, %b)\n %z = mul(%y, %x)\n return (%z) }",
       "graph t(%x: f32[1, 2, 2, 3] grad) { %y = instance_norm(%x, eps=0.01)\n %z = mul(%y, %x)\n return (%z) }",
       "graph t(%x: f32[1, 8, 2, 3] grad) { %y = pixel_shuffle(%x, upscale_factor=2)\n %w = slice(%y, 3, 0, 5)\n %z = mul(%w, %w)\n return (%z) }",
       "graph t(%a: f32[2, 3, 4] grad, %b: f32[2, 4, 5] grad) { %y = einsum(%a, %b, equation=\"bij,bjk->bik\")\n %z = mul(%y, %y)\n return (%z) }",
-      "graph t(%a: f32[2, 3] grad, %b: f32[3, 4] grad, %c: f32[4] grad) { %y = einsum(%a, %b, %c, equation=\"ij,jk,k->ki\")\n %z = mul(%y, %y)\n return (%z) }",
+      "graph t(%a: f32[2, 3] grad, %b: f32[3, 4] grad, %c: f32[4] grad) { %y = einsum(%a, %b, %c, equation=\"ij,jk,k->ki\")\n %z = mul(%y, %y)\n "
+      "return (%z) }",
       "graph t(%a: f32[2, 3] grad, %b: f32[2] grad) { %y = einsum(%a, %b, equation=\"ij,i\")\n %z = mul(%y, %y)\n return (%z) }",
       "graph t(%x: f32[2, 4, 6] grad) { %y = pixel_unshuffle(%x, downscale_factor=2)\n %w = slice(%y, 0, 1, 5)\n %z = mul(%w, %w)\n return (%z) }",
       "graph t(%x: f32[2, 2, 3, 4] grad, %g: f32[2, 3, 2, 2] grad) { %y = grid_sample(%x, %g)\n %z = mul(%y, %y)\n return (%z) }",

@@ -21,9 +21,7 @@ using namespace reprokit::testing;
 
 namespace {
 
-Graph example(const char* name) {
-  return load_module_file(std::string(REPROKIT_SOURCE_DIR) + "/examples/" + name + ".rk").entry();
-}
+Graph example(const char* name) { return load_module_file(std::string(REPROKIT_SOURCE_DIR) + "/examples/" + name + ".rk").entry(); }
 
 // Forward-then-backward equals the joint graph bit for bit (same ops on the same values). Only in
 // the graphs' own dtypes: in float64 mode the saved values would be rounded to their declared
@@ -126,7 +124,5 @@ TEST(Partition, ReturnedInputPassesItsTangentThrough) {
   try {
     build_joint_graph(h);
     FAIL() << "expected a UserError";
-  } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("no input is marked grad"), std::string::npos) << e.what();
-  }
+  } catch (const UserError& e) { EXPECT_NE(std::string(e.what()).find("no input is marked grad"), std::string::npos) << e.what(); }
 }

@@ -71,8 +71,8 @@ std::string compare_gradients_with_torch(const Graph& g, const fs::path& dir) {
   JointGraph j = build_joint_graph(g);
   std::string names;
   for (int k : j.grad_inputs) names += (names.empty() ? "" : ",") + g.node(k).name;
-  std::string cmd = "/usr/bin/python3 " + (dir / "grad.py").string() + " " + (dir / "in").string() + " " + (dir / "out").string() +
-                    " " + fn + " '" + names + "' > " + (dir / "log.txt").string() + " 2>&1";
+  std::string cmd = "/usr/bin/python3 " + (dir / "grad.py").string() + " " + (dir / "in").string() + " " + (dir / "out").string() + " " + fn + " '" +
+                    names + "' > " + (dir / "log.txt").string() + " 2>&1";
   if (std::system(cmd.c_str()) != 0) {
     std::ifstream log(dir / "log.txt");
     return "torch autograd failed: " + std::string(std::istreambuf_iterator<char>(log), {});

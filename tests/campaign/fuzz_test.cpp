@@ -88,9 +88,9 @@ TEST(Fuzz, CleanCampaignResumesWhereItStopped) {
   EXPECT_EQ(s2["options"]["backends"], nlohmann::json::array({"cpp", "aot_eager"}));
 
   // The same five graphs in one go: a resumed campaign is the campaign.
-  auto whole = reprokit_cli({"fuzz", "-o", (root / "whole").string(), "--max-graphs", "5", "--max-nodes", "4", "--train", "--seed", "7", "--backend",
-                             "cpp,aot_eager"},
-                            root);
+  auto whole = reprokit_cli(
+      {"fuzz", "-o", (root / "whole").string(), "--max-graphs", "5", "--max-nodes", "4", "--train", "--seed", "7", "--backend", "cpp,aot_eager"},
+      root);
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
   auto sw = read_json(root / "whole" / "state.json");
   EXPECT_EQ(sw["next_index"], s2["next_index"]);
@@ -103,8 +103,8 @@ TEST(Fuzz, ExternalCheckFindingsAreReduced) {
   const fs::path root = fresh_dir("fuzz_check");
   const std::string check = std::string(REPROKIT_EXE) + " run {} --backend cpp --inject exp:runtime_error";
   // -o relative to the working directory: each check runs in its graph's directory, and still finds its model.
-  auto r = reprokit_cli({"fuzz", "-o", "c", "--check", check, "--format", "rk", "--fail-regex", "FAILED: runtime_error", "--ops",
-                         "exp,mul,add", "--max-nodes", "3", "--max-graphs", "4", "--seed", "2"},
+  auto r = reprokit_cli({"fuzz", "-o", "c", "--check", check, "--format", "rk", "--fail-regex", "FAILED: runtime_error", "--ops", "exp,mul,add",
+                         "--max-nodes", "3", "--max-graphs", "4", "--seed", "2"},
                         root);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto report = read_json(root / "c" / "report.json");
@@ -121,7 +121,8 @@ TEST(Fuzz, ExternalCheckFindingsAreReduced) {
 TEST(Fuzz, AResumedCampaignRunsNoCommandFromItsStateFile) {
   const fs::path root = fresh_dir("fuzz_resume_check");
   const std::string check = std::string(REPROKIT_EXE) + " run {} --backend eager";
-  auto first = reprokit_cli({"fuzz", "-o", "c", "--check", check, "--format", "rk", "--ops", "exp,add", "--max-nodes", "2", "--max-graphs", "1"}, root);
+  auto first =
+      reprokit_cli({"fuzz", "-o", "c", "--check", check, "--format", "rk", "--ops", "exp,add", "--max-nodes", "2", "--max-graphs", "1"}, root);
   ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
   // Without --check: refused, the stored command shown (escaped), not run.
   auto bare = reprokit_cli({"fuzz", "-o", "c", "--resume", "--max-graphs", "1"}, root);
@@ -188,7 +189,8 @@ TEST(Fuzz, AResumedCampaignPrintsNoControlCharactersFromItsFiles) {
   std::ofstream(state) << json.dump();
   const fs::path finding = root / "c" / "findings" / ("g9" + hostile);
   write_text(finding / "model.rk", "graph g9(%x: f32[3]) {\n %y = exp(%x)\n return (%y)\n}\n");
-  write_text(finding / "finding.json", nlohmann::json{{"kind", "crash" + hostile}, {"backend", "cpp"}, {"mode", "forward"}, {"message", "died"}}.dump());
+  write_text(finding / "finding.json",
+             nlohmann::json{{"kind", "crash" + hostile}, {"backend", "cpp"}, {"mode", "forward"}, {"message", "died"}}.dump());
 
   auto r = reprokit_cli({"fuzz", "-o", "c", "--resume", "--max-graphs", "1"}, root);
   ASSERT_EQ(r.exit_code, 0) << escape_controls_keep_newlines(r.err);
@@ -231,14 +233,10 @@ TEST(Fuzz, BadInputIsExitTwoAndOverwritesNothing) {
     std::vector<std::string> args;
     std::string says;
   } cases[] = {
-      {{"fuzz", "-o", c, "--budget", "soon"}, "--budget"},
-      {{"fuzz", "-o", c, "--seed", "x1"}, "--seed"},
-      {{"fuzz", "-o", c, "--seed", "-4"}, "--seed"},
-      {{"fuzz", "-o", c, "--ops", "exp,frobnicate"}, "frobnicate"},
-      {{"fuzz", "-o", c, "--backend", "tpu"}, "tpu"},
-      {{"fuzz", "-o", c, "--check", "x {}", "--train"}, "--train"},
-      {{"fuzz", "-o", c, "--resume"}, "no such campaign"},
-      {{"fuzz"}, "-o CAMPAIGN"},
+      {{"fuzz", "-o", c, "--budget", "soon"}, "--budget"}, {{"fuzz", "-o", c, "--seed", "x1"}, "--seed"},
+      {{"fuzz", "-o", c, "--seed", "-4"}, "--seed"},       {{"fuzz", "-o", c, "--ops", "exp,frobnicate"}, "frobnicate"},
+      {{"fuzz", "-o", c, "--backend", "tpu"}, "tpu"},      {{"fuzz", "-o", c, "--check", "x {}", "--train"}, "--train"},
+      {{"fuzz", "-o", c, "--resume"}, "no such campaign"}, {{"fuzz"}, "-o CAMPAIGN"},
   };
   for (auto& k : cases) {
     auto r = reprokit_cli(k.args, root);

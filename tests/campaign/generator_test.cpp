@@ -83,7 +83,10 @@ TEST(GraphGenerator, IntegerResultsAreExact) {
       std::vector<Tensor> ops;
       bool integer_operands = true;
       for (const Operand& x : n.operands) {
-        if (!x.is_value()) { ops.emplace_back(); continue; }
+        if (!x.is_value()) {
+          ops.emplace_back();
+          continue;
+        }
         integer_operands = integer_operands && !is_floating(all[static_cast<size_t>(x.value)].dtype());
         ops.push_back(all[static_cast<size_t>(x.value)].to(DType::f64));
       }
@@ -92,7 +95,8 @@ TEST(GraphGenerator, IntegerResultsAreExact) {
       Node real = n;
       real.type.dtype = DType::f64;
       EXPECT_EQ(run_reference_kernel(real, ops, true).to_doubles(), all[static_cast<size_t>(i)].to_doubles())
-          << "seed " << seed << ", node %" << n.name << "\n" << print_graph(g);
+          << "seed " << seed << ", node %" << n.name << "\n"
+          << print_graph(g);
     }
   }
   EXPECT_GT(integer_nodes, 50);

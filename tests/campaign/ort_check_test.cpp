@@ -73,8 +73,8 @@ std::string node_with_ort(std::string& why) {
   return why.empty() ? node : "";
 }
 
-#define REQUIRE_NODE_WITH_ORT(node)                     \
-  std::string node##_missing;                           \
+#define REQUIRE_NODE_WITH_ORT(node)                       \
+  std::string node##_missing;                             \
   const std::string node = node_with_ort(node##_missing); \
   if (node.empty()) GTEST_SKIP() << node##_missing
 
@@ -280,8 +280,8 @@ TEST(OrtCheck, AWrongOutputIsAMismatch) {
   const fs::path model = onnx_candidate(root / "c", kModel);
   write_npy((root / "wrong_r.npy").string(), Tensor::zeros(DType::f32, {4}));
   const fs::path wrapper = root / "tamper.sh";
-  write_text(wrapper, "#!/bin/sh\n# argv: compare MODEL --outputs DIR --inputs DIR\ncp '" + (root / "wrong_r.npy").string() + "' \"$4/r.npy\"\nexec '" +
-                          std::string(REPROKIT_EXE) + "' \"$@\"\n");
+  write_text(wrapper, "#!/bin/sh\n# argv: compare MODEL --outputs DIR --inputs DIR\ncp '" + (root / "wrong_r.npy").string() +
+                          "' \"$4/r.npy\"\nexec '" + std::string(REPROKIT_EXE) + "' \"$@\"\n");
   fs::permissions(wrapper, fs::perms::owner_all);
   auto r = run_check(node, model, {{"REPROKIT_EXE", wrapper.string()}});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
@@ -327,7 +327,8 @@ TEST(OrtCheck, AnOpOrtLacksIsUnsupportedByTheBackend) {
   std::ofstream(root / "bf.rk") << "graph b(%x: bf16[3]) {\n  %y = relu(%x)\n  return (%y)\n}\n";
   for (const char* model : {"erf.rk", "bf.rk"}) {
     SCOPED_TRACE(model);
-    auto r = reprokit_cli({"run", model, "--backend", "onnxruntime"}, root, {{"REPRO_AFTER", "dynamo"}, {"REPRO_LEVEL", "4"}, {"REPRO_DIR", "bundles"}});
+    auto r =
+        reprokit_cli({"run", model, "--backend", "onnxruntime"}, root, {{"REPRO_AFTER", "dynamo"}, {"REPRO_LEVEL", "4"}, {"REPRO_DIR", "bundles"}});
     EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
     EXPECT_NE(r.err.find("reprokit run: unsupported: ONNX Runtime cannot take graph "), std::string::npos) << r.err;
     EXPECT_TRUE(!fs::exists(root / "bundles") || fs::is_empty(root / "bundles")) << "a limitation is no bundle";

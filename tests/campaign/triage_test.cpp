@@ -33,7 +33,8 @@ void planted_bundle(const fs::path& root, const std::string& name, const std::st
 
 TEST(Triage, OneGroupPerPlantedBug) {
   const fs::path root = fresh_dir("triage");
-  planted_bundle(root, "a", "graph a(%x: f32[4, 3], %y: f32[3]) {\n %e = exp(%x)\n %m = mul(%e, %y)\n %s = sin(%m)\n return (%s)\n}\n", "exp:runtime_error");
+  planted_bundle(root, "a", "graph a(%x: f32[4, 3], %y: f32[3]) {\n %e = exp(%x)\n %m = mul(%e, %y)\n %s = sin(%m)\n return (%s)\n}\n",
+                 "exp:runtime_error");
   planted_bundle(root, "b", "graph b(%x: f32[2, 5]) {\n %n = neg(%x)\n %t = tanh(%n)\n %e = exp(%t)\n return (%e)\n}\n", "exp:runtime_error");
   planted_bundle(root, "c", "graph c(%x: f32[6]) {\n %r = relu(%x)\n %s = sin(%r)\n %c = cos(%s)\n return (%c)\n}\n", "sin:compile_error");
 
@@ -60,9 +61,10 @@ TEST(Triage, OneGroupPerPlantedBug) {
 TEST(Triage, ReadsReduceOutputsAndRefusesWhatIsNoDirectory) {
   const fs::path root = fresh_dir("triage_reduce");
   write_text(root / "m.rk", "graph m(%x: f32[3]) {\n %a = sin(%x)\n %b = mul(%a, 3.0)\n %c = exp(%b)\n return (%c)\n}\n");
-  auto r = reprokit_cli({"reduce", (root / "m.rk").string(), "--check", std::string(REPROKIT_EXE) + " run {} --backend cpp --inject mul:runtime_error",
-                         "--fail-regex", "FAILED: runtime_error", "-o", (root / "m.reduced").string()},
-                        root);
+  auto r =
+      reprokit_cli({"reduce", (root / "m.rk").string(), "--check", std::string(REPROKIT_EXE) + " run {} --backend cpp --inject mul:runtime_error",
+                    "--fail-regex", "FAILED: runtime_error", "-o", (root / "m.reduced").string()},
+                   root);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   std::string why;
   auto rec = read_repro((root / "m.reduced").string(), &why);
@@ -94,12 +96,12 @@ TEST(Generate, WritesRunnableGraphsAndRefusesBadInput) {
   EXPECT_EQ(again.exit_code, 2);
   EXPECT_NE(again.err.find("already exists; nothing was overwritten"), std::string::npos) << again.err;
   EXPECT_EQ(fs::last_write_time(*fs::directory_iterator(root / "g")), before);
-  for (auto [flags, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
-           {{"--ops", "exp,nope"}, "--ops: 'nope' is not an op"},
-           {{"--ops", ""}, "--ops expects op names"},
-           {{"--count", "x"}, "--count expects an integer"},
-           {{"--count", "0"}, "--count expects 1..1000000"},
-           {{"--ops", "exp", "--skip-ops", "sin"}, "exclude each other"}}) {
+  for (auto [flags, message] :
+       std::vector<std::pair<std::vector<std::string>, std::string>>{{{"--ops", "exp,nope"}, "--ops: 'nope' is not an op"},
+                                                                     {{"--ops", ""}, "--ops expects op names"},
+                                                                     {{"--count", "x"}, "--count expects an integer"},
+                                                                     {{"--count", "0"}, "--count expects 1..1000000"},
+                                                                     {{"--ops", "exp", "--skip-ops", "sin"}, "exclude each other"}}) {
     std::vector<std::string> argv = {"generate", "-o", "h"};
     argv.insert(argv.end(), flags.begin(), flags.end());
     auto r = reprokit_cli(argv, root);
@@ -114,12 +116,13 @@ TEST(Generate, WritesRunnableGraphsAndRefusesBadInput) {
 TEST(Triage, ValueNamesInMessagesDoNotSplitABug) {
   const fs::path root = fresh_dir("triage_names");
   auto reduce_out = [&](const std::string& name, const std::string& value) {
-    write_text(root / name / "repro.rk", "graph g(%" + value + ": f64[1]) {\n  %y" + value + " = silu(%" + value + ")\n  return (%y" + value + ")\n}\n");
+    write_text(root / name / "repro.rk",
+               "graph g(%" + value + ": f64[1]) {\n  %y" + value + " = silu(%" + value + ")\n  return (%y" + value + ")\n}\n");
     write_text(root / name / "report.json",
-          nlohmann::json{{"check", "node check.mjs {}"},
-                         {"final_check_said", "ort_check: FAILED: ONNX Runtime's session: no kernel (node:'y" + value + "/QuickGeluFusion/'). Op with name (y" +
-                                                  value + "/QuickGeluFusion/) is not supported"}}
-              .dump());
+               nlohmann::json{{"check", "node check.mjs {}"},
+                              {"final_check_said", "ort_check: FAILED: ONNX Runtime's session: no kernel (node:'y" + value +
+                                                       "/QuickGeluFusion/'). Op with name (y" + value + "/QuickGeluFusion/) is not supported"}}
+                   .dump());
   };
   reduce_out("a", "v2");
   reduce_out("b", "x7");
@@ -290,7 +293,8 @@ TEST(Triage, AnOnnxReproIsCountedInTheCompilersOwnOps) {
 TEST(Triage, AReproIsCountedInTheOpsOfTheCompilerThatFailed) {
   const fs::path root = fresh_dir("triage_op_language");
   const Graph g = parse_graph(
-      "graph g(%x: f32[4, 3], %w: f32[5, 3], %b: f32[5]) {\n  %h = linear(%x, %w, %b)\n  %r = relu(%h)\n  %y = to(%r, dtype=f16)\n  return (%y)\n}\n");
+      "graph g(%x: f32[4, 3], %w: f32[5, 3], %b: f32[5]) {\n  %h = linear(%x, %w, %b)\n  %r = relu(%h)\n  %y = to(%r, dtype=f16)\n  return "
+      "(%y)\n}\n");
   auto record_for = [&](const std::string& backend) {
     ReproSpec spec;
     spec.options.compile.backend = backend;

@@ -106,8 +106,11 @@ TEST(CaptureApi, HarnessWrapsACompiledFunction) {
   ProcessSpec s;
   s.argv = {std::string(REPROKIT_BINARY_DIR) + "/traced_mlp"};
   s.cwd = dir.string();
-  s.env_set = {{"REPRO_AFTER", "dynamo"}, {"REPRO_DIR", "out"}, {"REPRO_INJECT", "gelu:runtime_error"},
-               {"REPRO_CACHE_DIR", std::string(REPROKIT_BINARY_DIR) + "/test-cache"}, {"REPROKIT_EXE", REPROKIT_EXE}};
+  s.env_set = {{"REPRO_AFTER", "dynamo"},
+               {"REPRO_DIR", "out"},
+               {"REPRO_INJECT", "gelu:runtime_error"},
+               {"REPRO_CACHE_DIR", std::string(REPROKIT_BINARY_DIR) + "/test-cache"},
+               {"REPROKIT_EXE", REPROKIT_EXE}};
   s.timeout_s = 120;
   auto r = run_process(s);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;

@@ -64,8 +64,8 @@ class SlurmEnvironment : public ::testing::Environment {
 };
 const auto* const g_env = ::testing::AddGlobalTestEnvironment(new SlurmEnvironment);
 
-#define REQUIRE_SLURM()                                                              \
-  do {                                                                               \
+#define REQUIRE_SLURM()                                                                 \
+  do {                                                                                  \
     if (g_cluster.conf.empty()) GTEST_SKIP() << "no Slurm here: " << g_cluster.skipped; \
   } while (0)
 
@@ -120,7 +120,6 @@ bool within(double seconds, const std::function<bool()>& done) {
   return done();
 }
 
-
 void write_script(const fs::path& p, const std::string& body) {
   std::ofstream(p) << "#!/bin/sh\n" << body;
   fs::permissions(p, fs::perms::owner_all);
@@ -156,8 +155,9 @@ TEST(Slurm, HangingChecksThroughSrunAreCancelledAndGiveTheLocalAnswer) {
   auto dir = fresh_dir("slurm_hang");
   write_script(dir / "hang.sh", "grep -q '= gelu(' \"$1\" && sleep 1000\nexit 0\n");
   auto args = [&](const std::string& out) {
-    return std::vector<std::string>{"reduce", example("mlp"), "--check", "sh " + (dir / "hang.sh").string() + " {}", "--hang-is-interesting",
-                                    "--timeout", "3", "--flaky-checks", "1", "-o", out};
+    return std::vector<std::string>{
+        "reduce", example("mlp"), "--check", "sh " + (dir / "hang.sh").string() + " {}", "--hang-is-interesting", "--timeout", "3", "--flaky-checks",
+        "1",      "-o",           out};
   };
   auto local = reprokit_cli(args("local"), dir);
   ASSERT_EQ(local.exit_code, 0) << local.err;

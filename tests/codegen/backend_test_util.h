@@ -13,9 +13,7 @@
 
 namespace reprokit::testing {
 
-inline std::string test_cache_dir() {
-  return std::string(REPROKIT_BINARY_DIR) + "/test-cache";
-}
+inline std::string test_cache_dir() { return std::string(REPROKIT_BINARY_DIR) + "/test-cache"; }
 
 // Largest error of the backend against the float64 reference, relative to the output's scale,
 // and "" or a description of a structural mismatch.
@@ -30,7 +28,8 @@ inline double max_error_vs_f64(const Graph& g, const CompileOptions& opts, uint6
     auto a = got[k].to_doubles(), b = ref[k].to_doubles();
     if (a.size() != b.size()) return INFINITY;
     double scale = 1;
-    for (double v : b) if (std::isfinite(v)) scale = std::max(scale, std::fabs(v));
+    for (double v : b)
+      if (std::isfinite(v)) scale = std::max(scale, std::fabs(v));
     for (size_t i = 0; i < a.size(); ++i) {
       if (std::isnan(a[i]) && std::isnan(b[i])) continue;
       if (std::isinf(b[i]) && a[i] == b[i]) continue;

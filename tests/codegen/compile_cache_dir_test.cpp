@@ -25,9 +25,7 @@ std::string compile_into(const fs::path& dir) {
   opts.cache_dir = dir.string();
   try {
     compile_graph(parse_graph(kGraph), opts);
-  } catch (const UserError& e) {
-    return e.what();
-  }
+  } catch (const UserError& e) { return e.what(); }
   return "";
 }
 

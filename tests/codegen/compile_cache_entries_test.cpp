@@ -45,7 +45,8 @@ std::vector<fs::path> files_like(const fs::path& dir, const std::string& prefix,
   std::vector<fs::path> out;
   for (auto& e : fs::directory_iterator(dir)) {
     const std::string n = e.path().filename().string();
-    if (n.rfind(prefix, 0) == 0 && n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0) out.push_back(e.path());
+    if (n.rfind(prefix, 0) == 0 && n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+      out.push_back(e.path());
   }
   return out;
 }

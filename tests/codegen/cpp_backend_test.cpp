@@ -15,7 +15,6 @@
 using namespace reprokit;
 using namespace reprokit::testing;
 
-
 TEST(CppBackend, EveryOpMatchesTheReference) {
   Graph g = parse_graph(kAllOpsGraph);
   EXPECT_LT(max_error_vs_f64(g, cpp_options()), 5e-3);  // the graph holds f16 values too
@@ -58,9 +57,7 @@ TEST(CppBackend, TheSameGraphCompiledTwiceAtOnceLinksBoth) {
       threads.emplace_back([&, t] {
         try {
           compile_graph(g, opts);
-        } catch (const std::exception& e) {
-          errors[t] = e.what();
-        }
+        } catch (const std::exception& e) { errors[t] = e.what(); }
       });
     for (auto& t : threads) t.join();
     for (auto& e : errors) EXPECT_EQ(e, "") << "round " << round;
@@ -119,18 +116,14 @@ TEST(CppBackend, ARejectedSourceIsRejectedAgainFromTheCache) {
   std::string first, second;
   try {
     compile_graph(g, opts);
-  } catch (const CompileFailure& e) {
-    first = e.what();
-  }
+  } catch (const CompileFailure& e) { first = e.what(); }
   const int after_first = compiler_invocations();  // the rejected unit, and the entry beside it
   EXPECT_GT(after_first, before);
   for (auto& f : std::filesystem::directory_iterator(opts.cache_dir))
     EXPECT_NE(f.path().extension(), ".o") << f.path() << ": the entry's object outlived the rejected unit beside it";
   try {
     compile_graph(g, opts);
-  } catch (const CompileFailure& e) {
-    second = e.what();
-  }
+  } catch (const CompileFailure& e) { second = e.what(); }
   EXPECT_NE(first.find("C++ compiler rejected the generated code"), std::string::npos) << first;
   EXPECT_EQ(second, first) << "the cached rejection says what the compiler said";
   EXPECT_EQ(compiler_invocations(), after_first) << "the second compile invoked the compiler";
@@ -162,8 +155,7 @@ TEST(CppBackend, OutOfRangeIndexErrorNamesTheNodeVerbatim) {
     FAIL() << "an out-of-range index ran";
   } catch (const CompileFailure& e) {
     EXPECT_EQ(e.kind, FailureKind::runtime_error);
-    EXPECT_NE(std::string(e.what()).find("node %e = embedding: index 1000 is out of range for a dimension of size 4"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("node %e = embedding: index 1000 is out of range for a dimension of size 4"), std::string::npos) << e.what();
   }
 }
 
@@ -171,9 +163,10 @@ TEST(CppBackend, OutOfRangeIndexErrorNamesTheNodeVerbatim) {
 // right values when the indices are good, the error when one is not.
 TEST(CppBackend, IndexChecksInParallelLoops) {
   const int64_t n = int64_t{1} << 21;
-  Graph g = parse_graph(fmt::format("graph t(%w: f32[4, 2], %x: f32[4], %i: i64[{0}], %j: i64[{0}]) {{\n  %e = embedding(%w, %i)\n"
-                                    "  %g = gather(%x, %j, dim=0)\n  return (%e, %g)\n}}",
-                                    n));
+  Graph g =
+      parse_graph(fmt::format("graph t(%w: f32[4, 2], %x: f32[4], %i: i64[{0}], %j: i64[{0}]) {{\n  %e = embedding(%w, %i)\n"
+                              "  %g = gather(%x, %j, dim=0)\n  return (%e, %g)\n}}",
+                              n));
   auto in = generate_inputs(g, 3);
   std::vector<int64_t> idx(static_cast<size_t>(n));
   for (int64_t k = 0; k < n; ++k) idx[static_cast<size_t>(k)] = (k * 7) % 4 - (k % 3 == 0 ? 4 : 0);  // negative indices count from the end in gather
@@ -193,7 +186,8 @@ TEST(CppBackend, IndexChecksInParallelLoops) {
       ADD_FAILURE() << "an out-of-range index ran (input " << which << ")";
     } catch (const CompileFailure& e) {
       EXPECT_EQ(e.kind, FailureKind::runtime_error);
-      EXPECT_NE(std::string(e.what()).find(which == 2 ? "node %e = embedding: index 1000" : "node %g = gather: index 1000"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(which == 2 ? "node %e = embedding: index 1000" : "node %g = gather: index 1000"), std::string::npos)
+          << e.what();
     }
   }
 }
@@ -211,9 +205,7 @@ TEST(CppBackend, InjectionsReachOpsOfTheDecomposition) {
   try {
     compile_graph(g, o)->run(in);
     FAIL() << "the injected runtime error did not happen";
-  } catch (const CompileFailure& e) {
-    EXPECT_EQ(e.kind, FailureKind::runtime_error);
-  }
+  } catch (const CompileFailure& e) { EXPECT_EQ(e.kind, FailureKind::runtime_error); }
 }
 
 // Integer arithmetic in generated code wraps as PyTorch's (and the reference's) does.
@@ -258,15 +250,16 @@ TEST(CppBackend, ScansAndSortsMatchTheExactReference) {
 // centres, halves (nearest rounds them to even), one pixel outside, and far outside (reflection
 // folds them back).
 TEST(CppBackend, GridSampleMatchesTheReferenceAtEdges) {
-  const std::vector<double> points = {0.0, 0.0,  -1.0, 1.0,  1.0, -1.0,  0.5, -0.5,  0.25, 0.75,  -1.25, 1.5,  1.75, -1.6,
-                                      7.3, -9.9, -1e3, 2e3,  0.123, -0.456, 1.5, 0.5,  -0.75, -0.25};
+  const std::vector<double> points = {0.0,  0.0,  -1.0, 1.0,  1.0,  -1.0, 0.5,   -0.5,   0.25, 0.75, -1.25, 1.5,
+                                      1.75, -1.6, 7.3,  -9.9, -1e3, 2e3,  0.123, -0.456, 1.5,  0.5,  -0.75, -0.25};
   for (const char* mode : {"bilinear", "nearest"})
     for (const char* padding : {"zeros", "border", "reflection"})
       for (const char* align : {"false", "true"}) {
         SCOPED_TRACE(fmt::format("{} {} align_corners={}", mode, padding, align));
         Graph g = parse_graph(fmt::format(
             "graph t(%x: f32[1, 2, 3, 4], %g: f32[1, 3, 4, 2]) {{\n  %y = grid_sample(%x, %g, mode=\"{}\", padding_mode=\"{}\", align_corners={})\n"
-            "  return (%y)\n}}", mode, padding, align));
+            "  return (%y)\n}}",
+            mode, padding, align));
         std::vector<double> xs(24);
         for (size_t k = 0; k < xs.size(); ++k) xs[k] = static_cast<double>(k * k % 7) - 2.5;
         std::vector<Tensor> in = {Tensor::from_doubles(DType::f32, {1, 2, 3, 4}, xs), Tensor::from_doubles(DType::f32, {1, 3, 4, 2}, points)};
@@ -295,8 +288,10 @@ TEST(CppBackend, SmallIntegerTypesMatchTheExactReference) {
     }
   }
   // The wrap itself, by hand: u8 200 + 200 = 144, i8 100 * 3 = 44, u16 60000 + 10000 = 4464.
-  Graph g = parse_graph("graph w(%a: u8[1], %b: i8[1], %w: u16[1]) {\n  %x = add(%a, %a)\n  %y = mul(%b, 3)\n  %z = add(%w, 10000)\n  return (%x, %y, %z)\n}");
-  std::vector<Tensor> in = {Tensor::from_int64s(DType::u8, {1}, {200}), Tensor::from_int64s(DType::i8, {1}, {100}), Tensor::from_int64s(DType::u16, {1}, {60000})};
+  Graph g = parse_graph(
+      "graph w(%a: u8[1], %b: i8[1], %w: u16[1]) {\n  %x = add(%a, %a)\n  %y = mul(%b, 3)\n  %z = add(%w, 10000)\n  return (%x, %y, %z)\n}");
+  std::vector<Tensor> in = {Tensor::from_int64s(DType::u8, {1}, {200}), Tensor::from_int64s(DType::i8, {1}, {100}),
+                            Tensor::from_int64s(DType::u16, {1}, {60000})};
   auto got = compile_graph(g, cpp_options())->run(in);
   EXPECT_EQ(got[0].get_int(0), 144);
   EXPECT_EQ(got[1].get_int(0), 44);
@@ -311,9 +306,10 @@ TEST(CppBackend, GeneratedCodeCompilesWithoutWarnings) {
   for (auto name : {"mlp_large", "bert_layer"})
     graphs.push_back(load_module_file(std::string(REPROKIT_SOURCE_DIR) + "/bench/models/" + name + ".rk").entry());
   // Conv epilogues, with and without a bias (the conv has no buffer of its own there).
-  graphs.push_back(parse_graph(
-      "graph epilogues(%x: f32[1, 4, 9, 9], %w: f32[8, 4, 3, 3], %w2: f32[8, 8, 3, 3], %b: f32[8], %s: f32[1, 8, 1, 1]) {\n  %p = conv2d(%x, %w)\n  %q = mul(%p, %s)\n"
-      "  %r = relu(%q)\n  %c = conv2d(%r, %w2, %b, padding=[1, 1])\n  %t = add(%c, %r)\n  return (%t)\n}\n"));
+  graphs.push_back(
+      parse_graph("graph epilogues(%x: f32[1, 4, 9, 9], %w: f32[8, 4, 3, 3], %w2: f32[8, 8, 3, 3], %b: f32[8], %s: f32[1, 8, 1, 1]) {\n  %p = "
+                  "conv2d(%x, %w)\n  %q = mul(%p, %s)\n"
+                  "  %r = relu(%q)\n  %c = conv2d(%r, %w2, %b, padding=[1, 1])\n  %t = add(%c, %r)\n  return (%t)\n}\n"));
   auto opts = cpp_options();
   opts.cache_dir = (scratch_root("rk_cpp_backend_test_") / "cache-warnings").string();  // every compile is cold
   for (auto& g : graphs) {
@@ -330,9 +326,10 @@ TEST(CppBackend, GeneratedCodeCompilesWithoutWarnings) {
 // A cat whose operands only it reads (squeezenet's fire modules at batch 1) has no kernel: each
 // operand's kernel writes its slice of the cat's buffer (plan_cats in cpp_codegen.cpp).
 TEST(CppBackend, ACatsOperandsAreWrittenInPlace) {
-  Graph g = parse_graph("graph fire(%x: f32[1, 8, 9, 9], %w1: f32[6, 8, 1, 1], %w3: f32[10, 8, 3, 3], %y: f32[1, 2, 9, 9]) {\n"
-                        "  %a = conv2d(%x, %w1)\n  %ra = relu(%a)\n  %b = conv2d(%x, %w3, padding=[1, 1])\n  %rb = relu(%b)\n"
-                        "  %c = cat(%ra, %rb, dim=1)\n  %e = exp(%y)\n  %d = cat(%e, %y, dim=1)\n  %m = mul(%c, %c)\n  %n = mul(%d, %d)\n  return (%m, %n)\n}");
+  Graph g = parse_graph(
+      "graph fire(%x: f32[1, 8, 9, 9], %w1: f32[6, 8, 1, 1], %w3: f32[10, 8, 3, 3], %y: f32[1, 2, 9, 9]) {\n"
+      "  %a = conv2d(%x, %w1)\n  %ra = relu(%a)\n  %b = conv2d(%x, %w3, padding=[1, 1])\n  %rb = relu(%b)\n"
+      "  %c = cat(%ra, %rb, dim=1)\n  %e = exp(%y)\n  %d = cat(%e, %y, dim=1)\n  %m = mul(%c, %c)\n  %n = mul(%d, %d)\n  return (%m, %n)\n}");
   EXPECT_LT(max_error_vs_f64(g, cpp_options()), 1e-5);
   const std::string src = compile_graph(g, cpp_options())->source();
   EXPECT_EQ(src.find("// kernel: c\n"), std::string::npos) << "%c's operands should be written in place";

@@ -21,7 +21,8 @@ struct Case {
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }  // ctest's names, not bytes
 
 const Case kCases[] = {
-    // rk_gemm: above 2 MFLOP (kRkGemmParallelFlops; each case here is 2.5 to 3 MFLOP), cut by columns (n >= m) or by rows; odd sizes leave a ragged slab.
+    // rk_gemm: above 2 MFLOP (kRkGemmParallelFlops; each case here is 2.5 to 3 MFLOP), cut by columns (n >= m) or by rows; odd sizes leave a ragged
+    // slab.
     {"gemm_by_columns", "graph g(%a: f32[67, 75], %b: f32[75, 301]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     {"gemm_by_rows", "graph g(%a: f32[301, 75], %b: f32[75, 67]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     {"gemm_transposed_by_rows",
@@ -39,8 +40,7 @@ const Case kCases[] = {
     // and a last 12); A read through a row stride past K; K over 8192 (slices added up, through
     // the transposed store) with 16 outputs; A column-major (its panels copied by rows).
     {"panel_gemm_linear", "graph g(%x: f32[77, 300], %w: f32[200, 300], %b: f32[200]) {\n  %y = linear(%x, %w, %b)\n  return (%y)\n}"},
-    {"panel_gemm_linear_strided_rows",
-     "graph g(%x: f32[100, 64] strides=[80, 1], %w: f32[190, 64]) {\n  %y = linear(%x, %w)\n  return (%y)\n}"},
+    {"panel_gemm_linear_strided_rows", "graph g(%x: f32[100, 64] strides=[80, 1], %w: f32[190, 64]) {\n  %y = linear(%x, %w)\n  return (%y)\n}"},
     {"panel_gemm_linear_deep", "graph g(%x: f32[37, 8500], %w: f32[16, 8500]) {\n  %y = linear(%x, %w)\n  return (%y)\n}"},
     {"panel_gemm_both_transposed",
      "graph g(%a: f32[150, 97] strides=[1, 150], %b: f32[97, 45] strides=[1, 97]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
@@ -52,17 +52,21 @@ const Case kCases[] = {
     {"panel_gemm_batch_as_rows", "graph g(%a: f32[3, 71, 80], %b: f32[80, 150]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     {"gemm_one_row_stays_on_blas",  // a classifier's single row: its blocks would be mostly padding
      "graph g(%x: f32[1, 1280], %w: f32[1000, 1280], %b: f32[1000]) {\n  %y = linear(%x, %w, %b)\n  return (%y)\n}"},
-    {"gemm_a_transposed_stays_on_blas",
-     "graph g(%a: f32[45, 97] strides=[1, 45], %b: f32[97, 301]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
+    {"gemm_a_transposed_stays_on_blas", "graph g(%a: f32[45, 97] strides=[1, 45], %b: f32[97, 301]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     // im2col: padding, stride, dilation, groups, a kernel larger than the padding, odd planes.
-    {"conv_pad_stride", "graph g(%x: f32[2, 5, 23, 19], %w: f32[8, 5, 3, 3], %b: f32[8]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1])\n  return (%y)\n}"},
-    {"conv_7x7_stride2", "graph g(%x: f32[1, 3, 45, 37], %w: f32[16, 3, 7, 7], %b: f32[16]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[3, 3])\n  return (%y)\n}"},
+    {"conv_pad_stride",
+     "graph g(%x: f32[2, 5, 23, 19], %w: f32[8, 5, 3, 3], %b: f32[8]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1])\n  return (%y)\n}"},
+    {"conv_7x7_stride2",
+     "graph g(%x: f32[1, 3, 45, 37], %w: f32[16, 3, 7, 7], %b: f32[16]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[3, 3])\n  return "
+     "(%y)\n}"},
     {"conv_dilated_groups",
-     "graph g(%x: f32[1, 8, 17, 21], %w: f32[12, 4, 3, 3], %b: f32[12]) {\n  %y = conv2d(%x, %w, %b, stride=[1, 2], padding=[2, 0], dilation=[2, 1], groups=2)\n  return (%y)\n}"},
+     "graph g(%x: f32[1, 8, 17, 21], %w: f32[12, 4, 3, 3], %b: f32[12]) {\n  %y = conv2d(%x, %w, %b, stride=[1, 2], padding=[2, 0], dilation=[2, 1], "
+     "groups=2)\n  return (%y)\n}"},
     {"conv_1x1_stride2", "graph g(%x: f32[1, 40, 15, 15], %w: f32[24, 40, 1, 1]) {\n  %y = conv2d(%x, %w, stride=[2, 2])\n  return (%y)\n}"},
     {"conv_1x1_plane_of_one", "graph g(%x: f32[3, 64, 1, 1], %w: f32[10, 64, 1, 1], %b: f32[10]) {\n  %y = conv2d(%x, %w, %b)\n  return (%y)\n}"},
     {"conv_strided_input",
-     "graph g(%x: f32[1, 6, 13, 11] strides=[858, 1, 66, 6], %w: f32[7, 6, 3, 3], %b: f32[7]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  return (%y)\n}"},
+     "graph g(%x: f32[1, 6, 13, 11] strides=[858, 1, 66, 6], %w: f32[7, 6, 3, 3], %b: f32[7]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  return "
+     "(%y)\n}"},
     // The float conv GEMM (cpp_conv_gemm.h) above 2 MFLOP, on two threads. Small weights: each
     // thread packs a group of panels and runs every row over it; 21 rows leave 5 below a block
     // of 8; 40-wide rows put 16-pixel halves on one row (a masked load) and across two (a gather).
@@ -77,8 +81,13 @@ const Case kCases[] = {
     // partly stored); N = 4 and 17 alone; 7 x 7 as resnet18's layer4. K = 45 (not a multiple of
     // 16), 13 rows (not a multiple of 8 or 4).
     {"conv_gemm_last_panel_shapes",
-     "graph g(%x0: f32[1, 5, 1, 33], %x1: f32[1, 5, 6, 6], %x2: f32[1, 5, 5, 7], %x3: f32[1, 5, 1, 41], %x4: f32[1, 5, 6, 8], %x5: f32[1, 5, 5, 10], %x6: f32[1, 5, 3, 17], %x7: f32[1, 5, 4, 13], %x8: f32[1, 5, 3, 19], %x9: f32[1, 5, 2, 2], %x10: f32[1, 5, 1, 17], %x11: f32[1, 5, 7, 7], %w: f32[13, 5, 3, 3]) {\n"
-     "  %y0 = conv2d(%x0, %w, padding=[1, 1])\n  %y1 = conv2d(%x1, %w, padding=[1, 1])\n  %y2 = conv2d(%x2, %w, padding=[1, 1])\n  %y3 = conv2d(%x3, %w, padding=[1, 1])\n  %y4 = conv2d(%x4, %w, padding=[1, 1])\n  %y5 = conv2d(%x5, %w, padding=[1, 1])\n  %y6 = conv2d(%x6, %w, padding=[1, 1])\n  %y7 = conv2d(%x7, %w, padding=[1, 1])\n  %y8 = conv2d(%x8, %w, padding=[1, 1])\n  %y9 = conv2d(%x9, %w, padding=[1, 1])\n  %y10 = conv2d(%x10, %w, padding=[1, 1])\n  %y11 = conv2d(%x11, %w, padding=[1, 1])\n"
+     "graph g(%x0: f32[1, 5, 1, 33], %x1: f32[1, 5, 6, 6], %x2: f32[1, 5, 5, 7], %x3: f32[1, 5, 1, 41], %x4: f32[1, 5, 6, 8], %x5: f32[1, 5, 5, 10], "
+     "%x6: f32[1, 5, 3, 17], %x7: f32[1, 5, 4, 13], %x8: f32[1, 5, 3, 19], %x9: f32[1, 5, 2, 2], %x10: f32[1, 5, 1, 17], %x11: f32[1, 5, 7, 7], %w: "
+     "f32[13, 5, 3, 3]) {\n"
+     "  %y0 = conv2d(%x0, %w, padding=[1, 1])\n  %y1 = conv2d(%x1, %w, padding=[1, 1])\n  %y2 = conv2d(%x2, %w, padding=[1, 1])\n  %y3 = conv2d(%x3, "
+     "%w, padding=[1, 1])\n  %y4 = conv2d(%x4, %w, padding=[1, 1])\n  %y5 = conv2d(%x5, %w, padding=[1, 1])\n  %y6 = conv2d(%x6, %w, padding=[1, "
+     "1])\n  %y7 = conv2d(%x7, %w, padding=[1, 1])\n  %y8 = conv2d(%x8, %w, padding=[1, 1])\n  %y9 = conv2d(%x9, %w, padding=[1, 1])\n  %y10 = "
+     "conv2d(%x10, %w, padding=[1, 1])\n  %y11 = conv2d(%x11, %w, padding=[1, 1])\n"
      "  return (%y0, %y1, %y2, %y3, %y4, %y5, %y6, %y7, %y8, %y9, %y10, %y11)\n}"},
     // Winograd F(2x2, 3x3) (cpp_conv_winograd.h: 3x3 stride 1, 16 channels and 16 outputs or
     // more, 128 tiles or more): odd output sizes (a last tile half outside, down and right), 21
@@ -86,21 +95,26 @@ const Case kCases[] = {
     // panel of 8 tiles (the 16-wide kernel); padding 2 and 0 (asymmetric); one tile a row (32
     // runs a panel); an input read through channel-last strides.
     {"winograd_odd_sizes_epilogue",
-     "graph g(%x: f32[2, 16, 23, 25], %w: f32[21, 16, 3, 3], %b: f32[21]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  %r = relu(%y)\n  return (%r)\n}"},
+     "graph g(%x: f32[2, 16, 23, 25], %w: f32[21, 16, 3, 3], %b: f32[21]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  %r = relu(%y)\n  return "
+     "(%r)\n}"},
     {"winograd_last_panel_of_8", "graph g(%x: f32[1, 17, 18, 35], %w: f32[16, 17, 3, 3]) {\n  %y = conv2d(%x, %w)\n  return (%y)\n}"},
     {"winograd_padding_2_0", "graph g(%x: f32[1, 16, 24, 24], %w: f32[18, 16, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[2, 0])\n  return (%y)\n}"},
     {"winograd_one_tile_a_row", "graph g(%x: f32[1, 16, 256, 1], %w: f32[16, 16, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  return (%y)\n}"},
     // Its scratch is the conv GEMM's panels (24 x 24 x 16: 18 panels of 144 x 32 floats): with
     // 64 outputs, room for U and one thread's panel only; with 320, not even that (the GEMM runs).
-    {"winograd_room_for_one_thread", "graph g(%x: f32[1, 16, 24, 24], %w: f32[64, 16, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  return (%y)\n}"},
-    {"winograd_no_room_runs_the_gemm", "graph g(%x: f32[1, 16, 24, 24], %w: f32[320, 16, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  return (%y)\n}"},
+    {"winograd_room_for_one_thread",
+     "graph g(%x: f32[1, 16, 24, 24], %w: f32[64, 16, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  return (%y)\n}"},
+    {"winograd_no_room_runs_the_gemm",
+     "graph g(%x: f32[1, 16, 24, 24], %w: f32[320, 16, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  return (%y)\n}"},
     {"winograd_strided_input",
-     "graph g(%x: f32[1, 16, 24, 22] strides=[8448, 1, 352, 16], %w: f32[24, 16, 3, 3], %b: f32[24]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  return (%y)\n}"},
+     "graph g(%x: f32[1, 16, 24, 22] strides=[8448, 1, 352, 16], %w: f32[24, 16, 3, 3], %b: f32[24]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  "
+     "return (%y)\n}"},
     // 1x1 stride-1 convs with K >= 2 M read their input in place, the last panel packed: N = 114
     // (3 x 32 + 18: a vector and two dotted columns), a batch of 2 and 2 groups; 900 -> 300
     // (weights over 1 MiB: tiles of rows, two threads) with N = 72 (a last panel of 8); the same
     // conv over channel-last strides is packed.
-    {"conv_1x1_in_place_groups", "graph g(%x: f32[2, 80, 6, 19], %w: f32[20, 40, 1, 1], %b: f32[20]) {\n  %y = conv2d(%x, %w, %b, groups=2)\n  return (%y)\n}"},
+    {"conv_1x1_in_place_groups",
+     "graph g(%x: f32[2, 80, 6, 19], %w: f32[20, 40, 1, 1], %b: f32[20]) {\n  %y = conv2d(%x, %w, %b, groups=2)\n  return (%y)\n}"},
     {"conv_1x1_in_place_row_tiles", "graph g(%x: f32[1, 900, 8, 9], %w: f32[300, 900, 1, 1]) {\n  %y = conv2d(%x, %w)\n  return (%y)\n}"},
     // ... and N = 95 (a last panel of 31 columns, in the 32-wide kernel: read from its packed
     // copy, not in place past N).
@@ -109,7 +123,8 @@ const Case kCases[] = {
      "graph g(%x: f32[1, 40, 6, 19] strides=[4560, 1, 760, 40], %w: f32[16, 40, 1, 1]) {\n  %y = conv2d(%x, %w)\n  return (%y)\n}"},
     // Stride 2 (gathers) and a batch of 2, above the threshold.
     {"conv_gemm_stride2_batch",
-     "graph g(%x: f32[2, 24, 33, 31], %w: f32[32, 24, 3, 3], %b: f32[32]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1])\n  return (%y)\n}"},
+     "graph g(%x: f32[2, 24, 33, 31], %w: f32[32, 24, 3, 3], %b: f32[32]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1])\n  return "
+     "(%y)\n}"},
     // Direct kernels (conv2d_planes: a flattened output plane at a time over a padded copy of the
     // input plane, split by row and column phase modulo the stride): depthwise (stride 2, padding), a channel
     // multiplier, a 2-input-tap conv; the batch norm and clamp of mobilenet_v2 as its epilogue,
@@ -118,28 +133,41 @@ const Case kCases[] = {
     // strides; one output column; a plane too large for the stack; a window of over 7 x 7 taps;
     // f64 with relu; the conv also returned (no epilogue).
     {"depthwise_stride2",
-     "graph g(%x: f32[2, 16, 25, 25], %w: f32[16, 1, 3, 3], %b: f32[16]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=16)\n  return (%y)\n}"},
-    {"depthwise_multiplier", "graph g(%x: f32[1, 4, 9, 30], %w: f32[8, 1, 5, 5]) {\n  %y = conv2d(%x, %w, padding=[2, 2], groups=4)\n  return (%y)\n}"},
+     "graph g(%x: f32[2, 16, 25, 25], %w: f32[16, 1, 3, 3], %b: f32[16]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=16)\n  "
+     "return (%y)\n}"},
+    {"depthwise_multiplier",
+     "graph g(%x: f32[1, 4, 9, 30], %w: f32[8, 1, 5, 5]) {\n  %y = conv2d(%x, %w, padding=[2, 2], groups=4)\n  return (%y)\n}"},
     {"few_taps", "graph g(%x: f32[1, 2, 31, 7], %w: f32[3, 2, 1, 3], %b: f32[3]) {\n  %y = conv2d(%x, %w, %b, padding=[0, 1])\n  return (%y)\n}"},
     {"depthwise_epilogue_batch_norm_clamp",
      "graph g(%x: f32[2, 32, 40, 37], %w: f32[32, 1, 3, 3], %m: f32[1, 32, 1, 1], %s: f32[1, 32, 1, 1], %t: f32[1, 32, 1, 1]) {\n"
-     "  %y = conv2d(%x, %w, padding=[1, 1], groups=32)\n  %a = sub(%y, %m)\n  %b = mul(%a, %s)\n  %c = add(%b, %t)\n  %d = clamp(%c, min=0, max=6)\n  return (%d)\n}"},
+     "  %y = conv2d(%x, %w, padding=[1, 1], groups=32)\n  %a = sub(%y, %m)\n  %b = mul(%a, %s)\n  %c = add(%b, %t)\n  %d = clamp(%c, min=0, max=6)\n "
+     " return (%d)\n}"},
     {"depthwise_stride3_dilation2",
-     "graph g(%x: f32[1, 3, 20, 29], %w: f32[3, 1, 3, 4], %b: f32[3]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 3], padding=[5, 7], dilation=[2, 2], groups=3)\n  return (%y)\n}"},
+     "graph g(%x: f32[1, 3, 20, 29], %w: f32[3, 1, 3, 4], %b: f32[3]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 3], padding=[5, 7], dilation=[2, 2], "
+     "groups=3)\n  return (%y)\n}"},
     {"depthwise_channels_last",
-     "graph g(%x: f32[1, 6, 11, 13] strides=[858, 1, 78, 6], %w: f32[6, 1, 3, 3], %b: f32[6]) {\n  %y = conv2d(%x, %w, %b, stride=[1, 2], padding=[1, 1], groups=6)\n  %r = relu(%y)\n  return (%r)\n}"},
-    {"depthwise_one_column", "graph g(%x: f32[1, 4, 6, 2], %w: f32[4, 1, 3, 4], %b: f32[4]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1], groups=4)\n  return (%y)\n}"},
-    {"depthwise_plane_on_the_heap", "graph g(%x: f32[1, 2, 3, 4500], %w: f32[2, 1, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1], groups=2)\n  return (%y)\n}"},
+     "graph g(%x: f32[1, 6, 11, 13] strides=[858, 1, 78, 6], %w: f32[6, 1, 3, 3], %b: f32[6]) {\n  %y = conv2d(%x, %w, %b, stride=[1, 2], "
+     "padding=[1, 1], groups=6)\n  %r = relu(%y)\n  return (%r)\n}"},
+    {"depthwise_one_column",
+     "graph g(%x: f32[1, 4, 6, 2], %w: f32[4, 1, 3, 4], %b: f32[4]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1], groups=4)\n  return (%y)\n}"},
+    {"depthwise_plane_on_the_heap",
+     "graph g(%x: f32[1, 2, 3, 4500], %w: f32[2, 1, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1], groups=2)\n  return (%y)\n}"},
     {"depthwise_large_window",  // over 7 x 7 taps: a pass per tap, every phase present
-     "graph g(%x: f32[1, 3, 20, 23], %w: f32[3, 1, 9, 8], %b: f32[3]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 3], padding=[4, 6], dilation=[1, 2], groups=3)\n  return (%y)\n}"},
-    {"depthwise_f64_relu", "graph g(%x: f64[1, 8, 15, 17], %w: f64[8, 1, 5, 5], %b: f64[8]) {\n  %y = conv2d(%x, %w, %b, padding=[2, 2], groups=8)\n  %r = relu(%y)\n  return (%r)\n}"},
+     "graph g(%x: f32[1, 3, 20, 23], %w: f32[3, 1, 9, 8], %b: f32[3]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 3], padding=[4, 6], dilation=[1, 2], "
+     "groups=3)\n  return (%y)\n}"},
+    {"depthwise_f64_relu",
+     "graph g(%x: f64[1, 8, 15, 17], %w: f64[8, 1, 5, 5], %b: f64[8]) {\n  %y = conv2d(%x, %w, %b, padding=[2, 2], groups=8)\n  %r = relu(%y)\n  "
+     "return (%r)\n}"},
     {"depthwise_also_returned",
      "graph g(%x: f32[1, 4, 9, 9], %w: f32[4, 1, 3, 3]) {\n  %y = conv2d(%x, %w, stride=[2, 2], groups=4)\n  %r = relu(%y)\n  return (%r, %y)\n}"},
     // Epilogues: the pointwise kernel that alone reads a conv runs in the conv's output pass.
-    {"epilogue_relu", "graph g(%x: f32[1, 6, 11, 9], %w: f32[10, 6, 3, 3], %b: f32[10]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  %r = relu(%y)\n  return (%r)\n}"},
+    {"epilogue_relu",
+     "graph g(%x: f32[1, 6, 11, 9], %w: f32[10, 6, 3, 3], %b: f32[10]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  %r = relu(%y)\n  return "
+     "(%r)\n}"},
     {"epilogue_batch_norm_clamp",
      "graph g(%x: f32[2, 4, 9, 9], %w: f32[8, 4, 3, 3], %m: f32[1, 8, 1, 1], %s: f32[1, 8, 1, 1], %t: f32[1, 8, 1, 1]) {\n"
-     "  %y = conv2d(%x, %w, stride=[2, 2])\n  %a = sub(%y, %m)\n  %b = mul(%a, %s)\n  %c = add(%b, %t)\n  %d = clamp(%c, min=0, max=6)\n  return (%d)\n}"},
+     "  %y = conv2d(%x, %w, stride=[2, 2])\n  %a = sub(%y, %m)\n  %b = mul(%a, %s)\n  %c = add(%b, %t)\n  %d = clamp(%c, min=0, max=6)\n  return "
+     "(%d)\n}"},
     {"epilogue_residual_of_two_convs",
      "graph g(%x: f32[1, 8, 10, 10], %w1: f32[8, 8, 3, 3], %w2: f32[8, 8, 1, 1]) {\n  %p = conv2d(%x, %w1, padding=[1, 1])\n  %q = conv2d(%x, %w2)\n"
      "  %s = add(%p, %q)\n  %r = relu(%s)\n  return (%r)\n}"},
@@ -161,24 +189,33 @@ const Case kCases[] = {
     // copied beside one written in place; a batch of 2 (slices not contiguous: copied); the same
     // operand twice; a cat of a cat; a cat along the last dim of f16 rows.
     {"cat_in_place_fire_module",
-     "graph g(%x: f32[1, 8, 9, 9], %w1: f32[6, 8, 1, 1], %w3: f32[10, 8, 3, 3]) {\n  %a = conv2d(%x, %w1)\n  %ra = relu(%a)\n  %b = conv2d(%x, %w3, padding=[1, 1])\n"
+     "graph g(%x: f32[1, 8, 9, 9], %w1: f32[6, 8, 1, 1], %w3: f32[10, 8, 3, 3]) {\n  %a = conv2d(%x, %w1)\n  %ra = relu(%a)\n  %b = conv2d(%x, %w3, "
+     "padding=[1, 1])\n"
      "  %rb = relu(%b)\n  %c = cat(%ra, %rb, dim=1)\n  %p = max_pool2d(%c, kernel=[3, 3], stride=[2, 2])\n  return (%p)\n}"},
     {"cat_in_place_beside_copies",
-     "graph g(%x: f32[1, 3, 5, 4], %y: f32[1, 2, 5, 4]) {\n  %e = exp(%x)\n  %t = tanh(%y)\n  %s = sin(%y)\n  %c = cat(%e, %x, %t, %s, dim=1)\n  %q = sum(%s, dims=[1])\n"
+     "graph g(%x: f32[1, 3, 5, 4], %y: f32[1, 2, 5, 4]) {\n  %e = exp(%x)\n  %t = tanh(%y)\n  %s = sin(%y)\n  %c = cat(%e, %x, %t, %s, dim=1)\n  %q "
+     "= sum(%s, dims=[1])\n"
      "  %m = mul(%c, %c)\n  return (%m, %q)\n}"},
     {"cat_in_place_lives_from_its_first_operand",  // the matmuls' buffers must not take %a's slice
-     "graph g(%x: f32[4, 16], %y: f32[4, 16], %w: f32[16, 16]) {\n  %a = exp(%x)\n  %t1 = matmul(%y, %w)\n  %t2 = matmul(%t1, %w)\n  %t3 = matmul(%t2, %w)\n"
+     "graph g(%x: f32[4, 16], %y: f32[4, 16], %w: f32[16, 16]) {\n  %a = exp(%x)\n  %t1 = matmul(%y, %w)\n  %t2 = matmul(%t1, %w)\n  %t3 = "
+     "matmul(%t2, %w)\n"
      "  %b = tanh(%t3)\n  %c = cat(%a, %b)\n  %m = mul(%c, %c)\n  return (%m)\n}"},
     {"cat_batch_of_two_copied",
-     "graph g(%x: f32[2, 3, 4], %y: f32[2, 5, 4]) {\n  %e = exp(%x)\n  %t = tanh(%y)\n  %c = cat(%e, %t, dim=1)\n  %m = mul(%c, %c)\n  return (%m)\n}"},
+     "graph g(%x: f32[2, 3, 4], %y: f32[2, 5, 4]) {\n  %e = exp(%x)\n  %t = tanh(%y)\n  %c = cat(%e, %t, dim=1)\n  %m = mul(%c, %c)\n  return "
+     "(%m)\n}"},
     {"cat_same_operand_twice", "graph g(%x: f32[1, 3, 4]) {\n  %e = exp(%x)\n  %c = cat(%e, %e, dim=1)\n  %m = mul(%c, %c)\n  return (%m)\n}"},
     {"cat_of_a_cat",
-     "graph g(%x: f32[4, 6], %y: f32[2, 6]) {\n  %e = exp(%x)\n  %t = tanh(%y)\n  %i = cat(%e, %t)\n  %s = sin(%y)\n  %o = cat(%i, %s)\n  %m = mul(%o, %o)\n  return (%m)\n}"},
-    {"cat_last_dim_f16", "graph g(%x: f16[1, 1, 7], %y: f16[1, 1, 9]) {\n  %e = exp(%x)\n  %t = tanh(%y)\n  %c = cat(%e, %t, dim=2)\n  %m = mul(%c, %c)\n  return (%m)\n}"},
+     "graph g(%x: f32[4, 6], %y: f32[2, 6]) {\n  %e = exp(%x)\n  %t = tanh(%y)\n  %i = cat(%e, %t)\n  %s = sin(%y)\n  %o = cat(%i, %s)\n  %m = "
+     "mul(%o, %o)\n  return (%m)\n}"},
+    {"cat_last_dim_f16",
+     "graph g(%x: f16[1, 1, 7], %y: f16[1, 1, 9]) {\n  %e = exp(%x)\n  %t = tanh(%y)\n  %c = cat(%e, %t, dim=2)\n  %m = mul(%c, %c)\n  return "
+     "(%m)\n}"},
     // Max pooling a row at a time: padding at both ends, stride, dilation, a window that is
     // partly padding, and an input read through strides.
-    {"max_pool_pad_stride", "graph g(%x: f32[2, 3, 17, 19]) {\n  %y = max_pool2d(%x, kernel=[3, 3], stride=[2, 2], padding=[1, 1])\n  return (%y)\n}"},
-    {"max_pool_dilated", "graph g(%x: f32[1, 4, 12, 15]) {\n  %y = max_pool2d(%x, kernel=[2, 3], stride=[1, 2], padding=[1, 1], dilation=[2, 2])\n  return (%y)\n}"},
+    {"max_pool_pad_stride",
+     "graph g(%x: f32[2, 3, 17, 19]) {\n  %y = max_pool2d(%x, kernel=[3, 3], stride=[2, 2], padding=[1, 1])\n  return (%y)\n}"},
+    {"max_pool_dilated",
+     "graph g(%x: f32[1, 4, 12, 15]) {\n  %y = max_pool2d(%x, kernel=[2, 3], stride=[1, 2], padding=[1, 1], dilation=[2, 2])\n  return (%y)\n}"},
     {"max_pool_strided_input",
      "graph g(%x: f32[1, 5, 9, 8] strides=[360, 1, 40, 5]) {\n  %y = max_pool2d(%x, kernel=[3, 3], stride=[1, 1], padding=[1, 1])\n  return (%y)\n}"},
     {"depthwise_f16", "graph g(%x: f16[1, 8, 12, 12], %w: f16[8, 1, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1], groups=8)\n  return (%y)\n}"},
@@ -209,9 +246,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CudaKernelShapes, ::testing::ValuesIn(kCases), 
 static void expect_joint_graph_matches(const char* text) {
   JointGraph j = build_joint_graph(parse_graph(text));
   EXPECT_LT(max_error_vs_f64(j.graph, cpp_options()), 1e-5);
-  if (have_gpu()) {
-    EXPECT_LT(max_error_vs_f64(j.graph, cuda_options()), 1e-5) << "on the GPU";
-  }
+  if (have_gpu()) { EXPECT_LT(max_error_vs_f64(j.graph, cuda_options()), 1e-5) << "on the GPU"; }
 }
 
 // Under --train: the joint graph of a conv on the Winograd path. Its input gradient is itself a
@@ -219,21 +254,24 @@ static void expect_joint_graph_matches(const char* text) {
 // tiles), so both directions run through cpp_conv_winograd.h; the weight gradient (a 24 x 24
 // kernel) runs on the conv GEMM.
 TEST(CppKernelShapesTrain, WinogradConvAndItsGradientsMatchTheReference) {
-  expect_joint_graph_matches("graph t(%x: f32[1, 16, 24, 24] grad, %w: f32[24, 16, 3, 3] grad, %b: f32[24] grad) {\n"
-                             "  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  %r = relu(%y)\n  return (%r)\n}");
+  expect_joint_graph_matches(
+      "graph t(%x: f32[1, 16, 24, 24] grad, %w: f32[24, 16, 3, 3] grad, %b: f32[24] grad) {\n"
+      "  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  %r = relu(%y)\n  return (%r)\n}");
 }
 
 // Under --train: an MLP of two linear layers above 2 MFLOP each; forward, its gradients' matmuls
 // (transposed operands of every kind) run on rk_matmul_f32 or BLAS as their layouts allow.
 TEST(CppKernelShapesTrain, LinearLayersAndTheirGradientsMatchTheReference) {
-  expect_joint_graph_matches("graph t(%x: f32[70, 96] grad, %w1: f32[130, 96] grad, %b1: f32[130] grad, %w2: f32[90, 130] grad) {\n"
-                             "  %h = linear(%x, %w1, %b1)\n  %a = gelu(%h)\n  %y = linear(%a, %w2)\n  return (%y)\n}");
+  expect_joint_graph_matches(
+      "graph t(%x: f32[70, 96] grad, %w1: f32[130, 96] grad, %b1: f32[130] grad, %w2: f32[90, 130] grad) {\n"
+      "  %h = linear(%x, %w1, %b1)\n  %a = gelu(%h)\n  %y = linear(%a, %w2)\n  return (%y)\n}");
 }
 
 // Under --train: the joint graph of a depthwise conv at stride 2 with its clamp, on the direct
 // kernel (conv2d_planes) with the clamp as its epilogue; its gradients are whatever convs the
 // backward rules make of them.
 TEST(CppKernelShapesTrain, DepthwiseConvAndItsGradientsMatchTheReference) {
-  expect_joint_graph_matches("graph t(%x: f32[2, 12, 15, 14] grad, %w: f32[12, 1, 3, 3] grad, %b: f32[12] grad) {\n"
-                             "  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=12)\n  %r = clamp(%y, min=0, max=6)\n  return (%r)\n}");
+  expect_joint_graph_matches(
+      "graph t(%x: f32[2, 12, 15, 14] grad, %w: f32[12, 1, 3, 3] grad, %b: f32[12] grad) {\n"
+      "  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=12)\n  %r = clamp(%y, min=0, max=6)\n  return (%r)\n}");
 }

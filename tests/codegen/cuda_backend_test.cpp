@@ -23,9 +23,7 @@ TEST(CudaBackend, EveryExampleModelAndEveryOpCompilesWithNvrtc) {
     Graph g = load_module_file(std::string(REPROKIT_SOURCE_DIR) + "/examples/" + name + ".rk").entry();
     std::unique_ptr<CompiledGraph> c;
     EXPECT_NO_THROW(c = compile_graph(g, cuda_options())) << name;
-    if (c) {
-      EXPECT_NE(c->source().find("__global__ void rk_graph_kernel"), std::string::npos);
-    }
+    if (c) { EXPECT_NE(c->source().find("__global__ void rk_graph_kernel"), std::string::npos); }
   }
   EXPECT_NO_THROW(compile_graph(parse_graph(kAllOpsGraph), cuda_options()));
   EXPECT_NO_THROW(compile_graph(parse_graph(kSmallIntsGraph), cuda_options()));
@@ -54,9 +52,7 @@ TEST(CudaBackend, RunsOnAGpuOrSaysWhyNot) {
     try {
       c->run(generate_inputs(g, 1));
       FAIL() << "ran without a driver";
-    } catch (const UserError& e) {
-      EXPECT_NE(std::string(e.what()).find("no CUDA driver (libcuda.so.1)"), std::string::npos) << e.what();
-    }
+    } catch (const UserError& e) { EXPECT_NE(std::string(e.what()).find("no CUDA driver (libcuda.so.1)"), std::string::npos) << e.what(); }
     GTEST_SKIP() << "no GPU here: the generated CUDA code was compiled with NVRTC but not run";
   }
   EXPECT_LT(max_error_vs_f64(g, cuda_options()), 1e-5);

@@ -19,9 +19,7 @@ namespace {
 std::string parse_error(const std::string& spec) {
   try {
     parse_fault_injection(spec);
-  } catch (const UserError& e) {
-    return e.what();
-  }
+  } catch (const UserError& e) { return e.what(); }
   return "";
 }
 

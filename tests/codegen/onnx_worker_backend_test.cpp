@@ -23,9 +23,7 @@ std::string refusal(const std::string& backend, CompileOptions o, const char* gr
   o.backend = backend;
   try {
     compile_graph(parse_module(graph).entry(), o);
-  } catch (const Unsupported& e) {
-    return std::string("unsupported: ") + e.what();
-  } catch (const UserError& e) {
+  } catch (const Unsupported& e) { return std::string("unsupported: ") + e.what(); } catch (const UserError& e) {
     return e.what();
   }
   return "";

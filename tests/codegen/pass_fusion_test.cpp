@@ -6,7 +6,8 @@
 using namespace reprokit;
 using namespace reprokit::testing;
 
-static const char* kChain = "graph g(%x: f32[4, 8]) {\n  %a = exp(%x)\n  %b = mul(%a, 2.0)\n  %c = tanh(%b)\n  %s = sum(%c, dims=[1])\n  %t = neg(%s)\n  return (%t)\n}\n";
+static const char* kChain =
+    "graph g(%x: f32[4, 8]) {\n  %a = exp(%x)\n  %b = mul(%a, 2.0)\n  %c = tanh(%b)\n  %s = sum(%c, dims=[1])\n  %t = neg(%s)\n  return (%t)\n}\n";
 
 TEST(PointwiseFusionPass, GroupsSameShapeChains) {
   auto r = run_one_pass("pointwise-fusion", kChain);

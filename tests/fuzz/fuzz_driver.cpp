@@ -77,8 +77,7 @@ struct Rng {
   }
   size_t below(size_t n) { return n ? static_cast<size_t>(next() % n) : 0; }
   bool chance(int percent) { return below(100) < static_cast<size_t>(percent); }
-  template <class T>
-  const T& pick(const std::vector<T>& v) { return v[below(v.size())]; }
+  template <class T> const T& pick(const std::vector<T>& v) { return v[below(v.size())]; }
 };
 
 uint64_t mix_seed(uint64_t seed, uint64_t index) {
@@ -102,9 +101,7 @@ void write_file(const fs::path& p, const std::string& data) {
   if (!f) throw std::runtime_error("cannot write " + p.string());
 }
 
-std::string dump_json(const json& j, int indent = 2) {
-  return j.dump(indent, ' ', false, json::error_handler_t::replace);
-}
+std::string dump_json(const json& j, int indent = 2) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
 
 fs::path make_temp_dir(const fs::path& base, const std::string& prefix) {
   fs::create_directories(base);
@@ -182,8 +179,7 @@ uint64_t fnv1a(const std::string& s) {
 // FIFOs, for "was anything outside the bundle written?" checks.
 using Snapshot = std::map<std::string, std::string>;
 
-void snapshot_into(const fs::path& root, const fs::path& rel, const std::set<fs::path>& exclude,
-                   Snapshot& out) {
+void snapshot_into(const fs::path& root, const fs::path& rel, const std::set<fs::path>& exclude, Snapshot& out) {
   fs::path p = rel.empty() ? root : root / rel;
   if (exclude.count(p)) return;
   struct stat st;
@@ -292,8 +288,7 @@ int reap_leftovers() {
       if (ppid == self && pid != reprokit::reaper_pid()) kids.push_back(pid);  // our own reaper is no leftover
     }
     // Reap zombies and anything already gone.
-    while (waitpid(-1, nullptr, WNOHANG) > 0) {
-    }
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {}
     if (kids.empty()) break;
     for (pid_t k : kids) {
       pid_t pg = getpgid(k);
@@ -302,15 +297,13 @@ int reap_leftovers() {
       ++found;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    while (waitpid(-1, nullptr, WNOHANG) > 0) {
-    }
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {}
   }
   return found;
 }
 
-const std::vector<std::string> kReproVars = {
-    "REPRO_AFTER",  "REPRO_LEVEL",   "REPRO_DIR",         "REPRO_MINIFY",   "REPRO_TOLERANCE",
-    "REPRO_TIMEOUT", "REPRO_INJECT", "REPRO_INJECT_PASS", "REPRO_CACHE_DIR", "REPROKIT_EXE"};
+const std::vector<std::string> kReproVars = {"REPRO_AFTER",   "REPRO_LEVEL",  "REPRO_DIR",         "REPRO_MINIFY",    "REPRO_TOLERANCE",
+                                             "REPRO_TIMEOUT", "REPRO_INJECT", "REPRO_INJECT_PASS", "REPRO_CACHE_DIR", "REPROKIT_EXE"};
 
 // ------------------------------------------------------------------------------------------------
 // Command-line options
@@ -345,9 +338,7 @@ long to_long(const std::string& s, const std::string& what, long lo, long hi) {
     long v = std::stol(s, &n);
     if (n != s.size() || v < lo || v > hi) throw std::out_of_range(s);
     return v;
-  } catch (const std::exception&) {
-    throw UsageError(fmt::format("{}: expected an integer in [{}, {}], got '{}'", what, lo, hi, s));
-  }
+  } catch (const std::exception&) { throw UsageError(fmt::format("{}: expected an integer in [{}, {}], got '{}'", what, lo, hi, s)); }
 }
 
 double to_double(const std::string& s, const std::string& what) {
@@ -356,9 +347,7 @@ double to_double(const std::string& s, const std::string& what) {
     double v = std::stod(s, &n);
     if (n != s.size() || !(v > 0) || v > 86400) throw std::out_of_range(s);
     return v;
-  } catch (const std::exception&) {
-    throw UsageError(fmt::format("{}: expected seconds in (0, 86400], got '{}'", what, s));
-  }
+  } catch (const std::exception&) { throw UsageError(fmt::format("{}: expected seconds in (0, 86400], got '{}'", what, s)); }
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -368,9 +357,7 @@ struct Span {
   size_t begin, end;
 };
 
-bool is_name_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
-}
+bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
 
 std::vector<Span> find_numbers(const std::string& t) {
   std::vector<Span> out;
@@ -453,12 +440,23 @@ std::vector<Span> find_type_shapes(const std::string& t) {
 }
 
 const std::vector<std::string> kHostileNumbers = {
-    "0", "-1", "1", "2", "2147483648", "9223372036854775807", "-9223372036854775808",
-    "99999999999999999999", "1e308", "-1e308", "nan", "inf"};
+    "0", "-1", "1", "2", "2147483648", "9223372036854775807", "-9223372036854775808", "99999999999999999999", "1e308", "-1e308", "nan", "inf"};
 
 std::vector<std::string> hostile_rk_names() {
-  return {"%a\nb", "%s%n%p", "%../../x", "%/tmp/x", "%" + std::string(10000, 'a'), "%a\"b", "%a\\b",
-          "%a'b", "%\xc3\xa9", "%\xe2\x80\x98x\xe2\x80\x99", "%", "%1x", std::string("%a\0b", 4), "%a b"};
+  return {"%a\nb",
+          "%s%n%p",
+          "%../../x",
+          "%/tmp/x",
+          "%" + std::string(10000, 'a'),
+          "%a\"b",
+          "%a\\b",
+          "%a'b",
+          "%\xc3\xa9",
+          "%\xe2\x80\x98x\xe2\x80\x99",
+          "%",
+          "%1x",
+          std::string("%a\0b", 4),
+          "%a b"};
 }
 
 std::vector<std::string> split_lines(const std::string& t) {
@@ -675,15 +673,30 @@ void collect_pointers(const json& j, const json::json_pointer& at, std::vector<j
 // Raw JSON texts that nlohmann cannot hold (99999999999999999999, 1e999) go in as markers that
 // are replaced after dumping.
 json hostile_scalar(const json& old, Rng& rng, std::vector<std::string>& raw) {
-  std::vector<json> pool = {json(""), json("../../etc/x"), json("/dev/zero"), json("/tmp/x"), json(-1), json(-9223372036854775807LL - 1),
-                            json(9223372036854775807LL), json(18446744073709551615ULL), json(1e308), json(-1e308), json(0.5),
-                            json(nullptr), json(true), json::array(), json::object(), json("s%n%p"), json("a\nb"),
-                            json(std::string(10000, 'a')), json("\xc3\xa9")};
+  std::vector<json> pool = {json(""),
+                            json("../../etc/x"),
+                            json("/dev/zero"),
+                            json("/tmp/x"),
+                            json(-1),
+                            json(-9223372036854775807LL - 1),
+                            json(9223372036854775807LL),
+                            json(18446744073709551615ULL),
+                            json(1e308),
+                            json(-1e308),
+                            json(0.5),
+                            json(nullptr),
+                            json(true),
+                            json::array(),
+                            json::object(),
+                            json("s%n%p"),
+                            json("a\nb"),
+                            json(std::string(10000, 'a')),
+                            json("\xc3\xa9")};
   if (old.is_string()) pool.push_back(json(12345));
   if (old.is_number()) pool.push_back(json("12"));
   if (rng.chance(15)) {
     static const std::vector<std::string> raws = {"99999999999999999999", "-99999999999999999999", "1e999", "-0",
-                                                  "9223372036854775808", "-9223372036854775809", "1.0"};
+                                                  "9223372036854775808",  "-9223372036854775809",  "1.0"};
     raw.push_back(rng.pick(raws));
     return json(fmt::format("@@RAW{}@@", raw.size() - 1));
   }
@@ -697,8 +710,21 @@ std::string dump_with_raw(const json& j, const std::vector<std::string>& raw) {
 }
 
 std::vector<std::string> hostile_json_names() {
-  return {"a\nb", "s%n%p", "%s%n", "%p", "../../x", "/tmp/x", std::string(10000, 'a'), "a\"b", "a\\b",
-          "\xc3\xa9", "\xe2\x80\x98x\xe2\x80\x99", "", "a b", std::string("a\0b", 3), "1abc"};
+  return {"a\nb",
+          "s%n%p",
+          "%s%n",
+          "%p",
+          "../../x",
+          "/tmp/x",
+          std::string(10000, 'a'),
+          "a\"b",
+          "a\\b",
+          "\xc3\xa9",
+          "\xe2\x80\x98x\xe2\x80\x99",
+          "",
+          "a b",
+          std::string("a\0b", 3),
+          "1abc"};
 }
 
 // Renames a node of manifest["graph"] to `to` in the graph JSON and in graph_text.
@@ -814,13 +840,34 @@ std::string mutate_npy(const fs::path& p, Rng& rng) {
   }
   std::string what;
   switch (rng.below(9)) {
-    case 0: set_dict_value(n->dict, "shape", "(99999999999999999999,)"); what = "shape (99999999999999999999,)"; break;
-    case 1: set_dict_value(n->dict, "shape", "(-8, -16)"); what = "shape (-8, -16)"; break;
-    case 2: set_dict_value(n->dict, "shape", "(4294967296, 4294967296)"); what = "shape (4294967296, 4294967296)"; break;
-    case 3: set_dict_value(n->dict, "descr", "'<c16'"); what = "descr <c16"; break;
-    case 4: set_dict_value(n->dict, "descr", rng.pick(std::vector<std::string>{"'>f4'", "'|O'", "'<U8'", "'<f2'", "''"})); what = "descr bogus"; break;
-    case 5: set_dict_value(n->dict, "fortran_order", "True"); what = "fortran_order True"; break;
-    case 6: n->data.resize(n->data.size() / 2); what = "truncated data"; break;
+    case 0:
+      set_dict_value(n->dict, "shape", "(99999999999999999999,)");
+      what = "shape (99999999999999999999,)";
+      break;
+    case 1:
+      set_dict_value(n->dict, "shape", "(-8, -16)");
+      what = "shape (-8, -16)";
+      break;
+    case 2:
+      set_dict_value(n->dict, "shape", "(4294967296, 4294967296)");
+      what = "shape (4294967296, 4294967296)";
+      break;
+    case 3:
+      set_dict_value(n->dict, "descr", "'<c16'");
+      what = "descr <c16";
+      break;
+    case 4:
+      set_dict_value(n->dict, "descr", rng.pick(std::vector<std::string>{"'>f4'", "'|O'", "'<U8'", "'<f2'", "''"}));
+      what = "descr bogus";
+      break;
+    case 5:
+      set_dict_value(n->dict, "fortran_order", "True");
+      what = "fortran_order True";
+      break;
+    case 6:
+      n->data.resize(n->data.size() / 2);
+      what = "truncated data";
+      break;
     case 7: {  // header length beyond the file
       std::string out = build_npy(*n);
       out[8] = '\xff';
@@ -828,7 +875,10 @@ std::string mutate_npy(const fs::path& p, Rng& rng) {
       write_file(p, out);
       return "header length 0x7fff in " + p.filename().string();
     }
-    default: n->dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::string(2000, '(') + "), }"; what = "nested shape tuple"; break;
+    default:
+      n->dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::string(2000, '(') + "), }";
+      what = "nested shape tuple";
+      break;
   }
   write_file(p, build_npy(*n));
   return what + " in " + p.filename().string();
@@ -886,8 +936,8 @@ ProcessSpec base_spec(const FuzzConfig& c, const std::vector<std::string>& argv,
   return s;
 }
 
-RunOutcome run_one(const FuzzConfig& c, const std::string& label, const std::vector<std::string>& argv,
-                   const fs::path& cwd, const fs::path& watch_root, const std::set<fs::path>& writable) {
+RunOutcome run_one(const FuzzConfig& c, const std::string& label, const std::vector<std::string>& argv, const fs::path& cwd,
+                   const fs::path& watch_root, const std::set<fs::path>& writable) {
   RunOutcome o;
   o.label = label;
   o.argv = argv;
@@ -933,9 +983,8 @@ json outcome_json(long index, const std::vector<std::string>& mutations, const s
 }
 
 // Saves a finding (or a stray write) into pending/<index>-<run>/, renamed to findings/NNNN later.
-void save_pending(const FuzzConfig& c, const fs::path& pending_dir, long index, size_t run_no,
-                  const std::vector<std::string>& mutations, const RunOutcome& o, const fs::path& mutant_root,
-                  const fs::path& pristine, const std::string& kind) {
+void save_pending(const FuzzConfig& c, const fs::path& pending_dir, long index, size_t run_no, const std::vector<std::string>& mutations,
+                  const RunOutcome& o, const fs::path& mutant_root, const fs::path& pristine, const std::string& kind) {
   fs::path d = pending_dir / fmt::format("{:08d}-{}", index, run_no);
   fs::create_directories(d);
   copy_tree(pristine, d / "mutant");
@@ -958,8 +1007,7 @@ void save_pending(const FuzzConfig& c, const fs::path& pending_dir, long index, 
   res += fmt::format("kind: {}\n", kind);
   res += fmt::format("command: {}\n", o.label);
   res += fmt::format("status: {}\n", status_text(o.r));
-  res += fmt::format("exit_code: {}\nsignal: {}\ntimed_out: {}\nseconds: {:.3f}\n", o.r.exit_code, o.r.signal,
-                     o.r.timed_out, o.r.seconds);
+  res += fmt::format("exit_code: {}\nsignal: {}\ntimed_out: {}\nseconds: {:.3f}\n", o.r.exit_code, o.r.signal, o.r.timed_out, o.r.seconds);
   res += fmt::format("leftover processes killed: {}\n", o.leftovers);
   res += "mutations:\n";
   for (auto& m : mutations) res += "  - " + m + "\n";
@@ -1037,13 +1085,13 @@ std::vector<BaseBundle> make_base_bundles(const FuzzConfig& c, const fs::path& w
       s.env_set["REPRO_DIR"] = "out";
       auto r = reprokit::run_process(s);
       reap_leftovers();
-      std::string desc = fmt::format("REPRO_AFTER={} REPRO_LEVEL={} reprokit run {} {}", rc.after, rc.level, rc.model,
-                                     fmt::join(args, " "));
+      std::string desc = fmt::format("REPRO_AFTER={} REPRO_LEVEL={} reprokit run {} {}", rc.after, rc.level, rc.model, fmt::join(args, " "));
       std::vector<std::string> made;
       for (auto& n : list_dir(cwd / "out"))
         if (fs::exists(cwd / "out" / n / "manifest.json")) made.push_back(n);
       if (made.empty()) {
-        fmt::print("  base: {} -> {}, no bundle{}\n", desc, status_text(r), form == 0 && !rc.fallback_inject.empty() ? " (trying the fallback)" : ", skipped");
+        fmt::print("  base: {} -> {}, no bundle{}\n", desc, status_text(r),
+                   form == 0 && !rc.fallback_inject.empty() ? " (trying the fallback)" : ", skipped");
         continue;
       }
       fmt::print("  base: {} -> {}, bundle {}\n", desc, status_text(r), made[0]);
@@ -1077,8 +1125,7 @@ std::vector<fs::path> files_under(const fs::path& dir, const std::string& ext) {
 // Applies one JSON-aware mutation to manifest m; returns a description or "" when not applicable.
 // abs_name: an absolute path inside the mutant's directory, used where a hostile *name* is
 // absolute (the product may write <name>.npy: it must land where the driver watches, not in /tmp).
-std::string mutate_manifest_json(json& m, Rng& rng, std::vector<std::string>& raw, const std::string& outside_rel,
-                                 const std::string& abs_name) {
+std::string mutate_manifest_json(json& m, Rng& rng, std::vector<std::string>& raw, const std::string& outside_rel, const std::string& abs_name) {
   std::vector<json::json_pointer> scalars, members;
   collect_pointers(m, json::json_pointer(), scalars, members);
   switch (rng.below(6)) {
@@ -1104,8 +1151,8 @@ std::string mutate_manifest_json(json& m, Rng& rng, std::vector<std::string>& ra
     case 2: {
       if (!m.contains("inputs") || !m["inputs"].is_array() || m["inputs"].empty()) return "";
       size_t i = rng.below(m["inputs"].size());
-      std::vector<std::string> targets = {"../../etc/x", "/dev/zero", "/tmp/x", outside_rel, "inputs/../../outside/secret.npy",
-                                          "inputs", "", "inputs/\xc3\xa9.npy"};
+      std::vector<std::string> targets = {"../../etc/x",        "/dev/zero", "/tmp/x", outside_rel, "inputs/../../outside/secret.npy", "inputs", "",
+                                          "inputs/\xc3\xa9.npy"};
       std::string t = rng.pick(targets);
       m["inputs"][i]["file"] = t;
       return fmt::format("manifest inputs[{}].file -> {}", i, printable(t));
@@ -1198,9 +1245,7 @@ std::vector<std::string> make_bundle_mutant(const BaseBundle& base, const fs::pa
               s.erase(std::remove(s.begin(), s.end(), '\n'), s.end());
               t.replace(p + 8, e == std::string::npos ? std::string::npos : e - p - 8, s);
               what = "repro.rk spec line: " + (w.empty() ? "no-op" : w);
-            } catch (const std::exception& ex) {
-              what = std::string("repro.rk spec line unparsable: ") + ex.what();
-            }
+            } catch (const std::exception& ex) { what = std::string("repro.rk spec line unparsable: ") + ex.what(); }
           }
         }
         if (what.empty()) {
@@ -1216,9 +1261,7 @@ std::vector<std::string> make_bundle_mutant(const BaseBundle& base, const fs::pa
           for (int tries = 0; tries < 5 && what.empty(); ++tries)
             what = mutate_manifest_json(m, rng, raw, "../../../outside/secret.npy", (M / "outside" / "abs" / "x").string());
           write_file(manifest, dump_with_raw(m, raw));
-        } catch (const std::exception& ex) {
-          what = std::string("manifest unparsable: ") + ex.what();
-        }
+        } catch (const std::exception& ex) { what = std::string("manifest unparsable: ") + ex.what(); }
       }
     } else if (k < 70) {  // npy header or data
       auto files = files_under(repro ? B / "original" / "repro_inputs" : B / "inputs", ".npy");
@@ -1235,8 +1278,7 @@ std::vector<std::string> make_bundle_mutant(const BaseBundle& base, const fs::pa
               if (e.is_object() && e.value("file", "") == rel) e["checksum"] = product_checksum(read_file(f));
           write_file(manifest, dump_json(m));
           what += " (manifest checksum updated)";
-        } catch (const std::exception&) {
-        }
+        } catch (const std::exception&) {}
       }
     } else if (k < 78) {  // an input file becomes a symlink out of the bundle
       auto files = files_under(repro ? B / "original" / "repro_inputs" : B / "inputs", ".npy");
@@ -1247,8 +1289,8 @@ std::vector<std::string> make_bundle_mutant(const BaseBundle& base, const fs::pa
       fs::create_symlink(target, f);
       what = fmt::format("{} -> symlink to {}", f.lexically_relative(B).string(), target);
     } else if (k < 86) {  // symlinks out of the bundle where the product writes
-      static const std::vector<std::string> where = {"minify_work", "report.json.tmp", "repro.rk.tmp", "report.json", "repro_inputs",
-                                                     "analyze.json", "bisect.json"};
+      static const std::vector<std::string> where = {"minify_work",  "report.json.tmp", "repro.rk.tmp", "report.json",
+                                                     "repro_inputs", "analyze.json",    "bisect.json"};
       std::string w = rng.pick(where);
       bool dir = w == "minify_work" || w == "repro_inputs";
       fs::path target = dir ? M / "outside" / "workdir" : M / "outside" / "target.txt";
@@ -1292,8 +1334,8 @@ struct MutantResult {
 };
 
 // Runs mutants index = shard, shard + shards, ... < count; appends one JSON line per mutant.
-void run_shard(const FuzzConfig& c, const RkSeeds& rk, const std::vector<BaseBundle>& bases, long shard, long shards,
-               const fs::path& results_file, const fs::path& pending_dir) {
+void run_shard(const FuzzConfig& c, const RkSeeds& rk, const std::vector<BaseBundle>& bases, long shard, long shards, const fs::path& results_file,
+               const fs::path& pending_dir) {
   std::ofstream results(results_file, std::ios::app);
   for (long i = shard; i < c.count; i += shards) {
     Rng rng(mix_seed(c.seed, static_cast<uint64_t>(i)));
@@ -1311,8 +1353,7 @@ void run_shard(const FuzzConfig& c, const RkSeeds& rk, const std::vector<BaseBun
         write_file(f, t);
         copy_tree(M, P);
         mr.runs.push_back(run_one(c, "print", {c.exe, "print", f.string()}, M, M, {}));
-        if (i % 10 == 0)
-          mr.runs.push_back(run_one(c, "run", {c.exe, "run", f.string(), "--backend", "eager"}, M, M, {}));
+        if (i % 10 == 0) mr.runs.push_back(run_one(c, "run", {c.exe, "run", f.string(), "--backend", "eager"}, M, M, {}));
       } else {
         const std::string& cmd = kBundleCommands[static_cast<size_t>(i) % kBundleCommands.size()];
         const BaseBundle& base = bases[rng.below(bases.size())];
@@ -1321,9 +1362,7 @@ void run_shard(const FuzzConfig& c, const RkSeeds& rk, const std::vector<BaseBun
         fs::path B = M / "d1" / "d2" / "bundle";
         mr.runs.push_back(run_one(c, cmd, bundle_argv(c, cmd, B), M / "c1" / "c2" / "cwd", M, {B}));
       }
-    } catch (const std::exception& ex) {
-      mr.mutations.push_back(std::string("driver error while building or running the mutant: ") + ex.what());
-    }
+    } catch (const std::exception& ex) { mr.mutations.push_back(std::string("driver error while building or running the mutant: ") + ex.what()); }
     bool keep = false;
     for (size_t r = 0; r < mr.runs.size(); ++r) {
       auto& o = mr.runs[r];
@@ -1349,8 +1388,7 @@ int next_finding_number(const fs::path& findings) {
   for (auto& n : list_dir(findings)) {
     try {
       mx = std::max(mx, std::stoi(n));
-    } catch (...) {
-    }
+    } catch (...) {}
   }
   return mx + 1;
 }
@@ -1378,8 +1416,8 @@ int cmd_fuzz(const Args& a) {
   c.run_dir = make_temp_dir(c.out / "work", fmt::format("{}-seed{}-", c.corpus, c.seed));
   prctl(PR_SET_CHILD_SUBREAPER, 1);
 
-  fmt::print("fuzz: {} corpus, {} mutants, seed {}, jobs {}, per-run limit {}s, memory limit {} MB\n", c.corpus, c.count, c.seed,
-             c.jobs, c.timeout, c.memory_mb);
+  fmt::print("fuzz: {} corpus, {} mutants, seed {}, jobs {}, per-run limit {}s, memory limit {} MB\n", c.corpus, c.count, c.seed, c.jobs, c.timeout,
+             c.memory_mb);
   fmt::print("fuzz: exe {}\nfuzz: out {}\n", c.exe, c.out.string());
   std::fflush(stdout);
 
@@ -1409,9 +1447,18 @@ int cmd_fuzz(const Args& a) {
   } else {
     // Each shard is a fresh fuzz_driver (mode shard) started through src/process, reading what it
     // runs from a plan file; each is the subreaper of its own runs.
-    json plan = {{"exe", c.exe},       {"corpus", c.corpus},       {"count", c.count},           {"seed", c.seed},
-                 {"jobs", c.jobs},     {"timeout", c.timeout},     {"memory_mb", c.memory_mb},   {"out", c.out.string()},
-                 {"run_dir", c.run_dir.string()}, {"cache", c.cache.string()}, {"keep_temp", c.keep_temp}, {"pending", pending.string()},
+    json plan = {{"exe", c.exe},
+                 {"corpus", c.corpus},
+                 {"count", c.count},
+                 {"seed", c.seed},
+                 {"jobs", c.jobs},
+                 {"timeout", c.timeout},
+                 {"memory_mb", c.memory_mb},
+                 {"out", c.out.string()},
+                 {"run_dir", c.run_dir.string()},
+                 {"cache", c.cache.string()},
+                 {"keep_temp", c.keep_temp},
+                 {"pending", pending.string()},
                  {"bases", json::array()}};
     for (const BaseBundle& b : bases) plan["bases"].push_back({{"description", b.description}, {"dir", b.dir.string()}});
     const fs::path plan_file = c.run_dir / "shards.json";
@@ -1444,7 +1491,7 @@ int cmd_fuzz(const Args& a) {
   std::map<int, long> by_exit;
   std::map<int, long> by_signal;
   std::map<std::string, std::map<std::string, long>> by_command;  // command -> status -> count
-  std::map<std::string, std::pair<long, json>> finding_kinds;      // "kind [command]" -> count, example
+  std::map<std::string, std::pair<long, json>> finding_kinds;     // "kind [command]" -> count, example
   json empty_exit2_example, stray_example, leftover_example;
   for (auto& m : mutants) {
     for (auto& r : m["runs"]) {
@@ -1501,13 +1548,12 @@ int cmd_fuzz(const Args& a) {
   }
   fmt::print("findings: {}", findings);
   if (next > first)
-    fmt::print("   saved: {}/findings/{:04d} .. {:04d} ({} dirs: findings, plus runs that wrote outside or left processes)",
-               c.out.string(), first, next - 1, next - first);
+    fmt::print("   saved: {}/findings/{:04d} .. {:04d} ({} dirs: findings, plus runs that wrote outside or left processes)", c.out.string(), first,
+               next - 1, next - first);
   fmt::print("\n");
   for (auto& [kind, ex] : finding_kinds) {
     fmt::print("  {} x{}\n    e.g. {}\n    stderr: {}\n    mutations: {}\n", kind, ex.first,
-               reprokit::shell_quote_command(ex.second["argv"].get<std::vector<std::string>>()),
-               ex.second["stderr_last"].get<std::string>(),
+               reprokit::shell_quote_command(ex.second["argv"].get<std::vector<std::string>>()), ex.second["stderr_last"].get<std::string>(),
                printable(fmt::format("{}", fmt::join(ex.second["mutations"].get<std::vector<std::string>>(), "; ")), 300));
   }
   fmt::print("info: exit-2 runs with an empty stderr: {}\n", empty_exit2);
@@ -1520,9 +1566,17 @@ int cmd_fuzz(const Args& a) {
   fmt::print("info: runs that left processes running (killed): {}\n", leftover_runs);
   if (leftover_runs) fmt::print("    e.g. {}\n", reprokit::shell_quote_command(leftover_example["argv"].get<std::vector<std::string>>()));
 
-  json summary = {{"corpus", c.corpus}, {"seed", c.seed}, {"count", c.count}, {"mutants_run", mutants.size()}, {"runs", runs},
-                  {"wall_s", wall}, {"timeouts", timeouts}, {"findings", findings}, {"exit2_empty_stderr", empty_exit2},
-                  {"stray_write_runs", stray_runs}, {"leftover_runs", leftover_runs}};
+  json summary = {{"corpus", c.corpus},
+                  {"seed", c.seed},
+                  {"count", c.count},
+                  {"mutants_run", mutants.size()},
+                  {"runs", runs},
+                  {"wall_s", wall},
+                  {"timeouts", timeouts},
+                  {"findings", findings},
+                  {"exit2_empty_stderr", empty_exit2},
+                  {"stray_write_runs", stray_runs},
+                  {"leftover_runs", leftover_runs}};
   for (auto& [e, n] : by_exit) summary["exits"][std::to_string(e)] = n;
   for (auto& [s, n] : by_signal) summary["signals"][signal_name(s)] = n;
   for (auto& [k, ex] : finding_kinds) summary["finding_kinds"][k] = {{"count", ex.first}, {"example", ex.second}};
@@ -1652,8 +1706,8 @@ CaseResult replay_case(const std::string& exe, const fs::path& case_dir, bool ke
   fs::create_directories(tmp / "outside");
   fs::create_directories(tmp / "cache");
   fs::create_directories(tmp / "cwd");
-  std::map<std::string, std::string> vars = {{"exe", exe}, {"case", cp.string()}, {"outside", (tmp / "outside").string()},
-                                             {"tmp", tmp.string()}, {"source", REPROKIT_SOURCE_DIR}};
+  std::map<std::string, std::string> vars = {
+      {"exe", exe}, {"case", cp.string()}, {"outside", (tmp / "outside").string()}, {"tmp", tmp.string()}, {"source", REPROKIT_SOURCE_DIR}};
   auto finish = [&]() {
     if (!keep) remove_tree(tmp);
     else cr.reasons.push_back("kept " + tmp.string());
@@ -1763,8 +1817,7 @@ CaseResult replay_case(const std::string& exe, const fs::path& case_dir, bool ke
       for (auto& [code, wants] : if_exit.items())
         if (std::to_string(r.exit_code) == code)
           for (auto& want : string_list(wants))
-            if (err_l.find(lower(want)) == std::string::npos)
-              cr.reasons.push_back(fmt::format("exit {} but stderr lacks '{}'", code, want));
+            if (err_l.find(lower(want)) == std::string::npos) cr.reasons.push_back(fmt::format("exit {} but stderr lacks '{}'", code, want));
       for (auto& want : string_list(cj.value("expect_stdout", json::array())))
         if (lower(r.out).find(lower(want)) == std::string::npos) cr.reasons.push_back("stdout lacks '" + want + "'");
     }
@@ -1876,10 +1929,10 @@ int main(int argc, char** argv) {
       usage(stdout);
       return 0;
     }
-    Args a = parse_args(argc, argv,
-                        {"--exe", "--corpus", "--count", "--seed", "--jobs", "--timeout", "--out", "--memory-limit", "--corpus-dir", "--only",
-                         "--plan", "--shard"},
-                        {"--keep-temp", "--verbose"});
+    Args a = parse_args(
+        argc, argv,
+        {"--exe", "--corpus", "--count", "--seed", "--jobs", "--timeout", "--out", "--memory-limit", "--corpus-dir", "--only", "--plan", "--shard"},
+        {"--keep-temp", "--verbose"});
     if (a.mode == "fuzz") return cmd_fuzz(a);
     if (a.mode == "replay") return cmd_replay(a);
     if (a.mode == "shard") return cmd_shard(a);  // started by fuzz --jobs J

@@ -100,9 +100,7 @@ TEST_P(Triangulate, PinsAPlantedAccuracyBugOnItsBackend) {
   EXPECT_EQ(t["first_divergence"][c.backend], "a") << r.out;  // the gelu, its own error
   EXPECT_TRUE(t["first_divergence"][c.other].is_null()) << r.out;
   for (auto& n : t["nodes"]) {
-    if (n["node"] == "a") {
-      EXPECT_EQ(n[c.backend]["origin"], "own");
-    }
+    if (n["node"] == "a") { EXPECT_EQ(n[c.backend]["origin"], "own"); }
     EXPECT_NE(n["wrong_on"], "both") << n["node"];
     EXPECT_NE(n["wrong_on"], c.other) << n["node"];
   }
@@ -122,7 +120,8 @@ INSTANTIATE_TEST_SUITE_P(Backends, Triangulate, ::testing::Values(TriangulateCas
 TEST(TriangulateWithoutAGpu, SaysSoAndExitsTwo) {
   if (have_gpu()) GTEST_SKIP() << "a GPU is here: Triangulate.* runs instead";
   auto dir = fresh_dir("triangulate_no_gpu");
-  auto run = reprokit_cli({"run", example("mlp"), "--inject", "gelu:accuracy"}, dir, {{"REPRO_AFTER", "dynamo"}, {"REPRO_LEVEL", "4"}, {"REPRO_DIR", "out"}});
+  auto run = reprokit_cli({"run", example("mlp"), "--inject", "gelu:accuracy"}, dir,
+                          {{"REPRO_AFTER", "dynamo"}, {"REPRO_LEVEL", "4"}, {"REPRO_DIR", "out"}});
   ASSERT_EQ(run.exit_code, 1) << run.err;
   auto b = bundles_in(dir / "out").at(0);
   auto r = reprokit_cli({"analyze", b.string(), "--triangulate"}, dir);
@@ -136,7 +135,8 @@ TEST(TriangulateWithoutAGpu, SaysSoAndExitsTwo) {
 // what it does) instead of dying, and points at minify and bisect.
 TEST(Analyze, ACrashingGraphIsProbedInAChildAndSaysSo) {
   auto dir = fresh_dir("analyze_crash");
-  auto run = reprokit_cli({"run", example("mlp"), "--inject", "gelu:crash"}, dir, {{"REPRO_AFTER", "dynamo"}, {"REPRO_LEVEL", "3"}, {"REPRO_DIR", "out"}});
+  auto run =
+      reprokit_cli({"run", example("mlp"), "--inject", "gelu:crash"}, dir, {{"REPRO_AFTER", "dynamo"}, {"REPRO_LEVEL", "3"}, {"REPRO_DIR", "out"}});
   ASSERT_NE(run.exit_code, 0) << run.err;
   auto b = bundles_in(dir / "out").at(0);
   auto r = reprokit_cli({"analyze", b.string()}, dir);

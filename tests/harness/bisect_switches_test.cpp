@@ -214,7 +214,8 @@ TEST(TvmSwitches, ADisabledPassReachesTvmAndNoLongerChangesTheModule) {
   ProcessSpec probe;
   probe.argv = {python_interpreter(), "-c", "import tvm, onnx"};
   probe.timeout_s = 120;
-  if (run_process(probe).exit_code != 0) GTEST_SKIP() << python_interpreter() << " cannot import tvm and onnx (pip install apache-tvm onnx): TVM's switches were not tried";
+  if (run_process(probe).exit_code != 0)
+    GTEST_SKIP() << python_interpreter() << " cannot import tvm and onnx (pip install apache-tvm onnx): TVM's switches were not tried";
   const BackendSwitches* sw = backend_named("tvm").switches;
   ASSERT_NE(sw, nullptr);
   Graph g = parse_graph("graph t(%x: f32[4, 8], %w: f32[8, 8]) {\n  %m = matmul(%x, %w)\n  %a = add(%m, %x)\n  %r = relu(%a)\n  return (%r)\n}\n");

@@ -68,11 +68,12 @@ TEST_P(BisectPasses, NamesThePassAndTheRewrite) {
 
 INSTANTIATE_TEST_SUITE_P(EveryPass, BisectPasses,
                          ::testing::Values(PassCase{"dce", 1}, PassCase{"dce", 2}, PassCase{"cse", 1}, PassCase{"constant-folding", 1},
-                                           PassCase{"constant-folding", 2}, PassCase{"algebraic-simplification", 2},
-                                           PassCase{"pointwise-fusion", 3}, PassCase{"reduction-fusion", 2}),
+                                           PassCase{"constant-folding", 2}, PassCase{"algebraic-simplification", 2}, PassCase{"pointwise-fusion", 3},
+                                           PassCase{"reduction-fusion", 2}),
                          [](const auto& info) {
                            std::string s = std::string(info.param.pass) + "_" + std::to_string(info.param.n);
-                           for (auto& ch : s) if (ch == '-') ch = '_';
+                           for (auto& ch : s)
+                             if (ch == '-') ch = '_';
                            return s;
                          });
 

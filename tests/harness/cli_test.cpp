@@ -12,7 +12,8 @@ TEST(Cli, HelpListsEveryCommand) {
   auto dir = fresh_dir("cli_help");
   auto r = reprokit_cli({"--help"}, dir);
   EXPECT_EQ(r.exit_code, 0);
-  for (auto c : {"run", "minify", "repro", "analyze", "bisect", "print", "passes"}) EXPECT_NE(r.out.find(std::string("  ") + c), std::string::npos) << c;
+  for (auto c : {"run", "minify", "repro", "analyze", "bisect", "print", "passes"})
+    EXPECT_NE(r.out.find(std::string("  ") + c), std::string::npos) << c;
   auto run_help = reprokit_cli({"run", "--help"}, dir);
   EXPECT_NE(run_help.out.find("REPRO_TIMEOUT"), std::string::npos);
 }

@@ -19,9 +19,7 @@ TEST(CommandWords, RefusesWhatOnlyAShellUnderstands) {
     try {
       split_command_words(bad, "--check");
       ADD_FAILURE() << bad;
-    } catch (const UserError& e) {
-      EXPECT_NE(std::string(e.what()).find("sh -c"), std::string::npos) << e.what();
-    }
+    } catch (const UserError& e) { EXPECT_NE(std::string(e.what()).find("sh -c"), std::string::npos) << e.what(); }
   }
   EXPECT_THROW(split_command_words("a 'b", "--check"), UserError);
   EXPECT_THROW(split_command_words("a \"b", "--check"), UserError);
@@ -80,8 +78,8 @@ TEST(CommandWords, ShellActivePathsAreRefusedUnderAnUnknownLauncher) {
     }
   }
   EXPECT_THROW(refuse_path_under_launcher({"fakessh", "host"}, "/w/My Models/c1/model.rk", "x"), UserError);  // split in two there
-  EXPECT_NO_THROW(refuse_path_under_launcher({"srun", "-n1"}, "/w/My Models/n$(x)/model.rk", "x"));         // execs its words as given
+  EXPECT_NO_THROW(refuse_path_under_launcher({"srun", "-n1"}, "/w/My Models/n$(x)/model.rk", "x"));           // execs its words as given
   EXPECT_NO_THROW(refuse_path_under_launcher({"/usr/bin/nice", "-n", "5"}, "/w/My Models/model.rk", "x"));
-  EXPECT_NO_THROW(refuse_path_under_launcher({}, "/w/n$(touch X)", "x"));          // no launcher, no shell
+  EXPECT_NO_THROW(refuse_path_under_launcher({}, "/w/n$(touch X)", "x"));            // no launcher, no shell
   EXPECT_NO_THROW(refuse_path_under_launcher({"ssh", "h"}, "/w/n$(touch X)", "x"));  // quoted instead
 }

@@ -24,14 +24,18 @@ TEST(EscapeControls, C0ControlsAndDelAreEscaped) {
 }
 
 TEST(EscapeControls, C1ControlsAndBytesOutsideUtf8AreEscaped) {
-  EXPECT_EQ(escape_controls("\xc2\x9b" "2J"), "\\u009b2J");  // CSI in UTF-8
-  EXPECT_EQ(escape_controls("\xc2\x85"), "\\u0085");         // NEL
-  EXPECT_EQ(escape_controls("\x9b" "2J"), "\\x9b2J");        // CSI to an 8-bit terminal
+  EXPECT_EQ(escape_controls("\xc2\x9b"
+                            "2J"),
+            "\\u009b2J");                             // CSI in UTF-8
+  EXPECT_EQ(escape_controls("\xc2\x85"), "\\u0085");  // NEL
+  EXPECT_EQ(escape_controls("\x9b"
+                            "2J"),
+            "\\x9b2J");  // CSI to an 8-bit terminal
   EXPECT_EQ(escape_controls("\xff\xfe"), "\\xff\\xfe");
-  EXPECT_EQ(escape_controls("\xc3"), "\\xc3");                // cut short
+  EXPECT_EQ(escape_controls("\xc3"), "\\xc3");                    // cut short
   EXPECT_EQ(escape_controls("\xe0\x82\x9b"), "\\xe0\\x82\\x9b");  // overlong CSI
   EXPECT_EQ(escape_controls("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate
-  EXPECT_EQ(escape_controls("\xc2\xa0"), "\xc2\xa0");         // U+00A0 is no control
+  EXPECT_EQ(escape_controls("\xc2\xa0"), "\xc2\xa0");             // U+00A0 is no control
 }
 
 TEST(EscapeControls, KeepNewlinesKeepsOnlyNewlines) {

@@ -110,9 +110,7 @@ TEST(FailureJson, RoundTripAndErrors) {
   try {
     Failure::from_json({{"kind", "meltdown"}});
     FAIL() << "an unknown kind must be rejected";
-  } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("unknown failure kind 'meltdown'"), std::string::npos) << e.what();
-  }
+  } catch (const UserError& e) { EXPECT_NE(std::string(e.what()).find("unknown failure kind 'meltdown'"), std::string::npos) << e.what(); }
   EXPECT_THROW(Failure::from_json(nlohmann::json::array()), UserError);
   EXPECT_THROW(Failure::from_json({{"kind", 3}}), UserError);
 }

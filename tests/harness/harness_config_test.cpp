@@ -26,9 +26,7 @@ void expect_rejected(const char* var, const char* value, const std::string& mess
   try {
     HarnessConfig::from_env();
     ADD_FAILURE() << var << "=" << value << " was accepted";
-  } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
-  }
+  } catch (const UserError& e) { EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what(); }
   ::unsetenv(var);
 }
 

@@ -32,7 +32,8 @@ TEST_P(HarnessKinds, BundleManifestAndRepro) {
   auto manifest = read_json(bundles[0] / "manifest.json");
   EXPECT_EQ(manifest["format_version"], 1);
   EXPECT_EQ(manifest["spec"]["stage"], std::string(c.after) == "aot" ? "aot_forward" : "dynamo");
-  std::string recorded = kind == "crash" ? read_json(bundles[0] / "crash.json")["kind"].get<std::string>() : manifest["failure"]["kind"].get<std::string>();
+  std::string recorded =
+      kind == "crash" ? read_json(bundles[0] / "crash.json")["kind"].get<std::string>() : manifest["failure"]["kind"].get<std::string>();
   EXPECT_EQ(recorded, kind == "hang" ? "timeout" : kind);
   EXPECT_TRUE(fs::exists(bundles[0] / "minifier_launcher"));
   // The bundle is named after the failure (a crash too: the signal handler renames it), and the
@@ -54,9 +55,8 @@ TEST_P(HarnessKinds, BundleManifestAndRepro) {
 INSTANTIATE_TEST_SUITE_P(Kinds, HarnessKinds,
                          ::testing::Values(KindCase{"compile_error", 2, "dynamo"}, KindCase{"compile_error", 2, "aot"},
                                            KindCase{"runtime_error", 2, "dynamo"}, KindCase{"runtime_error", 2, "aot"},
-                                           KindCase{"crash", 3, "dynamo"}, KindCase{"crash", 3, "aot"},
-                                           KindCase{"hang", 2, "dynamo"}, KindCase{"hang", 2, "aot"},
-                                           KindCase{"accuracy", 4, "dynamo"}, KindCase{"accuracy", 4, "aot"}),
+                                           KindCase{"crash", 3, "dynamo"}, KindCase{"crash", 3, "aot"}, KindCase{"hang", 2, "dynamo"},
+                                           KindCase{"hang", 2, "aot"}, KindCase{"accuracy", 4, "dynamo"}, KindCase{"accuracy", 4, "aot"}),
                          [](const auto& info) { return std::string(info.param.kind) + "_" + info.param.after; });
 
 TEST(Harness, NothingIsWrittenWithoutAFailure) {
@@ -72,8 +72,7 @@ TEST(Harness, NothingIsWrittenWithoutAFailure) {
 TEST(Harness, EarlierBundlesAreNeverOverwritten) {
   auto dir = fresh_dir("twice");
   for (int i = 0; i < 2; ++i)
-    reprokit_cli({"run", example("mlp"), "--inject", "gelu:runtime_error"}, dir,
-                 {{"REPRO_AFTER", "dynamo"}, {"REPRO_DIR", "out"}});
+    reprokit_cli({"run", example("mlp"), "--inject", "gelu:runtime_error"}, dir, {{"REPRO_AFTER", "dynamo"}, {"REPRO_DIR", "out"}});
   EXPECT_EQ(bundles_in(dir / "out").size(), 2u);
 }
 

@@ -113,8 +113,7 @@ TEST(NoiseFloor, WideWhereTheGraphAmplifiesRoundingNarrowWhereNot) {
 // The kinks variant: a relu input just above 0 and a comparison just past its threshold go the
 // other way; values far from the kink do not move.
 TEST(NoiseFloor, KinksVariantTakesNearDecisionsTheOtherWay) {
-  Graph g = parse_graph(
-      "graph k(%x: f32[4], %y: f32[4]) {\n  %r = relu(%x)\n  %c = gt(%x, %y)\n  return (%r, %c)\n}\n");
+  Graph g = parse_graph("graph k(%x: f32[4], %y: f32[4]) {\n  %r = relu(%x)\n  %c = gt(%x, %y)\n  return (%r, %c)\n}\n");
   std::vector<Tensor> in = {Tensor::from_doubles(DType::f32, {4}, {1.0, 1e-6, -1e-6, -1.0}),
                             Tensor::from_doubles(DType::f32, {4}, {0.0, 0.0, 0.0, 0.0})};
   InterpretOptions o;

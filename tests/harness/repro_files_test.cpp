@@ -143,7 +143,8 @@ TEST(ReproFiles, ABundleStoresEachWeightOnce) {
   const fs::path original = failing_bundle("weights_once", "mlp", "tanh:runtime_error");
   const fs::path bundle = original.parent_path();
   auto same_file = [](const fs::path& a, const fs::path& b) {
-    struct stat sa {}, sb {};
+    struct stat sa {
+    }, sb{};
     return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
   };
   for (const char* w : {"w1.npy", "b1.npy", "w2.npy", "x.npy"}) {
@@ -158,9 +159,7 @@ TEST(ReproFiles, ABundleStoresEachWeightOnce) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const auto& e : fs::directory_iterator(bundle / "repro_inputs")) {
     const fs::path in_bundle = bundle / "inputs" / e.path().filename();
-    if (fs::exists(in_bundle) && read_text(in_bundle) == read_text(e.path())) {
-      EXPECT_TRUE(same_file(in_bundle, e.path())) << e.path();
-    }
+    if (fs::exists(in_bundle) && read_text(in_bundle) == read_text(e.path())) { EXPECT_TRUE(same_file(in_bundle, e.path())) << e.path(); }
   }
   EXPECT_TRUE(same_file(bundle / "inputs" / "w1.npy", original / "repro_inputs" / "w1.npy")) << "the minifier left original/ as it was";
 }

@@ -20,7 +20,7 @@ TEST(SampleLike, DrawsLikeTheInputsKeepsWeightsAndRanges) {
       "  %y = add(%x, 1.0)\n  return (%y)\n}\n");
   std::vector<double> x(2000), b(100, 0.0);
   for (size_t k = 0; k < x.size(); ++k) x[k] = 5.0 + (k % 2 ? 2.0 : -2.0);  // mean 5, spread 2
-  for (size_t k = 0; k < 25; ++k) b[k] = 1;                                    // a quarter true
+  for (size_t k = 0; k < 25; ++k) b[k] = 1;                                 // a quarter true
   std::vector<int64_t> idx(50);
   for (size_t k = 0; k < idx.size(); ++k) idx[k] = 3 + static_cast<int64_t>(k % 5);  // [3, 7]
   std::vector<Tensor> in = {Tensor::from_doubles(DType::f32, {2000}, x), Tensor::from_doubles(DType::f32, {4}, {1, 2, 3, 4}),

@@ -42,8 +42,8 @@ class WritesAFile : public ::testing::Test {
   }
 };
 [[maybe_unused]] const bool kChildRegistered =
-    std::getenv("RK_SCRATCH_CHILD") &&
-    ::testing::RegisterTest("ScratchDirChild", "WritesAFile", nullptr, nullptr, __FILE__, __LINE__, []() -> ::testing::Test* { return new WritesAFile; });
+    std::getenv("RK_SCRATCH_CHILD") && ::testing::RegisterTest("ScratchDirChild", "WritesAFile", nullptr, nullptr, __FILE__, __LINE__,
+                                                               []() -> ::testing::Test* { return new WritesAFile; });
 
 TEST(ScratchDir, RemovedWhenTheTestProcessExits) {
   ProcessResult r = run_child({});

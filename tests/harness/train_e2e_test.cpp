@@ -87,8 +87,7 @@ TEST(Train, CompositeOpInjectionSurvivesAotAtTheDynamoLevel) {
 
 TEST(Train, EveryOpAndExampleModelGradientsMatchEagerThroughCpp) {
   std::vector<std::pair<std::string, Graph>> graphs;
-  for (auto name : {"mlp", "attention", "embedding_classifier", "mixed_precision"})
-    graphs.push_back({name, load_module_file(example(name)).entry()});
+  for (auto name : {"mlp", "attention", "embedding_classifier", "mixed_precision"}) graphs.push_back({name, load_module_file(example(name)).entry()});
   graphs.push_back({"all_ops", parse_graph(kAllOpsGraph)});
   for (auto& [name, g] : graphs) {
     SCOPED_TRACE(name);

@@ -12,16 +12,18 @@ static std::string type_of(const Graph& g, const char* name) { return g.node(g.f
 
 TEST(Inference, EveryOpOfTheAllOpsGraph) {
   Graph g = parse_graph(kAllOpsGraph);
-  struct { const char* name; const char* type; } expect[] = {
-      {"neg", "f32[2, 3] grad"}, {"add", "f32[2, 3] grad"}, {"mul", "f32[2, 3] grad"}, {"eq", "bool[2, 3]"},
-      {"where", "f32[2, 3] grad"}, {"to", "f16[2, 3] grad"}, {"sum", "f32[2, 1] grad"}, {"sumall", "i64[]"},
-      {"mean", "f32[3] grad"}, {"amax", "f32[2] grad"}, {"amin", "f32[] grad"}, {"var", "f32[2] grad"},
-      {"argmax", "i64[2]"}, {"ln", "f32[2, 3] grad"}, {"mm", "f32[2, 4] grad"}, {"lin", "f32[3, 10]"},
-      {"reshape", "f32[3, 2] grad"}, {"permute", "f32[3, 2] grad"}, {"transpose", "f32[3, 2] grad"},
-      {"expand", "f32[4, 3]"}, {"slice", "f32[2, 2] grad"}, {"cat", "f32[4, 3] grad"}, {"squeeze", "f32[2] grad"},
-      {"unsqueeze", "f32[1, 3]"}, {"emb", "f32[5, 4]"}, {"gather", "f32[2, 3] grad"}, {"full", "f64[2, 2]"},
-      {"hh", "f16[2, 3]"}, {"cumsum", "f32[2, 3] grad"}, {"icumsum", "i64[2, 3]"}, {"cumprod", "f32[2, 3] grad"},
-      {"sort", "f32[2, 3] grad"}, {"argsort", "i64[2, 3]"}, {"topk", "f32[2, 2] grad"}, {"topki", "i64[1, 3]"}};
+  struct {
+    const char* name;
+    const char* type;
+  } expect[] = {{"neg", "f32[2, 3] grad"},     {"add", "f32[2, 3] grad"},     {"mul", "f32[2, 3] grad"},       {"eq", "bool[2, 3]"},
+                {"where", "f32[2, 3] grad"},   {"to", "f16[2, 3] grad"},      {"sum", "f32[2, 1] grad"},       {"sumall", "i64[]"},
+                {"mean", "f32[3] grad"},       {"amax", "f32[2] grad"},       {"amin", "f32[] grad"},          {"var", "f32[2] grad"},
+                {"argmax", "i64[2]"},          {"ln", "f32[2, 3] grad"},      {"mm", "f32[2, 4] grad"},        {"lin", "f32[3, 10]"},
+                {"reshape", "f32[3, 2] grad"}, {"permute", "f32[3, 2] grad"}, {"transpose", "f32[3, 2] grad"}, {"expand", "f32[4, 3]"},
+                {"slice", "f32[2, 2] grad"},   {"cat", "f32[4, 3] grad"},     {"squeeze", "f32[2] grad"},      {"unsqueeze", "f32[1, 3]"},
+                {"emb", "f32[5, 4]"},          {"gather", "f32[2, 3] grad"},  {"full", "f64[2, 2]"},           {"hh", "f16[2, 3]"},
+                {"cumsum", "f32[2, 3] grad"},  {"icumsum", "i64[2, 3]"},      {"cumprod", "f32[2, 3] grad"},   {"sort", "f32[2, 3] grad"},
+                {"argsort", "i64[2, 3]"},      {"topk", "f32[2, 2] grad"},    {"topki", "i64[1, 3]"}};
   for (auto& e : expect) EXPECT_EQ(type_of(g, e.name), e.type) << "node %" << e.name;
 }
 
@@ -29,13 +31,12 @@ TEST(Inference, ScansAndSortsCheckTheirDimAndK) {
   auto error = [](const char* body) {
     try {
       parse_graph(fmt::format("graph t(%x: f32[2, 3], %s: f32[]) {{\n  {}\n  return (%y)\n}}", body));
-    } catch (const std::exception& e) {
-      return std::string(e.what());
-    }
+    } catch (const std::exception& e) { return std::string(e.what()); }
     return std::string("(no error)");
   };
   EXPECT_NE(error("%y = cumsum(%x, dim=2)").find("dim 2 is out of range for rank 2"), std::string::npos);
-  EXPECT_NE(error("%y = topk(%x, k=4)").find("node %y = topk: k = 4 is out of range for a dim of size 3"), std::string::npos) << error("%y = topk(%x, k=4)");
+  EXPECT_NE(error("%y = topk(%x, k=4)").find("node %y = topk: k = 4 is out of range for a dim of size 3"), std::string::npos)
+      << error("%y = topk(%x, k=4)");
   EXPECT_NE(error("%y = topk_indices(%x, k=-1, dim=0)").find("k = -1 is out of range for a dim of size 2"), std::string::npos);
   EXPECT_NE(error("%y = topk(%s, k=0)").find("k = 0 for a 0-d input (it takes k = 1)"), std::string::npos);
   EXPECT_EQ(error("%y = topk(%s, k=1)"), "(no error)");
@@ -101,7 +102,9 @@ TEST(Inference, BatchedMatmulBroadcastsBatchDims) {
 }
 
 TEST(Inference, SliceClampsLikePython) {
-  Graph g = parse_graph("graph s(%x: f32[10]) {\n  %a = slice(%x, dim=0, start=-3, end=100)\n  %b = slice(%x, dim=0, start=8, end=2)\n  %c = slice(%x, dim=0, start=1, end=10, step=3)\n  return (%a, %b, %c)\n}");
+  Graph g = parse_graph(
+      "graph s(%x: f32[10]) {\n  %a = slice(%x, dim=0, start=-3, end=100)\n  %b = slice(%x, dim=0, start=8, end=2)\n  %c = slice(%x, dim=0, start=1, "
+      "end=10, step=3)\n  return (%a, %b, %c)\n}");
   EXPECT_EQ(type_of(g, "a"), "f32[3]");
   EXPECT_EQ(type_of(g, "b"), "f32[0]");
   EXPECT_EQ(type_of(g, "c"), "f32[3]");

@@ -22,8 +22,12 @@ TEST(Json, EveryOpRoundTripsIdentically) {
 
 TEST(Json, MalformedJsonIsAUserError) {
   EXPECT_THROW(graph_from_json(nlohmann::json::parse(R"({"name": "g"})")), UserError);
-  EXPECT_THROW(graph_from_json(nlohmann::json::parse(R"({"name": "g", "inputs": [], "nodes": [{"name": "a", "op": "neg", "operands": [{"value": "zz"}]}], "outputs": ["a"]})")), UserError);
-  EXPECT_THROW(graph_from_json(nlohmann::json::parse(R"({"name": "g", "inputs": [{"name": "x", "dtype": "f99", "shape": [1]}], "nodes": [], "outputs": ["x"]})")), UserError);
+  EXPECT_THROW(graph_from_json(nlohmann::json::parse(
+                   R"({"name": "g", "inputs": [], "nodes": [{"name": "a", "op": "neg", "operands": [{"value": "zz"}]}], "outputs": ["a"]})")),
+               UserError);
+  EXPECT_THROW(graph_from_json(
+                   nlohmann::json::parse(R"({"name": "g", "inputs": [{"name": "x", "dtype": "f99", "shape": [1]}], "nodes": [], "outputs": ["x"]})")),
+               UserError);
 }
 
 static const char* kChain = R"(graph c(%x: f32[4], %unused: f32[2]) {
@@ -98,10 +102,8 @@ TEST(Examples, EveryExampleModelParses) {
 // One rule for names everywhere: JSON (bundles) rejects what the text format cannot spell.
 TEST(Names, JsonRejectsNamesOutsideTheRuleAndGeneratedCodeEscapesText) {
   for (std::string bad : std::vector<std::string>{"a\nb", "%s%n", "../x", "/tmp/x", "1abc", std::string(201, 'a'), ""}) {
-    nlohmann::json j = {{"name", "g"},
-                        {"inputs", {{{"name", bad}, {"dtype", "f32"}, {"shape", {2}}}}},
-                        {"nodes", nlohmann::json::array()},
-                        {"outputs", {bad}}};
+    nlohmann::json j = {
+        {"name", "g"}, {"inputs", {{{"name", bad}, {"dtype", "f32"}, {"shape", {2}}}}}, {"nodes", nlohmann::json::array()}, {"outputs", {bad}}};
     EXPECT_THROW(graph_from_json(j), UserError) << printable(bad);
   }
   EXPECT_TRUE(is_valid_name("layer.0_out"));

@@ -22,8 +22,7 @@ TEST(TextFormat, EveryOpRoundTrips) {
 
 TEST(TextFormat, PositionalAttributesPrintByName) {
   Graph g = parse_graph("graph g(%x: f32[2, 3]) {\n  %t = transpose(%x, 0, 1)\n  %s = softmax(%t, -1)\n  return (%s)\n}\n");
-  EXPECT_EQ(print_graph(g),
-            "graph g(%x: f32[2, 3]) {\n  %t = transpose(%x, dim0=0, dim1=1)\n  %s = softmax(%t, dim=-1)\n  return (%s)\n}\n");
+  EXPECT_EQ(print_graph(g), "graph g(%x: f32[2, 3]) {\n  %t = transpose(%x, dim0=0, dim1=1)\n  %s = softmax(%t, dim=-1)\n  return (%s)\n}\n");
 }
 
 TEST(TextFormat, InputTypesKeepStridesDeviceAndGrad) {
@@ -37,7 +36,8 @@ TEST(TextFormat, InputTypesKeepStridesDeviceAndGrad) {
 }
 
 TEST(TextFormat, FloatsPrintExactly) {
-  Graph g = parse_graph("graph g(%x: f64[2]) {\n  %a = mul(%x, 0.1)\n  %b = add(%a, 1e-30)\n  %c = mul(%b, 3)\n  %d = maximum(%c, -inf)\n  return (%d)\n}\n");
+  Graph g = parse_graph(
+      "graph g(%x: f64[2]) {\n  %a = mul(%x, 0.1)\n  %b = add(%a, 1e-30)\n  %c = mul(%b, 3)\n  %d = maximum(%c, -inf)\n  return (%d)\n}\n");
   std::string s = print_graph(g);
   EXPECT_NE(s.find("mul(%x, 0.1)"), std::string::npos) << s;
   EXPECT_NE(s.find("add(%a, 1e-30)"), std::string::npos) << s;
@@ -90,8 +90,7 @@ TEST_P(ParseErrors, NameLineColumnAndWhatWasExpected) {
 INSTANTIATE_TEST_SUITE_P(
     Malformed, ParseErrors,
     ::testing::Values(
-        BadCase{"", "bad.rk:1:1: error: expected 'graph', got end of file"},
-        BadCase{"grap g() {}", "1:1: error: expected 'graph', got 'grap'"},
+        BadCase{"", "bad.rk:1:1: error: expected 'graph', got end of file"}, BadCase{"grap g() {}", "1:1: error: expected 'graph', got 'grap'"},
         BadCase{"graph (%x: f32[1]) { return (%x) }", "1:7: error: expected a graph name, got '('"},
         BadCase{"graph g(%x f32[1]) { return (%x) }", "1:12: error: expected ':' after the input name, got 'f32'"},
         BadCase{"graph g(%x: f31[1]) { return (%x) }", "1:13: error: unknown dtype 'f31'"},
@@ -118,7 +117,5 @@ TEST(TextFormat, MissingFileNamesThePath) {
   try {
     load_module_file("/nonexistent/model.rk");
     FAIL();
-  } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("/nonexistent/model.rk"), std::string::npos);
-  }
+  } catch (const UserError& e) { EXPECT_NE(std::string(e.what()).find("/nonexistent/model.rk"), std::string::npos); }
 }

@@ -19,9 +19,7 @@ TEST_P(VerifyErrors, NameTheNode) {
   try {
     parse_graph(src, "v.rk");
     FAIL() << "verified: " << src;
-  } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find(GetParam().message), std::string::npos) << e.what();
-  }
+  } catch (const UserError& e) { EXPECT_NE(std::string(e.what()).find(GetParam().message), std::string::npos) << e.what(); }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -44,7 +42,8 @@ INSTANTIATE_TEST_SUITE_P(
         VerifyCase{"%b = gt(%x, 0.0)\n%a = abs(%b)\nreturn (%a)", "node %a = abs: abs of a bool tensor"},
         VerifyCase{"%s = sum(%x)\n%a = squeeze(%s, dim=3)\nreturn (%a)", "node %a = squeeze: dim 3 is out of range for a 0-d tensor"},
         VerifyCase{"%a = where(%x, %x, %x)\nreturn (%a)", "node %a = where: condition must be bool, got f32"},
-        VerifyCase{"%w = reshape(%y, shape=[2, 2])\n%a = linear(%x, %w)\nreturn (%a)", "node %a = linear: weight shape [2, 2] does not match input feature size 3"},
+        VerifyCase{"%w = reshape(%y, shape=[2, 2])\n%a = linear(%x, %w)\nreturn (%a)",
+                   "node %a = linear: weight shape [2, 2] does not match input feature size 3"},
         VerifyCase{"%a = neg(2.0)\nreturn (%a)", "operand 1 (x) of neg must be a tensor value, got the literal 2.0"},
         VerifyCase{"%a = gather(%x, %x, dim=0)\nreturn (%a)", "node %a = gather: index must be i32 or i64, got f32"},
         VerifyCase{"%a = permute(%x, dims=[0, 0])\nreturn (%a)", "node %a = permute: dims [0, 0] is not a permutation"},
@@ -56,35 +55,50 @@ INSTANTIATE_TEST_SUITE_P(
         VerifyCase{"%a = group_norm(%y, num_groups=1)\nreturn (%a)", "node %a = group_norm: input must be [N, C, ...], got [4]"},
         VerifyCase{"%a = group_norm(%x, %y, num_groups=1)\nreturn (%a)", "node %a = group_norm: weight has shape [4], expected [3] (the channels)"},
         VerifyCase{"%a = instance_norm(%x)\nreturn (%a)", "node %a = instance_norm: input must be [N, C, D1, ...], got [2, 3]"},
-        VerifyCase{"%a = scatter_add(%x, %i, %y, dim=1)\nreturn (%a)", "node %a = scatter_add: index [2, 3] and src [4] must have the input's rank 2"},
+        VerifyCase{"%a = scatter_add(%x, %i, %y, dim=1)\nreturn (%a)",
+                   "node %a = scatter_add: index [2, 3] and src [4] must have the input's rank 2"},
         VerifyCase{"%a = scatter_add(%i, %i, %x, dim=1)\nreturn (%a)", "node %a = scatter_add: input must be floating"},
         VerifyCase{"%im = reshape(%x, shape=[1, 1, 2, 3])\n%w = reshape(%y, shape=[1, 1, 2, 2])\n%a = conv2d_input_grad(%im, %im, %w)\nreturn (%a)",
                    "node %a = conv2d_input_grad: grad has shape [1, 1, 2, 3], the convolution's output is [1, 1, 1, 2]"},
         VerifyCase{"%im = reshape(%x, shape=[1, 1, 2, 3])\n%w = reshape(%y, shape=[2, 2])\n%a = conv2d_weight_grad(%im, %im, %w)\nreturn (%a)",
                    "node %a = conv2d_weight_grad: weight must be 4-D [out, in / groups, kH, kW], got [2, 2]"},
-        VerifyCase{"%a = pixel_shuffle(%x, upscale_factor=2)\nreturn (%a)", "node %a = pixel_shuffle: input must be [*, C, H, W] (rank >= 3), got [2, 3]"},
-        VerifyCase{"%r = reshape(%x, shape=[2, 3, 1])\n%a = pixel_shuffle(%r, upscale_factor=2)\nreturn (%a)", "node %a = pixel_shuffle: 2 channels do not divide by upscale_factor^2 = 4"},
-        VerifyCase{"%r = reshape(%x, shape=[1, 2, 3])\n%a = pixel_unshuffle(%r, downscale_factor=2)\nreturn (%a)", "node %a = pixel_unshuffle: height 2 and width 3 do not divide by downscale_factor 2"},
-        VerifyCase{"%a = einsum(%x, %x, equation=\"ij,jk->ik\")\nreturn (%a)", "node %a = einsum: equation \"ij,jk->ik\": 'j' is 2 in operand 2 but 3 in an earlier operand"},
+        VerifyCase{"%a = pixel_shuffle(%x, upscale_factor=2)\nreturn (%a)",
+                   "node %a = pixel_shuffle: input must be [*, C, H, W] (rank >= 3), got [2, 3]"},
+        VerifyCase{"%r = reshape(%x, shape=[2, 3, 1])\n%a = pixel_shuffle(%r, upscale_factor=2)\nreturn (%a)",
+                   "node %a = pixel_shuffle: 2 channels do not divide by upscale_factor^2 = 4"},
+        VerifyCase{"%r = reshape(%x, shape=[1, 2, 3])\n%a = pixel_unshuffle(%r, downscale_factor=2)\nreturn (%a)",
+                   "node %a = pixel_unshuffle: height 2 and width 3 do not divide by downscale_factor 2"},
+        VerifyCase{"%a = einsum(%x, %x, equation=\"ij,jk->ik\")\nreturn (%a)",
+                   "node %a = einsum: equation \"ij,jk->ik\": 'j' is 2 in operand 2 but 3 in an earlier operand"},
         VerifyCase{"%a = einsum(%x, equation=\"ij,jk->ik\")\nreturn (%a)", "node %a = einsum: equation \"ij,jk->ik\": 2 terms for 1 operands"},
         VerifyCase{"%r = reshape(%x, shape=[1, 1, 2, 3])\n%g = reshape(%x, shape=[1, 1, 2, 3])\n%a = grid_sample(%r, %g)\nreturn (%a)",
                    "node %a = grid_sample: grid must be [N, H_out, W_out, 2], got [1, 1, 2, 3]"},
-        VerifyCase{"%r = reshape(%x, shape=[1, 1, 2, 3])\n%g = reshape(%x, shape=[1, 1, 3, 2])\n%a = grid_sample(%r, %g, mode=\"bicubic\")\nreturn (%a)",
-                   "node %a = grid_sample: mode \"bicubic\" is not supported (bilinear or nearest)"},
-        VerifyCase{"%r = reshape(%x, shape=[1, 1, 2, 3])\n%g = reshape(%x, shape=[1, 1, 3, 2])\n%a = grid_sample(%r, %g, padding_mode=\"wrap\")\nreturn (%a)",
+        VerifyCase{
+            "%r = reshape(%x, shape=[1, 1, 2, 3])\n%g = reshape(%x, shape=[1, 1, 3, 2])\n%a = grid_sample(%r, %g, mode=\"bicubic\")\nreturn (%a)",
+            "node %a = grid_sample: mode \"bicubic\" is not supported (bilinear or nearest)"},
+        VerifyCase{"%r = reshape(%x, shape=[1, 1, 2, 3])\n%g = reshape(%x, shape=[1, 1, 3, 2])\n%a = grid_sample(%r, %g, "
+                   "padding_mode=\"wrap\")\nreturn (%a)",
                    "node %a = grid_sample: padding_mode must be one of zeros, border, reflection, got \"wrap\""},
-        VerifyCase{"%g = reshape(%x, shape=[1, 1, 3, 2])\n%a = grid_sample(%x, %g)\nreturn (%a)", "node %a = grid_sample: input must be 4-D [N, C, H, W], got [2, 3]"},
-        VerifyCase{"%r = reshape(%x, shape=[2, 1, 1, 3])\n%g = reshape(%x, shape=[1, 1, 3, 2])\n%a = grid_sample(%r, %g)\nreturn (%a)", "node %a = grid_sample: grid has batch 1, input has 2"},
+        VerifyCase{"%g = reshape(%x, shape=[1, 1, 3, 2])\n%a = grid_sample(%x, %g)\nreturn (%a)",
+                   "node %a = grid_sample: input must be 4-D [N, C, H, W], got [2, 3]"},
+        VerifyCase{"%r = reshape(%x, shape=[2, 1, 1, 3])\n%g = reshape(%x, shape=[1, 1, 3, 2])\n%a = grid_sample(%r, %g)\nreturn (%a)",
+                   "node %a = grid_sample: grid has batch 1, input has 2"},
         VerifyCase{"%a = affine_grid(%x, size=[1, 1, 4, 4])\nreturn (%a)", "node %a = affine_grid: theta must be [N, 2, 3], got [2, 3]"},
-        VerifyCase{"%r = reshape(%x, shape=[1, 2, 3])\n%a = affine_grid(%r, size=[2, 1, 4, 4])\nreturn (%a)", "node %a = affine_grid: size has batch 2, theta has 1"},
-        VerifyCase{"%r = reshape(%x, shape=[1, 2, 3])\n%a = affine_grid(%r, size=[1, 1, 2, 4, 4])\nreturn (%a)", "node %a = affine_grid: size must be [N, C, H, W] (2-D), got [1, 1, 2, 4, 4]"},
-        VerifyCase{"%a = einsum(%x, equation=\"i->i\")\nreturn (%a)", "node %a = einsum: equation \"i->i\": term 'i' has 1 subscripts, operand 1 has rank 2"},
+        VerifyCase{"%r = reshape(%x, shape=[1, 2, 3])\n%a = affine_grid(%r, size=[2, 1, 4, 4])\nreturn (%a)",
+                   "node %a = affine_grid: size has batch 2, theta has 1"},
+        VerifyCase{"%r = reshape(%x, shape=[1, 2, 3])\n%a = affine_grid(%r, size=[1, 1, 2, 4, 4])\nreturn (%a)",
+                   "node %a = affine_grid: size must be [N, C, H, W] (2-D), got [1, 1, 2, 4, 4]"},
+        VerifyCase{"%a = einsum(%x, equation=\"i->i\")\nreturn (%a)",
+                   "node %a = einsum: equation \"i->i\": term 'i' has 1 subscripts, operand 1 has rank 2"},
         VerifyCase{"%a = einsum(%x, equation=\"i1->i\")\nreturn (%a)", "node %a = einsum: equation \"i1->i\": '1' is not a subscript"},
         VerifyCase{"%a = einsum(%x, equation=\"ij->i->j\")\nreturn (%a)", "node %a = einsum: equation \"ij->i->j\": more than one ->"},
-        VerifyCase{"%a = einsum(%x, equation=\"ij->k\")\nreturn (%a)", "node %a = einsum: equation \"ij->k\": output subscript 'k' is in no operand's term"},
-        VerifyCase{"%a = einsum(%x, equation=\"...j->j\")\nreturn (%a)", "node %a = einsum: equation \"...j->j\": an ellipsis (...) is not supported"},
+        VerifyCase{"%a = einsum(%x, equation=\"ij->k\")\nreturn (%a)",
+                   "node %a = einsum: equation \"ij->k\": output subscript 'k' is in no operand's term"},
+        VerifyCase{"%a = einsum(%x, equation=\"...j->j\")\nreturn (%a)",
+                   "node %a = einsum: equation \"...j->j\": an ellipsis (...) is not supported"},
         VerifyCase{"%a = einsum(%i, equation=\"ij\")\nreturn (%a)", "node %a = einsum: operand 1 must be floating point, got i64"},
-        VerifyCase{"%r = reshape(%x, shape=[1, 2, 3])\n%a = pixel_unshuffle(%r, downscale_factor=0)\nreturn (%a)", "node %a = pixel_unshuffle: downscale_factor must be in [1, 2^20], got 0"},
+        VerifyCase{"%r = reshape(%x, shape=[1, 2, 3])\n%a = pixel_unshuffle(%r, downscale_factor=0)\nreturn (%a)",
+                   "node %a = pixel_unshuffle: downscale_factor must be in [1, 2^20], got 0"},
         // Found by `reprokit generate`: the pool backward's inference read the channel dim of an
         // input of rank < 2 (SIGSEGV in `reprokit print`).
         VerifyCase{"%a = avg_pool2d_backward(%y, %y, kernel=[1, 1])\nreturn (%a)", "node %a = avg_pool2d_backward: input must be 4-D"},
@@ -113,14 +127,10 @@ TEST(Verifier, DuplicateNamesAndInputsAfterBody) {
   try {
     verify(h);
     FAIL();
-  } catch (const VerifyError& e) {
-    EXPECT_NE(std::string(e.what()).find("input %late: inputs must come before the body"), std::string::npos);
-  }
+  } catch (const VerifyError& e) { EXPECT_NE(std::string(e.what()).find("input %late: inputs must come before the body"), std::string::npos); }
 }
 
-TEST(Verifier, GradOnlyOnFloats) {
-  EXPECT_THROW(parse_graph("graph g(%i: i64[2] grad) { return (%i) }"), UserError);
-}
+TEST(Verifier, GradOnlyOnFloats) { EXPECT_THROW(parse_graph("graph g(%i: i64[2] grad) { return (%i) }"), UserError); }
 
 // Found by `reprokit generate`: transpose of a 0-d tensor and a keepdim reduction of one indexed
 // past the end of their (empty) shapes. Both are the tensor itself, as in torch.

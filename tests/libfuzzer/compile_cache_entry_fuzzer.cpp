@@ -17,7 +17,9 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   const fs::path cache = scratch_dir() / "cache";
   fs::create_directories(cache);
   g_entry = cache / "rk_0123456789abcdef.so";
-  write_whole(g_entry, "\x7f" "ELF a library's bytes");
+  write_whole(g_entry,
+              "\x7f"
+              "ELF a library's bytes");
   record_digest(g_entry, g_entry);
   g_true_record = read_whole(g_entry.string() + ".digest");
   seed_empty_corpora(*argc, *argv, {{"true.digest", g_true_record}, {"other.digest", "fnv1a64 0000000000000000\n"}, {"empty.digest", ""}});

@@ -30,14 +30,12 @@ namespace reprokit::fuzz {
 
 namespace fs = std::filesystem;
 
-template <class Body>
-void refusals_are_fine(Body&& body) {
+template <class Body> void refusals_are_fine(Body&& body) {
   try {
     body();
   } catch (const UserError&) {
   } catch (const nlohmann::json::exception&) {
-  } catch (const fs::filesystem_error&) {
-  }
+  } catch (const fs::filesystem_error&) {}
 }
 
 [[noreturn]] inline void fail(const std::string& what) {
@@ -60,14 +58,11 @@ inline void write_whole(const fs::path& p, std::string_view bytes) {
 
 // The round trip of a reader and its writer: `printed` (the writer's output for an accepted input)
 // must read back, and write again to the same text.
-template <class Read, class Write>
-void check_fixed_point(const std::string& printed, Read read, Write write, const std::string& what) {
+template <class Read, class Write> void check_fixed_point(const std::string& printed, Read read, Write write, const std::string& what) {
   std::string again;
   try {
     again = write(read(printed));
-  } catch (const UserError& e) {
-    fail(what + ": the written form does not read back: " + e.what() + "\n--- written ---\n" + printed);
-  }
+  } catch (const UserError& e) { fail(what + ": the written form does not read back: " + e.what() + "\n--- written ---\n" + printed); }
   if (again != printed) fail(what + ": writing what was read back differs from the first writing\n--- written ---\n" + printed);
 }
 
@@ -94,9 +89,9 @@ inline const fs::path& scratch_dir() {
     return fs::path(templ);
   }();
   static const bool removed_at_exit = std::atexit([] {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }) == 0;
+                                        std::error_code ec;
+                                        fs::remove_all(dir, ec);
+                                      }) == 0;
   (void)removed_at_exit;
   return dir;
 }
@@ -123,8 +118,7 @@ inline std::vector<std::pair<std::string, std::string>> source_files(const std::
   fs::path root = fs::path(REPROKIT_SOURCE_DIR) / rel;
   for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     std::string name = it->path().filename().string();
-    if (!it->is_regular_file() || name.size() < suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
-      continue;
+    if (!it->is_regular_file() || name.size() < suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
     std::string flat = fs::relative(it->path(), root).string();
     for (char& c : flat)
       if (c == '/') c = '_';

@@ -34,7 +34,8 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   cands[4].disabled_passes = {"fuse_elementwise"};
   cands[4].pass_limits = {{"cse", 1}};
   std::vector<std::pair<std::string, std::string>> seeds;
-  for (size_t i = 0; i < cands.size(); ++i) seeds.emplace_back("state_" + std::to_string(i) + ".json", nlohmann::json{{"best", cands[i].to_json()}}.dump());
+  for (size_t i = 0; i < cands.size(); ++i)
+    seeds.emplace_back("state_" + std::to_string(i) + ".json", nlohmann::json{{"best", cands[i].to_json()}}.dump());
   seed_empty_corpora(*argc, *argv, seeds);
   return 0;
 }

@@ -23,7 +23,8 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   refusals_are_fine([&] {
     Tensor t = parse_npy(as_text(data, size), "fuzz.npy");
-    check_fixed_point(encode_npy(t), [](const std::string& b) { return parse_npy(b, "encoded.npy"); }, encode_npy, ".npy");
+    check_fixed_point(
+        encode_npy(t), [](const std::string& b) { return parse_npy(b, "encoded.npy"); }, encode_npy, ".npy");
   });
   return 0;
 }

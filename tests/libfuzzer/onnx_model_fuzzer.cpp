@@ -28,7 +28,8 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   for (const auto& e : fs::directory_iterator("/usr/share/libonnx-testdata/data/node", ec)) nodes.push_back(e.path());
   std::sort(nodes.begin(), nodes.end());
   for (size_t i = 0; i < nodes.size(); i += 8)
-    if (fs::is_regular_file(nodes[i] / "model.onnx", ec)) seeds.emplace_back(nodes[i].filename().string() + ".onnx", read_whole(nodes[i] / "model.onnx"));
+    if (fs::is_regular_file(nodes[i] / "model.onnx", ec))
+      seeds.emplace_back(nodes[i].filename().string() + ".onnx", read_whole(nodes[i] / "model.onnx"));
   seed_empty_corpora(*argc, *argv, seeds);
   return 0;
 }
@@ -36,7 +37,8 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   refusals_are_fine([&] {
     ImportedModel m = import_onnx_bytes(as_text(data, size), "fuzz.onnx");
-    check_fixed_point(print_graph(m.graph), [](const std::string& t) { return parse_graph(t, "imported.rk"); }, print_graph, "an imported graph's .rk text");
+    check_fixed_point(
+        print_graph(m.graph), [](const std::string& t) { return parse_graph(t, "imported.rk"); }, print_graph, "an imported graph's .rk text");
     export_onnx(m.graph, m.values);
   });
   return 0;

@@ -24,7 +24,8 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   refusals_are_fine([&] {
     Module m = parse_module(as_text(data, size), "fuzz.rk");
-    check_fixed_point(print_module(m), [](const std::string& t) { return parse_module(t, "printed.rk"); }, print_module, ".rk text");
+    check_fixed_point(
+        print_module(m), [](const std::string& t) { return parse_module(t, "printed.rk"); }, print_module, ".rk text");
   });
   return 0;
 }

@@ -46,8 +46,9 @@ std::string entry(const std::string& path, const std::string& content) { return 
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   g_root = scratch_dir() / "campaign";
   const std::string graph = "graph g(%x: f32[2]) {\n  %y = exp(%x)\n  return (%y)\n}\n";
-  const std::string spec = "#! spec {\"backend\":\"cpp\",\"stage\":\"aot_forward\",\"expected\":{\"kind\":\"accuracy\",\"message\":\"output %y\","
-                           "\"signature\":\"accuracy\",\"signal\":0}}\n";
+  const std::string spec =
+      "#! spec {\"backend\":\"cpp\",\"stage\":\"aot_forward\",\"expected\":{\"kind\":\"accuracy\",\"message\":\"output %y\","
+      "\"signature\":\"accuracy\",\"signal\":0}}\n";
   seed_empty_corpora(*argc, *argv,
                      {{"reduced", entry("out/repro.rk", graph) + entry("out/report.json", R"({"check":"x {}","final_ops":1})")},
                       {"finding", entry("findings/0001-cpp-forward/model.rk", graph) +

@@ -38,9 +38,7 @@ bool wait_for(const std::function<bool()>& done, double seconds) {
   return done();
 }
 
-void write_model(const fs::path& p) {
-  std::ofstream(p) << "graph m(%x: f32[3]) {\n  %a = sin(%x)\n  %b = exp(%a)\n  return (%b)\n}\n";
-}
+void write_model(const fs::path& p) { std::ofstream(p) << "graph m(%x: f32[3]) {\n  %a = sin(%x)\n  %b = exp(%a)\n  return (%b)\n}\n"; }
 
 }  // namespace
 
@@ -49,7 +47,8 @@ TEST(LeftoverProcesses, AKill9OfReduceStillStopsTheChecksGrandchildren) {
   write_model(root / "m.rk");
   const std::string marker = "sleep 7" + std::to_string(::getpid() % 1000 + 1000);
   ProcessSpec s;
-  s.argv = {REPROKIT_EXE, "reduce", (root / "m.rk").string(), "--check", "sh -c '" + marker + " & " + marker + "; exit 1'", "-o", (root / "out").string()};
+  s.argv = {REPROKIT_EXE,           "reduce", (root / "m.rk").string(), "--check", "sh -c '" + marker + " & " + marker + "; exit 1'", "-o",
+            (root / "out").string()};
   s.cwd = root.string();
   s.env_set = {{"REPRO_CACHE_DIR", std::string(REPROKIT_BINARY_DIR) + "/test-cache"}};
   LineChild reduce(s);
@@ -63,7 +62,8 @@ TEST(LeftoverProcesses, ADaemonACheckLeavesIsStopped) {
   const fs::path root = fresh_dir("leftover_daemon");
   write_model(root / "m.rk");
   const std::string marker = "sleep 8" + std::to_string(::getpid() % 1000 + 1000);
-  auto r = reprokit_cli({"reduce", (root / "m.rk").string(), "--check", "sh -c 'setsid " + marker + " & exit 1'", "-o", (root / "out").string()}, root);
+  auto r =
+      reprokit_cli({"reduce", (root / "m.rk").string(), "--check", "sh -c 'setsid " + marker + " & exit 1'", "-o", (root / "out").string()}, root);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(wait_for([&] { return count_processes(marker) == 0; }, 5)) << count_processes(marker) << " daemons left running";
 }
@@ -76,7 +76,7 @@ TEST(LeftoverProcesses, AKill9OfReduceStopsADaemonItsCheckStarted) {
   const std::string daemon = "sleep 6" + std::to_string(::getpid() % 1000 + 1000);
   const std::string busy = "sleep 5" + std::to_string(::getpid() % 1000 + 1000);
   ProcessSpec s;
-  s.argv = {REPROKIT_EXE, "reduce", (root / "m.rk").string(), "--check", "sh -c 'setsid " + daemon + " & " + busy + "; exit 1'", "-o",
+  s.argv = {REPROKIT_EXE,           "reduce", (root / "m.rk").string(), "--check", "sh -c 'setsid " + daemon + " & " + busy + "; exit 1'", "-o",
             (root / "out").string()};
   s.cwd = root.string();
   s.env_set = {{"REPRO_CACHE_DIR", std::string(REPROKIT_BINARY_DIR) + "/test-cache"}};

@@ -17,14 +17,14 @@ using namespace reprokit::testing;
 namespace {
 
 // Runs the model with an injection until the harness writes a bundle (flaky ones need retries).
-fs::path bundle_for(const std::string& name, const std::string& inject, const std::string& after, int level,
-                    const std::string& backend = "cpp") {
+fs::path bundle_for(const std::string& name, const std::string& inject, const std::string& after, int level, const std::string& backend = "cpp") {
   auto dir = fresh_dir(name);
   // The watchdog only where a hang is planted: a 1 s limit on the other kinds turned a compile
   // slowed by a loaded machine into a timeout bundle, not the planted failure.
   std::map<std::string, std::string> env{{"REPRO_AFTER", after}, {"REPRO_LEVEL", std::to_string(level)}, {"REPRO_DIR", "out"}};
   if (inject.find(":hang") != std::string::npos) env["REPRO_TIMEOUT"] = "1";
-  for (int attempt = 0; attempt < 12 && bundles_in(dir / "out").empty(); ++attempt) reprokit_cli({"run", example("mlp"), "--backend", backend, "--inject", inject}, dir, env);
+  for (int attempt = 0; attempt < 12 && bundles_in(dir / "out").empty(); ++attempt)
+    reprokit_cli({"run", example("mlp"), "--backend", backend, "--inject", inject}, dir, env);
   auto b = bundles_in(dir / "out");
   EXPECT_EQ(b.size(), 1u);
   return b.at(0);
@@ -78,16 +78,14 @@ TEST_P(MinifyKindsOnTheGpu, ReducesToTheCulpritAndReproduces) {
 
 INSTANTIATE_TEST_SUITE_P(Kinds, MinifyKinds,
                          ::testing::Values(MinCase{"compile_error", "dynamo", 2}, MinCase{"compile_error", "aot", 2},
-                                           MinCase{"runtime_error", "dynamo", 2}, MinCase{"runtime_error", "aot", 2},
-                                           MinCase{"crash", "dynamo", 3}, MinCase{"crash", "aot", 3},
-                                           MinCase{"hang", "dynamo", 2}, MinCase{"hang", "aot", 2},
-                                           MinCase{"accuracy", "dynamo", 4}, MinCase{"accuracy", "aot", 4},
-                                           MinCase{"flaky", "dynamo", 2}, MinCase{"flaky", "aot", 2}),
+                                           MinCase{"runtime_error", "dynamo", 2}, MinCase{"runtime_error", "aot", 2}, MinCase{"crash", "dynamo", 3},
+                                           MinCase{"crash", "aot", 3}, MinCase{"hang", "dynamo", 2}, MinCase{"hang", "aot", 2},
+                                           MinCase{"accuracy", "dynamo", 4}, MinCase{"accuracy", "aot", 4}, MinCase{"flaky", "dynamo", 2},
+                                           MinCase{"flaky", "aot", 2}),
                          [](const auto& info) { return std::string(info.param.kind) + "_" + info.param.after; });
 INSTANTIATE_TEST_SUITE_P(Kinds, MinifyKindsOnTheGpu,
-                         ::testing::Values(MinCase{"compile_error", "dynamo", 2}, MinCase{"runtime_error", "aot", 2},
-                                           MinCase{"crash", "dynamo", 3}, MinCase{"crash", "aot", 3},
-                                           MinCase{"hang", "dynamo", 2}, MinCase{"accuracy", "dynamo", 4},
+                         ::testing::Values(MinCase{"compile_error", "dynamo", 2}, MinCase{"runtime_error", "aot", 2}, MinCase{"crash", "dynamo", 3},
+                                           MinCase{"crash", "aot", 3}, MinCase{"hang", "dynamo", 2}, MinCase{"accuracy", "dynamo", 4},
                                            MinCase{"accuracy", "aot", 4}),
                          [](const auto& info) { return std::string(info.param.kind) + "_" + info.param.after; });
 
@@ -228,7 +226,8 @@ TEST(Minify, WorkerPrefixLaunchesEveryWorkerAndWorkDirHoldsTheQueries) {
   // A local stand-in for `srun` / `ssh HOST`: records each launch, then runs the command in place.
   std::ofstream(dir / "launch.sh") << "#!/bin/sh\necho \"$*\" >> " << (dir / "calls.log").string() << "\nexec \"$@\"\n";
   fs::permissions(dir / "launch.sh", fs::perms::owner_all);
-  auto r = reprokit_cli({"minify", b.string(), "--worker-prefix", (dir / "launch.sh").string(), "--work-dir", (dir / "shared").string(), "--jobs", "2"}, b);
+  auto r = reprokit_cli(
+      {"minify", b.string(), "--worker-prefix", (dir / "launch.sh").string(), "--work-dir", (dir / "shared").string(), "--jobs", "2"}, b);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(load_repro_file((b / "repro.rk").string()).graph.num_ops(), 1);
   std::ifstream log(dir / "calls.log");

@@ -55,9 +55,7 @@ std::optional<bool> reproduces_halved(const ReproFile& r, int input, size_t dim,
     try {
       g = attempt == 0 ? resize_inputs(r.graph, {{{input, dim}, half}}, {}) : resize_inputs(r.graph, {}, {{size, half}});
       verify(*g);
-    } catch (const UserError&) {
-      g.reset();
-    }
+    } catch (const UserError&) { g.reset(); }
   }
   if (!g) return std::nullopt;
   std::vector<Tensor> inputs;
@@ -76,7 +74,8 @@ TEST(MinifySmallest, EveryDimensionAtTheSmallestSizeThatStillFails) {
   for (const auto& c : cases()) {
     SCOPED_TRACE(c.model + " " + c.inject + " " + c.after);
     auto dir = fresh_dir("small_" + c.model + "_" + c.inject.substr(0, c.inject.find(':')) + "_" + c.after);
-    auto run = reprokit_cli({"run", example(c.model), "--inject", c.inject}, dir, {{"REPRO_AFTER", c.after}, {"REPRO_LEVEL", "4"}, {"REPRO_DIR", "out"}});
+    auto run =
+        reprokit_cli({"run", example(c.model), "--inject", c.inject}, dir, {{"REPRO_AFTER", c.after}, {"REPRO_LEVEL", "4"}, {"REPRO_DIR", "out"}});
     if (run.exit_code == 2) continue;  // the op is not in this model
     ASSERT_NE(run.exit_code, 0) << "the injected bug did not show";
     auto bundles = bundles_in(dir / "out");

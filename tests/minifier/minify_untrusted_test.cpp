@@ -67,8 +67,7 @@ bool running(int pid) {
   return close != std::string::npos && stat[close + 2] != 'Z' && stat[close + 2] != 'X';
 }
 
-template <class F>
-bool within(double seconds, F done) {
+template <class F> bool within(double seconds, F done) {
   auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (std::chrono::steady_clock::now() < end) {
     if (done()) return true;
@@ -199,7 +198,8 @@ TEST(MinifyUntrusted, SharedFlagsAreCheckedAlikeByMinifyAndReduce) {
       {{"--timeout", "-1"}, "option --timeout expects a number of seconds in [0, 604800], got '-1'"},
       {{"--only", "no-such-strategy"}, "unknown strategy 'no-such-strategy'"}};
   for (const auto& [flag, message] : cases) {
-    for (std::vector<std::string> argv : {std::vector<std::string>{"minify", "no_bundle"}, std::vector<std::string>{"reduce", "no_model.rk", "--check", "false"}}) {
+    for (std::vector<std::string> argv :
+         {std::vector<std::string>{"minify", "no_bundle"}, std::vector<std::string>{"reduce", "no_model.rk", "--check", "false"}}) {
       argv.insert(argv.end(), flag.begin(), flag.end());
       auto r = reprokit_cli(argv, dir);
       EXPECT_EQ(r.exit_code, 2) << argv[0] << " " << flag[0] << "\n" << r.err;

@@ -39,9 +39,7 @@ bool have_python_module(const std::string& module) {
   s.timeout_s = 60;
   try {
     return run_process(s).exit_code == 0;
-  } catch (const std::exception&) {
-    return false;
-  }
+  } catch (const std::exception&) { return false; }
 }
 
 // An mlp check: interesting (exits non-zero) when the candidate's text holds a gelu node.
@@ -115,7 +113,8 @@ TEST(Reduce, FailRegexIsLinearInTheOutput) {
   EXPECT_NE(backref.err.find("--fail-regex '(gelu).*\\1'"), std::string::npos) << backref.err;
   EXPECT_FALSE(fs::exists(dir / "backref"));
   // ECMAScript's classes and escapes keep working.
-  auto classes = reprokit_cli({"reduce", example("mlp"), "--check", "cat {}", "--fail-regex", "%\\w+ = soft(?:max)\\(\\s*%\\w+", "-o", "classes"}, dir);
+  auto classes =
+      reprokit_cli({"reduce", example("mlp"), "--check", "cat {}", "--fail-regex", "%\\w+ = soft(?:max)\\(\\s*%\\w+", "-o", "classes"}, dir);
   ASSERT_EQ(classes.exit_code, 0) << classes.out << classes.err;
   EXPECT_EQ(reduced_ops(dir / "classes"), "softmax");
 }
@@ -125,9 +124,21 @@ TEST(Reduce, HangingCheckIsKilledWithItsProcessGroup) {
   // The check's child sleeps (a grandchild of reprokit): killing only the check would leave it.
   write_script(dir / "check.sh", "if grep -q '= gelu(' \"$1\"; then sleep 71.25 & wait; fi\nexit 0\n");
   std::vector<std::string> args = {"reduce", example("mlp"), "--check", (dir / "check.sh").string() + " {}", "--timeout", "0.5", "-o"};
-  auto plain = reprokit_cli([&] { auto a = args; a.push_back("plain"); return a; }(), dir);
+  auto plain = reprokit_cli(
+      [&] {
+        auto a = args;
+        a.push_back("plain");
+        return a;
+      }(),
+      dir);
   EXPECT_EQ(plain.exit_code, 1) << plain.out << plain.err;  // a hang is not interesting by default
-  auto hang = reprokit_cli([&] { auto a = args; a.insert(a.end(), {"hang", "--hang-is-interesting"}); return a; }(), dir);
+  auto hang = reprokit_cli(
+      [&] {
+        auto a = args;
+        a.insert(a.end(), {"hang", "--hang-is-interesting"});
+        return a;
+      }(),
+      dir);
   ASSERT_EQ(hang.exit_code, 0) << hang.out << hang.err;
   EXPECT_EQ(reduced_ops(dir / "hang"), "gelu");
   ProcessSpec p;
@@ -174,7 +185,8 @@ TEST(Reduce, ResumeContinuesFromTheBestSoFarAndOutIsNeverOverwritten) {
   EXPECT_EQ(read_text(dir / "out" / "repro.rk"), repro_before);
   auto resumed = reprokit_cli({"reduce", example("attention"), kGeluCheck[0], kGeluCheck[1], "-o", "out", "--resume"}, dir);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
-  EXPECT_NE(resumed.err.find(fmt::format("resuming from {}", (dir / "out" / "reduce_work" / "state.json").string())), std::string::npos) << resumed.err;
+  EXPECT_NE(resumed.err.find(fmt::format("resuming from {}", (dir / "out" / "reduce_work" / "state.json").string())), std::string::npos)
+      << resumed.err;
   EXPECT_NE(resumed.err.find(fmt::format("({} ops)", after_first)), std::string::npos) << resumed.err;
   EXPECT_EQ(reduced_ops(dir / "out"), "gelu");
 }
@@ -229,9 +241,8 @@ TEST(Reduce, WorkerPrefixWordsAreTakenAsGivenAndALauncherFailureIsNoAnswer) {
   auto r = reprokit_cli({"reduce", example("mlp"), "--check", (dir / "check.sh").string() + " {}", "--worker-prefix", "nice -n 5", "-o", "out"}, dir);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(reduced_ops(dir / "out"), "softmax");
-  auto failing = reprokit_cli({"reduce", example("mlp"), "--check", (dir / "check.sh").string() + " {}", "--worker-prefix", "env --no-such-option",
-                               "-o", "out2"},
-                              dir);
+  auto failing = reprokit_cli(
+      {"reduce", example("mlp"), "--check", (dir / "check.sh").string() + " {}", "--worker-prefix", "env --no-such-option", "-o", "out2"}, dir);
   EXPECT_EQ(failing.exit_code, 2) << failing.out << failing.err;
   EXPECT_NE(failing.err.find("the launcher itself failed"), std::string::npos) << failing.err;
 }
@@ -257,7 +268,7 @@ TEST(Reduce, OnnxModelsStayOnnxAndRkModelsCanBeCheckedAsOnnx) {
 
 TEST(Reduce, BadCommandLinesAndChecksAreUsageErrors) {
   auto dir = fresh_dir("reduce_bad");
-  EXPECT_EQ(reprokit_cli({"reduce", example("mlp")}, dir).exit_code, 2);                                   // no --check
+  EXPECT_EQ(reprokit_cli({"reduce", example("mlp")}, dir).exit_code, 2);                                        // no --check
   EXPECT_EQ(reprokit_cli({"reduce", example("mlp"), "--check", "grep x | wc", "-o", "o1"}, dir).exit_code, 2);  // a pipe without sh -c
   auto missing = reprokit_cli({"reduce", example("mlp"), "--check", "/no/such/check {}", "-o", "o2"}, dir);
   EXPECT_EQ(missing.exit_code, 2) << missing.out << missing.err;
@@ -311,8 +322,8 @@ TEST(Reduce, ChecksLeavingDaemonsOrBackgroundJobsAreJudgedWhenTheyExit) {
     SCOPED_TRACE(leftover);
     write_script(dir / "check.sh", std::string(leftover) + "\n! grep -q '= gelu(' \"$1\"\n");
     fs::remove_all(dir / "out");
-    auto r = reprokit_cli({"reduce", example("mlp"), "--check", "sh " + (dir / "check.sh").string() + " {}", "--timeout", "20", "-o", "out"}, dir,
-                          {}, 120);
+    auto r = reprokit_cli({"reduce", example("mlp"), "--check", "sh " + (dir / "check.sh").string() + " {}", "--timeout", "20", "-o", "out"}, dir, {},
+                          120);
     EXPECT_FALSE(r.timed_out) << "reduce hung on a check's leftover";
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(reduced_ops(dir / "out"), "gelu");
@@ -364,9 +375,9 @@ TEST(Reduce, AReparsingLauncherNeverRunsANameAsACommand) {
   EXPECT_NE(named_out.err.find("re-parses"), std::string::npos) << named_out.err;
   EXPECT_FALSE(fs::exists(dir / "X")) << "the directory's name ran as a command";
 
-  auto through_ssh = reprokit_cli({"reduce", "n$(touch${IFS}X).rk", "--check", check, "--worker-prefix", (dir / "bin" / "ssh").string() + " host",
-                                   "-o", "o$(touch X) it's"},
-                                  dir);
+  auto through_ssh = reprokit_cli(
+      {"reduce", "n$(touch${IFS}X).rk", "--check", check, "--worker-prefix", (dir / "bin" / "ssh").string() + " host", "-o", "o$(touch X) it's"},
+      dir);
   EXPECT_EQ(through_ssh.exit_code, 0) << through_ssh.err;
   EXPECT_EQ(reduced_ops(dir / "o$(touch X) it's"), "softmax");
   EXPECT_FALSE(fs::exists(dir / "X")) << "a quoted word ran as a command";
@@ -425,8 +436,8 @@ TEST(Reduce, KeptCandidatesPastNineDigitsAreNeverReused) {
   auto dir = fresh_dir("reduce_keep_ten_digits");
   const fs::path candidates = dir / "out" / "reduce_work" / "candidates";
   for (const char* name : {"c999999999", "c1000000000"}) write_text(candidates / name / "mine.txt", name);
-  auto r = reprokit_cli({"reduce", example("mlp"), kGeluCheck[0], kGeluCheck[1], "-o", "out", "--resume", "--keep-candidates", "--only", "truncate"},
-                        dir);
+  auto r =
+      reprokit_cli({"reduce", example("mlp"), kGeluCheck[0], kGeluCheck[1], "-o", "out", "--resume", "--keep-candidates", "--only", "truncate"}, dir);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(read_text(candidates / "c999999999" / "mine.txt"), "c999999999");
   EXPECT_EQ(read_text(candidates / "c1000000000" / "mine.txt"), "c1000000000");

@@ -95,7 +95,8 @@ TEST(Session, RunsEachStepOnceInOrderAndSavesEverySuccess) {
   SessionOptions o;
   o.flaky_checks = 2;
   o.timeout_s = 12;  // the reduction's floor; the probe's is the front end's own (300 here)
-  FakeFrontEnd front(unary_chain(20), [](const Candidate& c) { return has_op(c.graph, "n7"); }, dir, o);
+  FakeFrontEnd front(
+      unary_chain(20), [](const Candidate& c) { return has_op(c.graph, "n7"); }, dir, o);
   EXPECT_EQ(run_session(front, o), 0);
   const std::vector<std::string> steps = {"oracle 300", "probed 2 of 2", "oracle 12", "ready", "final 1", "verify", "report"};
   EXPECT_EQ(front.steps, steps);
@@ -115,7 +116,8 @@ TEST(Session, RunsEachStepOnceInOrderAndSavesEverySuccess) {
 TEST(Session, WithoutATimeoutTheProbeIsGenerousAndTheReductionTakesThreeTimesTheSlowestRun) {
   SessionOptions o;
   o.flaky_checks = 1;
-  FakeFrontEnd front(unary_chain(4), [](const Candidate& c) { return has_op(c.graph, "n2"); }, fresh_dir("session_limits"), o);
+  FakeFrontEnd front(
+      unary_chain(4), [](const Candidate& c) { return has_op(c.graph, "n2"); }, fresh_dir("session_limits"), o);
   EXPECT_EQ(run_session(front, o), 0);
   EXPECT_EQ(front.steps.at(0), "oracle 300");
   EXPECT_EQ(front.steps.at(2), "oracle 10");  // max(10, 3 x ~0 s + 5)
@@ -125,7 +127,8 @@ TEST(Session, AnOriginalThatIsNotInterestingSavesNothing) {
   const fs::path dir = fresh_dir("session_not_interesting");
   SessionOptions o;
   o.flaky_checks = 3;
-  FakeFrontEnd front(unary_chain(5), [](const Candidate&) { return false; }, dir, o);
+  FakeFrontEnd front(
+      unary_chain(5), [](const Candidate&) { return false; }, dir, o);
   EXPECT_EQ(run_session(front, o), 1);
   EXPECT_EQ(front.probe_runs, 3);
   EXPECT_TRUE(front.saved.empty());
@@ -136,13 +139,15 @@ TEST(Session, AnOriginalThatIsNotInterestingSavesNothing) {
 TEST(Session, AFinalReproThatDoesNotVerifyIsExitOneAndReportedSo) {
   SessionOptions o;
   o.flaky_checks = 1;
-  FakeFrontEnd front(unary_chain(6), [](const Candidate& c) { return has_op(c.graph, "n3"); }, fresh_dir("session_unverified"), o);
+  FakeFrontEnd front(
+      unary_chain(6), [](const Candidate& c) { return has_op(c.graph, "n3"); }, fresh_dir("session_unverified"), o);
   front.verifies = false;
   EXPECT_EQ(run_session(front, o), 1);
   ASSERT_TRUE(front.reported);
   EXPECT_FALSE(front.reported->verified);
 
-  FakeFrontEnd unchecked(unary_chain(6), [](const Candidate& c) { return has_op(c.graph, "n3"); }, fresh_dir("session_no_verify"), o);
+  FakeFrontEnd unchecked(
+      unary_chain(6), [](const Candidate& c) { return has_op(c.graph, "n3"); }, fresh_dir("session_no_verify"), o);
   unchecked.verifies = false;
   o.verify = false;  // --no-verify: never asked
   EXPECT_EQ(run_session(unchecked, o), 0);

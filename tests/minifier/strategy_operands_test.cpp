@@ -33,7 +33,8 @@ TEST(DropOperandsStrategy, KeepsOnlyTheOperandsTheFailureNeeds) {
   FakeOracle oracle([](const Candidate& c) { return cat_reads(c.graph, "b") && cat_reads(c.graph, "e"); });
   auto r = reduce(cat_of_six(), {strategy("drop-operands")}, oracle, {});
   EXPECT_EQ(print_graph(r.best.graph),
-            "graph g(%x: f32[2, 3], %y: f32[2, 3]) {\n  %b = exp(%x)\n  %e = sin(%y)\n  %k = cat(%b, %e, dim=1)\n  %s = sum(%k, dims=[1])\n  return (%s)\n}\n");
+            "graph g(%x: f32[2, 3], %y: f32[2, 3]) {\n  %b = exp(%x)\n  %e = sin(%y)\n  %k = cat(%b, %e, dim=1)\n  %s = sum(%k, dims=[1])\n  return "
+            "(%s)\n}\n");
 }
 
 TEST(DropOperandsStrategy, UnitsAndInvalidEdits) {

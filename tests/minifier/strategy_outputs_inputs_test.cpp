@@ -10,7 +10,6 @@
 using namespace reprokit;
 using namespace reprokit::testing;
 
-
 TEST(RemoveOutputsStrategy, DropsOutputsAndWhatOnlyTheyNeeded) {
   Candidate c;
   c.graph = parse_graph("graph g(%x: f32[4], %y: f32[4]) {\n  %a = neg(%x)\n  %b = exp(%y)\n  return (%a, %b)\n}");

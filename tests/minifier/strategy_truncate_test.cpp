@@ -9,7 +9,6 @@
 using namespace reprokit;
 using namespace reprokit::testing;
 
-
 TEST(TruncateStrategy, RemovingKUnitsEndsKNodesEarlier) {
   Candidate c;
   c.graph = parse_graph("graph g(%x: f32[4], %y: f32[4]) {\n  %a = neg(%x)\n  %b = exp(%y)\n  %c = add(%a, %b)\n  return (%c)\n}");

@@ -132,9 +132,7 @@ TEST(TimeLimit, TheEngineNeitherTakesNorRemembersUnknown) {
   int repeated = 0;
   for (auto& [key, n] : oracle.asked) repeated += n > 1;
   EXPECT_GT(repeated, 0) << "an unknown candidate met again is asked again, not answered from memory";
-  if (r.twin) {
-    EXPECT_FALSE(UnknownOracle::unjudged(*r.twin)) << "an unknown candidate is no passing twin";
-  }
+  if (r.twin) { EXPECT_FALSE(UnknownOracle::unjudged(*r.twin)) << "an unknown candidate is no passing twin"; }
 }
 
 // End to end: the cpp backend's compiler made slow. Candidates compile (cache misses) for 2.2 s

@@ -25,8 +25,9 @@ namespace reprokit::testing {
 namespace {
 
 const char* kPython = "/usr/bin/python3";
-const std::vector<std::string> kModels = {"resnet18", "mobilenet_v2", "squeezenet1_0", "vit_small", "lstm", "gru", "embedding_bag", "fake_quant_mlp",
-                                          "lraspp_mobilenet_v3_large", "video_net", "dcgan_generator", "unet"};
+const std::vector<std::string> kModels = {
+    "resnet18",  "mobilenet_v2",    "squeezenet1_0", "vit_small", "lstm", "gru", "embedding_bag", "fake_quant_mlp", "lraspp_mobilenet_v3_large",
+    "video_net", "dcgan_generator", "unet"};
 
 // The exported models, written once per build directory (the export is deterministic); an empty
 // path with the reason when they cannot be made here.
@@ -117,8 +118,7 @@ TEST_P(RealModel, MatchesPyTorchOnEveryBackendUnderTheHarness) {
   for (const char* backend : {"eager", "aot_eager", "cpp"}) {
     SCOPED_TRACE(backend);
     fs::path d = fresh_dir(name + "_" + backend);
-    auto r = reprokit_cli({"run", model_file(name), "--backend", backend, "--inputs", model_dir(name), "--save-outputs", "o"}, d,
-                          harness_env("aot"));
+    auto r = reprokit_cli({"run", model_file(name), "--backend", backend, "--inputs", model_dir(name), "--save-outputs", "o"}, d, harness_env("aot"));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(bundles_in(d / "out").empty()) << "a bundle was left behind";
     Tensor got = read_npy((d / "o/output.npy").string());
@@ -195,8 +195,8 @@ TEST_P(RealModelMinify, MinifiesToOneNodeOfTheInjectedOp) {
   const Injected c = GetParam();
   const std::string op = std::string(c.inject).substr(0, std::string(c.inject).find(':'));
   fs::path d = fresh_dir(fmt::format("{}_{}_{}", c.model, op, c.after));
-  auto run = reprokit_cli({"run", model_file(c.model), "--backend", "cpp", "--inputs", model_dir(c.model), "--inject", c.inject}, d,
-                          harness_env(c.after));
+  auto run =
+      reprokit_cli({"run", model_file(c.model), "--backend", "cpp", "--inputs", model_dir(c.model), "--inject", c.inject}, d, harness_env(c.after));
   ASSERT_NE(run.exit_code, 0) << "the injected bug did not show";
   auto bundles = bundles_in(d / "out");
   ASSERT_EQ(bundles.size(), 1u) << run.err;
@@ -215,29 +215,27 @@ TEST_P(RealModelMinify, MinifiesToOneNodeOfTheInjectedOp) {
              report["original_ops"].get<int>(), report["final_ops"].get<int>(), report["queries"].get<int>(), seconds);
 }
 
-INSTANTIATE_TEST_SUITE_P(Injected, RealModelMinify,
-                         ::testing::Values(Injected{"resnet18", "conv2d:accuracy", "dynamo"}, Injected{"resnet18", "conv2d:accuracy", "aot"},
-                                           Injected{"resnet18", "max_pool2d:crash", "dynamo"}, Injected{"resnet18", "max_pool2d:crash", "aot"},
-                                           Injected{"mobilenet_v2", "clamp:runtime_error", "dynamo"},
-                                           Injected{"mobilenet_v2", "clamp:runtime_error", "aot"},
-                                           // inside the unrolled recurrent layers
-                                           Injected{"lstm", "tanh:accuracy", "aot"}, Injected{"gru", "sigmoid:accuracy", "dynamo"},
-                                           // DequantizeLinear's scaling; Resize's gathers
-                                           Injected{"fake_quant_mlp", "mul:runtime_error", "aot"},
-                                           // 2% in the quantised graph: seen, not lost in its rounding steps' noise
-                                           Injected{"fake_quant_mlp", "mul:accuracy=0.02", "aot"},
-                                           Injected{"lraspp_mobilenet_v3_large", "gather:accuracy", "dynamo"},
-                                           // 3-D and transposed convolution
-                                           Injected{"video_net", "conv3d:accuracy", "dynamo"},
-                                           Injected{"dcgan_generator", "conv_transpose2d:accuracy", "dynamo"},
-                                           // nn.GroupNorm, which the exporter writes out op by op
-                                           Injected{"unet", "group_norm:accuracy", "dynamo"}),
-                         [](const auto& info) {
-                           std::string s = fmt::format("{}_{}_{}", info.param.model, info.param.inject, info.param.after);
-                           for (char& ch : s)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return s;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Injected, RealModelMinify,
+    ::testing::Values(Injected{"resnet18", "conv2d:accuracy", "dynamo"}, Injected{"resnet18", "conv2d:accuracy", "aot"},
+                      Injected{"resnet18", "max_pool2d:crash", "dynamo"}, Injected{"resnet18", "max_pool2d:crash", "aot"},
+                      Injected{"mobilenet_v2", "clamp:runtime_error", "dynamo"}, Injected{"mobilenet_v2", "clamp:runtime_error", "aot"},
+                      // inside the unrolled recurrent layers
+                      Injected{"lstm", "tanh:accuracy", "aot"}, Injected{"gru", "sigmoid:accuracy", "dynamo"},
+                      // DequantizeLinear's scaling; Resize's gathers
+                      Injected{"fake_quant_mlp", "mul:runtime_error", "aot"},
+                      // 2% in the quantised graph: seen, not lost in its rounding steps' noise
+                      Injected{"fake_quant_mlp", "mul:accuracy=0.02", "aot"}, Injected{"lraspp_mobilenet_v3_large", "gather:accuracy", "dynamo"},
+                      // 3-D and transposed convolution
+                      Injected{"video_net", "conv3d:accuracy", "dynamo"}, Injected{"dcgan_generator", "conv_transpose2d:accuracy", "dynamo"},
+                      // nn.GroupNorm, which the exporter writes out op by op
+                      Injected{"unet", "group_norm:accuracy", "dynamo"}),
+    [](const auto& info) {
+      std::string s = fmt::format("{}_{}_{}", info.param.model, info.param.inject, info.param.after);
+      for (char& ch : s)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return s;
+    });
 
 }  // namespace
 }  // namespace reprokit::testing

@@ -27,15 +27,19 @@ namespace fs = std::filesystem;
 // else must be exact.
 bool approximate_export(Op op) {
   switch (op) {
-    case Op::rsqrt: case Op::silu: case Op::gelu: case Op::var: case Op::layer_norm:
-    case Op::batch_norm:           // weight and bias of 1 and 0 when absent
-    case Op::group_norm: case Op::instance_norm:  // InstanceNormalization's own summation order
+    case Op::rsqrt:
+    case Op::silu:
+    case Op::gelu:
+    case Op::var:
+    case Op::layer_norm:
+    case Op::batch_norm:  // weight and bias of 1 and 0 when absent
+    case Op::group_norm:
+    case Op::instance_norm:        // InstanceNormalization's own summation order
     case Op::adaptive_avg_pool2d:  // two MatMuls with averaging matrices
     case Op::avg_pool2d_backward:  // g / divisor, summed tap by tap
     case Op::affine_grid:          // a MatMul with the base grid rounded to the dtype
       return true;
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -165,7 +169,8 @@ graph zero_d(%x: f32[], %i: i64[]) {
   %d = gather(%x, %i, dim=0)
   return (%a, %b, %c, %d)
 }
-)RK", "zero_d.rk");
+)RK",
+                        "zero_d.rk");
   expect_round_trip(g);
   onnx::ModelProto model;
   ASSERT_TRUE(model.ParseFromString(export_onnx(g)));
@@ -183,7 +188,8 @@ graph zero_size(%x: f32[4, 0, 2], %w: f32[3, 2], %e: f32[0, 5], %w0: f32[2, 0], 
   %c = linear(%z, %w0)
   return (%a, %b, %c)
 }
-)RK", "zero_size.rk"));
+)RK",
+                                "zero_size.rk"));
 }
 
 // gather takes indices smaller than the data off the axis; ONNX's GatherElements wants them the
@@ -206,14 +212,12 @@ TEST(OnnxExport, AGatherWithSmallerIndicesCutsTheDataFirst) {
 // ONNX's TopK takes a positive K: a topk of k = 0, or a sort along an empty dim, has no ONNX form
 // (a model that names K = 0 is refused by the runtimes that check it) and is refused by name.
 TEST(OnnxExport, ATopKOfNothingHasNoOnnxForm) {
-  for (const char* g : {"graph t(%x: f32[2, 5]) {\n  %y = topk(%x, k=0)\n  return (%y)\n}\n",
-                        "graph t(%x: f32[2, 0]) {\n  %y = argsort(%x)\n  return (%y)\n}\n"}) {
+  for (const char* g :
+       {"graph t(%x: f32[2, 5]) {\n  %y = topk(%x, k=0)\n  return (%y)\n}\n", "graph t(%x: f32[2, 0]) {\n  %y = argsort(%x)\n  return (%y)\n}\n"}) {
     try {
       export_onnx(parse_graph(g));
       ADD_FAILURE() << "exported: " << g;
-    } catch (const UserError& e) {
-      EXPECT_NE(std::string(e.what()).find("ONNX's TopK takes K >= 1"), std::string::npos) << e.what();
-    }
+    } catch (const UserError& e) { EXPECT_NE(std::string(e.what()).find("ONNX's TopK takes K >= 1"), std::string::npos) << e.what(); }
   }
 }
 

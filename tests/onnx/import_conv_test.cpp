@@ -36,9 +36,7 @@ int count_op(const Graph& g, Op op) {
 std::string import_error(const std::function<ImportedModel()>& f) {
   try {
     f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
+  } catch (const UserError& e) { return e.what(); }
   return "(no error)";
 }
 
@@ -206,10 +204,15 @@ TEST(OnnxImportConv, ConvTranspose3dGroups) {
 TEST(OnnxImportConv, ConvTransposeRefusesWhatItCannotExpress) {
   Tensor x = f32({1, 1, 2}, {1, 2});
   auto w = f32({1, 1, 3}, {1, 2, 3});
-  EXPECT_HAS(import_error([&] { return one("ConvTranspose", x, {{"w", w}}, [](auto& n) { attr_ints(n, "output_shape", {9}); }); }),
+  EXPECT_HAS(import_error([&] {
+               return one("ConvTranspose", x, {{"w", w}}, [](auto& n) { attr_ints(n, "output_shape", {9}); });
+             }),
              "an output size of 9");
   EXPECT_HAS(import_error([&] { return one("ConvTranspose", x, {{"w", w}}, [](auto& n) { attr_ints(n, "pads", {2, 2}); }); }), "leave nothing");
-  EXPECT_HAS(import_error([&] { return one("ConvTranspose", x, {{"w", w}}, [](auto& n) { attr_s(n, "auto_pad", "MIDDLE"); }); }), "auto_pad 'MIDDLE'");
+  EXPECT_HAS(import_error([&] {
+               return one("ConvTranspose", x, {{"w", w}}, [](auto& n) { attr_s(n, "auto_pad", "MIDDLE"); });
+             }),
+             "auto_pad 'MIDDLE'");
   EXPECT_HAS(import_error([&] { return one("ConvTranspose", x, {{"w", w}}, [](auto& n) { attr(n, "group", 2); }); }), "group 2");
   EXPECT_HAS(import_error([&] { return one("ConvTranspose", x, {{"w", w}}, [](auto& n) { attr_ints(n, "strides", {0}); }); }), "strides");
 }
@@ -284,7 +287,8 @@ TEST(OnnxImportConv, GroupNormChainWithOtherUsesIsNotFolded) {
     EXPECT_EQ(count_op(m.graph, Op::group_norm), 0) << scaled;
     EXPECT_EQ(count_op(m.graph, Op::instance_norm), 1) << scaled;
     Tensor x = f32({1, 4, 1, 2}, {0, 2, 0, 2, 1, 1, 3, 3});
-    expect_values(run(m, {x})[0], {1, 4, 1, 2}, scaled ? std::vector<double>{-1, 1, -2, 2, -6, -6, 8, 8} : std::vector<double>{-1, 1, -2, 2, -3, -3, 4, 4});
+    expect_values(run(m, {x})[0], {1, 4, 1, 2},
+                  scaled ? std::vector<double>{-1, 1, -2, 2, -6, -6, 8, 8} : std::vector<double>{-1, 1, -2, 2, -3, -3, 4, 4});
   }
 }
 
@@ -340,19 +344,25 @@ TEST(OnnxImportConv, WhatCannotBeExpressedIsNamed) {
              }),
              "mode 'reflect'");
   EXPECT_HAS(import_error([&] {
-               return one("BatchNormalization", x,
-                          {{"s", f32({1}, {1})}, {"b", f32({1}, {0})}, {"m", f32({1}, {0})}, {"v", f32({1}, {1})}},
+               return one("BatchNormalization", x, {{"s", f32({1}, {1})}, {"b", f32({1}, {0})}, {"m", f32({1}, {0})}, {"v", f32({1}, {1})}},
                           [](auto& n) { attr(n, "training_mode", 1); });
              }),
              "training_mode=1");
   Tensor x6 = f32({1, 1, 2, 2, 2, 1}, std::vector<double>(8, 1.0));
   EXPECT_HAS(import_error([&] { return one("MaxPool", x6, {}, [](auto& n) { attr_ints(n, "kernel_shape", {1, 1, 1, 1}); }); }), "6-D input");
-  EXPECT_HAS(import_error([&] { return one("InstanceNormalization", f32({2, 3}, std::vector<double>(6, 1.0)), {{"s", f32({3}, {1, 1, 1})}, {"b", f32({3}, {0, 0, 0})}}, [](auto&) {}); }),
+  EXPECT_HAS(import_error([&] {
+               return one("InstanceNormalization", f32({2, 3}, std::vector<double>(6, 1.0)), {{"s", f32({3}, {1, 1, 1})}, {"b", f32({3}, {0, 0, 0})}},
+                          [](auto&) {});
+             }),
              "input must be [N, C, D1, ...], got [2, 3]");
-  EXPECT_HAS(import_error([&] { return one("InstanceNormalization", x, {{"s", f32({2}, {1, 1})}, {"b", f32({1}, {0})}}, [](auto&) {}); }),
+  EXPECT_HAS(import_error([&] {
+               return one("InstanceNormalization", x, {{"s", f32({2}, {1, 1})}, {"b", f32({1}, {0})}}, [](auto&) {});
+             }),
              "input 2 has shape [2], expected [1] (the channels)");
   Tensor x5 = f32({1, 1, 2, 2, 2}, std::vector<double>(8, 1.0));
-  EXPECT_HAS(import_error([&] { return one("MaxPool", x5, {}, [](auto& n) { attr_ints(n, "kernel_shape", {1, 1}); }); }),
+  EXPECT_HAS(import_error([&] { return one("MaxPool", x5, {}, [](auto& n) {
+                                  attr_ints(n, "kernel_shape", {1, 1});
+                                }); }),
              "kernel_shape has 2 values for 3 spatial dims");
 }
 

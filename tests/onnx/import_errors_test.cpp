@@ -19,9 +19,7 @@ namespace fs = std::filesystem;
 std::string bytes_error(const std::string& bytes) {
   try {
     import_onnx_bytes(bytes, "hostile.onnx");
-  } catch (const UserError& e) {
-    return e.what();
-  }
+  } catch (const UserError& e) { return e.what(); }
   return "(no error)";
 }
 

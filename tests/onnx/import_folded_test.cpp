@@ -22,7 +22,8 @@ Tensor fold(const std::string& op, const std::vector<std::pair<std::string, Tens
   if (attrs) attrs(n);
   b.output("y", elem);
   ImportedModel m = b.import();
-  for (const auto& node : m.graph.nodes) EXPECT_TRUE(node.is_input() || node.op == Op::full) << "not evaluated at import";  // a uniform result is a full
+  for (const auto& node : m.graph.nodes)
+    EXPECT_TRUE(node.is_input() || node.op == Op::full) << "not evaluated at import";  // a uniform result is a full
   return run(m, {}).at(0);
 }
 
@@ -56,7 +57,8 @@ TEST(OnnxImportFolded, ScatterNDReplacesAddsOrMultipliesTheAddressedSlices) {
   expect_values(fold("ScatterND", {{"d", data}, {"i", idx}, {"u", upd}}, F32, with("add")), {3, 2}, {31, 42, 3, 4, 15, 26});
   expect_values(fold("ScatterND", {{"d", data}, {"i", idx}, {"u", upd}}, F32, with("mul")), {3, 2}, {30, 80, 3, 4, 50, 120});
   // Full index tuples address single elements; the same element twice with add adds both.
-  Tensor e = fold("ScatterND", {{"d", i32({2, 2}, {0, 0, 0, 0})}, {"i", i64({3, 2}, {1, 0, 1, 0, 0, 1})}, {"u", i32({3}, {5, 6, 7})}}, I32, with("add"));
+  Tensor e =
+      fold("ScatterND", {{"d", i32({2, 2}, {0, 0, 0, 0})}, {"i", i64({3, 2}, {1, 0, 1, 0, 0, 1})}, {"u", i32({3}, {5, 6, 7})}}, I32, with("add"));
   EXPECT_EQ(e.to_int64s(), (std::vector<int64_t>{0, 7, 11, 0}));
 }
 

@@ -57,7 +57,10 @@ Tensor run1(const std::string& op, std::vector<std::pair<std::string, Tensor>> i
 
 TEST(OnnxImportOps, Unary) {
   Tensor x = f32({4}, {-2, -0.5, 0.5, 2});
-  struct Case { const char* op; double (*f)(double); };
+  struct Case {
+    const char* op;
+    double (*f)(double);
+  };
   std::vector<Case> cases = {
       {"Neg", [](double v) { return -v; }},           {"Abs", [](double v) { return std::fabs(v); }},
       {"Exp", [](double v) { return std::exp(v); }},  {"Sin", [](double v) { return std::sin(v); }},
@@ -137,7 +140,8 @@ TEST(OnnxImportOps, SoftmaxAxisRuleDependsOnOpset) {
   // Opset 11: over dims 1.. flattened (4 elements per row).
   Tensor s11 = run1("Softmax", {{"x", x}}, F32, 11, [](auto& n) { attr(n, "axis", 1); });
   double z = std::exp(0.0) + std::exp(1.0) + std::exp(2.0) + std::exp(3.0);
-  expect_values(s11, {2, 2, 2}, {1 / z, std::exp(1.0) / z, std::exp(2.0) / z, std::exp(3.0) / z, 1 / z, std::exp(1.0) / z, std::exp(2.0) / z, std::exp(3.0) / z});
+  expect_values(s11, {2, 2, 2},
+                {1 / z, std::exp(1.0) / z, std::exp(2.0) / z, std::exp(3.0) / z, 1 / z, std::exp(1.0) / z, std::exp(2.0) / z, std::exp(3.0) / z});
   Tensor ls = run1("LogSoftmax", {{"x", f32({2}, {0, 0})}});
   expect_values(ls, {2}, {-std::log(2.0), -std::log(2.0)});
   // The default axis of opset < 13 is 1, of opset 13 it is -1.
@@ -183,11 +187,18 @@ TEST(OnnxImportOps, GemmAndMatMul) {
 TEST(OnnxImportOps, Reductions) {
   Tensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
   expect_values(run1("ReduceSum", {{"x", x}}, F32, 11, [](auto& n) { attr_ints(n, "axes", {1}); }), {2, 1}, {6, 15});
-  expect_values(run1("ReduceSum", {{"x", x}, {"axes", i64({1}, {0})}}, F32, 13, [](auto& n) { attr(n, "keepdims", 0); }, Shape{3}), {3}, {5, 7, 9});
+  expect_values(run1(
+                    "ReduceSum", {{"x", x}, {"axes", i64({1}, {0})}}, F32, 13, [](auto& n) { attr(n, "keepdims", 0); }, Shape{3}),
+                {3}, {5, 7, 9});
   expect_values(run1("ReduceSum", {{"x", x}}, F32, 13, [](auto& n) { attr(n, "keepdims", 0); }), {}, {21});
   expect_values(run1("ReduceSum", {{"x", x}}, F32, 13, [](auto& n) { attr(n, "noop_with_empty_axes", 1); }), {2, 3}, {1, 2, 3, 4, 5, 6});
   expect_values(run1("ReduceMean", {{"x", x}}, F32, 17, [](auto& n) { attr_ints(n, "axes", {-1}); }), {2, 1}, {2, 5});
-  expect_values(run1("ReduceMax", {{"x", x}}, F32, 17, [](auto& n) { attr_ints(n, "axes", {0}); attr(n, "keepdims", 0); }), {3}, {4, 5, 6});
+  expect_values(run1("ReduceMax", {{"x", x}}, F32, 17,
+                     [](auto& n) {
+                       attr_ints(n, "axes", {0});
+                       attr(n, "keepdims", 0);
+                     }),
+                {3}, {4, 5, 6});
   expect_values(run1("ReduceMin", {{"x", x}}, F32, 17), {1, 1}, {1});
   expect_values(run1("ReduceL2", {{"x", f32({2}, {3, 4})}}, F32, 17, [](auto& n) { attr(n, "keepdims", 0); }), {}, {5});
   Tensor i = run1("ReduceSum", {{"x", Tensor::from_int64s(DType::i32, {2}, {2, 3})}}, I32, 11);
@@ -200,9 +211,16 @@ TEST(OnnxImportOps, ArgMaxAndArgMin) {
   Tensor a = run1("ArgMax", {{"x", x}}, I64, 13, [](auto& n) { attr(n, "axis", 1); });
   EXPECT_EQ(a.shape(), (Shape{2, 1}));
   EXPECT_EQ(a.to_int64s(), (std::vector<int64_t>{1, 0}));
-  Tensor last = run1("ArgMax", {{"x", x}}, I64, 13, [](auto& n) { attr(n, "axis", 1); attr(n, "keepdims", 0); attr(n, "select_last_index", 1); });
+  Tensor last = run1("ArgMax", {{"x", x}}, I64, 13, [](auto& n) {
+    attr(n, "axis", 1);
+    attr(n, "keepdims", 0);
+    attr(n, "select_last_index", 1);
+  });
   EXPECT_EQ(last.to_int64s(), (std::vector<int64_t>{2, 2}));
-  Tensor mn = run1("ArgMin", {{"x", x}}, I64, 13, [](auto& n) { attr(n, "axis", 0); attr(n, "keepdims", 0); });
+  Tensor mn = run1("ArgMin", {{"x", x}}, I64, 13, [](auto& n) {
+    attr(n, "axis", 0);
+    attr(n, "keepdims", 0);
+  });
   EXPECT_EQ(mn.to_int64s(), (std::vector<int64_t>{0, 1, 0}));
 }
 
@@ -239,7 +257,11 @@ TEST(OnnxImportOps, SliceForms) {
   b.node("Slice", {"x", "st", "en", "ax", "sp"}, {"y"});
   expect_values(run(b.import(), {x})[0], {2, 2}, {6, 8, 16, 18});
   // Opset 9: attributes.
-  Tensor a9 = run1("Slice", {{"x", x}}, F32, 9, [](auto& n) { attr_ints(n, "starts", {0}); attr_ints(n, "ends", {-1}); attr_ints(n, "axes", {1}); });
+  Tensor a9 = run1("Slice", {{"x", x}}, F32, 9, [](auto& n) {
+    attr_ints(n, "starts", {0});
+    attr_ints(n, "ends", {-1});
+    attr_ints(n, "axes", {1});
+  });
   EXPECT_EQ(a9.shape(), (Shape{4, 4}));
   // A negative step reverses.
   ModelBuilder r(13);
@@ -315,11 +337,17 @@ TEST(OnnxImportOps, TopKValuesAndIndices) {
   expect_values(out[0], {2, 2}, {4, 3, 9, 6});
   EXPECT_EQ(out[1].to_int64s(), (std::vector<int64_t>{2, 0, 1, 3}));
   // The smallest along axis 0.
-  out = top_k(1, [](auto& n) { attr(n, "axis", 0); attr(n, "largest", 0); });
+  out = top_k(1, [](auto& n) {
+    attr(n, "axis", 0);
+    attr(n, "largest", 0);
+  });
   expect_values(out[0], {1, 4}, {3, 1, 2, 1});
   EXPECT_EQ(out[1].to_int64s(), (std::vector<int64_t>{0, 0, 1, 0}));
   // Ties in a row: the lower index first, as ONNX specifies.
-  out = top_k(3, [](auto& n) { attr(n, "axis", -1); attr(n, "largest", 0); });
+  out = top_k(3, [](auto& n) {
+    attr(n, "axis", -1);
+    attr(n, "largest", 0);
+  });
   expect_values(out[0], {2, 3}, {1, 1, 3, 2, 5, 6});
   EXPECT_EQ(out[1].to_int64s(), (std::vector<int64_t>{1, 3, 0, 2, 0, 3}));
   // Only the values a graph output: the indices are not returned.
@@ -357,7 +385,8 @@ TEST(OnnxImportOps, SqueezeUnsqueezeTransposeConcatSplit) {
   Tensor t = f32({2, 3}, {1, 2, 3, 4, 5, 6});
   expect_values(run1("Transpose", {{"x", t}}), {3, 2}, {1, 4, 2, 5, 3, 6});
   expect_values(run1("Transpose", {{"x", t}}, F32, 17, [](auto& n) { attr_ints(n, "perm", {0, 1}); }), {2, 3}, {1, 2, 3, 4, 5, 6});
-  expect_values(run1("Concat", {{"a", t}, {"b", f32({2, 1}, {7, 8})}}, F32, 13, [](auto& n) { attr(n, "axis", -1); }), {2, 4}, {1, 2, 3, 7, 4, 5, 6, 8});
+  expect_values(run1("Concat", {{"a", t}, {"b", f32({2, 1}, {7, 8})}}, F32, 13, [](auto& n) { attr(n, "axis", -1); }), {2, 4},
+                {1, 2, 3, 7, 4, 5, 6, 8});
   ModelBuilder b(13);
   b.input("x", F32, {2, 3}).output("p", F32).output("q", F32);
   b.init("s", i64({2}, {1, 2}));
@@ -410,9 +439,8 @@ TEST(OnnxImportOps, Einsum) {
 TEST(OnnxImportOps, GridSample) {
   Tensor x = f32({1, 1, 2, 3}, {1, 2, 3, 4, 5, 6});
   Tensor g = f32({1, 1, 4, 2}, {0.5, 0.0, -0.5, 1.0, 1.5, -3.0, -0.2, 0.6});
-  auto m = one_node("GridSample", {{"x", x}, {"g", g}}, F32, 16, [](auto& n) {
-    attr_s(n, "mode", "nearest"), attr_s(n, "padding_mode", "border"), attr(n, "align_corners", 1);
-  });
+  auto m = one_node("GridSample", {{"x", x}, {"g", g}}, F32, 16,
+                    [](auto& n) { attr_s(n, "mode", "nearest"), attr_s(n, "padding_mode", "border"), attr(n, "align_corners", 1); });
   expect_values(run_named(m, {{"x", x}, {"g", g}})[0], {1, 1, 1, 4}, {3, 4, 3, 5});
   EXPECT_EQ(count_op(m.graph, Op::grid_sample), 1);
   Tensor g2 = f32({1, 1, 4, 2}, {-1, -1, 0.1, 0.3, 0.9, -0.7, 1.2, 0.0});
@@ -493,7 +521,8 @@ TEST(OnnxImportOps, ActivationsWrittenWithPointwiseOps) {
     for (double v : x.to_doubles()) want.push_back(f(v));
     expect_values(run1(op, {{"x", x}}, F32, 17, at), {4}, want, 1e-6);
   };
-  each("LeakyRelu", [](double v) { return v < 0 ? 0.1 * v : v; }, [](auto& n) { attr_f(n, "alpha", 0.1f); });
+  each(
+      "LeakyRelu", [](double v) { return v < 0 ? 0.1 * v : v; }, [](auto& n) { attr_f(n, "alpha", 0.1f); });
   each("Elu", [](double v) { return v < 0 ? std::exp(v) - 1 : v; });
   each("HardSigmoid", [](double v) { return std::clamp(0.2 * v + 0.5, 0.0, 1.0); });
   each("Softplus", [](double v) { return std::log(std::exp(v) + 1); });

@@ -122,19 +122,22 @@ TEST(OnnxImportRecurrent, RefusesWhatUnrollingCannotExpressNamingTheNode) {
   EXPECT_HAS(e, "node 0 (LSTM)");
   EXPECT_HAS(e, "sequence_lens with a length (2) other than the sequence length 4");
   // Activations with parameters, and ones ONNX lists that reprokit does not unroll.
-  EXPECT_HAS(import_error(model(Recurrent{"GRU"}, [](ModelBuilder&, onnx::NodeProto& n) {
-               auto* a = n.add_attribute();
-               a->set_name("activation_alpha");
-               a->set_type(onnx::AttributeProto::FLOATS);
-               a->add_floats(0.5f);
-             })),
-             "attribute 'activation_alpha' (reprokit's mapping of GRU handles direction, hidden_size, layout, clip, activations, linear_before_reset)");
-  EXPECT_HAS(import_error(model(Recurrent{"RNN"}, [](ModelBuilder&, onnx::NodeProto& n) {
-               auto* a = n.add_attribute();
-               a->set_name("activations");
-               a->set_type(onnx::AttributeProto::STRINGS);
-               a->add_strings("ThresholdedRelu");
-             })),
+  EXPECT_HAS(
+      import_error(model(Recurrent{"GRU"},
+                         [](ModelBuilder&, onnx::NodeProto& n) {
+                           auto* a = n.add_attribute();
+                           a->set_name("activation_alpha");
+                           a->set_type(onnx::AttributeProto::FLOATS);
+                           a->add_floats(0.5f);
+                         })),
+      "attribute 'activation_alpha' (reprokit's mapping of GRU handles direction, hidden_size, layout, clip, activations, linear_before_reset)");
+  EXPECT_HAS(import_error(model(Recurrent{"RNN"},
+                                [](ModelBuilder&, onnx::NodeProto& n) {
+                                  auto* a = n.add_attribute();
+                                  a->set_name("activations");
+                                  a->set_type(onnx::AttributeProto::STRINGS);
+                                  a->add_strings("ThresholdedRelu");
+                                })),
              "activation 'ThresholdedRelu'");
   // A clip other than positive is an invalid model.
   EXPECT_HAS(import_error(model(Recurrent{"LSTM"}, [](ModelBuilder&, onnx::NodeProto& n) { attr_f(n, "clip", -1.0f); })), "clip must be positive");

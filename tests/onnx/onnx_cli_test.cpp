@@ -278,9 +278,7 @@ TEST(OnnxRealModel, TransformerEncoderMatchesPyTorch) {
   ProcessResult pr;
   try {
     pr = run_process(probe);
-  } catch (const std::exception& e) {
-    GTEST_SKIP() << "no " << python << ": " << e.what();
-  }
+  } catch (const std::exception& e) { GTEST_SKIP() << "no " << python << ": " << e.what(); }
   if (pr.exit_code != 0) GTEST_SKIP() << python << " cannot import torch, torchvision and onnx (WITH_TORCH=1 scripts/install_deps.sh installs them)";
   fs::path d = fresh_dir("onnx_transformer");
   ProcessSpec exp;
@@ -317,7 +315,8 @@ TEST(OnnxRealModel, TransformerEncoderMatchesPyTorch) {
   // Under the harness at the aot level with the accuracy check: no false failure; with a planted
   // matmul accuracy bug, a bundle that minifies to one op whose repro.onnx ONNX's checker accepts.
   fs::path model = md / "model.onnx";
-  auto clean = reprokit_cli({"run", model.string(), "--inputs", md.string()}, d, {{"REPRO_AFTER", "aot"}, {"REPRO_LEVEL", "4"}, {"REPRO_DIR", "clean_out"}});
+  auto clean =
+      reprokit_cli({"run", model.string(), "--inputs", md.string()}, d, {{"REPRO_AFTER", "aot"}, {"REPRO_LEVEL", "4"}, {"REPRO_DIR", "clean_out"}});
   EXPECT_EQ(clean.exit_code, 0) << clean.out << clean.err;
   EXPECT_TRUE(bundles_in(d / "clean_out").empty()) << "a false failure: " << clean.err;
   auto bad = reprokit_cli({"run", model.string(), "--inputs", md.string(), "--inject", "matmul:accuracy"}, d,
@@ -329,7 +328,8 @@ TEST(OnnxRealModel, TransformerEncoderMatchesPyTorch) {
   ASSERT_EQ(minify.exit_code, 0) << minify.out << minify.err;
   EXPECT_EQ(read_json(bundles[0] / "report.json")["final_ops"], 1);
   ProcessSpec checker;
-  checker.argv = {python, "-c", "import onnx, sys; onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)", (bundles[0] / "repro.onnx").string()};
+  checker.argv = {python, "-c", "import onnx, sys; onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)",
+                  (bundles[0] / "repro.onnx").string()};
   checker.timeout_s = 120;
   auto cr = run_process(checker);
   EXPECT_EQ(cr.exit_code, 0) << cr.err;

@@ -86,8 +86,7 @@ struct ModelBuilder {
     if (all_shaped) return copy.SerializeAsString();  // (hostile models stay away from ONNX's inference here)
     try {
       onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions(false, 0, true));
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
     for (auto& o : *copy.mutable_graph()->mutable_output()) {
       auto* tt = o.mutable_type()->mutable_tensor_type();
       if (tt->has_shape()) continue;
@@ -151,9 +150,7 @@ inline std::vector<Tensor> run(const ImportedModel& m, const std::vector<Tensor>
 inline std::string import_error(const ModelBuilder& b, const ImportOptions& o = {}) {
   try {
     b.import(o);
-  } catch (const UserError& e) {
-    return e.what();
-  }
+  } catch (const UserError& e) { return e.what(); }
   return "(no error)";
 }
 

@@ -34,9 +34,7 @@ bool a_zombie_is_left() {
 std::string start_error(const ProcessSpec& spec) {
   try {
     run_process(spec);
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
+  } catch (const std::runtime_error& e) { return e.what(); }
   return "(started)";
 }
 
@@ -116,7 +114,8 @@ TEST(Spawn, AChildRunsUnderItsMemoryLimitInItsDirectory) {
 // outlive Ctrl-C or write on into a closed pipe. Ours are ignored here (run_process ignores
 // SIGPIPE itself); the child's are not.
 TEST(Spawn, AChildDoesNotInheritOurIgnoredSignals) {
-  struct sigaction ignore {}, old_int {};
+  struct sigaction ignore {
+  }, old_int{};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGINT, &ignore, &old_int);
   ProcessResult r = run_sh("grep SigIgn /proc/self/status", 30);

@@ -21,9 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path fresh_dir(const std::string& name) {
-  return reprokit::testing::scratch_dir("rk_stop_", name);
-}
+fs::path fresh_dir(const std::string& name) { return reprokit::testing::scratch_dir("rk_stop_", name); }
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);

@@ -14,9 +14,7 @@
 using namespace reprokit;
 namespace fs = std::filesystem;
 
-static fs::path temp_dir(const char* name) {
-  return reprokit::testing::scratch_dir("rk_runtime_", name);
-}
+static fs::path temp_dir(const char* name) { return reprokit::testing::scratch_dir("rk_runtime_", name); }
 
 TEST(Npy, RoundTripsEveryDtype) {
   auto dir = temp_dir("npy");
@@ -52,9 +50,7 @@ TEST(Npy, ZeroDimAndEmpty) {
 static std::string error_of(const std::string& path) {
   try {
     read_npy(path);
-  } catch (const UserError& e) {
-    return e.what();
-  }
+  } catch (const UserError& e) { return e.what(); }
   return "no error";
 }
 
@@ -91,7 +87,8 @@ TEST(Npy, EmptyArrayWithHugeOtherDimsIsRefused) {
 }
 
 TEST(InputGen, DeterministicHonoursStridesAndIndexRanges) {
-  Graph g = parse_graph(R"(graph g(%x: f32[4, 3] strides=[1, 4], %w: f32[7, 2], %i: i64[5, 6], %n: i32[3], %b: bool[10], %s: f32[2, 9], %j: i64[2, 4]) {
+  Graph g =
+      parse_graph(R"(graph g(%x: f32[4, 3] strides=[1, 4], %w: f32[7, 2], %i: i64[5, 6], %n: i32[3], %b: bool[10], %s: f32[2, 9], %j: i64[2, 4]) {
   %e = embedding(%w, %i)
   %h = gather(%s, %j, dim=1)
   return (%e, %h, %x, %n, %b)
@@ -129,7 +126,8 @@ TEST(Npy, AHeaderKeyGivenTwiceIsRefused) {
       parse_npy(npy(dict), "twice.npy");
       ADD_FAILURE() << key << " twice was accepted";
     } catch (const UserError& e) {
-      EXPECT_NE(std::string(e.what()).find("'twice.npy' is not a valid .npy file: the header gives '" + key + "' twice"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("'twice.npy' is not a valid .npy file: the header gives '" + key + "' twice"), std::string::npos)
+          << e.what();
     }
   }
   EXPECT_EQ(parse_npy(npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }"), "once.npy").shape(), (Shape{1}));

@@ -57,7 +57,8 @@ std::string compare_with_torch(const Graph& g, const fs::path& dir, bool f64, do
     Tensor theirs = read_npy((dir / "out" / (out.name + ".npy")).string());
     if (theirs.shape() != ours[k].shape()) return "%" + out.name + ": shape differs";
     if (theirs.dtype() != ours[k].dtype())
-      return "%" + out.name + ": torch's dtype is " + std::string(dtype_name(theirs.dtype())) + ", the graph's " + std::string(dtype_name(ours[k].dtype()));
+      return "%" + out.name + ": torch's dtype is " + std::string(dtype_name(theirs.dtype())) + ", the graph's " +
+             std::string(dtype_name(ours[k].dtype()));
     auto a = ours[k].to_doubles(), b = theirs.to_doubles();
     // The tolerance of the least precise dtype on the way: an f32 output of bf16 math is bf16-accurate.
     DType worst = out.type.dtype;
@@ -73,7 +74,8 @@ std::string compare_with_torch(const Graph& g, const fs::path& dir, bool f64, do
       if (std::isnan(a[i]) && std::isnan(b[i])) continue;
       if (std::isinf(a[i]) && a[i] == b[i]) continue;
       if (!(std::fabs(a[i] - b[i]) <= tol * (1 + (slack > 1 ? scale : std::fabs(b[i])))))
-        return "%" + out.name + " (" + std::string(op_name(out.op)) + ") element " + std::to_string(i) + ": reprokit " + std::to_string(a[i]) + " torch " + std::to_string(b[i]);
+        return "%" + out.name + " (" + std::string(op_name(out.op)) + ") element " + std::to_string(i) + ": reprokit " + std::to_string(a[i]) +
+               " torch " + std::to_string(b[i]);
     }
   }
   return "";

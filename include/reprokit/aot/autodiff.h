@@ -8,9 +8,9 @@
 namespace reprokit {
 
 struct JointGraph {
-  Graph graph;                  // inputs: the forward inputs, then one tangent per forward output
-                                // (named tangent_<output name>, same dtype and shape, contiguous)
-                                // outputs: the forward outputs, then one gradient per grad input
+  Graph graph;  // inputs: the forward inputs, then one tangent per forward output
+                // (named tangent_<output name>, same dtype and shape, contiguous)
+                // outputs: the forward outputs, then one gradient per grad input
   int num_forward_outputs = 0;
   std::vector<int> grad_inputs;  // indices (into the forward inputs) of inputs that get a gradient
 };

@@ -23,21 +23,21 @@
 namespace reprokit {
 
 struct CampaignOptions {
-  std::string dir;                       // CAMPAIGN
-  double budget_s = 60;                  // no new batch starts after this many seconds
-  uint64_t seed = 1;                     // graph i of the campaign: generate_case(seed * 1000003 + i)
-  GeneratorOptions generator;            // max_nodes, ops, train
+  std::string dir;                           // CAMPAIGN
+  double budget_s = 60;                      // no new batch starts after this many seconds
+  uint64_t seed = 1;                         // graph i of the campaign: generate_case(seed * 1000003 + i)
+  GeneratorOptions generator;                // max_nodes, ops, train
   std::vector<std::string> backends{"cpp"};  // each graph runs on each (internal mode)
-  int jobs = 1;                          // graphs judged at once; also each minification's --jobs
-  double timeout_s = 30;                 // REPRO_TIMEOUT of each run / the check's limit
+  int jobs = 1;                              // graphs judged at once; also each minification's --jobs
+  double timeout_s = 30;                     // REPRO_TIMEOUT of each run / the check's limit
   // External mode (check non-empty): the check's words as the user wrote them, as `reduce` takes them.
   std::string check;
-  std::string format = "onnx";           // "rk" or "onnx": what the check is handed
+  std::string format = "onnx";  // "rk" or "onnx": what the check is handed
   std::string fail_regex;
-  std::string unsupported_regex;         // a check that passes with output matching it: "unsupported", not "passed"
-  bool minify = true;                    // minify each finding in the same run
+  std::string unsupported_regex;  // a check that passes with output matching it: "unsupported", not "passed"
+  bool minify = true;             // minify each finding in the same run
   bool resume = false;
-  long max_graphs = 0;                   // stop after this many graphs (0: the budget decides)
+  long max_graphs = 0;  // stop after this many graphs (0: the budget decides)
 };
 
 // Runs the campaign; returns 0 (whether or not it found anything; the report says what it found).

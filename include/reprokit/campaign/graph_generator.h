@@ -16,9 +16,9 @@
 namespace reprokit {
 
 struct GeneratorOptions {
-  int max_nodes = 8;          // ops per graph: 1 .. max_nodes
-  std::set<Op> ops;           // the ops drawn from; empty: every op of the table
-  bool train = false;         // floating inputs are marked `grad` (the graph must reach one)
+  int max_nodes = 8;            // ops per graph: 1 .. max_nodes
+  std::set<Op> ops;             // the ops drawn from; empty: every op of the table
+  bool train = false;           // floating inputs are marked `grad` (the graph must reach one)
   int64_t max_elements = 4096;  // no value larger than this (small shapes: fast, minifiable)
 };
 

@@ -13,17 +13,17 @@
 namespace reprokit {
 
 struct ReproRecord {
-  std::string dir;       // the directory that holds the repro
-  std::string repro;     // repro.rk or repro.onnx in it
-  bool minimized = true; // false: a bundle nobody minified (its original graph)
-  std::string backend;   // "" for a `reduce` repro (the user's compiler)
-  std::string kind;      // compile_error, runtime_error, crash, timeout, accuracy, internal; "check" for reduce
-  std::string stage;     // dynamo, aot_forward, aot_backward ("" for reduce)
+  std::string dir;                  // the directory that holds the repro
+  std::string repro;                // repro.rk or repro.onnx in it
+  bool minimized = true;            // false: a bundle nobody minified (its original graph)
+  std::string backend;              // "" for a `reduce` repro (the user's compiler)
+  std::string kind;                 // compile_error, runtime_error, crash, timeout, accuracy, internal; "check" for reduce
+  std::string stage;                // dynamo, aot_forward, aot_backward ("" for reduce)
   std::vector<std::string> passes;  // compiler passes the repro keeps on ("pass:N" when limited)
   // op name -> count; for a compiler that is not reprokit's, the ops it ran (the ONNX model's op
   // types, without the arithmetic and reshapes an exporter writes around an op), not reprokit's.
   std::map<std::string, int> ops;
-  std::string message;   // normalised message
+  std::string message;  // normalised message
   // What the compiler says causes it: its optimiser or rewrite rule that `bisect` (or minify)
   // found ("rule Pad_Fusion"), else "" .
   std::string cause;

@@ -39,8 +39,7 @@ class Var {
 };
 
 // Applies `op` to tensor operands (then scalar operands, for binary ops with a scalar).
-Var apply(Op op, const std::vector<Var>& tensors, const std::vector<double>& scalars = {},
-          std::map<std::string, AttrValue> attrs = {});
+Var apply(Op op, const std::vector<Var>& tensors, const std::vector<double>& scalars = {}, std::map<std::string, AttrValue> attrs = {});
 
 // The op set, as free functions.
 Var add(const Var& a, const Var& b);
@@ -69,13 +68,13 @@ Var amax(const Var& x, const std::vector<int64_t>& dims, bool keepdim = false);
 double item(const Var& v);
 
 struct CompileSpec {
-  CompileOptions compile;    // backend etc. (default cpp)
-  size_t cache_limit = 8;    // compiled graphs kept; the least recently used is evicted beyond it
+  CompileOptions compile;  // backend etc. (default cpp)
+  size_t cache_limit = 8;  // compiled graphs kept; the least recently used is evicted beyond it
 };
 
 struct CompileStats {
-  int compiles = 0;       // guard misses: a graph compiled
-  int cache_hits = 0;     // a compiled graph reused
+  int compiles = 0;    // guard misses: a graph compiled
+  int cache_hits = 0;  // a compiled graph reused
   int graph_breaks = 0;
   int evictions = 0;
   std::vector<std::string> graphs;  // each compiled graph, in .rk text (for tests and logs)

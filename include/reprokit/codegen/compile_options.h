@@ -33,7 +33,7 @@ struct PassInjection {
 };
 
 struct CompileOptions {
-  std::string backend = "cpp";             // a name in the backend table (backend.h)
+  std::string backend = "cpp";  // a name in the backend table (backend.h)
   std::vector<FaultInjection> injections;
   std::vector<PassInjection> pass_injections;
   // Injections resolved to node names (name -> kind). The stack fills this before decomposing,
@@ -41,9 +41,9 @@ struct CompileOptions {
   std::map<std::string, NodeFault> injection_nodes;
   std::map<std::string, int64_t> pass_limits;  // pass -> apply only the first N rewrites
   std::set<std::string> disabled_passes;
-  bool run_passes = true;                  // false: lowering + codegen with no optimisation pass
-  std::string cache_dir;                   // empty: $REPRO_CACHE_DIR or ~/.cache/reprokit
-  bool verbose = false;                    // log each pass ("(unchanged)" when it did nothing)
+  bool run_passes = true;  // false: lowering + codegen with no optimisation pass
+  std::string cache_dir;   // empty: $REPRO_CACHE_DIR or ~/.cache/reprokit
+  bool verbose = false;    // log each pass ("(unchanged)" when it did nothing)
   // Options of a compiler that is not reprokit's, by its own names (inductor: torch._inductor.config
   // options, "cpp.simdlen"), each value a JSON number, string, boolean or null. Saved in bundles.
   std::map<std::string, std::string> backend_options;

@@ -26,7 +26,7 @@ namespace reprokit {
 // The compiled error may be kFloorFactor * (1 + 2 / sqrt(elements)) times the floor: the floor of
 // a small output rests on few numbers (a scalar: one per variant), so it gets more room.
 inline constexpr double kFloorFactor = 3;
-inline constexpr double kUlpSlack = 4;     // plus this many ulps of the output's largest value
+inline constexpr double kUlpSlack = 4;  // plus this many ulps of the output's largest value
 
 // Each element is also judged against its own floor (its largest deviation among the variants):
 // a point of a sweep that is 50% wrong hides inside the tensor's RMS when its value is small.
@@ -42,8 +42,7 @@ double default_tolerance(DType t);  // the fixed rule's default (1e-3; 1e-2 for 
 // what eager's own error allows). Returns an empty Failure when every output passes; otherwise kind
 // "accuracy" and signature "accuracy" (some floating output fails) or "accuracy-integer" (only
 // integer/bool outputs differ).
-Failure check_accuracy(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<Tensor>& compiled,
-                       std::optional<double> tolerance);
+Failure check_accuracy(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<Tensor>& compiled, std::optional<double> tolerance);
 
 // One output's share of check_accuracy's verdict, for reports with a line per output.
 struct OutputVerdict {
@@ -56,12 +55,11 @@ struct OutputVerdict {
 };
 // check_accuracy, also giving each output's verdict in `verdicts` (one per output compared:
 // the first min(g.outputs.size(), compiled.size())).
-Failure check_accuracy(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<Tensor>& compiled,
-                       std::optional<double> tolerance, std::vector<OutputVerdict>& verdicts);
+Failure check_accuracy(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<Tensor>& compiled, std::optional<double> tolerance,
+                       std::vector<OutputVerdict>& verdicts);
 
 // The fixed rule for one output, given eager and reference values; "" when it passes, else why not.
-std::string compare_output(const std::string& name, const Tensor& compiled, const Tensor& eager, const Tensor& reference,
-                           double tolerance);
+std::string compare_output(const std::string& name, const Tensor& compiled, const Tensor& eager, const Tensor& reference, double tolerance);
 
 // The auto rule for one output, given its noise floor; "" when it passes, else why not.
 std::string compare_output_to_floor(const std::string& name, const Tensor& compiled, const Tensor& eager, const Tensor& reference,

@@ -15,12 +15,12 @@ namespace reprokit {
 // One try: the bundle's spec with these changes (backend, passes on/off, one pass disabled, a
 // rewrite limit). Serialised into the hidden `reprokit bisect-step` command line.
 struct BisectStep {
-  std::string backend;              // a row of the backend table
+  std::string backend;  // a row of the backend table
   bool run_passes = true;
-  std::string disabled_pass;        // empty: none
-  std::string limited_pass;         // empty: none
+  std::string disabled_pass;  // empty: none
+  std::string limited_pass;   // empty: none
   int64_t limit = -1;
-  int train = -1;                   // -1: as the bundle; 0: forward only; 1: with autodiff/partition
+  int train = -1;  // -1: as the bundle; 0: forward only; 1: with autodiff/partition
   // Set over the bundle's own (a compiler's optimisation level, the optimisers it turns off).
   std::map<std::string, std::string> backend_options;
   nlohmann::json to_json() const;

@@ -29,8 +29,7 @@ struct Bundle {
 
 // Creates a new directory under root (created if missing) named after the graph, stage and
 // failure, writes everything and returns its path. Never reuses an existing directory.
-std::string write_bundle(const std::string& root, const Graph& g, const std::vector<Tensor>& inputs, const ReproSpec& spec,
-                         int level, uint64_t seed);
+std::string write_bundle(const std::string& root, const Graph& g, const std::vector<Tensor>& inputs, const ReproSpec& spec, int level, uint64_t seed);
 // Records a failure (spec.expected) in an existing bundle's manifest, with the rest of the spec
 // (what was learnt while it ran: the failing input samples) (the level-3 and timeout paths).
 void update_bundle_failure(const std::string& dir, const ReproSpec& spec);

@@ -13,15 +13,16 @@
 namespace reprokit {
 
 struct StackFailure : std::runtime_error {
-  StackFailure(Failure f, std::string dir) : std::runtime_error(std::string(f.kind_name()) + ": " + f.message), failure(std::move(f)), bundle_dir(std::move(dir)) {}
+  StackFailure(Failure f, std::string dir)
+      : std::runtime_error(std::string(f.kind_name()) + ": " + f.message), failure(std::move(f)), bundle_dir(std::move(dir)) {}
   Failure failure;
   std::string bundle_dir;  // empty when the harness was off
 };
 
 // Runs the whole stack on a captured graph. Raises StackFailure when a stage fails (after the
 // harness wrote what its level asks for), UserError on bad input.
-StackResult run_stack(const Graph& captured, const std::vector<Tensor>& inputs, const StackOptions& options,
-                      const HarnessConfig& config, uint64_t seed = 0);
+StackResult run_stack(const Graph& captured, const std::vector<Tensor>& inputs, const StackOptions& options, const HarnessConfig& config,
+                      uint64_t seed = 0);
 
 // Exit status a hung process ends with.
 constexpr int kTimeoutExitStatus = 124;

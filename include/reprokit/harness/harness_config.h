@@ -6,13 +6,13 @@
 namespace reprokit {
 
 struct HarnessConfig {
-  std::string after;            // "", "dynamo" or "aot"
-  int level = 2;                // 1..4
+  std::string after;  // "", "dynamo" or "aot"
+  int level = 2;      // 1..4
   std::string dir = "reprokit_out";
   bool minify = false;
   std::optional<double> tolerance;  // a fixed tolerance; nullopt: auto (the noise floor)
-  double timeout_s = 0;         // 0: no watchdog
-  int samples = 1;              // --samples N: each stage also runs on N - 1 input samples drawn like its inputs
+  double timeout_s = 0;             // 0: no watchdog
+  int samples = 1;                  // --samples N: each stage also runs on N - 1 input samples drawn like its inputs
 
   bool enabled() const { return !after.empty(); }
   // Reads REPRO_AFTER, REPRO_LEVEL, REPRO_DIR, REPRO_MINIFY, REPRO_TOLERANCE, REPRO_TIMEOUT.

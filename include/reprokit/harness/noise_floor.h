@@ -31,9 +31,9 @@
 namespace reprokit {
 
 struct OutputNoise {
-  double rms = 0;         // the largest RMS deviation from float64 among the variants
-  double max = 0;         // the largest deviation of one element among the variants
-  std::string rms_from;   // the variant that gave each
+  double rms = 0;        // the largest RMS deviation from float64 among the variants
+  double max = 0;        // the largest deviation of one element among the variants
+  std::string rms_from;  // the variant that gave each
   std::string max_from;
   std::vector<double> element;  // each element's own largest deviation among the variants (empty: not
                                 // measured, see element_floors_apply)
@@ -62,8 +62,7 @@ bool element_floors_apply(const Graph& g);
 void widen_element_floor(std::vector<double>& floor, const std::vector<double>& value, const std::vector<double>& reference);
 
 NoiseFloor measure_noise_floor(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<Tensor>& reference,
-                               const std::vector<Tensor>* eager = nullptr,
-                               const std::function<bool(const NoiseFloor&)>& enough = {});
+                               const std::vector<Tensor>* eager = nullptr, const std::function<bool(const NoiseFloor&)>& enough = {});
 
 // g's outputs with every decision near its kink taken the other way (the "kinks" variant): an
 // integer or bool output that differs from eager only where this one does too was decided within
@@ -79,6 +78,5 @@ Deviation deviation(const std::vector<double>& value, const std::vector<double>&
 // The inputs with every nonzero floating element moved one ulp (of its dtype) up or down, chosen
 // by `seed`. Integer and bool inputs are unchanged.
 std::vector<Tensor> perturb_by_one_ulp(const std::vector<Tensor>& inputs, uint64_t seed);
-
 
 }  // namespace reprokit

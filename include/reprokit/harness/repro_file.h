@@ -38,8 +38,8 @@ struct PassingTwin {
 // For a compiler that is not reprokit's and declares its switches (onnxruntime), also its own
 // reproducer (repro_onnxruntime.py, repro_expected/) and a report in its terms; `compiler_bisection`
 // is the search of its switches (bisect_compiler_switches), when one ran.
-void write_repro_files(const std::string& dir, const Graph& g, const std::vector<Tensor>& inputs, const ReproSpec& spec,
-                       const std::string& summary, const PassingTwin* twin = nullptr, const std::vector<Tensor>* compiled = nullptr,
+void write_repro_files(const std::string& dir, const Graph& g, const std::vector<Tensor>& inputs, const ReproSpec& spec, const std::string& summary,
+                       const PassingTwin* twin = nullptr, const std::vector<Tensor>* compiled = nullptr,
                        const nlohmann::json* compiler_bisection = nullptr);
 
 // The search of a foreign compiler's own optimisation switches on the repro file at repro_path

@@ -19,10 +19,10 @@ struct ReproSpec {
   std::string stage = "dynamo";  // dynamo, aot_forward, aot_backward
   StackOptions options;
   std::optional<double> tolerance;
-  double timeout_s = 0;          // 0: the default of the tool that reruns it
-  bool check_accuracy = false;   // level 4: also apply the accuracy rule
-  Failure expected;              // empty for a level-3 bundle written before compiling
-  int attempts = 1;              // a flaky failure: reruns until it shows, up to this many times
+  double timeout_s = 0;         // 0: the default of the tool that reruns it
+  bool check_accuracy = false;  // level 4: also apply the accuracy rule
+  Failure expected;             // empty for a level-3 bundle written before compiling
+  int attempts = 1;             // a flaky failure: reruns until it shows, up to this many times
   // --samples N: sample 0 is the saved inputs, sample k (1 <= k < N) is drawn like them with
   // sample_like(seed sample_seeds[k - 1]). failing_samples: the samples the original fails on; a
   // rerun (repro, each minifier candidate) reproduces only when it fails on every one of them.

@@ -28,8 +28,7 @@ struct StackResult {
 // "aot_forward" / "aot_backward" (the inner compiler on one graph after aot).
 // Runs one stage unwrapped (no harness), raising CompileFailure on compile/run errors.
 // For "dynamo" with train the result has grads; for aot stages only outputs.
-StackResult run_stage(const std::string& stage, const Graph& g, const std::vector<Tensor>& inputs,
-                      const StackOptions& options);
+StackResult run_stage(const std::string& stage, const Graph& g, const std::vector<Tensor>& inputs, const StackOptions& options);
 
 // The aot transform of a captured graph for training: the joint graph of its decomposition and
 // the forward / backward graphs partitioned from it.

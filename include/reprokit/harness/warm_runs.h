@@ -8,8 +8,8 @@
 namespace reprokit {
 
 struct WarmRunTimes {
-  double compile_ms = 0;            // compiling the stage(s) again (a compile-cache hit after a first run)
-  std::vector<double> run_ms;       // each timed run, in order
+  double compile_ms = 0;       // compiling the stage(s) again (a compile-cache hit after a first run)
+  std::vector<double> run_ms;  // each timed run, in order
   double median_ms() const;
   double min_ms() const;
 };
@@ -17,7 +17,6 @@ struct WarmRunTimes {
 // Compiles the stack's stage(s) for `options` (with train: the aot forward and backward graphs)
 // and times `warmups` untimed then `runs` timed runs of the whole stack on `inputs` (with train:
 // forward, then backward on tangents of ones). Raises CompileFailure as run_stage does.
-WarmRunTimes time_warm_runs(const Graph& captured, const std::vector<Tensor>& inputs, const StackOptions& options, int runs,
-                            int warmups = 1);
+WarmRunTimes time_warm_runs(const Graph& captured, const std::vector<Tensor>& inputs, const StackOptions& options, int runs, int warmups = 1);
 
 }  // namespace reprokit

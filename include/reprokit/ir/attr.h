@@ -31,8 +31,8 @@ struct AttrValue {
   bool is_dtype() const { return std::holds_alternative<DType>(v); }
   bool is_list() const { return std::holds_alternative<List>(v); }
 
-  int64_t as_int() const;      // throws UserError when not an int (bools are not ints)
-  double as_float() const;     // ints convert
+  int64_t as_int() const;   // throws UserError when not an int (bools are not ints)
+  double as_float() const;  // ints convert
   bool as_bool() const;
   const std::string& as_string() const;
   DType as_dtype() const;

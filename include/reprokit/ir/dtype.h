@@ -10,8 +10,8 @@ namespace reprokit {
 // The small integer types (i8 u8 i16 u16) are those of quantised models and of ONNX's tests.
 enum class DType { f16, bf16, f32, f64, i32, i64, boolean, i8, u8, i16, u16 };
 
-std::string_view dtype_name(DType t);                 // "f16", ..., "bool"
-std::optional<DType> parse_dtype(std::string_view s); // inverse of dtype_name
+std::string_view dtype_name(DType t);                  // "f16", ..., "bool"
+std::optional<DType> parse_dtype(std::string_view s);  // inverse of dtype_name
 std::size_t dtype_size(DType t);
 bool is_floating(DType t);
 // One unit in the last place of |x| in floating dtype t (f16, bf16, f32, f64); below the smallest

@@ -20,8 +20,16 @@ struct Operand {
   AttrValue literal;  // meaningful when value < 0
 
   bool is_value() const { return value >= 0; }
-  static Operand of(int id) { Operand o; o.value = id; return o; }
-  static Operand scalar(AttrValue v) { Operand o; o.literal = std::move(v); return o; }
+  static Operand of(int id) {
+    Operand o;
+    o.value = id;
+    return o;
+  }
+  static Operand scalar(AttrValue v) {
+    Operand o;
+    o.literal = std::move(v);
+    return o;
+  }
   bool operator==(const Operand&) const = default;
 };
 
@@ -31,8 +39,8 @@ struct Node {
   std::string name;  // value name, without the leading '%'
   Op op = Op::input;
   std::vector<Operand> operands;
-  Attrs attrs;       // only the attributes given explicitly; defaults come from the schema
-  TensorType type;   // declared for inputs, inferred for every other node
+  Attrs attrs;      // only the attributes given explicitly; defaults come from the schema
+  TensorType type;  // declared for inputs, inferred for every other node
 
   bool is_input() const { return op == Op::input; }
   bool has_attr(std::string_view k) const { return attrs.find(k) != attrs.end(); }

@@ -22,7 +22,7 @@ constexpr int kNumOps = 0
 #undef RK_OP
                         + 1;
 
-std::string_view op_name(Op op);                  // "gelu"; "input" for Op::input
+std::string_view op_name(Op op);                    // "gelu"; "input" for Op::input
 std::optional<Op> parse_op(std::string_view name);  // a table op (never Op::input)
 std::ostream& operator<<(std::ostream& os, Op op);  // its name (messages, test output)
 

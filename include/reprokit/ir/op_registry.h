@@ -59,8 +59,8 @@ struct OpSchema {
 
 // The table ops, in ops.def order (Op::input has no schema).
 const std::vector<OpSchema>& op_table();
-const OpSchema& op_schema(Op op);                 // InternalError for Op::input
-const OpSchema* find_op(std::string_view name);   // nullptr when unknown (the text/JSON edges)
+const OpSchema& op_schema(Op op);                // InternalError for Op::input
+const OpSchema* find_op(std::string_view name);  // nullptr when unknown (the text/JSON edges)
 
 // True for ops that are elementwise over (broadcast) operands: unary, binary, where, to, clone.
 bool is_pointwise(Op op);

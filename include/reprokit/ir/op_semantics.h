@@ -84,8 +84,8 @@ int64_t norm_groups(const Node& n, const Shape& x);
 // H and W (unshuffle) that the factor does not divide.
 struct PixelShuffle {
   int64_t factor = 1;
-  Shape split;    // the input viewed with the factor's dims split out
-  Shape result;   // the output shape
+  Shape split;                // the input viewed with the factor's dims split out
+  Shape result;               // the output shape
   std::vector<int64_t> perm;  // of `split`: the output's order before the final reshape
 };
 PixelShuffle pixel_shuffle_of(const Node& n, const Shape& x);

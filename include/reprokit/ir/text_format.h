@@ -10,7 +10,7 @@ namespace reprokit {
 // Parses and verifies. `file` is used in error messages ("FILE:LINE:COL: error: ...").
 Module parse_module(std::string_view text, const std::string& file = "<input>");
 Graph parse_graph(std::string_view text, const std::string& file = "<input>");  // the entry graph
-Module load_module_file(const std::string& path);  // UserError naming the path when unreadable
+Module load_module_file(const std::string& path);                               // UserError naming the path when unreadable
 
 std::string print_graph(const Graph& g);
 std::string print_module(const Module& m);

@@ -34,14 +34,14 @@ struct CheckOptions {
   std::vector<std::string> check;   // argv; "{}" and $REPRO_CANDIDATE name the candidate's model
   std::vector<std::string> prefix;  // a launcher every check runs under (srun ..., ssh HOST)
   ModelFormat format = ModelFormat::rk;
-  std::set<std::string> weights;    // ONNX initializers (see write_model_files)
-  std::string work_dir;             // candidates go to work_dir/candidates/c<N>/
-  int64_t first_candidate = 1;      // a resumed run numbers on after the earlier candidates
+  std::set<std::string> weights;  // ONNX initializers (see write_model_files)
+  std::string work_dir;           // candidates go to work_dir/candidates/c<N>/
+  int64_t first_candidate = 1;    // a resumed run numbers on after the earlier candidates
   int jobs = 1;
-  double timeout_s = 60;            // the floor of QueryLimit (with hang_is_interesting: the hang threshold)
-  std::string fail_regex;           // non-empty: interesting when the output matches (else: exit status != 0)
-  bool hang_is_interesting = false; // a check killed at the timeout counts as interesting
-  bool keep_candidates = false;     // else a candidate's directory goes once its check is judged
+  double timeout_s = 60;             // the floor of QueryLimit (with hang_is_interesting: the hang threshold)
+  std::string fail_regex;            // non-empty: interesting when the output matches (else: exit status != 0)
+  bool hang_is_interesting = false;  // a check killed at the timeout counts as interesting
+  bool keep_candidates = false;      // else a candidate's directory goes once its check is judged
   // A candidate is interesting only when the check fails the way it first failed (same exit status
   // or signal, same message class: failure.h's signature of its first line or of the regex's
   // match), so a reduction cannot slide to another bug; `reduce --allow-drift` turns it off.

@@ -10,7 +10,8 @@ namespace reprokit {
 struct MinifyCommandOptions {
   std::string bundle_dir;
   std::string reprokit_exe;
-  SessionOptions session;  // --jobs, --timeout, --only/--skip, --flaky-checks (default 8), --worker-prefix, --work-dir (default BUNDLE/minify_work), --resume
+  SessionOptions
+      session;  // --jobs, --timeout, --only/--skip, --flaky-checks (default 8), --worker-prefix, --work-dir (default BUNDLE/minify_work), --resume
   long memory_limit_mb = 0;
   bool any_accuracy = false;
 };

@@ -15,8 +15,8 @@ struct Verdict {
   // Not judged: it ran out of time (twice, see query_limit.h) while a hang is not what is sought,
   // or its launcher failed. Never an answer: the engine neither takes it nor remembers it.
   bool unknown = false;
-  int timeouts = 0;          // times it ran past its limit
-  double seconds = 0;        // how long the query ran
+  int timeouts = 0;    // times it ran past its limit
+  double seconds = 0;  // how long the query ran
   // The front end's account of the run (its failure, a check's output: verdict_details.h),
   // carried along untouched: the engine judges by the fields above alone.
   std::any details{};

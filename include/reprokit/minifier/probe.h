@@ -9,8 +9,8 @@
 namespace reprokit {
 
 struct ProbeOptions {
-  int runs = 8;            // at most this many runs to measure the rate...
-  int min_runs = 3;        // ...and after this many, no more once budget_s is spent
+  int runs = 8;      // at most this many runs to measure the rate...
+  int min_runs = 3;  // ...and after this many, no more once budget_s is spent
   double budget_s = 15;
   // A failure that does not show in the first runs may be flaky: keep looking up to this many
   // runs before saying the original is not interesting (a 50% flake then goes unseen 0.1% of the time).

@@ -48,9 +48,10 @@ class ProgressPrinter {
     // The first time a query runs out of time, say so on a line of its own (not only in place).
     if (p.timeouts && !warned_) {
       warned_ = true;
-      emit(fmt::format("{}[{}] a query ran past its time limit: it is asked again with twice the limit; one that runs out again is unknown "
-                       "(not an answer, kept out of the repro)\n",
-                       tty_ ? "\n" : "", tool_));
+      emit(
+          fmt::format("{}[{}] a query ran past its time limit: it is asked again with twice the limit; one that runs out again is unknown "
+                      "(not an answer, kept out of the repro)\n",
+                      tty_ ? "\n" : "", tool_));
     }
     if (tty_) emit(fmt::format("\r{:<140}", format(p, p.elapsed_s)));
     else if (success) emit(format(p, p.elapsed_s) + "\n");
@@ -108,8 +109,8 @@ class ProgressPrinter {
 // After a reduction: what the time limits cost, when they cost anything (stderr).
 inline void report_time_limits(const std::string& tool, const MinifyResult& r, double largest_limit_s) {
   if (r.timeouts == 0) return;
-  fmt::print(stderr, "[{}] {} quer{} ran past the time limit and {} asked again with twice the limit\n", tool, r.timeouts, r.timeouts == 1 ? "y" : "ies",
-             r.timeouts == 1 ? "was" : "were");
+  fmt::print(stderr, "[{}] {} quer{} ran past the time limit and {} asked again with twice the limit\n", tool, r.timeouts,
+             r.timeouts == 1 ? "y" : "ies", r.timeouts == 1 ? "was" : "were");
   if (r.unknown)
     fmt::print(stderr,
                "[{}] WARNING: {} candidate{} could not be judged within {:.0f}s (unknown): they were kept out, so the repro may be larger than it "

@@ -13,13 +13,13 @@
 namespace reprokit {
 
 struct ReduceCommandOptions {
-  std::string model;                // .rk or .onnx
+  std::string model;                    // .rk or .onnx
   std::map<std::string, Shape> shapes;  // --shape for an ONNX model's dynamic dimensions
-  std::string inputs_dir;           // <input>.npy values (else an ONNX model's weights, else random)
+  std::string inputs_dir;               // <input>.npy values (else an ONNX model's weights, else random)
   uint64_t seed = 0;
-  std::string out_dir;              // empty: <model stem>.reduced
-  std::string format;               // "rk" or "onnx"; empty: the model's
-  std::vector<std::string> check;   // argv words
+  std::string out_dir;             // empty: <model stem>.reduced
+  std::string format;              // "rk" or "onnx"; empty: the model's
+  std::vector<std::string> check;  // argv words
   // --jobs, --timeout (0: from the original's slowest check), --only/--skip, --flaky-checks
   // (default 3), --worker-prefix, --work-dir (candidates; default OUT/reduce_work), --resume
   SessionOptions session;

@@ -16,8 +16,8 @@
 namespace reprokit {
 
 struct MinifyOptions {
-  int max_rounds = 8;           // fixpoint rounds over all strategies
-  int flaky_attempts = 1;       // query each candidate up to this many times (flaky failures)
+  int max_rounds = 8;      // fixpoint rounds over all strategies
+  int flaky_attempts = 1;  // query each candidate up to this many times (flaky failures)
   // Fresh searches (new memo, new luck) from the result while they still shrink it, at most
   // this many: a flaky oracle can wrongly say "passes", and a re-search removes what that left.
   int restarts = 0;

@@ -43,10 +43,10 @@ class TimedOracle : public Oracle {
 // How the session went, for the front end's report.
 struct SessionResult {
   MinifyResult reduction;
-  double failure_rate = 1;   // of the original, from the probe
-  bool verified = false;     // the final repro was verified and still interesting
+  double failure_rate = 1;  // of the original, from the probe
+  bool verified = false;    // the final repro was verified and still interesting
   std::string twin_difference;
-  double seconds = 0;        // the whole session
+  double seconds = 0;  // the whole session
 };
 
 // What a front end is, as data its constructor fills: the session reads it and never asks.
@@ -56,14 +56,14 @@ struct FrontEndOptions {
   // The strategies that apply here, in run order; --only and --skip choose among them.
   std::vector<Strategy> strategies;
   ProbeOptions probe;
-  std::string probing_message;      // printed before the probe
-  double untimed_limit_s = 300;     // per query, until the original has been timed
+  std::string probing_message;   // printed before the probe
+  double untimed_limit_s = 300;  // per query, until the original has been timed
   // The reduction's per-query limit follows the original's timing (or --timeout); false keeps
   // the untimed limit (a hang sought: the limit is the hang threshold).
   bool limit_from_probe = true;
-  const Dir* state_dir = nullptr;   // where state.json lives (the front end's)
+  const Dir* state_dir = nullptr;          // where state.json lives (the front end's)
   const CompilerPasses* passes = nullptr;  // the passes a resumed state.json may name
-  std::string interrupted_message;  // what an interruption says once a repro is on disk
+  std::string interrupted_message;         // what an interruption says once a repro is on disk
   // From now on an interruption (Ctrl-C, a kill) ends the run saying `message`; the front end's,
   // which owns the processes the queries run in.
   std::function<void(const std::string& message)> say_when_interrupted = [](const std::string&) {};

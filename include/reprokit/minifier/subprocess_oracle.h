@@ -17,13 +17,13 @@ namespace reprokit {
 struct WorkerPoolOptions {
   std::string reprokit_exe;  // the binary to run workers from
   std::string bundle_dir;
-  std::string work_dir;      // queries are saved in work_dir/queries as q<N>.json
-  int64_t first_query = 1;   // number of the first query saved (a resumed run keeps earlier ones)
+  std::string work_dir;     // queries are saved in work_dir/queries as q<N>.json
+  int64_t first_query = 1;  // number of the first query saved (a resumed run keeps earlier ones)
   int jobs = 1;
-  double timeout_s = 60;     // per query: the floor of QueryLimit (the limit for a hang)
+  double timeout_s = 60;          // per query: the floor of QueryLimit (the limit for a hang)
   double launch_timeout_s = 300;  // from a query sent to the worker's BEGIN (srun may queue the job)
   long memory_limit_mb = 0;
-  bool any_accuracy = false; // accept integer/bool-only accuracy divergences too
+  bool any_accuracy = false;        // accept integer/bool-only accuracy divergences too
   std::vector<std::string> prefix;  // a launcher each worker runs under (srun ..., ssh HOST)
 };
 

@@ -10,8 +10,8 @@
 namespace reprokit {
 
 struct VerdictDetails {
-  Failure got;               // what happened (empty: it passed)
-  std::string output;        // CheckOracle::run_in only: the check's stdout + stderr (tails)
+  Failure got;         // what happened (empty: it passed)
+  std::string output;  // CheckOracle::run_in only: the check's stdout + stderr (tails)
   // CheckOracle::run_in only: what a reprokit process inside the check recorded of its own failure
   // (tool_failure.h); the verdict is then unknown, and `reduce` stops with it.
   std::string tool_failure;

@@ -27,8 +27,8 @@ namespace reprokit {
 
 struct ImportedModel {
   Graph graph;
-  std::map<std::string, Tensor> values;  // graph input name -> its known value (initializers, constants)
-  std::vector<std::string> input_sources;  // per graph input: the ONNX value it stands for
+  std::map<std::string, Tensor> values;     // graph input name -> its known value (initializers, constants)
+  std::vector<std::string> input_sources;   // per graph input: the ONNX value it stands for
   std::vector<std::string> output_sources;  // per graph output: the ONNX graph output
   int64_t opset = 0;                        // the model's ai.onnx opset
 };
@@ -72,8 +72,7 @@ std::map<std::string, Shape> parse_shape_specs(const std::vector<std::string>& s
 bool is_onnx_path(const std::string& path);
 // A model file as the CLI reads it: an ONNX model imported (its known input values, the
 // initializers, go to `values`), or a .rk module loaded (then `shapes` must be empty).
-Module load_model(const std::string& path, const std::map<std::string, Shape>& shapes = {},
-                  std::map<std::string, Tensor>* values = nullptr);
+Module load_model(const std::string& path, const std::map<std::string, Shape>& shapes = {}, std::map<std::string, Tensor>* values = nullptr);
 // The same, for `--inputs DIR` (GivenInputs, input_files.h): an ONNX input's open dimensions take
 // their sizes from its file in DIR when `shapes` does not give them, and an input whose value an op
 // needs at import time (a Reshape target, Slice bounds, axes) is specialised from its file.

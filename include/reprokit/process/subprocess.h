@@ -18,19 +18,19 @@ struct ProcessSpec {
   std::vector<std::string> argv;               // argv[0] is a path, or a name looked up in PATH
   std::map<std::string, std::string> env_set;  // added to / overriding the parent's environment
   std::vector<std::string> env_unset;
-  std::string cwd;                             // empty: the parent's
-  double timeout_s = 0;                        // 0: none
-  std::string stdin_text;                      // empty: stdin is /dev/null
-  long memory_limit_mb = 0;                    // 0: none (RLIMIT_AS in the child)
-  bool inherit_output = false;                 // stdout/stderr go to ours (not captured)
-  size_t max_output_bytes = size_t{1} << 20;   // what run_process keeps of stdout and of stderr: the tail
+  std::string cwd;                            // empty: the parent's
+  double timeout_s = 0;                       // 0: none
+  std::string stdin_text;                     // empty: stdin is /dev/null
+  long memory_limit_mb = 0;                   // 0: none (RLIMIT_AS in the child)
+  bool inherit_output = false;                // stdout/stderr go to ours (not captured)
+  size_t max_output_bytes = size_t{1} << 20;  // what run_process keeps of stdout and of stderr: the tail
 };
 
 struct ProcessResult {
-  int exit_code = -1;     // when it exited normally
-  int signal = 0;         // when killed by a signal (SIGSEGV = 11, ...)
+  int exit_code = -1;  // when it exited normally
+  int signal = 0;      // when killed by a signal (SIGSEGV = 11, ...)
   bool timed_out = false;
-  std::string out, err;   // captured stdout / stderr (the tail, at most max_output_bytes each)
+  std::string out, err;  // captured stdout / stderr (the tail, at most max_output_bytes each)
   double seconds = 0;
 };
 
@@ -42,7 +42,7 @@ ProcessResult run_process(const ProcessSpec& spec);
 class LineChild {
  public:
   explicit LineChild(const ProcessSpec& spec);  // starts it in its own process group
-  ~LineChild();                                  // finish()
+  ~LineChild();                                 // finish()
   LineChild(const LineChild&) = delete;
   LineChild& operator=(const LineChild&) = delete;
   bool write_line(const std::string& line);
@@ -50,8 +50,8 @@ class LineChild {
   std::optional<std::string> read_line(double timeout_s);
   bool timed_out() const;
   bool alive();
-  void kill();                  // SIGKILL the group (what `kill -9` of a whole job would do)
-  void stop();                  // stop it now: SIGTERM to the group, SIGKILL after the grace period
+  void kill();  // SIGKILL the group (what `kill -9` of a whole job would do)
+  void stop();  // stop it now: SIGTERM to the group, SIGKILL after the grace period
   // End of input, then the grace period to exit by itself, then stop(). A worker reading its
   // queries from stdin ends cleanly; through srun, the job ends with it.
   void finish();
@@ -84,7 +84,6 @@ void kill_all_children();
 void on_termination_signal(const std::string& message);
 
 // Shell-quoted command line for printing ("rerun this query by hand").
-std::string shell_quote_command(const std::vector<std::string>& argv,
-                                const std::map<std::string, std::string>& env = {});
+std::string shell_quote_command(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {});
 
 }  // namespace reprokit

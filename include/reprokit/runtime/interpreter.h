@@ -36,12 +36,10 @@ struct InterpretOptions {
 
 // Runs g on inputs (one per graph input, in order). Returns one tensor per graph output.
 // Throws UserError when an input does not match its declared dtype/shape (naming it).
-std::vector<Tensor> interpret(const Graph& g, const std::vector<Tensor>& inputs,
-                              const InterpretOptions& opts = {});
+std::vector<Tensor> interpret(const Graph& g, const std::vector<Tensor>& inputs, const InterpretOptions& opts = {});
 
 // Every node's value (index = node id); inputs included. For cut-point values.
-std::vector<Tensor> interpret_all(const Graph& g, const std::vector<Tensor>& inputs,
-                                  const InterpretOptions& opts = {});
+std::vector<Tensor> interpret_all(const Graph& g, const std::vector<Tensor>& inputs, const InterpretOptions& opts = {});
 
 // Ops whose result jumps at a point (relu's kink, a comparison's threshold): those that
 // InterpretOptions::flip_kinks_band acts on.

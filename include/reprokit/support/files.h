@@ -10,8 +10,8 @@
 
 namespace reprokit {
 
-constexpr size_t kMaxTextFileBytes = size_t{256} << 20;   // .rk, .json, manifests
-constexpr size_t kMaxDataFileBytes = size_t{17} << 30;    // .npy (the tensor size limit, in f64)
+constexpr size_t kMaxTextFileBytes = size_t{256} << 20;  // .rk, .json, manifests
+constexpr size_t kMaxDataFileBytes = size_t{17} << 30;   // .npy (the tensor size limit, in f64)
 
 // The contents of the regular file at `path` (symlinks in `path` are followed: the user named
 // it). UserError naming the path when it is missing, unreadable, not a regular file, a symlink

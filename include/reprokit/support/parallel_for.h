@@ -15,8 +15,7 @@
 
 namespace reprokit {
 
-template <class F>
-void parallel_for(int64_t n, bool worth_it, F f) {
+template <class F> void parallel_for(int64_t n, bool worth_it, F f) {
   const int64_t width = worth_it ? std::min<int64_t>(n, std::max(1u, std::thread::hardware_concurrency())) : 1;
   if (width <= 1) {
     for (int64_t i = 0; i < n; ++i) f(i);

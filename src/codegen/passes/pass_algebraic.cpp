@@ -9,20 +9,19 @@ namespace reprokit {
 
 namespace {
 
-bool literal_is(const Operand& o, double v) {
-  return !o.is_value() && (o.literal.is_int() || o.literal.is_float()) && o.literal.as_float() == v;
-}
+bool literal_is(const Operand& o, double v) { return !o.is_value() && (o.literal.is_int() || o.literal.is_float()) && o.literal.as_float() == v; }
 
 // The old operand index whose value the node equals, or -1.
 int identity_operand(const Graph& g, const Node& n) {
   const auto& a = n.operands;
-  auto same_type = [&](int k) { return a[static_cast<size_t>(k)].is_value() && g.node(a[static_cast<size_t>(k)].value).type.dtype == n.type.dtype &&
-                                       g.node(a[static_cast<size_t>(k)].value).type.shape == n.type.shape; };
+  auto same_type = [&](int k) {
+    return a[static_cast<size_t>(k)].is_value() && g.node(a[static_cast<size_t>(k)].value).type.dtype == n.type.dtype &&
+           g.node(a[static_cast<size_t>(k)].value).type.shape == n.type.shape;
+  };
   if ((n.op == Op::mul && literal_is(a[1], 1)) || (n.op == Op::add && literal_is(a[1], 0)) || (n.op == Op::sub && literal_is(a[1], 0)) ||
       (n.op == Op::div && literal_is(a[1], 1)) || (n.op == Op::pow && literal_is(a[1], 1)))
     return same_type(0) ? 0 : -1;
-  if ((n.op == Op::mul && literal_is(a[0], 1)) || (n.op == Op::add && literal_is(a[0], 0)))
-    return same_type(1) ? 1 : -1;
+  if ((n.op == Op::mul && literal_is(a[0], 1)) || (n.op == Op::add && literal_is(a[0], 0))) return same_type(1) ? 1 : -1;
   if (n.op == Op::clone || n.op == Op::contiguous || n.op == Op::to || n.op == Op::reshape || n.op == Op::expand ||
       (n.op == Op::maximum && a[0] == a[1]) || (n.op == Op::minimum && a[0] == a[1]))
     return same_type(0) ? 0 : -1;

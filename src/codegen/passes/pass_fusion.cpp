@@ -38,8 +38,7 @@ bool ends_long_group(const Node& n) { return fnv1a64(n.name) % kCutEvery == 0; }
 // Shared walk of both fusion passes: `wants(node, producer)` says whether node may join the
 // producer's group. Works in place on attributes (types and wiring do not change). Group
 // membership is kept on the side, so the walk is linear in the graph.
-template <class Wants>
-bool fuse(Graph& g, RewriteBudget& budget, Wants wants) {
+template <class Wants> bool fuse(Graph& g, RewriteBudget& budget, Wants wants) {
   auto users = compute_users(g);
   std::set<int> outputs(g.outputs.begin(), g.outputs.end());
   std::map<int64_t, std::vector<int>> members;
@@ -99,9 +98,8 @@ bool fuse(Graph& g, RewriteBudget& budget, Wants wants) {
 }  // namespace
 
 bool run_pointwise_fusion(Graph& g, RewriteBudget& budget) {
-  return fuse(g, budget, [](const Node& n, const Node& prod) {
-    return is_pointwise(n.op) && is_pointwise(prod.op) && n.type.shape == prod.type.shape;
-  });
+  return fuse(g, budget,
+              [](const Node& n, const Node& prod) { return is_pointwise(n.op) && is_pointwise(prod.op) && n.type.shape == prod.type.shape; });
 }
 
 bool run_reduction_fusion(Graph& g, RewriteBudget& budget) {

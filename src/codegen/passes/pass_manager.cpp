@@ -25,7 +25,8 @@ const std::vector<PassInfo>& pass_table() {
       {"dce", "dead-code elimination: removes nodes no output depends on", run_dce},
       {"cse", "common-subexpression elimination: merges nodes with the same op, operands and attributes", run_cse},
       {"constant-folding", "evaluates nodes whose operands are all constants (full or literals) into a full", run_constant_folding},
-      {"algebraic-simplification", "rewrites identities: x*1, x+0, x-0, x/1, neg(neg(x)), pow(x,1), no-op casts and views", run_algebraic_simplification},
+      {"algebraic-simplification", "rewrites identities: x*1, x+0, x-0, x/1, neg(neg(x)), pow(x,1), no-op casts and views",
+       run_algebraic_simplification},
       {"pointwise-fusion", "groups chains of same-shape pointwise ops into one loop (attribute group)", run_pointwise_fusion},
       {"reduction-fusion", "fuses a reduction into the pointwise group that produces its input", run_reduction_fusion},
   };

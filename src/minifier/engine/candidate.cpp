@@ -118,9 +118,7 @@ Candidate Candidate::from_json(const nlohmann::json& j, const CompilerPasses& pa
   if (j.contains("pass_limits")) {
     try {
       c.pass_limits = passes.limits_from_json(j.at("pass_limits"));
-    } catch (const UserError& e) {
-      throw UserError(std::string("malformed candidate: ") + e.what());
-    }
+    } catch (const UserError& e) { throw UserError(std::string("malformed candidate: ") + e.what()); }
     for (auto& [p, n] : c.pass_limits) check_pass(p);
   }
   return c;
@@ -138,9 +136,7 @@ Candidate read_best_candidate(const Dir& dir, const CompilerPasses& passes) {
     nlohmann::json j = nlohmann::json::parse(dir.read("state.json", kMaxTextFileBytes));
     if (!j.is_object() || !j.contains("best")) throw UserError("no \"best\" candidate in it");
     return Candidate::from_json(j.at("best"), passes);
-  } catch (const nlohmann::json::exception& e) {
-    throw UserError(fmt::format("{}: malformed: {}", path, e.what()));
-  } catch (const UserError& e) {
+  } catch (const nlohmann::json::exception& e) { throw UserError(fmt::format("{}: malformed: {}", path, e.what())); } catch (const UserError& e) {
     if (std::string_view(e.what()).substr(0, path.size()) == path) throw;
     throw UserError(fmt::format("{}: {}", path, e.what()));
   }

@@ -121,7 +121,7 @@ class Engine {
   // The nearest passing candidate: one pass, rewrite, dimension, attribute or value away before
   // one node away (those say most about the bug).
   void pick_twin() {
-    static const char* kPreference[] = {"disable-passes", "limit-rewrites", "halve-shapes", "shrink-shapes", "simplify-attributes",
+    static const char* kPreference[] = {"disable-passes", "limit-rewrites", "halve-shapes",   "shrink-shapes", "simplify-attributes",
                                         "zero-inputs",    "one-inputs",     "integer-inputs", "zero-elements"};
     for (const char* want : kPreference)
       for (auto& [strategy, c] : passing_)
@@ -169,7 +169,10 @@ class Engine {
         std::vector<Candidate> again;
         std::vector<size_t> pos;
         for (size_t b = 0; b < batch.size(); ++b)
-          if (!verdict[b]) { again.push_back(batch[b]); pos.push_back(b); }
+          if (!verdict[b]) {
+            again.push_back(batch[b]);
+            pos.push_back(b);
+          }
         if (again.empty()) break;
         in_flight_ = static_cast<int>(again.size());
         if (callbacks_.on_progress) callbacks_.on_progress(progress());  // the heartbeat says what runs

@@ -7,7 +7,8 @@ using nlohmann::json;
 
 json reduction_report(const MinifyResult& r, const Graph& original, double failure_rate, const std::string& twin_difference) {
   json per = json::object();
-  for (auto& [name, st] : r.per_strategy) per[name] = {{"queries", st.queries}, {"successes", st.successes}, {"timeouts", st.timeouts}, {"unknown", st.unknown}};
+  for (auto& [name, st] : r.per_strategy)
+    per[name] = {{"queries", st.queries}, {"successes", st.successes}, {"timeouts", st.timeouts}, {"unknown", st.unknown}};
   json hist = json::array();
   for (auto& h : r.history) hist.push_back({{"nodes", h.nodes}, {"queries", h.queries}, {"seconds", h.elapsed_s}, {"strategy", h.strategy}});
   return {{"original_ops", original.num_ops()},

@@ -57,9 +57,7 @@ int run_session(ReductionFrontEnd& front, const SessionOptions& o) {
     start = read_best_candidate(state, *f.passes);
     try {
       front.check_resumed(start);
-    } catch (const UserError& e) {
-      throw UserError(fmt::format("{}: {}", state.path("state.json"), e.what()));
-    }
+    } catch (const UserError& e) { throw UserError(fmt::format("{}: {}", state.path("state.json"), e.what())); }
     fmt::print(stderr, "[{}] resuming from {} ({} ops)\n", tool, state.path("state.json"), start.graph.num_ops());
   }
 

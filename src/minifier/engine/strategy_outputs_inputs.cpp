@@ -50,8 +50,7 @@ constexpr int64_t kMaxZeroableElements = 64;
 }  // namespace
 
 Strategy zero_elements_strategy() {
-  return {"zero-elements", "set single input elements to 0, keeping only the ones that matter (delta debugging; small inputs)",
-          SearchKind::delta,
+  return {"zero-elements", "set single input elements to 0, keeping only the ones that matter (delta debugging; small inputs)", SearchKind::delta,
           [](const Candidate& c) {
             std::vector<int> units;  // input index * 2^20 + element
             int64_t total = 0;

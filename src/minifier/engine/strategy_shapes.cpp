@@ -18,8 +18,8 @@ namespace {
 // Units: first the size classes (each distinct dim size > 1), then each single input dim whose
 // size is shared with another dim (a class already covers the unshared ones).
 struct ShapeUnits {
-  std::vector<int64_t> classes;                 // sizes
-  std::vector<std::pair<int, size_t>> dims;     // (input, dim)
+  std::vector<int64_t> classes;              // sizes
+  std::vector<std::pair<int, size_t>> dims;  // (input, dim)
 };
 
 ShapeUnits shape_units(const Graph& g) {

@@ -19,20 +19,18 @@ Strategy guessing_ends(Strategy s) {
 
 std::vector<Strategy> strategy_table_with(const std::vector<Strategy>& compiler_strategies) {
   std::vector<Strategy> table = {
-      removing_nodes(truncate_strategy()),        // binary search for the last node that still fails
+      removing_nodes(truncate_strategy()),                  // binary search for the last node that still fails
       removing_nodes(guessing_ends(cut_front_strategy())),  // binary search for the first node that is still needed
       removing_nodes(guessing_ends(bypass_strategy())),     // a->b->c becomes a->c, delta debugging over node sets
-      removing_nodes(cut_strategy()),             // replace node sets by inputs carrying their original values
-      removing_nodes(remove_outputs_strategy()),  // drop returned values
-      removing_nodes(drop_operands_strategy()),   // drop operands of variadic ops (cat)
+      removing_nodes(cut_strategy()),                       // replace node sets by inputs carrying their original values
+      removing_nodes(remove_outputs_strategy()),            // drop returned values
+      removing_nodes(drop_operands_strategy()),             // drop operands of variadic ops (cat)
   };
   table.insert(table.end(), compiler_strategies.begin(), compiler_strategies.end());  // the fewest compiler passes, rewrites
   for (Strategy s : {
            resize_strategy(false),  // input dims to 1
            resize_strategy(true),   // input dims halved
-           simplify_attributes_strategy(),
-           fill_inputs_strategy(InputFill::zeros),
-           fill_inputs_strategy(InputFill::ones),
+           simplify_attributes_strategy(), fill_inputs_strategy(InputFill::zeros), fill_inputs_strategy(InputFill::ones),
            fill_inputs_strategy(InputFill::integers),
            zero_elements_strategy(),  // single elements to 0 (small inputs only)
        })

@@ -32,7 +32,8 @@ std::string describe_difference(const Candidate& failing, const Candidate& passi
     auto f = failing.pass_limits.find(p);
     if (failing.disabled_passes.count(p) || passing.disabled_passes.count(p)) continue;
     if (f == failing.pass_limits.end()) parts.emplace_back(fmt::format("every rewrite of {}", p), fmt::format("with its first {}", n));
-    else if (f->second != n) parts.emplace_back(fmt::format("the first {} rewrite{} of {}", f->second, f->second == 1 ? "" : "s", p), fmt::format("with {}", n));
+    else if (f->second != n)
+      parts.emplace_back(fmt::format("the first {} rewrite{} of {}", f->second, f->second == 1 ? "" : "s", p), fmt::format("with {}", n));
   }
   // Inputs: shapes, layouts and values.
   const Graph &fg = failing.graph, &pg = passing.graph;

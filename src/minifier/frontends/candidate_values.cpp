@@ -88,7 +88,9 @@ std::vector<Tensor> candidate_inputs(const Candidate& c, const Bundle& b, KnownV
           case InputFill::original: break;
           case InputFill::zeros: t.set(k, 0.0); break;
           case InputFill::ones: t.set(k, 1.0); break;
-          case InputFill::integers: t.set(k, std::clamp(std::nearbyint(is_floating(t.dtype()) ? t.get(k) : static_cast<double>(t.get_int(k))), -4.0, 4.0)); break;
+          case InputFill::integers:
+            t.set(k, std::clamp(std::nearbyint(is_floating(t.dtype()) ? t.get(k) : static_cast<double>(t.get_int(k))), -4.0, 4.0));
+            break;
         }
       }
       for (int64_t z : e.zeroed) {

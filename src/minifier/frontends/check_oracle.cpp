@@ -67,9 +67,7 @@ CheckOracle::CheckOracle(CheckOptions options, CandidateInputs inputs)
       inputs_(std::move(inputs)),
       limit_(options_.timeout_s, options_.hang_is_interesting),
       counter_(options_.first_candidate - 1) {
-  if (!options_.fail_regex.empty()) {
-    regex_.emplace(options_.fail_regex, "--fail-regex");
-  }
+  if (!options_.fail_regex.empty()) { regex_.emplace(options_.fail_regex, "--fail-regex"); }
   candidates_.emplace(Dir::create(options_.work_dir).sub("candidates", true));
 }
 
@@ -148,7 +146,8 @@ Verdict CheckOracle::run_in(const Dir& dir, const std::string& model_path, doubl
   } else if (matched) {
     set_failure(v, failure_from(FailureKind::runtime_error, fmt::format("the check's output matches: {}", first_line(*match))));
   } else if (nonzero) {
-    Failure exited = failure_from(FailureKind::runtime_error, fmt::format("the check exited with status {}{}", end.exit_code, said(r.err.empty() ? r.out : r.err)));
+    Failure exited = failure_from(FailureKind::runtime_error,
+                                  fmt::format("the check exited with status {}{}", end.exit_code, said(r.err.empty() ? r.out : r.err)));
     exited.signature += fmt::format(" [exit status {}]", end.exit_code);  // the number is the check's answer: kept through normalisation
     set_failure(v, exited);
   }
@@ -189,9 +188,9 @@ std::vector<Verdict> CheckOracle::run_side_by_side(std::span<const Candidate> ca
   }
   std::vector<std::future<Verdict>> running(cands.size());
   for (size_t k = 0; k < made.size(); ++k)
-    if (made[k]) running[k] = std::async(std::launch::async, [this, k, &made, limit = limits[k]] {
-      return run_in(candidates_->sub(made[k]->first), made[k]->second, limit);
-    });
+    if (made[k])
+      running[k] = std::async(std::launch::async,
+                              [this, k, &made, limit = limits[k]] { return run_in(candidates_->sub(made[k]->first), made[k]->second, limit); });
   for (size_t k = 0; k < made.size(); ++k) {
     if (!made[k]) continue;
     out[k] = running[k].get();
@@ -218,9 +217,10 @@ void CheckOracle::keep_to_the_first_failure(Verdict& v) {
 
 void stop_on_tool_failure(const Verdict& v, const CheckOptions& o) {
   if (details(v).tool_failure.empty()) return;
-  throw UserError(fmt::format("the check ran reprokit, and reprokit itself failed: a tool failure, not the check's answer, so nothing is "
-                              "concluded from it (report it as reprokit's bug): {}the check: {}",
-                              details(v).tool_failure, shell_quote_command(check_argv_as_written(o))));
+  throw UserError(
+      fmt::format("the check ran reprokit, and reprokit itself failed: a tool failure, not the check's answer, so nothing is "
+                  "concluded from it (report it as reprokit's bug): {}the check: {}",
+                  details(v).tool_failure, shell_quote_command(check_argv_as_written(o))));
 }
 
 }  // namespace reprokit

@@ -65,8 +65,8 @@ class MinifyFrontEnd : public ReductionFrontEnd {
         expected_(b_.spec.expected),
         spec_(b_.spec) {
     if (!o.session.resume) work_.remove_tree("state.json");
-    fmt::print(stderr, "[minify] bundle {}: graph {} ({} ops), stage {}, backend {}\n", o.bundle_dir, b_.graph.name, b_.graph.num_ops(), b_.spec.stage,
-               b_.spec.options.compile.backend);
+    fmt::print(stderr, "[minify] bundle {}: graph {} ({} ops), stage {}, backend {}\n", o.bundle_dir, b_.graph.name, b_.graph.num_ops(),
+               b_.spec.stage, b_.spec.options.compile.backend);
     wo_.reprokit_exe = o.reprokit_exe;
     wo_.bundle_dir = fs::absolute(dir_).string();
     wo_.work_dir = fs::absolute(work_.path()).string();
@@ -86,16 +86,18 @@ class MinifyFrontEnd : public ReductionFrontEnd {
     ProbeOptions& po = options_.probe;
     po.runs = hang() ? 1 : std::max(1, so.flaky_checks);
     po.look_until = expected_.failed() && !hang() ? 10 : po.runs;
-    options_.probing_message = fmt::format("[minify] checking that the original fails ({} runs{})...\n", po.runs,
-                                           po.runs > po.min_runs ? fmt::format(" at most; after {}, no more than {:.0f} s", po.min_runs, po.budget_s) : "");
+    options_.probing_message =
+        fmt::format("[minify] checking that the original fails ({} runs{})...\n", po.runs,
+                    po.runs > po.min_runs ? fmt::format(" at most; after {}, no more than {:.0f} s", po.min_runs, po.budget_s) : "");
     // Until the original has been timed, allow generously (a compile may be cold); a hang keeps
     // its threshold throughout.
     options_.untimed_limit_s = so.timeout_s > 0 ? so.timeout_s : (hang() && b_.spec.timeout_s > 0 ? b_.spec.timeout_s : 300);
     options_.limit_from_probe = !hang();
     options_.say_when_interrupted = on_termination_signal;
     options_.state_dir = &work_;
-    options_.interrupted_message = fmt::format("\n[minify] interrupted: the best repro so far is {}\n[minify] continue with: {}\n",
-                                               (dir_ / "repro.rk").string(), shell_quote_command({o.reprokit_exe, "minify", o.bundle_dir, "--resume"}));
+    options_.interrupted_message =
+        fmt::format("\n[minify] interrupted: the best repro so far is {}\n[minify] continue with: {}\n", (dir_ / "repro.rk").string(),
+                    shell_quote_command({o.reprokit_exe, "minify", o.bundle_dir, "--resume"}));
   }
 
   std::unique_ptr<TimedOracle> make_oracle(double floor_s) override {
@@ -128,8 +130,8 @@ class MinifyFrontEnd : public ReductionFrontEnd {
       return false;
     }
     if (pr.rate() < 1)
-      fmt::print(stderr, "[minify] the failure is flaky: it happened in {} of {} runs ({:.0f}%); each candidate gets up to {} tries\n", pr.fails, pr.runs,
-                 pr.rate() * 100, pr.attempts_per_candidate());
+      fmt::print(stderr, "[minify] the failure is flaky: it happened in {} of {} runs ({:.0f}%); each candidate gets up to {} tries\n", pr.fails,
+                 pr.runs, pr.rate() * 100, pr.attempts_per_candidate());
     spec_.expected = expected_;
     spec_.attempts = pr.attempts_per_candidate();
     return true;
@@ -154,7 +156,8 @@ class MinifyFrontEnd : public ReductionFrontEnd {
                     enabled_passes(final_spec), r.queries, r.seconds);
     final_.emplace(FinalRepro{r.best.graph, candidate_inputs(r.best, b_, values_), final_spec, how, std::nullopt, std::nullopt});
     if (r.twin) {
-      final_->twin = PassingTwin{r.twin->graph, candidate_inputs(*r.twin, b_, values_), candidate_spec(spec_, *r.twin), describe_difference(r.best, *r.twin), {}};
+      final_->twin = PassingTwin{
+          r.twin->graph, candidate_inputs(*r.twin, b_, values_), candidate_spec(spec_, *r.twin), describe_difference(r.best, *r.twin), {}};
       fmt::print(stderr, "[minify] passing twin: {}\n", final_->twin->difference);
     }
     // An accuracy bug: the compiled outputs go beside the repro (and the twin), so repro_torch.py
@@ -216,7 +219,8 @@ class MinifyFrontEnd : public ReductionFrontEnd {
         rerun_command(), r.twin ? "passing twin (twin.rk): " + s.twin_difference + "\n" : std::string(), print_graph(r.best.graph));
     bundle_.write("SUMMARY.txt", summary);
     fmt::print("{}", summary);
-    fmt::print("\nfiles: {}/repro.rk repro.onnx repro_test.cpp repro_torch.py BUG_REPORT.md report.json{}\n", o_.bundle_dir, r.twin ? " twin.rk" : "");
+    fmt::print("\nfiles: {}/repro.rk repro.onnx repro_test.cpp repro_torch.py BUG_REPORT.md report.json{}\n", o_.bundle_dir,
+               r.twin ? " twin.rk" : "");
   }
 
  private:

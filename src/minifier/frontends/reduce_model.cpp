@@ -122,7 +122,6 @@ class ReduceFrontEnd : public ReductionFrontEnd {
   // Bad input (the model, its values, the options, an OUT in the way) is refused before anything is written.
   explicit ReduceFrontEnd(const ReduceCommandOptions& o)
       : o_(o), b_(load(o, co_.weights)), out_(open_out(o)), state_(out_.sub("reduce_work", true)), values_(b_) {
-
     std::vector<std::string> resolved;
     co_.check = absolute_check_paths(o.check, &resolved);
     co_.prefix = o.session.worker_prefix;  // a launcher's words as given: "nice -n 5" never becomes a path to a file named 5
@@ -172,7 +171,7 @@ class ReduceFrontEnd : public ReductionFrontEnd {
   bool probed(const ProbeResult& pr) override {
     if (pr.fails == 0) {
       fmt::print(stderr, "[reduce] the original model is not interesting in {} run{}: {}: nothing to reduce.\n", pr.runs, pr.runs == 1 ? "" : "s",
-                 other_.failed()          ? other_.message
+                 other_.failed()         ? other_.message
                  : o_.fail_regex.empty() ? std::string("the check exited with status 0")
                                          : "the check's output does not match --fail-regex");
       return false;
@@ -182,7 +181,8 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     fmt::print(stderr, "[reduce] the original is interesting: {}\n",
                failure_of(first_interesting_).failed() ? failure_of(first_interesting_).message : "(the check said so)");
     if (co_.keep_first_failure && failure_of(first_interesting_).failed())
-      fmt::print(stderr, "[reduce] candidates must fail the same way ({}); --allow-drift takes any failure\n", failure_of(first_interesting_).signature);
+      fmt::print(stderr, "[reduce] candidates must fail the same way ({}); --allow-drift takes any failure\n",
+                 failure_of(first_interesting_).signature);
     co_.first_candidate += pr.runs;  // after the probe's
     if (pr.rate() < 1)
       fmt::print(stderr, "[reduce] the check is flaky: interesting in {} of {} runs ({:.0f}%); each candidate gets up to {} tries\n", pr.fails,
@@ -190,7 +190,8 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     return true;
   }
   void ready(const TimedOracle& oracle, const ProbeResult&, const SessionOptions& o) override {
-    fmt::print(stderr, "[reduce] per-check time limit {}, {} job{}\n", oracle.limit().describe("a hang is interesting"), o.jobs, o.jobs == 1 ? "" : "s");
+    fmt::print(stderr, "[reduce] per-check time limit {}, {} job{}\n", oracle.limit().describe("a hang is interesting"), o.jobs,
+               o.jobs == 1 ? "" : "s");
   }
 
   void check_resumed(const Candidate& c) override { candidate_values(c); }
@@ -218,7 +219,8 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     oracle_->keep_to_the_first_failure(final_verdict_);
     state_.remove_tree("verify");
     if (!final_verdict_.interesting)
-      fmt::print(stderr, "\n[reduce] !!! WARNING: the check does NOT find the final repro interesting in a fresh run !!!\n[reduce] !!! (cd {} && {})\n",
+      fmt::print(stderr,
+                 "\n[reduce] !!! WARNING: the check does NOT find the final repro interesting in a fresh run !!!\n[reduce] !!! (cd {} && {})\n",
                  out_.path(), rerun_command());
     return final_verdict_.interesting;
   }
@@ -244,26 +246,27 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     const int final_ops = r.best.graph.num_ops();
     const std::string twin_text =
         !r.twin ? "" : fmt::format("## The nearest variant that is not interesting\n\n`twin/` holds it: {}.\n", s.twin_difference);
-    out_.write("BUG_REPORT.md", render_template("REDUCE_REPORT.md", {{"MODEL", fs::path(o_.model).filename().string()},
-                                                                   {"NODES", fmt::format("{} op{}", final_ops, final_ops == 1 ? "" : "s")},
-                                                                   {"ORIGINAL_OPS", std::to_string(start_nodes)},
-                                                                   {"ORIGINAL_ELEMENTS", std::to_string(input_elements(b_.graph))},
-                                                                   {"ELEMENTS", std::to_string(input_elements(r.best.graph))},
-                                                                   {"QUERIES", std::to_string(r.queries)},
-                                                                   {"SECONDS", fmt::format("{:.1f}", r.seconds)},
-                                                                   {"FAILURE", said},
-                                                                   {"INTERESTING", interesting_rule},
-                                                                   {"RERUN", shell_quote_command(check_argv(co_, fs::path(model_file).filename().string()))},
-                                                                   {"REPRO", fs::path(model_file).filename().string()},
-                                                                   {"GRAPH_TEXT", print_graph(r.best.graph)},
-                                                                   {"TWIN", twin_text}}));
-    fmt::print("reprokit reduce: {} -> {} ops, {} -> {} input elements, {} checks ({} answered from cache), {:.1f}s\n{}\nrerun: (cd {} && {})\n{}{}\n",
-               start_nodes, final_ops, input_elements(b_.graph), input_elements(r.best.graph), r.queries, r.cache_hits, s.seconds,
-               !o.verify     ? "not verified"
-               : s.verified ? "verified: the check still finds it interesting in a fresh run"
-                            : "verified: NOT interesting (see the warning above)",
-               out_.path(), rerun_command(), r.twin ? "twin/ (not interesting): " + s.twin_difference + "\n" : std::string(),
-               print_graph(r.best.graph));
+    out_.write("BUG_REPORT.md",
+               render_template("REDUCE_REPORT.md", {{"MODEL", fs::path(o_.model).filename().string()},
+                                                    {"NODES", fmt::format("{} op{}", final_ops, final_ops == 1 ? "" : "s")},
+                                                    {"ORIGINAL_OPS", std::to_string(start_nodes)},
+                                                    {"ORIGINAL_ELEMENTS", std::to_string(input_elements(b_.graph))},
+                                                    {"ELEMENTS", std::to_string(input_elements(r.best.graph))},
+                                                    {"QUERIES", std::to_string(r.queries)},
+                                                    {"SECONDS", fmt::format("{:.1f}", r.seconds)},
+                                                    {"FAILURE", said},
+                                                    {"INTERESTING", interesting_rule},
+                                                    {"RERUN", shell_quote_command(check_argv(co_, fs::path(model_file).filename().string()))},
+                                                    {"REPRO", fs::path(model_file).filename().string()},
+                                                    {"GRAPH_TEXT", print_graph(r.best.graph)},
+                                                    {"TWIN", twin_text}}));
+    fmt::print(
+        "reprokit reduce: {} -> {} ops, {} -> {} input elements, {} checks ({} answered from cache), {:.1f}s\n{}\nrerun: (cd {} && {})\n{}{}\n",
+        start_nodes, final_ops, input_elements(b_.graph), input_elements(r.best.graph), r.queries, r.cache_hits, s.seconds,
+        !o.verify    ? "not verified"
+        : s.verified ? "verified: the check still finds it interesting in a fresh run"
+                     : "verified: NOT interesting (see the warning above)",
+        out_.path(), rerun_command(), r.twin ? "twin/ (not interesting): " + s.twin_difference + "\n" : std::string(), print_graph(r.best.graph));
     std::string files;
     for (const char* f : {"repro.rk", "repro.onnx", "inputs/", "repro_torch.py", "BUG_REPORT.md", "report.json", "twin/"})
       if (out_.exists(std::string(f).substr(0, std::string(f).find('/')))) files += std::string(" ") + f;
@@ -294,8 +297,8 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     if (!o.session.resume && fs::exists(out_path, ec) && !empty_out)
       throw UserError(fmt::format("'{}' already exists: pass --resume to continue the reduction it holds, or -o a new directory", out_path));
     if (o.session.resume && fs::exists(out_path, ec) && !empty_out && !holds_a_reduction(out_path))  // else its inputs/*.npy would be replaced
-      throw UserError(fmt::format("'{}' holds no reduction to resume (no reduce_work/state.json in it) and is never written into: -o a new directory",
-                                  out_path));
+      throw UserError(
+          fmt::format("'{}' holds no reduction to resume (no reduce_work/state.json in it) and is never written into: -o a new directory", out_path));
     return Dir::create(fs::absolute(out_path).string());
   }
   std::vector<Tensor> candidate_values(const Candidate& c) { return candidate_inputs(c, b_, values_); }

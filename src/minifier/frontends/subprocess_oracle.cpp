@@ -103,7 +103,8 @@ Clock::time_point SubprocessOracle::begin(size_t w, const std::string& line) {
     said = silent ? fmt::format("no answer within {:g}s", options_.launch_timeout_s) : describe_end(r);
     worker.reset();
   }
-  throw UserError(fmt::format("the minifier's worker could not start (3 tries): {}\n  command: {}", said, shell_quote_command(worker_spec(options_).argv)));
+  throw UserError(
+      fmt::format("the minifier's worker could not start (3 tries): {}\n  command: {}", said, shell_quote_command(worker_spec(options_).argv)));
 }
 
 std::vector<Verdict> SubprocessOracle::run_side_by_side(std::span<const Candidate> cands, std::span<const double> limits) {
@@ -141,6 +142,5 @@ std::vector<Verdict> SubprocessOracle::run_side_by_side(std::span<const Candidat
   }
   return out;
 }
-
 
 }  // namespace reprokit

@@ -40,9 +40,7 @@ int run_minify_worker(const std::string& bundle_dir, const std::string& query_fi
     Failure f;
     try {
       f = answer(line);
-    } catch (const UserError& e) {
-      f = Failure{FailureKind::invalid_candidate, e.what(), "invalid", 0};
-    }
+    } catch (const UserError& e) { f = Failure{FailureKind::invalid_candidate, e.what(), "invalid", 0}; }
     fmt::print("{}\n", verdict_line(f));
     std::fflush(stdout);
     // The GPU is lost to this process (a CUDA kernel fault): end, so that the next candidate runs

@@ -43,12 +43,56 @@ namespace {
 constexpr double kRtol = 1e-3, kAtol = 1e-7;
 // The op set the import was first specified for (the list); the summary also gives the pass
 // rate on the cases whose ops all belong to it.
-const std::set<std::string> kCoreOps = {
-    "Gemm", "MatMul", "Add", "Sub", "Mul", "Div", "Pow", "Neg", "Abs", "Exp", "Log", "Sqrt", "Reciprocal", "Sin", "Cos", "Tanh",
-    "Sigmoid", "Relu", "Erf", "Max", "Min", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "Where", "Cast",
-    "Identity", "Softmax", "LogSoftmax", "LayerNormalization", "Reshape", "Expand", "Slice", "Gather", "Squeeze", "Unsqueeze",
-    "Transpose", "Concat", "Flatten", "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ArgMax", "Constant", "Shape",
-    "ConstantOfShape"};
+const std::set<std::string> kCoreOps = {"Gemm",
+                                        "MatMul",
+                                        "Add",
+                                        "Sub",
+                                        "Mul",
+                                        "Div",
+                                        "Pow",
+                                        "Neg",
+                                        "Abs",
+                                        "Exp",
+                                        "Log",
+                                        "Sqrt",
+                                        "Reciprocal",
+                                        "Sin",
+                                        "Cos",
+                                        "Tanh",
+                                        "Sigmoid",
+                                        "Relu",
+                                        "Erf",
+                                        "Max",
+                                        "Min",
+                                        "Equal",
+                                        "Less",
+                                        "LessOrEqual",
+                                        "Greater",
+                                        "GreaterOrEqual",
+                                        "Not",
+                                        "Where",
+                                        "Cast",
+                                        "Identity",
+                                        "Softmax",
+                                        "LogSoftmax",
+                                        "LayerNormalization",
+                                        "Reshape",
+                                        "Expand",
+                                        "Slice",
+                                        "Gather",
+                                        "Squeeze",
+                                        "Unsqueeze",
+                                        "Transpose",
+                                        "Concat",
+                                        "Flatten",
+                                        "ReduceSum",
+                                        "ReduceMean",
+                                        "ReduceMax",
+                                        "ReduceMin",
+                                        "ArgMax",
+                                        "Constant",
+                                        "Shape",
+                                        "ConstantOfShape"};
 const char* kBackends[] = {"eager", "cpp"};
 
 // ---- child: one case
@@ -142,9 +186,7 @@ int run_case(const fs::path& dir, const std::string& cache_dir) {
       if (!std_domain || !kCoreOps.count(n.op_type())) core = false;
     }
     if (model.graph().node_size() == 0) core = false;
-  } catch (const std::exception& e) {
-    ops_known = core = false;
-  }
+  } catch (const std::exception& e) { ops_known = core = false; }
   fmt::print("OPS_KNOWN {}\nCORE {}\n", ops_known ? 1 : 0, core ? 1 : 0);
   std::fflush(stdout);
   auto all = [&](const std::string& status, const std::string& reason) {
@@ -158,9 +200,7 @@ int run_case(const fs::path& dir, const std::string& cache_dir) {
   std::vector<DataSet> sets;
   try {
     for (const auto& d : data_sets(dir)) sets.push_back({read_tensors(d, "input", input_types), read_tensors(d, "output", output_types)});
-  } catch (const UserError& e) {
-    return all("unsupported", std::string("test data: ") + e.what());
-  }
+  } catch (const UserError& e) { return all("unsupported", std::string("test data: ") + e.what()); }
   if (sets.empty()) return all("unsupported", "no test data sets");
   std::map<std::string, std::string> status = {{"eager", "pass"}, {"cpp", "pass"}}, reason;
   for (size_t s = 0; s < sets.size(); ++s) {
@@ -206,9 +246,7 @@ int run_case(const fs::path& dir, const std::string& cache_dir) {
     // eager: the reference interpreter
     try {
       record("eager", check("eager", interpret(m.graph, inputs)));
-    } catch (const std::exception& e) {
-      record("eager", std::string("error: ") + e.what());
-    }
+    } catch (const std::exception& e) { record("eager", std::string("error: ") + e.what()); }
     // cpp: the compiled graph
     try {
       CompileOptions co;
@@ -268,8 +306,7 @@ void run_child(Case& c, const std::string& self, const std::string& cache_dir, d
       try {
         json j = json::parse(line.substr(7));
         c.results[j.at("backend").get<std::string>()] = {j.at("status").get<std::string>(), j.at("reason").get<std::string>()};
-      } catch (const json::exception&) {
-      }
+      } catch (const json::exception&) {}
     }
   }
   std::string why;
@@ -278,7 +315,8 @@ void run_child(Case& c, const std::string& self, const std::string& cache_dir, d
   else if (r.exit_code != 0) why = fmt::format("the case exited with status {}", r.exit_code);
   std::string tail = r.err.size() > 300 ? r.err.substr(r.err.size() - 300) : r.err;
   for (const char* b : kBackends)
-    if (!c.results.count(b)) c.results[b] = {"fail", (why.empty() ? std::string("no result") : why) + (tail.empty() ? "" : " (stderr: " + tail + ")")};
+    if (!c.results.count(b))
+      c.results[b] = {"fail", (why.empty() ? std::string("no result") : why) + (tail.empty() ? "" : " (stderr: " + tail + ")")};
 }
 
 int run_all(int argc, char** argv) {
@@ -348,8 +386,14 @@ int run_all(int argc, char** argv) {
   for (const auto& c : cases)
     for (const char* b : kBackends) {
       const auto& [st, why] = c.results.at(b);
-      out.push_back({{"suite", c.suite}, {"name", c.name}, {"backend", b}, {"status", st}, {"reason", why}, {"ops_supported", c.ops_known},
-                     {"core_ops", c.core}, {"seconds", c.seconds}});
+      out.push_back({{"suite", c.suite},
+                     {"name", c.name},
+                     {"backend", b},
+                     {"status", st},
+                     {"reason", why},
+                     {"ops_supported", c.ops_known},
+                     {"core_ops", c.core},
+                     {"seconds", c.seconds}});
     }
   if (!json_out.empty()) {
     std::ofstream f(json_out);

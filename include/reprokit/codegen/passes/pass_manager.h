@@ -15,8 +15,7 @@ namespace reprokit {
 // Handed to each pass: asks permission for every rewrite so limits and injections apply.
 class RewriteBudget {
  public:
-  RewriteBudget(std::string pass, int64_t limit, int64_t inject_at)
-      : pass_(std::move(pass)), limit_(limit), inject_at_(inject_at) {}
+  RewriteBudget(std::string pass, int64_t limit, int64_t inject_at) : pass_(std::move(pass)), limit_(limit), inject_at_(inject_at) {}
   // True when the next rewrite may be applied (counts it). False once the limit is reached.
   bool allow();
   // True when the rewrite just allowed is the injected one (it must then produce a wrong value).
@@ -33,8 +32,8 @@ class RewriteBudget {
 // Fusion decisions are carried on nodes as the integer attribute "group" set by the fusion
 // passes (nodes with the same group form one kernel); the other passes rewrite the graph.
 struct PassInfo {
-  std::string name;         // kebab-case
-  std::string description;  // one line, for `reprokit passes`
+  std::string name;                                 // kebab-case
+  std::string description;                          // one line, for `reprokit passes`
   std::function<bool(Graph&, RewriteBudget&)> run;  // returns true when it changed the graph
 };
 
