@@ -42,7 +42,12 @@ TEST(OnnxWorkerBackend, FaultsArePlantedOnlyInReprokitsOwnCodeGenerators) {
 TEST(OnnxWorkerBackend, BackendOptionsAreRefused) {
   CompileOptions o;
   o.backend_options["cpp.simdlen"] = "8";
-  EXPECT_EQ(refusal("tvm", o), "--backend-option sets a compiler's own options; the tvm backend takes none");
+  EXPECT_EQ(refusal("openvino", o), "--backend-option sets a compiler's own options; the openvino backend takes none");
+  EXPECT_EQ(refusal("iree", o), "--backend-option sets a compiler's own options; the iree backend takes none");
+  // TVM takes PassContext's switches, and only those.
+  EXPECT_EQ(refusal("tvm", o), "the tvm backend takes the backend options opt_level and disabled_pass, not 'cpp.simdlen'");
+  o.backend_options = {{"opt_level", "4"}};
+  EXPECT_EQ(refusal("tvm", o), "backend option opt_level: '4' is not one of 0, 1, 2, 3");
 }
 
 TEST(Unsupported, TheCommandLinePrintsALineAFuzzCampaignRecognises) {
