@@ -76,6 +76,32 @@ TEST(Engine, ThreeCulpritsReducedToExactlyThemInAtMostFortyQueries) {
   }
 }
 
+// Two culprits that must both stay, among 1,000 nodes, chosen in at most 22 queries (the
+// information bound is 18.9): a binary search from each end, the ends guess, and no query for a
+// candidate that drops a node a search's boundary showed to be needed (the fixpoint round re-tried
+// each one).
+TEST(Engine, APairReducedToExactlyItInAtMostTwentyTwoQueries) {
+  const int n = 1000;
+  for (std::vector<int> at : {std::vector<int>{300, 550}, {0, 999}, {1, 2}, {500, 501}, {17, 930}}) {
+    Graph g = unary_chain(n);
+    for (int i : at) g.node(g.find(fmt::format("n{}", i))).op = Op::erf;
+    Candidate start;
+    start.graph = g;
+    FakeOracle oracle(
+        [&](const Candidate& c) {
+          size_t erfs = 0;
+          for (const Node& node : c.graph.nodes) erfs += node.op == Op::erf;
+          return erfs == at.size();
+        },
+        1);
+    auto r = reduce(start, strategy_table(), oracle, {});
+    EXPECT_EQ(r.best.graph.num_ops(), 2) << print_graph(r.best.graph);
+    // One query more simplifies every shape and value at once (it is no choice among nodes).
+    EXPECT_LE(r.queries - r.per_strategy["simplify-all"].queries, 22) << at[0] << ", " << at[1];
+    EXPECT_LE(r.queries, 23) << at[0] << ", " << at[1];
+  }
+}
+
 // The shape, value, attribute and pass strategies add at most 30% to what node removal asks, when
 // the bug does not depend on what they change (one guess changes it all; see reducer.cpp). A bug
 // that needs its values pays one query per kind of value tried.

@@ -1,11 +1,13 @@
 // The reduction engine (see reducer.h): k-ary prefix search and delta debugging with
-// complements, memoised by candidate key, with every success reported at once.
+// complements, memoised by candidate key, with every success reported at once. A node a search's
+// boundary shows to be needed is remembered, and a later candidate without it is not asked about.
 #include "reprokit/minifier/reducer.h"
 
 #include <algorithm>
 #include <chrono>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/verifier.h"
@@ -31,6 +33,7 @@ class Engine {
     for (int again = 0; again < options_.restarts; ++again) {
       int before = result_.best.graph.num_ops();
       memo_.clear();
+      needed_.clear();
       memo_[result_.best.key()] = {true, false};
       search();
       if (result_.best.graph.num_ops() >= before) break;
@@ -140,6 +143,7 @@ class Engine {
   // `units[i]`: how many units candidate i removes (a one-unit step that passes is a twin).
   std::vector<bool> judge(const std::vector<std::optional<Candidate>>& cands, const std::vector<size_t>& units) {
     std::vector<bool> out(cands.size(), false);
+    definite_.assign(cands.size(), false);
     std::vector<Candidate> batch;
     std::vector<size_t> where;
     std::unordered_map<uint64_t, size_t> in_batch;
@@ -149,7 +153,13 @@ class Engine {
       uint64_t k = cands[i]->key();
       if (auto it = memo_.find(k); it != memo_.end()) {
         out[i] = it->second.interesting;
+        definite_[i] = true;
         note(cands[i], it->second, units[i]);
+        ++result_.cache_hits;
+        continue;
+      }
+      if (drops_a_needed_node(*cands[i])) {  // not interesting, known without a query
+        definite_[i] = true;
         ++result_.cache_hits;
         continue;
       }
@@ -191,6 +201,7 @@ class Engine {
       for (size_t b = 0; b < batch.size(); ++b) {
         Outcome o{verdict[b], !verdict[b] && passed[b]};
         out[where[b]] = verdict[b];
+        definite_[where[b]] = verdict[b] || !unknown[b];
         if (unknown[b] && !verdict[b]) {  // not an answer: not taken, not remembered, no twin
           ++result_.unknown;
           ++stats.unknown;
@@ -199,7 +210,7 @@ class Engine {
         memo_[batch[b].key()] = o;
         note(cands[where[b]], o, units[where[b]]);
       }
-      for (auto& [i, b] : dup) out[i] = verdict[b];
+      for (auto& [i, b] : dup) out[i] = verdict[b], definite_[i] = definite_[where[b]];
     }
     if (callbacks_.on_progress) callbacks_.on_progress(progress());
     return out;
@@ -219,9 +230,13 @@ class Engine {
   // The largest k in [lo, hi] for which removing units [from, from + k) of the best stays
   // interesting (k = lo taken to be so), by binary search with `parallelism` points per step, so
   // the answer does not depend on timing; monotonicity assumed. The candidate is set when k > lo.
-  std::pair<int, std::optional<Candidate>> largest_removable(const Strategy& s, const std::vector<int>& units, int from, int lo, int hi) {
+  // `failing`: a candidate that removes hi + 1 units and is known not to be interesting, if any.
+  // When removing k + 1 is seen to fail, the unit after the k is needed (learn_needed).
+  std::pair<int, std::optional<Candidate>> largest_removable(const Strategy& s, const std::vector<int>& units, int from, int lo, int hi,
+                                                             std::optional<Candidate> failing = std::nullopt) {
     const int par = std::max(1, oracle_.parallelism());
     std::optional<Candidate> lo_cand;
+    int fails_at = hi + 1;
     auto run = [&](int k) { return std::vector<int>(units.begin() + from, units.begin() + from + k); };
     while (lo < hi) {
       const int span = hi - lo, j = std::min(par, span);
@@ -239,29 +254,64 @@ class Engine {
           lo_cand = cands[i];
         } else {
           new_hi = points[i] - 1;
+          if (points[i] < fails_at) fails_at = points[i], failing = definite_[i] ? cands[i] : std::nullopt;
           break;
         }
       }
       lo = new_lo;
       hi = std::max(new_hi, lo);
     }
+    if (fails_at == lo + 1 && failing) learn_needed(lo_cand ? *lo_cand : result_.best, *failing);
     return {lo, lo_cand};
+  }
+
+  // The names of a graph's op nodes.
+  static std::unordered_set<std::string> op_names(const Graph& g) {
+    std::unordered_set<std::string> names;
+    for (int id = g.num_inputs(); id < g.size(); ++id) names.insert(g.node(id).name);
+    return names;
+  }
+
+  // `kept` is interesting and `dropped`, which removes one unit more, is not: given monotonicity
+  // (what the binary searches assume), every smaller candidate without the op node that unit
+  // held fails too, so later candidates that drop it are answered without a query (a chain's two
+  // culprits: the fixpoint round re-tried each one, three queries of a pair's 26). Learnt only
+  // when the two differ by exactly one op node.
+  void learn_needed(const Candidate& kept, const Candidate& dropped) {
+    const auto there = op_names(dropped.graph);
+    const std::string* missing = nullptr;
+    for (int id = kept.graph.num_inputs(); id < kept.graph.size(); ++id)
+      if (!there.count(kept.graph.node(id).name)) {
+        if (missing) return;
+        missing = &kept.graph.node(id).name;
+      }
+    if (missing) needed_.insert(*missing);
+  }
+
+  bool drops_a_needed_node(const Candidate& c) const {
+    if (needed_.empty()) return false;
+    const auto there = op_names(c.graph);
+    for (const std::string& n : needed_)
+      if (!there.count(n)) return true;
+    return false;
   }
 
   // Largest k with "remove the first k units" interesting.
   bool prefix_search(const Strategy& s) {
     auto units = s.units(result_.best);
     int hi = static_cast<int>(units.size());
+    std::optional<Candidate> failing;
     if (s.guess_ends && hi >= 2) {  // all but the last unit first (see Strategy::guess_ends)
       if (auto all_but_last = try_apply(s, result_.best, first(units, hi - 1))) {
         if (judge({all_but_last}, {static_cast<size_t>(hi - 1)})[0]) {
           accept(*all_but_last);
           return true;
         }
+        if (definite_[0]) failing = all_but_last;
         hi -= 2;  // removing that many (or more) no longer fails
       }
     }
-    auto [k, cand] = largest_removable(s, units, 0, 0, hi);
+    auto [k, cand] = largest_removable(s, units, 0, 0, hi, failing);
     if (k == 0 || !cand) return false;
     accept(*cand);
     return true;
@@ -276,6 +326,7 @@ class Engine {
       auto all = try_apply(s, result_.best, std::vector<int>(units.begin() + from, units.begin() + from + limit));
       if (judge({all}, {static_cast<size_t>(limit)})[0]) return {limit, all};
       hi = limit - 1;
+      if (all && definite_[0]) return largest_removable(s, units, from, 0, hi, all);
     }
     return largest_removable(s, units, from, 0, hi);
   }
@@ -368,6 +419,8 @@ class Engine {
   MinifyResult result_;
   int in_flight_ = 0;
   std::unordered_map<uint64_t, Outcome> memo_;
+  std::unordered_set<std::string> needed_;  // op nodes every smaller interesting candidate keeps (learn_needed)
+  std::vector<bool> definite_;              // of the last judge's candidates: whether "not interesting" was an answer
   std::string strategy_;
   static constexpr size_t kMaxTwins = 64;
   std::vector<std::pair<std::string, Candidate>> passing_;  // (strategy, candidate) one unit from the best
