@@ -275,9 +275,12 @@ class Engine {
   // `kept` is interesting and `dropped`, which removes one unit more, is not: given monotonicity
   // (what the binary searches assume), every smaller candidate without the op node that unit
   // held fails too, so later candidates that drop it are answered without a query (a chain's two
-  // culprits: the fixpoint round re-tried each one, three queries of a pair's 26). Learnt only
-  // when the two differ by exactly one op node.
+  // culprits: the fixpoint round re-tried each one, four queries of a pair's 26). Learnt only
+  // when the two differ by exactly one op node, and never from a flaky failure.
   void learn_needed(const Candidate& kept, const Candidate& dropped) {
+    // A flaky failure's "not interesting" can be wrong, and a node wrongly taken for needed would
+    // stop every smaller candidate: nothing is learnt from it.
+    if (options_.flaky_attempts > 1) return;
     const auto there = op_names(dropped.graph);
     const std::string* missing = nullptr;
     for (int id = kept.graph.num_inputs(); id < kept.graph.size(); ++id)
