@@ -198,9 +198,12 @@ bool moves_values_exactly(Op op) {
 // rounding upstream could have taken either way (batch norm over two values gives exactly +-1,
 // and a residual add cancels to exactly 0 in float64 but not in float32); two exact values that
 // tie are equal.
-bool may_carry_rounding(const Node& n, const std::vector<char>& rounded) {
-  bool operands = false;
-  for (auto& o : n.operands) operands = operands || (o.is_value() && rounded[static_cast<size_t>(o.value)]);
+bool an_operand_may_carry_rounding(const Node& n, const std::vector<char>& rounded) {
+  for (auto& o : n.operands)
+    if (o.is_value() && rounded[static_cast<size_t>(o.value)]) return true;
+  return false;
+}
+bool may_carry_rounding(const Node& n, bool operands) {
   if (n.op == Op::full) return false;
   if (moves_values_exactly(n.op)) return operands;
   return operands || is_floating(n.type.dtype);
@@ -300,9 +303,8 @@ std::vector<Tensor> interpret_all(const Graph& g, const std::vector<Tensor>& inp
     kernels::Values result = run_kernel(n, args, opts.accumulation);
     if (opts.perturb_values_seed && !result.is_int()) round_the_other_way(result, n.type.dtype, rng);
     if (opts.flip_kinks_band > 0) {
-      rounded[static_cast<size_t>(id)] = may_carry_rounding(n, rounded);
-      bool ties = false;
-      for (auto& o : n.operands) ties = ties || (o.is_value() && rounded[static_cast<size_t>(o.value)]);
+      const bool ties = an_operand_may_carry_rounding(n, rounded);
+      rounded[static_cast<size_t>(id)] = may_carry_rounding(n, ties);
       flip_kinks(n, args, result, opts.flip_kinks_band, ties);
     }
     values[static_cast<size_t>(id)] = to_tensor(result, value_dtype(n.type.dtype, opts.cast_to_f64), n.type.shape);
