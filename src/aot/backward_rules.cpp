@@ -107,8 +107,13 @@ Expr scatter_sum(Expr index, Expr src, const Shape& target, int64_t dim) {
   const int64_t m = target[static_cast<size_t>(dim)];
   for (int64_t d = 0; d < rank; ++d)  // src may be larger than index: only its first elements count
     if (src.shape()[static_cast<size_t>(d)] > index.shape()[static_cast<size_t>(d)]) src = slice(src, d, 0, index.shape()[static_cast<size_t>(d)]);
-  // Negative indices count from the end: normalize them first.
-  Expr idx = where(lt(index, int64_t{0}), index + m, index);
+  // Each index read through a gather of 0..m-1: negative ones count from the end, and one out of
+  // range is refused with the gather's own check, as every backend does for a gather. (A one-hot
+  // mask alone would silently drop it.)
+  Shape positions(static_cast<size_t>(rank), 1), spread = index.shape();
+  positions[static_cast<size_t>(dim)] = m;
+  spread[static_cast<size_t>(dim)] = m;
+  Expr idx = gather(expand(reshape(iota(src, m), positions), spread), index, dim);
   Shape iota_shape(static_cast<size_t>(rank + 1), 1);
   iota_shape[static_cast<size_t>(dim + 1)] = m;
   Expr hot = cast(eq(unsqueeze(idx, dim + 1), reshape(iota(src, m), iota_shape)), src.dtype());

@@ -11,6 +11,7 @@
 #include "../scratch_dir.h"
 #include "backend_test_util.h"
 #include "reprokit/codegen/passes/pass_manager.h"
+#include "reprokit/support/errors.h"
 
 using namespace reprokit;
 using namespace reprokit::testing;
@@ -156,6 +157,26 @@ TEST(CppBackend, OutOfRangeIndexErrorNamesTheNodeVerbatim) {
   } catch (const CompileFailure& e) {
     EXPECT_EQ(e.kind, FailureKind::runtime_error);
     EXPECT_NE(std::string(e.what()).find("node %e = embedding: index 1000 is out of range for a dimension of size 4"), std::string::npos) << e.what();
+  }
+}
+
+// scatter_add reaches cpp decomposed (a one-hot mask, which alone would drop a bad index without a
+// word): an index out of range is still an error there, as in the interpreter, and a negative one
+// counts from the end.
+TEST(CppBackend, ScatterAddRefusesAnIndexOutOfRange) {
+  Graph g = parse_graph("graph t(%x: f32[2, 3], %i: i64[2, 2], %s: f32[2, 2]) {\n  %z = scatter_add(%x, %i, %s, dim=1)\n  return (%z)\n}");
+  auto in = generate_inputs(g, 1);
+  in[1] = Tensor::from_int64s(DType::i64, {2, 2}, {0, -1, 2, 1});
+  auto got = compile_graph(g, cpp_options())->run(in)[0].to_doubles(), ref = interpret(g, in)[0].to_doubles();
+  for (size_t k = 0; k < ref.size(); ++k) EXPECT_NEAR(got[k], ref[k], 1e-5) << k;
+  in[1] = Tensor::from_int64s(DType::i64, {2, 2}, {0, 3, 2, 1});
+  EXPECT_THROW(interpret(g, in), UserError);
+  try {
+    compile_graph(g, cpp_options())->run(in);
+    FAIL() << "an out-of-range index ran";
+  } catch (const CompileFailure& e) {
+    EXPECT_EQ(e.kind, FailureKind::runtime_error);
+    EXPECT_NE(std::string(e.what()).find("out of range for a dimension of size 3"), std::string::npos) << e.what();
   }
 }
 
