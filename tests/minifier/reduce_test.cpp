@@ -68,6 +68,20 @@ TEST(Reduce, ExitStatusCheckReadingTheCandidateFromBraces) {
   EXPECT_TRUE(fs::is_empty(dir / "out" / "reduce_work" / "candidates"));
 }
 
+// A check that keys on one node's name, in a chain of the same op: removing the first half and
+// removing the second half give the same structure, and only the name tells the candidates apart.
+TEST(Reduce, ACheckKeyedOnANodesNameIsNeverAnsweredFromAnotherCandidate) {
+  auto dir = fresh_dir("reduce_names");
+  std::string text = "graph chain(%x: f32[4]) {\n";
+  for (int i = 0; i < 16; ++i) text += fmt::format("  %n{} = relu(%{})\n", i, i ? fmt::format("n{}", i - 1) : "x");
+  std::ofstream(dir / "chain.rk") << text << "  return (%n15)\n}\n";
+  auto r = reprokit_cli({"reduce", (dir / "chain.rk").string(), "--check", "sh -c '! grep -q \"%n11 = \" \"$1\"' sh {}", "-o", "out"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Graph g = load_module_file((dir / "out" / "repro.rk").string()).entry();
+  ASSERT_EQ(g.num_ops(), 1) << read_text(dir / "out" / "repro.rk");
+  EXPECT_EQ(g.node(g.num_inputs()).name, "n11");
+}
+
 TEST(Reduce, CheckReadingTheCandidateFromTheEnvironmentOrTheVariable) {
   auto dir = fresh_dir("reduce_env");
   // From the environment (sh expands it), and as a word reprokit substitutes (no shell).

@@ -51,7 +51,9 @@ struct Candidate {
   std::map<std::string, int64_t> pass_limits;
 
   const InputEdit& edit(const std::string& input) const;  // an identity edit when none is set
-  uint64_t key() const;                                   // memo key: structure, input names, edits and compiler decisions
+  // Memo key: structure, input names, edits and compiler decisions; with `every_name`, every
+  // node's name too (for an oracle that may read them).
+  uint64_t key(bool every_name = false) const;
   // A candidate of graph g with this one's edits (for the inputs g still has) and decisions.
   Candidate with_graph(Graph g) const;
   nlohmann::json to_json() const;

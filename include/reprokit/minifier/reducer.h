@@ -21,6 +21,9 @@ struct MinifyOptions {
   // Fresh searches (new memo, new luck) from the result while they still shrink it, at most
   // this many: a flaky oracle can wrongly say "passes", and a re-search removes what that left.
   int restarts = 0;
+  // The oracle may read node names (a user's check that greps the file): candidates that differ
+  // only in them are not one candidate to the memo.
+  bool names_matter = false;
 };
 
 struct StrategyStats {

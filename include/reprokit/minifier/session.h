@@ -61,6 +61,8 @@ struct FrontEndOptions {
   // The reduction's per-query limit follows the original's timing (or --timeout); false keeps
   // the untimed limit (a hang sought: the limit is the hang threshold).
   bool limit_from_probe = true;
+  // The oracle is a user's program that sees the candidate's file, names and all.
+  bool oracle_reads_names = false;
   const Dir* state_dir = nullptr;          // where state.json lives (the front end's)
   const CompilerPasses* passes = nullptr;  // the passes a resumed state.json may name
   std::string interrupted_message;         // what an interruption says once a repro is on disk

@@ -45,8 +45,10 @@ const InputEdit& Candidate::edit(const std::string& input) const {
   return it == edits.end() ? identity : it->second;
 }
 
-uint64_t Candidate::key() const {
+uint64_t Candidate::key(bool every_name) const {
   uint64_t h = structural_hash(graph);
+  if (every_name)
+    for (const Node& n : graph.nodes) h = mix(mix_str(h, n.name), 0xfc);
   // Names matter here: an input's name says which value it carries.
   for (int i = 0; i < graph.num_inputs(); ++i) {
     const std::string& name = graph.node(i).name;

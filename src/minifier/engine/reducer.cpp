@@ -25,7 +25,7 @@ class Engine {
          const MinifyCallbacks& callbacks)
       : strategies_(strategies), oracle_(oracle), options_(options), callbacks_(callbacks), t0_(Clock::now()) {
     result_.best = start;
-    memo_[start.key()] = {true, false};
+    memo_[start.key(options_.names_matter)] = {true, false};
   }
 
   MinifyResult run() {
@@ -34,7 +34,7 @@ class Engine {
       int before = result_.best.graph.num_ops();
       memo_.clear();
       needed_.clear();
-      memo_[result_.best.key()] = {true, false};
+      memo_[result_.best.key(options_.names_matter)] = {true, false};
       search();
       if (result_.best.graph.num_ops() >= before) break;
     }
@@ -77,7 +77,7 @@ class Engine {
       if (units.empty()) continue;
       if (auto next = try_apply(s, *all, units)) all = next;
     }
-    if (all->key() == result_.best.key()) return false;
+    if (all->key(options_.names_matter) == result_.best.key(options_.names_matter)) return false;
     strategy_ = "simplify-all";
     if (!judge({all}, {2})[0]) return false;
     accept(*all);
@@ -150,7 +150,7 @@ class Engine {
     std::vector<std::pair<size_t, size_t>> dup;  // (index, batch position) for repeated candidates
     for (size_t i = 0; i < cands.size(); ++i) {
       if (!cands[i]) continue;
-      uint64_t k = cands[i]->key();
+      uint64_t k = cands[i]->key(options_.names_matter);
       if (auto it = memo_.find(k); it != memo_.end()) {
         out[i] = it->second.interesting;
         definite_[i] = true;
@@ -207,7 +207,7 @@ class Engine {
           ++stats.unknown;
           continue;
         }
-        memo_[batch[b].key()] = o;
+        memo_[batch[b].key(options_.names_matter)] = o;
         note(cands[where[b]], o, units[where[b]]);
       }
       for (auto& [i, b] : dup) out[i] = verdict[b], definite_[i] = definite_[where[b]];

@@ -79,6 +79,7 @@ int run_session(ReductionFrontEnd& front, const SessionOptions& o) {
   MinifyOptions mo;
   mo.flaky_attempts = pr.attempts_per_candidate();
   if (pr.rate() < 1) mo.restarts = 2;  // a flaky oracle can still say "not interesting" wrongly
+  mo.names_matter = f.oracle_reads_names;
   SessionResult s;
   s.reduction = reduce(start, selected_strategies(front, o), *oracle, mo, cb);
   printer.done();

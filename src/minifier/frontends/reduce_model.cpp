@@ -146,6 +146,7 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     options_.original = &b_.graph;
     options_.strategies = strategy_table_with({});  // no compiler strategies: they switch reprokit's own passes
     options_.passes = &reprokit_passes();
+    options_.oracle_reads_names = true;  // the check sees the file: it may key on a node's name
     options_.probe.runs = std::max(1, o.session.flaky_checks);
     options_.probe.look_until = options_.probe.runs;  // no recorded failure to look for: the check says what it says
     options_.probing_message = fmt::format("[reduce] checking that the original is interesting (up to {} runs)...\n", options_.probe.runs);
