@@ -20,7 +20,7 @@ ort.set_default_logger_severity(4)  # the exception says it all; ORT would also 
 GRAPH_OPTIMIZATION_LEVEL = {{ORT_LEVEL}}  # disabled, basic, extended, layout or all
 DISABLED_OPTIMIZERS = [{{ORT_DISABLED}}]    # ORT optimisers and rewrite rules turned off
 OUTPUTS = [{{OUTPUT_NAMES}}]                # the model's outputs, in order
-RTOL, ULPS = 1e-2, 64
+COMPILER, INPUTS_DIR, EXPECTED_DIR = 'ONNX Runtime', '{{INPUTS_DIR}}', '{{EXPECTED_DIR}}'
 
 LEVELS = {
     'disabled': ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
@@ -39,56 +39,19 @@ def session(model):
     return ort.InferenceSession(model, options, providers=['CPUExecutionProvider'], disabled_optimizers=DISABLED_OPTIMIZERS)
 
 
-def far_elements(actual, expected):
-    # Elements off by more than RTOL of their float64 value plus ULPS ulps of the output's dtype.
-    ulp = np.spacing(np.abs(expected).astype(actual.dtype)).astype(np.float64)
-    return np.abs(actual.astype(np.float64) - expected) > RTOL * np.abs(expected) + ULPS * ulp
+#include "repro_onnx_judge.py"
 
 
-def compare(name, actual, expected):
-    # One output: a line of what it holds against float64; True when it is wrong.
-    if actual.dtype.kind != expected.dtype.kind and not (actual.dtype.kind == 'f' and expected.dtype.kind == 'f'):
-        print(f'  {name}: ONNX Runtime returned {actual.dtype}{list(actual.shape)}, float64 reference {expected.dtype}{list(expected.shape)}')
-        return True
-    if actual.shape != expected.shape:
-        print(f'  {name}: ONNX Runtime returned shape {list(actual.shape)}, expected {list(expected.shape)}')
-        return True
-    if actual.dtype.kind != 'f':
-        wrong = int(np.count_nonzero(actual != expected))
-        print(f'  {name}: {actual.dtype}{list(actual.shape)}: {wrong} of {actual.size} elements differ from the expected values')
-        return wrong > 0
-    finite = np.isfinite(expected)
-    nonfinite = finite & ~np.isfinite(actual)
-    far = finite & np.isfinite(actual) & far_elements(actual, expected)
-    err = np.abs(actual.astype(np.float64) - expected)
-    max_err = float(np.max(err[finite & np.isfinite(actual)], initial=0.0))
-    print(f'  {name}: {actual.dtype}{list(actual.shape)}: max |actual - float64| = {max_err:.6g}; '
-          f'{int(np.count_nonzero(far))} element(s) far off, {int(np.count_nonzero(nonfinite))} not finite where float64 is')
-    for index in list(zip(*np.nonzero(far | nonfinite)))[:8]:
-        print(f'    [{", ".join(str(int(i)) for i in index)}]: expected {float(expected[index]):.9g}, ONNX Runtime {float(actual[index]):.9g}')
-    return bool(far.any() or nonfinite.any())
+def build(model):
+    sess = session(model)
+    return sess, [i.name for i in sess.get_inputs()]
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
-    print(f'onnxruntime {ort.__version__}, numpy {np.__version__}, graph optimization level {GRAPH_OPTIMIZATION_LEVEL}, '
-          f'disabled optimizers {DISABLED_OPTIMIZERS or "none"}')
-    try:
-        sess = session(os.path.join(here, 'repro.onnx'))
-    except Exception as e:  # ORT raises its own exception types
-        print(f'REPRODUCED: ONNX Runtime cannot create the session:\n{e}')
-        return 1
-    feeds = {i.name: np.load(os.path.join(here, '{{INPUTS_DIR}}', i.name + '.npy')) for i in sess.get_inputs()}
-    try:
-        actual = sess.run(None, feeds)
-    except Exception as e:
-        print(f'REPRODUCED: ONNX Runtime fails running the model:\n{e}')
-        return 1
-    wrong = False
-    for name, value in zip(OUTPUTS, actual):
-        wrong |= compare(name, np.asarray(value), np.load(os.path.join(here, '{{EXPECTED_DIR}}', name + '.npy')))
-    print('REPRODUCED: ONNX Runtime\'s outputs are wrong' if wrong else 'NOT REPRODUCED: ONNX Runtime\'s outputs agree with float64')
-    return 1 if wrong else 0
+    settings = (f'onnxruntime {ort.__version__}, graph optimization level {GRAPH_OPTIMIZATION_LEVEL}, '
+                f'disabled optimizers {DISABLED_OPTIMIZERS or "none"}')
+    return reproduce(settings, build, lambda sess, feeds: sess.run(None, dict(zip([i.name for i in sess.get_inputs()], feeds))),
+                     'cannot create the session')
 
 
 if __name__ == '__main__':

@@ -7,8 +7,11 @@
 
 namespace reprokit {
 
+extern const OnnxCompiler kIreeCompiler;
+const OnnxCompiler kIreeCompiler = {"iree", "IREE", "iree-base-compiler and iree-base-runtime"};
+
 std::unique_ptr<CompiledGraph> compile_iree(const Graph& g, const CompileOptions& options) {
-  return compile_with_onnx_worker(g, options, {"iree", "IREE", "iree-base-compiler and iree-base-runtime"});
+  return compile_with_onnx_worker(g, options, kIreeCompiler);
 }
 
 }  // namespace reprokit

@@ -6,6 +6,7 @@
 
 #include "npy_exchange.h"
 #include "python_worker.h"
+#include "reprokit/codegen/onnx_worker_compilers.h"
 #include "reprokit/codegen/unsupported.h"
 #include "reprokit/ir/names.h"
 #include "reprokit/onnx/onnx_export.h"
@@ -99,6 +100,31 @@ std::string onnx_worker_version(const OnnxCompiler& c) {
     if (reply.value("ok", false) && reply.contains("version") && reply["version"].is_string()) return reply["version"].get<std::string>();
   } catch (const std::exception&) {}
   return "unknown";
+}
+
+extern const OnnxCompiler kOpenVinoCompiler, kTvmCompiler, kIreeCompiler;  // their backend files
+
+namespace {
+
+const OnnxCompiler* const kOnnxWorkerCompilers[] = {&kOpenVinoCompiler, &kTvmCompiler, &kIreeCompiler};
+
+const OnnxCompiler* onnx_compiler_named(std::string_view backend) {
+  for (const OnnxCompiler* c : kOnnxWorkerCompilers)
+    if (c->backend == backend) return c;
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<OnnxWorkerCompiler> onnx_worker_compiler(const CompileOptions& options) {
+  const OnnxCompiler* c = onnx_compiler_named(options.backend);
+  if (!c) return std::nullopt;
+  return OnnxWorkerCompiler{std::string(c->backend), std::string(c->compiler), worker_options_of(options, *c)};
+}
+
+std::string onnx_worker_compiler_version(const std::string& backend) {
+  const OnnxCompiler* c = onnx_compiler_named(backend);
+  return c ? fmt::format("{} {}", c->compiler, onnx_worker_version(*c)) : "unknown";
 }
 
 }  // namespace reprokit

@@ -7,8 +7,11 @@
 
 namespace reprokit {
 
+extern const OnnxCompiler kOpenVinoCompiler;
+const OnnxCompiler kOpenVinoCompiler = {"openvino", "OpenVINO", "openvino"};
+
 std::unique_ptr<CompiledGraph> compile_openvino(const Graph& g, const CompileOptions& options) {
-  return compile_with_onnx_worker(g, options, {"openvino", "OpenVINO", "openvino"});
+  return compile_with_onnx_worker(g, options, kOpenVinoCompiler);
 }
 
 }  // namespace reprokit

@@ -5,9 +5,11 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 
 #include "bisect_switches.h"
 #include "reprokit/codegen/backend.h"
+#include "reprokit/codegen/onnx_worker_compilers.h"
 #include "reprokit/harness/failure.h"
 #include "reprokit/harness/child_run.h"
 #include "reprokit/harness/repro_file.h"
@@ -72,17 +74,14 @@ std::string culprit(const json* bisection) {
 
 }  // namespace
 
-std::optional<CompilerReport> write_compiler_report(const Dir& d, const Graph& g, const std::vector<Tensor>& inputs, const ReproSpec& spec,
-                                                    const json* bisection) {
-  const CompileOptions& c = spec.options.compile;
-  const Backend* backend = find_backend(c.backend);
-  if (!backend || !backend->switches || c.backend != "onnxruntime") {
-    d.remove_file("repro_onnxruntime.py");
-    d.remove_tree(kExpectedDir);
-    return std::nullopt;
-  }
-  const BackendSwitches& sw = *backend->switches;
-  // The float64 values the reproducer judges ONNX Runtime's outputs against.
+namespace {
+
+// Every compiler's reproducer script; a directory holds at most the one of its backend.
+constexpr std::string_view kReproducers[] = {"repro_onnxruntime.py", "repro_openvino.py", "repro_tvm.py", "repro_iree.py"};
+
+// The float64 values a reproducer judges the compiler's outputs against, in kExpectedDir (written
+// aside, then moved in place); returns the outputs' names.
+std::vector<std::string> write_expected(const Dir& d, const Graph& g, const std::vector<Tensor>& inputs) {
   InterpretOptions f64;
   f64.cast_to_f64 = true;
   const std::vector<Tensor> expected = interpret(g, inputs, f64);
@@ -95,7 +94,17 @@ std::optional<CompilerReport> write_compiler_report(const Dir& d, const Graph& g
   }
   d.remove_tree(kExpectedDir);
   d.rename(std::string(kExpectedDir) + ".new", kExpectedDir);
+  return outputs;
+}
 
+// What the compiler is and how it was set, for the report and its reproducer.
+struct Reproducer {
+  std::string compiler, script, version;
+  std::map<std::string, std::string> vars;  // the template's, less those every reproducer has
+  std::string settings;                     // the report's lines on the compiler's settings
+};
+
+Reproducer onnxruntime_reproducer(const BackendSwitches& sw, const CompileOptions& c) {
   // What goes into the generated script is one of the compiler's own level names (a bundle is
   // untrusted), and every name goes in as a quoted literal.
   std::string level = backend_option_string(c.backend_options, sw.level_option);
@@ -103,36 +112,72 @@ std::optional<CompilerReport> write_compiler_report(const Dir& d, const Graph& g
   if (std::find(sw.levels.begin(), sw.levels.end(), level) == sw.levels.end())
     throw UserError(fmt::format("backend option {}: '{}' is not one of {}", sw.level_option, printable(level), fmt::join(sw.levels, ", ")));
   const std::vector<std::string> disabled = split_commas(backend_option_string(c.backend_options, sw.disable_option));
-  d.write("repro_onnxruntime.py",
-          render_template("repro_onnxruntime.py", {{"GRAPH", g.name},
-                                                   {"INPUTS_DIR", "repro_inputs"},
-                                                   {"EXPECTED_DIR", kExpectedDir},
-                                                   {"ORT_LEVEL", python_strings({level})},
-                                                   {"ORT_DISABLED", python_strings(disabled)},
-                                                   {"OUTPUT_NAMES", python_strings(outputs)}}),
-          true);
+  return {std::string(sw.compiler),
+          "repro_onnxruntime.py",
+          sw.version(),
+          {{"ORT_LEVEL", python_strings({level})}, {"ORT_DISABLED", python_strings(disabled)}},
+          fmt::format("CPU execution provider, one thread\n- Session options: graph_optimization_level={}, disabled optimizers: {}", level,
+                      disabled.empty() ? "none" : fmt::format("{}", fmt::join(disabled, ", ")))};
+}
+
+// A compiler the ONNX worker runs: its options (validated as a run validates them) go into the
+// script as one JSON string literal, which the script parses.
+Reproducer onnx_worker_reproducer(const OnnxWorkerCompiler& w) {
+  std::string shown;
+  for (const auto& [key, value] : w.options.items()) shown += fmt::format("{}{}={}", shown.empty() ? "" : ", ", key, value.dump(-1, ' ', true));
+  return {w.compiler,
+          fmt::format("repro_{}.py", w.backend),
+          onnx_worker_compiler_version(w.backend),
+          {{"OPTIONS", json(w.options.dump(-1, ' ', true)).dump(-1, ' ', true)}},
+          fmt::format("CPU, one thread\n- Options: {}", shown.empty() ? "the compiler's defaults" : shown)};
+}
+
+std::optional<Reproducer> reproducer_for(const CompileOptions& c) {
+  const Backend* backend = find_backend(c.backend);
+  if (backend && backend->switches && c.backend == "onnxruntime") return onnxruntime_reproducer(*backend->switches, c);
+  if (std::optional<OnnxWorkerCompiler> w = onnx_worker_compiler(c)) return onnx_worker_reproducer(*w);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<CompilerReport> write_compiler_report(const Dir& d, const Graph& g, const std::vector<Tensor>& inputs, const ReproSpec& spec,
+                                                    const json* bisection) {
+  const std::optional<Reproducer> r = reproducer_for(spec.options.compile);
+  for (std::string_view script : kReproducers)
+    if (!r || script != r->script) d.remove_file(std::string(script));
+  if (!r) {
+    d.remove_tree(kExpectedDir);
+    return std::nullopt;
+  }
+  std::map<std::string, std::string> vars = r->vars;
+  vars["GRAPH"] = g.name;
+  vars["INPUTS_DIR"] = "repro_inputs";
+  vars["EXPECTED_DIR"] = kExpectedDir;
+  vars["OUTPUT_NAMES"] = python_strings(write_expected(d, g, inputs));
+  d.write(r->script, render_template(r->script, vars), true);
 
   const std::string cause = culprit(bisection);
-  CompilerReport r;
-  r.title = fmt::format("{}: {} on {}{}", sw.compiler, what_failed(spec.expected.kind), op_chain(g), cause.empty() ? "" : " (" + cause + ")");
+  CompilerReport report;
+  report.title = fmt::format("{}: {} on {}{}", r->compiler, what_failed(spec.expected.kind), op_chain(g), cause.empty() ? "" : " (" + cause + ")");
   std::string search;
   if (bisection && bisection->contains("finding"))
     search = fmt::format(
-        "Which optimiser: {} (`reprokit bisect` searched {}'s optimisation levels, then the optimisers its log names as "
+        "Which optimiser: {} (`reprokit bisect` searched {}'s optimisation levels, then the optimisers it names as "
         "changing the graph, turning each off).",
-        (*bisection)["finding"].get<std::string>(), sw.compiler);
-  else search = fmt::format("Which optimiser: not searched; `reprokit bisect` on the bundle searches {}'s levels and optimisers.", sw.compiler);
-  r.section = fmt::format(
+        (*bisection)["finding"].get<std::string>(), r->compiler);
+  else if (const Backend* backend = find_backend(spec.options.compile.backend); backend && backend->switches)
+    search = fmt::format("Which optimiser: not searched; `reprokit bisect` on the bundle searches {}'s levels and optimisers.", r->compiler);
+  else search = fmt::format("Which optimiser: {} exposes no optimisation switches reprokit can turn off one by one.", r->compiler);
+  report.section = fmt::format(
       "## {}\n\n"
-      "`python3 repro_onnxruntime.py` reproduces it with {}'s own Python API and nothing of reprokit (numpy and onnxruntime): it "
+      "`python3 {}` reproduces it with {}'s own Python API and nothing of reprokit: it "
       "runs `repro.onnx` on `repro_inputs/`, prints each output against its float64 values (`{}/`, from reprokit's reference "
       "interpreter), prints `REPRODUCED` and exits 1 when the failure happens.\n\n"
-      "- Compiler: {} ({}), CPU execution provider, one thread\n"
-      "- Session options: graph_optimization_level={}, disabled optimizers: {}\n"
+      "- Compiler: {}, {}\n"
       "- {}\n",
-      sw.compiler, sw.compiler, kExpectedDir, sw.compiler, sw.version(), level,
-      disabled.empty() ? "none" : fmt::format("{}", fmt::join(disabled, ", ")), search);
-  return r;
+      r->compiler, r->script, r->compiler, kExpectedDir, r->version, r->settings, search);
+  return report;
 }
 
 std::optional<json> bisect_compiler_switches(const std::string& repro_path) {
