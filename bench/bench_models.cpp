@@ -337,7 +337,7 @@ int main(int argc, char** argv) {
   fs::path tmp = fs::temp_directory_path() / fmt::format("rk_bench_models_{}", ::getpid());
   fmt::print("{}\n", peak_estimate());
   fmt::print(
-      "{:<16} {:>9} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>6} {:>10} {:>8} {:>10} {:>8} {:>8} {:>7} | {:>8} {:>8} {:>9} {:>12} {:>8}\n",
+      "{:<20} {:>9} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>6} {:>10} {:>8} {:>10} {:>8} {:>8} {:>7} | {:>8} {:>8} {:>9} {:>12} {:>8}\n",
       "model", "cpp us", "interp us", "torch us", "ort us", "ind us", "ov us", "torch/cpp", "ort/cpp", "ind/cpp", "ov/cpp", "interp/cpp", "cpp GF/s",
       "torch GF/s", "ort GF/s", "ind GF/s", "ov GF/s", "cpp cold", "cpp warm", "ind cold", "ind/cpp cold", "ov comp");
   struct Model {
@@ -443,7 +443,7 @@ int main(int argc, char** argv) {
     auto peer_us = [&](const PeerTiming& p) { return p.mismatch ? std::string("mismatch") : us(p.us); };
     auto ms = [](double v) { return v < 0 ? std::string("n/a") : fmt::format("{:.0f} ms", v); };
     fmt::print(
-        "{:<16} {:>9.1f} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>6} {:>10} {:>8} {:>10} {:>8} {:>8} {:>7} | {:>8} {:>8} {:>9} {:>12} "
+        "{:<20} {:>9.1f} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>6} {:>10} {:>8} {:>10} {:>8} {:>8} {:>7} | {:>8} {:>8} {:>9} {:>12} "
         "{:>8}\n",
         label, cpp, us(interp), us(torch), us(ort), peer_us(ind), peer_us(ov), ratio(torch), ratio(ort), ratio(ind.us), ratio(ov.us),
         interp < 0 ? std::string("n/a") : fmt::format("{:.1f}", interp / cpp), gflops(cpp), gflops(torch), gflops(ort), gflops(ind.us), gflops(ov.us),
