@@ -1,25 +1,38 @@
 // Run-time and compile-time benchmark on the example models, side by side in one run: the cpp
 // backend vs the reference interpreter vs PyTorch eager (CPU, Debian's python3-torch, same .npy
 // inputs) vs ONNX Runtime (onnxruntime-node's CPU build through examples/ort_check/check.mjs
-// --time, every graph optimisation, one intra-op thread per core), and cpp compile time cold
-// (fresh cache) and warm (cache hit). Each time is the median of N timed runs after 3 warm-up
-// runs, for every engine alike: N = --iters, a tenth of it (at least 11) for models over 100 MFLOP.
-// Models: the examples, bench/models/*.rk, and resnet18, mobilenet_v2, squeezenet1_0 and a small
-// ViT exported from torchvision by tests/models/export_models.py (random weights; skipped without
-// python3-torch/torchvision). ONNX Runtime runs a real model's own .onnx (its weights are
-// initializers it may prepack and fold), a .rk model as `reprokit export` writes it with its
-// inputs after the first (the weights) as initializers.
-// Usage: bench_models [--iters N] [--only NAME]... [--skip interp|torch|ort]... [--keep]
-// --keep leaves the work directory (exports, inputs, the compile cache) in place, so a profiler
+// --time, every graph optimisation, one intra-op thread per core) vs Inductor (torch.compile,
+// default mode, of the same emitted PyTorch program, in the Python the Python backends use:
+// $REPROKIT_PYTHON or .venv) vs OpenVINO (its CPU plugin on the .onnx file ONNX Runtime runs,
+// INFERENCE_NUM_THREADS one per core, f32 precision); Inductor and OpenVINO through
+// bench/peer_engines.py. Compile times: cpp cold (fresh cache) and warm (cache hit), Inductor cold
+// (its first call, with an empty TORCHINDUCTOR_CACHE_DIR and no FX graph cache) and its ratio to
+// cpp cold, OpenVINO's read_model + compile_model. Each time is the median of N timed runs after 3
+// warm-up runs, for every engine alike: N = --iters, a tenth of it (at least 11) for models over
+// 100 MFLOP. Inductor's and OpenVINO's first outputs are checked against the cpp backend's (within
+// a thousandth of each output's scale, looser for f16/bf16 graphs): "mismatch" instead of a time
+// when they disagree.
+// Models: the examples, bench/models/*.rk, and resnet18, mobilenet_v2, squeezenet1_0, a small ViT,
+// densenet121, efficientnet_b0, convnext_tiny and regnet_y_400mf exported from torchvision by
+// tests/models/export_models.py (random weights; skipped without python3-torch/torchvision). ONNX
+// Runtime and OpenVINO run a real model's own .onnx (its weights are initializers they may prepack
+// and fold), a .rk model as `reprokit export` writes it with its inputs after the first (the
+// weights) as initializers; for the cpp backend, PyTorch and Inductor the weights are inputs.
+// Usage: bench_models [--iters N] [--only NAME]... [--skip interp|torch|ort|inductor|openvino]... [--keep]
+// --keep leaves the work directory (exports, inputs, the compile caches) in place, so a profiler
 // (`perf report`) can still resolve the generated libraries' symbols.
 #include <dlfcn.h>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -32,6 +45,7 @@
 #include "reprokit/runtime/interpreter.h"
 #include "reprokit/runtime/npy.h"
 #include "reprokit/runtime/torch_emitter.h"
+#include "../src/codegen/python_worker.h"
 
 using namespace reprokit;
 namespace fs = std::filesystem;
@@ -61,9 +75,9 @@ template <class F> double once_us(F f) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 }
 
-// PyTorch eager: the emitted program's function timed in a loop inside one python process.
+// PyTorch eager: the emitted program (dir/prog.py)'s function timed in a loop inside one python
+// process.
 double torch_us(const Graph& g, const fs::path& dir, int iters) {
-  std::ofstream(dir / "prog.py") << emit_torch_program(g);
   std::ofstream(dir / "timeit.py") << fmt::format(R"(
 import importlib.util, os, sys, time, torch
 spec = importlib.util.spec_from_file_location('prog', '{}')
@@ -98,11 +112,14 @@ with torch.no_grad():
   } catch (...) { return -1; }
 }
 
+// The threads ONNX Runtime, Inductor and OpenVINO each get: one per core.
+unsigned engine_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
 // ONNX Runtime: the median run of `model` on the .npy files in `inputs` (named after its ONNX
 // inputs), with one intra-op thread per core; -1 (and why, on stderr) when it cannot run.
 double ort_us(const fs::path& model, const fs::path& inputs, int iters) {
   ProcessSpec ps;
-  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  unsigned threads = engine_threads();
   ps.argv = {"node",
              std::string(REPROKIT_SOURCE_DIR) + "/examples/ort_check/check.mjs",
              "--time",
@@ -132,6 +149,101 @@ double ort_us(const fs::path& model, const fs::path& inputs, int iters) {
                e.what());
     return -1;
   }
+}
+
+std::string shape_str(const Shape& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
+
+// Why an engine's outputs (out_dir/out<k>.npy) disagree with the cpp backend's, or "" when they
+// agree: the same shapes, NaN where cpp has NaN, and every element within `tolerance` times the
+// output's largest finite magnitude.
+std::string outputs_disagree(const fs::path& out_dir, const std::vector<Tensor>& expected, double tolerance) {
+  for (size_t k = 0; k < expected.size(); ++k) {
+    fs::path file = out_dir / fmt::format("out{}.npy", k);
+    if (!fs::exists(file)) return fmt::format("no output {}", k);
+    Tensor got = read_npy(file.string());
+    if (got.shape() != expected[k].shape())
+      return fmt::format("output {} has shape {}, cpp's {}", k, shape_str(got.shape()), shape_str(expected[k].shape()));
+    std::vector<double> a = got.to_doubles(), b = expected[k].to_doubles();
+    double scale = 0, worst = 0;
+    for (double v : b)
+      if (std::isfinite(v)) scale = std::max(scale, std::abs(v));
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (std::isnan(a[i]) != std::isnan(b[i]) || (std::isinf(b[i]) && a[i] != b[i]))
+        return fmt::format("output {} element {}: {} where cpp has {}", k, i, a[i], b[i]);
+      if (std::isfinite(b[i])) worst = std::max(worst, std::isfinite(a[i]) ? std::abs(a[i] - b[i]) : INFINITY);
+    }
+    if (!(worst <= tolerance * scale)) return fmt::format("output {}: max |diff| {:.3g}, {:.3g} of its scale {:.3g}", k, worst, worst / scale, scale);
+  }
+  return "";
+}
+
+// How far a peer engine's outputs may stray from the cpp backend's, relative to their scale: a
+// thousandth, or a few units of the narrowest float type the graph computes in (an engine may
+// keep a bf16 or f16 intermediate in f32).
+double peer_tolerance(const Graph& g) {
+  double eps = 0;
+  for (auto& n : g.nodes) {
+    if (n.type.dtype == DType::bf16) eps = std::max(eps, 0x1p-7);
+    if (n.type.dtype == DType::f16) eps = std::max(eps, 0x1p-10);
+  }
+  return std::max(1e-3, 4 * eps);
+}
+
+// Inductor or OpenVINO, through bench/peer_engines.py in the Python reprokit's Python backends
+// use: the median run (after kWarmups) and the compile time, or -1 (and why, on stderr).
+struct PeerTiming {
+  double us = -1;
+  double compile_ms = -1;
+  bool mismatch = false;  // its first run's outputs disagree with cpp's: no time is reported
+};
+
+PeerTiming peer_time(const std::string& engine, const std::string& model, const fs::path& inputs, const fs::path& dir, int iters,
+                     const std::vector<Tensor>& expected, double tolerance, const std::map<std::string, std::string>& env) {
+  static std::set<std::string> unavailable;  // said once, not for every model
+  PeerTiming t;
+  if (unavailable.count(engine)) return t;
+  fs::path out = dir / (engine + "_out");
+  ProcessSpec ps;
+  ps.argv = {python_interpreter(),
+             std::string(REPROKIT_SOURCE_DIR) + "/bench/peer_engines.py",
+             engine,
+             model,
+             inputs.string(),
+             std::to_string(kWarmups),
+             std::to_string(iters),
+             std::to_string(engine_threads()),
+             out.string()};
+  ps.env_set = env;
+  ps.timeout_s = 1200;  // Inductor's cold compile of a large model on few cores takes minutes
+  ProcessResult r;
+  try {
+    r = run_process(ps);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_models: {} timing needs {}: {}\n", engine, ps.argv[0], e.what());
+    unavailable.insert(engine);
+    return t;
+  }
+  std::string line = r.out.substr(0, r.out.find_last_not_of('\n') + 1);
+  line = line.substr(line.rfind('\n') == std::string::npos ? 0 : line.rfind('\n') + 1);
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  if (r.exit_code == 2 && j.is_object() && j.contains("unavailable")) {
+    fmt::print(stderr, "bench_models: no {} column: {}\n", engine, j["unavailable"].get<std::string>());
+    unavailable.insert(engine);
+    return t;
+  }
+  if (r.exit_code != 0 || !j.is_object() || !j.contains("median_us")) {
+    fmt::print(stderr, "bench_models: {} timing of {} failed{}: {}\n", engine, model, r.timed_out ? " (timed out)" : "",
+               r.err.substr(r.err.size() > 600 ? r.err.size() - 600 : 0));
+    return t;
+  }
+  t.compile_ms = j["compile_ms"].get<double>();
+  if (std::string why = outputs_disagree(out, expected, tolerance); !why.empty()) {
+    fmt::print(stderr, "bench_models: {} on {}: outputs disagree with the cpp backend's ({}): no time reported\n", engine, model, why);
+    t.mismatch = true;
+    return t;
+  }
+  t.us = j["median_us"].get<double>();
+  return t;
 }
 
 // Floating-point operations of one run: the matmuls, linears and convolutions (2 per multiply-add).
@@ -224,8 +336,10 @@ int main(int argc, char** argv) {
   auto skipped = [&](const char* column) { return std::find(skip.begin(), skip.end(), column) != skip.end(); };
   fs::path tmp = fs::temp_directory_path() / fmt::format("rk_bench_models_{}", ::getpid());
   fmt::print("{}\n", peak_estimate());
-  fmt::print("{:<20} {:>10} {:>11} {:>10} {:>10} {:>9} {:>8} {:>9} {:>8} {:>8} {:>8} | {:>11} {:>11}\n", "model", "cpp us", "interp us", "torch us",
-             "ort us", "torch/cpp", "ort/cpp", "interp/cpp", "cpp GF/s", "torch GF/s", "ort GF/s", "cold compile", "warm compile");
+  fmt::print(
+      "{:<20} {:>9} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>6} {:>10} {:>8} {:>10} {:>8} {:>8} {:>7} | {:>8} {:>8} {:>9} {:>12} {:>8}\n",
+      "model", "cpp us", "interp us", "torch us", "ort us", "ind us", "ov us", "torch/cpp", "ort/cpp", "ind/cpp", "ov/cpp", "interp/cpp", "cpp GF/s",
+      "torch GF/s", "ort GF/s", "ind GF/s", "ov GF/s", "cpp cold", "cpp warm", "ind cold", "ind/cpp cold", "ov comp");
   struct Model {
     std::string label;
     Graph graph;
@@ -247,7 +361,7 @@ int main(int argc, char** argv) {
   }
   // Real models through ONNX: their weights and input as exported.
   std::vector<std::string> real;
-  for (auto name : {"resnet18", "mobilenet_v2", "squeezenet1_0", "vit_small"})
+  for (auto name : {"resnet18", "mobilenet_v2", "squeezenet1_0", "vit_small", "densenet121", "efficientnet_b0", "convnext_tiny", "regnet_y_400mf"})
     if (wanted(name)) real.push_back(name);
   if (!real.empty()) {
     ProcessSpec e;
@@ -263,17 +377,20 @@ int main(int argc, char** argv) {
       r.err = ex.what();
     }
     if (r.exit_code != 0)
-      fmt::print("(real models skipped: export_models.py failed or python3-torch/torchvision are missing: {})\n", r.err.substr(0, 200));
+      fmt::print("(real models not exported skipped: export_models.py failed or python3-torch/torchvision are missing: {})\n",
+                 r.err.substr(r.err.size() > 400 ? r.err.size() - 400 : 0));
     for (auto& name : real) {
-      if (r.exit_code != 0) break;
       std::string dir = (tmp / "onnx" / name).string();
-      ImportedModel m = import_onnx(dir + "/model.onnx");
-      std::vector<Tensor> inputs;
-      for (int i = 0; i < m.graph.num_inputs(); ++i) {
-        auto v = m.values.find(m.graph.node(i).name);
-        inputs.push_back(v != m.values.end() ? v->second : read_npy(dir + "/input.npy"));
-      }
-      models.push_back({name, std::move(m.graph), std::move(inputs), dir + "/model.onnx", m.input_sources});
+      if (!fs::exists(dir + "/model.onnx")) continue;  // its export failed (said above); the others stand
+      try {
+        ImportedModel m = import_onnx(dir + "/model.onnx");
+        std::vector<Tensor> inputs;
+        for (int i = 0; i < m.graph.num_inputs(); ++i) {
+          auto v = m.values.find(m.graph.node(i).name);
+          inputs.push_back(v != m.values.end() ? v->second : read_npy(dir + "/input.npy"));
+        }
+        models.push_back({name, std::move(m.graph), std::move(inputs), dir + "/model.onnx", m.input_sources});
+      } catch (const std::exception& ex) { fmt::print("({} skipped: reprokit cannot import it: {})\n", name, ex.what()); }
     }
   }
   for (auto& [label, g, inputs, onnx, onnx_inputs] : models) {
@@ -292,15 +409,17 @@ int main(int argc, char** argv) {
     t0 = Clock::now();
     auto again = compile_graph(g, o);
     double warm_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    std::vector<Tensor> expected = compiled->run(inputs);  // what the peer engines' first runs must agree with
     double cpp = median_us([&] { compiled->run(inputs); }, n_iters);
     double interp = skipped("interp") ? -1
                     : large           ? once_us([&] { interpret(g, inputs); })
                                       : median_us([&] { interpret(g, inputs); }, std::max(10, iters / 10));
+    std::ofstream(dir / "prog.py") << emit_torch_program(g);
     double torch = skipped("torch") ? -1 : torch_us(g, dir, n_iters);
-    double ort = -1;
-    if (!skipped("ort")) {
+    // ONNX Runtime and OpenVINO run the same .onnx file on the same inputs, named after its inputs.
+    fs::path model = onnx.empty() ? dir / "model.onnx" : fs::path(onnx);
+    if (!skipped("ort") || !skipped("openvino")) {
       fs::create_directories(dir / "ort_in");
-      fs::path model = onnx.empty() ? dir / "model.onnx" : fs::path(onnx);
       std::map<std::string, Tensor> weights;  // a .rk model's inputs after the first: initializers ORT may prepack
       for (int i = 1; i < g.num_inputs() && onnx.empty(); ++i) weights[g.node(i).name] = inputs[static_cast<size_t>(i)];
       if (onnx.empty()) std::ofstream(model, std::ios::binary) << export_onnx(g, weights);
@@ -308,19 +427,36 @@ int main(int argc, char** argv) {
         std::string name = onnx.empty() ? g.node(i).name : onnx_inputs[static_cast<size_t>(i)];
         write_npy((dir / "ort_in" / (name + ".npy")).string(), inputs[static_cast<size_t>(i)]);
       }
-      ort = ort_us(model, dir / "ort_in", n_iters);
     }
+    double ort = skipped("ort") ? -1 : ort_us(model, dir / "ort_in", n_iters);
+    const double tolerance = peer_tolerance(g);
+    PeerTiming ind, ov;
+    if (!skipped("inductor"))  // cold: an empty cache of its own, and no FX graph or AOTAutograd cache
+      ind = peer_time("inductor", (dir / "prog.py").string() + ":" + torch_function_name(g), dir / "in", dir, n_iters, expected, tolerance,
+                      {{"TORCHINDUCTOR_CACHE_DIR", (dir / "inductor_cache").string()},
+                       {"TORCHINDUCTOR_FX_GRAPH_CACHE", "0"},
+                       {"TORCHINDUCTOR_AUTOGRAD_CACHE", "0"}});
+    if (!skipped("openvino")) ov = peer_time("openvino", model.string(), dir / "ort_in", dir, n_iters, expected, tolerance, {});
     auto gflops = [&](double us) { return flops > 0 && us > 0 ? fmt::format("{:.1f}", flops / us / 1e3) : std::string("-"); };
     auto us = [](double v) { return v < 0 ? std::string("n/a") : fmt::format("{:.1f}", v); };
     auto ratio = [&](double v) { return v < 0 ? std::string("n/a") : fmt::format("{:.2f}", v / cpp); };
-    fmt::print("{:<20} {:>10.1f} {:>11} {:>10} {:>10} {:>9} {:>8} {:>9} {:>8} {:>8} {:>8} | {:>8.0f} ms {:>8.1f} ms\n", label, cpp, us(interp),
-               us(torch), us(ort), ratio(torch), ratio(ort), interp < 0 ? std::string("n/a") : fmt::format("{:.1f}", interp / cpp), gflops(cpp),
-               gflops(torch), gflops(ort), cold_ms, warm_ms);
+    auto peer_us = [&](const PeerTiming& p) { return p.mismatch ? std::string("mismatch") : us(p.us); };
+    auto ms = [](double v) { return v < 0 ? std::string("n/a") : fmt::format("{:.0f} ms", v); };
+    fmt::print(
+        "{:<20} {:>9.1f} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>6} {:>10} {:>8} {:>10} {:>8} {:>8} {:>7} | {:>8} {:>8} {:>9} {:>12} "
+        "{:>8}\n",
+        label, cpp, us(interp), us(torch), us(ort), peer_us(ind), peer_us(ov), ratio(torch), ratio(ort), ratio(ind.us), ratio(ov.us),
+        interp < 0 ? std::string("n/a") : fmt::format("{:.1f}", interp / cpp), gflops(cpp), gflops(torch), gflops(ort), gflops(ind.us), gflops(ov.us),
+        ms(cold_ms), fmt::format("{:.1f} ms", warm_ms), ms(ind.compile_ms),
+        ind.compile_ms < 0 ? std::string("n/a") : fmt::format("{:.1f}", ind.compile_ms / cold_ms), ms(ov.compile_ms));
   }
   fmt::print("{}\n", openblas_core());
   fmt::print(
-      "(torch/cpp, ort/cpp > 1: the cpp backend is faster than PyTorch eager, ONNX Runtime; warm compile = cache hit, no compiler run;\n"
-      " GF/s counts each model's direct multiply-adds: engines that do fewer, as Winograd convolutions do, show an effective rate)\n");
+      "(torch/cpp, ort/cpp, ind/cpp, ov/cpp > 1: the cpp backend is faster than PyTorch eager, ONNX Runtime, Inductor, OpenVINO;\n"
+      " GF/s (cpp, torch, ort, ind, ov) counts each model's direct multiply-adds: engines that do fewer, as Winograd convolutions do,\n"
+      " show an effective rate; cpp cold/warm = compile with a fresh cache / a cache hit (no compiler run); ind cold = Inductor's first\n"
+      " call with an empty cache (trace, codegen, C++ build, one run), ind/cpp its ratio to cpp cold; ov comp = OpenVINO's read_model +\n"
+      " compile_model; \"mismatch\": that engine's outputs disagree with cpp's, so its time is not reported)\n");
   if (keep) fmt::print("(kept {})\n", tmp.string());
   else fs::remove_all(tmp);
   return 0;
