@@ -21,6 +21,7 @@ bool cuda_context_lost();                                                       
 extern const BackendSwitches kOnnxRuntimeSwitches;                                                  // onnxruntime_switches.cpp
 extern const BackendSwitches kInductorSwitches;                                                     // inductor_switches.cpp
 extern const BackendSwitches kTvmSwitches;                                                          // tvm_switches.cpp
+extern const BackendSwitches kIreeSwitches;                                                         // iree_switches.cpp
 
 namespace {
 
@@ -41,8 +42,8 @@ constexpr Backend kBackends[] = {
      OpLanguage::onnx, compile_openvino},
     {"tvm", "the captured graph exported to ONNX, compiled by Apache TVM (Relax, LLVM CPU target) in a Python worker", false, false, &kTvmSwitches,
      false, OpLanguage::onnx, compile_tvm},
-    {"iree", "the captured graph exported to ONNX, compiled by IREE (llvm-cpu target) in a Python worker", false, false, nullptr, false,
-     OpLanguage::onnx, compile_iree},
+    {"iree", "the captured graph exported to ONNX, compiled by IREE (llvm-cpu target) in a Python worker", false, false, &kIreeSwitches,
+     false, OpLanguage::onnx, compile_iree},
 };
 
 }  // namespace
