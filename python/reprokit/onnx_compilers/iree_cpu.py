@@ -101,9 +101,18 @@ def compile(path, opt_level=None, disabled_flags=()):
 def changed(path, opt_level=None, disabled_flags=()):
     # The module's bytes are the same for the same flags (iree-compile is deterministic), so a
     # flag whose turning off leaves them equal changed nothing.
+    _flags(opt_level, disabled_flags)  # a bad name or level is the request's fault, not IREE's
     asm, _ = _import(path)
-    base = _build(asm, opt_level, disabled_flags)
-    return [name for name in SWITCHES if name not in disabled_flags and _build(asm, opt_level, list(disabled_flags) + [name]) != base]
+
+    def outcome(disabled):
+        """The module, or IREE's words where it cannot compile the model."""
+        try:
+            return _build(asm, opt_level, disabled)
+        except Exception as e:  # a compile error is IREE's answer too
+            return message(e) or str(e)
+
+    base = outcome(disabled_flags)
+    return [name for name in SWITCHES if name not in disabled_flags and outcome(list(disabled_flags) + [name]) != base]
 
 
 def run(function, inputs):

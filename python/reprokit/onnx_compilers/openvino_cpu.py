@@ -47,17 +47,17 @@ def _properties(options, disabled_properties):
     return properties
 
 
-def _compile(path, options, disabled_properties):
+def _model(path):
     model = _core.read_model(path)
     if any(op.get_output_element_type(k) == _ov.Type.f64 for op in model.get_ops() for k in range(op.get_output_size())):
         # The CPU plugin converts f64 to f32 and computes in it (its inference precisions are f32,
         # bf16 and f16): every f64 model would be judged f32 arithmetic against an f64 rule.
         raise TypeError("f64 is not supported by the CPU plugin (it computes an f64 model in f32)")
-    return _core.compile_model(model, "CPU", _properties(options, disabled_properties))
+    return model
 
 
 def compile(path, disabled_properties=(), **options):
-    return _compile(path, options, disabled_properties)
+    return _core.compile_model(_model(path), "CPU", _properties(options, disabled_properties))
 
 
 def _executed(compiled):
@@ -68,11 +68,18 @@ def _executed(compiled):
 
 
 def changed(path, disabled_properties=(), **options):
-    base = _executed(_compile(path, options, disabled_properties))
-    return [
-        name for name in SWITCHES
-        if name not in disabled_properties and _executed(_compile(path, options, list(disabled_properties) + [name])) != base
-    ]
+    model = _model(path)
+
+    def outcome(disabled):
+        """The executed graph, or the plugin's words where it cannot compile the model."""
+        properties = _properties(options, disabled)
+        try:
+            return _executed(_core.compile_model(model, "CPU", properties))
+        except Exception as e:  # a compile error is the plugin's answer too
+            return _NUMBERED.sub(r"\1_#", str(e))
+
+    base = outcome(disabled_properties)
+    return [name for name in SWITCHES if name not in disabled_properties and outcome(list(disabled_properties) + [name]) != base]
 
 
 def run(compiled, inputs):
