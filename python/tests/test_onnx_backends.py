@@ -275,3 +275,209 @@ def test_tvm_refuses_a_pass_name_that_is_not_one(tmp_path, reprokit_exe):
     assert bad.returncode == 2 and "backend option disabled_pass: 'FuseOps;touch x' is not a TVM pass name" in bad.stderr, bad.stderr
     bad = run(reprokit_exe, [str(tmp_path / "g.rk"), "--backend", "tvm", "--backend-option", "opt_level=9"], tmp_path)
     assert bad.returncode == 2 and "backend option opt_level: '9' is not one of 0, 1, 2, 3" in bad.stderr, bad.stderr
+
+
+# ---- IREE's own flags: a planted fault tied to a real flag of IREE's pipeline -------------------
+
+PLANTED_IREE_FLAG = '''#!{python}
+"""A stand-in interpreter: the real ONNX worker and IREE, whose outputs come out 1 too large when
+IREE built a matmul as a generalised one (a "matmul_like" dispatch in the module), which
+--iree-opt-generalize-matmul does from --iree-opt-level=O2 on (opt_level and disabled_flags gate it)."""
+import sys
+sys.path.insert(0, {python_dir!r})
+from reprokit import onnx_worker
+from reprokit.onnx_compilers import iree_cpu
+
+real_build, real_compile, real_run = iree_cpu._build, iree_cpu.compile, iree_cpu.run
+generalised = []
+
+
+def build(asm, opt_level, disabled_flags):
+    vmfb = real_build(asm, opt_level, disabled_flags)
+    generalised.append(b"matmul_like" in vmfb)
+    return vmfb
+
+
+def compile(path, **options):
+    return real_compile(path, **options), generalised[-1]
+
+
+def run(compiled, inputs):
+    function, wrong = compiled
+    return [o + 1 if wrong else o for o in real_run(function, inputs)]
+
+
+iree_cpu._build, iree_cpu.compile, iree_cpu.run = build, compile, run
+sys.exit(onnx_worker.main(sys.argv[-1:]))
+'''
+
+MATMUL_RELU = """graph planted(%x: f32[4, 8], %w: f32[8, 8]) {
+  %m = matmul(%x, %w)
+  %r = relu(%m)
+  return (%r)
+}
+"""
+
+
+def test_bisect_names_the_iree_flag_and_level_a_planted_fault_needs(tmp_path, reprokit_exe):
+    # The level search asks IREE at O0, O1, O2: the matmul is generalised from O2; then the flags
+    # whose turning off changes the module are turned off one at a time.
+    require("iree")
+    path = tmp_path / "planted_iree"
+    path.write_text(PLANTED_IREE_FLAG.format(python=sys.executable, python_dir=PYTHON_DIR))
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    (tmp_path / "g.rk").write_text(MATMUL_RELU)
+    r = run(reprokit_exe, [str(tmp_path / "g.rk"), "--backend", "iree", "--backend-option", "opt_level=O3"], tmp_path,
+            REPROKIT_PYTHON=str(path), REPRO_AFTER="dynamo", REPRO_LEVEL="4", REPRO_MINIFY="0")
+    assert r.returncode == 1, r.stderr
+    assert "accuracy in stage dynamo of graph planted (iree backend)" in r.stderr, r.stderr
+    (bundle,) = bundles(tmp_path)
+    # With the flag turned off at O3 the same model passes.
+    ok = run(reprokit_exe, [str(tmp_path / "g.rk"), "--backend", "iree", "--backend-option", "opt_level=O3", "--backend-option",
+                            "disabled_flags=iree-opt-generalize-matmul"], tmp_path,
+             REPROKIT_PYTHON=str(path), REPRO_AFTER="dynamo", REPRO_LEVEL="4", REPRO_DIR=str(tmp_path / "out1"))
+    assert ok.returncode == 0, ok.stderr
+    b = subprocess.run([reprokit_exe, "bisect", str(bundle)], capture_output=True, text=True, timeout=900,
+                       env=dict(os.environ, REPROKIT_PYTHON=str(path)))
+    assert b.returncode == 0, b.stdout + b.stderr
+    assert "iree at opt_level=O1" in b.stdout and "without iree-opt-generalize-matmul" in b.stdout, b.stdout
+    assert "IREE's flag iree-opt-generalize-matmul (level O2) causes the failure" in b.stdout, b.stdout
+    with open(bundle / "bisect.json") as f:
+        found = json.load(f)["compiler_switches"]
+    assert found["level"] == "O2" and found["optimizer"] == "iree-opt-generalize-matmul", found
+
+
+def test_iree_refuses_a_flag_outside_its_table_and_a_level_it_lacks(tmp_path, reprokit_exe):
+    (tmp_path / "g.rk").write_text(RELU)
+    bad = run(reprokit_exe, [str(tmp_path / "g.rk"), "--backend", "iree", "--backend-option", "disabled_flags=iree-opt-const-eval;touch x"],
+              tmp_path)
+    assert bad.returncode == 2 and "backend option disabled_flags: 'iree-opt-const-eval;touch x' is not one of IREE's optimisation flags" \
+        in bad.stderr, bad.stderr
+    bad = run(reprokit_exe, [str(tmp_path / "g.rk"), "--backend", "iree", "--backend-option", "opt_level=O9"], tmp_path)
+    assert bad.returncode == 2 and "backend option opt_level: 'O9' is not one of O0, O1, O2, O3" in bad.stderr, bad.stderr
+
+
+def test_iree_changed_compiles_with_each_flag_off():
+    # The worker's own answer, asked of IREE: the generalisation of a matmul is on from O2 only.
+    require("iree")
+    import onnx
+    from onnx import TensorProto, helper
+
+    from reprokit.onnx_compilers import iree_cpu
+
+    iree_cpu.load()
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g", [
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8]),
+        helper.make_tensor_value_info("w", TensorProto.FLOAT, [8, 8])
+    ], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])])
+    path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"rk_iree_changed_{os.getpid()}.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    try:
+        assert "iree-opt-generalize-matmul" in iree_cpu.changed(path, opt_level="O2")
+        assert "iree-opt-generalize-matmul" not in iree_cpu.changed(path, opt_level="O0")
+        assert "iree-opt-generalize-matmul" not in iree_cpu.changed(path, opt_level="O2", disabled_flags=["iree-opt-generalize-matmul"])
+        with pytest.raises(ValueError, match="not one of IREE's optimisation flags"):
+            iree_cpu.changed(path, disabled_flags=["iree-hal-dump-executable-files-to=/tmp"])
+    finally:
+        os.remove(path)
+
+
+# ---- OpenVINO's own properties: a real failure one of them causes --------------------------------
+
+
+def require_bf16():
+    """OpenVINO computes in bf16 only on a CPU with bf16 units; elsewhere it keeps f32."""
+    import openvino
+
+    if "BF16" not in openvino.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"):
+        pytest.skip("this CPU has no bf16 units: OpenVINO's CPU plugin ignores INFERENCE_PRECISION_HINT=bf16 here")
+
+
+def test_bisect_names_the_openvino_property_that_lowers_the_precision(tmp_path, reprokit_exe):
+    # Nothing planted: asked to infer in bf16, the CPU plugin computes the matmul in bf16, far off
+    # its float64 value. The level search fails at ACCURACY already (an explicit precision wins);
+    # then the properties whose turning off changes the executed graph are turned off one at a time.
+    require("openvino")
+    require_bf16()
+    (tmp_path / "g.rk").write_text(MATMUL_RELU)
+    r = run(reprokit_exe, [str(tmp_path / "g.rk"), "--backend", "openvino", "--backend-option", "INFERENCE_PRECISION_HINT=bf16"], tmp_path,
+            REPRO_AFTER="dynamo", REPRO_LEVEL="4", REPRO_MINIFY="0")
+    assert r.returncode == 1, r.stderr
+    assert "accuracy in stage dynamo of graph planted (openvino backend)" in r.stderr, r.stderr
+    (bundle,) = bundles(tmp_path)
+    b = subprocess.run([reprokit_exe, "bisect", str(bundle)], capture_output=True, text=True, timeout=900,
+                       env=dict(os.environ, REPROKIT_PYTHON=sys.executable))
+    assert b.returncode == 0, b.stdout + b.stderr
+    assert "openvino at EXECUTION_MODE_HINT=ACCURACY" in b.stdout and "without INFERENCE_PRECISION_HINT" in b.stdout, b.stdout
+    assert "OpenVINO's property INFERENCE_PRECISION_HINT (level ACCURACY) causes the failure" in b.stdout, b.stdout
+    with open(bundle / "bisect.json") as f:
+        found = json.load(f)["compiler_switches"]
+    assert found["level"] == "ACCURACY" and found["optimizer"] == "INFERENCE_PRECISION_HINT", found
+
+
+def test_openvino_refuses_a_property_outside_its_switches_and_a_value_it_lacks(tmp_path, reprokit_exe):
+    (tmp_path / "g.rk").write_text(RELU)
+    bad = run(reprokit_exe, [str(tmp_path / "g.rk"), "--backend", "openvino", "--backend-option", "disabled_properties=PERF_COUNT"], tmp_path)
+    assert bad.returncode == 2 and "backend option disabled_properties: 'PERF_COUNT' is not INFERENCE_PRECISION_HINT or SNIPPETS_MODE" \
+        in bad.stderr, bad.stderr
+    bad = run(reprokit_exe, [str(tmp_path / "g.rk"), "--backend", "openvino", "--backend-option", "SNIPPETS_MODE=OFF"], tmp_path)
+    assert bad.returncode == 2 and "backend option SNIPPETS_MODE: 'OFF' is not one of ENABLE, IGNORE_CALLBACK, DISABLE" in bad.stderr, bad.stderr
+
+
+def test_openvino_changed_compares_the_executed_graph():
+    # The worker's own answer, asked of OpenVINO: snippets fuse the elementwise chain; precision
+    # lowering changes the graph only where a lower precision was asked for.
+    require("openvino")
+    require_bf16()
+    import onnx
+    from onnx import TensorProto, helper
+
+    from reprokit.onnx_compilers import openvino_cpu
+
+    openvino_cpu.load()
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Tanh", ["m"], ["t"]), helper.make_node("Mul", ["t", "m"], ["u"]),
+             helper.make_node("Relu", ["u"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8]),
+        helper.make_tensor_value_info("w", TensorProto.FLOAT, [8, 8])
+    ], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])])
+    path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"rk_openvino_changed_{os.getpid()}.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    try:
+        assert openvino_cpu.changed(path) == ["SNIPPETS_MODE"]
+        assert openvino_cpu.changed(path, INFERENCE_PRECISION_HINT="bf16") == ["INFERENCE_PRECISION_HINT", "SNIPPETS_MODE"]
+        assert openvino_cpu.changed(path, INFERENCE_PRECISION_HINT="bf16", disabled_properties=["SNIPPETS_MODE"]) == ["INFERENCE_PRECISION_HINT"]
+        with pytest.raises(ValueError, match="not one of the properties reprokit turns off"):
+            openvino_cpu.changed(path, disabled_properties=["PERF_COUNT"])
+    finally:
+        os.remove(path)
+
+
+def test_openvino_changed_answers_for_a_model_it_cannot_compile(tmp_path):
+    # Where the plugin cannot compile a model, its error is its answer: a switch whose turning off
+    # lets it compile changed the outcome. On CPUs with AVX-512 FP16 the CPU plugin of 2026.4 fails
+    # a check in its brgemm snippets for an f16 matmul of constant weights fused whole
+    # (IGNORE_CALLBACK); elsewhere the model compiles and this says nothing.
+    require("openvino")
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    from reprokit.onnx_compilers import openvino_cpu
+
+    openvino_cpu.load()
+    w = numpy_helper.from_array(np.random.RandomState(0).randn(8, 8).astype(np.float32), "w")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "x"], ["a"]), helper.make_node("Relu", ["a"], ["r"]),
+             helper.make_node("Softmax", ["r"], ["y"], axis=-1)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])], [w])
+    path = str(tmp_path / "m.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    options = dict(SNIPPETS_MODE="IGNORE_CALLBACK", INFERENCE_PRECISION_HINT="f16")
+    try:
+        openvino_cpu.compile(path, **options)
+    except RuntimeError:
+        assert openvino_cpu.changed(path, **options) == ["INFERENCE_PRECISION_HINT", "SNIPPETS_MODE"]
+        openvino_cpu.compile(path, disabled_properties=["SNIPPETS_MODE"], **options)
+    else:
+        pytest.skip("OpenVINO's CPU plugin compiles this model on this CPU")

@@ -21,6 +21,8 @@ bool cuda_context_lost();                                                       
 extern const BackendSwitches kOnnxRuntimeSwitches;                                                  // onnxruntime_switches.cpp
 extern const BackendSwitches kInductorSwitches;                                                     // inductor_switches.cpp
 extern const BackendSwitches kTvmSwitches;                                                          // tvm_switches.cpp
+extern const BackendSwitches kOpenVinoSwitches;                                                     // openvino_switches.cpp
+extern const BackendSwitches kIreeSwitches;                                                         // iree_switches.cpp
 
 namespace {
 
@@ -37,11 +39,11 @@ constexpr Backend kBackends[] = {
      OpLanguage::onnx, compile_onnxruntime},
     {"inductor", "the captured graph as PyTorch ATen calls, compiled by torch.compile (Inductor) in a Python worker", false, false,
      &kInductorSwitches, false, OpLanguage::aten, compile_inductor},
-    {"openvino", "the captured graph exported to ONNX and run by OpenVINO's CPU plugin in a Python worker", false, false, nullptr, false,
+    {"openvino", "the captured graph exported to ONNX and run by OpenVINO's CPU plugin in a Python worker", false, false, &kOpenVinoSwitches, false,
      OpLanguage::onnx, compile_openvino},
     {"tvm", "the captured graph exported to ONNX, compiled by Apache TVM (Relax, LLVM CPU target) in a Python worker", false, false, &kTvmSwitches,
      false, OpLanguage::onnx, compile_tvm},
-    {"iree", "the captured graph exported to ONNX, compiled by IREE (llvm-cpu target) in a Python worker", false, false, nullptr, false,
+    {"iree", "the captured graph exported to ONNX, compiled by IREE (llvm-cpu target) in a Python worker", false, false, &kIreeSwitches, false,
      OpLanguage::onnx, compile_iree},
 };
 

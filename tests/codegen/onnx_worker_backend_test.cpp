@@ -39,15 +39,36 @@ TEST(OnnxWorkerBackend, FaultsArePlantedOnlyInReprokitsOwnCodeGenerators) {
   }
 }
 
-TEST(OnnxWorkerBackend, BackendOptionsAreRefused) {
+TEST(OnnxWorkerBackend, BackendOptionsOutsideTheCompilersSwitchesAreRefused) {
   CompileOptions o;
   o.backend_options["cpp.simdlen"] = "8";
-  EXPECT_EQ(refusal("openvino", o), "--backend-option sets a compiler's own options; the openvino backend takes none");
-  EXPECT_EQ(refusal("iree", o), "--backend-option sets a compiler's own options; the iree backend takes none");
+  // OpenVINO takes compile_model's properties that switch optimisations, and only those.
+  EXPECT_EQ(refusal("openvino", o),
+            "the openvino backend takes the backend options EXECUTION_MODE_HINT, INFERENCE_PRECISION_HINT, SNIPPETS_MODE and disabled_properties, "
+            "not 'cpp.simdlen'");
+  // IREE takes iree-compile's level and the flags of its table turned off, and only those.
+  EXPECT_EQ(refusal("iree", o), "the iree backend takes the backend options opt_level and disabled_flags, not 'cpp.simdlen'");
   // TVM takes PassContext's switches, and only those.
   EXPECT_EQ(refusal("tvm", o), "the tvm backend takes the backend options opt_level and disabled_pass, not 'cpp.simdlen'");
   o.backend_options = {{"opt_level", "4"}};
   EXPECT_EQ(refusal("tvm", o), "backend option opt_level: '4' is not one of 0, 1, 2, 3");
+  EXPECT_EQ(refusal("iree", o), "backend option opt_level: expected a string, got 4");
+  o.backend_options = {{"opt_level", "\"O4\""}};
+  EXPECT_EQ(refusal("iree", o), "backend option opt_level: 'O4' is not one of O0, O1, O2, O3");
+  // A flag outside the table never reaches iree-compile's command line.
+  o.backend_options = {{"disabled_flags", "\"iree-opt-const-eval,iree-hal-dump-executable-files-to=x\""}};
+  EXPECT_NE(refusal("iree", o).find("backend option disabled_flags: 'iree-hal-dump-executable-files-to=x' is not one of IREE's optimisation flags ("),
+            std::string::npos);
+  o.backend_options = {{"INFERENCE_PRECISION_HINT", "\"f64\""}};
+  EXPECT_EQ(refusal("openvino", o), "backend option INFERENCE_PRECISION_HINT: 'f64' is not one of f32, bf16, f16");
+  o.backend_options = {{"disabled_properties", "\"SNIPPETS_MODE,PERF_COUNT\""}};
+  EXPECT_EQ(refusal("openvino", o), "backend option disabled_properties: 'PERF_COUNT' is not INFERENCE_PRECISION_HINT or SNIPPETS_MODE");
+  // Valid switches are taken.
+  o.backend_options = {{"opt_level", "\"O3\""}, {"disabled_flags", "\"iree-opt-generalize-matmul\""}};
+  EXPECT_EQ(refusal("iree", o), "");
+  o.backend_options = {
+      {"EXECUTION_MODE_HINT", "\"ACCURACY\""}, {"SNIPPETS_MODE", "\"IGNORE_CALLBACK\""}, {"disabled_properties", "\"SNIPPETS_MODE\""}};
+  EXPECT_EQ(refusal("openvino", o), "");
 }
 
 TEST(Unsupported, TheCommandLinePrintsALineAFuzzCampaignRecognises) {
