@@ -23,7 +23,7 @@ import iree.runtime
 from iree.compiler.extras import onnx_importer
 from iree.compiler.ir import Context
 
-OPTIONS = json.loads({{OPTIONS}})  # the compiler's flags, as the failing run set them
+OPTIONS = json.loads({{OPTIONS}})  # opt_level and the disabled_flags, as the failing run set them
 OUTPUTS = [{{OUTPUT_NAMES}}]       # the model's outputs, in order
 COMPILER, INPUTS_DIR, EXPECTED_DIR = 'IREE', '{{INPUTS_DIR}}', '{{EXPECTED_DIR}}'
 
@@ -32,7 +32,9 @@ COMPILER, INPUTS_DIR, EXPECTED_DIR = 'IREE', '{{INPUTS_DIR}}', '{{EXPECTED_DIR}}
 
 def flags():
     # f64 stays f64: IREE would demote it to f32 unless told otherwise.
-    return ['--iree-llvmcpu-target-cpu=host', '--iree-input-demote-f64-to-f32=false'] + list(OPTIONS.get('flags', []))
+    level = [f'--iree-opt-level={OPTIONS["opt_level"]}'] if 'opt_level' in OPTIONS else []
+    return (['--iree-llvmcpu-target-cpu=host', '--iree-input-demote-f64-to-f32=false'] + level +
+            [f'--{name}=false' for name in OPTIONS.get('disabled_flags', [])])
 
 
 def build(model):

@@ -24,8 +24,14 @@ COMPILER, INPUTS_DIR, EXPECTED_DIR = 'OpenVINO', '{{INPUTS_DIR}}', '{{EXPECTED_D
 #include "repro_onnx_judge.py"
 
 
+# The properties disabled_properties names, each set to the value that turns its optimisation off.
+TURNED_OFF = {'INFERENCE_PRECISION_HINT': 'f32', 'SNIPPETS_MODE': 'DISABLE'}
+
+
 def properties():
-    return {'INFERENCE_NUM_THREADS': 1, 'INFERENCE_PRECISION_HINT': 'f32', **OPTIONS}
+    chosen = {k: v for k, v in OPTIONS.items() if k != 'disabled_properties'}
+    off = {name: TURNED_OFF[name] for name in OPTIONS.get('disabled_properties', [])}
+    return {'INFERENCE_NUM_THREADS': 1, 'INFERENCE_PRECISION_HINT': 'f32', **chosen, **off}
 
 
 def build(model):

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "../../src/codegen/python_worker.h"
 #include "cli_util.h"
@@ -75,26 +76,56 @@ TEST(CompilerReproducer, RunsAsWrittenAndJudgesAgainstFloat64) {
   if (!tried) GTEST_SKIP() << python_interpreter() << " has none of openvino, tvm, iree (scripts/install_deps.sh makes .venv with them)";
 }
 
-// TVM's PassContext as the failing run set it: the reproducer builds with those switches (an
-// unknown pass name never gets that far: it is refused before anything is written).
-TEST(CompilerReproducer, TvmRunsWithTheFailingRunsPassContext) {
-  if (!python_has("tvm, onnx, numpy")) GTEST_SKIP() << python_interpreter() << " cannot import tvm and onnx (pip install apache-tvm onnx)";
-  const fs::path dir = fresh_dir("reproducer_tvm_options");
+// Each compiler set as the failing run set it: the report lists the options, and the reproducer
+// builds with them (a bad option never gets that far: it is refused before anything is written).
+TEST(CompilerReproducer, RunsWithTheFailingRunsOptions) {
+  struct Case {
+    Compiler compiler;
+    std::map<std::string, nlohmann::json> options;
+    const char* listed;  // in BUG_REPORT.md
+    const char* said;    // in the reproducer's first line
+    std::pair<const char*, nlohmann::json> bad;
+  };
+  const Case cases[] = {
+      {kCompilers[1],
+       {{"opt_level", "1"}, {"disabled_pass", "relax.FoldConstant"}},
+       "- Options: disabled_pass=[\"relax.FoldConstant\"], opt_level=1",
+       "opt_level 1, disabled passes ['relax.FoldConstant']",
+       {"disabled_pass", "x'); import os #"}},
+      {kCompilers[0],
+       {{"EXECUTION_MODE_HINT", "ACCURACY"}, {"disabled_properties", "SNIPPETS_MODE"}},
+       "- Options: EXECUTION_MODE_HINT=\"ACCURACY\", disabled_properties=[\"SNIPPETS_MODE\"]",
+       "'EXECUTION_MODE_HINT': 'ACCURACY', 'SNIPPETS_MODE': 'DISABLE'",
+       {"SNIPPETS_MODE", "OFF'}; import os #"}},
+      {kCompilers[2],
+       {{"opt_level", "O2"}, {"disabled_flags", "iree-opt-const-eval"}},
+       "- Options: disabled_flags=[\"iree-opt-const-eval\"], opt_level=\"O2\"",
+       "'--iree-opt-level=O2', '--iree-opt-const-eval=false'",
+       {"disabled_flags", "iree-opt-const-eval=true --iree-x"}},
+  };
   const Graph g = parse_graph("graph ok(%x: f32[3]) {\n  %y = exp(%x)\n  return (%y)\n}\n");
-  ReproSpec spec;
-  spec.options.compile.backend = "tvm";
-  spec.options.compile.backend_options["opt_level"] = nlohmann::json("1").dump();
-  spec.options.compile.backend_options["disabled_pass"] = nlohmann::json("relax.FoldConstant").dump();
-  spec.expected.kind = FailureKind::accuracy;
-  write_repro_files(dir.string(), g, {Tensor::from_doubles(DType::f32, {3}, {0.5, -1, 2})}, spec, "test");
-  const std::string report = read_text(dir / "BUG_REPORT.md");
-  EXPECT_NE(report.find("- Options: disabled_pass=[\"relax.FoldConstant\"], opt_level=1"), std::string::npos) << report;
-  ProcessResult ok = run_reproducer(dir / "repro_tvm.py");
-  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
-  EXPECT_NE(ok.out.find("opt_level 1, disabled passes ['relax.FoldConstant']"), std::string::npos) << ok.out;
+  int tried = 0;
+  for (const Case& c : cases) {
+    if (!python_has(c.compiler.imports)) continue;
+    ++tried;
+    const fs::path dir = fresh_dir(std::string("reproducer_options_") + c.compiler.backend);
+    ReproSpec spec;
+    spec.options.compile.backend = c.compiler.backend;
+    for (const auto& [key, value] : c.options) spec.options.compile.backend_options[key] = value.dump();
+    spec.expected.kind = FailureKind::accuracy;
+    write_repro_files(dir.string(), g, {Tensor::from_doubles(DType::f32, {3}, {0.5, -1, 2})}, spec, "test");
+    const std::string report = read_text(dir / "BUG_REPORT.md");
+    EXPECT_NE(report.find(c.listed), std::string::npos) << report;
+    const fs::path script = dir / fmt::format("repro_{}.py", c.compiler.backend);
+    ProcessResult ok = run_reproducer(script);
+    EXPECT_EQ(ok.exit_code, 0) << c.compiler.backend << ": " << ok.out << ok.err;
+    EXPECT_NE(ok.out.find(c.said), std::string::npos) << ok.out;
 
-  const fs::path bad_dir = fresh_dir("reproducer_tvm_bad_option");
-  spec.options.compile.backend_options["disabled_pass"] = nlohmann::json("x'); import os #").dump();
-  EXPECT_THROW(write_repro_files(bad_dir.string(), g, {Tensor::from_doubles(DType::f32, {3}, {0.5, -1, 2})}, spec, "test"), UserError);
-  EXPECT_FALSE(fs::exists(bad_dir / "repro_tvm.py"));
+    const fs::path bad_dir = fresh_dir(std::string("reproducer_bad_option_") + c.compiler.backend);
+    spec.options.compile.backend_options[c.bad.first] = c.bad.second.dump();
+    EXPECT_THROW(write_repro_files(bad_dir.string(), g, {Tensor::from_doubles(DType::f32, {3}, {0.5, -1, 2})}, spec, "test"), UserError)
+        << c.compiler.backend;
+    EXPECT_FALSE(fs::exists(bad_dir / script.filename()));
+  }
+  if (!tried) GTEST_SKIP() << python_interpreter() << " has none of openvino, tvm, iree (scripts/install_deps.sh makes .venv with them)";
 }
