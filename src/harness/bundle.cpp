@@ -6,6 +6,10 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "../codegen/python_worker.h"
 
 #include "reprokit/process/self_executable.h"
 #include "reprokit/support/errors.h"
@@ -36,6 +40,19 @@ std::string first_line_of(const std::vector<std::string>& argv) {
     if (r.exit_code != 0) return "";
     return utf8_safe(r.out.substr(0, r.out.find('\n')), 300);
   } catch (const std::exception&) { return ""; }
+}
+
+// The CPU's model name as the kernel reports it: what a compiler's maintainer asks first (which
+// vector units its kernels took). "unknown" where /proc/cpuinfo says none.
+// (procfs gives its files no size, so it is read line by line rather than with read_file.)
+std::string cpu_model() {
+  std::ifstream info("/proc/cpuinfo");
+  for (std::string line; std::getline(info, line);) {
+    if (line.rfind("model name", 0) != 0 || line.find(':') == std::string::npos) continue;
+    const size_t value = line.find_first_not_of(' ', line.find(':') + 1);
+    if (value != std::string::npos) return utf8_safe(line.substr(value), 200);
+  }
+  return "unknown";
 }
 
 // A string safe inside single quotes in a POSIX shell script.
@@ -75,6 +92,11 @@ json environment_info() {
     std::string gpus = first_line_of({"nvidia-smi", "--query-gpu=name", "--format=csv,noheader"});
     e["gpus"] = gpus.empty() ? "none" : gpus;
     e["os"] = first_line_of({"uname", "-srm"});
+    e["cpu"] = cpu_model();
+    e["cpu_threads"] = std::thread::hardware_concurrency();
+    // The interpreter the Python-side backends and reproducers run under (inductor, openvino, tvm, iree).
+    const std::string python = python_interpreter(), version = first_line_of({python, "--version"});
+    e["python"] = version.empty() ? "none" : fmt::format("{} ({})", version, python);
     return e;
   }();
   return env;

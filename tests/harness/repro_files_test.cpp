@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "cli_util.h"
+#include "reprokit/harness/bundle.h"
 #include "reprokit/harness/repro_file.h"
 #include "reprokit/support/files.h"
 #include "reprokit/ir/text_format.h"
@@ -122,6 +123,22 @@ TEST(ReproFiles, TheGeneratedTestIsNeverDisabled) {
 }
 
 // Resumed runs number on after an earlier run's files; the names are untrusted.
+// What a compiler's maintainer asks first: the machine, the CPU and the Python the compilers run under.
+TEST(ReproFiles, TheEnvironmentNamesTheCpuAndPython) {
+  const nlohmann::json env = environment_info();
+  for (const char* key : {"os", "cpu", "cpu_threads", "python", "compiler"}) EXPECT_TRUE(env.contains(key)) << key << ": " << env.dump();
+  EXPECT_NE(env["cpu"], "") << env.dump();
+  EXPECT_GT(env["cpu_threads"].get<int>(), 0);
+  const fs::path dir = fresh_dir("environment");
+  const Graph g = parse_graph("graph ok(%x: f32[3]) {\n  %y = exp(%x)\n  return (%y)\n}\n");
+  ReproSpec spec;
+  spec.expected.kind = FailureKind::accuracy;
+  write_repro_files(dir.string(), g, {Tensor::from_doubles(DType::f32, {3}, {0.5, -1, 2})}, spec, "test");
+  const std::string report = read_text(dir / "BUG_REPORT.md");
+  EXPECT_NE(report.find("\"cpu\": "), std::string::npos) << report;
+  EXPECT_NE(report.find("\"python\": "), std::string::npos) << report;
+}
+
 TEST(NumberedFiles, NextNumberAfterIgnoresWhatIsNotANumber) {
   EXPECT_EQ(next_number_after({}, "c", ""), 1);
   EXPECT_EQ(next_number_after({"c00003", "c00010", "cx", "c", "d00099"}, "c", ""), 11);
