@@ -95,11 +95,8 @@ std::vector<std::string> onnx_worker_changed(const Graph& g, const CompileOption
 }
 
 std::string onnx_worker_version(const OnnxCompiler& c) {
-  try {
-    const json reply = ask_python_worker(worker_of(c), {{"version", true}});
-    if (reply.value("ok", false) && reply.contains("version") && reply["version"].is_string()) return reply["version"].get<std::string>();
-  } catch (const std::exception&) {}
-  return "unknown";
+  constexpr double kVersionSeconds = 120;  // an interpreter's start and the compiler's import
+  return python_worker_version(worker_of(c), kVersionSeconds);
 }
 
 extern const OnnxCompiler kOpenVinoCompiler, kTvmCompiler, kIreeCompiler;  // their backend files

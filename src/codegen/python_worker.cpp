@@ -131,4 +131,19 @@ json ask_python_worker(const PythonWorkerSpec& spec, const json& request) {
   return w->ask(request);
 }
 
+std::string python_worker_version(const PythonWorkerSpec& spec, double timeout_s) {
+  ProcessSpec s;
+  s.argv = {python_interpreter(), "-m"};
+  s.argv.insert(s.argv.end(), spec.module.begin(), spec.module.end());
+  const char* pp = std::getenv("PYTHONPATH");
+  s.env_set["PYTHONPATH"] = std::string(REPROKIT_PYTHON_DIR) + (pp && *pp ? std::string(":") + pp : "");
+  s.timeout_s = timeout_s;  // stdin is empty: the worker says it is ready, then ends
+  try {
+    const ProcessResult r = run_process(s);
+    const json hello = json::parse(r.out.substr(0, r.out.find('\n')), nullptr, false);
+    if (hello.is_object() && hello.contains("version") && hello["version"].is_string()) return hello["version"].get<std::string>();
+  } catch (const std::exception&) {}
+  return "unknown";
+}
+
 }  // namespace reprokit

@@ -27,4 +27,9 @@ struct PythonWorkerSpec {
 // CompileFailure{crash} when it dies on the request.
 nlohmann::json ask_python_worker(const PythonWorkerSpec& spec, const nlohmann::json& request);
 
+// The compiler's version as a worker of `spec` says it when it starts (its "ready" line), from a
+// worker of its own that ends at once: a bug report asks this after a run that may have hung or
+// crashed the long-lived one. "unknown" when it does not start within `timeout_s`.
+std::string python_worker_version(const PythonWorkerSpec& spec, double timeout_s);
+
 }  // namespace reprokit
