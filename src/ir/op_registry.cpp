@@ -124,7 +124,12 @@ TensorType infer_reduction(const Graph& g, const Node& n) {
   const auto& x = operand_type(g, n, 0);
   bool keepdim = attr_bool(n, "keepdim");
   std::vector<int64_t> dims = reduction_dims(n, x.rank());
-  if (n.op == Op::argmax && x.numel() == 0) fail("argmax of an empty tensor");
+  // An extremum over nothing has no value (PyTorch refuses it too); over a non-empty dim of an
+  // empty tensor it is itself empty, and fine (a pooling gradient's ArgMax over the taps of a batch of 0).
+  const bool extremum = n.op == Op::argmax || n.op == Op::amax || n.op == Op::amin;
+  if (extremum && x.numel() == 0)
+    for (int64_t d : dims)
+      if (x.shape[static_cast<size_t>(d)] == 0) fail(fmt::format("{} over dim {}, which is empty", op_name(n.op), d));
   Shape out;
   for (int64_t i = 0; i < x.rank(); ++i) {
     bool reduced = std::find(dims.begin(), dims.end(), i) != dims.end();
@@ -136,7 +141,6 @@ TensorType infer_reduction(const Graph& g, const Node& n) {
   if (n.op == Op::argmax) dt = DType::i64;
   else if (n.op == Op::sum && !is_floating(dt)) dt = DType::i64;
   else if (n.op == Op::mean || n.op == Op::var) require_float(x, "input");
-  if ((n.op == Op::amax || n.op == Op::amin) && x.numel() == 0) fail(fmt::format("{} of an empty tensor", op_name(n.op)));
   return make_type(g, n, dt, out);
 }
 

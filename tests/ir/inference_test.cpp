@@ -118,3 +118,22 @@ TEST(Inference, PromoteTypesTable) {
   EXPECT_EQ(promote_with_scalar(DType::boolean, ScalarKind::integer), DType::i64);
   EXPECT_EQ(promote_with_scalar(DType::bf16, ScalarKind::floating), DType::bf16);
 }
+
+// An extremum over an empty dim has no value; over a non-empty dim of an empty tensor it is an
+// empty result (as in PyTorch), which a pooling gradient's export of a batch of 0 needs.
+TEST(Inference, AnExtremumIsRefusedOnlyOverAnEmptyDim) {
+  auto error = [](const char* body) {
+    try {
+      parse_graph(fmt::format("graph t(%e: f32[2, 0, 3]) {{\n  {}\n  return (%y)\n}}", body));
+    } catch (const std::exception& e) { return std::string(e.what()); }
+    return std::string("(no error)");
+  };
+  EXPECT_NE(error("%y = argmax(%e, dim=1)").find("node %y = argmax: argmax over dim 1, which is empty"), std::string::npos)
+      << error("%y = argmax(%e, dim=1)");
+  EXPECT_NE(error("%y = argmax(%e)").find("argmax over dim 1, which is empty"), std::string::npos);
+  EXPECT_NE(error("%y = amax(%e, dims=[0, 1])").find("amax over dim 1, which is empty"), std::string::npos);
+  EXPECT_NE(error("%y = amin(%e)").find("amin over dim 1, which is empty"), std::string::npos);
+  EXPECT_EQ(error("%y = argmax(%e, dim=2)"), "(no error)");
+  EXPECT_EQ(error("%y = amax(%e, dims=[0, 2])"), "(no error)");
+  EXPECT_EQ(type_of(parse_graph("graph t(%e: f32[2, 0, 3]) {\n  %y = argmax(%e, dim=2)\n  return (%y)\n}"), "y"), "i64[2, 0]");
+}
