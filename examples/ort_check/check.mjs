@@ -155,8 +155,9 @@ function fileStem(name) {
 // ---- ORT's errors: a missing kernel is a limitation, anything else a failure --------------------
 
 // "Unsupported data type: 16": onnxruntime-node's own JavaScript layer has no type for a model
-// input or output of that ONNX type (16: bfloat16).
-const UNSUPPORTED = /NOT_IMPLEMENTED|Could not find an implementation|^Unsupported data type: \d+$/;
+// input or output of that ONNX type (16: bfloat16). "MLFloat16 data type is not supported with
+// ScatterElements opset 16 when reduction is 'add'": a kernel that refuses a type at run time.
+const UNSUPPORTED = /NOT_IMPLEMENTED|Could not find an implementation|^Unsupported data type: \d+$|data type is not supported with/;
 
 // --run: ORT's outputs are wanted, so a kernel it lacks ends the run (exit 1) but is still said
 // to be "unsupported": the onnxruntime backend counts it a limitation, not a finding.

@@ -45,6 +45,8 @@ std::string normalise_signature(const std::string& message) {
   // Linear time (a compiler's message has no size limit). [\t\n\v\f\r ] is std::regex's \s,
   // which the signatures of existing bundles were made with (RE2's \s has no \v).
   static const std::pair<Regex, const char*> rules[] = {
+      // terminal colours (a compiler's log coloured for a terminal: ONNX Runtime's): layout, not the bug
+      {Regex(R"(\x1b\[[0-9;?]*[A-Za-z])", "signature rule"), ""},
       {Regex(R"((/[^\t\n\v\f\r :'"()]+)+)", "signature rule"), "<path>"},  // paths
       // a generated file named by its content's hash, without its directory (Inductor's Triton
       // module: "SyntaxError: invalid syntax (cueageq7vnwrds32pnm4dbm....py, line 26)")

@@ -316,6 +316,15 @@ TEST(OrtCheck, AnOpOrtLacksIsUnsupported) {
   EXPECT_EQ(b.exit_code, 0) << b.out << b.err;
   EXPECT_NE(b.out.find("ort_check: unsupported: "), std::string::npos) << b.out << b.err;
   EXPECT_NE(b.out.find("bfloat16"), std::string::npos) << b.out << b.err;
+
+  // ScatterElements' kernel refuses float16 with reduction 'add' when it runs.
+  const fs::path f16 =
+      onnx_candidate(root / "s", "graph s(%x: f16[1, 2], %i: i64[1, 1], %u: f16[1, 1]) {\n  %y = scatter_add(%x, %i, %u, dim=1)\n  return (%y)\n}\n");
+  write_npy((root / "s/inputs/i.npy").string(), Tensor::from_int64s(DType::i64, {1, 1}, {1}));
+  auto s = run_check(node, f16);
+  EXPECT_EQ(s.exit_code, 0) << s.out << s.err;
+  EXPECT_NE(s.out.find("ort_check: unsupported: run: "), std::string::npos) << s.out << s.err;
+  EXPECT_NE(s.out.find("data type is not supported with ScatterElements"), std::string::npos) << s.out << s.err;
 }
 
 // The same limitations through `--backend onnxruntime`: unsupported (exit 2, said on its own

@@ -33,6 +33,10 @@ TEST(Signature, AddressesValueNamesAndNumbersAreStripped) {
                                 "SyntaxError: invalid syntax (c2jxsid326raur7ypngms6cza6lu7efxwqrjsxzfvaoqqq26z7hy.py, line 26)"));
   EXPECT_NE(normalise_signature("error in model.py"), normalise_signature("error in other.py"));
   EXPECT_EQ(normalise_signature("  spaced \n  out\t text "), "spaced out text");
+  // A log coloured for a terminal is the same failure as the plain one, and says so without the codes.
+  EXPECT_EQ(normalise_signature("\x1b[1;31m[E:onnxruntime:, sequential_executor.cc:671 ExecuteKernel] MatMul failed\x1b[m"),
+            normalise_signature("[E:onnxruntime:, sequential_executor.cc:671 ExecuteKernel] MatMul failed"));
+  EXPECT_EQ(normalise_signature("\x1b[1;31mfailed\x1b[m"), "failed");
 }
 
 TEST(Signature, DifferentErrorsStayDifferent) {
