@@ -39,12 +39,7 @@ constexpr std::string_view kFlags[] = {
 
 bool known_flag(std::string_view name) { return std::find(std::begin(kFlags), std::end(kFlags), name) != std::end(kFlags); }
 
-std::vector<std::string> changed(const Graph& g, const CompileOptions& options) {
-  std::vector<std::string> names;
-  for (std::string& n : onnx_worker_changed(g, options, kIreeCompiler))
-    if (known_flag(n) && std::find(names.begin(), names.end(), n) == names.end()) names.push_back(std::move(n));
-  return names;
-}
+std::vector<std::string> changed(const Graph& g, const CompileOptions& options) { return onnx_worker_changed(g, options, kIreeCompiler, known_flag); }
 
 std::string version() {
   static const std::string answer = "IREE " + onnx_worker_version(kIreeCompiler);

@@ -1,6 +1,7 @@
 // The ONNX worker's client (see onnx_worker_backend.h).
 #include "onnx_worker_backend.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -80,7 +81,7 @@ std::unique_ptr<CompiledGraph> compile_with_onnx_worker(const Graph& g, const Co
   return std::make_unique<OnnxWorkerGraph>(g, std::move(onnx), c, std::move(worker_options));
 }
 
-std::vector<std::string> onnx_worker_changed(const Graph& g, const CompileOptions& options, const OnnxCompiler& c) {
+std::vector<std::string> onnx_worker_changed(const Graph& g, const CompileOptions& options, const OnnxCompiler& c, bool (*known)(std::string_view)) {
   const ScratchDir scratch("rk_onnx_changed_");
   scratch.dir().write("model.onnx", export_onnx(g));
   json request = {{"changed", true}, {"model", scratch.dir().path("model.onnx")}};
@@ -90,7 +91,8 @@ std::vector<std::string> onnx_worker_changed(const Graph& g, const CompileOption
     throw UserError(fmt::format("cannot list {}'s optimisers for graph {}: {}", c.compiler, g.name, utf8_safe(reply.value("message", ""), 600)));
   std::vector<std::string> names;
   for (const auto& n : reply.value("changed", json::array()))
-    if (n.is_string()) names.push_back(n.get<std::string>());
+    if (n.is_string() && known(n.get_ref<const std::string&>()) && std::find(names.begin(), names.end(), n) == names.end())
+      names.push_back(n.get<std::string>());
   return names;
 }
 

@@ -33,8 +33,9 @@ struct OnnxCompiler {
 std::unique_ptr<CompiledGraph> compile_with_onnx_worker(const Graph& g, const CompileOptions& options, const OnnxCompiler& c);
 
 // The optimisers that changed `g` under `options`, in the order they ran, as the compiler's worker
-// says (its module's changed()).
-std::vector<std::string> onnx_worker_changed(const Graph& g, const CompileOptions& options, const OnnxCompiler& c);
+// says (its module's changed()). Only names `known` takes are kept, each once: the worker's answer
+// is not trusted to name a real switch.
+std::vector<std::string> onnx_worker_changed(const Graph& g, const CompileOptions& options, const OnnxCompiler& c, bool (*known)(std::string_view));
 
 // The compiler's version as its worker reports it; "unknown" when it cannot start.
 std::string onnx_worker_version(const OnnxCompiler& c);

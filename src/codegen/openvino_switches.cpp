@@ -49,10 +49,7 @@ constexpr std::string_view kSwitches[] = {"INFERENCE_PRECISION_HINT", "SNIPPETS_
 bool known_switch(std::string_view name) { return std::find(std::begin(kSwitches), std::end(kSwitches), name) != std::end(kSwitches); }
 
 std::vector<std::string> changed(const Graph& g, const CompileOptions& options) {
-  std::vector<std::string> names;
-  for (std::string& n : onnx_worker_changed(g, options, kOpenVinoCompiler))
-    if (known_switch(n) && std::find(names.begin(), names.end(), n) == names.end()) names.push_back(std::move(n));
-  return names;
+  return onnx_worker_changed(g, options, kOpenVinoCompiler, known_switch);
 }
 
 std::string version() {

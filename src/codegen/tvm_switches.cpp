@@ -39,12 +39,7 @@ int level_of(const std::string& value) {
   return static_cast<int>(it - std::begin(kLevels));
 }
 
-std::vector<std::string> changed(const Graph& g, const CompileOptions& options) {
-  std::vector<std::string> names;
-  for (std::string& n : onnx_worker_changed(g, options, kTvmCompiler))
-    if (pass_name(n) && std::find(names.begin(), names.end(), n) == names.end()) names.push_back(std::move(n));
-  return names;
-}
+std::vector<std::string> changed(const Graph& g, const CompileOptions& options) { return onnx_worker_changed(g, options, kTvmCompiler, pass_name); }
 
 std::string version() {
   static const std::string answer = "TVM " + onnx_worker_version(kTvmCompiler);
