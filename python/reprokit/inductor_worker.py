@@ -24,8 +24,10 @@ A reply with "worker_ends": true is the worker's last (CUDA's context is lost to
 
 `source` is the PyTorch function reprokit's own emitter wrote for a verified graph (the same
 function as a bundle's repro_torch.py); `config` names torch._inductor.config options, each
-checked to exist and set to a JSON scalar, never evaluated. A fault that kills the interpreter
-(a segfault in generated code, an abort) ends the worker: reprokit sees a crash.
+checked to exist and set to a JSON scalar, never evaluated. Each request is served by a child forked
+after torch's import; a fault that kills it (a segfault in generated code, an abort) is answered
+{"ok": false, "kind": "worker_died", "signal": N} and the next request goes to a fresh fork, so
+reprokit sees a crash without paying for another interpreter and another `import torch`.
 """
 import json
 import os
@@ -33,7 +35,7 @@ import re
 import sys
 import traceback
 
-from reprokit.worker_protocol import first_line, protocol_stream
+from reprokit.worker_protocol import first_line, protocol_stream, serve_in_forked_children
 
 
 # reprokit's dtype names -> torch's.
@@ -128,6 +130,16 @@ def install_subsystem_switch():
     return switch
 
 
+def load():
+    """Imports what every request needs, before the first fork; the worker's ready line."""
+    import torch
+    import torch._dynamo
+    import torch._inductor.compile_fx  # noqa: F401 (Inductor's lowering and code generation)
+    import torch._inductor.compiler_bisector  # noqa: F401
+
+    return {"ready": True, "torch": torch.__version__}
+
+
 def serve(inp, out):
     import torch
     import torch.nn.functional as F
@@ -136,7 +148,6 @@ def serve(inp, out):
     from reprokit.npy import save_npy
 
     switch = install_subsystem_switch()
-    out.write(json.dumps({"ready": True, "torch": torch.__version__}) + "\n")
     last_key = None
     for line in inp:
         if not line.strip():
@@ -221,7 +232,7 @@ def serve(inp, out):
 
 def main():
     out = protocol_stream()
-    serve(sys.stdin, out)
+    serve_in_forked_children(load(), serve, sys.stdin, out)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,11 @@ class PythonWorker {
     } catch (const json::exception&) {
       throw UserError(fmt::format("the {} worker answered something that is not a reply: {}", spec_.compiler, utf8_safe(line->substr(0, 300))));
     }
+    // A worker that serves from forked children (inductor's) outlives a child that died on this
+    // request, and says so: a crash, told as a worker's death is.
+    if (reply.is_object() && reply.value("kind", "") == "worker_died")
+      throw CompileFailure(FailureKind::crash,
+                           death(json_int(reply, "signal"), json_int(reply, "exit_code"), "while it compiled or ran a graph", child_->stderr_tail()));
     // Its last answer (a GPU fault cost it CUDA's context): the next request starts a fresh one.
     if (reply.is_object() && reply.value("worker_ends", false)) {
       child_->finish();
@@ -96,8 +101,18 @@ class PythonWorker {
     child_->finish();
     ProcessResult r = child_->wait_result();
     child_.reset();
-    std::string how = r.signal ? fmt::format("killed by signal {} ({})", r.signal, strsignal(r.signal)) : fmt::format("exit status {}", r.exit_code);
-    throw CompileFailure(FailureKind::crash, fmt::format("the {} worker died ({}) {}: {}", spec_.compiler, how, when, last_lines(r.err)));
+    throw CompileFailure(FailureKind::crash, death(r.signal, r.exit_code, when, r.err));
+  }
+
+  std::string death(int signal, int exit_code, const char* when, const std::string& err) const {
+    std::string how = signal ? fmt::format("killed by signal {} ({})", signal, strsignal(signal)) : fmt::format("exit status {}", exit_code);
+    return fmt::format("the {} worker died ({}) {}: {}", spec_.compiler, how, when, last_lines(err));
+  }
+
+  // A small integer field of a worker's reply (0 where absent or not one).
+  static int json_int(const json& reply, const char* key) {
+    const json v = reply.value(key, json());
+    return v.is_number_integer() && v.get<int64_t>() > -1000 && v.get<int64_t>() < 1000 ? static_cast<int>(v.get<int64_t>()) : 0;
   }
 
   PythonWorkerSpec spec_;

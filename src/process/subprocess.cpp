@@ -566,6 +566,15 @@ ProcessResult LineChild::wait_result() {
   return r;
 }
 
+std::string LineChild::stderr_tail() {
+  Started& s = *impl_->s;
+  char buf[65536];
+  ssize_t n;
+  int efd = s.err.native_handle();  // non-blocking: what is there now
+  while (s.err.is_open() && (n = read(efd, buf, sizeof buf)) > 0) append_tail(impl_->err_tail, buf, static_cast<size_t>(n));
+  return impl_->err_tail;
+}
+
 int LineChild::pid() const { return impl_->s->pid; }
 
 int reaper_pid() { return g_reaper_pid; }

@@ -56,6 +56,7 @@ class LineChild {
   // queries from stdin ends cleanly; through srun, the job ends with it.
   void finish();
   ProcessResult wait_result();  // after EOF/stop: exit code / signal and the stderr tail
+  std::string stderr_tail();    // what it has written to stderr so far (its tail), while it runs
   int pid() const;
 
  private:
