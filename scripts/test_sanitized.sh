@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds reprokit with AddressSanitizer and UndefinedBehaviorSanitizer into ./build-asan and runs
-# the unit tests of its layers there (.ci/run runs it after the plain suite). Any sanitizer report
+# the unit tests of its layers there (on demand; see .ci/run). Any sanitizer report
 # fails the run.
 #
 # What runs here: the tests of the process, ir, runtime, aot, onnx and codegen layers and of the
