@@ -64,7 +64,8 @@ std::string_view kind_of(std::string_view) { return "property"; }
 nlohmann::json openvino_worker_options(const CompileOptions& options) {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [key, value] : options.backend_options) {
-    const auto p = std::find_if(std::begin(kProperties), std::end(kProperties), [&](const Property& q) { return q.name == key; });
+    const std::string& name = key;  // clang 14 (the libFuzzer build) cannot capture a structured binding
+    const auto p = std::find_if(std::begin(kProperties), std::end(kProperties), [&](const Property& q) { return q.name == name; });
     if (p != std::end(kProperties)) {
       out[key] = backend_option_choice(options.backend_options, key, p->values);
     } else if (key == kDisableOption) {
