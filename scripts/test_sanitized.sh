@@ -1,16 +1,14 @@
 #!/usr/bin/env bash
 # Builds reprokit with AddressSanitizer and UndefinedBehaviorSanitizer into ./build-asan and runs
-# the unit tests of its layers there (on demand; see .ci/run). Any sanitizer report
-# fails the run.
+# the unit tests of its layers there. Any sanitizer report fails the run. It runs on demand, not
+# in .ci/run (see there).
 #
 # What runs here: the tests of the process, ir, runtime, aot, onnx and codegen layers and of the
 # minifier's engine and strategies, in process, where a memory error or undefined behaviour of
 # reprokit's own C++ shows at its line. The readers of untrusted files run under the same
 # sanitizers in the libFuzzer stage too.
 #
-# Left to the plain suite, to keep .ci/run inside CI's 90 minutes on 2 cores (the whole suite under
-# ASan took longer than the plain one, ~30 minutes, and the two no longer fit beside each other):
-# the end-to-end tests, whose time is outside reprokit's C++: the command line in child processes
+# Left to the plain suite: the end-to-end tests, whose time is outside reprokit's C++: the command line in child processes
 # (harness, capture, campaign, cluster, the minifier's runs of bundles), real models (float64
 # references on 224x224 images), PyTorch as an oracle, the Python compilers (python.*), g++
 # compiling generated code (CppBackend, CppKernelShapes), ONNX's conformance suite and fuzz.*
