@@ -1,4 +1,4 @@
-// Reference kernels of convolution and pooling (NCHW, NCDHW): conv2d, conv3d, conv_transpose2d/3d, max_pool2d/3d,
+// Reference kernels of convolution and pooling (NCHW, NCDHW): conv2d, conv3d (in tiles: conv_tiles.h), conv_transpose2d/3d, max_pool2d/3d,
 // avg_pool2d/3d, adaptive_avg_pool2d and the pools' backward ops, as direct loops in double. They follow
 // PyTorch's CPU kernels: a max pool's NaN wins and ties go to the first element of the window;
 // an average pool divides by the padded window (count_include_pad) or the valid part of it.
@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "accumulation.h"
+#include "conv_tiles.h"
 #include "kernel_util.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/support/parallel_for.h"
@@ -36,66 +37,6 @@ int64_t span(const Shape& s, size_t from, size_t to) {
   int64_t p = 1;
   for (size_t d = from; d < to; ++d) p *= s[d];
   return p;
-}
-
-// conv2d and conv3d: each output element sums its taps in (input channel, kernel index) order,
-// then adds the bias; the loops run a whole output row (the last spatial dim) per tap so that
-// the inner loop is a plain axpy.
-std::vector<double> conv_nd(const Node& n, const std::vector<Values>& a, const Shape& out, AccumulationOrder order) {
-  const Values &x = a[0], &wt = a[1];
-  const Window win = window_of(n, &wt.shape[2]);
-  const int r = win.rank, last = r - 1;
-  const size_t rank = static_cast<size_t>(r) + 2;
-  const int64_t ic_n = x.shape[1], oc_n = out[1], in_w = x.shape[rank - 1], out_w = out[rank - 1];
-  const int64_t in_plane = span(x.shape, 2, rank), out_plane = span(out, 2, rank), rows = out_plane / out_w, ktaps = span(wt.shape, 2, rank);
-  const int64_t groups = attr_int(n, "groups"), cg = ic_n / groups, og = oc_n / groups;
-  const bool exact = order == AccumulationOrder::exact;
-  std::vector<double> res(static_cast<size_t>(numel(out)), 0.0);
-  // Output planes are independent (each sums its own taps in the same order): side by side on
-  // the machine's cores, with the same result as one after another.
-  parallel_for(out[0] * oc_n, numel(out) * cg * ktaps > (int64_t{1} << 22), [&](int64_t plane_index) {
-    const int64_t b = plane_index / oc_n, oc = plane_index % oc_n;
-    const int64_t g = oc / og;
-    double* plane = res.data() + plane_index * out_plane;
-    // In another order each tap is one step of a StepSum over the plane (see accumulation.h).
-    StepSum taps(order, exact ? 0 : out_plane, cg * ktaps, n.type.dtype == DType::f64);
-    for (int64_t s = 0; s < cg * ktaps; ++s) {
-      const int64_t tap = exact ? s : taps.step_at(s);
-      const int64_t ic = tap / ktaps;
-      int64_t k[3] = {0, 0, 0}, kr = tap % ktaps;
-      for (int d = last; d >= 0; --d) {
-        k[d] = kr % wt.shape[static_cast<size_t>(d) + 2];
-        kr /= wt.shape[static_cast<size_t>(d) + 2];
-      }
-      double* step = exact ? plane : taps.open();
-      const double w = wt.f[static_cast<size_t>((oc * cg + ic) * ktaps + tap % ktaps)];
-      const int64_t off = k[last] * win.dilation[last] - win.padding[last];
-      auto [lo, hi] = valid_columns(off, win.stride[last], in_w, out_w);
-      const double* image = x.f.data() + (b * ic_n + g * cg + ic) * in_plane;
-      for (int64_t row = 0; row < rows; ++row) {
-        // The input row under output row `row`: its coordinates in the spatial dims but the last.
-        int64_t in_row = 0, rest = row, scale = 1;
-        bool inside = true;
-        for (int d = last - 1; d >= 0 && inside; --d) {
-          const size_t sd = static_cast<size_t>(d) + 2;
-          const int64_t y = rest % out[sd] * win.stride[d] - win.padding[d] + k[d] * win.dilation[d];
-          rest /= out[sd];
-          inside = y >= 0 && y < x.shape[sd];
-          in_row += y * scale;
-          scale *= x.shape[sd];
-        }
-        if (!inside) continue;
-        const double* src = image + in_row * in_w;
-        double* dst = step + row * out_w;
-        for (int64_t ox = lo; ox < hi; ++ox) dst[ox] += w * src[ox * win.stride[last] + off];
-      }
-      if (!exact) taps.close();
-    }
-    if (!exact) taps.finish(plane);
-    if (a.size() > 2)
-      for (int64_t k = 0; k < out_plane; ++k) plane[k] += a[2].f[static_cast<size_t>(oc)];
-  });
-  return res;
 }
 
 // conv_transpose2d and conv_transpose3d, gathered: each output element sums, in (input channel,
@@ -219,9 +160,70 @@ std::vector<int64_t> max_positions(const Node& n, const Values& x, const Shape& 
 
 }  // namespace
 
+// conv2d and conv3d: each output element sums its taps in (input channel, kernel index) order,
+// then adds the bias; the loops run a whole output row (the last spatial dim) per tap so that
+// the inner loop is a plain axpy.
+std::vector<double> conv_direct(const Node& n, const std::vector<Values>& a, const Shape& out, AccumulationOrder order) {
+  const Values &x = a[0], &wt = a[1];
+  const Window win = window_of(n, &wt.shape[2]);
+  const int r = win.rank, last = r - 1;
+  const size_t rank = static_cast<size_t>(r) + 2;
+  const int64_t ic_n = x.shape[1], oc_n = out[1], in_w = x.shape[rank - 1], out_w = out[rank - 1];
+  const int64_t in_plane = span(x.shape, 2, rank), out_plane = span(out, 2, rank), rows = out_plane / out_w, ktaps = span(wt.shape, 2, rank);
+  const int64_t groups = attr_int(n, "groups"), cg = ic_n / groups, og = oc_n / groups;
+  const bool exact = order == AccumulationOrder::exact;
+  std::vector<double> res(static_cast<size_t>(numel(out)), 0.0);
+  // Output planes are independent (each sums its own taps in the same order): side by side on
+  // the machine's cores, with the same result as one after another.
+  parallel_for(out[0] * oc_n, numel(out) * cg * ktaps > (int64_t{1} << 22), [&](int64_t plane_index) {
+    const int64_t b = plane_index / oc_n, oc = plane_index % oc_n;
+    const int64_t g = oc / og;
+    double* plane = res.data() + plane_index * out_plane;
+    // In another order each tap is one step of a StepSum over the plane (see accumulation.h).
+    StepSum taps(order, exact ? 0 : out_plane, cg * ktaps, n.type.dtype == DType::f64);
+    for (int64_t s = 0; s < cg * ktaps; ++s) {
+      const int64_t tap = exact ? s : taps.step_at(s);
+      const int64_t ic = tap / ktaps;
+      int64_t k[3] = {0, 0, 0}, kr = tap % ktaps;
+      for (int d = last; d >= 0; --d) {
+        k[d] = kr % wt.shape[static_cast<size_t>(d) + 2];
+        kr /= wt.shape[static_cast<size_t>(d) + 2];
+      }
+      double* step = exact ? plane : taps.open();
+      const double w = wt.f[static_cast<size_t>((oc * cg + ic) * ktaps + tap % ktaps)];
+      const int64_t off = k[last] * win.dilation[last] - win.padding[last];
+      auto [lo, hi] = valid_columns(off, win.stride[last], in_w, out_w);
+      const double* image = x.f.data() + (b * ic_n + g * cg + ic) * in_plane;
+      for (int64_t row = 0; row < rows; ++row) {
+        // The input row under output row `row`: its coordinates in the spatial dims but the last.
+        int64_t in_row = 0, rest = row, scale = 1;
+        bool inside = true;
+        for (int d = last - 1; d >= 0 && inside; --d) {
+          const size_t sd = static_cast<size_t>(d) + 2;
+          const int64_t y = rest % out[sd] * win.stride[d] - win.padding[d] + k[d] * win.dilation[d];
+          rest /= out[sd];
+          inside = y >= 0 && y < x.shape[sd];
+          in_row += y * scale;
+          scale *= x.shape[sd];
+        }
+        if (!inside) continue;
+        const double* src = image + in_row * in_w;
+        double* dst = step + row * out_w;
+        for (int64_t ox = lo; ox < hi; ++ox) dst[ox] += w * src[ox * win.stride[last] + off];
+      }
+      if (!exact) taps.close();
+    }
+    if (!exact) taps.finish(plane);
+    if (a.size() > 2)
+      for (int64_t k = 0; k < out_plane; ++k) plane[k] += a[2].f[static_cast<size_t>(oc)];
+  });
+  return res;
+}
+
 Values conv(const Node& n, const std::vector<Values>& a, const Shape& out, AccumulationOrder order) {
   DType dt = n.type.dtype;
-  if (n.op == Op::conv2d || n.op == Op::conv3d) return Values::floats(dt, out, conv_nd(n, a, out, order));
+  if (n.op == Op::conv2d || n.op == Op::conv3d)
+    return Values::floats(dt, out, conv_tiles_apply(a[1]) ? conv_tiled(n, a, out, order) : conv_direct(n, a, out, order));
   if (n.op == Op::conv_transpose2d || n.op == Op::conv_transpose3d) return Values::floats(dt, out, conv_transpose_nd(n, a, out));
   // The input's gradient is the transposed convolution of grad with the same weight and window,
   // at x's size.

@@ -1,0 +1,246 @@
+// The reference convolution in tiles (see conv_tiles.h).
+#include "conv_tiles.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "reprokit/ir/op_registry.h"
+#include "reprokit/ir/op_semantics.h"
+#include "reprokit/support/parallel_for.h"
+
+namespace reprokit::kernels {
+
+namespace {
+
+constexpr int kLanes = 8;                  // output positions per tile: one panel of the gathered taps
+constexpr int kRows = 4;                   // output channels per tile
+constexpr int64_t kPanelsPerItem = 4;      // panels one work item gathers and reuses
+constexpr int64_t kChannelsPerItem = 128;  // output channels one work item computes
+constexpr int kLevels = 48;                // pairwise partial sums: enough for 2^48 taps
+
+struct Geometry {
+  int rank = 2;
+  int64_t batch = 0, in_c = 0, out_c = 0, cg = 0, og = 0, groups = 0;
+  int64_t ktaps = 0, taps = 0;  // kernel positions; taps per output (cg * ktaps)
+  int64_t in_plane = 0, out_plane = 0;
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1}, pad[3] = {0, 0, 0}, dil[3] = {1, 1, 1};
+};
+
+Geometry geometry_of(const Node& n, const Values& x, const Values& w, const Shape& out) {
+  Geometry g;
+  const Window win = window_of(n, &w.shape[2]);
+  g.rank = win.rank;
+  g.batch = x.shape[0], g.in_c = x.shape[1], g.out_c = out[1];
+  g.groups = attr_int(n, "groups");
+  g.cg = g.in_c / g.groups, g.og = g.out_c / g.groups;
+  g.ktaps = 1, g.in_plane = 1, g.out_plane = 1;
+  for (int d = 0; d < g.rank; ++d) {
+    const size_t sd = static_cast<size_t>(d) + 2;
+    g.in[d] = x.shape[sd], g.out[d] = out[sd], g.kernel[d] = w.shape[sd];
+    g.stride[d] = win.stride[d], g.pad[d] = win.padding[d], g.dil[d] = win.dilation[d];
+    g.ktaps *= g.kernel[d], g.in_plane *= g.in[d], g.out_plane *= g.out[d];
+  }
+  g.taps = g.cg * g.ktaps;
+  return g;
+}
+
+// Gathers the taps of output positions [first, first + count) (count <= kLanes) of batch b,
+// group grp into panel[tap * kLanes + lane]: the input element the tap reads, 0 in the padding.
+void gather_panel(const Geometry& g, const double* x, int64_t b, int64_t grp, int64_t first, int64_t count, double* panel) {
+  int64_t base[kLanes][3] = {};  // each lane's window origin in the input, per spatial dim
+  for (int64_t j = 0; j < count; ++j) {
+    int64_t rest = first + j;
+    for (int d = g.rank - 1; d >= 0; --d) {
+      base[j][d] = rest % g.out[d] * g.stride[d] - g.pad[d];
+      rest /= g.out[d];
+    }
+  }
+  for (int64_t ic = 0; ic < g.cg; ++ic) {
+    const double* image = x + (b * g.in_c + grp * g.cg + ic) * g.in_plane;
+    for (int64_t t = 0; t < g.ktaps; ++t) {
+      int64_t k[3] = {0, 0, 0}, rest = t;
+      for (int d = g.rank - 1; d >= 0; --d) {
+        k[d] = rest % g.kernel[d];
+        rest /= g.kernel[d];
+      }
+      double* row = panel + (ic * g.ktaps + t) * kLanes;
+      for (int64_t j = 0; j < kLanes; ++j) {
+        double v = 0;
+        if (j < count) {
+          int64_t at = 0;
+          bool inside = true;
+          for (int d = 0; d < g.rank && inside; ++d) {
+            const int64_t y = base[j][d] + k[d] * g.dil[d];
+            inside = y >= 0 && y < g.in[d];
+            at = at * g.in[d] + y;
+          }
+          if (inside) v = image[at];
+        }
+        row[j] = v;
+      }
+    }
+  }
+}
+
+using Tile = double[kRows][kLanes];
+
+// Eight lanes of one tile row as two vectors of four doubles. Vector arithmetic is lane-wise IEEE
+// arithmetic, the same additions and roundings as the scalar loops, written so that the compiler
+// vectorises across lanes and not across taps (which would shuffle more than it adds).
+typedef double V4 __attribute__((vector_size(32)));
+typedef float V4f __attribute__((vector_size(16)));
+struct Row {
+  V4 lo, hi;
+};
+inline Row load_row(const double* p) {
+  Row r;
+  __builtin_memcpy(&r.lo, p, sizeof(V4));
+  __builtin_memcpy(&r.hi, p + 4, sizeof(V4));
+  return r;
+}
+inline void store_row(const Row& r, double* p) {
+  __builtin_memcpy(p, &r.lo, sizeof(V4));
+  __builtin_memcpy(p + 4, &r.hi, sizeof(V4));
+}
+// A partial sum rounded as a float32 kernel keeps it (a float64 result's: as it is).
+template <bool F64> inline V4 rounded(V4 v) {
+  if constexpr (F64) return v;
+  else return __builtin_convertvector(__builtin_convertvector(v, V4f), V4);
+}
+template <bool F64> inline Row add_rounded(const Row& a, const Row& b) { return {rounded<F64>(a.lo + b.lo), rounded<F64>(a.hi + b.hi)}; }
+inline Row times(double w, const Row& c) { return {w * c.lo, w * c.hi}; }
+
+// One tile: rows w[i] (taps weights each) against a panel; the sums, as StepSum (accumulation.h)
+// forms them, into `sum`.
+template <AccumulationOrder O, bool F64>
+inline __attribute__((always_inline)) void tile(const double* const* w, int64_t taps, const double* panel, Tile& sum) {
+  Row out[kRows] = {};
+  if constexpr (O == AccumulationOrder::exact || O == AccumulationOrder::forward || O == AccumulationOrder::reversed) {
+    for (int64_t it = 0; it < taps; ++it) {
+      const int64_t s = O == AccumulationOrder::reversed ? taps - 1 - it : it;
+      const Row c = load_row(panel + s * kLanes);
+      for (int i = 0; i < kRows; ++i) {
+        const Row t = times(w[i][s], c);
+        if constexpr (O == AccumulationOrder::exact) out[i].lo += t.lo, out[i].hi += t.hi;
+        else out[i] = add_rounded<F64>(out[i], t);
+      }
+    }
+  } else if constexpr (O == AccumulationOrder::blocked || O == AccumulationOrder::wide) {
+    // Interleaved partial sums (8 or 32 SIMD lanes), then combined pairwise as a horizontal sum.
+    constexpr int kParts = O == AccumulationOrder::wide ? 32 : 8;
+    Row parts[kParts][kRows] = {};
+    for (int64_t s = 0; s < taps; ++s) {
+      Row* p = parts[s % kParts];
+      const Row c = load_row(panel + s * kLanes);
+      for (int i = 0; i < kRows; ++i) p[i] = add_rounded<F64>(p[i], times(w[i][s], c));
+    }
+    for (int width = kParts / 2; width >= 1; width /= 2)
+      for (int l = 0; l < width; ++l)
+        for (int i = 0; i < kRows; ++i) parts[l][i] = add_rounded<F64>(parts[l][i], parts[l + width][i]);
+    for (int i = 0; i < kRows; ++i) out[i] = parts[0][i];
+  } else {
+    // Pairwise: a binary counter of partial sums, level L holding the sum of 2^L consecutive taps
+    // (a lone tap at level 0 unrounded, as StepSum keeps it).
+    Row levels[kLevels][kRows];
+    uint64_t used = 0;
+    for (int64_t s = 0; s < taps; ++s) {
+      Row carry[kRows];
+      const Row c = load_row(panel + s * kLanes);
+      for (int i = 0; i < kRows; ++i) carry[i] = times(w[i][s], c);
+      for (int level = 0;; ++level) {
+        if (!(used >> level & 1)) {
+          for (int i = 0; i < kRows; ++i) levels[level][i] = carry[i];
+          used |= uint64_t{1} << level;
+          break;
+        }
+        for (int i = 0; i < kRows; ++i) carry[i] = add_rounded<F64>(carry[i], levels[level][i]);
+        used &= ~(uint64_t{1} << level);
+      }
+    }
+    for (int level = 0; level < kLevels; ++level)
+      if (used >> level & 1)
+        for (int i = 0; i < kRows; ++i) out[i] = add_rounded<F64>(out[i], levels[level][i]);
+  }
+  for (int i = 0; i < kRows; ++i) store_row(out[i], sum[i]);
+}
+
+using TileFn = void (*)(const double* const*, int64_t, const double*, Tile&);
+
+// The same tile for the machine's baseline and, on x86-64, for AVX2 (four doubles a vector):
+// each element's additions are the same IEEE operations either way, so the result is too.
+template <AccumulationOrder O, bool F64> void tile_baseline(const double* const* w, int64_t taps, const double* panel, Tile& sum) {
+  tile<O, F64>(w, taps, panel, sum);
+}
+#if defined(__x86_64__)
+template <AccumulationOrder O, bool F64>
+__attribute__((target("avx2"))) void tile_avx2(const double* const* w, int64_t taps, const double* panel, Tile& sum) {
+  tile<O, F64>(w, taps, panel, sum);
+}
+#endif
+
+template <AccumulationOrder O, bool F64> TileFn tile_fn() {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2")) return tile_avx2<O, F64>;
+#endif
+  return tile_baseline<O, F64>;
+}
+
+template <bool F64> TileFn tile_for(AccumulationOrder o) {
+  switch (o) {
+    case AccumulationOrder::exact: return tile_fn<AccumulationOrder::exact, F64>();
+    case AccumulationOrder::forward: return tile_fn<AccumulationOrder::forward, F64>();
+    case AccumulationOrder::reversed: return tile_fn<AccumulationOrder::reversed, F64>();
+    case AccumulationOrder::pairwise: return tile_fn<AccumulationOrder::pairwise, F64>();
+    case AccumulationOrder::blocked: return tile_fn<AccumulationOrder::blocked, F64>();
+    case AccumulationOrder::wide: return tile_fn<AccumulationOrder::wide, F64>();
+  }
+  return tile_fn<AccumulationOrder::exact, F64>();
+}
+
+}  // namespace
+
+bool conv_tiles_apply(const Values& weight) {
+  return std::all_of(weight.f.begin(), weight.f.end(), [](double v) { return std::isfinite(v); });
+}
+
+std::vector<double> conv_tiled(const Node& n, const std::vector<Values>& a, const Shape& out, AccumulationOrder order) {
+  const Values &x = a[0], &wt = a[1];
+  const Geometry g = geometry_of(n, x, wt, out);
+  // As StepSum: partial sums rounded to the result's precision, float32 unless it is float64.
+  const TileFn run = n.type.dtype == DType::f64 ? tile_for<true>(order) : tile_for<false>(order);
+  const double* bias = a.size() > 2 ? a[2].f.data() : nullptr;
+  std::vector<double> res(static_cast<size_t>(numel(out)), 0.0);
+  const int64_t panels = (g.out_plane + kLanes - 1) / kLanes, chunks = (panels + kPanelsPerItem - 1) / kPanelsPerItem;
+  const int64_t blocks = (g.og + kChannelsPerItem - 1) / kChannelsPerItem;
+  const int64_t items = g.batch * g.groups * chunks * blocks;
+  // Every output element is computed by one item alone, in the same order whichever thread runs it.
+  parallel_for(items, numel(out) * g.taps > (int64_t{1} << 22), [&](int64_t item) {
+    const int64_t block = item % blocks, chunk = item / blocks % chunks, grp = item / blocks / chunks % g.groups;
+    const int64_t b = item / blocks / chunks / g.groups;
+    const int64_t first_panel = chunk * kPanelsPerItem, panel_count = std::min(kPanelsPerItem, panels - first_panel);
+    static thread_local std::vector<double> gathered;
+    gathered.resize(static_cast<size_t>(panel_count * g.taps * kLanes));
+    for (int64_t p = 0; p < panel_count; ++p) {
+      const int64_t first = (first_panel + p) * kLanes;
+      gather_panel(g, x.f.data(), b, grp, first, std::min<int64_t>(kLanes, g.out_plane - first), gathered.data() + p * g.taps * kLanes);
+    }
+    const int64_t oc_first = grp * g.og + block * kChannelsPerItem, oc_end = std::min(grp * g.og + g.og, oc_first + kChannelsPerItem);
+    for (int64_t oc0 = oc_first; oc0 < oc_end; oc0 += kRows) {
+      const int rows = static_cast<int>(std::min<int64_t>(kRows, oc_end - oc0));
+      const double* w[kRows];
+      for (int i = 0; i < kRows; ++i) w[i] = wt.f.data() + (oc0 + std::min(i, rows - 1)) * g.taps;  // spare rows repeat the last
+      for (int64_t p = 0; p < panel_count; ++p) {
+        Tile sum;
+        run(w, g.taps, gathered.data() + p * g.taps * kLanes, sum);
+        const int64_t first = (first_panel + p) * kLanes, count = std::min<int64_t>(kLanes, g.out_plane - first);
+        for (int i = 0; i < rows; ++i) {
+          double* dst = res.data() + (b * g.out_c + oc0 + i) * g.out_plane + first;
+          for (int64_t j = 0; j < count; ++j) dst[j] = bias ? sum[i][j] + bias[oc0 + i] : sum[i][j];
+        }
+      }
+    }
+  });
+  return res;
+}
+
+}  // namespace reprokit::kernels
