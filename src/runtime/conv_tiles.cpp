@@ -55,6 +55,20 @@ void gather_panel(const Geometry& g, const double* x, int64_t b, int64_t grp, in
       rest /= g.out[d];
     }
   }
+  if (g.rank == 2) {                                                                          // the common case, without the loop over dims
+    for (int64_t j = count; j < kLanes; ++j) base[j][0] = -g.in[0] - g.kernel[0] * g.dil[0];  // outside whatever the tap: reads 0
+    for (int64_t ic = 0; ic < g.cg; ++ic) {
+      const double* image = x + (b * g.in_c + grp * g.cg + ic) * g.in_plane;
+      double* row = panel + ic * g.ktaps * kLanes;
+      for (int64_t ky = 0; ky < g.kernel[0]; ++ky)
+        for (int64_t kx = 0; kx < g.kernel[1]; ++kx, row += kLanes)
+          for (int64_t j = 0; j < kLanes; ++j) {
+            const int64_t y = base[j][0] + ky * g.dil[0], xx = base[j][1] + kx * g.dil[1];
+            row[j] = y >= 0 && y < g.in[0] && xx >= 0 && xx < g.in[1] ? image[y * g.in[1] + xx] : 0.0;
+          }
+    }
+    return;
+  }
   for (int64_t ic = 0; ic < g.cg; ++ic) {
     const double* image = x + (b * g.in_c + grp * g.cg + ic) * g.in_plane;
     for (int64_t t = 0; t < g.ktaps; ++t) {
@@ -84,31 +98,25 @@ void gather_panel(const Geometry& g, const double* x, int64_t b, int64_t grp, in
 
 using Tile = double[kRows][kLanes];
 
-// Eight lanes of one tile row as two vectors of four doubles. Vector arithmetic is lane-wise IEEE
-// arithmetic, the same additions and roundings as the scalar loops, written so that the compiler
-// vectorises across lanes and not across taps (which would shuffle more than it adds).
-typedef double V4 __attribute__((vector_size(32)));
-typedef float V4f __attribute__((vector_size(16)));
-struct Row {
-  V4 lo, hi;
-};
+// Eight lanes of one tile row as one vector of eight doubles (the compiler splits it into what the
+// machine has: two AVX2 vectors, four SSE2 ones). Vector arithmetic is lane-wise IEEE arithmetic,
+// the same additions and roundings as the scalar loops, written so that the compiler vectorises
+// across lanes and not across taps (which would shuffle more than it adds).
+typedef double Row __attribute__((vector_size(64)));
+typedef float RowF __attribute__((vector_size(32)));
 inline Row load_row(const double* p) {
   Row r;
-  __builtin_memcpy(&r.lo, p, sizeof(V4));
-  __builtin_memcpy(&r.hi, p + 4, sizeof(V4));
+  __builtin_memcpy(&r, p, sizeof(Row));
   return r;
 }
-inline void store_row(const Row& r, double* p) {
-  __builtin_memcpy(p, &r.lo, sizeof(V4));
-  __builtin_memcpy(p + 4, &r.hi, sizeof(V4));
-}
+inline void store_row(const Row& r, double* p) { __builtin_memcpy(p, &r, sizeof(Row)); }
 // A partial sum rounded as a float32 kernel keeps it (a float64 result's: as it is).
-template <bool F64> inline V4 rounded(V4 v) {
+template <bool F64> inline Row rounded(Row v) {
   if constexpr (F64) return v;
-  else return __builtin_convertvector(__builtin_convertvector(v, V4f), V4);
+  else return __builtin_convertvector(__builtin_convertvector(v, RowF), Row);
 }
-template <bool F64> inline Row add_rounded(const Row& a, const Row& b) { return {rounded<F64>(a.lo + b.lo), rounded<F64>(a.hi + b.hi)}; }
-inline Row times(double w, const Row& c) { return {w * c.lo, w * c.hi}; }
+template <bool F64> inline Row add_rounded(const Row& a, const Row& b) { return rounded<F64>(a + b); }
+inline Row times(double w, const Row& c) { return w * c; }
 
 // One tile: rows w[i] (taps weights each) against a panel; the sums, as StepSum (accumulation.h)
 // forms them, into `sum`.
@@ -121,7 +129,7 @@ inline __attribute__((always_inline)) void tile(const double* const* w, int64_t 
       const Row c = load_row(panel + s * kLanes);
       for (int i = 0; i < kRows; ++i) {
         const Row t = times(w[i][s], c);
-        if constexpr (O == AccumulationOrder::exact) out[i].lo += t.lo, out[i].hi += t.hi;
+        if constexpr (O == AccumulationOrder::exact) out[i] += t;
         else out[i] = add_rounded<F64>(out[i], t);
       }
     }
@@ -166,7 +174,8 @@ inline __attribute__((always_inline)) void tile(const double* const* w, int64_t 
 
 using TileFn = void (*)(const double* const*, int64_t, const double*, Tile&);
 
-// The same tile for the machine's baseline and, on x86-64, for AVX2 (four doubles a vector):
+// The same tile for the machine's baseline and, on x86-64, for AVX2 and AVX-512 (four and eight
+// doubles a vector):
 // each element's additions are the same IEEE operations either way, so the result is too.
 template <AccumulationOrder O, bool F64> void tile_baseline(const double* const* w, int64_t taps, const double* panel, Tile& sum) {
   tile<O, F64>(w, taps, panel, sum);
@@ -176,38 +185,58 @@ template <AccumulationOrder O, bool F64>
 __attribute__((target("avx2"))) void tile_avx2(const double* const* w, int64_t taps, const double* panel, Tile& sum) {
   tile<O, F64>(w, taps, panel, sum);
 }
+template <AccumulationOrder O, bool F64>
+__attribute__((target("avx512f"))) void tile_avx512(const double* const* w, int64_t taps, const double* panel, Tile& sum) {
+  tile<O, F64>(w, taps, panel, sum);
+}
 #endif
 
-template <AccumulationOrder O, bool F64> TileFn tile_fn() {
+template <AccumulationOrder O, bool F64> TileFn tile_fn(TileIsa isa) {
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx2")) return tile_avx2<O, F64>;
+  if (isa == TileIsa::avx512) return tile_avx512<O, F64>;
+  if (isa == TileIsa::avx2) return tile_avx2<O, F64>;
 #endif
+  (void)isa;
   return tile_baseline<O, F64>;
 }
 
-template <bool F64> TileFn tile_for(AccumulationOrder o) {
+template <bool F64> TileFn tile_for(AccumulationOrder o, TileIsa isa) {
   switch (o) {
-    case AccumulationOrder::exact: return tile_fn<AccumulationOrder::exact, F64>();
-    case AccumulationOrder::forward: return tile_fn<AccumulationOrder::forward, F64>();
-    case AccumulationOrder::reversed: return tile_fn<AccumulationOrder::reversed, F64>();
-    case AccumulationOrder::pairwise: return tile_fn<AccumulationOrder::pairwise, F64>();
-    case AccumulationOrder::blocked: return tile_fn<AccumulationOrder::blocked, F64>();
-    case AccumulationOrder::wide: return tile_fn<AccumulationOrder::wide, F64>();
+    case AccumulationOrder::exact: return tile_fn<AccumulationOrder::exact, F64>(isa);
+    case AccumulationOrder::forward: return tile_fn<AccumulationOrder::forward, F64>(isa);
+    case AccumulationOrder::reversed: return tile_fn<AccumulationOrder::reversed, F64>(isa);
+    case AccumulationOrder::pairwise: return tile_fn<AccumulationOrder::pairwise, F64>(isa);
+    case AccumulationOrder::blocked: return tile_fn<AccumulationOrder::blocked, F64>(isa);
+    case AccumulationOrder::wide: return tile_fn<AccumulationOrder::wide, F64>(isa);
   }
-  return tile_fn<AccumulationOrder::exact, F64>();
+  return tile_fn<AccumulationOrder::exact, F64>(isa);
 }
 
 }  // namespace
+
+std::vector<TileIsa> tile_isas_here() {
+  std::vector<TileIsa> v = {TileIsa::baseline};
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2")) v.push_back(TileIsa::avx2);
+  if (__builtin_cpu_supports("avx512f")) v.push_back(TileIsa::avx512);
+#endif
+  return v;
+}
 
 bool conv_tiles_apply(const Values& weight) {
   return std::all_of(weight.f.begin(), weight.f.end(), [](double v) { return std::isfinite(v); });
 }
 
 std::vector<double> conv_tiled(const Node& n, const std::vector<Values>& a, const Shape& out, AccumulationOrder order) {
+  static const TileIsa best = tile_isas_here().back();
+  return conv_tiled(n, a, out, order, best);
+}
+
+std::vector<double> conv_tiled(const Node& n, const std::vector<Values>& a, const Shape& out, AccumulationOrder order, TileIsa isa) {
   const Values &x = a[0], &wt = a[1];
   const Geometry g = geometry_of(n, x, wt, out);
   // As StepSum: partial sums rounded to the result's precision, float32 unless it is float64.
-  const TileFn run = n.type.dtype == DType::f64 ? tile_for<true>(order) : tile_for<false>(order);
+  const TileFn run = n.type.dtype == DType::f64 ? tile_for<true>(order, isa) : tile_for<false>(order, isa);
   const double* bias = a.size() > 2 ? a[2].f.data() : nullptr;
   std::vector<double> res(static_cast<size_t>(numel(out)), 0.0);
   const int64_t panels = (g.out_plane + kLanes - 1) / kLanes, chunks = (panels + kPanelsPerItem - 1) / kPanelsPerItem;

@@ -17,9 +17,14 @@ namespace reprokit::kernels {
 // which is 0 only for a finite weight (the direct loops skip padding taps).
 bool conv_tiles_apply(const Values& weight);
 
+// The vector instructions a tile runs on; the result is the same on each.
+enum class TileIsa { baseline, avx2, avx512 };
+std::vector<TileIsa> tile_isas_here();  // those this machine has, the widest last
+
 // conv2d/conv3d of node n over operands a (x, weight[, bias]) into `out`: the values the direct
-// loops give.
+// loops give. Without `isa`, the machine's widest.
 std::vector<double> conv_tiled(const Node& n, const std::vector<Values>& a, const Shape& out, AccumulationOrder order);
+std::vector<double> conv_tiled(const Node& n, const std::vector<Values>& a, const Shape& out, AccumulationOrder order, TileIsa isa);
 
 // The direct loops: one output plane at a time, one tap after another. Used where the tiles do
 // not apply, and the tiles' check.

@@ -1,6 +1,7 @@
 // The tiled reference convolution against the direct loops, bit for bit: every accumulation
 // order, float32 and float64 results, odd sizes, a size of 1, stride, padding, dilation, groups
-// (depthwise included), 3-D, and more channels or positions than one tile holds.
+// (depthwise included), 3-D, and more channels or positions than one tile holds; on every
+// instruction set the machine has.
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
@@ -68,12 +69,15 @@ TEST_P(ConvTiles, GiveTheDirectLoopsResultBitForBit) {
     ASSERT_TRUE(conv_tiles_apply(a[1]));
     for (AccumulationOrder o : {AccumulationOrder::exact, AccumulationOrder::forward, AccumulationOrder::reversed, AccumulationOrder::pairwise,
                                 AccumulationOrder::blocked, AccumulationOrder::wide}) {
-      const std::vector<double> tiled = conv_tiled(n, a, n.type.shape, o), direct = conv_direct(n, a, n.type.shape, o);
-      ASSERT_EQ(tiled.size(), direct.size());
-      ASSERT_GT(tiled.size(), 0u);
-      for (size_t i = 0; i < tiled.size(); ++i)
-        ASSERT_EQ(std::memcmp(&tiled[i], &direct[i], sizeof(double)), 0)
-            << ty << " " << order_name(o) << " element " << i << ": tiled " << tiled[i] << ", direct " << direct[i];
+      const std::vector<double> direct = conv_direct(n, a, n.type.shape, o);
+      for (TileIsa isa : tile_isas_here()) {  // each instruction set this machine has
+        const std::vector<double> tiled = conv_tiled(n, a, n.type.shape, o, isa);
+        ASSERT_EQ(tiled.size(), direct.size());
+        ASSERT_GT(tiled.size(), 0u);
+        for (size_t i = 0; i < tiled.size(); ++i)
+          ASSERT_EQ(std::memcmp(&tiled[i], &direct[i], sizeof(double)), 0) << ty << " " << order_name(o) << " isa " << static_cast<int>(isa)
+                                                                           << " element " << i << ": tiled " << tiled[i] << ", direct " << direct[i];
+      }
     }
   }
 }
