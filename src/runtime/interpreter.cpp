@@ -10,9 +10,11 @@
 #include <fmt/ranges.h>
 
 #include <cmath>
+#include <optional>
 #include <random>
 
 #include "kernel_util.h"
+#include "node_memo_keys.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/op_registry.h"
 
@@ -292,8 +294,25 @@ std::vector<Tensor> interpret_all(const Graph& g, const std::vector<Tensor>& inp
   }
   check_room_for(largest_working_set(g), "the reference interpreter's working copies need");   // before the first node, not at the largest
   std::vector<char> rounded(opts.flip_kinks_band > 0 ? static_cast<size_t>(g.size()) : 0, 0);  // by node id: may_carry_rounding
+  // Results remembered from earlier runs of the same nodes on the same values (node_memo.h).
+  const bool memo = node_memo::applies(opts);
+  std::vector<node_memo::Key> keys(memo ? static_cast<size_t>(g.size()) : 0);
+  const node_memo::Key run = memo ? node_memo::of_run(opts) : node_memo::Key{};
+  for (int i = 0; i < ni && memo; ++i) keys[static_cast<size_t>(i)] = node_memo::of_input(values[static_cast<size_t>(i)], run);
   for (int id = ni; id < g.size(); ++id) {
     const Node& n = g.node(id);
+    if (memo) {
+      std::vector<node_memo::Key> operand_keys;
+      for (auto& o : n.operands)
+        if (o.is_value()) operand_keys.push_back(keys[static_cast<size_t>(o.value)]);
+      keys[static_cast<size_t>(id)] = node_memo::of_node(n, operand_keys, run);
+      if (std::optional<Tensor> known = node_memo::find(keys[static_cast<size_t>(id)])) {
+        if (opts.flip_kinks_band > 0) rounded[static_cast<size_t>(id)] = may_carry_rounding(n, an_operand_may_carry_rounding(n, rounded));
+        values[static_cast<size_t>(id)] = std::move(*known);
+        if (opts.on_value) opts.on_value(id, values[static_cast<size_t>(id)]);
+        continue;
+      }
+    }
     ScopedBytes budget(working_bytes(g, n));
     std::vector<kernels::Values> args;
     args.reserve(n.operands.size());
@@ -308,6 +327,7 @@ std::vector<Tensor> interpret_all(const Graph& g, const std::vector<Tensor>& inp
       flip_kinks(n, args, result, opts.flip_kinks_band, ties);
     }
     values[static_cast<size_t>(id)] = to_tensor(result, value_dtype(n.type.dtype, opts.cast_to_f64), n.type.shape);
+    if (memo) node_memo::keep(keys[static_cast<size_t>(id)], values[static_cast<size_t>(id)]);
     if (opts.on_value) opts.on_value(id, values[static_cast<size_t>(id)]);
   }
   return values;

@@ -11,12 +11,20 @@
 #include "reprokit/minifier/compiler_decisions.h"
 #include "reprokit/minifier/worker.h"
 #include "reprokit/minifier/worker_protocol.h"
+#include "reprokit/runtime/node_memo.h"
 
 namespace reprokit {
+
+namespace {
+constexpr size_t kNodeMemoBytes = size_t{1} << 30;  // a worker's remembered node results, at most
+}  // namespace
 
 int run_minify_worker(const std::string& bundle_dir, const std::string& query_file) {
   Bundle b = load_bundle(bundle_dir);
   KnownValues values(b);
+  // Candidates are parts of one model on its values: the float64 references and noise-floor
+  // variants of the nodes they share are computed once.
+  enable_node_memo(kNodeMemoBytes);
   auto answer = [&](const std::string& line) {
     Candidate c = Candidate::from_json(nlohmann::json::parse(line), reprokit_passes());
     // A value edit that drives an op out of its domain (1/0, log 0) proves nothing either way:
