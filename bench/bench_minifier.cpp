@@ -2,7 +2,9 @@
 // fx_minifier (bench/fx_minifier_bench.py, run in the same invocation when python3-torch is
 // installed), and an end-to-end 10,000-node graph minified with the real cpp backend in
 // subprocesses; and the chains again through `reprokit reduce` with a shell check (queries and
-// reprokit's own time per query). Usage: bench_minifier [--skip-e2e] [--e2e-nodes N]
+// reprokit's own time per query); with --real-models DIR (the models tests/models/export_models.py
+// writes; the test build keeps them in build/real-models), the time from a planted bug in a real
+// model to its one-op repro. Usage: bench_minifier [--skip-e2e] [--e2e-nodes N] [--real-models DIR]
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -121,15 +123,63 @@ void with_shell_check(const fs::path& tmp, const char* label, int n, const std::
       label, q, report["final_ops"].get<int>(), reduce_s, check_s * 1e3, (reduce_s / q - check_s) * 1e3);
 }
 
+// A bug planted in one op of an exported model: `reprokit run` leaves a bundle, `reprokit minify`
+// brings it to a repro. One row: ops before and after, queries, the reduction's time and the
+// whole minify's (probing the original, reducing, writing and verifying the repro).
+struct RealCase {
+  const char* model;
+  const char* inject;  // OP:KIND
+  const char* after;   // REPRO_AFTER
+};
+
+void real_model(const fs::path& tmp, const fs::path& models, const RealCase& c) {
+  const std::string label = fmt::format("{} {} REPRO_AFTER={}", c.model, c.inject, c.after);
+  fs::path dir = tmp / fmt::format("real_{}_{}", c.model, c.after);
+  fs::create_directories(dir);
+  const std::string cache = (tmp / "cache").string();
+  ProcessSpec run;
+  run.argv = {REPROKIT_EXE, "run",   (models / c.model / "model.onnx").string(), "--backend", "cpp", "--inputs", (models / c.model).string(),
+              "--inject",   c.inject};
+  run.cwd = dir.string();
+  run.env_set = {{"REPRO_AFTER", c.after}, {"REPRO_LEVEL", "4"}, {"REPRO_DIR", "out"}, {"REPRO_CACHE_DIR", cache}};
+  run.timeout_s = 600;
+  ProcessResult rr = run_process(run);
+  fs::path bundle;
+  if (fs::is_directory(dir / "out"))
+    for (auto& e : fs::directory_iterator(dir / "out")) bundle = e.path();
+  if (rr.exit_code == 0 || bundle.empty()) {
+    fmt::print("{:<52} not run: the planted bug left no bundle (exit {}): {}\n", label, rr.exit_code, rr.err.substr(0, rr.err.find('\n')));
+    return;
+  }
+  ProcessSpec min;
+  min.argv = {REPROKIT_EXE, "minify", bundle.string()};
+  min.env_set = {{"REPRO_CACHE_DIR", cache}};
+  min.timeout_s = 900;
+  auto t0 = Clock::now();
+  ProcessResult mr = run_process(min);
+  const double min_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::ifstream rep(bundle / "report.json");
+  auto report = nlohmann::json::parse(rep, nullptr, false);
+  if (report.is_discarded()) {
+    fmt::print("{:<52} minify wrote no report (exit {})\n", label, mr.exit_code);
+    return;
+  }
+  fmt::print("{:<52} {:>4} -> {:<3} ops  queries={:<4} reduce {:6.1f}s  minify {:6.1f}s (goal <= 10)  {}\n", label, report.value("original_ops", -1),
+             report.value("final_ops", -1), report.value("queries", -1), report.value("reduce_seconds", 0.0), min_s,
+             report.value("verified", false) ? "verified in a fresh process" : "NOT verified");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool e2e = true;
   int e2e_nodes = 10000;
+  std::string real_models;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--skip-e2e") e2e = false;
     if (a == "--e2e-nodes" && i + 1 < argc) e2e_nodes = std::atoi(argv[++i]);
+    if (a == "--real-models" && i + 1 < argc) real_models = argv[++i];
   }
   fmt::print("== chain benchmarks, in-process oracle (same cases for both tools)\n");
   in_process("one culprit, N=1000", 1000, {333});
@@ -160,6 +210,15 @@ int main(int argc, char** argv) {
   with_shell_check(tmp, "one culprit, N=1000", 1000, {"n333"});
   with_shell_check(tmp, "one culprit, N=5000", 5000, {"n1666"});
   with_shell_check(tmp, "pair, N=1000", 1000, {"n300", "n550"});
+
+  fmt::print("\n== real models: a bug planted in one op, from the bundle to a one-op repro (cpp backend, 1 worker)\n");
+  if (real_models.empty() || !fs::is_directory(real_models)) {
+    fmt::print("not run: pass --real-models DIR, the models tests/models/export_models.py writes (the test build's: build/real-models)\n");
+  } else {
+    for (const RealCase& c : {RealCase{"resnet18", "conv2d:accuracy", "dynamo"}, RealCase{"resnet18", "conv2d:accuracy", "aot"},
+                              RealCase{"mobilenet_v2", "clamp:runtime_error", "dynamo"}, RealCase{"mobilenet_v2", "clamp:runtime_error", "aot"}})
+      real_model(tmp, fs::absolute(real_models), c);
+  }
 
   if (!e2e) return 0;
   fmt::print("\n== end to end: {}-node chain, one planted culprit (erf: runtime_error), cpp backend, subprocess workers\n", e2e_nodes);
