@@ -1,10 +1,14 @@
 // The noise floor (see noise_floor.h).
 #include "reprokit/harness/noise_floor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <thread>
 
 #include "reprokit/aot/decompose.h"
+#include "reprokit/runtime/memory_budget.h"
+#include "reprokit/support/parallel_for.h"
 
 namespace reprokit {
 
@@ -28,6 +32,15 @@ bool has_kinks(const Graph& g) {
 // How near a kink a decision may be and still go either way: 2^-16 relative to the operand's scale,
 // what a float32 sum of some thousand terms moves a value by (a few hundred ulps).
 constexpr double kKinkBand = 1.0 / 65536;
+
+// How many variants run side by side: the machine's cores (at most 4), or one at a time when a
+// run's values would take more than an eighth of the memory budget each.
+size_t variants_side_by_side(const Graph& g) {
+  size_t bytes = 0;
+  for (const Node& n : g.nodes) bytes += static_cast<size_t>(std::max<int64_t>(n.type.numel(), 0)) * sizeof(double);
+  if (bytes > memory_budget_bytes() / 8) return 1;
+  return std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
+}
 
 bool has_composite(const Graph& g) {
   for (const Node& n : g.nodes)
@@ -156,10 +169,25 @@ NoiseFloor measure_noise_floor(const Graph& g, const std::vector<Tensor>& inputs
       {"decomposed", composite, &decomposed, {}},
   };
   if (record("float32", eager ? *eager : run(g, inputs))) return floor;
+  // The variants are independent runs: a few side by side on the machine's cores, recorded in
+  // order, so the floor and where it stops are what one after another gives.
+  struct Run {
+    std::string name;
+    std::function<std::vector<Tensor>()> outputs;
+  };
+  std::vector<Run> runs;
   for (const Variant& v : variants)
-    if (v.applies && record(v.name, run(*v.graph, inputs, v.options))) return floor;
+    if (v.applies) runs.push_back({v.name, [&run, &inputs, &v] { return run(*v.graph, inputs, v.options); }});
   for (uint64_t seed : {1, 2})
-    if (record("inputs +-1 ulp #" + std::to_string(seed), run(g, perturb_by_one_ulp(inputs, seed)))) return floor;
+    runs.push_back({"inputs +-1 ulp #" + std::to_string(seed), [&run, &g, &inputs, seed] { return run(g, perturb_by_one_ulp(inputs, seed)); }});
+  const size_t wave = variants_side_by_side(decomposed);
+  for (size_t first = 0; first < runs.size(); first += wave) {
+    const size_t n = std::min(wave, runs.size() - first);
+    std::vector<std::vector<Tensor>> outs(n);
+    parallel_for(static_cast<int64_t>(n), n > 1, [&](int64_t k) { outs[static_cast<size_t>(k)] = runs[first + static_cast<size_t>(k)].outputs(); });
+    for (size_t k = 0; k < n; ++k)
+      if (record(runs[first + k].name, outs[k])) return floor;
+  }
   return floor;
 }
 
