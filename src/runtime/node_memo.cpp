@@ -44,7 +44,7 @@ struct Hasher {
       word(w);
     }
     uint64_t tail = 0;
-    std::memcpy(&tail, p + i, n - i);
+    if (n > i) std::memcpy(&tail, p + i, n - i);  // an empty tensor's data may be null
     word(tail);
   }
   void text(std::string_view s) { bytes(s.data(), s.size()); }
@@ -75,7 +75,7 @@ size_t bytes_of(const Tensor& t) { return t.storage_bytes(); }
 Tensor copy_of(const Tensor& t) {
   const Tensor c = t.contiguous();
   Tensor out = Tensor::zeros(c.dtype(), c.shape());
-  std::memcpy(out.data(), c.data(), static_cast<size_t>(c.numel()) * dtype_size(c.dtype()));
+  if (c.numel() > 0) std::memcpy(out.data(), c.data(), static_cast<size_t>(c.numel()) * dtype_size(c.dtype()));
   return out;
 }
 

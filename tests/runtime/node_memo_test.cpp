@@ -134,6 +134,16 @@ TEST_F(NodeMemo, ACallerChangingAResultDoesNotChangeWhatIsRemembered) {
   expect_same(interpret_all(full, in), first, "after a caller wrote into a remembered value");
 }
 
+TEST_F(NodeMemo, EmptyValuesAreRememberedToo) {
+  const Graph g = parse_graph("graph t(%x: f32[0, 3]) { %r = relu(%x)\n %s = sum(%r, dims=[0])\n return (%s) }");
+  const std::vector<Tensor> in = {Tensor::zeros(DType::f32, {0, 3})};
+  enable_node_memo(size_t{1} << 20);
+  const std::vector<Tensor> first = interpret_all(g, in);
+  const NodeMemoStats before = node_memo_stats();
+  expect_same(interpret_all(g, in), first, "the empty graph again");
+  EXPECT_EQ(node_memo_stats().hits - before.hits, 2u);
+}
+
 TEST_F(NodeMemo, HoldsNoMoreThanItsBytes) {
   const Graph full = parse_graph(kFull);
   enable_node_memo(1024);  // a few of the values
