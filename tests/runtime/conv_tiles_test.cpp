@@ -2,7 +2,8 @@
 // order, float32 and float64 results, odd sizes, a size of 1, stride, padding, dilation, groups
 // (depthwise included), 3-D, and more channels or positions than one tile holds; on every
 // instruction set the machine has.
-#include <fmt/core.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -34,12 +35,6 @@ Values random_values(DType dt, const Shape& s, std::mt19937_64& rng, bool with_z
   return Values::floats(dt, s, std::move(v));
 }
 
-std::string shape_text(const Shape& s) {
-  std::string t;
-  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-  return t;
-}
-
 const char* order_name(AccumulationOrder o) {
   switch (o) {
     case AccumulationOrder::exact: return "exact";
@@ -59,8 +54,9 @@ TEST_P(ConvTiles, GiveTheDirectLoopsResultBitForBit) {
   for (DType dt : {DType::f32, DType::f64}) {
     const std::string ty = dt == DType::f32 ? "f32" : "f64";
     const std::string op = c.x.size() == 5 ? "conv3d" : "conv2d";
-    const std::string text = fmt::format("graph t(%x: {0}[{1}], %w: {0}[{2}]{3}) {{ %z = {4}(%x, %w{5}{6})\n return (%z) }}", ty, shape_text(c.x),
-                                         shape_text(c.w), c.bias ? fmt::format(", %b: {}[{}]", ty, c.w[0]) : "", op, c.bias ? ", %b" : "", c.attrs);
+    const std::string text =
+        fmt::format("graph t(%x: {0}[{1}], %w: {0}[{2}]{3}) {{ %z = {4}(%x, %w{5}{6})\n return (%z) }}", ty, fmt::join(c.x, ", "),
+                    fmt::join(c.w, ", "), c.bias ? fmt::format(", %b: {}[{}]", ty, c.w[0]) : "", op, c.bias ? ", %b" : "", c.attrs);
     Graph g = parse_graph(text);
     const Node& n = g.node(g.outputs[0]);
     std::mt19937_64 rng(7);
