@@ -12,4 +12,6 @@ class Net(torch.nn.Module):
         h = torch.tanh(self.fc2(h))
         return torch.softmax(h + x[:, :8], dim=-1)
 torch.manual_seed(0)
-torch.onnx.export(Net().eval(), torch.randn(4, 16), "net.onnx", opset_version=13)
+# dynamo=False: the TorchScript exporter, which needs nothing beyond torch (the torch.export-based
+# default of torch 2.9 and later needs onnxscript).
+torch.onnx.export(Net().eval(), torch.randn(4, 16), "net.onnx", opset_version=13, dynamo=False)

@@ -111,6 +111,8 @@ class Importer {
   std::vector<std::string> real_inputs_, initializers_;  // ONNX names, model order
   std::map<std::string, std::string> constant_sources_;  // rk name of a materialized constant -> ONNX name
   std::set<std::string> statistics_;                     // BatchNormalization's mean and var inputs
+  std::map<std::string, int> node_of_;                   // body node name -> the model's node that made it
+  void note_origins(int node_index, size_t first_new_node);
 };
 
 std::string node_label(const onnx::NodeProto& n, int index);

@@ -526,6 +526,16 @@ void Importer::import_node(const onnx::NodeProto& n, int index) {
   record(ctx, nullptr);
 }
 
+// The body nodes node `node_index` added (a Loop's or If's body included): not the constants and
+// initializers it materialized on the way, which stand for values of the model, not for its work.
+void Importer::note_origins(int node_index, size_t first_new_node) {
+  for (size_t id = first_new_node; id < main.g.nodes.size(); ++id) {
+    const std::string& name = main.g.nodes[id].name;
+    if (main.g.nodes[id].is_input() || main.placeholder_values.count(name) || constant_sources_.count(name)) continue;
+    node_of_.emplace(name, node_index);
+  }
+}
+
 ImportedModel Importer::finish() {
   const auto& g = model.graph();
   std::vector<std::string> output_sources;
@@ -569,7 +579,7 @@ ImportedModel Importer::finish() {
   for (const auto& rk : main.placeholders)
     if (std::find(initializer_inputs.begin(), initializer_inputs.end(), rk) == initializer_inputs.end()) order.push_back(main.id(rk));
   main.g.name = g.name().empty() ? std::string("main") : sanitize_foreign_name(g.name());
-  Graph out = fold_exported_group_norm(main.hoisted(order), main.placeholder_values);
+  Graph out = opts.keep_original_nodes ? main.hoisted(order) : fold_exported_group_norm(main.hoisted(order), main.placeholder_values);
   // Weights are what training differentiates (as PyTorch's parameters require grad): floating
   // initializers, except BatchNormalization's running statistics (buffers in PyTorch).
   const std::set<std::string> weights(initializers_.begin(), initializers_.end());
@@ -585,6 +595,13 @@ ImportedModel Importer::finish() {
     result.input_sources.push_back(s != source_of.end() ? s->second : rk);
     auto sv = main.placeholder_values.find(rk);
     if (sv != main.placeholder_values.end()) result.values[rk] = sv->second;
+  }
+  if (opts.keep_original_nodes) {
+    result.origins.node_of = node_of_;
+    for (const auto& [name, v] : values) {
+      if (!v.rk.empty()) result.origins.value_node.emplace(name, v.rk);
+      if (v.constant) result.origins.constants.emplace(name, *v.constant);
+    }
   }
   result.graph = std::move(out);
   result.output_sources = std::move(output_sources);
@@ -635,7 +652,11 @@ ImportedModel Importer::run() {
   for (int i = 0; i < g.node_size(); ++i)
     for (const auto& out : g.node(i).output())
       if (!out.empty()) foreign.map(out);
-  for (int i = 0; i < g.node_size(); ++i) import_node(g.node(i), i);
+  for (int i = 0; i < g.node_size(); ++i) {
+    const size_t first_new = main.g.nodes.size();
+    import_node(g.node(i), i);
+    if (opts.keep_original_nodes) note_origins(i, first_new);
+  }
   return finish();
 }
 

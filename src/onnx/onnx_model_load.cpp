@@ -70,11 +70,13 @@ Module load_model(const std::string& path, const std::map<std::string, Shape>& s
   return load_model(path, shapes, values, none);
 }
 
-Module load_model(const std::string& path, const std::map<std::string, Shape>& shapes, std::map<std::string, Tensor>* values, GivenInputs& given) {
+Module load_model(const std::string& path, const std::map<std::string, Shape>& shapes, std::map<std::string, Tensor>* values, GivenInputs& given,
+                  OnnxOrigins* origins) {
   Module m;
   if (is_onnx_path(path)) {
     ImportOptions o;
     o.shapes = shapes;
+    o.keep_original_nodes = origins != nullptr;
     if (!given.dir.empty()) {
       using OnnxNames = ImportOptions::OnnxNames;
       o.shape_of_given_values = [&](const std::string& onnx_name, const std::string& mapped,
@@ -99,6 +101,7 @@ Module load_model(const std::string& path, const std::map<std::string, Shape>& s
     }
     m.graphs.push_back(std::move(im.graph));
     if (values) *values = std::move(im.values);
+    if (origins) *origins = std::move(im.origins);
     return m;
   }
   if (!shapes.empty()) throw UserError("--shape applies to ONNX models (.onnx) only");

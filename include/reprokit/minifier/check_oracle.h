@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "reprokit/minifier/session.h"
+#include "reprokit/onnx/onnx_original_nodes.h"
 #include "reprokit/minifier/query_limit.h"
 #include "reprokit/minifier/verdict_details.h"
 #include "reprokit/runtime/tensor.h"
@@ -26,17 +27,20 @@ std::string_view model_extension(ModelFormat f);  // ".rk", ".onnx"
 
 // Writes dir/model.rk or dir/model.onnx and dir/inputs/<input>.npy, and returns the model's path.
 // In ONNX, inputs named in `weights` become initializers (an imported model's weights stay
-// weights) and get no .npy file.
+// weights) and get no .npy file. With `original`, the ONNX model is g written as the original
+// model's own nodes (onnx_original_nodes.h), and only the inputs it takes get a .npy file.
 std::string write_model_files(const Dir& dir, const Graph& g, const std::vector<Tensor>& inputs, ModelFormat format,
-                              const std::set<std::string>& weights);
+                              const std::set<std::string>& weights, const OriginalOnnxModel* original = nullptr);
 
 struct CheckOptions {
   std::vector<std::string> check;   // argv; "{}" and $REPRO_CANDIDATE name the candidate's model
   std::vector<std::string> prefix;  // a launcher every check runs under (srun ..., ssh HOST)
   ModelFormat format = ModelFormat::rk;
   std::set<std::string> weights;  // ONNX initializers (see write_model_files)
-  std::string work_dir;           // candidates go to work_dir/candidates/c<N>/
-  int64_t first_candidate = 1;    // a resumed run numbers on after the earlier candidates
+  // An ONNX model reduced in its own nodes: candidates are written as its nodes.
+  std::shared_ptr<const OriginalOnnxModel> original_onnx;
+  std::string work_dir;         // candidates go to work_dir/candidates/c<N>/
+  int64_t first_candidate = 1;  // a resumed run numbers on after the earlier candidates
   int jobs = 1;
   double timeout_s = 60;             // the floor of QueryLimit (with hang_is_interesting: the hang threshold)
   std::string fail_regex;            // non-empty: interesting when the output matches (else: exit status != 0)

@@ -47,8 +47,12 @@ std::vector<Strategy> strategy_table_with(const std::vector<Strategy>& compiler_
 std::vector<int> body_nodes(const Graph& g);
 // Turns `cut` nodes into inputs (keeping their names), dropping what nothing needs any more.
 Candidate cut_nodes(const Candidate& c, const std::vector<int>& cut);
-// Replaces each node in `bypass` by its first operand of the same dtype and shape.
-Candidate bypass_nodes(const Candidate& c, const std::vector<int>& bypass);
+// Replaces each node in `bypass` by its first operand of the same dtype and shape, or by what
+// `replacement` chooses (a node id, or -1 when there is none).
+using BypassChoice = std::function<int(const Graph&, int)>;
+Candidate bypass_nodes(const Candidate& c, const std::vector<int>& bypass, const BypassChoice& replacement = {});
+// The first operand of node `id` with its dtype and shape, or -1.
+int operand_of_the_same_type(const Graph& g, int id);
 // The same graph with every node's type inferred again (after inputs or attributes changed);
 // VerifyError when a node no longer fits.
 Graph reinfer_types(const Graph& g);

@@ -25,15 +25,27 @@
 
 namespace reprokit {
 
+// Where each part of an imported graph came from, for writing a graph cut from it back as nodes of
+// the model itself (onnx_original_nodes.h).
+struct OnnxOrigins {
+  std::map<std::string, int> node_of;             // body node name -> index of the ONNX node whose import made it
+  std::map<std::string, std::string> value_node;  // ONNX value name -> the graph's node holding it (where one does)
+  std::map<std::string, Tensor> constants;        // ONNX value name -> its value, where known at import time
+};
+
 struct ImportedModel {
   Graph graph;
   std::map<std::string, Tensor> values;     // graph input name -> its known value (initializers, constants)
   std::vector<std::string> input_sources;   // per graph input: the ONNX value it stands for
   std::vector<std::string> output_sources;  // per graph output: the ONNX graph output
   int64_t opset = 0;                        // the model's ai.onnx opset
+  OnnxOrigins origins;                      // filled with ImportOptions::keep_original_nodes
 };
 
 struct ImportOptions {
+  // Every body node stays the work of one ONNX node (no pattern of several nodes is folded into
+  // one op) and ImportedModel::origins says which.
+  bool keep_original_nodes = false;
   // Sizes of dynamic dimensions, by ONNX input name (or its mapped name): the whole shape.
   std::map<std::string, Shape> shapes;
   // Values of real model inputs that the importer may use where an op needs a constant known at
@@ -76,6 +88,8 @@ Module load_model(const std::string& path, const std::map<std::string, Shape>& s
 // The same, for `--inputs DIR` (GivenInputs, input_files.h): an ONNX input's open dimensions take
 // their sizes from its file in DIR when `shapes` does not give them, and an input whose value an op
 // needs at import time (a Reshape target, Slice bounds, axes) is specialised from its file.
-Module load_model(const std::string& path, const std::map<std::string, Shape>& shapes, std::map<std::string, Tensor>* values, GivenInputs& given);
+// With `origins`, an ONNX model is imported with ImportOptions::keep_original_nodes and its origins go there.
+Module load_model(const std::string& path, const std::map<std::string, Shape>& shapes, std::map<std::string, Tensor>* values, GivenInputs& given,
+                  OnnxOrigins* origins = nullptr);
 
 }  // namespace reprokit

@@ -38,19 +38,20 @@ Candidate cut_nodes(const Candidate& c, const std::vector<int>& cut) {
   return c.with_graph(extract_subgraph(c.graph, outs, cut_set));
 }
 
-Candidate bypass_nodes(const Candidate& c, const std::vector<int>& bypass) {
+int operand_of_the_same_type(const Graph& g, int id) {
+  const Node& n = g.node(id);
+  for (auto& o : n.operands)
+    if (o.is_value() && g.node(o.value).type.dtype == n.type.dtype && g.node(o.value).type.shape == n.type.shape) return o.value;
+  return -1;
+}
+
+Candidate bypass_nodes(const Candidate& c, const std::vector<int>& bypass, const BypassChoice& replacement) {
   const Graph& g = c.graph;
   std::vector<int> remap(static_cast<size_t>(g.size()));
   for (int i = 0; i < g.size(); ++i) remap[static_cast<size_t>(i)] = i;
   std::vector<bool> keep(static_cast<size_t>(g.size()), true);
   for (int id : bypass) {
-    const Node& n = g.node(id);
-    int with = -1;
-    for (auto& o : n.operands)
-      if (o.is_value() && g.node(o.value).type.dtype == n.type.dtype && g.node(o.value).type.shape == n.type.shape) {
-        with = o.value;
-        break;
-      }
+    const int with = replacement ? replacement(g, id) : operand_of_the_same_type(g, id);
     if (with < 0) throw UserError("a bypassed node has no operand of its type");
     remap[static_cast<size_t>(id)] = with;
     keep[static_cast<size_t>(id)] = false;

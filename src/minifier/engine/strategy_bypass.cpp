@@ -8,17 +8,11 @@ Strategy bypass_strategy() {
   return {"bypass", "replace nodes by an operand of the same dtype and shape (delta debugging)", SearchKind::delta,
           [](const Candidate& c) {
             std::vector<int> ids;
-            for (int id : body_nodes(c.graph)) {
-              const Node& n = c.graph.node(id);
-              for (auto& o : n.operands)
-                if (o.is_value() && c.graph.node(o.value).type.dtype == n.type.dtype && c.graph.node(o.value).type.shape == n.type.shape) {
-                  ids.push_back(id);
-                  break;
-                }
-            }
+            for (int id : body_nodes(c.graph))
+              if (operand_of_the_same_type(c.graph, id) >= 0) ids.push_back(id);
             return ids;
           },
-          bypass_nodes};
+          [](const Candidate& c, const std::vector<int>& bypass) { return bypass_nodes(c, bypass); }};
 }
 
 }  // namespace reprokit

@@ -21,8 +21,14 @@ namespace reprokit {
 std::string_view model_extension(ModelFormat f) { return f == ModelFormat::onnx ? ".onnx" : ".rk"; }
 
 std::string write_model_files(const Dir& dir, const Graph& g, const std::vector<Tensor>& inputs, ModelFormat format,
-                              const std::set<std::string>& weights) {
+                              const std::set<std::string>& weights, const OriginalOnnxModel* original) {
   Dir in = dir.sub("inputs", true);
+  if (original && format == ModelFormat::onnx) {
+    OriginalOnnxModel::Written w = original->write(g, inputs, weights);
+    for (int i : w.fed_inputs) in.write(g.node(i).name + ".npy", encode_npy(inputs.at(static_cast<size_t>(i))));
+    dir.write("model.onnx", w.model);
+    return dir.path("model.onnx");
+  }
   std::map<std::string, Tensor> initializers;
   for (int i = 0; i < g.num_inputs(); ++i) {
     const std::string& name = g.node(i).name;
@@ -179,7 +185,7 @@ std::vector<Verdict> CheckOracle::run_side_by_side(std::span<const Candidate> ca
     std::string name = new_candidate_dir();
     Dir d = candidates_->sub(name);
     try {
-      made[i] = {{name, write_model_files(d, cands[i].graph, inputs_(cands[i]), options_.format, options_.weights)}};
+      made[i] = {{name, write_model_files(d, cands[i].graph, inputs_(cands[i]), options_.format, options_.weights, options_.original_onnx.get())}};
     } catch (const UserError& e) {  // inputs that do not fit, a graph ONNX cannot hold: never shown to the check
       set_failure(out[i], failure_from(FailureKind::invalid_candidate, e.what()));
       candidates_->remove_tree(name);  // its number goes to the next check that runs: dirs count runs

@@ -2,6 +2,7 @@
 #include "reprokit/minifier/reduce_model.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include "reprokit/ir/text_format.h"
 #include "reprokit/minifier/candidate_values.h"
 #include "reprokit/minifier/check_oracle.h"
+#include "reprokit/minifier/original_node_strategies.h"
 #include "reprokit/minifier/compiler_decisions.h"
 #include "reprokit/minifier/probe.h"
 #include "reprokit/minifier/progress_printer.h"
@@ -104,7 +106,8 @@ void write_repro(const Dir& out, const Graph& g, const std::vector<Tensor>& inpu
     if (co.weights.count(g.node(i).name)) initializers.emplace(g.node(i).name, inputs[static_cast<size_t>(i)]);
   out.write("repro.rk", print_graph(g));
   try {
-    out.write("repro.onnx", export_onnx(g, co.format == ModelFormat::onnx ? initializers : std::map<std::string, Tensor>{}));
+    if (co.original_onnx && co.format == ModelFormat::onnx) out.write("repro.onnx", co.original_onnx->write(g, inputs, co.weights).model);
+    else out.write("repro.onnx", export_onnx(g, co.format == ModelFormat::onnx ? initializers : std::map<std::string, Tensor>{}));
   } catch (const UserError&) {
     if (co.format == ModelFormat::onnx) throw;
     out.remove_file("repro.onnx");  // ONNX cannot hold this graph; the check reads .rk anyway
@@ -121,7 +124,7 @@ class ReduceFrontEnd : public ReductionFrontEnd {
  public:
   // Bad input (the model, its values, the options, an OUT in the way) is refused before anything is written.
   explicit ReduceFrontEnd(const ReduceCommandOptions& o)
-      : o_(o), b_(load(o, co_.weights)), out_(open_out(o)), state_(out_.sub("reduce_work", true)), values_(b_) {
+      : o_(o), b_(load(o, co_.weights, co_.original_onnx)), out_(open_out(o)), state_(out_.sub("reduce_work", true)), values_(b_) {
     std::vector<std::string> resolved;
     co_.check = absolute_check_paths(o.check, &resolved);
     co_.prefix = o.session.worker_prefix;  // a launcher's words as given: "nice -n 5" never becomes a path to a file named 5
@@ -144,7 +147,18 @@ class ReduceFrontEnd : public ReductionFrontEnd {
 
     options_.tool = "reduce";
     options_.original = &b_.graph;
-    options_.strategies = strategy_table_with({});  // no compiler strategies: they switch reprokit's own passes
+    if (co_.original_onnx && !onnx) co_.original_onnx.reset();  // --format rk: the check reads reprokit's graph
+    if (co_.original_onnx) {
+      if (auto why = co_.original_onnx->why_not_writable(b_.graph)) {
+        fmt::print(stderr, "[reduce] candidates are exported from reprokit's reading of the model, not as its own nodes ({})\n", *why);
+        co_.original_onnx.reset();
+      } else {
+        fmt::print(stderr, "[reduce] candidates hold only the model's own nodes ({} nodes; reprokit reads them as {} ops)\n",
+                   co_.original_onnx->op_types(b_.graph).size(), b_.graph.num_ops());
+      }
+    }
+    // No compiler strategies: they switch reprokit's own passes.
+    options_.strategies = co_.original_onnx ? original_node_strategies(co_.original_onnx) : strategy_table_with({});
     options_.passes = &reprokit_passes();
     options_.oracle_reads_names = true;  // the check sees the file: it may key on a node's name
     options_.probe.runs = std::max(1, o.session.flaky_checks);
@@ -204,7 +218,7 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     out_.remove_tree("twin");
     if (!r.twin) return "";
     const std::string difference = describe_difference(r.best, *r.twin, {"interesting", "not interesting"});
-    write_model_files(out_.sub("twin", true), r.twin->graph, candidate_values(*r.twin), co_.format, co_.weights);
+    write_model_files(out_.sub("twin", true), r.twin->graph, candidate_values(*r.twin), co_.format, co_.weights, co_.original_onnx.get());
     fmt::print(stderr, "[reduce] nearest variant that is not interesting (twin/): {}\n", difference);
     return difference;
   }
@@ -214,7 +228,7 @@ class ReduceFrontEnd : public ReductionFrontEnd {
   bool verify(const Candidate& best) override {
     state_.remove_tree("verify");
     Dir verify = state_.sub("verify", true);
-    const std::string copy = write_model_files(verify, best.graph, candidate_values(best), co_.format, co_.weights);
+    const std::string copy = write_model_files(verify, best.graph, candidate_values(best), co_.format, co_.weights, co_.original_onnx.get());
     final_verdict_ = oracle_->run_in(verify, copy, oracle_->limit().for_candidate(best));
     stop_on_tool_failure(final_verdict_, oracle_->options());
     oracle_->keep_to_the_first_failure(final_verdict_);
@@ -234,6 +248,7 @@ class ReduceFrontEnd : public ReductionFrontEnd {
                                                                 : "interesting when it exits with a non-zero status";
     const std::string said = failure_of(final_verdict_).failed() ? failure_of(final_verdict_).message : "(not verified)";
     json report = reduction_report(r, b_.graph, s.failure_rate, s.twin_difference);
+    if (co_.original_onnx) report["model_nodes"] = co_.original_onnx->op_types(r.best.graph);
     report.update({{"model", o_.model},
                    {"check", check_argv_as_written(co_)},
                    {"interesting", interesting_rule},
@@ -268,6 +283,10 @@ class ReduceFrontEnd : public ReductionFrontEnd {
         : s.verified ? "verified: the check still finds it interesting in a fresh run"
                      : "verified: NOT interesting (see the warning above)",
         out_.path(), rerun_command(), r.twin ? "twin/ (not interesting): " + s.twin_difference + "\n" : std::string(), print_graph(r.best.graph));
+    if (co_.original_onnx) {
+      const auto types = co_.original_onnx->op_types(r.best.graph);
+      fmt::print("repro.onnx holds {} of the model's nodes: {}\n", types.size(), fmt::join(types, ", "));
+    }
     std::string files;
     for (const char* f : {"repro.rk", "repro.onnx", "inputs/", "repro_torch.py", "BUG_REPORT.md", "report.json", "twin/"})
       if (out_.exists(std::string(f).substr(0, std::string(f).find('/')))) files += std::string(" ") + f;
@@ -277,13 +296,18 @@ class ReduceFrontEnd : public ReductionFrontEnd {
  private:
   // An in-memory bundle: the original graph and values, for the cut points' values; `weights`
   // receives the names of an ONNX model's initializers (they stay initializers in candidates).
-  static Bundle load(const ReduceCommandOptions& o, std::set<std::string>& weights) {
+  // An ONNX model handed to its check as ONNX is imported keeping its nodes apart (`original`).
+  static Bundle load(const ReduceCommandOptions& o, std::set<std::string>& weights, std::shared_ptr<const OriginalOnnxModel>& original) {
     Bundle b;
     std::map<std::string, Tensor> known;
     GivenInputs given;  // an ONNX model's files are named after its ONNX inputs, as for `reprokit run`
     given.dir = o.inputs_dir;
-    Module m = load_model(o.model, o.shapes, &known, given);
+    OnnxOrigins origins;
+    const bool own_nodes = is_onnx_path(o.model) && o.format != "rk";
+    Module m = load_model(o.model, o.shapes, &known, given, own_nodes ? &origins : nullptr);
     b.graph = m.entry();
+    if (own_nodes)
+      original = std::make_shared<const OriginalOnnxModel>(read_file(o.model, (size_t{2} << 30) - 1), b.graph, std::move(origins), o.model);
     b.inputs = assemble_inputs(b.graph, known, o.seed, given);
     for (auto& [name, t] : known) weights.insert(name);
     return b;

@@ -1,0 +1,133 @@
+// `reprokit reduce` of an ONNX model writes each candidate as the model's own nodes: a check keyed
+// to an op the importer decomposes (HardSigmoid into mul, add, minimum, maximum) still finds the
+// original interesting and reduces it to that one node; a cut inside a node's decomposition is
+// never written.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "../harness/cli_util.h"
+#include "onnx_test_util.h"
+#include "reprokit/ir/graph_utils.h"
+#include "reprokit/onnx/onnx_original_nodes.h"
+#include "reprokit/support/files.h"
+
+namespace reprokit::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct DecomposedOp {
+  std::string op;
+  std::vector<int64_t> shape;  // of the model's input
+  // Adds the op's node reading "r2" and writing "m" (and its initializers).
+  std::function<void(ModelBuilder&)> add;
+};
+
+std::function<void(ModelBuilder&)> unary(const std::string& op) {
+  return [op](ModelBuilder& b) { b.node(op, {"r2"}, {"m"}); };
+}
+std::function<void(ModelBuilder&)> reduce_last(const std::string& op) {
+  return [op](ModelBuilder& b) { attr_ints(b.node(op, {"r2"}, {"m"}), "axes", {1}); };
+}
+
+// The ONNX ops reprokit's importer maps onto more than one op.
+std::vector<DecomposedOp> decomposed_ops() {
+  std::vector<DecomposedOp> ops;
+  for (const char* op :
+       {"HardSigmoid", "Softsign", "HardSwish", "Softplus", "Elu", "Selu", "Celu", "ThresholdedRelu", "LeakyRelu", "Sign", "Tan", "Round"})
+    ops.push_back({op, {2, 4}, unary(op)});
+  for (const char* op : {"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"}) ops.push_back({op, {2, 4}, reduce_last(op)});
+  ops.push_back({"Mean", {2, 4}, [](ModelBuilder& b) { b.node("Mean", {"r2", "r1"}, {"m"}); }});
+  ops.push_back({"Sum", {2, 4}, [](ModelBuilder& b) { b.node("Sum", {"r2", "r1", "r2"}, {"m"}); }});
+  ops.push_back({"Max", {2, 4}, [](ModelBuilder& b) { b.node("Max", {"r2", "r1", "r2"}, {"m"}); }});
+  ops.push_back({"PRelu", {2, 4}, [](ModelBuilder& b) {
+                   b.init("slope", f32({4}, {0.1, 0.2, 0.3, 0.4}));
+                   b.node("PRelu", {"r2", "slope"}, {"m"});
+                 }});
+  ops.push_back({"DepthToSpace", {1, 4, 2, 2}, [](ModelBuilder& b) { attr(b.node("DepthToSpace", {"r2"}, {"m"}), "blocksize", 2); }});
+  ops.push_back({"SpaceToDepth", {1, 1, 4, 4}, [](ModelBuilder& b) { attr(b.node("SpaceToDepth", {"r2"}, {"m"}), "blocksize", 2); }});
+  ops.push_back({"Split", {2, 4}, [](ModelBuilder& b) {  // two outputs, both read
+                   attr(b.node("Split", {"r2"}, {"s0", "s1"}), "axis", 1);
+                   b.node("Mul", {"s0", "s1"}, {"m"});
+                 }});
+  return ops;
+}
+
+// x -> Relu -> Neg -> (the op) -> Abs -> Exp: the op between nodes the importer maps one to one.
+std::string chain_with(const DecomposedOp& d) {
+  ModelBuilder b(17, "chain");
+  b.input("x", F32, d.shape).output("y", F32);
+  b.node("Relu", {"x"}, {"r1"});
+  b.node("Neg", {"r1"}, {"r2"});
+  d.add(b);
+  b.node("Abs", {"m"}, {"a"});
+  b.node("Exp", {"a"}, {"y"});
+  return b.bytes();
+}
+
+onnx::ModelProto read_model(const fs::path& p) {
+  onnx::ModelProto m;
+  std::string bytes = read_file(p.string(), size_t{1} << 30);
+  EXPECT_TRUE(m.ParseFromString(bytes)) << p;
+  return m;
+}
+
+TEST(ReduceOwnNodes, ACheckKeyedToADecomposedOpReducesToThatNode) {
+  for (const auto& d : decomposed_ops()) {
+    SCOPED_TRACE(d.op);
+    fs::path dir = fresh_dir("reduce_own_" + d.op);
+    { std::ofstream(dir / "m.onnx", std::ios::binary) << chain_with(d); }
+    auto r = reprokit_cli({"reduce", "m.onnx", "--check", "sh -c '! grep -q " + d.op + " \"$1\"' sh {}", "-o", "out"}, dir);
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.err.find("candidates hold only the model's own nodes"), std::string::npos) << r.err;
+    const onnx::ModelProto m = read_model(dir / "out" / "repro.onnx");
+    ASSERT_EQ(m.graph().node_size(), 1) << r.out;
+    EXPECT_EQ(m.graph().node(0).op_type(), d.op);
+    EXPECT_EQ(read_json(dir / "out" / "report.json")["model_nodes"], nlohmann::json::array({d.op}));
+    // Every input the written model takes has its .npy beside it.
+    for (const auto& in : m.graph().input()) EXPECT_TRUE(fs::exists(dir / "out" / "inputs" / (in.name() + ".npy"))) << in.name();
+  }
+}
+
+TEST(ReduceOwnNodes, TheOriginalIsWrittenAsItsOwnNodesAndACutInsideANodeIsNot) {
+  const DecomposedOp d{"HardSigmoid", {2, 4}, unary("HardSigmoid")};
+  const std::string bytes = chain_with(d);
+  ImportOptions o;
+  o.keep_original_nodes = true;
+  ImportedModel im = import_onnx_bytes(bytes, "chain.onnx", o);
+  OriginalOnnxModel model(bytes, im.graph, im.origins, "chain.onnx");
+  const Graph& g = im.graph;
+  EXPECT_EQ(model.op_types(g), (std::vector<std::string>{"Relu", "Neg", "HardSigmoid", "Abs", "Exp"}));
+  EXPECT_GT(g.num_ops(), 5);  // HardSigmoid is several ops
+
+  // A cut at the value HardSigmoid's mul hands to its add: no node of the model makes it.
+  int inner = -1;
+  for (int i = g.num_inputs(); i < g.size(); ++i)
+    if (g.node(i).op == Op::mul) inner = i;
+  ASSERT_GE(inner, 0);
+  EXPECT_FALSE(model.holds_a_model_value(g.node(inner).name));
+  Graph cut = extract_subgraph(g, g.outputs, {inner});
+  auto why = model.why_not_writable(cut);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("inside node 2 (HardSigmoid)"), std::string::npos) << *why;
+
+  // A cut at HardSigmoid's output is a value of the model: Abs and Exp read it as an input.
+  const int m_id = g.find("m");
+  ASSERT_GE(m_id, 0);
+  Graph at_m = extract_subgraph(g, g.outputs, {m_id});
+  EXPECT_EQ(model.op_types(at_m), (std::vector<std::string>{"Abs", "Exp"}));
+  std::vector<Tensor> values;
+  for (int i = 0; i < at_m.num_inputs(); ++i) values.push_back(Tensor::zeros(at_m.node(i).type.dtype, at_m.node(i).type.shape));
+  auto w = model.write(at_m, values, {});
+  onnx::ModelProto written;
+  ASSERT_TRUE(written.ParseFromString(w.model));
+  ASSERT_EQ(written.graph().input_size(), 1);
+  EXPECT_EQ(written.graph().input(0).name(), "m");
+  EXPECT_EQ(written.graph().node(0).op_type(), "Abs");
+  EXPECT_EQ(written.graph().node(0).input(0), "m");
+}
+
+}  // namespace
+}  // namespace reprokit::testing
