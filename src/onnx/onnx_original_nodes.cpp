@@ -60,7 +60,7 @@ void set_value_info(onnx::ValueInfoProto* vi, const std::string& name, const Ten
 
 class Planner {
  public:
-  Planner(const OriginalOnnxModel::Model& m, const Graph& g) : m_(m), g_(g) {
+  Planner(const OriginalOnnxModel::Model& m, const Graph& g, bool fold_constants) : m_(m), g_(g), fold_(fold_constants) {
     for (int i = 0; i < g.size(); ++i) id_.emplace(g.node(i).name, i);
   }
 
@@ -184,6 +184,10 @@ class Planner {
     }
     auto rk = m_.origins.value_node.find(v);
     if (rk != m_.origins.value_node.end() && is_input(rk->second)) return feed(rk->second, id_.at(rk->second));
+    if (fold_ && m_.origins.constants.count(v)) {
+      p_.constants.emplace(v, m_.origins.constants.at(v));
+      return v;
+    }
     if (p != m_.producer.end() && !m_.nodes_with_ops.count(p->second)) {
       // A node without ops of its own (Identity, Constant, a folded shape computation): written
       // when its inputs are there.
@@ -224,6 +228,7 @@ class Planner {
 
   const OriginalOnnxModel::Model& m_;
   const Graph& g_;
+  const bool fold_;  // values known at import time as initializers, not as the nodes that compute them
   std::map<std::string, int> id_;
   Plan p_;
 };
@@ -264,19 +269,20 @@ bool OriginalOnnxModel::holds_a_model_value(const std::string& name) const { ret
 
 std::optional<std::string> OriginalOnnxModel::why_not_writable(const Graph& g) const {
   try {
-    Planner(*m_, g).run();
+    Planner(*m_, g, false).run();
     return std::nullopt;
   } catch (const UserError& e) { return std::string(e.what()); }
 }
 
-std::vector<std::string> OriginalOnnxModel::op_types(const Graph& g) const {
+std::vector<std::string> OriginalOnnxModel::op_types(const Graph& g, bool fold_constants) const {
   std::vector<std::string> types;
-  for (int o : Planner(*m_, g).run().nodes) types.push_back(m_->proto.graph().node(o).op_type());
+  for (int o : Planner(*m_, g, fold_constants).run().nodes) types.push_back(m_->proto.graph().node(o).op_type());
   return types;
 }
 
-OriginalOnnxModel::Written OriginalOnnxModel::write(const Graph& g, const std::vector<Tensor>& inputs, const std::set<std::string>& weights) const {
-  const Plan plan = Planner(*m_, g).run();
+OriginalOnnxModel::Written OriginalOnnxModel::write(const Graph& g, const std::vector<Tensor>& inputs, const std::set<std::string>& weights,
+                                                    bool fold_constants) const {
+  const Plan plan = Planner(*m_, g, fold_constants).run();
   onnx::ModelProto out = m_->proto;
   auto* graph = out.mutable_graph();
   graph->clear_node();

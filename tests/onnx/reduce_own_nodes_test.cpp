@@ -91,6 +91,35 @@ TEST(ReduceOwnNodes, ACheckKeyedToADecomposedOpReducesToThatNode) {
   }
 }
 
+// x -> Relu -> Mul by a Constant node's value -> Abs.
+std::string mul_by_constant() {
+  ModelBuilder b(17, "g");
+  b.input("x", F32, {2, 4}).output("y", F32);
+  attr_tensor(b.node("Constant", {}, {"c"}), "value", f32({1}, {3.0}));
+  b.node("Relu", {"x"}, {"r"});
+  b.node("Mul", {"r", "c"}, {"m"});
+  b.node("Abs", {"m"}, {"y"});
+  return b.bytes();
+}
+
+TEST(ReduceOwnNodes, ConstantsBecomeInitializersUnlessTheCheckNeedsTheirNodes) {
+  fs::path dir = fresh_dir("reduce_own_constants");
+  { std::ofstream(dir / "m.onnx", std::ios::binary) << mul_by_constant(); }
+  auto mul = reprokit_cli({"reduce", "m.onnx", "--check", "sh -c '! grep -q Mul \"$1\"' sh {}", "-o", "mul"}, dir);
+  ASSERT_EQ(mul.exit_code, 0) << mul.err;
+  EXPECT_EQ(read_json(dir / "mul" / "report.json")["model_nodes"], nlohmann::json::array({"Mul"}));
+  EXPECT_TRUE(read_json(dir / "mul" / "report.json")["constants_folded"].get<bool>());
+  const onnx::ModelProto m = read_model(dir / "mul" / "repro.onnx");
+  ASSERT_EQ(m.graph().initializer_size(), 1);
+  EXPECT_EQ(m.graph().initializer(0).name(), "c");
+  // A check keyed to the Constant node keeps it.
+  auto constant = reprokit_cli({"reduce", "m.onnx", "--check", "sh -c '! grep -q Constant \"$1\"' sh {}", "-o", "constant"}, dir);
+  ASSERT_EQ(constant.exit_code, 0) << constant.err;
+  const auto nodes = read_json(dir / "constant" / "report.json")["model_nodes"];
+  EXPECT_NE(std::find(nodes.begin(), nodes.end(), "Constant"), nodes.end()) << nodes;
+  EXPECT_FALSE(read_json(dir / "constant" / "report.json")["constants_folded"].get<bool>());
+}
+
 TEST(ReduceOwnNodes, TheOriginalIsWrittenAsItsOwnNodesAndACutInsideANodeIsNot) {
   const DecomposedOp d{"HardSigmoid", {2, 4}, unary("HardSigmoid")};
   const std::string bytes = chain_with(d);

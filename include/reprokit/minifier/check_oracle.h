@@ -30,7 +30,7 @@ std::string_view model_extension(ModelFormat f);  // ".rk", ".onnx"
 // weights) and get no .npy file. With `original`, the ONNX model is g written as the original
 // model's own nodes (onnx_original_nodes.h), and only the inputs it takes get a .npy file.
 std::string write_model_files(const Dir& dir, const Graph& g, const std::vector<Tensor>& inputs, ModelFormat format,
-                              const std::set<std::string>& weights, const OriginalOnnxModel* original = nullptr);
+                              const std::set<std::string>& weights, const OriginalOnnxModel* original = nullptr, bool fold_constants = false);
 
 struct CheckOptions {
   std::vector<std::string> check;   // argv; "{}" and $REPRO_CANDIDATE name the candidate's model

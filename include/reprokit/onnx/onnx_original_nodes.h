@@ -45,9 +45,11 @@ class OriginalOnnxModel {
   };
   // `g` as original nodes: inputs named in `weights` become initializers holding `inputs`' values,
   // the others graph inputs named as g names them. UserError (why_not_writable) when it cannot.
-  Written write(const Graph& g, const std::vector<Tensor>& inputs, const std::set<std::string>& weights) const;
-  // The ONNX op type of each node g holds, in the model's order (for messages and tests).
-  std::vector<std::string> op_types(const Graph& g) const;
+  // A value known at import time (a Constant's, a shape computation's) is written as the nodes
+  // that compute it; with `fold_constants`, as an initializer holding it.
+  Written write(const Graph& g, const std::vector<Tensor>& inputs, const std::set<std::string>& weights, bool fold_constants = false) const;
+  // The ONNX op type of each node written for g, in the model's order.
+  std::vector<std::string> op_types(const Graph& g, bool fold_constants = false) const;
 
   struct Model;  // defined where it is used: onnx_original_nodes.cpp
 
