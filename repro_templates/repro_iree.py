@@ -25,6 +25,7 @@ from iree.compiler.ir import Context
 
 OPTIONS = json.loads({{OPTIONS}})  # opt_level and the disabled_flags, as the failing run set them
 OUTPUTS = [{{OUTPUT_NAMES}}]       # the model's outputs, in order
+BF16_INPUTS = [{{BF16_INPUTS}}]    # inputs whose .npy holds bfloat16 bits (uint16)
 COMPILER, INPUTS_DIR, EXPECTED_DIR = 'IREE', '{{INPUTS_DIR}}', '{{EXPECTED_DIR}}'
 
 #include "repro_onnx_judge.py"

@@ -20,6 +20,7 @@ ort.set_default_logger_severity(4)  # the exception says it all; ORT would also 
 GRAPH_OPTIMIZATION_LEVEL = {{ORT_LEVEL}}  # disabled, basic, extended, layout or all
 DISABLED_OPTIMIZERS = [{{ORT_DISABLED}}]    # ORT optimisers and rewrite rules turned off
 OUTPUTS = [{{OUTPUT_NAMES}}]                # the model's outputs, in order
+BF16_INPUTS = [{{BF16_INPUTS}}]             # inputs whose .npy holds bfloat16 bits (uint16)
 COMPILER, INPUTS_DIR, EXPECTED_DIR = 'ONNX Runtime', '{{INPUTS_DIR}}', '{{EXPECTED_DIR}}'
 
 LEVELS = {

@@ -19,6 +19,7 @@ import openvino as ov
 
 OPTIONS = json.loads({{OPTIONS}})  # compile_model's properties, as the failing run set them
 OUTPUTS = [{{OUTPUT_NAMES}}]       # the model's outputs, in order
+BF16_INPUTS = [{{BF16_INPUTS}}]    # inputs whose .npy holds bfloat16 bits (uint16)
 COMPILER, INPUTS_DIR, EXPECTED_DIR = 'OpenVINO', '{{INPUTS_DIR}}', '{{EXPECTED_DIR}}'
 
 #include "repro_onnx_judge.py"

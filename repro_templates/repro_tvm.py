@@ -24,6 +24,7 @@ from tvm.relax.frontend.onnx import from_onnx
 
 OPTIONS = json.loads({{OPTIONS}})  # PassContext's opt_level and disabled_pass, as the failing run set them
 OUTPUTS = [{{OUTPUT_NAMES}}]       # the model's outputs, in order
+BF16_INPUTS = [{{BF16_INPUTS}}]    # inputs whose .npy holds bfloat16 bits (uint16)
 COMPILER, INPUTS_DIR, EXPECTED_DIR = 'TVM', '{{INPUTS_DIR}}', '{{EXPECTED_DIR}}'
 
 #include "repro_onnx_judge.py"

@@ -155,6 +155,10 @@ std::optional<CompilerReport> write_compiler_report(const Dir& d, const Graph& g
   vars["INPUTS_DIR"] = "repro_inputs";
   vars["EXPECTED_DIR"] = kExpectedDir;
   vars["OUTPUT_NAMES"] = python_strings(write_expected(d, g, inputs));
+  std::vector<std::string> bf16_inputs;
+  for (int i = 0; i < g.num_inputs(); ++i)
+    if (g.node(i).type.dtype == DType::bf16) bf16_inputs.push_back(g.node(i).name);
+  vars["BF16_INPUTS"] = python_strings(bf16_inputs);
   d.write(r->script, render_template(r->script, vars), true);
 
   const std::string cause = culprit(bisection);

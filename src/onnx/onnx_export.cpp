@@ -595,7 +595,11 @@ class Exporter {
         n.operands.size() > 1 ? operand(n, 1, e) : initializer(Tensor::from_doubles(e, ns, std::vector<double>(static_cast<size_t>(numel(ns)), 1.0)));
     std::vector<std::string> ins{cast(in(n, 0), e).name, scale};
     if (n.operands.size() > 2) ins.push_back(operand(n, 2, e));
-    return node("LayerNormalization", ins, e, {a_int("axis", -static_cast<int64_t>(ns.size())), a_float("epsilon", attr_float(n, "eps"))});
+    std::vector<AttrFn> attrs{a_int("axis", -static_cast<int64_t>(ns.size())), a_float("epsilon", attr_float(n, "eps"))};
+    // The mean and variance are kept in float32 unless stash_type says otherwise (ONNX's default):
+    // a float64 layer norm keeps them in float64, as reprokit computes it.
+    if (e == DType::f64) attrs.push_back(a_int("stash_type", onnx_elem_type(DType::f64)));
+    return node("LayerNormalization", ins, e, attrs);
   }
   Val rule_matmul(const Node& n, DType od, const char*) {
     DType e = exec("MatMul", od);

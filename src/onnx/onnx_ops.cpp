@@ -375,7 +375,11 @@ void layer_norm(NodeCtx& c) {
   const int64_t a = norm_axis(c, c.attr_int("axis", -1), r);
   const Shape ns(xs.begin() + a, xs.end());
   const double eps = c.attr_float("epsilon", 1e-5);
-  if (c.attr_int("stash_type", 1) != 1) c.unsupported("stash_type other than 1 (float)");
+  // reprokit keeps the statistics in float32 for float16/bfloat16/float32 and in float64 for float64
+  // (float64 as stash_type for a float64 X says just that).
+  const int64_t stash = c.attr_int("stash_type", 1);
+  if (stash != 1 && !(stash == onnx_elem_type(DType::f64) && c.dtype(0) == DType::f64))
+    c.unsupported(fmt::format("stash_type {} for X of {}", stash, dtype_name(c.dtype(0))));
   int x = c.value(0);
   auto param = [&](int i) {
     int p = c.value(i);

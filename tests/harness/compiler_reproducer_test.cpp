@@ -76,6 +76,27 @@ TEST(CompilerReproducer, RunsAsWrittenAndJudgesAgainstFloat64) {
   if (!tried) GTEST_SKIP() << python_interpreter() << " has none of openvino, tvm, iree (scripts/install_deps.sh makes .venv with them)";
 }
 
+// numpy has no bfloat16: a bf16 input travels as its bits and reaches the compiler as bfloat16,
+// and a bf16 output is judged in bf16's ulps. (OpenVINO's Python binding takes no bfloat16: its
+// backend calls a bf16 graph unsupported and writes no reproducer.)
+TEST(CompilerReproducer, PassesAndJudgesBfloat16) {
+  const Graph g = parse_graph("graph b(%x: bf16[3]) {\n  %y = neg(%x)\n  return (%y)\n}\n");
+  int tried = 0;
+  for (const Compiler& c : kCompilers) {
+    if (std::string_view(c.backend) == "openvino" || !python_has(c.imports) || !python_has("ml_dtypes")) continue;
+    ++tried;
+    const fs::path dir = fresh_dir(std::string("reproducer_bf16_") + c.backend);
+    ReproSpec spec;
+    spec.options.compile.backend = c.backend;
+    spec.expected.kind = FailureKind::accuracy;
+    write_repro_files(dir.string(), g, {Tensor::from_doubles(DType::bf16, {3}, {0.5, -1, 2})}, spec, "test");
+    ProcessResult ok = run_reproducer(dir / fmt::format("repro_{}.py", c.backend));
+    EXPECT_EQ(ok.exit_code, 0) << c.backend << ": " << ok.out << ok.err;
+    EXPECT_NE(ok.out.find("NOT REPRODUCED"), std::string::npos) << c.backend << ": " << ok.out;
+  }
+  if (!tried) GTEST_SKIP() << python_interpreter() << " has neither tvm nor iree with ml_dtypes";
+}
+
 // Each compiler set as the failing run set it: the report lists the options, and the reproducer
 // builds with them (a bad option never gets that far: it is refused before anything is written).
 TEST(CompilerReproducer, RunsWithTheFailingRunsOptions) {

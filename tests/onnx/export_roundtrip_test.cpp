@@ -1,5 +1,6 @@
 // Export -> import round trips: every op (tests/ir/all_ops.h) and every example model give the
 // same results through the reference interpreter, and every export passes ONNX's checker.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
@@ -228,6 +229,40 @@ TEST(OnnxExport, WritesReproOnnx) {
   ASSERT_TRUE(fs::exists(d / "repro.onnx"));
   ImportedModel m = import_onnx((d / "repro.onnx").string());
   EXPECT_EQ(m.graph.name, "all_ops");
+}
+
+}  // namespace
+}  // namespace reprokit::testing
+
+namespace reprokit::testing {
+namespace {
+
+// ONNX keeps LayerNormalization's mean and variance in float32 unless stash_type says otherwise: a
+// float64 layer norm says float64, so a compiler that follows the default does not compute it in
+// float32 (a float32 one keeps the default).
+TEST(OnnxExport, AFloat64LayerNormKeepsItsStatisticsInFloat64) {
+  for (const char* dtype : {"f64", "f32"}) {
+    SCOPED_TRACE(dtype);
+    const Graph g = parse_graph(fmt::format("graph ln(%x: {}[2, 3]) {{\n  %y = layer_norm(%x, normalized_shape=[3])\n  return (%y)\n}}\n", dtype));
+    onnx::ModelProto m;
+    ASSERT_TRUE(m.ParseFromString(export_onnx(g)));
+    const onnx::NodeProto* ln = nullptr;
+    for (const auto& n : m.graph().node())
+      if (n.op_type() == "LayerNormalization") ln = &n;
+    ASSERT_NE(ln, nullptr);
+    const onnx::AttributeProto* stash = nullptr;
+    for (const auto& a : ln->attribute())
+      if (a.name() == "stash_type") stash = &a;
+    if (std::string(dtype) == "f64") {
+      ASSERT_NE(stash, nullptr);
+      EXPECT_EQ(stash->i(), onnx::TensorProto::DOUBLE);
+    } else {
+      EXPECT_EQ(stash, nullptr);
+    }
+    // ...and it imports back as the same layer norm.
+    const Graph back = import_onnx_bytes(m.SerializeAsString(), "ln.onnx").graph;
+    EXPECT_EQ(back.num_ops(), 1) << print_graph(back);
+  }
 }
 
 }  // namespace
