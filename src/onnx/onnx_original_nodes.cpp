@@ -60,7 +60,7 @@ void set_value_info(onnx::ValueInfoProto* vi, const std::string& name, const Ten
 
 class Planner {
  public:
-  Planner(const OriginalOnnxModel::Model& m, const Graph& g, bool fold_constants) : m_(m), g_(g), fold_(fold_constants) {
+  Planner(const OriginalOnnxModel::Model& m, const Graph& g, OnnxNodesForm form) : m_(m), g_(g), form_(form) {
     for (int i = 0; i < g.size(); ++i) id_.emplace(g.node(i).name, i);
   }
 
@@ -179,12 +179,18 @@ class Planner {
   std::string resolve(const std::string& v, const std::string& what, int depth) {
     if (depth > 64) refuse(fmt::format("{}: '{}' comes through too many nodes without ops", what, printable(v)));
     auto p = m_.producer.find(v);
+    if (form_.without_noops && p != m_.producer.end() && !m_.nodes_with_ops.count(p->second) && !m_.origins.constants.count(v)) {
+      // A node that computes nothing: its value is the one it passes on.
+      auto rk = m_.origins.value_node.find(v);
+      auto home = rk == m_.origins.value_node.end() ? m_.value_of.end() : m_.value_of.find(rk->second);
+      if (home != m_.value_of.end() && home->second != v) return resolve(home->second, what, depth + 1);
+    }
     if (p != m_.producer.end() && p_.nodes.count(p->second)) {
       if (!m_.nodes_with_ops.count(p->second) || node_has_ops_here(p->second)) return v;
     }
     auto rk = m_.origins.value_node.find(v);
     if (rk != m_.origins.value_node.end() && is_input(rk->second)) return feed(rk->second, id_.at(rk->second));
-    if (fold_ && m_.origins.constants.count(v)) {
+    if (form_.constants_as_initializers && m_.origins.constants.count(v)) {
       p_.constants.emplace(v, m_.origins.constants.at(v));
       return v;
     }
@@ -228,7 +234,7 @@ class Planner {
 
   const OriginalOnnxModel::Model& m_;
   const Graph& g_;
-  const bool fold_;  // values known at import time as initializers, not as the nodes that compute them
+  const OnnxNodesForm form_;
   std::map<std::string, int> id_;
   Plan p_;
 };
@@ -269,20 +275,20 @@ bool OriginalOnnxModel::holds_a_model_value(const std::string& name) const { ret
 
 std::optional<std::string> OriginalOnnxModel::why_not_writable(const Graph& g) const {
   try {
-    Planner(*m_, g, false).run();
+    Planner(*m_, g, {}).run();
     return std::nullopt;
   } catch (const UserError& e) { return std::string(e.what()); }
 }
 
-std::vector<std::string> OriginalOnnxModel::op_types(const Graph& g, bool fold_constants) const {
+std::vector<std::string> OriginalOnnxModel::op_types(const Graph& g, OnnxNodesForm form) const {
   std::vector<std::string> types;
-  for (int o : Planner(*m_, g, fold_constants).run().nodes) types.push_back(m_->proto.graph().node(o).op_type());
+  for (int o : Planner(*m_, g, form).run().nodes) types.push_back(m_->proto.graph().node(o).op_type());
   return types;
 }
 
 OriginalOnnxModel::Written OriginalOnnxModel::write(const Graph& g, const std::vector<Tensor>& inputs, const std::set<std::string>& weights,
-                                                    bool fold_constants) const {
-  const Plan plan = Planner(*m_, g, fold_constants).run();
+                                                    OnnxNodesForm form) const {
+  const Plan plan = Planner(*m_, g, form).run();
   onnx::ModelProto out = m_->proto;
   auto* graph = out.mutable_graph();
   graph->clear_node();

@@ -91,18 +91,19 @@ TEST(ReduceOwnNodes, ACheckKeyedToADecomposedOpReducesToThatNode) {
   }
 }
 
-// x -> Relu -> Mul by a Constant node's value -> Abs.
+// x -> Relu -> Identity -> Mul by a Constant node's value -> Abs.
 std::string mul_by_constant() {
   ModelBuilder b(17, "g");
   b.input("x", F32, {2, 4}).output("y", F32);
   attr_tensor(b.node("Constant", {}, {"c"}), "value", f32({1}, {3.0}));
-  b.node("Relu", {"x"}, {"r"});
+  b.node("Relu", {"x"}, {"r0"});
+  b.node("Identity", {"r0"}, {"r"});
   b.node("Mul", {"r", "c"}, {"m"});
   b.node("Abs", {"m"}, {"y"});
   return b.bytes();
 }
 
-TEST(ReduceOwnNodes, ConstantsBecomeInitializersUnlessTheCheckNeedsTheirNodes) {
+TEST(ReduceOwnNodes, ConstantsBecomeInitializersAndNoopsGoUnlessTheCheckNeedsThem) {
   fs::path dir = fresh_dir("reduce_own_constants");
   { std::ofstream(dir / "m.onnx", std::ios::binary) << mul_by_constant(); }
   auto mul = reprokit_cli({"reduce", "m.onnx", "--check", "sh -c '! grep -q Mul \"$1\"' sh {}", "-o", "mul"}, dir);
@@ -112,6 +113,18 @@ TEST(ReduceOwnNodes, ConstantsBecomeInitializersUnlessTheCheckNeedsTheirNodes) {
   const onnx::ModelProto m = read_model(dir / "mul" / "repro.onnx");
   ASSERT_EQ(m.graph().initializer_size(), 1);
   EXPECT_EQ(m.graph().initializer(0).name(), "c");
+  ASSERT_EQ(m.graph().node_size(), 1);
+  EXPECT_EQ(m.graph().node(0).input(0), m.graph().input(0).name());  // the Identity's input, fed in
+  // Relu -> Identity -> Mul, both kept by the check: the Identity goes in the plainer form...
+  auto both = reprokit_cli({"reduce", "m.onnx", "--check", "sh -c '! (grep -q Relu \"$1\" && grep -q Mul \"$1\")' sh {}", "-o", "both"}, dir);
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_EQ(read_json(dir / "both" / "report.json")["model_nodes"], nlohmann::json::array({"Relu", "Mul"}));
+  EXPECT_TRUE(read_json(dir / "both" / "report.json")["noops_dropped"].get<bool>());
+  // ...and a check keyed to the Identity keeps it.
+  auto identity = reprokit_cli({"reduce", "m.onnx", "--check", "sh -c '! grep -q Identity \"$1\"' sh {}", "-o", "identity"}, dir);
+  ASSERT_EQ(identity.exit_code, 0) << identity.err;
+  const auto kept = read_json(dir / "identity" / "report.json")["model_nodes"];
+  EXPECT_NE(std::find(kept.begin(), kept.end(), "Identity"), kept.end()) << kept;
   // A check keyed to the Constant node keeps it.
   auto constant = reprokit_cli({"reduce", "m.onnx", "--check", "sh -c '! grep -q Constant \"$1\"' sh {}", "-o", "constant"}, dir);
   ASSERT_EQ(constant.exit_code, 0) << constant.err;

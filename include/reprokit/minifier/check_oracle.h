@@ -28,9 +28,9 @@ std::string_view model_extension(ModelFormat f);  // ".rk", ".onnx"
 // Writes dir/model.rk or dir/model.onnx and dir/inputs/<input>.npy, and returns the model's path.
 // In ONNX, inputs named in `weights` become initializers (an imported model's weights stay
 // weights) and get no .npy file. With `original`, the ONNX model is g written as the original
-// model's own nodes (onnx_original_nodes.h), and only the inputs it takes get a .npy file.
+// model's own nodes (onnx_original_nodes.h) in `form`, and only the inputs it takes get a .npy file.
 std::string write_model_files(const Dir& dir, const Graph& g, const std::vector<Tensor>& inputs, ModelFormat format,
-                              const std::set<std::string>& weights, const OriginalOnnxModel* original = nullptr, bool fold_constants = false);
+                              const std::set<std::string>& weights, const OriginalOnnxModel* original = nullptr, OnnxNodesForm form = {});
 
 struct CheckOptions {
   std::vector<std::string> check;   // argv; "{}" and $REPRO_CANDIDATE name the candidate's model

@@ -21,6 +21,14 @@
 
 namespace reprokit {
 
+// How a candidate's nodes are written. By default every node of the model a value passes through
+// is written; a finished repro may be tried in a plainer form (constants_fold_away in reduce).
+struct OnnxNodesForm {
+  bool constants_as_initializers = false;  // a value known at import time as an initializer, not the nodes computing it
+  bool without_noops = false;              // nodes that compute nothing (Identity, a zero Pad, Dropout) left out
+  bool operator==(const OnnxNodesForm&) const = default;
+};
+
 class OriginalOnnxModel {
  public:
   // `model_bytes`: the serialized model `imported` was imported from with keep_original_nodes;
@@ -46,10 +54,10 @@ class OriginalOnnxModel {
   // `g` as original nodes: inputs named in `weights` become initializers holding `inputs`' values,
   // the others graph inputs named as g names them. UserError (why_not_writable) when it cannot.
   // A value known at import time (a Constant's, a shape computation's) is written as the nodes
-  // that compute it; with `fold_constants`, as an initializer holding it.
-  Written write(const Graph& g, const std::vector<Tensor>& inputs, const std::set<std::string>& weights, bool fold_constants = false) const;
+  // that compute it, and nodes that compute nothing stay, unless `form` says otherwise.
+  Written write(const Graph& g, const std::vector<Tensor>& inputs, const std::set<std::string>& weights, OnnxNodesForm form = {}) const;
   // The ONNX op type of each node written for g, in the model's order.
-  std::vector<std::string> op_types(const Graph& g, bool fold_constants = false) const;
+  std::vector<std::string> op_types(const Graph& g, OnnxNodesForm form = {}) const;
 
   struct Model;  // defined where it is used: onnx_original_nodes.cpp
 

@@ -21,10 +21,10 @@ namespace reprokit {
 std::string_view model_extension(ModelFormat f) { return f == ModelFormat::onnx ? ".onnx" : ".rk"; }
 
 std::string write_model_files(const Dir& dir, const Graph& g, const std::vector<Tensor>& inputs, ModelFormat format,
-                              const std::set<std::string>& weights, const OriginalOnnxModel* original, bool fold_constants) {
+                              const std::set<std::string>& weights, const OriginalOnnxModel* original, OnnxNodesForm form) {
   Dir in = dir.sub("inputs", true);
   if (original && format == ModelFormat::onnx) {
-    OriginalOnnxModel::Written w = original->write(g, inputs, weights, fold_constants);
+    OriginalOnnxModel::Written w = original->write(g, inputs, weights, form);
     for (int i : w.fed_inputs) in.write(g.node(i).name + ".npy", encode_npy(inputs.at(static_cast<size_t>(i))));
     dir.write("model.onnx", w.model);
     return dir.path("model.onnx");

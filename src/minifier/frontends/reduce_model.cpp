@@ -97,7 +97,7 @@ bool holds_a_reduction(const fs::path& out) {
 // The repro in OUT: the model in the check's format as repro.<ext> with inputs/ (the check reruns
 // there exactly as it ran on candidates), the other format when it can hold the graph (every
 // input as a .npy, so `reprokit run repro.rk --inputs inputs` works too), and repro_torch.py.
-void write_repro(const Dir& out, const Graph& g, const std::vector<Tensor>& inputs, const CheckOptions& co, bool fold_constants = false) {
+void write_repro(const Dir& out, const Graph& g, const std::vector<Tensor>& inputs, const CheckOptions& co, OnnxNodesForm form = {}) {
   Dir in = out.sub("inputs", true);
   for (auto& name : in.list()) in.remove_file(name);  // the inputs of an earlier, bigger repro
   for (int i = 0; i < g.num_inputs(); ++i) in.write(g.node(i).name + ".npy", encode_npy(inputs.at(static_cast<size_t>(i))));
@@ -106,8 +106,7 @@ void write_repro(const Dir& out, const Graph& g, const std::vector<Tensor>& inpu
     if (co.weights.count(g.node(i).name)) initializers.emplace(g.node(i).name, inputs[static_cast<size_t>(i)]);
   out.write("repro.rk", print_graph(g));
   try {
-    if (co.original_onnx && co.format == ModelFormat::onnx)
-      out.write("repro.onnx", co.original_onnx->write(g, inputs, co.weights, fold_constants).model);
+    if (co.original_onnx && co.format == ModelFormat::onnx) out.write("repro.onnx", co.original_onnx->write(g, inputs, co.weights, form).model);
     else out.write("repro.onnx", export_onnx(g, co.format == ModelFormat::onnx ? initializers : std::map<std::string, Tensor>{}));
   } catch (const UserError&) {
     if (co.format == ModelFormat::onnx) throw;
@@ -215,8 +214,8 @@ class ReduceFrontEnd : public ReductionFrontEnd {
   void save(const Candidate& c) override { write_repro(out_, c.graph, candidate_values(c), co_); }
   // The repro, and the passing twin in the check's format, for the bug report.
   std::string write_final(const MinifyResult& r) override {
-    fold_constants_ = constants_fold_away(r.best);
-    write_repro(out_, r.best.graph, candidate_values(r.best), co_, fold_constants_);
+    form_ = plainest_form(r.best);
+    write_repro(out_, r.best.graph, candidate_values(r.best), co_, form_);
     out_.remove_tree("twin");
     if (!r.twin) return "";
     const std::string difference = describe_difference(r.best, *r.twin, {"interesting", "not interesting"});
@@ -230,8 +229,7 @@ class ReduceFrontEnd : public ReductionFrontEnd {
   bool verify(const Candidate& best) override {
     state_.remove_tree("verify");
     Dir verify = state_.sub("verify", true);
-    const std::string copy =
-        write_model_files(verify, best.graph, candidate_values(best), co_.format, co_.weights, co_.original_onnx.get(), fold_constants_);
+    const std::string copy = write_model_files(verify, best.graph, candidate_values(best), co_.format, co_.weights, co_.original_onnx.get(), form_);
     final_verdict_ = oracle_->run_in(verify, copy, oracle_->limit().for_candidate(best));
     stop_on_tool_failure(final_verdict_, oracle_->options());
     oracle_->keep_to_the_first_failure(final_verdict_);
@@ -252,8 +250,9 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     const std::string said = failure_of(final_verdict_).failed() ? failure_of(final_verdict_).message : "(not verified)";
     json report = reduction_report(r, b_.graph, s.failure_rate, s.twin_difference);
     if (co_.original_onnx) {
-      report["model_nodes"] = co_.original_onnx->op_types(r.best.graph, fold_constants_);
-      report["constants_folded"] = fold_constants_;
+      report["model_nodes"] = co_.original_onnx->op_types(r.best.graph, form_);
+      report["constants_folded"] = form_.constants_as_initializers;
+      report["noops_dropped"] = form_.without_noops;
     }
     report.update({{"model", o_.model},
                    {"check", check_argv_as_written(co_)},
@@ -290,7 +289,7 @@ class ReduceFrontEnd : public ReductionFrontEnd {
                      : "verified: NOT interesting (see the warning above)",
         out_.path(), rerun_command(), r.twin ? "twin/ (not interesting): " + s.twin_difference + "\n" : std::string(), print_graph(r.best.graph));
     if (co_.original_onnx) {
-      const auto types = co_.original_onnx->op_types(r.best.graph, fold_constants_);
+      const auto types = co_.original_onnx->op_types(r.best.graph, form_);
       fmt::print("repro.onnx holds {} of the model's nodes: {}\n", types.size(), fmt::join(types, ", "));
     }
     std::string files;
@@ -338,22 +337,34 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     if (auto why = value_edit_leaves_domain(c, b_, values_)) throw UserError(*why);
     return candidate_inputs(c, b_, values_);
   }
-  // The repro's nodes that only compute values known when the model loads (Constant, a shape
-  // computation) written as initializers holding those values, as Polygraphy's
-  // `surgeon sanitize --fold-constants` would: kept when the check still finds it interesting
-  // (one more check), so a check keyed to such a node keeps it.
-  bool constants_fold_away(const Candidate& best) {
-    if (!co_.original_onnx || co_.original_onnx->op_types(best.graph, true) == co_.original_onnx->op_types(best.graph)) return false;
-    state_.remove_tree("fold");
-    Dir fold = state_.sub("fold", true);
-    const std::string path = write_model_files(fold, best.graph, candidate_values(best), co_.format, co_.weights, co_.original_onnx.get(), true);
-    Verdict v = oracle_->run_in(fold, path, oracle_->limit().for_candidate(best));
-    stop_on_tool_failure(v, oracle_->options());
-    oracle_->keep_to_the_first_failure(v);
-    state_.remove_tree("fold");
-    fmt::print(stderr, "[reduce] values known when the model loads, as initializers instead of the nodes that compute them: {}\n",
-               v.interesting ? "still interesting, kept" : "not interesting, the nodes stay");
-    return v.interesting;
+  // The repro in a plainer form, each step kept when the check still finds it interesting (one
+  // check each, only where it changes the model), so a check keyed to such a node keeps it: values
+  // known when the model loads (Constant, a shape computation) as initializers, as Polygraphy's
+  // `surgeon sanitize --fold-constants` writes them; then nodes that compute nothing left out.
+  OnnxNodesForm plainest_form(const Candidate& best) {
+    OnnxNodesForm form;
+    if (!co_.original_onnx) return form;
+    struct Step {
+      bool OnnxNodesForm::*flag;
+      const char* what;
+    };
+    for (const Step& step : {Step{&OnnxNodesForm::constants_as_initializers,
+                                  "values known when the model loads, as initializers instead of the nodes that compute them"},
+                             Step{&OnnxNodesForm::without_noops, "without the nodes that compute nothing (Identity, a zero Pad)"}}) {
+      OnnxNodesForm plainer = form;
+      plainer.*step.flag = true;
+      if (co_.original_onnx->op_types(best.graph, plainer) == co_.original_onnx->op_types(best.graph, form)) continue;
+      state_.remove_tree("plainer");
+      Dir dir = state_.sub("plainer", true);
+      const std::string path = write_model_files(dir, best.graph, candidate_values(best), co_.format, co_.weights, co_.original_onnx.get(), plainer);
+      Verdict v = oracle_->run_in(dir, path, oracle_->limit().for_candidate(best));
+      stop_on_tool_failure(v, oracle_->options());
+      oracle_->keep_to_the_first_failure(v);
+      state_.remove_tree("plainer");
+      fmt::print(stderr, "[reduce] {}: {}\n", step.what, v.interesting ? "still interesting, kept" : "not interesting, the nodes stay");
+      if (v.interesting) form = plainer;
+    }
+    return form;
   }
   std::string rerun_command() const { return shell_quote_command(check_argv(co_, repro_path(out_, co_))); }
 
@@ -366,7 +377,7 @@ class ReduceFrontEnd : public ReductionFrontEnd {
   Verdict first_interesting_;
   Failure other_;  // the probe's last failure that was not interesting, if any
   Verdict final_verdict_;
-  bool fold_constants_ = false;  // the repro's constants are initializers (constants_fold_away)
+  OnnxNodesForm form_;  // how the repro's nodes are written (plainest_form)
 };
 
 }  // namespace
