@@ -69,7 +69,9 @@ class Planner {
     for (int i = g_.num_inputs(); i < g_.size(); ++i)
       if (int o = m_.node_of(g_.node(i).name); o >= 0) p_.nodes.insert(o);
     const std::set<int> with_ops = p_.nodes;
+    refuse_subgraphs();
     for (int o : with_ops) wire(o);
+    refuse_subgraphs();  // of the nodes without ops the values needed
     for (int o : g_.outputs) {
       std::string name = written_name(o, "an output");
       if (std::none_of(p_.outputs.begin(), p_.outputs.end(), [&](const auto& e) { return e.first == name; })) p_.outputs.emplace_back(name, o);
@@ -80,6 +82,14 @@ class Planner {
 
  private:
   [[noreturn]] void refuse(const std::string& why) const { throw UserError("not writable as the model's own nodes: " + why); }
+
+  // A subgraph (If, Loop, Scan) may read values of the outer graph by name: what it reads is not
+  // followed, so such a node is not written.
+  void refuse_subgraphs() const {
+    for (int o : p_.nodes)
+      for (const auto& a : m_.proto.graph().node(o).attribute())
+        if (a.has_g() || a.graphs_size() > 0) refuse(fmt::format("{} holds a subgraph", m_.label(o)));
+  }
 
   bool is_input(const std::string& name) const {
     auto it = id_.find(name);

@@ -171,5 +171,34 @@ TEST(ReduceOwnNodes, TheOriginalIsWrittenAsItsOwnNodesAndACutInsideANodeIsNot) {
   EXPECT_EQ(written.graph().node(0).input(0), "m");
 }
 
+// An If's branches read x from the graph around them, by name: such a node is not written as
+// itself (the reduction then hands the check reprokit's reading of the model).
+TEST(ReduceOwnNodes, ANodeHoldingASubgraphIsNotWritten) {
+  ModelBuilder b(13);
+  b.input("x", F32, {2}).input("flag", BOOL, {}).output("y", F32, std::vector<int64_t>{2});
+  auto& n = b.node("If", {"flag"}, {"y"}, "choose");
+  for (const std::string branch : {"then_branch", "else_branch"}) {
+    auto* a = n.add_attribute();
+    a->set_name(branch);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto& g = *a->mutable_g();
+    g.set_name(branch);
+    auto* op = g.add_node();
+    op->set_op_type(branch == "then_branch" ? "Neg" : "Abs");
+    op->add_input("x");
+    op->add_output(branch + "_out");
+    ModelBuilder::set_type(g.add_output(), branch + "_out", F32, nullptr);
+  }
+  const std::string bytes = b.bytes();
+  ImportOptions o;
+  o.keep_original_nodes = true;
+  o.known_inputs.emplace("flag", Tensor::from_int64s(DType::boolean, {}, {1}));
+  ImportedModel im = import_onnx_bytes(bytes, "if.onnx", o);
+  OriginalOnnxModel model(bytes, im.graph, im.origins, "if.onnx");
+  auto why = model.why_not_writable(im.graph);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("node 0 'choose' (If) holds a subgraph"), std::string::npos) << *why;
+}
+
 }  // namespace
 }  // namespace reprokit::testing
