@@ -12,6 +12,8 @@ class Net(torch.nn.Module):
         h = torch.tanh(self.fc2(h))
         return torch.softmax(h + x[:, :8], dim=-1)
 torch.manual_seed(0)
-# dynamo=False: the TorchScript exporter, which needs nothing beyond torch (the torch.export-based
-# default of torch 2.9 and later needs onnxscript).
-torch.onnx.export(Net().eval(), torch.randn(4, 16), "net.onnx", opset_version=13, dynamo=False)
+# The TorchScript exporter, which needs nothing beyond torch: torch 2.9 and later default to the
+# torch.export-based one (dynamo=True), which needs onnxscript; torch 1.x has no such argument.
+import inspect
+kwargs = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+torch.onnx.export(Net().eval(), torch.randn(4, 16), "net.onnx", opset_version=13, **kwargs)
