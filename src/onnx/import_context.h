@@ -91,6 +91,7 @@ class Importer {
   Target main{names};
   std::unordered_map<std::string, Value> values;
   std::set<std::string> frozen;                               // real inputs (ONNX names) used as import-time constants
+  std::map<std::string, Tensor> frozen_values;                // ... and the values they were given
   std::set<std::string> onnx_inputs;                          // the model's inputs and initializers (ONNX names), for ImportOptions' callbacks
   std::unordered_map<std::string, onnx::TypeProto> inferred;  // ONNX's inferred value types
 

@@ -171,6 +171,7 @@ Tensor NodeCtx::need_constant(int i, std::string_view what) {
         throw UserError(fmt::format("{}: the value given for input '{}' is {}{}, the model declares {}", imp.file, printable(name),
                                     dtype_name(k.dtype()), shape_str(k.shape()), v.type.str()));
       imp.frozen.insert(name);
+      imp.frozen_values.insert_or_assign(name, k);
       return k;
     }
     if (imp.opts.given_value)
@@ -180,6 +181,7 @@ Tensor NodeCtx::need_constant(int i, std::string_view what) {
           throw UserError(fmt::format("{}: {}: holds {}{}, the model declares input '{}' {}", imp.file, escape_controls(given->second),
                                       dtype_name(k.dtype()), shape_str(k.shape()), printable(name), v.type.str()));
         imp.frozen.insert(name);
+        imp.frozen_values.insert_or_assign(name, k);
         return k;
       }
     unsupported(
@@ -602,6 +604,7 @@ ImportedModel Importer::finish() {
       if (!v.rk.empty()) result.origins.value_node.emplace(name, v.rk);
       if (v.constant) result.origins.constants.emplace(name, *v.constant);
     }
+    for (const auto& [name, t] : frozen_values) result.origins.constants.emplace(name, t);  // specialised into the graph
   }
   result.graph = std::move(out);
   result.output_sources = std::move(output_sources);

@@ -171,6 +171,30 @@ TEST(ReduceOwnNodes, TheOriginalIsWrittenAsItsOwnNodesAndACutInsideANodeIsNot) {
   EXPECT_EQ(written.graph().node(0).input(0), "m");
 }
 
+// A model input whose value an op needs when the model loads (a Reshape's target) is specialised
+// into the graph; written as the model's nodes, it is an initializer holding the value given.
+TEST(ReduceOwnNodes, AnInputSpecialisedIntoTheGraphIsWrittenAsAnInitializer) {
+  ModelBuilder b(13);
+  b.input("x", F32, {2, 4}).input("target", I64, {2}).output("y", F32, std::vector<int64_t>{4, 2});
+  b.node("Reshape", {"x", "target"}, {"r"});
+  b.node("Abs", {"r"}, {"y"});
+  const std::string bytes = b.bytes();
+  ImportOptions o;
+  o.keep_original_nodes = true;
+  o.known_inputs.emplace("target", i64({2}, {4, 2}));
+  ImportedModel im = import_onnx_bytes(bytes, "m.onnx", o);
+  OriginalOnnxModel model(bytes, im.graph, im.origins, "m.onnx");
+  ASSERT_EQ(model.why_not_writable(im.graph), std::nullopt);
+  std::vector<Tensor> values{Tensor::zeros(DType::f32, {2, 4})};
+  onnx::ModelProto written;
+  ASSERT_TRUE(written.ParseFromString(model.write(im.graph, values, {}).model));
+  ASSERT_EQ(written.graph().input_size(), 1);
+  EXPECT_EQ(written.graph().input(0).name(), "x");
+  ASSERT_EQ(written.graph().initializer_size(), 1);
+  EXPECT_EQ(written.graph().initializer(0).name(), "target");
+  EXPECT_EQ(written.graph().node_size(), 2);
+}
+
 // An If's branches read x from the graph around them, by name: such a node is not written as
 // itself (the reduction then hands the check reprokit's reading of the model).
 TEST(ReduceOwnNodes, ANodeHoldingASubgraphIsNotWritten) {
