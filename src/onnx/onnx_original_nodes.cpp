@@ -30,6 +30,7 @@ struct OriginalOnnxModel::Model {
   std::map<std::string, std::pair<Attrs, std::vector<Operand>>> as_imported;  // body node -> its attributes and operands
 
   std::string label(int i) const {
+    if (i < 0 || i >= proto.graph().node_size()) return "ops of reprokit's own (of no node of the model)";
     const auto& n = proto.graph().node(i);
     return n.name().empty() ? fmt::format("node {} ({})", i, printable(n.op_type()))
                             : fmt::format("node {} '{}' ({})", i, printable(n.name()), printable(n.op_type()));
