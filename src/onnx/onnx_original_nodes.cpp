@@ -28,6 +28,7 @@ struct OriginalOnnxModel::Model {
   std::set<int> nodes_with_ops;                                               // ONNX nodes that made at least one body node
   std::map<std::string, std::vector<std::vector<std::string>>> operands;      // body node -> its operands' names, per position, as imported
   std::map<std::string, std::pair<Attrs, std::vector<Operand>>> as_imported;  // body node -> its attributes and operands
+  std::map<std::string, Shape> shape_of;                                      // every node of the imported graph -> its shape
 
   std::string label(int i) const {
     if (i < 0 || i >= proto.graph().node_size()) return "ops of reprokit's own (of no node of the model)";
@@ -59,6 +60,71 @@ void set_value_info(onnx::ValueInfoProto* vi, const std::string& name, const Ten
   for (int64_t d : t.shape) s->add_dim()->set_dim_value(d);
 }
 
+// ONNX ops whose attributes never name a size of their inputs: they take smaller shapes as they are.
+const std::set<std::string> kNamesNoSize = {"Abs",
+                                            "Acos",
+                                            "Add",
+                                            "And",
+                                            "Asin",
+                                            "Atan",
+                                            "BatchNormalization",
+                                            "Cast",
+                                            "Ceil",
+                                            "Celu",
+                                            "Clip",
+                                            "Cos",
+                                            "Div",
+                                            "Elu",
+                                            "Equal",
+                                            "Erf",
+                                            "Exp",
+                                            "Floor",
+                                            "Gemm",
+                                            "Greater",
+                                            "GreaterOrEqual",
+                                            "HardSigmoid",
+                                            "HardSwish",
+                                            "Identity",
+                                            "IsInf",
+                                            "IsNaN",
+                                            "LeakyRelu",
+                                            "Less",
+                                            "LessOrEqual",
+                                            "Log",
+                                            "LogSoftmax",
+                                            "MatMul",
+                                            "Max",
+                                            "Mean",
+                                            "Min",
+                                            "Mod",
+                                            "Mul",
+                                            "Neg",
+                                            "Not",
+                                            "Or",
+                                            "Pow",
+                                            "PRelu",
+                                            "Reciprocal",
+                                            "Relu",
+                                            "Round",
+                                            "Selu",
+                                            "Sigmoid",
+                                            "Sign",
+                                            "Sin",
+                                            "Softmax",
+                                            "Softplus",
+                                            "Softsign",
+                                            "Sqrt",
+                                            "Sub",
+                                            "Sum",
+                                            "Tan",
+                                            "Tanh",
+                                            "ThresholdedRelu",
+                                            "Where",
+                                            "Xor",
+                                            "Dropout",
+                                            "GlobalAveragePool",
+                                            "GlobalMaxPool"};
+
 class Planner {
  public:
   Planner(const OriginalOnnxModel::Model& m, const Graph& g, OnnxNodesForm form) : m_(m), g_(g), form_(form) {
@@ -73,6 +139,7 @@ class Planner {
     refuse_subgraphs();
     for (int o : with_ops) wire(o);
     refuse_subgraphs();  // of the nodes without ops the values needed
+    refuse_sizes_named_by_nodes();
     for (int o : g_.outputs) {
       std::string name = written_name(o, "an output");
       if (std::none_of(p_.outputs.begin(), p_.outputs.end(), [&](const auto& e) { return e.first == name; })) p_.outputs.emplace_back(name, o);
@@ -90,6 +157,23 @@ class Planner {
     for (int o : p_.nodes)
       for (const auto& a : m_.proto.graph().node(o).attribute())
         if (a.has_g() || a.graphs_size() > 0) refuse(fmt::format("{} holds a subgraph", m_.label(o)));
+  }
+
+  // Smaller input shapes reach every node; reprokit's ops check them, but a node of the model may
+  // name a size in an attribute reprokit's reading has no use for (a Conv's kernel_shape): with
+  // smaller shapes, only nodes that name no size are written.
+  void refuse_sizes_named_by_nodes() const {
+    bool smaller = false;
+    for (int i = 0; i < g_.num_inputs(); ++i) {
+      auto was = m_.shape_of.find(g_.node(i).name);
+      smaller |= was != m_.shape_of.end() && was->second != g_.node(i).type.shape;
+    }
+    if (!smaller) return;
+    for (int o : p_.nodes) {
+      const auto& n = m_.proto.graph().node(o);
+      if (!n.domain().empty() && n.domain() != "ai.onnx") refuse(fmt::format("smaller shapes reach {}", m_.label(o)));
+      if (!kNamesNoSize.count(n.op_type())) refuse(fmt::format("smaller shapes reach {}, whose attributes may name sizes", m_.label(o)));
+    }
   }
 
   bool is_input(const std::string& name) const {
@@ -267,6 +351,7 @@ OriginalOnnxModel::OriginalOnnxModel(const std::string& model_bytes, const Graph
     if (p != m_->producer.end() && m_->node_of(rk) == p->second) m_->value_of[rk] = v;
   }
   for (const auto& [v, rk] : m_->origins.value_node) m_->value_of.emplace(rk, v);
+  for (const Node& n : imported.nodes) m_->shape_of.emplace(n.name, n.type.shape);
   for (int i = imported.num_inputs(); i < imported.size(); ++i) {
     const Node& n = imported.node(i);
     m_->computed.insert(n.name);

@@ -105,5 +105,29 @@ TEST(OriginalNodeStrategies, SmallerShapesOnlyWhereNoNodeNamesASize) {
   }
 }
 
+// A Conv's kernel_shape names the weight's size, which reprokit's conv2d reads from the weight
+// itself: smaller shapes are fine for reprokit's reading and not for the model's node.
+TEST(OriginalNodeStrategies, SmallerShapesNeverReachANodeThatMayNameASize) {
+  ModelBuilder b(17, "g");
+  b.input("x", F32, {1, 2, 4, 4}).output("y", F32);
+  b.init("w", f32({3, 2, 3, 3}, std::vector<double>(54, 0.5)));
+  attr_ints(b.node("Conv", {"x", "w"}, {"c"}), "kernel_shape", {3, 3});
+  b.node("Relu", {"c"}, {"y"});
+  Imported m(b);
+  Candidate c{m.im.graph, {}, {}, {}};
+  const auto table = original_node_strategies(m.model);
+  const Strategy& shrink = find(table, "halve-shapes");
+  int refused = 0;
+  for (int u : shrink.units(c)) {
+    try {
+      Candidate r = shrink.apply(c, {u});
+      ADD_FAILURE() << "a candidate with smaller shapes was made: " << r.graph.node(0).type.str() << " " << r.graph.node(1).type.str();
+    } catch (const UserError& e) {
+      if (std::string(e.what()).find("whose attributes may name sizes") != std::string::npos) ++refused;
+    }
+  }
+  EXPECT_GT(refused, 0);
+}
+
 }  // namespace
 }  // namespace reprokit::testing
