@@ -227,13 +227,7 @@ class ReduceFrontEnd : public ReductionFrontEnd {
   // The check once more, in a copy of the repro's files under the work directory, as every
   // candidate ran: a check that cleans its directory ($REPRO_CANDIDATE_DIR) must not clean OUT.
   bool verify(const Candidate& best) override {
-    state_.remove_tree("verify");
-    Dir verify = state_.sub("verify", true);
-    const std::string copy = write_model_files(verify, best.graph, candidate_values(best), co_.format, co_.weights, co_.original_onnx.get(), form_);
-    final_verdict_ = oracle_->run_in(verify, copy, oracle_->limit().for_candidate(best));
-    stop_on_tool_failure(final_verdict_, oracle_->options());
-    oracle_->keep_to_the_first_failure(final_verdict_);
-    state_.remove_tree("verify");
+    final_verdict_ = check_once(best, "verify", form_);
     if (!final_verdict_.interesting)
       fmt::print(stderr,
                  "\n[reduce] !!! WARNING: the check does NOT find the final repro interesting in a fresh run !!!\n[reduce] !!! (cd {} && {})\n",
@@ -337,6 +331,18 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     if (auto why = value_edit_leaves_domain(c, b_, values_)) throw UserError(*why);
     return candidate_inputs(c, b_, values_);
   }
+  // The check once more on `c` written in `form`, in reduce_work/`dir` (removed after), as every
+  // candidate ran: a check that cleans its directory ($REPRO_CANDIDATE_DIR) must not clean OUT.
+  Verdict check_once(const Candidate& c, const std::string& dir, OnnxNodesForm form) {
+    state_.remove_tree(dir);
+    const std::string model =
+        write_model_files(state_.sub(dir, true), c.graph, candidate_values(c), co_.format, co_.weights, co_.original_onnx.get(), form);
+    Verdict v = oracle_->run_in(state_.sub(dir, false), model, oracle_->limit().for_candidate(c));
+    stop_on_tool_failure(v, oracle_->options());
+    oracle_->keep_to_the_first_failure(v);
+    state_.remove_tree(dir);
+    return v;
+  }
   // The repro in a plainer form, each step kept when the check still finds it interesting (one
   // check each, only where it changes the model), so a check keyed to such a node keeps it: values
   // known when the model loads (Constant, a shape computation) as initializers, as Polygraphy's
@@ -354,13 +360,7 @@ class ReduceFrontEnd : public ReductionFrontEnd {
       OnnxNodesForm plainer = form;
       plainer.*step.flag = true;
       if (co_.original_onnx->op_types(best.graph, plainer) == co_.original_onnx->op_types(best.graph, form)) continue;
-      state_.remove_tree("plainer");
-      Dir dir = state_.sub("plainer", true);
-      const std::string path = write_model_files(dir, best.graph, candidate_values(best), co_.format, co_.weights, co_.original_onnx.get(), plainer);
-      Verdict v = oracle_->run_in(dir, path, oracle_->limit().for_candidate(best));
-      stop_on_tool_failure(v, oracle_->options());
-      oracle_->keep_to_the_first_failure(v);
-      state_.remove_tree("plainer");
+      const Verdict v = check_once(best, "plainer", plainer);
       fmt::print(stderr, "[reduce] {}: {}\n", step.what, v.interesting ? "still interesting, kept" : "not interesting, the nodes stay");
       if (v.interesting) form = plainer;
     }
