@@ -9,6 +9,7 @@
 
 #include "../harness/cli_util.h"
 #include "reprokit/harness/bundle.h"
+#include "reprokit/runtime/npy.h"
 #include "reprokit/support/files.h"
 
 using namespace reprokit;
@@ -207,4 +208,25 @@ TEST(MinifyUntrusted, SharedFlagsAreCheckedAlikeByMinifyAndReduce) {
     }
   }
   EXPECT_TRUE(fs::is_empty(dir));  // nothing written
+}
+
+// A compile error needs no values, but a repro does: a smaller data input that leaves an index past
+// its dimension is an invalid candidate (the repro's expected values could not be computed), never
+// the end of the reduction. OpenVINO refuses this GatherElements when it compiles it, whatever the
+// values (its shape inference wants the indices' dims within the data's).
+TEST(MinifyUntrusted, ACandidateWhoseIndicesOutgrowItsDataIsInvalidNotFatal) {
+  auto dir = fresh_dir("minify_indices_fit");
+  write_text(dir / "m.rk", "graph g(%x: i32[1, 3, 5, 5], %i: i32[1, 2, 3, 1]) {\n  %y = gather(%x, %i, dim=-3)\n  return (%y)\n}\n");
+  fs::create_directories(dir / "in");
+  std::vector<int64_t> x(75);
+  for (size_t k = 0; k < x.size(); ++k) x[k] = static_cast<int64_t>(k % 7) - 3;
+  write_npy((dir / "in" / "x.npy").string(), Tensor::from_int64s(DType::i32, {1, 3, 5, 5}, x));
+  write_npy((dir / "in" / "i.npy").string(), Tensor::from_int64s(DType::i32, {1, 2, 3, 1}, {1, 1, 2, 2, 0, 2}));
+  auto run = reprokit_cli({"run", "m.rk", "--inputs", "in", "--backend", "openvino"}, dir, {{"REPRO_AFTER", "dynamo"}, {"REPRO_DIR", "out"}});
+  if (run.err.find("openvino") != std::string::npos && run.exit_code == 2) GTEST_SKIP() << "no OpenVINO here: " << run.err;
+  auto bundles = bundles_in(dir / "out");
+  if (bundles.empty()) GTEST_SKIP() << "OpenVINO compiles this GatherElements here: " << run.err;
+  auto r = reprokit_cli({"minify", bundles.at(0).string()}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(fs::exists(bundles.at(0) / "repro.rk")) << r.err;
 }

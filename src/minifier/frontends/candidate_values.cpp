@@ -115,8 +115,15 @@ std::optional<std::string> value_edit_leaves_domain(const Candidate& c, const Bu
   if (!edited) return std::nullopt;
   InterpretOptions f64;
   f64.cast_to_f64 = true;
-  auto with_edit = interpret_all(c.graph, candidate_inputs(c, b, known), f64);
-  auto without = interpret_all(c.graph, candidate_inputs(plain, b, known), f64);
+  // Values that take the graph out of what it accepts (an index past a smaller dimension) make the
+  // candidate invalid, not the reduction.
+  std::vector<Tensor> with_edit, without;
+  try {
+    without = interpret_all(c.graph, candidate_inputs(plain, b, known), f64);
+  } catch (const UserError& e) { return fmt::format("the candidate's input values do not fit its graph: {}", e.what()); }
+  try {
+    with_edit = interpret_all(c.graph, candidate_inputs(c, b, known), f64);
+  } catch (const UserError& e) { return fmt::format("the edited input values do not fit the graph: {}", e.what()); }
   for (int id = 0; id < c.graph.size(); ++id) {
     const Tensor &e = with_edit[static_cast<size_t>(id)], &o = without[static_cast<size_t>(id)];
     if (!is_floating(e.dtype())) continue;

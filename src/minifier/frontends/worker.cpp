@@ -11,6 +11,7 @@
 #include "reprokit/minifier/compiler_decisions.h"
 #include "reprokit/minifier/worker.h"
 #include "reprokit/minifier/worker_protocol.h"
+#include "reprokit/runtime/interpreter.h"
 #include "reprokit/runtime/node_memo.h"
 
 namespace reprokit {
@@ -30,7 +31,16 @@ int run_minify_worker(const std::string& bundle_dir, const std::string& query_fi
     // A value edit that drives an op out of its domain (1/0, log 0) proves nothing either way:
     // neither a repro nor a twin may rest on it.
     if (auto why = value_edit_leaves_domain(c, b, values)) return Failure{FailureKind::invalid_candidate, *why, "invalid", 0};
-    Failure f = run_and_classify(candidate_spec(b.spec, c), c.graph, candidate_inputs(c, b, values));
+    std::vector<Tensor> inputs = candidate_inputs(c, b, values);
+    Failure f = run_and_classify(candidate_spec(b.spec, c), c.graph, inputs);
+    // A failure the reference never ran for (a compile error, a crash) must still rest on values
+    // the graph accepts: smaller shapes may leave an index past its dimension, and the repro's
+    // expected values could not be computed.
+    if (f.failed() && f.kind != FailureKind::accuracy && f.kind != FailureKind::invalid_candidate) try {
+        interpret_all(c.graph, inputs);
+      } catch (const UserError& e) {
+        return Failure{FailureKind::invalid_candidate, fmt::format("the candidate's values do not fit its graph: {}", e.what()), "invalid", 0};
+      }
     return f;
   };
   if (!query_file.empty()) {
