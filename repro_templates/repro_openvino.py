@@ -43,7 +43,15 @@ def build(model):
 
 def run(compiled, feeds):
     results = compiled.create_infer_request().infer([ov.Tensor(a) for a in feeds], share_inputs=False)
-    return [results[o] for o in compiled.outputs]
+    return [as_its_type(results[o], o) for o in compiled.outputs]
+
+
+def as_its_type(a, output):
+    # A bfloat16 output arrives as a float16 array holding bfloat16's bits (numpy has no bfloat16).
+    if output.get_element_type() == ov.Type.bf16:
+        import ml_dtypes
+        return np.asarray(a).view(np.uint16).view(ml_dtypes.bfloat16)
+    return a
 
 
 def main():

@@ -90,6 +90,15 @@ def test_openvino_computes_f64_in_f32_unsupported(tmp_path, reprokit_exe):
     assert "unsupported: OpenVINO cannot take graph sin64: TypeError: f64 is not supported by the CPU plugin" in r.stderr, r.stderr
 
 
+def test_openvino_bf16_output_is_read_as_bf16(tmp_path, reprokit_exe):
+    # OpenVINO computes it right; its Python binding returns the bits in a float16 array.
+    require("openvino")
+    (tmp_path / "g.rk").write_text("graph b(%x: f32[3]) {\n  %y = to(%x, dtype=bf16)\n  return (%y)\n}\n")
+    r = run(reprokit_exe, [str(tmp_path / "g.rk"), "--backend", "openvino"], tmp_path, REPRO_AFTER="dynamo", REPRO_LEVEL="4")
+    assert r.returncode == 0, r.stderr
+    assert not bundles(tmp_path), r.stderr
+
+
 # ---- a planted compiler in the real worker: every kind the client maps -----------------------
 
 PLANTED = '''#!{python}

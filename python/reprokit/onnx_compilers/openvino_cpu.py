@@ -11,6 +11,8 @@ off. A release build cannot skip one of its transformations by name. changed() c
 the plugin executes (its runtime model) with each switch on and off."""
 import re
 
+import numpy as np
+
 from reprokit.onnx_compilers import unsupported_pattern
 
 NAME = "OpenVINO"
@@ -85,4 +87,13 @@ def changed(path, disabled_properties=(), **options):
 def run(compiled, inputs):
     request = compiled.create_infer_request()
     results = request.infer([_ov.Tensor(a) for a in inputs], share_inputs=False)
-    return [results[o] for o in compiled.outputs]
+    return [_as_its_type(results[o], o) for o in compiled.outputs]
+
+
+def _as_its_type(a, output):
+    # The Python binding hands a bfloat16 output over as a float16 array holding bfloat16's bits
+    # (numpy has no bfloat16): read the bits as what they are.
+    if output.get_element_type() == _ov.Type.bf16:
+        import ml_dtypes
+        return np.asarray(a).view(np.uint16).view(ml_dtypes.bfloat16)
+    return a
