@@ -22,13 +22,18 @@ namespace reprokit {
 struct OriginalOnnxModel::Model {
   onnx::ModelProto proto;
   OnnxOrigins origins;
-  std::map<std::string, int> producer;                                        // ONNX value -> the node that outputs it
-  std::map<std::string, std::string> value_of;                                // graph node name -> the ONNX value it holds (a node's output first)
-  std::set<std::string> computed;                                             // body nodes of the imported graph
-  std::set<int> nodes_with_ops;                                               // ONNX nodes that made at least one body node
-  std::map<std::string, std::vector<std::vector<std::string>>> operands;      // body node -> its operands' names, per position, as imported
-  std::map<std::string, std::pair<Attrs, std::vector<Operand>>> as_imported;  // body node -> its attributes and operands
-  std::map<std::string, Shape> shape_of;                                      // every node of the imported graph -> its shape
+  std::map<std::string, int> producer;          // ONNX value -> the node that outputs it
+  std::map<std::string, std::string> value_of;  // graph node name -> the ONNX value it holds (a node's output first)
+  std::set<std::string> computed;               // body nodes of the imported graph
+  std::set<int> nodes_with_ops;                 // ONNX nodes that made at least one body node
+  // A body node as imported: its attributes, its operands, and each operand's node name ("" for a literal).
+  struct Imported {
+    Attrs attrs;
+    std::vector<Operand> operands;
+    std::vector<std::string> operand_names;
+  };
+  std::map<std::string, Imported> as_imported;  // body node name -> it as imported
+  std::map<std::string, Shape> shape_of;        // every node of the imported graph -> its shape
 
   std::string label(int i) const {
     if (i < 0 || i >= proto.graph().node_size()) return "ops of reprokit's own (of no node of the model)";
@@ -190,9 +195,9 @@ class Planner {
       // Smaller shapes are fine where no node says a size (pointwise ops, a matmul); an op whose
       // attributes or literals changed (a reshape's target) is no longer what its node says.
       if (auto was = m_.as_imported.find(n.name); was != m_.as_imported.end()) {
-        bool same = was->second.first == n.attrs && was->second.second.size() == n.operands.size();
+        bool same = was->second.attrs == n.attrs && was->second.operands.size() == n.operands.size();
         for (size_t k = 0; same && k < n.operands.size(); ++k)
-          if (!n.operands[k].is_value()) same = n.operands[k] == was->second.second[k];
+          if (!n.operands[k].is_value()) same = n.operands[k] == was->second.operands[k];
         if (!same) refuse(fmt::format("%{} of {} no longer has the attributes that node gives it", n.name, o >= 0 ? m_.label(o) : "the model"));
       }
       for (const auto& op : n.operands) {
@@ -201,8 +206,8 @@ class Planner {
         const int uo = m_.node_of(u.name);
         if (u.is_input() && m_.computed.count(u.name)) {
           if (!holds_value(u.name)) refuse(fmt::format("the cut at %{} lies inside {}", u.name, m_.label(uo)));
-          if (o >= 0 && uo == o) refuse(fmt::format("the cut at %{} feeds {} its own output", u.name, m_.label(o)));
-          if (auto p = m_.producer.find(m_.value_of.at(u.name)); p != m_.producer.end() && p->second == o && o >= 0)
+          auto p = m_.producer.find(m_.value_of.at(u.name));
+          if (o >= 0 && (uo == o || (p != m_.producer.end() && p->second == o)))
             refuse(fmt::format("the cut at %{} feeds {} its own output", u.name, m_.label(o)));
         } else if (!u.is_input() && uo >= 0 && uo != o && !holds_value(u.name)) {
           refuse(fmt::format("%{} inside {} is used outside it", u.name, m_.label(uo)));
@@ -233,10 +238,11 @@ class Planner {
     for (int i = g_.num_inputs(); i < g_.size(); ++i) {
       const Node& n = g_.node(i);
       if (m_.node_of(n.name) != o) continue;
-      auto was = m_.operands.find(n.name);
-      if (was == m_.operands.end()) continue;
-      for (size_t k = 0; k < n.operands.size() && k < was->second.size(); ++k)
-        if (n.operands[k].is_value() && !was->second[k].empty()) now_reads.emplace(was->second[k].front(), g_.node(n.operands[k].value).name);
+      auto was = m_.as_imported.find(n.name);
+      if (was == m_.as_imported.end()) continue;
+      const auto& names = was->second.operand_names;
+      for (size_t k = 0; k < n.operands.size() && k < names.size(); ++k)
+        if (n.operands[k].is_value() && !names[k].empty()) now_reads.emplace(names[k], g_.node(n.operands[k].value).name);
     }
     const auto& node = m_.proto.graph().node(o);
     auto& ins = p_.inputs_of[o];
@@ -280,9 +286,7 @@ class Planner {
       auto home = rk == m_.origins.value_node.end() ? m_.value_of.end() : m_.value_of.find(rk->second);
       if (home != m_.value_of.end() && home->second != v) return resolve(home->second, what, depth + 1);
     }
-    if (p != m_.producer.end() && p_.nodes.count(p->second)) {
-      if (!m_.nodes_with_ops.count(p->second) || node_has_ops_here(p->second)) return v;
-    }
+    if (p != m_.producer.end() && p_.nodes.count(p->second)) return v;  // a node written already
     auto rk = m_.origins.value_node.find(v);
     if (rk != m_.origins.value_node.end() && is_input(rk->second)) return feed(rk->second, id_.at(rk->second));
     if (form_.constants_as_initializers && m_.origins.constants.count(v)) {
@@ -306,12 +310,6 @@ class Planner {
       return v;
     }
     refuse(fmt::format("{}: '{}' is not in the candidate", what, printable(v)));
-  }
-
-  bool node_has_ops_here(int o) const {
-    for (int i = g_.num_inputs(); i < g_.size(); ++i)
-      if (m_.node_of(g_.node(i).name) == o) return true;
-    return false;
   }
 
   // Every name is defined once: graph inputs, initializers and node outputs.
@@ -356,10 +354,10 @@ OriginalOnnxModel::OriginalOnnxModel(const std::string& model_bytes, const Graph
     const Node& n = imported.node(i);
     m_->computed.insert(n.name);
     if (int o = m_->node_of(n.name); o >= 0) m_->nodes_with_ops.insert(o);
-    m_->as_imported[n.name] = {n.attrs, n.operands};
-    auto& ops = m_->operands[n.name];
-    for (const auto& op : n.operands)
-      ops.push_back(op.is_value() ? std::vector<std::string>{imported.node(op.value).name} : std::vector<std::string>{});
+    Model::Imported& was = m_->as_imported[n.name];
+    was.attrs = n.attrs;
+    was.operands = n.operands;
+    for (const auto& op : n.operands) was.operand_names.push_back(op.is_value() ? imported.node(op.value).name : std::string());
   }
 }
 
