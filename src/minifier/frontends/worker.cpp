@@ -18,6 +18,17 @@ namespace reprokit {
 
 namespace {
 constexpr size_t kNodeMemoBytes = size_t{1} << 30;  // a worker's remembered node results, at most
+
+// Whether c's inputs hold other values than the original run's: an edit, or a smaller shape.
+bool departs_from_original_values(const Candidate& c, const Graph& original) {
+  for (const auto& [name, e] : c.edits)
+    if (!e.is_identity()) return true;
+  for (int i = 0; i < c.graph.num_inputs(); ++i) {
+    const int was = original.find(c.graph.node(i).name);
+    if (was >= 0 && original.node(was).type.shape != c.graph.node(i).type.shape) return true;
+  }
+  return false;
+}
 }  // namespace
 
 int run_minify_worker(const std::string& bundle_dir, const std::string& query_file) {
@@ -34,9 +45,9 @@ int run_minify_worker(const std::string& bundle_dir, const std::string& query_fi
     std::vector<Tensor> inputs = candidate_inputs(c, b, values);
     Failure f = run_and_classify(candidate_spec(b.spec, c), c.graph, inputs);
     // A failure the reference never ran for (a compile error, a crash) must still rest on values
-    // the graph accepts: smaller shapes may leave an index past its dimension, and the repro's
-    // expected values could not be computed.
-    if (f.failed() && f.kind != FailureKind::accuracy && f.kind != FailureKind::invalid_candidate) try {
+    // the graph accepts: smaller shapes or edited values may leave an index past its dimension, and
+    // the repro's expected values could not be computed. The original's values are accepted.
+    if (f.failed() && f.kind != FailureKind::accuracy && f.kind != FailureKind::invalid_candidate && departs_from_original_values(c, b.graph)) try {
         interpret_all(c.graph, inputs);
       } catch (const UserError& e) {
         return Failure{FailureKind::invalid_candidate, fmt::format("the candidate's values do not fit its graph: {}", e.what()), "invalid", 0};
