@@ -37,6 +37,10 @@ struct Strategy {
   // often that node alone does. delta: remove every unit but the first and the last — what the
   // prefix searches left has a needed node at each end.
   bool guess_ends = false;
+  // The units are node ids. With guess_ends on a prefix search, when the last unit alone is not
+  // interesting, one more guess keeps it with the units that feed it (a fused pattern of a node
+  // and its producers is the commonest compiler bug that needs two nodes).
+  bool units_are_nodes = false;
 };
 
 // Every strategy in run order, with a compiler's own (its decisions: passes, rewrites; none for a

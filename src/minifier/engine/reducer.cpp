@@ -299,6 +299,34 @@ class Engine {
     return false;
   }
 
+  // The guess after "the last unit alone": it with the units nearest above it (through nodes
+  // that are not units), every other unit removed. Not a prefix: its answer tells the binary
+  // search nothing, so it is one query that pays only when it is right.
+  bool last_with_its_feeders(const Strategy& s, const std::vector<int>& units) {
+    const Graph& g = result_.best.graph;
+    const std::unordered_set<int> unit_set(units.begin(), units.end());
+    std::unordered_set<int> keep{units.back()}, seen;
+    std::vector<int> stack{units.back()};
+    while (!stack.empty()) {
+      const int at = stack.back();
+      stack.pop_back();
+      for (const Operand& o : g.node(at).operands) {
+        if (!o.is_value() || !seen.insert(o.value).second || g.node(o.value).is_input()) continue;
+        if (unit_set.count(o.value)) keep.insert(o.value);
+        else stack.push_back(o.value);
+      }
+    }
+    if (keep.size() < 2) return false;  // nothing feeds it but inputs: the guess was "it alone"
+    std::vector<int> removed;
+    for (int u : units)
+      if (!keep.count(u)) removed.push_back(u);
+    if (removed.empty()) return false;
+    auto guess = try_apply(s, result_.best, removed);
+    if (!guess || !judge({guess}, {removed.size()})[0]) return false;
+    accept(*guess);
+    return true;
+  }
+
   // Largest k with "remove the first k units" interesting.
   bool prefix_search(const Strategy& s) {
     auto units = s.units(result_.best);
@@ -312,6 +340,7 @@ class Engine {
         }
         if (definite_[0]) failing = all_but_last;
         hi -= 2;  // removing that many (or more) no longer fails
+        if (s.units_are_nodes && last_with_its_feeders(s, units)) return true;
       }
     }
     auto [k, cand] = largest_removable(s, units, 0, 0, hi, failing);

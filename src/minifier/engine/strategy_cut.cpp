@@ -5,8 +5,10 @@
 namespace reprokit {
 
 Strategy cut_front_strategy() {
-  return {"cut-front", "replace the first nodes by inputs holding their original values (binary search)", SearchKind::prefix,
-          [](const Candidate& c) { return body_nodes(c.graph); }, cut_nodes};
+  Strategy s{"cut-front", "replace the first nodes by inputs holding their original values (binary search)", SearchKind::prefix,
+             [](const Candidate& c) { return body_nodes(c.graph); }, cut_nodes};
+  s.units_are_nodes = true;
+  return s;
 }
 
 Strategy cut_strategy() {

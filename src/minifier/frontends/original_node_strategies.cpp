@@ -102,6 +102,7 @@ std::vector<Strategy> original_node_strategies(std::shared_ptr<const OriginalOnn
     own.removes_nodes = s.removes_nodes;
     own.guess_ends = s.guess_ends;
     own.compiler_only = s.compiler_only;
+    own.units_are_nodes = s.units_are_nodes;
     auto apply = own.apply;
     own.apply = [apply, model](const Candidate& c, const std::vector<int>& units) {
       Candidate r = apply(c, units);
