@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 
 #include "reprokit/harness/bundle.h"
 #include "reprokit/support/errors.h"
@@ -227,7 +228,7 @@ class ReduceFrontEnd : public ReductionFrontEnd {
   // The check once more, in a copy of the repro's files under the work directory, as every
   // candidate ran: a check that cleans its directory ($REPRO_CANDIDATE_DIR) must not clean OUT.
   bool verify(const Candidate& best) override {
-    final_verdict_ = check_once(best, "verify", form_);
+    final_verdict_ = final_form_verdict_ ? *final_form_verdict_ : check_once(best, "verify", form_);
     if (!final_verdict_.interesting)
       fmt::print(stderr,
                  "\n[reduce] !!! WARNING: the check does NOT find the final repro interesting in a fresh run !!!\n[reduce] !!! (cd {} && {})\n",
@@ -343,26 +344,53 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     state_.remove_tree(dir);
     return v;
   }
-  // The repro in a plainer form, each step kept when the check still finds it interesting (one
-  // check each, only where it changes the model), so a check keyed to such a node keeps it: values
-  // known when the model loads (Constant, a shape computation) as initializers, as Polygraphy's
-  // `surgeon sanitize --fold-constants` writes them; then nodes that compute nothing left out.
+  // The repro in a plainer form, each step kept when the check still finds it interesting, so a
+  // check keyed to such a node keeps it: values known when the model loads (Constant, a shape
+  // computation) as initializers, as Polygraphy's `surgeon sanitize --fold-constants` writes them;
+  // nodes that compute nothing left out. Both steps are tried at once first (one check where the
+  // check cares about neither), then one by one. The check of the form kept is a fresh run of the
+  // final repro's files, so verify() takes its verdict rather than running it again.
   OnnxNodesForm plainest_form(const Candidate& best) {
     OnnxNodesForm form;
+    final_form_verdict_.reset();
     if (!co_.original_onnx) return form;
     struct Step {
       bool OnnxNodesForm::*flag;
       const char* what;
     };
+    const auto nodes_in = [&](OnnxNodesForm f) { return co_.original_onnx->op_types(best.graph, f); };
+    std::vector<Step> steps;  // those that change what is written
     for (const Step& step : {Step{&OnnxNodesForm::constants_as_initializers,
                                   "values known when the model loads, as initializers instead of the nodes that compute them"},
                              Step{&OnnxNodesForm::without_noops, "without the nodes that compute nothing (Identity, a zero Pad)"}}) {
+      OnnxNodesForm plainer;
+      plainer.*step.flag = true;
+      if (nodes_in(plainer) != nodes_in(form)) steps.push_back(step);
+    }
+    const auto say = [](const Step& step, bool kept) {
+      fmt::print(stderr, "[reduce] {}: {}\n", step.what, kept ? "still interesting, kept" : "not interesting, the nodes stay");
+    };
+    if (steps.size() > 1) {
+      OnnxNodesForm all;
+      for (const Step& step : steps) all.*step.flag = true;
+      if (Verdict v = check_once(best, "plainer", all); v.interesting) {
+        for (const Step& step : steps) say(step, true);
+        final_form_verdict_ = v;
+        return all;
+      }
+    }
+    for (const Step& step : steps) {
       OnnxNodesForm plainer = form;
       plainer.*step.flag = true;
-      if (co_.original_onnx->op_types(best.graph, plainer) == co_.original_onnx->op_types(best.graph, form)) continue;
+      if (steps.size() > 1 && &step == &steps.back() && !(form == OnnxNodesForm{})) {
+        say(step, false);  // on top of the steps kept, it is the all-at-once form, found not interesting
+        continue;
+      }
       const Verdict v = check_once(best, "plainer", plainer);
-      fmt::print(stderr, "[reduce] {}: {}\n", step.what, v.interesting ? "still interesting, kept" : "not interesting, the nodes stay");
-      if (v.interesting) form = plainer;
+      say(step, v.interesting);
+      if (!v.interesting) continue;
+      form = plainer;
+      final_form_verdict_ = v;
     }
     return form;
   }
@@ -377,7 +405,8 @@ class ReduceFrontEnd : public ReductionFrontEnd {
   Verdict first_interesting_;
   Failure other_;  // the probe's last failure that was not interesting, if any
   Verdict final_verdict_;
-  OnnxNodesForm form_;  // how the repro's nodes are written (plainest_form)
+  OnnxNodesForm form_;                         // how the repro's nodes are written (plainest_form)
+  std::optional<Verdict> final_form_verdict_;  // plainest_form's check of form_, a fresh run of the final files
 };
 
 }  // namespace
