@@ -63,7 +63,8 @@ static CommandRegistration reg(
      "  --resume            continue from the best repro an interrupted run left in OUT (an OUT that holds no\n"
      "                      reduction is refused, never written into)\n"
      "  --flaky-checks N    most runs of the original, to measure a flaky check (default 3)\n"
-     "  --only A,B / --skip A,B  strategies to run or not (`reprokit minify --list-strategies`; compiler ones do not apply)\n"
+     "  --only A,B / --skip A,B  strategies to run or not (`reprokit minify --list-strategies`; compiler ones do not apply;\n"
+     "                           named-in-failure: the nodes the failure names, tried alone first)\n"
      "  --no-verify         skip the final check of the repro in a fresh run\n"
      "exit status: 0 reduced and verified; 1 the original is not interesting, or the final repro is not; 2 bad input",
      run_reduce});

@@ -374,6 +374,45 @@ std::optional<std::string> OriginalOnnxModel::why_not_writable(const Graph& g) c
   } catch (const UserError& e) { return std::string(e.what()); }
 }
 
+std::string OriginalOnnxModel::describe_node(int index) const { return m_->label(index); }
+
+std::vector<int> OriginalOnnxModel::nodes_named_in(const std::string& message) const {
+  // Quotes and brackets, not spaces: an output called "output" is not named by "the output is".
+  static const std::string kOpen = "'\"`([{<:=", kClose = "'\"`)]}>,;:/";
+  struct Named {
+    size_t at, length;
+    int node;
+  };
+  std::vector<Named> found;
+  const auto look_for = [&](const std::string& name, int node) {
+    if (name.size() < 2) return;  // "" and one letter name nothing
+    for (size_t at = message.find(name); at != std::string::npos; at = message.find(name, at + 1)) {
+      const size_t end = at + name.size();
+      const bool opens = at == 0 || kOpen.find(message[at - 1]) != std::string::npos;
+      const bool closes = end == message.size() || kClose.find(message[end]) != std::string::npos;
+      if (opens && closes) {
+        found.push_back({at, name.size(), node});
+        return;
+      }
+    }
+  };
+  const auto& graph = m_->proto.graph();
+  for (int i = 0; i < graph.node_size(); ++i) {
+    look_for(graph.node(i).name(), i);
+    for (const auto& out : graph.node(i).output()) look_for(out, i);
+  }
+  // Where names overlap ("/Mul" inside "/Mul_1/..."), the longest one at a place is the one meant.
+  std::sort(found.begin(), found.end(), [](const Named& a, const Named& b) { return a.at != b.at ? a.at < b.at : a.length > b.length; });
+  std::vector<int> nodes;
+  size_t covered_until = 0;
+  for (const Named& n : found) {
+    if (n.at < covered_until) continue;
+    covered_until = n.at + n.length;
+    if (std::find(nodes.begin(), nodes.end(), n.node) == nodes.end()) nodes.push_back(n.node);
+  }
+  return nodes;
+}
+
 std::vector<std::string> OriginalOnnxModel::op_types(const Graph& g, OnnxNodesForm form) const {
   std::vector<std::string> types;
   for (int o : Planner(*m_, g, form).run().nodes) types.push_back(m_->proto.graph().node(o).op_type());

@@ -24,6 +24,10 @@ struct MinifyOptions {
   // The oracle may read node names (a user's check that greps the file): candidates that differ
   // only in them are not one candidate to the memo.
   bool names_matter = false;
+  // Candidates tried one by one before any strategy searches, under `first_guesses_name`; the
+  // first that is interesting is taken (the front end's guesses from what the failure says).
+  std::vector<Candidate> first_guesses;
+  std::string first_guesses_name = "first-guess";
 };
 
 struct StrategyStats {

@@ -55,6 +55,9 @@ struct FrontEndOptions {
   const Graph* original = nullptr;  // the front end's graph, alive as long as it
   // The strategies that apply here, in run order; --only and --skip choose among them.
   std::vector<Strategy> strategies;
+  // What the front end's first guesses (ReductionFrontEnd::first_guesses) are called in the
+  // report; --only and --skip take the name too.
+  std::string first_guesses_name = "first-guess";
   ProbeOptions probe;
   std::string probing_message;   // printed before the probe
   double untimed_limit_s = 300;  // per query, until the original has been timed
@@ -90,6 +93,12 @@ class ReductionFrontEnd {
   }
   // What is said after the probe; false when the original is not interesting.
   virtual bool probed(const ProbeResult& pr) = 0;
+  // Candidates to try before the search (MinifyOptions::first_guesses), from what the probe
+  // learnt; none by default.
+  virtual std::vector<Candidate> first_guesses(const Candidate& start) {
+    (void)start;
+    return {};
+  }
   virtual void ready(const TimedOracle& oracle, const ProbeResult& pr, const SessionOptions& o) = 0;
 
   // 2. Resume: the check of a resumed candidate (untrusted: its windows and indices must fit;

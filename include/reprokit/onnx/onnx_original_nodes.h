@@ -56,6 +56,13 @@ class OriginalOnnxModel {
   // A value known at import time (a Constant's, a shape computation's) is written as the nodes
   // that compute it, and nodes that compute nothing stay, unless `form` says otherwise.
   Written write(const Graph& g, const std::vector<Tensor>& inputs, const std::set<std::string>& weights, OnnxNodesForm form = {}) const;
+  // The ONNX nodes a message names (a compiler's error: "node with name '/layer1/Conv'",
+  // "(node:'/Mul/QuickGeluFusion/' ...)"), by node name or output name, quoted or bracketed as
+  // compilers print them, in the order the message names them. A name followed by '/' counts: a
+  // compiler names the nodes it fuses after the node it started from.
+  std::vector<int> nodes_named_in(const std::string& message) const;
+  // "node 12 '/layer1/Conv' (Conv)": ONNX node `index` as messages name it.
+  std::string describe_node(int index) const;
   // The ONNX op type of each node written for g, in the model's order.
   std::vector<std::string> op_types(const Graph& g, OnnxNodesForm form = {}) const;
 

@@ -29,6 +29,7 @@ class Engine {
   }
 
   MinifyResult run() {
+    try_first_guesses();
     search();
     for (int again = 0; again < options_.restarts; ++again) {
       int before = result_.best.graph.num_ops();
@@ -63,6 +64,18 @@ class Engine {
       for (const Strategy& s : strategies_)
         if (!s.removes_nodes) changed |= run(s);
       if (!changed) break;  // a full round without progress: 1-minimal for every strategy
+    }
+  }
+
+  // The front end's guesses, in its order, until one is interesting (each a query of its own).
+  void try_first_guesses() {
+    strategy_ = options_.first_guesses_name;
+    for (const Candidate& guess : options_.first_guesses) {
+      const size_t removed = static_cast<size_t>(result_.best.graph.num_ops() - guess.graph.num_ops());
+      if (removed == 0 || guess.graph.num_ops() > result_.best.graph.num_ops()) continue;
+      if (!judge({guess}, {removed})[0]) continue;
+      accept(guess);
+      return;
     }
   }
 

@@ -80,6 +80,10 @@ int run_session(ReductionFrontEnd& front, const SessionOptions& o) {
   mo.flaky_attempts = pr.attempts_per_candidate();
   if (pr.rate() < 1) mo.restarts = 2;  // a flaky oracle can still say "not interesting" wrongly
   mo.names_matter = f.oracle_reads_names;
+  if ((o.only.empty() || o.only.count(f.first_guesses_name)) && !o.skip.count(f.first_guesses_name)) {
+    mo.first_guesses = front.first_guesses(start);
+    mo.first_guesses_name = f.first_guesses_name;
+  }
   SessionResult s;
   s.reduction = reduce(start, selected_strategies(front, o), *oracle, mo, cb);
   printer.done();

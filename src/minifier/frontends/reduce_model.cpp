@@ -15,6 +15,7 @@
 #include "reprokit/minifier/check_oracle.h"
 #include "reprokit/minifier/original_node_strategies.h"
 #include "reprokit/minifier/compiler_decisions.h"
+#include "reprokit/minifier/failure_named_guesses.h"
 #include "reprokit/minifier/probe.h"
 #include "reprokit/minifier/progress_printer.h"
 #include "reprokit/minifier/reducer.h"
@@ -160,6 +161,7 @@ class ReduceFrontEnd : public ReductionFrontEnd {
     }
     // No compiler strategies: they switch reprokit's own passes.
     options_.strategies = co_.original_onnx ? original_node_strategies(co_.original_onnx) : strategy_table_with({});
+    options_.first_guesses_name = kNamedInFailure;
     options_.passes = &reprokit_passes();
     options_.oracle_reads_names = true;  // the check sees the file: it may key on a node's name
     options_.probe.runs = std::max(1, o.session.flaky_checks);
@@ -204,6 +206,16 @@ class ReduceFrontEnd : public ReductionFrontEnd {
       fmt::print(stderr, "[reduce] the check is flaky: interesting in {} of {} runs ({:.0f}%); each candidate gets up to {} tries\n", pr.fails,
                  pr.runs, pr.rate() * 100, pr.attempts_per_candidate());
     return true;
+  }
+  // The nodes the failure names, tried alone first (failure_named_guesses.h).
+  std::vector<Candidate> first_guesses(const Candidate& start) override {
+    if (!co_.original_onnx || !failure_of(first_interesting_).failed()) return {};
+    std::vector<Candidate> out;
+    for (NamedNodeGuess& g : failure_named_guesses(start, *co_.original_onnx, failure_of(first_interesting_).message)) {
+      fmt::print(stderr, "[reduce] the failure names {}: tried first\n", g.what);
+      out.push_back(std::move(g.candidate));
+    }
+    return out;
   }
   void ready(const TimedOracle& oracle, const ProbeResult&, const SessionOptions& o) override {
     fmt::print(stderr, "[reduce] per-check time limit {}, {} job{}\n", oracle.limit().describe("a hang is interesting"), o.jobs,
