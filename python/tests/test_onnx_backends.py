@@ -176,10 +176,15 @@ def test_a_worker_that_dies_is_a_crash_naming_its_signal(tmp_path, reprokit_exe,
 
 
 def test_a_worker_that_hangs_is_a_timeout(tmp_path, reprokit_exe, planted):
-    r = run_planted(reprokit_exe, tmp_path, planted, "hang", REPRO_TIMEOUT="3")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    r = run_planted(reprokit_exe, tmp_path, planted, "hang", REPRO_TIMEOUT="3", TMPDIR=str(scratch))
     assert r.returncode == 124, r.stderr
     assert "timeout in stage dynamo of graph planted (tvm backend)" in r.stderr, r.stderr
     assert len(bundles(tmp_path)) == 1
+    # The hung stage never returns, so the process ends without unwinding: its scratch directory
+    # (the graph's .npy files for the worker) is removed all the same.
+    assert sorted(p.name for p in scratch.iterdir()) == [], list(scratch.iterdir())
 
 
 def test_a_planted_missing_kernel_is_unsupported_and_leaves_no_bundle(tmp_path, reprokit_exe, planted):

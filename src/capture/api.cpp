@@ -10,6 +10,7 @@
 
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/harness/harness.h"
+#include "reprokit/support/files.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/runtime/interpreter.h"
@@ -21,6 +22,7 @@ namespace {
 // A traced program's hang, once the harness has recorded it, ends the program as it ends
 // `reprokit run`: the hung graph cannot return to the program.
 [[noreturn]] void end_hung_program() {
+  reprokit::remove_scratch_dirs_in_use();  // the hung stage never unwinds to remove its own
   std::fflush(nullptr);
   _exit(kTimeoutExitStatus);
 }

@@ -18,6 +18,7 @@
 #include "reprokit/support/errors.h"
 #include "reprokit/support/tool_failure.h"
 #include "reprokit/support/escape_controls.h"
+#include "reprokit/support/files.h"
 
 namespace reprokit::cli {
 
@@ -57,6 +58,7 @@ bool judges_only(const std::string& command) {
 // A stage the harness's watchdog found hung never returns: once the hang is recorded the process
 // ends here, with the status a timeout gets.
 [[noreturn]] void end_hung_process() {
+  reprokit::remove_scratch_dirs_in_use();  // the hung stage never unwinds to remove its own
   std::fflush(nullptr);
   _exit(reprokit::kTimeoutExitStatus);
 }

@@ -13,7 +13,9 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <random>
+#include <set>
 
 #include "reprokit/support/errors.h"
 #include "reprokit/support/escape_controls.h"
@@ -340,13 +342,36 @@ std::string make_scratch_dir(std::string_view prefix, std::string_view what) {
   return pattern;
 }
 
+// The paths of the ScratchDirs alive in this process (remove_scratch_dirs_in_use).
+std::mutex g_scratch_mutex;
+std::set<std::string>& scratch_dirs_in_use() {
+  static auto* paths = new std::set<std::string>;  // never destroyed: an _exit may read it
+  return *paths;
+}
+
 }  // namespace
 
-ScratchDir::ScratchDir(std::string_view prefix, std::string_view what) : path_(make_scratch_dir(prefix, what)), dir_(Dir::open(path_)) {}
+ScratchDir::ScratchDir(std::string_view prefix, std::string_view what) : path_(make_scratch_dir(prefix, what)), dir_(Dir::open(path_)) {
+  std::lock_guard<std::mutex> lock(g_scratch_mutex);
+  scratch_dirs_in_use().insert(path_);
+}
 
 ScratchDir::~ScratchDir() {
+  {
+    std::lock_guard<std::mutex> lock(g_scratch_mutex);
+    scratch_dirs_in_use().erase(path_);
+  }
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
+}
+
+void remove_scratch_dirs_in_use() {
+  std::lock_guard<std::mutex> lock(g_scratch_mutex);
+  for (const std::string& path : scratch_dirs_in_use()) {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  scratch_dirs_in_use().clear();
 }
 
 }  // namespace reprokit

@@ -70,6 +70,8 @@ class Dir {
 // and six random characters, removed with everything in it when this goes. UserError "<what>:
 // cannot create a directory under <tmp>" (without "<what>: " when what is empty) when it cannot be
 // made.
+// A process that ends without unwinding (a stage found hung ends with _exit) removes the scratch
+// directories still in use first: remove_scratch_dirs_in_use().
 class ScratchDir {
  public:
   explicit ScratchDir(std::string_view prefix, std::string_view what = "");
@@ -84,6 +86,9 @@ class ScratchDir {
   std::string path_;
   Dir dir_;
 };
+
+// Removes every ScratchDir this process holds now, for an end that runs no destructors.
+void remove_scratch_dirs_in_use();
 
 // Writes stem.ext, or stem-2.ext, stem-3.ext, ... whichever does not exist yet (never
 // overwriting), and returns the name written. UserError naming the path when the write fails.
