@@ -2,7 +2,7 @@
 failing ONNX models with the same check (bench/reduce_check.py), in one Markdown table.
 
   .venv/bin/python bench/polygraphy_vs_reprokit.py [--cases a,b] [--timeout S] [--work DIR]
-      [--exporter-python PY] [--reprokit EXE] [--keep]
+      [--exporter-python PY] [--reprokit EXE] [--flaky-checks N] [--keep]
 
 Each case's model is exported into a scratch directory by --exporter-python (default: Debian's
 /usr/bin/python3 when it has torch and torchvision, else this Python) running this file with
@@ -16,7 +16,9 @@ Each case's model is exported into a scratch directory by --exporter-python (def
               placeholder), so the check names that path; a non-zero exit status is a failure.
   reprokit:   reprokit reduce MODEL --check "PY reduce_check.py ... {}" -o OUT (its defaults: the
               original is run up to 3 times first, and the repro once more at the end, in a fresh
-              run; all of them are counted here)
+              run; all of them are counted here). --flaky-checks N is handed to it: 1 runs the
+              original once, as a reducer that takes the failure to be steady does (Polygraphy
+              runs it never).
 
 Per tool: wall time of the whole reduction (both passes for Polygraphy), the checks it ran
 (counted by the check itself, REDUCE_CHECK_COUNTER, not by either tool), the nodes of the model it
@@ -261,14 +263,15 @@ def polygraphy_flow(model, check_args, work, env, timeout, sanitize=False):
     return res
 
 
-def reprokit_flow(reprokit, model, check_args, work, env, timeout):
+def reprokit_flow(reprokit, model, check_args, work, env, timeout, flaky_checks=None):
     os.makedirs(work)
     counter = os.path.join(work, "checks.txt")
     env = dict(env, REDUCE_CHECK_COUNTER=counter)
     out = os.path.join(work, "out")
     check = " ".join([sys.executable, CHECK, *["'" + a + "'" for a in check_args], "{}"])
     log = os.path.join(work, "reduce.log")
-    rc, dt = run([reprokit, "reduce", model, "--check", check, "-o", out], work, env, timeout, log)
+    flags = ["--flaky-checks", str(flaky_checks)] if flaky_checks else []
+    rc, dt = run([reprokit, "reduce", model, "--check", check, "-o", out, *flags], work, env, timeout, log)
     res = dict(time=dt, checks=counted(counter))
     repro = os.path.join(out, "repro.onnx")
     if rc is None:
@@ -309,6 +312,8 @@ def main():
     ap.add_argument("--work", help="scratch directory (default: a new one under $TMPDIR)")
     ap.add_argument("--exporter-python", default=None)
     ap.add_argument("--reprokit", default=os.environ.get("REPROKIT_EXE") or os.path.join(ROOT, "build", "reprokit"))
+    ap.add_argument("--flaky-checks", type=int, default=None,
+                    help="handed to reprokit reduce: most runs of the original (its default 3)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
     args = ap.parse_args()
     cases = [c for c in args.cases.split(",") if c]
@@ -347,7 +352,7 @@ def main():
         print(f"[{case}] {nodes_text(model)} nodes: {desc}", file=sys.stderr)
         p = polygraphy_flow(model, check_args, os.path.join(d, "polygraphy"), env, args.timeout)
         print(f"[{case}] polygraphy: {p}", file=sys.stderr)
-        k = reprokit_flow(reprokit, model, check_args, os.path.join(d, "reprokit"), env, args.timeout)
+        k = reprokit_flow(reprokit, model, check_args, os.path.join(d, "reprokit"), env, args.timeout, args.flaky_checks)
         print(f"[{case}] reprokit: {k}", file=sys.stderr)
         rows.append((f"`{case}`", nodes_text(model), p, k))
         if "error" in p:
