@@ -56,6 +56,13 @@ void expect_minified_to_the_culprit(const MinCase& c, const fs::path& b) {
   auto report = read_json(b / "report.json");
   EXPECT_EQ(report["final_ops"], 1);
   EXPECT_TRUE(report["verified"].get<bool>());
+  // An error at run time names its node ("injected runtime error in node %a (gelu)"): the node alone
+  // is the first query after the probe, and it is the repro.
+  if (std::string(c.kind) == "runtime_error") {
+    EXPECT_EQ(report["per_strategy"]["named-in-failure"]["queries"], 1) << report["per_strategy"];
+    EXPECT_EQ(report["per_strategy"]["named-in-failure"]["successes"], 1) << report["per_strategy"];
+    EXPECT_NE(r.err.find("[minify] the failure names %a ("), std::string::npos) << r.err;
+  }
 }
 
 }  // namespace

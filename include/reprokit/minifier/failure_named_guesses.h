@@ -1,9 +1,9 @@
 // First guesses from the failure's own words. A compiler that refuses a model often names the node
-// it fails on ("Could not find an implementation for Conv(11) node with name '/features/0/Conv'");
-// a reduction that tries that node alone first, then with the nodes that feed it (for a fusion
-// that needs its pattern), can end in one or two checks where a search over the model's N nodes
-// takes about log2(N). A guess that is not interesting costs one check, and the search goes on
-// from the model as it was.
+// it fails on ("Could not find an implementation for Conv(11) node with name '/features/0/Conv'";
+// reprokit's generated code: "injected runtime error in node %x (clamp)"); a reduction that tries
+// that node alone first, then with the nodes that feed it (for a fusion that needs its pattern),
+// can end in one or two queries where a search over the graph's N nodes takes about log2(N). A
+// guess that is not interesting costs one query, and the search goes on from the graph as it was.
 #pragma once
 #include <string>
 #include <vector>
@@ -18,14 +18,22 @@ inline constexpr const char* kNamedInFailure = "named-in-failure";
 
 struct NamedNodeGuess {
   Candidate candidate;
-  std::string what;  // "node 12 '/features/0/Conv' (Conv) alone", "... with the nodes that feed it"
+  std::string what;  // "node 12 '/features/0/Conv' (Conv) alone", "%x (clamp) with the nodes that feed it"
 };
 
-// For each of the first `max_nodes` nodes of `model` that `message` names and `start` still holds:
-// the node alone, its inputs cut (graph inputs holding their original values); then the node with
-// the nodes that feed it, their inputs cut. Only candidates that can be written as the model's own
-// nodes and are smaller than `start`, in that order.
+// `reduce` of an ONNX model in its own nodes: for each of the first `max_nodes` nodes of `model`
+// that `message` names (OriginalOnnxModel::nodes_named_in) and `start` still holds: the node alone,
+// its inputs cut (graph inputs holding their original values); then the node with the nodes that
+// feed it, their inputs cut. Only candidates that can be written as the model's own nodes and are
+// smaller than `start`, in that order.
 std::vector<NamedNodeGuess> failure_named_guesses(const Candidate& start, const OriginalOnnxModel& model, const std::string& message,
                                                   size_t max_nodes = 2);
+
+// The same for reprokit's own graph, whose messages name a value as %name: each op node so named.
+std::vector<NamedNodeGuess> failure_named_guesses(const Candidate& start, const std::string& message, size_t max_nodes = 2);
+
+// The op nodes of g that `message` names as %name (the name not followed by another name
+// character), in the order it names them.
+std::vector<int> ops_named_in(const Graph& g, const std::string& message);
 
 }  // namespace reprokit

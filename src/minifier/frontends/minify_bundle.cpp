@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "reprokit/codegen/backend.h"
 #include "reprokit/codegen/passes/pass_manager.h"
@@ -19,6 +20,7 @@
 #include "reprokit/ir/text_format.h"
 #include "reprokit/minifier/candidate_values.h"
 #include "reprokit/minifier/compiler_decisions.h"
+#include "reprokit/minifier/failure_named_guesses.h"
 #include "reprokit/minifier/probe.h"
 #include "reprokit/minifier/progress_printer.h"
 #include "reprokit/minifier/reducer.h"
@@ -82,6 +84,7 @@ class MinifyFrontEnd : public ReductionFrontEnd {
     options_.original = &b_.graph;
     // The compiler's strategies only where reprokit's passes run.
     options_.strategies = passes_run(b_.spec.options.compile) ? strategy_table() : strategy_table_with({});
+    options_.first_guesses_name = kNamedInFailure;
     options_.passes = &reprokit_passes();
     ProbeOptions& po = options_.probe;
     po.runs = hang() ? 1 : std::max(1, so.flaky_checks);
@@ -135,6 +138,19 @@ class MinifyFrontEnd : public ReductionFrontEnd {
     spec_.expected = expected_;
     spec_.attempts = pr.attempts_per_candidate();
     return true;
+  }
+  // A failure where it happened (a compile error, an error at run time, a crash) names the node it
+  // happened in, and that node is tried first (failure_named_guesses.h); a drift in accuracy names
+  // the output it shows in, seldom where it starts.
+  std::vector<Candidate> first_guesses(const Candidate& start) override {
+    static const std::set<FailureKind> kSaysWhere = {FailureKind::compile_error, FailureKind::runtime_error, FailureKind::crash};
+    if (!kSaysWhere.count(expected_.kind)) return {};
+    std::vector<Candidate> out;
+    for (NamedNodeGuess& g : failure_named_guesses(start, expected_.message)) {
+      fmt::print(stderr, "[minify] the failure names {}: tried first\n", g.what);
+      out.push_back(std::move(g.candidate));
+    }
+    return out;
   }
   void ready(const TimedOracle& oracle, const ProbeResult&, const SessionOptions& o) override {
     if (expected_.kind == FailureKind::timeout && spec_.timeout_s <= 0) spec_.timeout_s = wo_.timeout_s;
