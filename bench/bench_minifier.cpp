@@ -21,6 +21,7 @@
 #include "reprokit/minifier/compiler_decisions.h"
 #include "reprokit/minifier/reducer.h"
 #include "reprokit/process/subprocess.h"
+#include "reprokit/support/files.h"
 
 using namespace reprokit;
 namespace fs = std::filesystem;
@@ -186,8 +187,8 @@ int main(int argc, char** argv) {
   in_process("one culprit, N=5000", 5000, {1666});
   in_process("pair, N=1000", 1000, {300, 550});
   in_process("three, N=1000", 1000, {200, 500, 800});
-  fs::path tmp = fs::temp_directory_path() / fmt::format("rk_bench_min_{}", ::getpid());
-  fs::create_directories(tmp);
+  const ScratchDir scratch("rk_bench_min_");  // removed with everything the cases wrote in it
+  const fs::path tmp = scratch.path();
   ProcessSpec py;
   py.argv = {"/usr/bin/python3", std::string(REPROKIT_SOURCE_DIR) + "/bench/fx_minifier_bench.py"};
   py.cwd = tmp.string();  // fx_minifier writes repro.py into its working directory
