@@ -38,9 +38,17 @@ std::string named_chain() {
   return b.bytes();
 }
 
-void write_check(const fs::path& p, const std::string& body) {
-  { std::ofstream(p) << "#!/bin/sh\n" << body; }
-  fs::permissions(p, fs::perms::owner_all);
+// named_chain() in a fresh directory, reduced with a check script of `body` ("$1" is the model).
+struct Reduced {
+  fs::path dir;
+  ProcessResult run;
+};
+Reduced reduce_named_chain(const std::string& name, const std::string& body) {
+  fs::path dir = fresh_dir(name);
+  { std::ofstream(dir / "m.onnx", std::ios::binary) << named_chain(); }
+  { std::ofstream(dir / "check.sh") << "#!/bin/sh\n" << body; }
+  fs::permissions(dir / "check.sh", fs::perms::owner_all);
+  return {dir, reprokit_cli({"reduce", "m.onnx", "--check", (dir / "check.sh").string() + " {}", "-o", "out"}, dir)};
 }
 
 TEST(FailureNamedNodes, QuotedNamesCountAndTheLongestOverlapWins) {
@@ -64,12 +72,9 @@ TEST(FailureNamedNodes, QuotedNamesCountAndTheLongestOverlapWins) {
 }
 
 TEST(FailureNamedNodes, ANamedCulpritIsReducedToInOneCheck) {
-  fs::path dir = fresh_dir("reduce_named_node");
-  { std::ofstream(dir / "m.onnx", std::ios::binary) << named_chain(); }
-  write_check(dir / "check.sh",
-              "if grep -q Tanh \"$1\"; then echo \"NOT_IMPLEMENTED : Could not find an implementation for Tanh(13) node with name "
-              "'/blk12/Tanh'\"; exit 1; fi\nexit 0\n");
-  auto r = reprokit_cli({"reduce", "m.onnx", "--check", (dir / "check.sh").string() + " {}", "-o", "out"}, dir);
+  auto [dir, r] = reduce_named_chain("reduce_named_node",
+                                     "if grep -q Tanh \"$1\"; then echo \"NOT_IMPLEMENTED : Could not find an implementation for Tanh(13) "
+                                     "node with name '/blk12/Tanh'\"; exit 1; fi\nexit 0\n");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.err.find("the failure names node 13 '/blk12/Tanh' (Tanh) alone: tried first"), std::string::npos) << r.err;
   const auto report = read_json(dir / "out" / "report.json");
@@ -87,13 +92,10 @@ TEST(FailureNamedNodes, ANamedCulpritIsReducedToInOneCheck) {
 }
 
 TEST(FailureNamedNodes, AFusionNamedAfterItsLastNodeIsTriedWithWhatFeedsIt) {
-  fs::path dir = fresh_dir("reduce_named_fusion");
-  { std::ofstream(dir / "m.onnx", std::ios::binary) << named_chain(); }
   // Interesting while a Sigmoid feeds a Mul (an ONNX file names its nodes' op types in order).
-  write_check(dir / "check.sh",
-              "if grep -q Sigmoid \"$1\" && grep -q Mul \"$1\"; then echo \"Failed to find kernel for QuickGelu(1) "
-              "(node:'/blk7/Mul/QuickGeluFusion/' ep:'CPUExecutionProvider')\"; exit 1; fi\nexit 0\n");
-  auto r = reprokit_cli({"reduce", "m.onnx", "--check", (dir / "check.sh").string() + " {}", "-o", "out"}, dir);
+  auto [dir, r] = reduce_named_chain("reduce_named_fusion",
+                                     "if grep -q Sigmoid \"$1\" && grep -q Mul \"$1\"; then echo \"Failed to find kernel for QuickGelu(1) "
+                                     "(node:'/blk7/Mul/QuickGeluFusion/' ep:'CPUExecutionProvider')\"; exit 1; fi\nexit 0\n");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.err.find("'/blk7/Mul' (Mul) with the nodes that feed it: tried first"), std::string::npos) << r.err;
   const auto report = read_json(dir / "out" / "report.json");
@@ -103,11 +105,8 @@ TEST(FailureNamedNodes, AFusionNamedAfterItsLastNodeIsTriedWithWhatFeedsIt) {
 }
 
 TEST(FailureNamedNodes, AWrongNameCostsItsGuessesAndTheSearchGoesOn) {
-  fs::path dir = fresh_dir("reduce_named_wrong");
-  { std::ofstream(dir / "m.onnx", std::ios::binary) << named_chain(); }
   // The message names the head, but the Tanh is what fails.
-  write_check(dir / "check.sh", "if grep -q Tanh \"$1\"; then echo \"error in node '/head/Abs'\"; exit 1; fi\nexit 0\n");
-  auto r = reprokit_cli({"reduce", "m.onnx", "--check", (dir / "check.sh").string() + " {}", "-o", "out"}, dir);
+  auto [dir, r] = reduce_named_chain("reduce_named_wrong", "if grep -q Tanh \"$1\"; then echo \"error in node '/head/Abs'\"; exit 1; fi\nexit 0\n");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto report = read_json(dir / "out" / "report.json");
   EXPECT_EQ(report["model_nodes"], nlohmann::json::array({"Tanh"}));
