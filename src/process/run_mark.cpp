@@ -140,6 +140,36 @@ bool still_runs(pid_t pid) {
   return close && close[1] == ' ' && close[2] != 'Z' && close[2] != 'X';
 }
 
+// Whether the /proc entry `name` is a process of group `pgid` that has not ended (a zombie has).
+bool member_runs(const char* name, pid_t pgid) {
+  char path[64] = "/proc/";
+  size_t at = std::strlen(path);
+  for (const char* c = name; *c; ++c) {
+    if (*c < '0' || *c > '9' || at > 40) return false;
+    path[at++] = *c;
+  }
+  if (at == 6) return false;
+  path[at] = '\0';
+  std::strcat(path, "/stat");
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char stat[512];
+  const ssize_t got = ::read(fd, stat, sizeof stat - 1);
+  ::close(fd);
+  if (got <= 0) return false;
+  stat[got] = '\0';
+  // "pid (comm) S ppid pgrp ...": the name may hold spaces and parentheses.
+  const char* p = std::strrchr(stat, ')');
+  if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X' || p[2] == '\0') return false;
+  p += 3;
+  while (*p == ' ') ++p;
+  while (*p >= '0' && *p <= '9') ++p;  // ppid
+  while (*p == ' ') ++p;
+  long group = 0;
+  for (; *p >= '0' && *p <= '9'; ++p) group = group * 10 + (*p - '0');
+  return group == pgid;
+}
+
 }  // namespace
 
 void stop_marked_processes(const char* token, double grace_s) {
@@ -158,6 +188,28 @@ void stop_marked_processes(const char* token, double grace_s) {
   // What a marked process started while it was being stopped is marked too: one more sweep.
   const int again = find_marked(token, marked, kMaxMarked);
   for (int k = 0; k < again; ++k) ::kill(marked[k], SIGKILL);
+}
+
+}  // namespace reprokit::process_detail
+
+namespace reprokit::process_detail {
+
+bool group_runs(pid_t pgid) {
+  const int dir = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return true;  // cannot tell: as kill(-pgid, 0) said
+  alignas(8) char dents[8192];
+  bool runs = false;
+  while (!runs) {
+    const long n = ::syscall(SYS_getdents64, dir, dents, sizeof dents);
+    if (n <= 0) break;
+    for (long off = 0; off < n && !runs;) {
+      auto* d = reinterpret_cast<LinuxDirent64*>(dents + off);
+      off += d->d_reclen;
+      runs = member_runs(d->d_name, pgid);
+    }
+  }
+  ::close(dir);
+  return runs;
 }
 
 }  // namespace reprokit::process_detail

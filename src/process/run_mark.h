@@ -20,4 +20,11 @@ std::string run_mark_entry();
 // reaper runs it in a copy of a process that had threads.
 void stop_marked_processes(const char* token, double grace_s);
 
+// Whether process group `pgid` has a member that has not ended. kill(-pgid, 0) counts zombies as
+// members: a worker's forked child, adopted on its parent's death by a subreaper above us (minify
+// is one) that reaps it only after we end, kept a stopped group "alive" through both grace
+// periods, twice, at every exit of `reprokit repro` under minify. System calls only, no
+// allocation, no static buffer (threads and the termination handler call it).
+bool group_runs(pid_t pgid);
+
 }  // namespace reprokit::process_detail

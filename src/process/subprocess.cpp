@@ -52,8 +52,8 @@ double g_stop_grace_s = 3;
 
 constexpr int kMaxChildren = 1024;
 
-// Up to the grace period while any of `groups` (0: an empty entry) still has a member. With
-// `reap`, leaders that are our children are reaped on the way (a zombie still counts as a member);
+// Up to the grace period while any of `groups` (0: an empty entry) still has a member that has not
+// ended (group_runs). With `reap`, leaders that are our children are reaped on the way;
 // never for a leader already reaped, whose pid may be another child's by now. Async-signal-safe.
 void wait_while_any_group_lives(const pid_t* groups, int n, bool reap) {
   for (long step = 0; step < static_cast<long>(g_stop_grace_s * 100); ++step) {
@@ -61,7 +61,7 @@ void wait_while_any_group_lives(const pid_t* groups, int n, bool reap) {
     for (int k = 0; k < n; ++k)
       if (groups[k] > 0) {
         if (reap) waitpid(groups[k], nullptr, WNOHANG);  // ECHILD where it is not ours: harmless
-        any |= ::kill(-groups[k], 0) == 0;
+        any |= ::kill(-groups[k], 0) == 0 && process_detail::group_runs(groups[k]);
       }
     if (!any) return;
     timespec ten_ms{0, 10'000'000};

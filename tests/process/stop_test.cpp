@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <thread>
 
 #include "reprokit/process/subprocess.h"
+#include "../../src/process/run_mark.h"
 #include "../scratch_dir.h"
 #include "run_sh.h"
 
@@ -174,4 +176,50 @@ TEST(Stop, NoChildStartsOnceATerminationSignalArrived) {
   waitpid(pid, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGTERM) << status;
   EXPECT_EQ(count_lines(started), 1) << "a child started after the termination signal";
+}
+
+// A stopped group whose last member is a zombie has ended. The zombie here is what a worker's
+// forked child becomes when the worker dies first: adopted by a subreaper above (minify is one),
+// which reaps it only later. kill(-group, 0) still finds it, and the stop used to wait out both
+// grace periods on it.
+TEST(Stop, AGroupOfOnlyAZombieHasEnded) {
+  pid_t outer = fork();
+  ASSERT_GE(outer, 0);
+  if (outer == 0) {
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    pid_t leader = fork();
+    if (leader == 0) {
+      setpgid(0, 0);
+      pid_t member = fork();  // in the leader's group
+      if (member == 0) _exit(0);
+      siginfo_t info{};
+      waitid(P_PID, static_cast<id_t>(member), &info, WEXITED | WNOWAIT);  // ended, not reaped
+      _exit(0);
+    }
+    setpgid(leader, leader);
+    waitpid(leader, nullptr, 0);  // the member, a zombie, is now this process's
+    const bool listed = ::kill(-leader, 0) == 0;
+    const bool runs = process_detail::group_runs(leader);
+    _exit((listed ? 1 : 0) | (runs ? 2 : 0));
+  }
+  int status = 0;
+  waitpid(outer, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status) & 1, 1) << "kill(-group, 0) no longer finds a zombie member: the case this test is for is gone";
+  EXPECT_EQ(WEXITSTATUS(status) & 2, 0) << "a group of only a zombie is said to run";
+}
+
+TEST(Stop, AGroupWithARunningMemberRuns) {
+  pid_t leader = fork();
+  ASSERT_GE(leader, 0);
+  if (leader == 0) {
+    setpgid(0, 0);
+    pause();
+    _exit(0);
+  }
+  setpgid(leader, leader);
+  EXPECT_TRUE(process_detail::group_runs(leader));
+  ::kill(leader, SIGKILL);
+  waitpid(leader, nullptr, 0);
+  EXPECT_FALSE(process_detail::group_runs(leader));
 }
