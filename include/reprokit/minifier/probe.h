@@ -10,8 +10,12 @@ namespace reprokit {
 
 struct ProbeOptions {
   int runs = 8;      // at most this many runs to measure the rate...
-  int min_runs = 3;  // ...and after this many, no more once budget_s is spent
+  int min_runs = 3;  // ...and after this many, only runs that end within budget_s
   double budget_s = 15;
+  // When one run takes more than budget_s / min_runs (a model through a compiler that needs
+  // seconds a graph), this many runs suffice: the third sample of such an original costs as much
+  // as several queries of the search, and a flaky failure still shows as one in two.
+  int min_runs_when_slow = 2;
   // A failure that does not show in the first runs may be flaky: keep looking up to this many
   // runs before saying the original is not interesting (a 50% flake then goes unseen 0.1% of the time).
   int look_until = 10;

@@ -91,7 +91,9 @@ class MinifyFrontEnd : public ReductionFrontEnd {
     po.look_until = expected_.failed() && !hang() ? 10 : po.runs;
     options_.probing_message =
         fmt::format("[minify] checking that the original fails ({} runs{})...\n", po.runs,
-                    po.runs > po.min_runs ? fmt::format(" at most; after {}, no more than {:.0f} s", po.min_runs, po.budget_s) : "");
+                    po.runs > po.min_runs ? fmt::format(" at most; after {} ({} when one takes over {:.0f} s), only those that end within {:.0f} s",
+                                                        po.min_runs, po.min_runs_when_slow, po.budget_s / po.min_runs, po.budget_s)
+                                          : "");
     // Until the original has been timed, allow generously (a compile may be cold); a hang keeps
     // its threshold throughout.
     options_.untimed_limit_s = so.timeout_s > 0 ? so.timeout_s : (hang() && b_.spec.timeout_s > 0 ? b_.spec.timeout_s : 300);
