@@ -9,6 +9,7 @@
 #include "reprokit/minifier/minify_bundle.h"
 #include "reprokit/minifier/worker.h"
 #include "reprokit/minifier/compiler_decisions.h"
+#include "reprokit/minifier/failure_named_guesses.h"
 #include "reprokit/support/command_words.h"
 
 namespace reprokit::cli {
@@ -16,6 +17,7 @@ namespace reprokit::cli {
 static int run_minify(const std::vector<std::string>& argv) {
   Args args(argv, with_session_flags({"--memory-limit"}, true), with_session_flags({"--any-accuracy", "--list-strategies"}, false));
   if (args.has("--list-strategies")) {
+    fmt::print("{:<16} {}\n", kNamedInFailure, kNamedInFailureDescription);  // first guesses, tried before any strategy
     for (auto& s : strategy_table()) fmt::print("{:<16} {}\n", s.name, s.description);
     return 0;
   }

@@ -2,6 +2,8 @@
 // naming the file, line and column), print and passes.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "cli_util.h"
 #include "reprokit/runtime/npy.h"
 
@@ -16,6 +18,21 @@ TEST(Cli, HelpListsEveryCommand) {
     EXPECT_NE(r.out.find(std::string("  ") + c), std::string::npos) << c;
   auto run_help = reprokit_cli({"run", "--help"}, dir);
   EXPECT_NE(run_help.out.find("REPRO_TIMEOUT"), std::string::npos);
+}
+
+// Every name --only and --skip take is listed, the first guesses first (they run first).
+TEST(Cli, ListStrategiesNamesWhatOnlyAndSkipTake) {
+  auto dir = fresh_dir("cli_strategies");
+  auto r = reprokit_cli({"minify", "--list-strategies"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("named-in-failure ", 0), 0u) << r.out;
+  for (const char* name : {"truncate", "cut-front", "bypass"}) EXPECT_NE(r.out.find(std::string("\n") + name + " "), std::string::npos) << name;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    const std::string name = line.substr(0, line.find(' '));
+    auto skip = reprokit_cli({"minify", "no-such-bundle", "--skip", name}, dir);
+    EXPECT_EQ(skip.err.find("unknown strategy"), std::string::npos) << name << ": " << skip.err;
+  }
 }
 
 TEST(Cli, BadUsageExitsTwo) {

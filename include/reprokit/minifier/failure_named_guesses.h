@@ -15,6 +15,8 @@ namespace reprokit {
 
 // The strategy name the guesses are counted under (--only / --skip take it).
 inline constexpr const char* kNamedInFailure = "named-in-failure";
+inline constexpr const char* kNamedInFailureDescription =
+    "the nodes a compile error, run-time error or crash names, each alone then with its feeders (before the search)";
 
 struct NamedNodeGuess {
   Candidate candidate;
