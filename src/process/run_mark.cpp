@@ -76,8 +76,8 @@ bool environ_holds(int fd, const char* token) {
   return false;
 }
 
-// Appends "/proc/<name>/environ" to out (size 64); false when name is not a pid.
-bool environ_path(const char* name, char* out, pid_t* pid) {
+// The pid a /proc entry names; false when it is not a process's.
+bool pid_of(const char* name, pid_t* pid) {
   long v = 0;
   if (!*name) return false;
   for (const char* c = name; *c; ++c) {
@@ -85,83 +85,89 @@ bool environ_path(const char* name, char* out, pid_t* pid) {
     v = v * 10 + (*c - '0');
   }
   *pid = static_cast<pid_t>(v);
+  return true;
+}
+
+// "/proc/<pid>/<file>" into out (size 64).
+void proc_path(pid_t pid, const char* file, char* out) {
+  char num[16];
+  int n = 0;
+  for (pid_t v = pid; v > 0 && n < 15; v /= 10) num[n++] = static_cast<char>('0' + v % 10);
   std::strcpy(out, "/proc/");
-  std::strcat(out, name);
-  std::strcat(out, "/environ");
+  size_t at = std::strlen(out);
+  while (n > 0) out[at++] = num[--n];
+  out[at++] = '/';
+  out[at] = '\0';
+  std::strcat(out, file);
+}
+
+// Calls f(pid) for each process in /proc until it returns false, reading the directory through
+// `dents` (the caller's buffer: no allocation). False when /proc cannot be read.
+template <class F> bool each_process(char* dents, size_t size, F&& f) {
+  const int dir = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return false;
+  bool more = true;
+  while (more) {
+    const long n = ::syscall(SYS_getdents64, dir, dents, size);
+    if (n <= 0) break;
+    for (long off = 0; off < n && more;) {
+      auto* d = reinterpret_cast<LinuxDirent64*>(dents + off);
+      off += d->d_reclen;
+      pid_t pid = 0;
+      if (pid_of(d->d_name, &pid)) more = f(pid);
+    }
+  }
+  ::close(dir);
   return true;
 }
 
 // The pids (up to max) of processes, the caller aside, whose environment carries the token.
 int find_marked(const char* token, pid_t* found, int max) {
-  int dir = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir < 0) return 0;
-  static char dents[32 * 1024];
+  alignas(8) static char dents[32 * 1024];
   int count = 0;
   const pid_t self = ::getpid();
-  for (;;) {
-    long n = ::syscall(SYS_getdents64, dir, dents, sizeof dents);
-    if (n <= 0) break;
-    for (long off = 0; off < n;) {
-      auto* d = reinterpret_cast<LinuxDirent64*>(dents + off);
-      off += d->d_reclen;
-      char path[64];
-      pid_t pid = 0;
-      if (!environ_path(d->d_name, path, &pid) || pid == self || count >= max) continue;
-      int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-      if (fd < 0) continue;
-      if (environ_holds(fd, token)) found[count++] = pid;
-      ::close(fd);
-    }
-  }
-  ::close(dir);
+  each_process(dents, sizeof dents, [&](pid_t pid) {
+    if (pid == self || count >= max) return true;
+    char path[64];
+    proc_path(pid, "environ", path);
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return true;
+    if (environ_holds(fd, token)) found[count++] = pid;
+    ::close(fd);
+    return true;
+  });
   return count;
+}
+
+// The fields of /proc/<pid>/stat after the process's name (" S ppid pgrp ..."), read into `buf`;
+// nullptr when the process is gone. The name may hold spaces and parentheses.
+const char* stat_after_name(pid_t pid, char* buf, size_t size) {
+  char path[64];
+  proc_path(pid, "stat", path);
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  const ssize_t got = ::read(fd, buf, size - 1);
+  ::close(fd);
+  if (got <= 0) return nullptr;
+  buf[got] = '\0';
+  const char* close = std::strrchr(buf, ')');
+  return close && close[1] == ' ' ? close + 1 : nullptr;
 }
 
 // Whether `pid` still runs: a zombie (ended, waiting for a parent that may be gone, or an init
 // that does not reap) has nothing left to stop, and waiting on it would cost the whole grace period.
 bool still_runs(pid_t pid) {
-  char path[64];
-  char num[16];
-  int n = 0;
-  for (pid_t v = pid; v > 0 && n < 15; v /= 10) num[n++] = static_cast<char>('0' + v % 10);
-  std::strcpy(path, "/proc/");
-  size_t at = std::strlen(path);
-  while (n > 0) path[at++] = num[--n];
-  path[at] = '\0';
-  std::strcat(path, "/stat");
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  static char stat[512];
-  const ssize_t got = ::read(fd, stat, sizeof stat - 1);
-  ::close(fd);
-  if (got <= 0) return false;
-  stat[got] = '\0';
-  const char* close = std::strrchr(stat, ')');  // the name may hold spaces and parentheses
-  return close && close[1] == ' ' && close[2] != 'Z' && close[2] != 'X';
+  char stat[512];
+  const char* f = stat_after_name(pid, stat, sizeof stat);
+  return f && f[1] != 'Z' && f[1] != 'X';
 }
 
-// Whether the /proc entry `name` is a process of group `pgid` that has not ended (a zombie has).
-bool member_runs(const char* name, pid_t pgid) {
-  char path[64] = "/proc/";
-  size_t at = std::strlen(path);
-  for (const char* c = name; *c; ++c) {
-    if (*c < '0' || *c > '9' || at > 40) return false;
-    path[at++] = *c;
-  }
-  if (at == 6) return false;
-  path[at] = '\0';
-  std::strcat(path, "/stat");
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
+// Whether `pid` is a process of group `pgid` that has not ended (a zombie has).
+bool member_runs(pid_t pid, pid_t pgid) {
   char stat[512];
-  const ssize_t got = ::read(fd, stat, sizeof stat - 1);
-  ::close(fd);
-  if (got <= 0) return false;
-  stat[got] = '\0';
-  // "pid (comm) S ppid pgrp ...": the name may hold spaces and parentheses.
-  const char* p = std::strrchr(stat, ')');
-  if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X' || p[2] == '\0') return false;
-  p += 3;
+  const char* p = stat_after_name(pid, stat, sizeof stat);
+  if (!p || p[1] == 'Z' || p[1] == 'X' || p[1] == '\0') return false;
+  p += 2;
   while (*p == ' ') ++p;
   while (*p >= '0' && *p <= '9') ++p;  // ppid
   while (*p == ' ') ++p;
@@ -190,26 +196,14 @@ void stop_marked_processes(const char* token, double grace_s) {
   for (int k = 0; k < again; ++k) ::kill(marked[k], SIGKILL);
 }
 
-}  // namespace reprokit::process_detail
-
-namespace reprokit::process_detail {
-
 bool group_runs(pid_t pgid) {
-  const int dir = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir < 0) return true;  // cannot tell: as kill(-pgid, 0) said
   alignas(8) char dents[8192];
   bool runs = false;
-  while (!runs) {
-    const long n = ::syscall(SYS_getdents64, dir, dents, sizeof dents);
-    if (n <= 0) break;
-    for (long off = 0; off < n && !runs;) {
-      auto* d = reinterpret_cast<LinuxDirent64*>(dents + off);
-      off += d->d_reclen;
-      runs = member_runs(d->d_name, pgid);
-    }
-  }
-  ::close(dir);
-  return runs;
+  const bool read = each_process(dents, sizeof dents, [&](pid_t pid) {
+    runs = member_runs(pid, pgid);
+    return !runs;  // one running member is enough
+  });
+  return read ? runs : true;  // /proc unreadable: cannot tell, as kill(-pgid, 0) said
 }
 
 }  // namespace reprokit::process_detail
