@@ -18,12 +18,12 @@ ProbeResult probe_original(const ProbeOptions& o, const std::function<Verdict()>
   const auto start = Clock::now();
   const int runs = std::max(1, o.runs);
   int min_runs = std::min(runs, std::max(1, o.min_runs));
-  // After min_runs, another run only where it would end within the budget (as the slowest did).
-  auto measuring = [&](int i, double slowest_s) {
-    return i < min_runs || (i < runs && std::chrono::duration<double>(Clock::now() - start).count() + slowest_s < o.budget_s);
-  };
   ProbeResult r;
-  for (int i = 0; i < std::max(runs, o.look_until) && (measuring(i, r.slowest_s) || r.fails == 0); ++i) {
+  // After min_runs, another run only where it would end within the budget (as the slowest did).
+  auto measuring = [&](int i) {
+    return i < min_runs || (i < runs && std::chrono::duration<double>(Clock::now() - start).count() + r.slowest_s < o.budget_s);
+  };
+  for (int i = 0; i < std::max(runs, o.look_until) && (measuring(i) || r.fails == 0); ++i) {
     auto q0 = Clock::now();
     Verdict v = run_once();
     r.slowest_s = std::max(r.slowest_s, std::chrono::duration<double>(Clock::now() - q0).count());
