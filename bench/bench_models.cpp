@@ -18,10 +18,20 @@
 // Runtime and OpenVINO run a real model's own .onnx (its weights are initializers they may prepack
 // and fold), a .rk model as `reprokit export` writes it with its inputs after the first (the
 // weights) as initializers; for the cpp backend, PyTorch and Inductor the weights are inputs.
-// Usage: bench_models [--iters N] [--only NAME]... [--skip interp|torch|ort|inductor|openvino]... [--keep]
+// Usage: bench_models [--iters N] [--only NAME]... [--skip interp|torch|ort|inductor|openvino|memory]...
+//                     [--threads T] [--batch B] [--keep]
+// --threads T: every engine runs on T threads (the cpp backend's OpenMP, ONNX Runtime's intra-op
+// threads, torch.set_num_threads, OpenVINO's INFERENCE_NUM_THREADS); default one per core.
+// --batch B: the real models are exported with batch B (the .rk models, whose shapes are fixed,
+// are left out); the cpp us/sample column is the run divided by B.
+// Peak memory (cpp MB, ort MB): what one run adds to its process's resident set, from before the
+// model is loaded to the peak of its first run: the cpp backend in a child of this program
+// (bench_models --peak-rss DIR: the compiled library loaded first, then the inputs and weights read
+// and one run), ONNX Runtime in check.mjs (the session created, the inputs read, the timed runs).
 // --keep leaves the work directory (exports, inputs, the compile caches) in place, so a profiler
 // (`perf report`) can still resolve the generated libraries' symbols.
 #include <dlfcn.h>
+#include <malloc.h>
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
@@ -75,6 +85,10 @@ template <class F> double once_us(F f) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 }
 
+// The threads every engine gets: --threads, or one per core.
+unsigned g_threads = 0;
+unsigned engine_threads() { return g_threads ? g_threads : std::max(1u, std::thread::hardware_concurrency()); }
+
 // PyTorch eager: the emitted program (dir/prog.py)'s function timed in a loop inside one python
 // process.
 double torch_us(const Graph& g, const fs::path& dir, int iters) {
@@ -89,6 +103,7 @@ for name, dtype, shape, strides in prog.INPUTS:
         t = torch.empty_strided(shape, strides, dtype=dtype).copy_(t)
     args.append(t)
 fn = getattr(prog, '{}')
+torch.set_num_threads({})
 with torch.no_grad():
     for _ in range({}): fn(*args)
     runs = []
@@ -98,7 +113,8 @@ with torch.no_grad():
         runs.append(time.perf_counter() - t0)
     print(sorted(runs)[len(runs) // 2] * 1e6)
 )",
-                                                  (dir / "prog.py").string(), (dir / "in").string(), torch_function_name(g), kWarmups, iters);
+                                                  (dir / "prog.py").string(), (dir / "in").string(), torch_function_name(g), engine_threads(),
+                                                  kWarmups, iters);
   ProcessSpec ps;
   ps.argv = {"/usr/bin/python3", (dir / "timeit.py").string()};
   ps.timeout_s = 300;
@@ -112,12 +128,14 @@ with torch.no_grad():
   } catch (...) { return -1; }
 }
 
-// The threads ONNX Runtime, Inductor and OpenVINO each get: one per core.
-unsigned engine_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
-
 // ONNX Runtime: the median run of `model` on the .npy files in `inputs` (named after its ONNX
-// inputs), with one intra-op thread per core; -1 (and why, on stderr) when it cannot run.
-double ort_us(const fs::path& model, const fs::path& inputs, int iters) {
+// inputs), with engine_threads() intra-op threads, and the peak memory its runs added (MB, -1
+// when not reported); us -1 (and why, on stderr) when it cannot run.
+struct OrtTiming {
+  double us = -1, peak_mb = -1;
+};
+OrtTiming ort_time(const fs::path& model, const fs::path& inputs, int iters) {
+  OrtTiming t;
   ProcessSpec ps;
   unsigned threads = engine_threads();
   ps.argv = {"node",
@@ -133,22 +151,73 @@ double ort_us(const fs::path& model, const fs::path& inputs, int iters) {
     if (r.exit_code != 0) {
       fmt::print(stderr, "bench_models: ONNX Runtime timing of {} failed: {}\n", model.string(),
                  r.err.substr(r.err.size() > 600 ? r.err.size() - 600 : 0));
-      return -1;
+      return t;
     }
-    // A model ORT has no kernel for is "ort_check: unsupported: ..." on exit 0: said, not timed.
+    // "MEDIAN_US PEAK_KB"; a model ORT has no kernel for is "ort_check: unsupported: ..." on
+    // exit 0: said, not timed.
     char* end = nullptr;
     double us = std::strtod(r.out.c_str(), &end);
     if (end == r.out.c_str()) {
       fmt::print(stderr, "bench_models: ONNX Runtime cannot time {}: {}", model.string(), r.out + r.err);
-      return -1;
+      return t;
     }
-    return us;
+    t.us = us;
+    char* end_kb = nullptr;
+    double kb = std::strtod(end, &end_kb);
+    if (end_kb != end && kb >= 0) t.peak_mb = kb / 1024;
+    return t;
   } catch (const std::exception& e) {
     fmt::print(stderr,
                "bench_models: ONNX Runtime timing needs node and onnxruntime-node (cd examples/ort_check && npm install --ignore-scripts): {}\n",
                e.what());
-    return -1;
+    return t;
   }
+}
+
+// A field of /proc/self/status in kB ("VmRSS", "VmHWM"), -1 when absent.
+double status_kb(const std::string& field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(field + ":", 0) == 0) return std::stod(line.substr(field.size() + 1));
+  return -1;
+}
+
+// The child of --peak-rss: DIR holds model.rk, its inputs (in/NAME.npy) and the compile cache the
+// timing filled (so the library is a cache hit). The library is loaded first; then the resident
+// set is the baseline, its peak is reset (clear_refs 5), the inputs are read and the model runs
+// once. Prints the kB the peak rose above the baseline; exit 3 when the peak cannot be reset.
+int peak_rss_child(const fs::path& dir) {
+  Graph g = load_module_file((dir / "model.rk").string()).entry();
+  CompileOptions o;
+  o.backend = "cpp";
+  o.cache_dir = (dir / "cache").string();
+  auto compiled = compile_graph(g, o);
+  malloc_trim(0);  // what the compile freed is not counted as the run's
+  const double base = status_kb("VmRSS");
+  if (!(std::ofstream("/proc/self/clear_refs") << "5")) return 3;
+  std::vector<Tensor> inputs;
+  for (int i = 0; i < g.num_inputs(); ++i) inputs.push_back(read_npy((dir / "in" / (g.node(i).name + ".npy")).string()));
+  compiled->run(inputs);
+  fmt::print("{:.0f}\n", status_kb("VmHWM") - base);
+  return 0;
+}
+
+// The cpp backend's peak memory of one run (MB), from a child of this program; -1 (and why, on
+// stderr) when it cannot be measured.
+double cpp_peak_mb(const Graph& g, const fs::path& dir) {
+  std::ofstream(dir / "model.rk") << print_graph(g);
+  ProcessSpec ps;
+  ps.argv = {fs::read_symlink("/proc/self/exe").string(), "--peak-rss", dir.string()};
+  ps.timeout_s = 600;
+  try {
+    ProcessResult r = run_process(ps);
+    if (r.exit_code == 0) return std::stod(r.out) / 1024;
+    fmt::print(stderr, "bench_models: no peak memory of {}: {}\n", g.name,
+               r.exit_code == 3 ? "the peak resident set cannot be reset here (/proc/self/clear_refs)"
+                                : r.err.substr(r.err.size() > 600 ? r.err.size() - 600 : 0));
+  } catch (const std::exception& e) { fmt::print(stderr, "bench_models: no peak memory of {}: {}\n", g.name, e.what()); }
+  return -1;
 }
 
 std::string shape_str(const Shape& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
@@ -325,21 +394,28 @@ std::string peak_estimate() {
 }
 
 int main(int argc, char** argv) {
-  int iters = 200;
+  if (argc == 3 && std::string(argv[1]) == "--peak-rss") return peak_rss_child(argv[2]);
+  int iters = 200, batch = 1;
   std::vector<std::string> only, skip;
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--iters") iters = std::atoi(argv[i + 1]);
+    if (std::string(argv[i]) == "--threads") g_threads = (unsigned)std::max(1, std::atoi(argv[i + 1]));
+    if (std::string(argv[i]) == "--batch") batch = std::max(1, std::atoi(argv[i + 1]));
     if (std::string(argv[i]) == "--only") only.push_back(argv[i + 1]);
     if (std::string(argv[i]) == "--skip") skip.push_back(argv[i + 1]);
   }
   const bool keep = std::find(argv + 1, argv + argc, std::string("--keep")) != argv + argc;
   auto skipped = [&](const char* column) { return std::find(skip.begin(), skip.end(), column) != skip.end(); };
   fs::path tmp = fs::temp_directory_path() / fmt::format("rk_bench_models_{}", ::getpid());
+  // Before any generated library loads libgomp, which reads it once.
+  if (g_threads) ::setenv("OMP_NUM_THREADS", std::to_string(g_threads).c_str(), 1);
   fmt::print("{}\n", peak_estimate());
+  fmt::print("batch {}, {} thread(s) per engine\n", batch, engine_threads());
   fmt::print(
-      "{:<20} {:>9} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>6} {:>10} {:>8} {:>10} {:>8} {:>8} {:>7} | {:>8} {:>8} {:>9} {:>12} {:>8}\n",
-      "model", "cpp us", "interp us", "torch us", "ort us", "ind us", "ov us", "torch/cpp", "ort/cpp", "ind/cpp", "ov/cpp", "interp/cpp", "cpp GF/s",
-      "torch GF/s", "ort GF/s", "ind GF/s", "ov GF/s", "cpp cold", "cpp warm", "ind cold", "ind/cpp cold", "ov comp");
+      "{:<20} {:>9} {:>9} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>6} {:>10} {:>8} {:>10} {:>8} {:>8} {:>7} | {:>8} {:>8} {:>9} {:>12} "
+      "{:>8} | {:>7} {:>7}\n",
+      "model", "cpp us", "cpp/smpl", "interp us", "torch us", "ort us", "ind us", "ov us", "torch/cpp", "ort/cpp", "ind/cpp", "ov/cpp", "interp/cpp",
+      "cpp GF/s", "torch GF/s", "ort GF/s", "ind GF/s", "ov GF/s", "cpp cold", "cpp warm", "ind cold", "ind/cpp cold", "ov comp", "cpp MB", "ort MB");
   struct Model {
     std::string label;
     Graph graph;
@@ -353,6 +429,10 @@ int main(int argc, char** argv) {
   for (auto name : {"mlp", "attention", "embedding_classifier", "mixed_precision"})
     files.push_back(std::string(REPROKIT_SOURCE_DIR) + "/examples/" + name + ".rk");
   for (auto name : {"mlp_large", "bert_layer"}) files.push_back(std::string(REPROKIT_SOURCE_DIR) + "/bench/models/" + name + ".rk");
+  if (batch > 1) {
+    files.clear();
+    fmt::print("(the .rk models, whose shapes are fixed, are left out at batch {})\n", batch);
+  }
   for (auto& path : files) {
     Graph g = load_module_file(path).entry();
     if (!wanted(g.name)) continue;
@@ -367,7 +447,9 @@ int main(int argc, char** argv) {
     ProcessSpec e;
     std::string list;
     for (auto& r : real) list += (list.empty() ? "" : ",") + r;
-    e.argv = {"/usr/bin/python3", std::string(REPROKIT_SOURCE_DIR) + "/tests/models/export_models.py", (tmp / "onnx").string(), "--only", list};
+    e.argv = {
+        "/usr/bin/python3",   std::string(REPROKIT_SOURCE_DIR) + "/tests/models/export_models.py", (tmp / "onnx").string(), "--only", list, "--batch",
+        std::to_string(batch)};
     e.timeout_s = 600;
     ProcessResult r;
     try {
@@ -428,7 +510,9 @@ int main(int argc, char** argv) {
         write_npy((dir / "ort_in" / (name + ".npy")).string(), inputs[static_cast<size_t>(i)]);
       }
     }
-    double ort = skipped("ort") ? -1 : ort_us(model, dir / "ort_in", n_iters);
+    OrtTiming ort_t = skipped("ort") ? OrtTiming{} : ort_time(model, dir / "ort_in", n_iters);
+    const double ort = ort_t.us;
+    const double cpp_mb = skipped("memory") ? -1 : cpp_peak_mb(g, dir);
     const double tolerance = peer_tolerance(g);
     PeerTiming ind, ov;
     if (!skipped("inductor"))  // cold: an empty cache of its own, and no FX graph or AOTAutograd cache
@@ -442,13 +526,14 @@ int main(int argc, char** argv) {
     auto ratio = [&](double v) { return v < 0 ? std::string("n/a") : fmt::format("{:.2f}", v / cpp); };
     auto peer_us = [&](const PeerTiming& p) { return p.mismatch ? std::string("mismatch") : us(p.us); };
     auto ms = [](double v) { return v < 0 ? std::string("n/a") : fmt::format("{:.0f} ms", v); };
+    auto mb = [](double v) { return v < 0 ? std::string("n/a") : fmt::format("{:.1f}", v); };
     fmt::print(
-        "{:<20} {:>9.1f} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>6} {:>10} {:>8} {:>10} {:>8} {:>8} {:>7} | {:>8} {:>8} {:>9} {:>12} "
-        "{:>8}\n",
-        label, cpp, us(interp), us(torch), us(ort), peer_us(ind), peer_us(ov), ratio(torch), ratio(ort), ratio(ind.us), ratio(ov.us),
+        "{:<20} {:>9.1f} {:>9.1f} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>6} {:>10} {:>8} {:>10} {:>8} {:>8} {:>7} | {:>8} {:>8} {:>9} "
+        "{:>12} {:>8} | {:>7} {:>7}\n",
+        label, cpp, cpp / batch, us(interp), us(torch), us(ort), peer_us(ind), peer_us(ov), ratio(torch), ratio(ort), ratio(ind.us), ratio(ov.us),
         interp < 0 ? std::string("n/a") : fmt::format("{:.1f}", interp / cpp), gflops(cpp), gflops(torch), gflops(ort), gflops(ind.us), gflops(ov.us),
         ms(cold_ms), fmt::format("{:.1f} ms", warm_ms), ms(ind.compile_ms),
-        ind.compile_ms < 0 ? std::string("n/a") : fmt::format("{:.1f}", ind.compile_ms / cold_ms), ms(ov.compile_ms));
+        ind.compile_ms < 0 ? std::string("n/a") : fmt::format("{:.1f}", ind.compile_ms / cold_ms), ms(ov.compile_ms), mb(cpp_mb), mb(ort_t.peak_mb));
   }
   fmt::print("{}\n", openblas_core());
   fmt::print(
@@ -456,7 +541,8 @@ int main(int argc, char** argv) {
       " GF/s (cpp, torch, ort, ind, ov) counts each model's direct multiply-adds: engines that do fewer, as Winograd convolutions do,\n"
       " show an effective rate; cpp cold/warm = compile with a fresh cache / a cache hit (no compiler run); ind cold = Inductor's first\n"
       " call with an empty cache (trace, codegen, C++ build, one run), ind/cpp its ratio to cpp cold; ov comp = OpenVINO's read_model +\n"
-      " compile_model; \"mismatch\": that engine's outputs disagree with cpp's, so its time is not reported)\n");
+      " compile_model; \"mismatch\": that engine's outputs disagree with cpp's, so its time is not reported;\n"
+      " cpp/smpl = cpp us / batch; cpp MB, ort MB = what one run adds to the resident set of the process that runs it)\n");
   if (keep) fmt::print("(kept {})\n", tmp.string());
   else fs::remove_all(tmp);
   return 0;

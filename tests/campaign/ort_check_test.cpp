@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 
 #include "../codegen/backend_test_util.h"
 #include "../harness/cli_util.h"
@@ -228,6 +229,32 @@ TEST(OrtCheck, PassesOnAnExportedModel) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("ort_check: PASS: 3 output(s) of model.onnx"), std::string::npos) << r.out << r.err;
   EXPECT_NE(r.out.find("reprokit compare: PASS"), std::string::npos) << r.out;
+}
+
+// --time (bench_models' ONNX Runtime column): the median run in microseconds, then the kB the
+// session and its runs added to the process's peak resident set; a bad count is refused.
+TEST(OrtCheck, TimePrintsTheMedianRunAndThePeakMemory) {
+  REQUIRE_NODE_WITH_ORT(node);
+  const fs::path root = fresh_dir("ort_time");
+  const fs::path model = onnx_candidate(root / "c", kModel);
+  ProcessSpec s;
+  s.argv = {node, kCheck.string(), "--time", model.string(), (model.parent_path() / "inputs").string(), "5", "1"};
+  s.timeout_s = 300;
+  ProcessResult r = run_process(s);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::istringstream line(r.out);
+  double us = -1, kb = -1;
+  line >> us >> kb;
+  ASSERT_FALSE(line.fail()) << r.out;
+  EXPECT_GT(us, 0) << r.out;
+  // Loading a model and running it takes memory; a whole machine's worth would be a wrong baseline.
+  EXPECT_GT(kb, 0) << r.out;
+  EXPECT_LT(kb, 4 << 20) << r.out;
+
+  s.argv[5] = "0";
+  ProcessResult bad = run_process(s);
+  EXPECT_EQ(bad.exit_code, 3) << bad.out << bad.err;
+  EXPECT_NE((bad.out + bad.err).find("ITERS and THREADS must be positive integers"), std::string::npos) << bad.out << bad.err;
 }
 
 // ONNX Runtime writes an empty mat-debug-<pid>.log into $TMPDIR on every run; the check gives it a

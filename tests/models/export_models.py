@@ -5,12 +5,12 @@ reprokit's tests import the ONNX files written here and compare against the
 PyTorch eager output saved next to them. Weights are random from a fixed seed
 (torch.manual_seed(0) before constructing each model), so nothing is downloaded.
 
-Usage: /usr/bin/python3 tests/models/export_models.py OUT_DIR [--only NAME,NAME]
+Usage: /usr/bin/python3 tests/models/export_models.py OUT_DIR [--only NAME,NAME] [--batch N]
 (--only also exports EXTRA_MODELS: more torchvision models and torch.nn modules, which the suite
-does not use.)
+does not use; --batch N makes the input's first dimension, the batch, N instead of the model's own.)
 
 For each model, OUT_DIR/<name>/ gets model.onnx, input.npy (batch-1 float32
-input), expected.npy (eager float32 output) and info.json.
+input, or batch N), expected.npy (eager float32 output) and info.json.
 """
 import argparse
 import json
@@ -388,7 +388,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out_dir")
     ap.add_argument("--only", help="comma-separated model names")
+    ap.add_argument("--batch", type=int, help="the input's first dimension (the batch)")
     args = ap.parse_args()
+    if args.batch is not None and args.batch < 1:
+        sys.exit(f"--batch {args.batch}: expected a positive batch size")
     known = {**MODELS, **EXTRA_MODELS}
     names = args.only.split(",") if args.only else list(MODELS)
     unknown = [n for n in names if n not in known]
@@ -397,6 +400,8 @@ def main():
     failed = []
     for name in names:
         make, shape, keep_bn = known[name]
+        if args.batch is not None:
+            shape = [args.batch] + list(shape[1:])
         try:
             export_one(name, make, shape, keep_bn, args.out_dir)
         except Exception as e:  # report and keep going with the other models
