@@ -657,6 +657,7 @@ CppSource render_cpp(const Graph& g, const NodeInjections& injections) {
   CppSource out;
   const std::string prelude = template_text("cpp_prelude.h") + "\n";
   out.entry = gen.run();
+  out.prelude = prelude;
   bool conv = false, matmul = false;
   for (auto& u : gen.units()) {
     out.units.push_back(prelude + u.text);

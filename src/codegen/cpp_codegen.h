@@ -25,6 +25,7 @@ using NodeInjections = std::map<std::string, NodeFault>;
 struct CppSource {
   std::vector<std::string> units;
   std::string entry;
+  std::string prelude;       // the text the entry and most units begin with (cpp_prelude.h)
   std::string text() const;  // all of it, for reading (not compilable as one unit)
 };
 CppSource render_cpp(const Graph& g, const NodeInjections& injections);

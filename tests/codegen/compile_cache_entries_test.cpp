@@ -1,6 +1,7 @@
 // The compile cache's entries: an object or library that is not what was built (damaged,
 // replaced) is built again rather than linked or loaded, and the cache keeps under its size
 // limit by removing the least recently used files, never while another process uses it.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <fcntl.h>
@@ -177,4 +178,86 @@ TEST(CompileCacheEntries, ACompileUnderATinyLimitWorksAndLeavesTheCacheSmall) {
   ASSERT_NE(first.find("%y"), std::string::npos) << first;
   EXPECT_EQ(run_cli(kExp, cache), first);
   EXPECT_LE(bytes_in(cache), 1024u);
+}
+
+namespace {
+
+// Many outputs, each its own kernel, so many units: enough translation units for a build to
+// precompile the prelude. `salt` makes the kernels (and so the units) differ between calls.
+std::string many_units(int salt) {
+  const char* ops[] = {"erf", "neg", "sin", "cos", "tanh", "sigmoid", "abs", "relu"};
+  std::string body, outs;
+  for (int i = 0; i < 160; ++i) {
+    body += fmt::format("  %s{0} = add(%x, {0}.5)\n  %y{0} = {1}(%s{0})\n", i, ops[(i + salt) % 8]);
+    outs += fmt::format("{}%y{}", i ? ", " : "", i);
+  }
+  return "graph cache_units(%x: f32[4]) {\n" + body + "  return (" + outs + ")\n}";
+}
+
+// The kept sources of the units compiled after the prelude (beginning with the note that says
+// so), and of all units.
+std::pair<size_t, size_t> units_after_prelude(const fs::path& cache) {
+  size_t after = 0, all = 0;
+  for (auto& src : files_like(cache / "units", "u_", ".cpp")) {
+    ++all;
+    std::string first;
+    std::getline(std::ifstream(src) >> std::ws, first);
+    if (first.rfind("// (after the prelude: compiled with -include ", 0) == 0) ++after;
+  }
+  return {after, all};
+}
+
+double many_units_error(const fs::path& cache, int salt = 0) {
+  auto opts = cpp_options();
+  opts.cache_dir = cache.string();
+  return max_error_vs_f64(parse_graph(many_units(salt)), opts);
+}
+
+}  // namespace
+
+// The prelude (most of what g++ read for a unit) is compiled once per cache into a precompiled
+// header, and units compiled after it begin where the prelude ends; their results are the same.
+TEST(CompileCacheEntries, ThePreludeIsPrecompiledOnceAndLaterUnitsStartAfterIt) {
+  const fs::path cache = fresh_cache("prelude");
+  EXPECT_LT(many_units_error(cache), 1e-5);
+  auto headers = files_like(cache / "units", "p_", ".h"), compiled = files_like(cache / "units", "p_", ".h.gch");
+  ASSERT_EQ(headers.size(), 1u);
+  ASSERT_EQ(compiled.size(), 1u);
+  EXPECT_TRUE(entry_intact(headers[0]));
+  EXPECT_TRUE(entry_intact(compiled[0]));
+  auto [after, all] = units_after_prelude(cache);
+  EXPECT_EQ(after, all);
+  EXPECT_GE(after, 5u);
+
+  // A later build too small to precompile it uses it.
+  expect_exp(run_through(kExp, cache));
+  EXPECT_EQ(units_after_prelude(cache).first, after + 1);
+  EXPECT_EQ(files_like(cache / "units", "p_", ".h.gch").size(), 1u);
+}
+
+// A build of one unit and the entry point does not pay for precompiling the prelude.
+TEST(CompileCacheEntries, ASmallBuildInAFreshCacheDoesNotPrecompileThePrelude) {
+  const fs::path cache = fresh_cache("prelude-small");
+  expect_exp(run_through(kExp, cache));
+  EXPECT_TRUE(files_like(cache / "units", "p_", ".gch").empty());
+  auto [after, all] = units_after_prelude(cache);
+  EXPECT_EQ(after, 0u);
+  EXPECT_EQ(all, 1u);
+}
+
+// A damaged precompiled prelude is never given to the compiler: units compile whole until a build
+// large enough makes it again.
+TEST(CompileCacheEntries, ADamagedPrecompiledPreludeIsNotUsedAndIsBuiltAgain) {
+  const fs::path cache = fresh_cache("prelude-damaged");
+  EXPECT_LT(many_units_error(cache), 1e-5);
+  auto compiled = files_like(cache / "units", "p_", ".h.gch");
+  ASSERT_EQ(compiled.size(), 1u);
+  fs::resize_file(compiled[0], 16);
+  const size_t after = units_after_prelude(cache).first;
+  expect_exp(run_through(kExp, cache));
+  EXPECT_EQ(units_after_prelude(cache).first, after) << "compiled against a damaged precompiled prelude";
+
+  EXPECT_LT(many_units_error(cache, 1), 1e-5);  // other kernels: a large build
+  EXPECT_GT(fs::file_size(compiled[0]), 16u);
+  EXPECT_TRUE(entry_intact(compiled[0]));
 }
