@@ -53,8 +53,6 @@ exit 1: they do not, or ORT fails; exit 3: cannot judge. See examples/ort_check/
 class CannotJudge extends Error {}  // exit 3
 class Unsupported extends Error {}  // exit 0, "unsupported"
 
-// Prints the verdict's line and sets the exit status; the process then ends by itself, once
-// stdout and stderr are flushed.
 // The peak resident set of this process since it started, in kB: /proc/self/status's VmHWM.
 // Not resourceUsage().maxRSS: the kernel carries the maxRSS of the process that started this one
 // across exec (bench_models holding hundreds of MB of models made every model's peak look alike).
@@ -63,6 +61,8 @@ function peakResidentKb() {
   return line ? Number(line.split(/\s+/)[1]) : NaN;
 }
 
+// Prints the verdict's line and sets the exit status; the process then ends by itself, once
+// stdout and stderr are flushed.
 function finish([code, line]) {
   (code === EXIT_PASS ? console.log : console.error)(line);
   process.exitCode = code;

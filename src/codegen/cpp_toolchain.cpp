@@ -111,6 +111,15 @@ std::string last_compiler_output() { return g_last_warnings; }
 
 namespace {
 
+// `tmp` becomes the cache entry `entry`, its digest recorded first: an entry never lies in the
+// cache without one.
+void publish_entry(const fs::path& tmp, const fs::path& entry) {
+  record_digest(tmp, entry);
+  std::error_code ec;
+  fs::rename(tmp, entry, ec);
+  if (ec) throw UserError(fmt::format("cannot move '{}' into the compile cache: {}", entry.string(), ec.message()));
+}
+
 // One compiler run over `src` (written to `dir` under a unique name first) producing `out`, or,
 // with no kept_src, a link of extra_inputs alone; throws CompileFailure with the compiler's first
 // error and log when it fails, and remembers a plain rejection in `remembered` (a killed or
@@ -159,9 +168,8 @@ void run_compiler(const std::string& compiler, const std::vector<std::string>& f
     throw CompileFailure(FailureKind::compile_error, message);
   }
   log_out = log;
-  if (cached) record_digest(tmp, out);
-  fs::rename(tmp, out, ec);
-  if (ec) throw UserError(fmt::format("cannot move '{}' into the compile cache: {}", out.string(), ec.message()));
+  if (cached) publish_entry(tmp, out);
+  else if (fs::rename(tmp, out, ec); ec) throw UserError(fmt::format("cannot move '{}' into the compile cache: {}", out.string(), ec.message()));
 }
 
 // Runs `jobs` side by side on up to as many threads as the machine has cores; rethrows the first
@@ -179,14 +187,11 @@ void run_side_by_side(const std::vector<std::function<void()>>& jobs) {
     if (f) std::rethrow_exception(f);
 }
 
-// A new cache entry holding `text`, its digest recorded first (as run_compiler does for objects).
+// A new cache entry holding `text`.
 void write_entry(const fs::path& entry, const std::string& text) {
   const fs::path tmp = entry.parent_path() / fmt::format("{}.{}.{}.tmp", entry.filename().string(), ::getpid(), g_invocations.fetch_add(1));
   write_new_private_file(tmp, text);
-  record_digest(tmp, entry);
-  std::error_code ec;
-  fs::rename(tmp, entry, ec);
-  if (ec) throw UserError(fmt::format("cannot move '{}' into the compile cache: {}", entry.string(), ec.message()));
+  publish_entry(tmp, entry);
 }
 
 // Every unit and the entry point begin with the prelude (cpp_prelude.h: about 120 KB of headers),
@@ -240,16 +245,17 @@ CompiledLibrary build_and_load(const CppSource& source, const fs::path& dir, con
     // compiler rejected before is rejected again at once (the minifier's probe, its final
     // verification and reruns of a compile-error bundle then cost no compile each).
     std::vector<fs::path> objects;
-    std::vector<size_t> missing;  // the units to compile
-    std::set<std::string> seen;   // a unit can occur twice in one graph (copies of like outputs)
+    const auto unit_file = [&](const std::string& ukey, const char* ext) { return units_dir / ("u_" + ukey + ext); };
+    std::vector<std::pair<size_t, std::string>> missing;  // the units to compile: index, key
+    std::set<std::string> seen;                           // a unit can occur twice in one graph (copies of like outputs)
     for (size_t i = 0; i < source.units.size(); ++i) {
       const std::string ukey = fmt::format("{:016x}", fnv1a64(source.units[i] + salt));
       if (!seen.insert(ukey).second) continue;
-      fs::path obj = units_dir / ("u_" + ukey + ".o"), rejected = units_dir / ("u_" + ukey + ".error");
+      const fs::path obj = unit_file(ukey, ".o"), rejected = unit_file(ukey, ".error");
       objects.push_back(obj);
       if (entry_intact(obj)) continue;
       if (fs::is_regular_file(rejected, ec)) throw CompileFailure(FailureKind::compile_error, read_file(rejected.string(), kMaxTextFileBytes));
-      missing.push_back(i);
+      missing.emplace_back(i, ukey);
     }
     // Each translation unit beginning with the prelude is compiled as the rest of its text with
     // the precompiled prelude (its key stays the hash of the whole text).
@@ -257,7 +263,7 @@ CompiledLibrary build_and_load(const CppSource& source, const fs::path& dir, con
       return !source.prelude.empty() && text.compare(0, source.prelude.size(), source.prelude) == 0;
     };
     size_t would_use = after_prelude(source.entry) ? 1 : 0;
-    for (size_t i : missing) would_use += after_prelude(source.units[i]) ? 1 : 0;
+    for (auto& [i, ukey] : missing) would_use += after_prelude(source.units[i]) ? 1 : 0;
     const std::string header = prelude_header(units_dir, source.prelude, salt, compiler, would_use >= kPrecompileFrom);
     std::vector<std::string> with_header = kUnitFlags;
     if (!header.empty()) with_header.insert(with_header.end(), {"-include", header});
@@ -269,14 +275,11 @@ CompiledLibrary build_and_load(const CppSource& source, const fs::path& dir, con
     };
     std::vector<std::function<void()>> compiles;
     std::vector<std::string> logs(source.units.size());
-    for (size_t i : missing) {
-      const std::string ukey = fmt::format("{:016x}", fnv1a64(source.units[i] + salt));
-      const fs::path obj = units_dir / ("u_" + ukey + ".o"), rejected = units_dir / ("u_" + ukey + ".error");
-      compiles.push_back([&, i, obj, rejected, ukey] {
+    for (auto& [i, ukey] : missing)
+      compiles.push_back([&, i = i, ukey = ukey] {
         auto [text, flags] = compiled_as(source.units[i]);
-        run_compiler(compiler, flags, text, units_dir / ("u_" + ukey + ".cpp"), obj, {}, rejected, logs[i]);
+        run_compiler(compiler, flags, text, unit_file(ukey, ".cpp"), unit_file(ukey, ".o"), {}, unit_file(ukey, ".error"), logs[i]);
       });
-    }
     // The entry point compiles beside the units (last: the list is longest first), then all
     // are linked into the library. Compiled after them, as it was, it added its 0.15-0.2 s to
     // every cold compile, and to every minifier query whose units were all cache hits.
