@@ -14,6 +14,11 @@
 #include <limits>
 #include <vector>
 
+// Without AVX-512, GCC notes that a function returning a 16-float vector has another ABI than
+// with it (-Wpsabi). Every such function here is internal to its unit (anonymous namespace), so
+// no call crosses that boundary.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 // CBLAS (OpenBLAS): the matmul and convolution kernels call it. Declared here rather than
 // included, so the generated code needs no BLAS headers.
 extern "C" {

@@ -171,6 +171,23 @@ const Case kCases[] = {
     {"epilogue_residual_of_two_convs",
      "graph g(%x: f32[1, 8, 10, 10], %w1: f32[8, 8, 3, 3], %w2: f32[8, 8, 1, 1]) {\n  %p = conv2d(%x, %w1, padding=[1, 1])\n  %q = conv2d(%x, %w2)\n"
      "  %s = add(%p, %q)\n  %r = relu(%s)\n  return (%r)\n}"},
+    // SiLU after a 1x1 conv in groups of panels (N = 1073, a last panel of 17); a batch of 2 in
+    // 2 groups with a per-channel scale and a residual read through channel-last strides;
+    // weights over 1 MiB (tiles of rows) with a residual; an output of one row; an operand that
+    // varies along the rows only.
+    {"epilogue_silu_groups_of_panels",
+     "graph g(%x: f32[1, 16, 37, 29], %w: f32[96, 16, 1, 1], %b: f32[96]) {\n  %y = conv2d(%x, %w, %b)\n  %s = silu(%y)\n  return (%s)\n}"},
+    {"epilogue_groups_channel_scale_strided_residual",
+     "graph g(%x: f32[2, 12, 13, 11], %w: f32[20, 6, 3, 3], %s: f32[1, 20, 1, 1], %r: f32[2, 20, 13, 11] strides=[2860, 1, 220, 20]) {\n"
+     "  %y = conv2d(%x, %w, padding=[1, 1], groups=2)\n  %a = mul(%y, %s)\n  %c = add(%a, %r)\n  %d = relu(%c)\n  return (%d)\n}"},
+    {"epilogue_row_tiles_residual",
+     "graph g(%x: f32[1, 900, 8, 9], %w: f32[300, 900, 1, 1], %b: f32[300], %r: f32[1, 300, 8, 9]) {\n  %y = conv2d(%x, %w, %b)\n"
+     "  %c = add(%y, %r)\n  %t = relu(%c)\n  return (%t)\n}"},
+    {"epilogue_one_row",
+     "graph g(%x: f32[1, 8, 1, 70], %w: f32[24, 8, 1, 3], %r: f32[1, 24, 1, 68]) {\n  %y = conv2d(%x, %w)\n  %c = sub(%y, %r)\n  return (%c)\n}"},
+    {"epilogue_operand_along_rows",
+     "graph g(%x: f32[1, 8, 14, 15], %w: f32[16, 8, 3, 3], %h: f32[1, 1, 14, 1]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  %c = mul(%y, %h)\n"
+     "  return (%c)\n}"},
     {"epilogue_value_also_returned",  // the conv is an output too: no epilogue
      "graph g(%x: f32[1, 3, 8, 8], %w: f32[5, 3, 3, 3]) {\n  %y = conv2d(%x, %w)\n  %r = relu(%y)\n  return (%r, %y)\n}"},
     {"epilogue_read_twice",  // two kernels read the conv: no epilogue
