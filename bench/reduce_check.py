@@ -34,7 +34,13 @@ def count(argv):
 
 
 def session(model):
+    import tempfile
     import onnxruntime as ort
+    # ONNX Runtime's Python package leaves an empty mat-debug-<pid>.log in the temporary
+    # directory each time it is imported; a reduction runs this check hundreds of times.
+    log = os.path.join(tempfile.gettempdir(), f"mat-debug-{os.getpid()}.log")
+    if os.path.isfile(log) and os.path.getsize(log) == 0:
+        os.remove(log)
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1

@@ -11,9 +11,16 @@
 # prints NOT REPRODUCED and exits 0 otherwise.
 import os
 import sys
+import tempfile
 
 import numpy as np
 import onnxruntime as ort
+
+# ONNX Runtime's Python package leaves an empty mat-debug-<pid>.log in the temporary directory
+# each time it is imported: not when this script is run as a check, once per candidate.
+_ORT_LOG = os.path.join(tempfile.gettempdir(), f'mat-debug-{os.getpid()}.log')
+if os.path.isfile(_ORT_LOG) and os.path.getsize(_ORT_LOG) == 0:
+    os.remove(_ORT_LOG)
 
 ort.set_default_logger_severity(4)  # the exception says it all; ORT would also log it, coloured, to stderr
 

@@ -508,6 +508,21 @@ const char* kSiluF64 =
     "  return (%s)\n"
     "}\n";
 
+// The checkout's Python running `args`, with `tmp` as its TMPDIR: ONNX Runtime's Python package
+// leaves an empty mat-debug-<pid>.log there each time it is imported.
+ProcessSpec venv_python(std::vector<std::string> args, const fs::path& tmp) {
+  ProcessSpec s;
+  s.argv = {(fs::path(REPROKIT_SOURCE_DIR) / ".venv" / "bin" / "python").string()};
+  s.argv.insert(s.argv.end(), args.begin(), args.end());
+  s.env_set["TMPDIR"] = tmp.string();
+  return s;
+}
+
+bool venv_has_onnxruntime(const fs::path& tmp) {
+  return fs::exists(fs::path(REPROKIT_SOURCE_DIR) / ".venv" / "bin" / "python") &&
+         run_process(venv_python({"-c", "import onnxruntime, numpy"}, tmp)).exit_code == 0;
+}
+
 }  // namespace
 
 TEST(OrtOptimisers, BisectNamesTheRewriteRuleAndTheFusion) {
@@ -556,32 +571,23 @@ TEST(OrtOptimisers, MinifiedReportSpeaksOnnxRuntimesTermsAndTriageGroupsByTheRul
   EXPECT_EQ(groups[0]["location"], "pool_attributes.h:88");
 
   // The reproducer runs as written where Python has onnxruntime and numpy.
-  const fs::path python = fs::path(REPROKIT_SOURCE_DIR) / ".venv" / "bin" / "python";
-  ProcessSpec probe;
-  probe.argv = {python.string(), "-c", "import onnxruntime, numpy"};
-  if (!fs::exists(python) || run_process(probe).exit_code != 0) GTEST_SKIP() << "no Python with onnxruntime in .venv (scripts/install_deps.sh)";
-  ProcessSpec run;
-  run.argv = {python.string(), (bundles[0] / "repro_onnxruntime.py").string()};
-  ProcessResult py = run_process(run);
+  if (!venv_has_onnxruntime(dir)) GTEST_SKIP() << "no Python with onnxruntime in .venv (scripts/install_deps.sh)";
+  ProcessResult py = run_process(venv_python({(bundles[0] / "repro_onnxruntime.py").string()}, dir));
   EXPECT_EQ(py.exit_code, 1) << py.out << py.err;
   EXPECT_NE(py.out.find("REPRODUCED: ONNX Runtime cannot create the session"), std::string::npos) << py.out;
 }
 
 TEST(OrtOptimisers, TheReproducerJudgesOutputsAgainstFloat64) {
   REQUIRE_NODE_WITH_ORT(node);
-  const fs::path python = fs::path(REPROKIT_SOURCE_DIR) / ".venv" / "bin" / "python";
-  ProcessSpec probe;
-  probe.argv = {python.string(), "-c", "import onnxruntime, numpy"};
-  if (!fs::exists(python) || run_process(probe).exit_code != 0) GTEST_SKIP() << "no Python with onnxruntime in .venv (scripts/install_deps.sh)";
-  // A graph ORT runs correctly: its reproducer says so.
   const fs::path dir = fresh_dir("ort_reproducer");
+  if (!venv_has_onnxruntime(dir)) GTEST_SKIP() << "no Python with onnxruntime in .venv (scripts/install_deps.sh)";
+  // A graph ORT runs correctly: its reproducer says so.
   const Graph g = parse_graph("graph ok(%x: f32[3]) {\n  %y = exp(%x)\n  return (%y)\n}\n");
   ReproSpec spec;
   spec.options.compile.backend = "onnxruntime";
   spec.expected.kind = FailureKind::accuracy;
   write_repro_files(dir.string(), g, {Tensor::from_doubles(DType::f32, {3}, {0.5, -1, 2})}, spec, "test");
-  ProcessSpec run;
-  run.argv = {python.string(), (dir / "repro_onnxruntime.py").string()};
+  const ProcessSpec run = venv_python({(dir / "repro_onnxruntime.py").string()}, dir);
   ProcessResult ok = run_process(run);
   EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
   EXPECT_NE(ok.out.find("NOT REPRODUCED"), std::string::npos) << ok.out;
