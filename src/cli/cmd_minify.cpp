@@ -10,6 +10,7 @@
 #include "reprokit/minifier/worker.h"
 #include "reprokit/minifier/compiler_decisions.h"
 #include "reprokit/minifier/failure_named_guesses.h"
+#include "reprokit/minifier/reducer.h"
 #include "reprokit/support/command_words.h"
 
 namespace reprokit::cli {
@@ -18,7 +19,12 @@ static int run_minify(const std::vector<std::string>& argv) {
   Args args(argv, with_session_flags({"--memory-limit"}, true), with_session_flags({"--any-accuracy", "--list-strategies"}, false));
   if (args.has("--list-strategies")) {
     fmt::print("{:<16} {}\n", kNamedInFailure, kNamedInFailureDescription);  // first guesses, tried before any strategy
-    for (auto& s : strategy_table()) fmt::print("{:<16} {}\n", s.name, s.description);
+    // The removals, the one guess of every simplification at once, then the simplifications.
+    for (auto& s : strategy_table())
+      if (s.removes_nodes) fmt::print("{:<16} {}\n", s.name, s.description);
+    fmt::print("{:<16} {}\n", kSimplifyAll, kSimplifyAllDescription);
+    for (auto& s : strategy_table())
+      if (!s.removes_nodes) fmt::print("{:<16} {}\n", s.name, s.description);
     return 0;
   }
   if (args.positional().size() != 1) throw UsageError("expected exactly one BUNDLE_DIR");

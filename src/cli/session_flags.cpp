@@ -5,6 +5,7 @@
 #include "reprokit/minifier/query_limit.h"
 #include "reprokit/minifier/compiler_decisions.h"
 #include "reprokit/minifier/failure_named_guesses.h"
+#include "reprokit/minifier/reducer.h"
 #include "reprokit/support/command_words.h"
 
 namespace reprokit::cli {
@@ -17,7 +18,7 @@ std::set<std::string> strategy_names(const std::string& csv) {
   for (const std::string& item : csv_items(csv)) {
     bool known = false;
     for (auto& s : strategy_table()) known |= s.name == item;
-    known |= item == kNamedInFailure;  // reduce's first guesses
+    known |= item == kNamedInFailure || item == kSimplifyAll;  // the guesses before and in the first round
     if (!known) throw UsageError("unknown strategy '" + item + "' (--list-strategies lists them)");
     out.insert(item);
   }

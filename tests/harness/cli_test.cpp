@@ -26,7 +26,8 @@ TEST(Cli, ListStrategiesNamesWhatOnlyAndSkipTake) {
   auto r = reprokit_cli({"minify", "--list-strategies"}, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("named-in-failure ", 0), 0u) << r.out;
-  for (const char* name : {"truncate", "cut-front", "bypass"}) EXPECT_NE(r.out.find(std::string("\n") + name + " "), std::string::npos) << name;
+  for (const char* name : {"truncate", "cut-front", "bypass", "simplify-all"})
+    EXPECT_NE(r.out.find(std::string("\n") + name + " "), std::string::npos) << name;
   std::istringstream lines(r.out);
   for (std::string line; std::getline(lines, line);) {
     const std::string name = line.substr(0, line.find(' '));

@@ -105,6 +105,29 @@ TEST(Engine, APairReducedToExactlyItNearTheInformationBound) {
   }
 }
 
+// With the one guess of every simplification off (--skip simplify-all), no query is counted
+// under it, and the search still ends at the pair.
+TEST(Engine, TheGuessOfEverySimplificationCanBeLeftOut) {
+  Graph g = unary_chain(200);
+  for (int i : {40, 120}) g.node(g.find(fmt::format("n{}", i))).op = Op::erf;
+  Candidate start;
+  start.graph = g;
+  FakeOracle oracle(
+      [&](const Candidate& c) {
+        size_t erfs = 0;
+        for (const Node& node : c.graph.nodes) erfs += node.op == Op::erf;
+        return erfs == 2;
+      },
+      1);
+  MinifyOptions without;
+  without.simplify_all = false;
+  auto r = reduce(start, strategy_table(), oracle, without);
+  EXPECT_EQ(r.best.graph.num_ops(), 2) << print_graph(r.best.graph);
+  EXPECT_FALSE(r.per_strategy.count(kSimplifyAll));
+  auto with = reduce(start, strategy_table(), oracle, {});
+  EXPECT_EQ(with.per_strategy[kSimplifyAll].queries, 1);
+}
+
 // A fused pattern in a graph with branches: the node a truncation ends at and the one node of
 // several that feed it. The feeders guess keeps the node with all that feed it, and the search
 // goes on from those few nodes instead of the whole prefix.

@@ -15,6 +15,11 @@
 
 namespace reprokit {
 
+// The first round's one guess, counted under this name (--only / --skip take it).
+inline constexpr const char* kSimplifyAll = "simplify-all";
+inline constexpr const char* kSimplifyAllDescription =
+    "every strategy that changes rather than removes, each at its simplest, in one candidate (once, after the first removals)";
+
 struct MinifyOptions {
   int max_rounds = 8;      // fixpoint rounds over all strategies
   int flaky_attempts = 1;  // query each candidate up to this many times (flaky failures)
@@ -28,6 +33,7 @@ struct MinifyOptions {
   // first that is interesting is taken (the front end's guesses from what the failure says).
   std::vector<Candidate> first_guesses;
   std::string first_guesses_name = "first-guess";
+  bool simplify_all = true;  // the first round's one guess of every simplification at once
 };
 
 struct StrategyStats {

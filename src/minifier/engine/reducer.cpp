@@ -60,7 +60,7 @@ class Engine {
         changed |= removed;
         if (!removed) break;
       }
-      if (round == 0) changed |= simplify_everything_at_once();
+      if (round == 0 && options_.simplify_all) changed |= simplify_everything_at_once();
       for (const Strategy& s : strategies_)
         if (!s.removes_nodes) changed |= run(s);
       if (!changed) break;  // a full round without progress: 1-minimal for every strategy
@@ -91,7 +91,7 @@ class Engine {
       if (auto next = try_apply(s, *all, units)) all = next;
     }
     if (all->key(options_.names_matter) == result_.best.key(options_.names_matter)) return false;
-    strategy_ = "simplify-all";
+    strategy_ = kSimplifyAll;
     if (!judge({all}, {2})[0]) return false;
     accept(*all);
     return true;

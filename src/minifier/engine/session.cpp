@@ -84,6 +84,7 @@ int run_session(ReductionFrontEnd& front, const SessionOptions& o) {
     mo.first_guesses = front.first_guesses(start);
     mo.first_guesses_name = f.first_guesses_name;
   }
+  mo.simplify_all = (o.only.empty() || o.only.count(kSimplifyAll)) && !o.skip.count(kSimplifyAll);
   SessionResult s;
   s.reduction = reduce(start, selected_strategies(front, o), *oracle, mo, cb);
   printer.done();
