@@ -20,7 +20,8 @@ inline constexpr const char* kNamedInFailureDescription =
 
 struct NamedNodeGuess {
   Candidate candidate;
-  std::string what;  // "node 12 '/features/0/Conv' (Conv) alone", "%x (clamp) with the nodes that feed it"
+  std::string node;  // "node 12 '/features/0/Conv' (Conv)", "%x (clamp)"
+  std::string how;   // "alone", "with the nodes that feed it"
 };
 
 // `reduce` of an ONNX model in its own nodes: for each of the first `max_nodes` nodes of `model`
@@ -33,6 +34,11 @@ std::vector<NamedNodeGuess> failure_named_guesses(const Candidate& start, const 
 
 // The same for reprokit's own graph, whose messages name a value as %name: each op node so named.
 std::vector<NamedNodeGuess> failure_named_guesses(const Candidate& start, const std::string& message, size_t max_nodes = 2);
+
+// What the guesses are, to print before they are tried: a line per node, its guesses in the order
+// they are tried ("node 12 '/features/0/Conv' (Conv): tried first alone, then with the nodes that
+// feed it").
+std::vector<std::string> describe_named_guesses(const std::vector<NamedNodeGuess>& guesses);
 
 // The op nodes of g that `message` names as %name (the name not followed by another name
 // character), in the order it names them.

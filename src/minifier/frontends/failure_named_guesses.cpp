@@ -55,7 +55,7 @@ std::vector<NamedNodeGuess> guesses(const Candidate& start, const std::vector<in
         Candidate c = start.with_graph(extract_subgraph(g, outputs, cut));
         if (c.graph.num_ops() == 0 || c.graph.num_ops() >= g.num_ops() || !by.writable(c.graph)) return;
         if (!seen.insert(c.key(true)).second) return;
-        out.push_back({std::move(c), by.named(group) + " " + what});
+        out.push_back({std::move(c), by.named(group), what});
       } catch (const UserError&) {}  // no graph to guess: the search will do
     };
     keeping({group}, "alone");
@@ -92,6 +92,17 @@ std::vector<int> ops_named_in(const Graph& g, const std::string& message) {
     if (id >= g.num_inputs() && std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
   }
   return ids;
+}
+
+std::vector<std::string> describe_named_guesses(const std::vector<NamedNodeGuess>& guesses) {
+  std::vector<std::string> lines;
+  std::string node;
+  for (const NamedNodeGuess& g : guesses) {
+    if (lines.empty() || g.node != node) lines.push_back(g.node + ": tried first " + g.how);
+    else lines.back() += ", then " + g.how;
+    node = g.node;
+  }
+  return lines;
 }
 
 std::vector<NamedNodeGuess> failure_named_guesses(const Candidate& start, const std::string& message, size_t max_nodes) {

@@ -147,11 +147,10 @@ class MinifyFrontEnd : public ReductionFrontEnd {
   std::vector<Candidate> first_guesses(const Candidate& start) override {
     static const std::set<FailureKind> kSaysWhere = {FailureKind::compile_error, FailureKind::runtime_error, FailureKind::crash};
     if (!kSaysWhere.count(expected_.kind)) return {};
+    std::vector<NamedNodeGuess> guesses = failure_named_guesses(start, expected_.message);
+    for (const std::string& line : describe_named_guesses(guesses)) fmt::print(stderr, "[minify] the failure names {}\n", line);
     std::vector<Candidate> out;
-    for (NamedNodeGuess& g : failure_named_guesses(start, expected_.message)) {
-      fmt::print(stderr, "[minify] the failure names {}: tried first\n", g.what);
-      out.push_back(std::move(g.candidate));
-    }
+    for (NamedNodeGuess& g : guesses) out.push_back(std::move(g.candidate));
     return out;
   }
   void ready(const TimedOracle& oracle, const ProbeResult&, const SessionOptions& o) override {

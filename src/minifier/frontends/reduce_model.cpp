@@ -210,11 +210,10 @@ class ReduceFrontEnd : public ReductionFrontEnd {
   // The nodes the failure names, tried alone first (failure_named_guesses.h).
   std::vector<Candidate> first_guesses(const Candidate& start) override {
     if (!co_.original_onnx || !failure_of(first_interesting_).failed()) return {};
+    std::vector<NamedNodeGuess> guesses = failure_named_guesses(start, *co_.original_onnx, failure_of(first_interesting_).message);
+    for (const std::string& line : describe_named_guesses(guesses)) fmt::print(stderr, "[reduce] the failure names {}\n", line);
     std::vector<Candidate> out;
-    for (NamedNodeGuess& g : failure_named_guesses(start, *co_.original_onnx, failure_of(first_interesting_).message)) {
-      fmt::print(stderr, "[reduce] the failure names {}: tried first\n", g.what);
-      out.push_back(std::move(g.candidate));
-    }
+    for (NamedNodeGuess& g : guesses) out.push_back(std::move(g.candidate));
     return out;
   }
   void ready(const TimedOracle& oracle, const ProbeResult&, const SessionOptions& o) override {
