@@ -29,6 +29,22 @@ static MinifyResult minify_chain_with(int n, const std::function<bool(const Cand
   return reduce(start, strategies, oracle, {});
 }
 
+// A chain of n unary ops with an erf at each position of `at`, reduced under an oracle that needs
+// every erf (the culprits, found by op as a compiler would).
+static MinifyResult minify_erf_chain(int n, const std::vector<int>& at, const MinifyOptions& options = {}) {
+  Candidate start;
+  start.graph = unary_chain(n);
+  for (int i : at) start.graph.node(start.graph.find(fmt::format("n{}", i))).op = Op::erf;
+  FakeOracle oracle(
+      [&](const Candidate& c) {
+        size_t erfs = 0;
+        for (const Node& node : c.graph.nodes) erfs += node.op == Op::erf;
+        return erfs == at.size();
+      },
+      1);
+  return reduce(start, strategy_table(), oracle, options);
+}
+
 // The goals: one culprit in at most 1.5 ceil(log2 N) + 2 queries, wherever it is.
 TEST(Engine, OneCulpritInAtMostOneAndAHalfLog2NPlusTwoQueries) {
   for (int n : {100, 1000, 5000}) {
@@ -60,18 +76,7 @@ TEST(Engine, PairReducedToExactlyItsTwoOpsInAtMostFortyQueries) {
 TEST(Engine, ThreeCulpritsReducedToExactlyThemInAtMostFortyQueries) {
   const int n = 1000;
   for (std::vector<int> at : {std::vector<int>{200, 500, 800}, {0, 1, 999}, {10, 500, 501}, {3, 4, 5}, {0, 998, 999}}) {
-    Graph g = unary_chain(n);
-    for (int i : at) g.node(g.find(fmt::format("n{}", i))).op = Op::erf;
-    Candidate start;
-    start.graph = g;
-    FakeOracle oracle(
-        [&](const Candidate& c) {
-          size_t erfs = 0;
-          for (const Node& node : c.graph.nodes) erfs += node.op == Op::erf;
-          return erfs == at.size();
-        },
-        1);
-    auto r = reduce(start, strategy_table(), oracle, {});
+    auto r = minify_erf_chain(n, at);
     EXPECT_EQ(r.best.graph.num_ops(), 3) << print_graph(r.best.graph);
     EXPECT_LE(r.queries, 40) << at[0] << ", " << at[1] << ", " << at[2];
   }
@@ -85,22 +90,11 @@ TEST(Engine, ThreeCulpritsReducedToExactlyThemInAtMostFortyQueries) {
 TEST(Engine, APairReducedToExactlyItNearTheInformationBound) {
   const int n = 1000;
   for (std::vector<int> at : {std::vector<int>{300, 550}, {0, 999}, {1, 2}, {500, 501}, {17, 930}}) {
-    Graph g = unary_chain(n);
-    for (int i : at) g.node(g.find(fmt::format("n{}", i))).op = Op::erf;
-    Candidate start;
-    start.graph = g;
-    FakeOracle oracle(
-        [&](const Candidate& c) {
-          size_t erfs = 0;
-          for (const Node& node : c.graph.nodes) erfs += node.op == Op::erf;
-          return erfs == at.size();
-        },
-        1);
-    auto r = reduce(start, strategy_table(), oracle, {});
+    auto r = minify_erf_chain(n, at);
     EXPECT_EQ(r.best.graph.num_ops(), 2) << print_graph(r.best.graph);
     const bool connected = at[1] == at[0] + 1;
     // One query more simplifies every shape and value at once (it is no choice among nodes).
-    EXPECT_LE(r.queries - r.per_strategy["simplify-all"].queries, connected ? 14 : 23) << at[0] << ", " << at[1];
+    EXPECT_LE(r.queries - r.per_strategy[kSimplifyAll].queries, connected ? 14 : 23) << at[0] << ", " << at[1];
     EXPECT_LE(r.queries, connected ? 15 : 24) << at[0] << ", " << at[1];
   }
 }
@@ -108,23 +102,12 @@ TEST(Engine, APairReducedToExactlyItNearTheInformationBound) {
 // With the one guess of every simplification off (--skip simplify-all), no query is counted
 // under it, and the search still ends at the pair.
 TEST(Engine, TheGuessOfEverySimplificationCanBeLeftOut) {
-  Graph g = unary_chain(200);
-  for (int i : {40, 120}) g.node(g.find(fmt::format("n{}", i))).op = Op::erf;
-  Candidate start;
-  start.graph = g;
-  FakeOracle oracle(
-      [&](const Candidate& c) {
-        size_t erfs = 0;
-        for (const Node& node : c.graph.nodes) erfs += node.op == Op::erf;
-        return erfs == 2;
-      },
-      1);
   MinifyOptions without;
   without.simplify_all = false;
-  auto r = reduce(start, strategy_table(), oracle, without);
+  auto r = minify_erf_chain(200, {40, 120}, without);
   EXPECT_EQ(r.best.graph.num_ops(), 2) << print_graph(r.best.graph);
   EXPECT_FALSE(r.per_strategy.count(kSimplifyAll));
-  auto with = reduce(start, strategy_table(), oracle, {});
+  auto with = minify_erf_chain(200, {40, 120});
   EXPECT_EQ(with.per_strategy[kSimplifyAll].queries, 1);
 }
 
