@@ -23,12 +23,15 @@ double timed_limit_s(const FrontEndOptions& f, const SessionOptions& o, const Pr
   return o.timeout_s > 0 ? o.timeout_s : std::max(10.0, 3 * pr.slowest_s + 5);
 }
 
+// Whether --only and --skip let the strategy (or guess) `name` run.
+bool chosen(const SessionOptions& o, const std::string& name) { return (o.only.empty() || o.only.count(name)) && !o.skip.count(name); }
+
 }  // namespace
 
 std::vector<Strategy> selected_strategies(const ReductionFrontEnd& front, const SessionOptions& o) {
   std::vector<Strategy> out;
   for (auto& s : front.options().strategies)
-    if ((o.only.empty() || o.only.count(s.name)) && !o.skip.count(s.name)) out.push_back(s);
+    if (chosen(o, s.name)) out.push_back(s);
   return out;
 }
 
@@ -80,11 +83,11 @@ int run_session(ReductionFrontEnd& front, const SessionOptions& o) {
   mo.flaky_attempts = pr.attempts_per_candidate();
   if (pr.rate() < 1) mo.restarts = 2;  // a flaky oracle can still say "not interesting" wrongly
   mo.names_matter = f.oracle_reads_names;
-  if ((o.only.empty() || o.only.count(f.first_guesses_name)) && !o.skip.count(f.first_guesses_name)) {
+  if (chosen(o, f.first_guesses_name)) {
     mo.first_guesses = front.first_guesses(start);
     mo.first_guesses_name = f.first_guesses_name;
   }
-  mo.simplify_all = (o.only.empty() || o.only.count(kSimplifyAll)) && !o.skip.count(kSimplifyAll);
+  mo.simplify_all = chosen(o, kSimplifyAll);
   SessionResult s;
   s.reduction = reduce(start, selected_strategies(front, o), *oracle, mo, cb);
   printer.done();

@@ -96,11 +96,9 @@ std::vector<int> ops_named_in(const Graph& g, const std::string& message) {
 
 std::vector<std::string> describe_named_guesses(const std::vector<NamedNodeGuess>& guesses) {
   std::vector<std::string> lines;
-  std::string node;
-  for (const NamedNodeGuess& g : guesses) {
-    if (lines.empty() || g.node != node) lines.push_back(g.node + ": tried first " + g.how);
-    else lines.back() += ", then " + g.how;
-    node = g.node;
+  for (size_t k = 0; k < guesses.size(); ++k) {
+    if (k > 0 && guesses[k - 1].node == guesses[k].node) lines.back() += ", then " + guesses[k].how;
+    else lines.push_back(guesses[k].node + ": tried first " + guesses[k].how);
   }
   return lines;
 }
