@@ -34,9 +34,15 @@ class CacheInUse {
   int fd_ = -1;
 };
 
-// When the cache holds more than `limit` bytes, removes its least recently used files until it
-// holds at most 90% of it. Runs only when no process is using the cache (an exclusive lock taken
-// without waiting); otherwise a later build does it. Returns the bytes removed.
+// Where the compiler run for the cache writes its temporary files: <cache>/tmp. Only builds, under
+// CacheInUse, write there; whatever is there when nobody uses the cache was left by a compile
+// that was killed.
+std::filesystem::path compiler_temporaries_dir(const std::filesystem::path& cache_dir);
+
+// When no process is using the cache (an exclusive lock taken without waiting; otherwise a later
+// build does it): removes what killed compiles left in tmp/ and, when the cache holds more than
+// `limit` bytes (0: no limit), its least recently used files until it holds at most 90% of it.
+// Returns the bytes removed.
 uint64_t evict_least_recently_used(const std::filesystem::path& cache_dir, uint64_t limit);
 
 }  // namespace reprokit

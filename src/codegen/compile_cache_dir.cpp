@@ -57,11 +57,13 @@ void make_private_dir(const fs::path& dir) {
 }  // namespace
 
 void open_cache_dir(const std::string& cache_dir) {
-  const fs::path dir(cache_dir), units = dir / "units";
+  const fs::path dir(cache_dir);
   make_private_dir(dir);
   check_private_dir(dir);
-  make_private_dir(units);
-  check_private_dir(units);
+  for (const char* sub : {"units", "tmp"}) {
+    make_private_dir(dir / sub);
+    check_private_dir(dir / sub);
+  }
 }
 
 }  // namespace reprokit

@@ -98,18 +98,34 @@ CacheInUse::CacheInUse(const fs::path& cache_dir) : fd_(open_lock(cache_dir)) {
 
 CacheInUse::~CacheInUse() { ::close(fd_); }
 
+fs::path compiler_temporaries_dir(const fs::path& cache_dir) { return cache_dir / "tmp"; }
+
+namespace {
+
+// Removes the regular files in tmp/ (never following a link); called with the exclusive lock held,
+// when no compile is running that could still need them.
+uint64_t remove_compiler_temporaries(const fs::path& cache_dir) {
+  uint64_t removed = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(compiler_temporaries_dir(cache_dir), ec), end; !ec && it != end; it.increment(ec)) {
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    std::error_code rm;
+    if (fs::remove(it->path(), rm)) removed += static_cast<uint64_t>(st.st_size);
+  }
+  return removed;
+}
+
+}  // namespace
+
 uint64_t evict_least_recently_used(const fs::path& cache_dir, uint64_t limit) {
-  if (limit == 0) return 0;
-  std::vector<CachedFile> files = cached_files(cache_dir);
-  uint64_t total = 0;
-  for (auto& f : files) total += f.bytes;
-  if (total <= limit) return 0;
   const int fd = open_lock(cache_dir);
   uint64_t removed = 0;
   if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
-    files = cached_files(cache_dir);  // as they are now that nobody else uses them
+    removed += remove_compiler_temporaries(cache_dir);
+    std::vector<CachedFile> files = limit == 0 ? std::vector<CachedFile>{} : cached_files(cache_dir);  // as they are now that nobody else uses them
     std::sort(files.begin(), files.end(), older);
-    total = 0;
+    uint64_t total = 0;
     for (auto& f : files) total += f.bytes;
     const uint64_t goal = limit / 10 * 9;
     for (size_t i = 0; i < files.size() && total > goal; ++i) {

@@ -130,9 +130,12 @@ void publish_entry(const fs::path& tmp, const fs::path& entry) {
 // error and log when it fails, and remembers a plain rejection in `remembered` (a killed or
 // crashed compiler may do better next time).
 // A cache entry (`cached`) gets its digest recorded before it takes its name.
-void run_compiler(const std::string& compiler, const std::vector<std::string>& flags, const std::string& src_text, const fs::path& kept_src,
-                  const fs::path& out, const std::vector<std::string>& extra_inputs, const fs::path& remembered, std::string& log_out,
-                  bool cached = true) {
+// The compiler's temporary files (g++'s cc*.s, cc*.o, cc*.res) go to the cache's tmp/, not the
+// shared temporary directory: a compile killed with its process group (a minifier's time limit, a
+// stopped test) leaves them behind, and there the cache removes them (compile_cache.h).
+void run_compiler(const fs::path& cache_dir, const std::string& compiler, const std::vector<std::string>& flags, const std::string& src_text,
+                  const fs::path& kept_src, const fs::path& out, const std::vector<std::string>& extra_inputs, const fs::path& remembered,
+                  std::string& log_out, bool cached = true) {
   std::error_code ec;
   std::string tag = fmt::format("{}.{}", ::getpid(), g_invocations.fetch_add(1));
   const bool has_source = !kept_src.empty();
@@ -140,6 +143,7 @@ void run_compiler(const std::string& compiler, const std::vector<std::string>& f
   fs::path tmp = out.parent_path() / (out.filename().string() + "." + tag + ".tmp");
   if (has_source) write_new_private_file(src, src_text);
   ProcessSpec ps;
+  ps.env_set["TMPDIR"] = compiler_temporaries_dir(cache_dir).string();
   ps.argv = {compiler};
   ps.argv.insert(ps.argv.end(), flags.begin(), flags.end());
   ps.argv.insert(ps.argv.end(), {"-o", tmp.string()});
@@ -225,7 +229,7 @@ std::string prelude_header(const fs::path& units_dir, const std::string& prelude
       if (f != "-c") flags.push_back(f);
     flags.insert(flags.end(), {"-x", "c++-header"});
     std::string log;
-    run_compiler(compiler, flags, "", {}, pch, {header.string()}, failed, log);
+    run_compiler(units_dir.parent_path(), compiler, flags, "", {}, pch, {header.string()}, failed, log);
     return header.string();
   } catch (const std::exception&) {
     return "";  // compiled whole, as before
@@ -283,7 +287,7 @@ CompiledLibrary build_and_load(const CppSource& source, const fs::path& dir, con
     for (auto& [i, ukey] : missing)
       compiles.push_back([&, i = i, ukey = ukey] {
         auto [text, flags] = compiled_as(source.units[i]);
-        run_compiler(compiler, flags, text, unit_file(ukey, ".cpp"), unit_file(ukey, ".o"), {}, unit_file(ukey, ".error"), logs[i]);
+        run_compiler(dir, compiler, flags, text, unit_file(ukey, ".cpp"), unit_file(ukey, ".o"), {}, unit_file(ukey, ".error"), logs[i]);
       });
     // The entry point compiles beside the units (last: the list is longest first), then all
     // are linked into the library. Compiled after them, as it was, it added its 0.15-0.2 s to
@@ -295,7 +299,7 @@ CompiledLibrary build_and_load(const CppSource& source, const fs::path& dir, con
     std::string entry_log, link_log;
     compiles.push_back([&] {
       auto [text, flags] = compiled_as(source.entry);
-      run_compiler(compiler, flags, text, dir / ("rk_" + key + ".cpp"), entry_object, {}, rejected_whole, entry_log, false);
+      run_compiler(dir, compiler, flags, text, dir / ("rk_" + key + ".cpp"), entry_object, {}, rejected_whole, entry_log, false);
     });
     simulate_slow_compiler();
     try {
@@ -307,7 +311,7 @@ CompiledLibrary build_and_load(const CppSource& source, const fs::path& dir, con
     std::vector<std::string> inputs = {entry_object.string()};
     for (auto& o : objects) inputs.push_back(o.string());
     inputs.insert(inputs.end(), kLibs.begin(), kLibs.end());
-    run_compiler(compiler, kFlags, "", {}, so, inputs, rejected_whole, link_log);
+    run_compiler(dir, compiler, kFlags, "", {}, so, inputs, rejected_whole, link_log);
     fs::remove(entry_object, ec);  // only the link needed it
     std::string all;
     for (auto& l : logs) all += l;

@@ -22,8 +22,9 @@ struct CompiledLibrary {
 // Throws CompileFailure{"compile_error"} with the compiler's output when it fails.
 CompiledLibrary build_shared_object(const CppSource& source, const std::string& cache_dir);
 // How many times this process invoked the system compiler (the cache test counts these).
-// Makes the cache directory and its units/ (mode 0700) where missing, and refuses (UserError) one
-// that is a symlink, not this user's, or writable by group or others: its code gets loaded.
+// Makes the cache directory, its units/ and its tmp/ (where the compiler writes its temporary
+// files) with mode 0700 where missing, and refuses (UserError) one that is a symlink, not this
+// user's, or writable by group or others: its code gets loaded.
 void open_cache_dir(const std::string& cache_dir);
 
 }  // namespace reprokit

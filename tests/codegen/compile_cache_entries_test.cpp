@@ -1,15 +1,18 @@
 // The compile cache's entries: an object or library that is not what was built (damaged,
 // replaced) is built again rather than linked or loaded, and the cache keeps under its size
-// limit by removing the least recently used files, never while another process uses it.
+// limit by removing the least recently used files, never while another process uses it; the
+// compiler's temporary files stay inside it.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "../../src/codegen/compile_cache.h"
 #include "../../src/codegen/cpp_toolchain.h"
@@ -260,4 +263,55 @@ TEST(CompileCacheEntries, ADamagedPrecompiledPreludeIsNotUsedAndIsBuiltAgain) {
   EXPECT_LT(many_units_error(cache, 1), 1e-5);  // other kernels: a large build
   EXPECT_GT(fs::file_size(compiled[0]), 16u);
   EXPECT_TRUE(entry_intact(compiled[0]));
+}
+
+namespace {
+
+std::vector<fs::path> regular_files_in(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_regular_file()) out.push_back(it->path());
+  return out;
+}
+
+}  // namespace
+
+// g++ writes its assembly and objects to the temporary directory before they reach their names; a
+// compile killed with its process group (a minifier's time limit, a stopped test) left them in
+// the shared /tmp, where nothing ever removed them. They go to the cache's tmp/ instead.
+TEST(CompileCacheEntries, TheCompilersTemporaryFilesGoToTheCacheNotTheSharedTemporaryDirectory) {
+  const fs::path cache = fresh_cache("killed-compile"), shared_tmp = cache.parent_path() / "killed-compile-shared-tmp";
+  fs::create_directories(shared_tmp);
+  const fs::path model = cache.parent_path() / "killed-compile.rk";
+  std::ofstream(model) << many_units(3);
+  ProcessSpec s;
+  s.argv = {REPROKIT_EXE, "run", model.string(), "--backend", "cpp"};
+  s.env_set = {{"REPRO_CACHE_DIR", cache.string()}, {"TMPDIR", shared_tmp.string()}};
+  LineChild run(s);
+  std::vector<fs::path> seen;
+  for (int i = 0; i < 60000 && seen.empty() && run.alive(); ++i) {
+    seen = regular_files_in(compiler_temporaries_dir(cache));
+    if (seen.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  run.kill();  // the whole group, compilers included, without a chance to clean up
+  ASSERT_FALSE(seen.empty()) << "no compiler temporary file appeared in " << compiler_temporaries_dir(cache);
+  EXPECT_EQ(seen[0].filename().string().rfind("cc", 0), 0u) << seen[0];
+  for (auto& f : regular_files_in(shared_tmp)) EXPECT_NE(f.filename().string().rfind("cc", 0), 0u) << "left in the shared temporary directory: " << f;
+}
+
+// What a killed compile left in tmp/ is removed once nobody uses the cache, never under a build.
+TEST(CompileCacheEntries, WhatAKilledCompileLeftIsRemovedWhenNobodyUsesTheCache) {
+  const fs::path cache = fresh_cache("leftover-temporaries");
+  expect_exp(run_through(kExp, cache));
+  const fs::path leftover = compiler_temporaries_dir(cache) / "ccKILLED.s";
+  std::ofstream(leftover) << "a killed compile's assembly";
+  {
+    CacheInUse other(cache);  // another process compiling: its temporaries may be in use
+    EXPECT_EQ(evict_least_recently_used(cache, 0), 0u);
+    EXPECT_TRUE(fs::exists(leftover));
+  }
+  EXPECT_EQ(run_through(kNeg, cache).size(), 4u);  // a build, then the cache tidied
+  EXPECT_FALSE(fs::exists(leftover));
+  EXPECT_TRUE(fs::is_directory(compiler_temporaries_dir(cache)));
 }
