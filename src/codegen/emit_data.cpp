@@ -37,13 +37,27 @@ std::string Codegen::cat_kernel(int id) {
       offset += t.shape[static_cast<size_t>(dim)];
       continue;
     }
-    // Output element of source element i: the same index with `offset` added along dim.
-    std::string out_idx = fmt::format("{} * {}", offset, os[static_cast<size_t>(dim)]);
-    Shape ts = contiguous_strides(t.shape);
-    for (size_t d = 0; d < t.shape.size(); ++d) out_idx += fmt::format(" + ((i / {}) % {}) * {}", ts[d], t.shape[d], os[d]);
     std::string v = load(src, compute_type(n.type.dtype), t.shape, "i");
     if (perturbs(id)) v = perturb_open(id) + v + ")";
-    s += loop("i", t.numel(), 1) + fmt::format(" {}[{}] = {};\n", buf(id), out_idx, store_value(n.type.dtype, v));
+    const int64_t inner = os[static_cast<size_t>(dim)], run = t.shape[static_cast<size_t>(dim)] * inner;
+    if (target_.openmp && run > 0) {
+      // The operand is `outer` runs of `run` consecutive elements, each landing `offset` rows into
+      // a run of the output: copied run by run, vectorised, without a division per element
+      // (DenseNet's concatenations, copied element by element, took a tenth of its time).
+      const int64_t outer = t.numel() / run, out_run = n.type.shape[static_cast<size_t>(dim)] * inner;
+      std::string body = fmt::format("{}[b * {} + {} + j] = {};", buf(id), out_run, offset * inner, store_value(n.type.dtype, v));
+      if (outer == 1) s += loop("i", run, 1, true) + fmt::format(" {{ const int64_t b = 0, j = i; {} }}\n", body);
+      else
+        s += loop("b", outer, run) +
+             fmt::format(" {{\n    #pragma omp simd\n    for (int64_t j = 0; j < {}; ++j) {{ const int64_t i = b * {} + j; {} }}\n  }}\n", run, run,
+                         body);
+    } else {
+      // Output element of source element i: the same index with `offset` added along dim.
+      std::string out_idx = fmt::format("{} * {}", offset, inner);
+      Shape ts = contiguous_strides(t.shape);
+      for (size_t d = 0; d < t.shape.size(); ++d) out_idx += fmt::format(" + ((i / {}) % {}) * {}", ts[d], t.shape[d], os[d]);
+      s += loop("i", t.numel(), 1) + fmt::format(" {}[{}] = {};\n", buf(id), out_idx, store_value(n.type.dtype, v));
+    }
     offset += t.shape[static_cast<size_t>(dim)];
   }
   return s;

@@ -224,6 +224,18 @@ const Case kCases[] = {
     {"cat_of_a_cat",
      "graph g(%x: f32[4, 6], %y: f32[2, 6]) {\n  %e = exp(%x)\n  %t = tanh(%y)\n  %i = cat(%e, %t)\n  %s = sin(%y)\n  %o = cat(%i, %s)\n  %m = "
      "mul(%o, %o)\n  return (%m)\n}"},
+    // Copied run by run: a run per (batch, row) read through a permutation's strides; four
+    // batches of runs large enough to go parallel, one operand a graph input; along dim 0 one run
+    // of a whole operand read through strides.
+    {"cat_runs_of_a_permuted_operand",
+     "graph g(%x: f32[3, 40, 64], %y: f32[3, 24, 64]) {\n  %p = permute(%x, dims=[0, 2, 1])\n  %q = permute(%y, dims=[0, 2, 1])\n  %e = exp(%q)\n  "
+     "%c "
+     "= cat(%p, %e, dim=2)\n  %m = mul(%c, %c)\n  return (%m)\n}"},
+    {"cat_runs_in_parallel",
+     "graph g(%x: f32[4, 96, 28, 28], %y: f32[4, 32, 28, 28]) {\n  %t = tanh(%y)\n  %c = cat(%x, %t, dim=1)\n  %m = mul(%c, %c)\n  return "
+     "(%m)\n}"},
+    {"cat_dim0_strided_input",
+     "graph g(%x: f32[2, 3] strides=[1, 2], %y: f32[5, 3]) {\n  %e = exp(%y)\n  %c = cat(%x, %e)\n  %m = mul(%c, %c)\n  return (%m)\n}"},
     {"cat_last_dim_f16",
      "graph g(%x: f16[1, 1, 7], %y: f16[1, 1, 9]) {\n  %e = exp(%x)\n  %t = tanh(%y)\n  %c = cat(%e, %t, dim=2)\n  %m = mul(%c, %c)\n  return "
      "(%m)\n}"},
