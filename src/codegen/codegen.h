@@ -99,7 +99,9 @@ class Codegen {
   // Concatenation in place (CPU): an operand that only the cat reads is written straight into its
   // slice of the cat's buffer (operand -> the cat and the slice's byte offset); a cat whose
   // operands all are has no kernel. Only where each operand is one contiguous slice (the dims
-  // before the cat's are all 1: squeezenet's fire modules at batch 1).
+  // before the cat's are all 1: squeezenet's fire modules at batch 1). A cat whose operands begin
+  // another, longer cat's (DenseNet's: each layer reads the features of every layer before it) is
+  // read as the start of the longest such cat, which its operands are written into: a view.
   std::map<int, std::pair<int, int64_t>> in_cat_;
   std::set<int> cat_in_place_;
   std::map<int, Access> views_;  // folded view nodes: read through their base
@@ -202,6 +204,8 @@ class Codegen {
   void plan_views();
   void plan_epilogues();
   void plan_cats();
+  bool cat_in_place_candidate(int c) const;
+  std::map<int, int> cat_prefixes() const;
   // Where node id's value is computed in kernel order: its own index, or its group's last node's.
   int kernel_position(int id) const;
   // Offsets in the workspace of the buffers of materialised nodes that are not caller outputs

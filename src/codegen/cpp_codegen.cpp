@@ -455,32 +455,75 @@ void Codegen::plan_epilogues() {
   }
 }
 
+// A cat that can be written in place: not an output, no injected fault, and every dim before its
+// own of size 1, so each operand is one contiguous slice of it.
+bool Codegen::cat_in_place_candidate(int c) const {
+  const Node& n = g_.node(c);
+  if (n.op != Op::cat || is_output(c) || inj_.count(n.name)) return false;
+  const int64_t dim = normalize_dim(attr_int(n, "dim"), n.type.rank());
+  for (int64_t d = 0; d < dim; ++d)
+    if (n.type.shape[static_cast<size_t>(d)] != 1) return false;
+  for (const Operand& o : n.operands)
+    if (!o.is_value()) return false;
+  return true;
+}
+
+// Each candidate cat whose operands are, in order, the first operands of a longer candidate cat
+// along the same dim, with that longest cat: it is the start of that cat's buffer.
+std::map<int, int> Codegen::cat_prefixes() const {
+  std::vector<int> cats;
+  for (int c = g_.num_inputs(); c < g_.size(); ++c)
+    if (cat_in_place_candidate(c)) cats.push_back(c);
+  const auto dim_of = [&](int c) { return normalize_dim(attr_int(g_.node(c), "dim"), g_.node(c).type.rank()); };
+  std::map<int, int> head;
+  for (int p : cats) {
+    const Node& pn = g_.node(p);
+    // Read through another view, it stays a buffer of its own (a view's access is fixed when planned).
+    bool viewed = false;
+    for (int u : users_[static_cast<size_t>(p)]) viewed |= is_view(u);
+    if (viewed) continue;
+    for (int f : cats) {
+      const Node& fn = g_.node(f);
+      if (f == p || fn.operands.size() <= pn.operands.size() || dim_of(f) != dim_of(p) || fn.type.dtype != pn.type.dtype) continue;
+      if (!std::equal(pn.operands.begin(), pn.operands.end(), fn.operands.begin(),
+                      [](const Operand& a, const Operand& b) { return a.value == b.value; }))
+        continue;
+      if (auto it = head.find(p); it == head.end() || g_.node(it->second).operands.size() < fn.operands.size()) head[p] = f;
+    }
+  }
+  return head;
+}
+
 void Codegen::plan_cats() {
   if (!target_.blas) return;
+  const std::map<int, int> prefix_of = cat_prefixes();
   for (int c = g_.num_inputs(); c < g_.size(); ++c) {
     const Node& n = g_.node(c);
-    if (n.op != Op::cat || is_output(c) || inj_.count(n.name)) continue;
-    const int64_t dim = normalize_dim(attr_int(n, "dim"), n.type.rank());
-    int64_t lead = 1;
-    for (int64_t d = 0; d < dim; ++d) lead *= n.type.shape[static_cast<size_t>(d)];
-    if (lead != 1) continue;
+    if (!cat_in_place_candidate(c) || prefix_of.count(c)) continue;
     int64_t offset = 0;
     bool all = true;
     for (const Operand& o : n.operands) {
       const int v = o.value;
       const TensorType& t = g_.node(v).type;
-      const auto& users = users_[static_cast<size_t>(v)];
       int reads = 0;
       for (const Operand& p : n.operands) reads += p.value == v;
       // Its own buffer (not an input, output, view, fused temporary or another cat's slice), read
-      // by this cat alone, once, in the cat's dtype.
+      // once by this cat, in the cat's dtype. Its other readers read it in the cat's buffer, which
+      // lives until the last of them (plan_workspace).
       const bool ok = !g_.node(v).is_input() && !is_output(v) && materialized(v) && !in_cat_.count(v) && t.dtype == n.type.dtype && reads == 1 &&
-                      std::all_of(users.begin(), users.end(), [&](int u) { return u == c; }) && g_.node(v).op != Op::cat;
+                      g_.node(v).op != Op::cat;
       if (ok) in_cat_[v] = {c, offset * static_cast<int64_t>(dtype_size(t.dtype))};
       all &= ok;
       offset += t.numel();
     }
     if (all) cat_in_place_.insert(c);
+  }
+  // A start whose operands all went in place is a view of its cat's first elements; one that is
+  // not copies them, reading those in place from the longer cat's buffer.
+  for (auto [p, head] : prefix_of) {
+    bool placed = true;
+    for (const Operand& o : g_.node(p).operands) placed &= in_cat_.count(o.value) && in_cat_.at(o.value).first == head;
+    if (placed) views_[p] = {head, g_.node(p).type.dtype, 0, contiguous_strides(g_.node(p).type.shape)};
   }
 }
 
@@ -495,6 +538,9 @@ int64_t Codegen::plan_workspace(const std::map<int, int>& direct, std::vector<st
       if (!o.is_value()) continue;
       const int b = access(o.value).base;
       last[static_cast<size_t>(b)] = std::max(last[static_cast<size_t>(b)], kernel_position(u));
+      // A value written into a cat's buffer is read there: the cat's buffer lives until then.
+      if (auto it = in_cat_.find(b); it != in_cat_.end())
+        last[static_cast<size_t>(it->second.first)] = std::max(last[static_cast<size_t>(it->second.first)], kernel_position(u));
     }
   }
   for (int o : g_.outputs) last[static_cast<size_t>(access(o).base)] = n;

@@ -33,7 +33,7 @@ std::string Codegen::cat_kernel(int id) {
   for (auto& o : n.operands) {
     int src = o.value;
     const TensorType& t = g_.node(src).type;
-    if (in_cat_.count(src)) {  // written in place by its own kernel
+    if (auto it = in_cat_.find(src); it != in_cat_.end() && it->second.first == id) {  // written in place by its own kernel
       offset += t.shape[static_cast<size_t>(dim)];
       continue;
     }
