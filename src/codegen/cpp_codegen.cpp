@@ -532,18 +532,19 @@ int64_t Codegen::plan_workspace(const std::map<int, int>& direct, std::vector<st
   // Each buffer's last reader: every kernel reads its nodes' operands through access(), whose base
   // is the buffer behind any chain of folded views; outputs copied at the end read theirs last.
   std::vector<int> last(static_cast<size_t>(n), -1);
+  const auto read_at = [&](int value, int position) {
+    const int b = access(value).base;
+    last[static_cast<size_t>(b)] = std::max(last[static_cast<size_t>(b)], position);
+    // A value written into a cat's buffer is read there: the cat's buffer lives until then.
+    if (auto it = in_cat_.find(b); it != in_cat_.end())
+      last[static_cast<size_t>(it->second.first)] = std::max(last[static_cast<size_t>(it->second.first)], position);
+  };
   for (int u = g_.num_inputs(); u < n; ++u) {
     if (is_view(u)) continue;
-    for (const Operand& o : g_.node(u).operands) {
-      if (!o.is_value()) continue;
-      const int b = access(o.value).base;
-      last[static_cast<size_t>(b)] = std::max(last[static_cast<size_t>(b)], kernel_position(u));
-      // A value written into a cat's buffer is read there: the cat's buffer lives until then.
-      if (auto it = in_cat_.find(b); it != in_cat_.end())
-        last[static_cast<size_t>(it->second.first)] = std::max(last[static_cast<size_t>(it->second.first)], kernel_position(u));
-    }
+    for (const Operand& o : g_.node(u).operands)
+      if (o.is_value()) read_at(o.value, kernel_position(u));
   }
-  for (int o : g_.outputs) last[static_cast<size_t>(access(o).base)] = n;
+  for (int o : g_.outputs) read_at(o, n);
   std::vector<BufferLife> lives;
   // A cat's buffer lives from its first operand written in place.
   std::map<int, int> first;

@@ -249,6 +249,11 @@ const Case kCases[] = {
     {"cat_prefix_copied_beside_an_input",
      "graph g(%x: f32[1, 4, 6, 6]) {\n  %a = relu(%x)\n  %b = tanh(%x)\n  %f = cat(%x, %a, %b, dim=1)\n  %m = exp(%f)\n  %t = mul(%m, 2.0)\n  %u = "
      "cos(%t)\n  %p = cat(%x, %a, dim=1)\n  %s = sin(%p)\n  return (%u, %s)\n}"},
+    // An operand placed in a cat whose other reader is an output, through a view: copied out at
+    // the end, from the cat's buffer, which must still hold it.
+    {"cat_operand_returned_through_a_view",
+     "graph g(%x: f32[1, 4, 6, 6]) {\n  %a = relu(%x)\n  %b = tanh(%x)\n  %f = cat(%a, %b, dim=1)\n  %m = exp(%f)\n  %t = softmax(%m, dim=1)\n  %r "
+     "= reshape(%a, shape=[4, 36])\n  return (%t, %r)\n}"},
     {"cat_last_dim_f16",
      "graph g(%x: f16[1, 1, 7], %y: f16[1, 1, 9]) {\n  %e = exp(%x)\n  %t = tanh(%y)\n  %c = cat(%e, %t, dim=2)\n  %m = mul(%c, %c)\n  return "
      "(%m)\n}"},
