@@ -39,10 +39,11 @@ struct RkConvWindow {
   int64_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
   int64_t channel_step, row_step, col_step;  // input strides (elements)
 };
-// C[M x N] (rows ldc apart) = A[M x K] (rows lda apart) x im2col(image) through panels (scratch
-// for all of them); see cpp_conv_gemm.h.
+// C[M x N] (rows ldc apart) = A[M x K] (rows lda apart) x im2col(image) through panels: scratch
+// of `room` floats, at least all of the panels (N rounded up to 32, by K); a 3x3 conv on Winograd
+// runs on as many threads as its buffers fit in it. See cpp_conv_gemm.h, cpp_conv_winograd.h.
 extern "C" void rk_conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* image, const RkConvWindow* window,
-                                 float* panels, float* C, int64_t ldc);
+                                 float* panels, int64_t room, float* C, int64_t ldc);
 // C[M x N] (rows ldc apart) = A x B given as to rk_gemm (ta/tb: RK_TRANS for an operand stored
 // transposed), on the panel GEMM (cpp_panel_gemm.h) where it has its AVX-512 kernel; else rk_gemm. panels: room
 // for K x (M rounded up to 32) floats when tb is RK_TRANS, else K x (N rounded up to 32).

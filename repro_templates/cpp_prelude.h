@@ -146,9 +146,8 @@ inline void rk_index_error(char* err, int errlen, const char* node, long long in
 #ifdef RK_CONV_KERNELS
 // Hidden: each graph's library links its own copy, and one library's must not answer for another's.
 extern "C" __attribute__((visibility("hidden"))) void rk_conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
-                                                                       const float* image, const RkConvWindow* window, float* panels, float* C,
-                                                                       int64_t ldc) {
-  const int64_t room = (N + kRkPanelCols - 1) / kRkPanelCols * kRkPanelCols * K;  // the panels' floats
+                                                                       const float* image, const RkConvWindow* window, float* panels, int64_t room,
+                                                                       float* C, int64_t ldc) {
   if (rk_winograd_pays(M, *window) && rk_conv_winograd(M, A, lda, image, *window, panels, room, C, ldc)) return;
   rk_conv_gemm(M, N, K, A, lda, image, *window, panels, C, ldc);
 }

@@ -446,6 +446,23 @@ bool Codegen::panel_conv(int id) const {
   return (xs[2] - 1) * xa.strides[2] + (xs[3] - 1) * xa.strides[3] < (int64_t{1} << 31);
 }
 
+// The scratch a 3x3 conv on Winograd needs to run on kWinogradThreads threads (the prelude's
+// rk_winograd_pays and rk_conv_winograd, cpp_conv_winograd.h: the weights' 16 planes, then each
+// thread's planes of a panel of 32 tiles), or 0 where it does not run on Winograd. Sized from the
+// conv GEMM's panels alone, a conv of many channels on a small plane (squeezenet1_0's at 27 x 27)
+// had room for one thread, and the other waited. Less room than this only means fewer threads.
+namespace {
+constexpr int64_t kWinogradThreads = 8;
+int64_t winograd_room(int64_t m, int64_t channels, int64_t out_h, int64_t out_w, const Window& win, const Shape& ws) {
+  const int64_t tiles = ((out_h + 1) / 2) * ((out_w + 1) / 2);
+  const bool pays = ws[2] == 3 && ws[3] == 3 && win.stride[0] == 1 && win.stride[1] == 1 && win.dilation[0] == 1 && win.dilation[1] == 1 &&
+                    channels >= 16 && m >= 16 && tiles >= 128 && m * channels <= (int64_t{1} << 18);
+  if (!pays) return 0;
+  const auto plane = [](int64_t floats) { return floats + 16; };
+  return 16 * plane(m * channels) + kWinogradThreads * 16 * (plane(channels * 32) + plane(m * 32));
+}
+}  // namespace
+
 // float: im2col straight into the 32-column panels of the prelude's conv GEMM (cpp_conv_gemm.h).
 // Panel p, row r = (channel, tap) holds the input under that tap for output pixels 32p..32p+31
 // (rk_pack_conv_panel); the window is a constant of the generated code.
@@ -455,16 +472,16 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
   const Shape &xs = g_.node(x).type.shape, &ws = g_.node(w).type.shape, &os = n.type.shape;
   const Window win = window_of(n, &ws[2]);
   const int64_t groups = attr_int(n, "groups"), cg = ws[1], og = os[1] / groups, kk = cg * ws[2] * ws[3], plane = os[2] * os[3];
-  const int64_t panels = (plane + 31) / 32;
+  const int64_t panels = (plane + 31) / 32, room = std::max(panels * 32 * kk, winograd_room(og, cg, os[2], os[3], win, ws));
   Access xa = access(x);
-  std::string s = scratch("col", "float", panels * 32 * kk);
+  std::string s = scratch("col", "float", room);
   s += fmt::format("  for (int64_t nb = 0; nb < {}; ++nb) for (int64_t g = 0; g < {}; ++g) {{\n", os[0], groups);
   s += fmt::format("    static const RkConvWindow window = {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};\n", cg, ws[2], ws[3],
                    xs[2], xs[3], os[3], plane, win.stride[0], win.stride[1], win.padding[0], win.padding[1], win.dilation[0], win.dilation[1],
                    xa.strides[1], xa.strides[2], xa.strides[3]);
   s += fmt::format("    const float* image = (const float*){} + {} + nb * {} + g * {};\n", ptr(xa), xa.offset, xa.strides[0], cg * xa.strides[1]);
-  s += fmt::format("    rk_conv_gemm_f32({}, {}, {}, (const float*){} + g * {}, {}, image, &window, col, {}, {});\n", og, plane, kk, w_ptr, og * kk,
-                   kk, c_at, plane);
+  s += fmt::format("    rk_conv_gemm_f32({}, {}, {}, (const float*){} + g * {}, {}, image, &window, col, {}, {}, {});\n", og, plane, kk, w_ptr,
+                   og * kk, kk, room, c_at, plane);
   return s + "  }\n";
 }
 

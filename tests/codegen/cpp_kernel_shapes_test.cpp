@@ -100,12 +100,16 @@ const Case kCases[] = {
     {"winograd_last_panel_of_8", "graph g(%x: f32[1, 17, 18, 35], %w: f32[16, 17, 3, 3]) {\n  %y = conv2d(%x, %w)\n  return (%y)\n}"},
     {"winograd_padding_2_0", "graph g(%x: f32[1, 16, 24, 24], %w: f32[18, 16, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[2, 0])\n  return (%y)\n}"},
     {"winograd_one_tile_a_row", "graph g(%x: f32[1, 16, 256, 1], %w: f32[16, 16, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  return (%y)\n}"},
-    // Its scratch is the conv GEMM's panels (24 x 24 x 16: 18 panels of 144 x 32 floats): with
-    // 64 outputs, room for U and one thread's panel only; with 320, not even that (the GEMM runs).
-    {"winograd_room_for_one_thread",
+    // Convs whose scratch, were it the conv GEMM's panels alone (24 x 24 x 16: 18 panels of 144 x
+    // 32 floats; 27 x 27 x 48), would hold U and one thread's panel only, or not even that: each
+    // is given room for its threads (winograd_room in emit_linalg.cpp), squeezenet1_0's shape too.
+    {"winograd_room_for_its_threads",
      "graph g(%x: f32[1, 16, 24, 24], %w: f32[64, 16, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  return (%y)\n}"},
-    {"winograd_no_room_runs_the_gemm",
+    {"winograd_room_for_320_outputs",
      "graph g(%x: f32[1, 16, 24, 24], %w: f32[320, 16, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  return (%y)\n}"},
+    {"winograd_many_channels_on_a_small_plane",
+     "graph g(%x: f32[1, 48, 27, 27], %w: f32[192, 48, 3, 3], %b: f32[192]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  %r = relu(%y)\n  return "
+     "(%r)\n}"},
     {"winograd_strided_input",
      "graph g(%x: f32[1, 16, 24, 22] strides=[8448, 1, 352, 16], %w: f32[24, 16, 3, 3], %b: f32[24]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  "
      "return (%y)\n}"},
