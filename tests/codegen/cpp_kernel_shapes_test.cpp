@@ -242,8 +242,9 @@ const Case kCases[] = {
      "graph g(%x: f32[2, 3] strides=[1, 2], %y: f32[5, 3]) {\n  %e = exp(%y)\n  %c = cat(%x, %e)\n  %m = mul(%c, %c)\n  return (%m)\n}"},
     // Cats that begin a longer cat (DenseNet's): read as its first elements, its operands written
     // in place; a start after the longer cat's last reader, whose buffer must live until then; a
-    // start whose first operand is a graph input copies it and reads the rest in place, after a
-    // temporary that could have taken the longer cat's bytes.
+    // start whose first operand is a graph input copies it and reads the rest in place, after
+    // the softmax's temporaries, which took the longer cat's bytes when its life ended at its own
+    // last reader.
     {"cat_prefixes_of_a_longer_cat",
      "graph g(%x: f32[1, 4, 5, 5]) {\n  %a = relu(%x)\n  %f1 = tanh(%x)\n  %c2 = cat(%a, %f1, dim=1)\n  %f2 = sin(%c2)\n  %c3 = cat(%a, %f1, %f2, "
      "dim=1)\n  %f3 = exp(%c3)\n  %c4 = cat(%a, %f1, %f2, %f3, dim=1)\n  %m = mul(%c4, %c4)\n  return (%m)\n}"},
@@ -251,8 +252,8 @@ const Case kCases[] = {
      "graph g(%x: f32[1, 4, 6, 6]) {\n  %a = relu(%x)\n  %b = tanh(%x)\n  %f = cat(%a, %b, %x, dim=1)\n  %m = exp(%f)\n  %t = mul(%m, 2.0)\n  %p = "
      "cat(%a, %b, dim=1)\n  %s = sin(%p)\n  return (%t, %s)\n}"},
     {"cat_prefix_copied_beside_an_input",
-     "graph g(%x: f32[1, 4, 6, 6]) {\n  %a = relu(%x)\n  %b = tanh(%x)\n  %f = cat(%x, %a, %b, dim=1)\n  %m = exp(%f)\n  %t = mul(%m, 2.0)\n  %u = "
-     "cos(%t)\n  %p = cat(%x, %a, dim=1)\n  %s = sin(%p)\n  return (%u, %s)\n}"},
+     "graph g(%x: f32[1, 4, 6, 6]) {\n  %a = relu(%x)\n  %b = tanh(%x)\n  %f = cat(%x, %a, %b, dim=1)\n  %m = exp(%f)\n  %t = softmax(%m, "
+     "dim=1)\n  %p = cat(%x, %a, dim=1)\n  %s = sin(%p)\n  %r = sum(%t, dims=[1])\n  return (%r, %s)\n}"},
     // An operand placed in a cat whose other reader is an output, through a view: copied out at
     // the end, from the cat's buffer, which must still hold it.
     {"cat_operand_returned_through_a_view",
