@@ -116,17 +116,25 @@ uint64_t remove_compiler_temporaries(const fs::path& cache_dir) {
   return removed;
 }
 
+uint64_t bytes_of(const std::vector<CachedFile>& files) {
+  uint64_t total = 0;
+  for (auto& f : files) total += f.bytes;
+  return total;
+}
+
 }  // namespace
 
 uint64_t evict_least_recently_used(const fs::path& cache_dir, uint64_t limit) {
+  // Whether to evict is decided before the lock: the walk of the whole cache is not made while
+  // other builds wait for it, only again once it is held and eviction is due.
+  const bool over = limit != 0 && bytes_of(cached_files(cache_dir)) > limit;
   const int fd = open_lock(cache_dir);
   uint64_t removed = 0;
   if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
     removed += remove_compiler_temporaries(cache_dir);
-    std::vector<CachedFile> files = limit == 0 ? std::vector<CachedFile>{} : cached_files(cache_dir);  // as they are now that nobody else uses them
+    std::vector<CachedFile> files = over ? cached_files(cache_dir) : std::vector<CachedFile>{};  // as they are now that nobody else uses them
     std::sort(files.begin(), files.end(), older);
-    uint64_t total = 0;
-    for (auto& f : files) total += f.bytes;
+    uint64_t total = bytes_of(files);
     const uint64_t goal = limit / 10 * 9;
     for (size_t i = 0; i < files.size() && total > goal; ++i) {
       std::error_code ec;
