@@ -96,8 +96,9 @@ class Codegen {
   // node is (its other operands are ready there).
   std::map<int, std::vector<int>> epilogue_of_;
   std::map<int, int> epilogue_at_;  // the pointwise kernel's last node -> the conv it finishes
-  // Concatenation in place (CPU): an operand that only the cat reads is written straight into its
-  // slice of the cat's buffer (operand -> the cat and the slice's byte offset); a cat whose
+  // Concatenation in place (CPU): an operand the cat reads once is written straight into its
+  // slice of the cat's buffer, where its other readers read it too (operand -> the cat and the
+  // slice's byte offset; the cat's buffer lives until the last of them); a cat whose
   // operands all are has no kernel. Only where each operand is one contiguous slice (the dims
   // before the cat's are all 1: squeezenet's fire modules at batch 1). A cat whose operands begin
   // another, longer cat's (DenseNet's: each layer reads the features of every layer before it) is
