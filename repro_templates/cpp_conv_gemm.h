@@ -138,7 +138,7 @@ __attribute__((noinline)) inline void rk_conv_gemm_tile(int64_t m_lo, int64_t m_
 // squeezenet's shapes; with more rows than K, reading strided rows for every block of rows cost
 // 3-10% more than packing them once.
 inline void rk_conv_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* image, const RkConvWindow& window, float* panels,
-                         float* C, int64_t ldc) {
+                         float* C, int64_t ldc, RkEpilogue epilogue) {
   const bool in_place = window.taps_h == 1 && window.taps_w == 1 && window.stride_h == 1 && window.stride_w == 1 && window.pad_h == 0 &&
                         window.pad_w == 0 && window.col_step == 1 && window.row_step == window.in_w && K >= 2 * M && N >= 2 * kRkPanelCols;
   struct Arg {
@@ -148,7 +148,8 @@ inline void rk_conv_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_
   const RkPackPanel pack = [](const void* a, int64_t p, RkTailShape shape, float* dst) {
     rk_pack_conv_panel(static_cast<const Arg*>(a)->image, *static_cast<const Arg*>(a)->window, p, shape, dst);
   };
-  rk_panel_gemm(M, N, K, A, lda, pack, &arg, in_place ? image : nullptr, window.channel_step, panels, RkOut{C, ldc, 1}, rk_conv_gemm_tile, false);
+  rk_panel_gemm(M, N, K, A, lda, pack, &arg, in_place ? image : nullptr, window.channel_step, panels, RkOut{C, ldc, 1}, rk_conv_gemm_tile, false,
+                epilogue);
 }
 
 }  // namespace

@@ -211,8 +211,11 @@ __attribute__((noinline)) inline void rk_full_panel_tile(int64_t m_lo, int64_t m
 using RkPackPanel = void (*)(const void* arg, int64_t p, RkTailShape shape, float* dst);
 using RkPanelTile = void (*)(int64_t m_lo, int64_t m_hi, int64_t p_lo, int64_t p_hi, int64_t N, int64_t K, const float* A, int64_t lda,
                              const float* panels, RkOut out, const float* direct, int64_t ldd);
+// With an epilogue, each block of C is handed to it as soon as it is complete (every slice of K
+// added): the group's panels in chunks whose block of C (M x 32 a panel) stays in L1/L2, or the
+// whole tile of rows x panels.
 inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, RkPackPanel pack, const void* arg, const float* direct,
-                          int64_t ldd, float* panels, RkOut out, RkPanelTile tile, bool padded) {
+                          int64_t ldd, float* panels, RkOut out, RkPanelTile tile, bool padded, RkEpilogue epilogue = {}) {
   const int64_t np = (N + kRkPanelCols - 1) / kRkPanelCols;
   int64_t threads = 1;
 #ifdef _OPENMP
@@ -229,7 +232,16 @@ inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64
     for (int64_t t = 0; t < groups; ++t) {
       const int64_t p_lo = t * group, p_hi = rk_min(np, p_lo + group);
       for (int64_t p = p_lo; p < p_hi; ++p) pack_panel(p);
-      tile(0, M, p_lo, p_hi, N, K, A, lda, panels, out, direct, ldd);
+      if (!epilogue.run) {
+        tile(0, M, p_lo, p_hi, N, K, A, lda, panels, out, direct, ldd);
+        continue;
+      }
+      const int64_t chunk = rk_max<int64_t>(1, (int64_t{64} << 10) / (M * kRkPanelCols * 4));
+      for (int64_t q = p_lo; q < p_hi; q += chunk) {
+        const int64_t q_hi = rk_min(p_hi, q + chunk);
+        tile(0, M, q, q_hi, N, K, A, lda, panels, out, direct, ldd);
+        epilogue.run(epilogue.ctx, 0, M, q * kRkPanelCols, rk_min(N, q_hi * kRkPanelCols));
+      }
     }
     return;
   }
@@ -250,6 +262,7 @@ inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64
         const int64_t rows_at_once = m_hi - m_lo > kRkPanelCols * (p_hi - p_lo) ? kRkPanelRows : m_hi - m_lo;
         for (int64_t m = m_lo; m < m_hi; m += rows_at_once)
           tile(m, rk_min(m_hi, m + rows_at_once), p_lo, p_hi, N, K, A, lda, panels, out, direct, ldd);
+        if (epilogue.run) epilogue.run(epilogue.ctx, m_lo, m_hi, p_lo * kRkPanelCols, rk_min(N, p_hi * kRkPanelCols));
       }
   }
 }

@@ -147,9 +147,21 @@ inline void rk_index_error(char* err, int errlen, const char* node, long long in
 // Hidden: each graph's library links its own copy, and one library's must not answer for another's.
 extern "C" __attribute__((visibility("hidden"))) void rk_conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
                                                                        const float* image, const RkConvWindow* window, float* panels, int64_t room,
-                                                                       float* C, int64_t ldc) {
-  if (rk_winograd_pays(M, *window) && rk_conv_winograd(M, A, lda, image, *window, panels, room, C, ldc)) return;
-  rk_conv_gemm(M, N, K, A, lda, image, *window, panels, C, ldc);
+                                                                       float* C, int64_t ldc, RkEpilogue epilogue) {
+  if (rk_winograd_pays(M, *window) && rk_conv_winograd(M, A, lda, image, *window, panels, room, C, ldc)) {
+    // Winograd finishes C a tile of pixels at a time across every row: the epilogue after it, a row each.
+    if (epilogue.run) {
+      bool parallel = false;
+#ifdef _OPENMP
+      parallel = M * N >= (int64_t{1} << 15) && !omp_in_parallel();
+#endif
+      (void)parallel;
+#pragma omp parallel for schedule(static) if (parallel)
+      for (int64_t m = 0; m < M; ++m) epilogue.run(epilogue.ctx, m, m + 1, 0, N);
+    }
+    return;
+  }
+  rk_conv_gemm(M, N, K, A, lda, image, *window, panels, C, ldc, epilogue);
 }
 #endif
 #ifdef RK_GEMM_KERNELS

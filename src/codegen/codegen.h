@@ -92,8 +92,9 @@ class Codegen {
   std::map<int64_t, int> group_end_;            // fusion group -> its last node (where its kernel runs)
   // Epilogues: a conv2d whose only readers are one pointwise kernel over its whole output (relu,
   // batch norm, a residual add) runs that kernel in its own output pass instead of storing its
-  // value: conv node -> the pointwise kernel's nodes. Both run where the pointwise kernel's last
-  // node is (its other operands are ready there).
+  // value (on the conv GEMM, on each block of the output it finishes): conv node -> the pointwise
+  // kernel's nodes. Both run where the pointwise kernel's last node is (its other operands are
+  // ready there).
   std::map<int, std::vector<int>> epilogue_of_;
   std::map<int, int> epilogue_at_;  // the pointwise kernel's last node -> the conv it finishes
   // Concatenation in place (CPU): an operand the cat reads once is written straight into its
@@ -156,10 +157,13 @@ class Codegen {
   // its epilogue): its node, statements run before its rows of the last dim, its value at row r,
   // column j (flat `i`), and its cost per element (the loop's work estimate). With block_rows 0
   // the statements run for each row `r`; else once per block `nc` of rows r = nc * block_rows ...
+  // With `span`, the kernel covers only the flat elements [span_lo, span_hi) (variables of the
+  // code around it), their rows in turn on the calling thread: a conv GEMM's epilogue on a block.
   struct ComputedOperand {
     int value;
     std::string prologue, element;
     int64_t work = 1, block_rows = 0;
+    bool span = false;
   };
   std::string pointwise_kernel(const std::vector<int>& ids, const ComputedOperand* computed = nullptr);
   std::string reduction_kernel(int id, const std::vector<int>& prologue);
@@ -176,8 +180,9 @@ class Codegen {
   std::string conv_transpose_kernel(int id);  // conv_transpose2d/3d, direct loops
   std::string conv2d_planes(int id);          // CPU, depthwise and other convs of few inputs an output
   bool panel_conv(int id) const;              // runs on conv2d_panels
-  // float: im2col into panels and the prelude's conv GEMM; w_ptr the weights, c_at where (nb, g) writes
-  std::string conv2d_panels(int id, const std::string& w_ptr, const std::string& c_at);
+  // float: im2col into panels and the prelude's conv GEMM; w_ptr the weights, c_at where (nb, g) writes;
+  // its epilogue (gemm_out, bias: as conv2d_output_pass) run by the GEMM on each block it finishes
+  std::string conv2d_panels(int id, const std::string& w_ptr, const std::string& c_at, const std::string& gemm_out, const std::string& bias);
 
   // ---- emit_window.cpp
   std::string pool_kernel(int id);

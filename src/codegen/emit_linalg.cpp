@@ -403,7 +403,7 @@ std::string Codegen::conv2d_kernel(int id) {
     c_ptr = "pc";
   }
   const std::string c_at = fmt::format("({}*){} + (nb * {} + g * {}) * {}", blas_t, c_ptr, os[1], og, plane);
-  if (panel_conv(id)) return s + conv2d_panels(id, w_ptr, c_at) + conv2d_output_pass(id, c_ptr, bias) + "  }\n";
+  if (panel_conv(id)) return s + conv2d_panels(id, w_ptr, c_at, c_ptr, bias) + "  }\n";
   if (!x_direct) s += scratch("col", blas_t, kk * plane);
   s += fmt::format("  for (int64_t nb = 0; nb < {}; ++nb) for (int64_t g = 0; g < {}; ++g) {{\n", os[0], groups);
   if (!x_direct) {
@@ -466,7 +466,7 @@ int64_t winograd_room(int64_t m, int64_t channels, int64_t out_h, int64_t out_w,
 // float: im2col straight into the 32-column panels of the prelude's conv GEMM (cpp_conv_gemm.h).
 // Panel p, row r = (channel, tap) holds the input under that tap for output pixels 32p..32p+31
 // (rk_pack_conv_panel); the window is a constant of the generated code.
-std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::string& c_at) {
+std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::string& c_at, const std::string& gemm_out, const std::string& bias) {
   const Node& n = g_.node(id);
   int x = n.operands[0].value, w = n.operands[1].value;
   const Shape &xs = g_.node(x).type.shape, &ws = g_.node(w).type.shape, &os = n.type.shape;
@@ -480,9 +480,30 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
                    xs[2], xs[3], os[3], plane, win.stride[0], win.stride[1], win.padding[0], win.padding[1], win.dilation[0], win.dilation[1],
                    xa.strides[1], xa.strides[2], xa.strides[3]);
   s += fmt::format("    const float* image = (const float*){} + {} + nb * {} + g * {};\n", ptr(xa), xa.offset, xa.strides[0], cg * xa.strides[1]);
-  s += fmt::format("    rk_conv_gemm_f32({}, {}, {}, (const float*){} + g * {}, {}, image, &window, col, {}, {}, {});\n", og, plane, kk, w_ptr,
-                   og * kk, kk, room, c_at, plane);
-  return s + "  }\n";
+  // The epilogue on each block of out channels [m_lo, m_hi) x pixels [n_lo, n_hi) of (nb, g) the
+  // GEMM finishes: the flat elements of each channel's span, row by row of the output.
+  auto epilogue = epilogue_of_.find(id);
+  std::string epilogue_arg = "RkEpilogue{}";
+  if (epilogue != epilogue_of_.end()) {
+    const bool has_bias = n.operands.size() > 2;
+    const std::string channel = fmt::format("(r / {}) % {}", os[2], os[1]);
+    ComputedOperand conv{id,
+                         has_bias ? fmt::format("    const int64_t oc = {};\n", channel) : "",
+                         store_value(n.type.dtype, fmt::format("(float){}[i]{}", gemm_out, has_bias ? " + " + bias : "")),
+                         1,
+                         0,
+                         true};
+    s += "    const auto epilogue = [&](int64_t m_lo, int64_t m_hi, int64_t n_lo, int64_t n_hi) {\n";
+    s += "    for (int64_t m = m_lo; m < m_hi; ++m) {\n";
+    s += fmt::format("    const int64_t span_lo = (nb * {} + g * {} + m) * {} + n_lo, span_hi = span_lo + (n_hi - n_lo);\n", os[1], og, plane);
+    s += pointwise_kernel(epilogue->second, &conv);
+    s += "    }\n    };\n";
+    epilogue_arg = "rk_epilogue_of(epilogue)";
+  }
+  s += fmt::format("    rk_conv_gemm_f32({}, {}, {}, (const float*){} + g * {}, {}, image, &window, col, {}, {}, {}, {});\n", og, plane, kk, w_ptr,
+                   og * kk, kk, room, c_at, plane, epilogue_arg);
+  s += "  }\n";
+  return epilogue != epilogue_of_.end() ? s : s + conv2d_output_pass(id, gemm_out, bias);
 }
 
 std::string Codegen::conv2d_output_pass(int id, const std::string& gemm_out, const std::string& bias) {

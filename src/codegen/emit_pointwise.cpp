@@ -211,9 +211,51 @@ std::string Codegen::pointwise_kernel(const std::vector<int>& ids, const Compute
   // Rows of the last dim: each operand's base index once per row, then a contiguous inner loop.
   const int64_t last = iter.back(), rows = last ? count / last : 0, block = computed ? computed->block_rows : 0;
   Shape outer(iter.begin(), iter.end() - 1);
-  std::string s = block ? loop("nc", rows / block, block * last * work) + " {\n" + computed->prologue +
-                              fmt::format("    for (int64_t r = nc * {0}; r < (nc + 1) * {0}; ++r) {{\n", block)
-                        : loop("r", rows, last * work) + " {\n";
+  const bool span = computed && computed->span;
+  // A span lies within one plane of the last two dims (a conv's channel). When each read is either
+  // linear or constant over that plane (a batch norm's per-channel parameters, a bias), the span
+  // is one flat loop, the constants' indices once: rows of 7 or 14 pixels a loop each, with their
+  // indices divided out per row, cost the epilogue twice what the output pass had.
+  bool flat_span = span && iter.size() >= 2;
+  std::vector<bool> plane_dims(iter.size(), false);
+  if (flat_span) plane_dims[iter.size() - 1] = plane_dims[iter.size() - 2] = true;
+  std::vector<int> plane_constants;
+  for (size_t k = 0; flat_span && k < reads.size(); ++k) {
+    const int v = reads[k];
+    const Access a = access(v);
+    const Shape& shape = g_.node(v).type.shape;
+    if (linear_access(a, shape, iter)) continue;
+    const auto [along, along_shape] = over_dims(a, shape, iter.size(), plane_dims);
+    for (size_t d = 0; d < along_shape.size(); ++d) flat_span &= along_shape[d] == 1 || along.strides[d] == 0;
+    plane_constants.push_back(v);
+  }
+  if (flat_span) {
+    std::string s = fmt::format("    {{\n    const int64_t r = span_lo / {};\n", last);
+    for (int v : plane_constants) {
+      if (row_index_.count(v)) continue;
+      std::vector<bool> outer_dims(iter.size(), true);
+      outer_dims.back() = false;
+      const auto [row, row_shape] = over_dims(access(v), g_.node(v).type.shape, iter.size(), outer_dims);
+      s += fmt::format("    const int64_t r{} = {};\n", v, index_of(row, row_shape, outer, "r"));
+      row_index_[v] = fmt::format("r{}", v);
+    }
+    s += computed->prologue + (target_.openmp ? "    #pragma omp simd\n" : "");
+    s += "    for (int64_t i = span_lo; i < span_hi; ++i) {\n";
+    s += computed_element("      ");  // first: pointwise_body reads it from in_kernel_
+    s += pointwise_body(ids, iter, "i", "      ");
+    row_index_.clear();
+    return s + "    }\n    }\n";
+  }
+  std::string s;
+  if (span)  // the rows that [span_lo, span_hi) touches, each from its first column in the span to its last
+    s = fmt::format(
+        "    for (int64_t r = span_lo / {0}; r * {0} < span_hi; ++r) {{\n"
+        "    const int64_t j_lo = rk_max<int64_t>(0, span_lo - r * {0}), j_hi = rk_min<int64_t>({0}, span_hi - r * {0});\n",
+        last);
+  else if (block)
+    s = loop("nc", rows / block, block * last * work) + " {\n" + computed->prologue +
+        fmt::format("    for (int64_t r = nc * {0}; r < (nc + 1) * {0}; ++r) {{\n", block);
+  else s = loop("r", rows, last * work) + " {\n";
   for (int v : reads) {
     if (row_index_.count(v)) continue;
     Access a = access(v);
@@ -228,7 +270,8 @@ std::string Codegen::pointwise_kernel(const std::vector<int>& ids, const Compute
   }
   if (computed && !block) s += computed->prologue;
   s += target_.openmp ? "    #pragma omp simd\n" : "";
-  s += fmt::format("    for (int64_t j = 0; j < {}; ++j) {{\n      const int64_t i = r * {} + j;\n", last, last);
+  s += span ? fmt::format("    for (int64_t j = j_lo; j < j_hi; ++j) {{\n      const int64_t i = r * {} + j;\n", last)
+            : fmt::format("    for (int64_t j = 0; j < {}; ++j) {{\n      const int64_t i = r * {} + j;\n", last, last);
   s += computed_element("      ");  // first: pointwise_body reads it from in_kernel_
   s += pointwise_body(ids, iter, "i", "      ");
   row_index_.clear();

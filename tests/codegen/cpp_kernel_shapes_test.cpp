@@ -192,6 +192,15 @@ const Case kCases[] = {
     {"epilogue_operand_along_rows",
      "graph g(%x: f32[1, 8, 14, 15], %w: f32[16, 8, 3, 3], %h: f32[1, 1, 14, 1]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  %c = mul(%y, %h)\n"
      "  return (%c)\n}"},
+    // The epilogue runs inside the conv GEMM on each block it finishes: mobilenet_v2's batch norm
+    // and clamp on a 7 x 7 plane (two panels, tiles of rows; spans of a channel cut across rows of
+    // 7); a batch of 2 in groups of panels, each group cut in chunks, with a residual.
+    {"epilogue_in_the_gemm_on_a_7x7_plane",
+     "graph g(%x: f32[1, 128, 7, 7], %w: f32[192, 128, 1, 1], %m: f32[1, 192, 1, 1], %s: f32[1, 192, 1, 1], %t: f32[1, 192, 1, 1]) {\n"
+     "  %y = conv2d(%x, %w)\n  %a = sub(%y, %m)\n  %b = mul(%a, %s)\n  %c = add(%b, %t)\n  %d = clamp(%c, min=0, max=6)\n  return (%d)\n}"},
+    {"epilogue_in_the_gemm_chunks_of_a_batch",
+     "graph g(%x: f32[2, 24, 40, 40], %w: f32[48, 24, 1, 1], %b: f32[48], %r: f32[2, 48, 40, 40]) {\n  %y = conv2d(%x, %w, %b)\n"
+     "  %c = add(%y, %r)\n  %t = relu(%c)\n  return (%t)\n}"},
     {"epilogue_value_also_returned",  // the conv is an output too: no epilogue
      "graph g(%x: f32[1, 3, 8, 8], %w: f32[5, 3, 3, 3]) {\n  %y = conv2d(%x, %w)\n  %r = relu(%y)\n  return (%r, %y)\n}"},
     {"epilogue_read_twice",  // two kernels read the conv: no epilogue
