@@ -35,7 +35,7 @@ constexpr int kRkPanelRows = 8;
 #else
 constexpr int kRkPanelRows = 2;
 #endif
-constexpr int64_t kRkPanelCols = 32, kRkPanelDepth = 8192, kRkTileRows = 128, kRkTilePanels = 8;
+constexpr int64_t kRkPanelCols = 32, kRkPanelDepth = 8192, kRkTileRows = 128, kRkTilePanels = 8, kRkEpilogueRows = 64;
 
 // A conv's last panel (N mod 32 columns) is computed in the panel's own shape, not padded to 32
 // (a matmul's is padded: rk_full_panel_tile, one kernel shape to compile):
@@ -212,8 +212,8 @@ using RkPackPanel = void (*)(const void* arg, int64_t p, RkTailShape shape, floa
 using RkPanelTile = void (*)(int64_t m_lo, int64_t m_hi, int64_t p_lo, int64_t p_hi, int64_t N, int64_t K, const float* A, int64_t lda,
                              const float* panels, RkOut out, const float* direct, int64_t ldd);
 // With an epilogue, each block of C is handed to it as soon as it is complete (every slice of K
-// added): the group's panels in chunks whose block of C (M x 32 a panel) stays in L1/L2, or the
-// whole tile of rows x panels.
+// added), in blocks still in cache: chunks of a group's panels, or, in a tile, a block of rows
+// across its panels or a panel across its rows.
 inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, RkPackPanel pack, const void* arg, const float* direct,
                           int64_t ldd, float* panels, RkOut out, RkPanelTile tile, bool padded, RkEpilogue epilogue = {}) {
   const int64_t np = (N + kRkPanelCols - 1) / kRkPanelCols;
@@ -236,12 +236,18 @@ inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64
         tile(0, M, p_lo, p_hi, N, K, A, lda, panels, out, direct, ldd);
         continue;
       }
-      const int64_t chunk = rk_max<int64_t>(1, (int64_t{64} << 10) / (M * kRkPanelCols * 4));
-      for (int64_t q = p_lo; q < p_hi; q += chunk) {
-        const int64_t q_hi = rk_min(p_hi, q + chunk);
-        tile(0, M, q, q_hi, N, K, A, lda, panels, out, direct, ldd);
-        epilogue.run(epilogue.ctx, 0, M, q * kRkPanelCols, rk_min(N, q_hi * kRkPanelCols));
-      }
+      // Chunks of panels whose block of C is 64 KiB at most: each channel's span of pixels as long
+      // as it can be (the epilogue's loop costs about as much to start as a 1x1 conv of 16 inputs
+      // does on 32 pixels), in cache still. Where only one panel fits, 64 rows at a time (the
+      // order tile keeps anyway): a panel's 32 pixels across 384 rows had gone out to L2 and came
+      // back a load stall at a time (a 1x1 conv with its relu 13% slower than with a pass).
+      const int64_t chunk = rk_max<int64_t>(1, (int64_t{64} << 10) / (M * kRkPanelCols * 4)), rows = chunk > 1 ? M : kRkEpilogueRows;
+      for (int64_t q = p_lo; q < p_hi; q += chunk)
+        for (int64_t m = 0; m < M; m += rows) {
+          const int64_t q_hi = rk_min(p_hi, q + chunk), m_hi = rk_min(M, m + rows);
+          tile(m, m_hi, q, q_hi, N, K, A, lda, panels, out, direct, ldd);
+          epilogue.run(epilogue.ctx, m, m_hi, q * kRkPanelCols, rk_min(N, q_hi * kRkPanelCols));
+        }
     }
     return;
   }
@@ -249,20 +255,41 @@ inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64
   {
 #pragma omp for schedule(static)
     for (int64_t p = 0; p < np; ++p) pack_panel(p);
-    const int64_t row_tiles = (M + kRkTileRows - 1) / kRkTileRows, panel_tiles = (np + kRkTilePanels - 1) / kRkTilePanels;
+    const int64_t panel_tiles = (np + kRkTilePanels - 1) / kRkTilePanels;
+    // Fewer tiles than two a thread (deep layers: a 7 x 7 plane is two panels): rows cut evenly
+    // into two a thread, in whole blocks. In 128-row tiles, mobilenet_v2's 160 x 960 conv was
+    // 128 rows for one thread and 32 for the other.
+    int64_t tile_rows = kRkTileRows;
+    if (threads > 1 && panel_tiles < 2 * threads) {
+      const int64_t row_tiles = (2 * threads + panel_tiles - 1) / panel_tiles, rows = (M + row_tiles - 1) / row_tiles;
+      tile_rows = rk_min(kRkTileRows, rk_max<int64_t>(2 * kRkPanelRows, (rows + kRkPanelRows - 1) / kRkPanelRows * kRkPanelRows));
+    }
+    const int64_t row_tiles = (M + tile_rows - 1) / tile_rows;
 #pragma omp for schedule(dynamic) collapse(2)
     for (int64_t ti = 0; ti < row_tiles; ++ti)
       for (int64_t tj = 0; tj < panel_tiles; ++tj) {
-        const int64_t m_lo = ti * kRkTileRows, m_hi = rk_min(M, (ti + 1) * kRkTileRows), p_lo = tj * kRkTilePanels,
+        const int64_t m_lo = ti * tile_rows, m_hi = rk_min(M, (ti + 1) * tile_rows), p_lo = tj * kRkTilePanels,
                       p_hi = rk_min(np, (tj + 1) * kRkTilePanels);
         // Whichever of the tile's weights and panels is larger is read once: panels outermost
         // (each panel against every row), or, with more rows than panel columns, blocks of rows
         // outermost (resnet18's layer4: 2.4 MiB of weights a tile against 1.2 MiB of panels,
         // 740-753 against 792-840 us a conv).
         const int64_t rows_at_once = m_hi - m_lo > kRkPanelCols * (p_hi - p_lo) ? kRkPanelRows : m_hi - m_lo;
-        for (int64_t m = m_lo; m < m_hi; m += rows_at_once)
-          tile(m, rk_min(m_hi, m + rows_at_once), p_lo, p_hi, N, K, A, lda, panels, out, direct, ldd);
-        if (epilogue.run) epilogue.run(epilogue.ctx, m_lo, m_hi, p_lo * kRkPanelCols, rk_min(N, p_hi * kRkPanelCols));
+        const int64_t n_lo = p_lo * kRkPanelCols, n_hi = rk_min(N, p_hi * kRkPanelCols);
+        if (!epilogue.run) {
+          for (int64_t m = m_lo; m < m_hi; m += rows_at_once)
+            tile(m, rk_min(m_hi, m + rows_at_once), p_lo, p_hi, N, K, A, lda, panels, out, direct, ldd);
+        } else if (rows_at_once < m_hi - m_lo) {  // blocks of rows outermost: each done across the tile's panels
+          for (int64_t m = m_lo; m < m_hi; m += rows_at_once) {
+            tile(m, rk_min(m_hi, m + rows_at_once), p_lo, p_hi, N, K, A, lda, panels, out, direct, ldd);
+            epilogue.run(epilogue.ctx, m, rk_min(m_hi, m + rows_at_once), n_lo, n_hi);
+          }
+        } else {  // panels outermost: each done across the tile's rows
+          for (int64_t p = p_lo; p < p_hi; ++p) {
+            tile(m_lo, m_hi, p, p + 1, N, K, A, lda, panels, out, direct, ldd);
+            epilogue.run(epilogue.ctx, m_lo, m_hi, p * kRkPanelCols, rk_min(N, (p + 1) * kRkPanelCols));
+          }
+        }
       }
   }
 }

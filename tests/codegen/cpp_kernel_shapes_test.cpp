@@ -113,6 +113,8 @@ const Case kCases[] = {
     {"winograd_strided_input",
      "graph g(%x: f32[1, 16, 24, 22] strides=[8448, 1, 352, 16], %w: f32[24, 16, 3, 3], %b: f32[24]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  "
      "return (%y)\n}"},
+    // Few tiles (a 7 x 7 plane is two panels): rows cut evenly, two tiles a thread, in blocks of 8.
+    {"conv_gemm_rows_cut_evenly", "graph g(%x: f32[1, 200, 7, 7], %w: f32[164, 200, 1, 1]) {\n  %y = conv2d(%x, %w)\n  return (%y)\n}"},
     // 1x1 stride-1 convs with K >= 2 M read their input in place, the last panel packed: N = 114
     // (3 x 32 + 18: a vector and two dotted columns), a batch of 2 and 2 groups; 900 -> 300
     // (weights over 1 MiB: tiles of rows, two threads) with N = 72 (a last panel of 8); the same
@@ -201,6 +203,9 @@ const Case kCases[] = {
     {"epilogue_in_the_gemm_chunks_of_a_batch",
      "graph g(%x: f32[2, 24, 40, 40], %w: f32[48, 24, 1, 1], %b: f32[48], %r: f32[2, 48, 40, 40]) {\n  %y = conv2d(%x, %w, %b)\n"
      "  %c = add(%y, %r)\n  %t = relu(%c)\n  return (%t)\n}"},
+    // A 5 x 5 plane (one panel): tiles of rows, each block of 8 rows finished across the panel.
+    {"epilogue_in_the_gemm_blocks_of_rows",
+     "graph g(%x: f32[1, 192, 5, 5], %w: f32[256, 192, 1, 1], %b: f32[256]) {\n  %y = conv2d(%x, %w, %b)\n  %r = relu(%y)\n  return (%r)\n}"},
     {"epilogue_value_also_returned",  // the conv is an output too: no epilogue
      "graph g(%x: f32[1, 3, 8, 8], %w: f32[5, 3, 3, 3]) {\n  %y = conv2d(%x, %w)\n  %r = relu(%y)\n  return (%r, %y)\n}"},
     {"epilogue_read_twice",  // two kernels read the conv: no epilogue
