@@ -168,6 +168,15 @@ extern "C" __attribute__((visibility("hidden"))) void rk_conv_gemm_f32(int64_t M
 extern "C" __attribute__((visibility("hidden"))) void rk_matmul_f32(int ta, int tb, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
                                                                     const float* b, int64_t ldb, float* C, int64_t ldc, float* panels) {
 #if defined(__AVX512F__)
+  if (tb == RK_TRANS && ta == RK_NO_TRANS && M >= N) {
+    // A linear layer over more rows than outputs (convnext_tiny's 3136 tokens): C = A (in place)
+    // x W^T, W's rows packed into panels once (by 16 x 16 transposes) and read by every row of
+    // A; stored as it is computed. Through C^T, each 8 x 32 block of C went out transposed, a
+    // float at a time.
+    const RkMatrix wt{b, 1, ldb, K, N};
+    rk_panel_gemm(M, N, K, a, lda, rk_pack_matrix_panel, &wt, nullptr, 0, panels, RkOut{C, ldc, 1}, rk_full_panel_tile, true);
+    return;
+  }
   if (tb == RK_TRANS) {
     // A linear layer's x W^T: C^T [N x M] = B^T (W, rows ldb apart, read in place) x A^T, whose
     // panels are M's rows of A; stored transposed. A(m, k) = a[m ms + k ks].

@@ -42,6 +42,12 @@ const Case kCases[] = {
     {"panel_gemm_linear", "graph g(%x: f32[77, 300], %w: f32[200, 300], %b: f32[200]) {\n  %y = linear(%x, %w, %b)\n  return (%y)\n}"},
     {"panel_gemm_linear_strided_rows", "graph g(%x: f32[100, 64] strides=[80, 1], %w: f32[190, 64]) {\n  %y = linear(%x, %w)\n  return (%y)\n}"},
     {"panel_gemm_linear_deep", "graph g(%x: f32[37, 8500], %w: f32[16, 8500]) {\n  %y = linear(%x, %w)\n  return (%y)\n}"},
+    // More rows than outputs: C = x W^T directly, W's rows packed (45 outputs: a panel and a
+    // last of 13; K = 75: 16 x 16 transposes and a last 11), x's rows read in place, also
+    // through a row stride past K.
+    {"panel_gemm_linear_rows_direct", "graph g(%x: f32[333, 75], %w: f32[45, 75], %b: f32[45]) {\n  %y = linear(%x, %w, %b)\n  return (%y)\n}"},
+    {"panel_gemm_linear_rows_direct_strided",
+     "graph g(%x: f32[420, 64] strides=[80, 1], %w: f32[40, 64]) {\n  %y = linear(%x, %w)\n  return (%y)\n}"},
     {"panel_gemm_both_transposed",
      "graph g(%a: f32[150, 97] strides=[1, 150], %b: f32[97, 45] strides=[1, 97]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     // Row-major A and B: B's full panels read in place (K >= 2 M; N = 150, a last panel of 22),
