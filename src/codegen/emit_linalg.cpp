@@ -481,7 +481,7 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
                    xa.strides[1], xa.strides[2], xa.strides[3]);
   s += fmt::format("    const float* image = (const float*){} + {} + nb * {} + g * {};\n", ptr(xa), xa.offset, xa.strides[0], cg * xa.strides[1]);
   // The epilogue on each block of out channels [m_lo, m_hi) x pixels [n_lo, n_hi) of (nb, g) the
-  // GEMM finishes: the flat elements of each channel's span, row by row of the output.
+  // GEMM finishes: the flat elements of each channel's span (pointwise_kernel's span form).
   auto epilogue = epilogue_of_.find(id);
   std::string epilogue_arg = "RkEpilogue{}";
   if (epilogue != epilogue_of_.end()) {

@@ -230,7 +230,8 @@ std::string Codegen::pointwise_kernel(const std::vector<int>& ids, const Compute
     plane_constants.push_back(v);
   }
   if (flat_span) {
-    std::string s = fmt::format("    {{\n    const int64_t r = span_lo / {};\n", last);
+    std::string s = "    {\n";
+    if (!plane_constants.empty() || !computed->prologue.empty()) s += fmt::format("    const int64_t r = span_lo / {};\n", last);
     for (int v : plane_constants) {
       if (row_index_.count(v)) continue;
       std::vector<bool> outer_dims(iter.size(), true);

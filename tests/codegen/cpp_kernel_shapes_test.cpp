@@ -212,6 +212,9 @@ const Case kCases[] = {
     // A 5 x 5 plane (one panel): tiles of rows, each block of 8 rows finished across the panel.
     {"epilogue_in_the_gemm_blocks_of_rows",
      "graph g(%x: f32[1, 192, 5, 5], %w: f32[256, 192, 1, 1], %b: f32[256]) {\n  %y = conv2d(%x, %w, %b)\n  %r = relu(%y)\n  return (%r)\n}"},
+    // A last node of another dtype: the GEMM writes scratch, the epilogue reads it block by block.
+    {"epilogue_in_the_gemm_to_f16",
+     "graph g(%x: f32[1, 24, 20, 20], %w: f32[64, 24, 1, 1]) {\n  %y = conv2d(%x, %w)\n  %r = relu(%y)\n  %h = to(%r, dtype=f16)\n  return (%h)\n}"},
     {"epilogue_value_also_returned",  // the conv is an output too: no epilogue
      "graph g(%x: f32[1, 3, 8, 8], %w: f32[5, 3, 3, 3]) {\n  %y = conv2d(%x, %w)\n  %r = relu(%y)\n  return (%r, %y)\n}"},
     {"epilogue_read_twice",  // two kernels read the conv: no epilogue
