@@ -158,7 +158,8 @@ class Codegen {
   // column j (flat `i`), and its cost per element (the loop's work estimate). With block_rows 0
   // the statements run for each row `r`; else once per block `nc` of rows r = nc * block_rows ...
   // With `span`, the kernel covers only the flat elements [span_lo, span_hi) (variables of the
-  // code around it), their rows in turn on the calling thread: a conv GEMM's epilogue on a block.
+  // code around it), on the calling thread (one loop, or row by row where an operand needs it):
+  // a conv GEMM's epilogue on a block.
   struct ComputedOperand {
     int value;
     std::string prologue, element;
@@ -175,6 +176,9 @@ class Codegen {
   std::string conv2d_kernel(int id);
   // conv2d's output pass: bias, f16/bf16 rounding, an injected error, and its epilogue (above).
   std::string conv2d_output_pass(int id, const std::string& gemm_out, const std::string& bias);
+  // The conv's value read back from gemm_out at `flat`, and as the epilogue's computed operand.
+  std::string conv2d_element(int id, const std::string& gemm_out, const std::string& bias, const char* flat);
+  ComputedOperand conv2d_value(int id, const std::string& gemm_out, const std::string& bias);
   std::string conv2d_direct(int id);          // without BLAS
   std::string conv3d_kernel(int id);          // direct loops, CPU and CUDA
   std::string conv_transpose_kernel(int id);  // conv_transpose2d/3d, direct loops

@@ -485,14 +485,8 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
   auto epilogue = epilogue_of_.find(id);
   std::string epilogue_arg = "RkEpilogue{}";
   if (epilogue != epilogue_of_.end()) {
-    const bool has_bias = n.operands.size() > 2;
-    const std::string channel = fmt::format("(r / {}) % {}", os[2], os[1]);
-    ComputedOperand conv{id,
-                         has_bias ? fmt::format("    const int64_t oc = {};\n", channel) : "",
-                         store_value(n.type.dtype, fmt::format("(float){}[i]{}", gemm_out, has_bias ? " + " + bias : "")),
-                         1,
-                         0,
-                         true};
+    ComputedOperand conv = conv2d_value(id, gemm_out, bias);
+    conv.span = true;
     s += "    const auto epilogue = [&](int64_t m_lo, int64_t m_hi, int64_t n_lo, int64_t n_hi) {\n";
     s += "    for (int64_t m = m_lo; m < m_hi; ++m) {\n";
     s += fmt::format("    const int64_t span_lo = (nb * {} + g * {} + m) * {} + n_lo, span_hi = span_lo + (n_hi - n_lo);\n", os[1], og, plane);
@@ -506,27 +500,37 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
   return epilogue != epilogue_of_.end() ? s : s + conv2d_output_pass(id, gemm_out, bias);
 }
 
+// The conv's value at flat `i` of its output, from where the GEMM wrote it: its bias (its channel
+// `oc` from the row `r` of the last dim) and an injected error added.
+std::string Codegen::conv2d_element(int id, const std::string& gemm_out, const std::string& bias, const char* flat) {
+  std::string e = fmt::format("({}){}[{}]", compute_type(g_.node(id).type.dtype), gemm_out, flat);
+  if (g_.node(id).operands.size() > 2) e = fmt::format("{} + {}", e, bias);
+  if (perturbs(id)) e = perturb_open(id) + e + ")";
+  return store_value(g_.node(id).type.dtype, e);
+}
+
+Codegen::ComputedOperand Codegen::conv2d_value(int id, const std::string& gemm_out, const std::string& bias) {
+  const Shape& os = g_.node(id).type.shape;
+  const bool has_bias = g_.node(id).operands.size() > 2;
+  return {id, has_bias ? fmt::format("    const int64_t oc = (r / {}) % {};\n", os[2], os[1]) : "", conv2d_element(id, gemm_out, bias, "i")};
+}
+
 std::string Codegen::conv2d_output_pass(int id, const std::string& gemm_out, const std::string& bias) {
   const Node& n = g_.node(id);
   const Shape& os = n.type.shape;
-  const DType dt = n.type.dtype;
-  const char* ct = compute_type(dt);
   const bool has_bias = n.operands.size() > 2;
   auto epilogue = epilogue_of_.find(id);
   // The GEMM wrote the output (buf(id) is asked only without an epilogue: with one, the conv has
   // no buffer, and naming it would declare an unused pointer).
   if (epilogue == epilogue_of_.end() && !has_bias && !perturbs(id) && gemm_out == buf(id)) return "";
-  std::string e = fmt::format("({}){}[i]", ct, gemm_out);
-  if (has_bias) e = fmt::format("{} + {}", e, bias);
-  if (perturbs(id)) e = perturb_open(id) + e + ")";
   if (epilogue == epilogue_of_.end()) {
     std::string s = loop("i", numel(os), 1, true) + " {\n";
     if (has_bias) s += fmt::format("    const int64_t oc = (i / {}) % {};\n", os[2] * os[3], os[1]);
-    return s + fmt::format("    {}[i] = {};\n  }}\n", buf(id), store_value(dt, e));
+    return s + fmt::format("    {}[i] = {};\n  }}\n", buf(id), conv2d_element(id, gemm_out, bias, "i"));
   }
   // The epilogue's pointwise kernel, row by row of the last dim, with the conv's value computed in
   // it (its channel once per row) instead of read.
-  ComputedOperand conv{id, has_bias ? fmt::format("    const int64_t oc = (r / {}) % {};\n", os[2], os[1]) : "", store_value(dt, e)};
+  const ComputedOperand conv = conv2d_value(id, gemm_out, bias);
   return pointwise_kernel(epilogue->second, &conv);
 }
 

@@ -211,6 +211,13 @@ std::string Codegen::pointwise_kernel(const std::vector<int>& ids, const Compute
   // Rows of the last dim: each operand's base index once per row, then a contiguous inner loop.
   const int64_t last = iter.back(), rows = last ? count / last : 0, block = computed ? computed->block_rows : 0;
   Shape outer(iter.begin(), iter.end() - 1);
+  // An operand's index at the start of row `r` of the last dim (its strides over `outer`).
+  auto row_start = [&](int v) {
+    std::vector<bool> outer_dims(iter.size(), true);
+    outer_dims.back() = false;
+    const auto [row, row_shape] = over_dims(access(v), g_.node(v).type.shape, iter.size(), outer_dims);
+    return index_of(row, row_shape, outer, "r");
+  };
   const bool span = computed && computed->span;
   // A span lies within one plane of the last two dims (a conv's channel). When each read is either
   // linear or constant over that plane (a batch norm's per-channel parameters, a bias), the span
@@ -234,10 +241,7 @@ std::string Codegen::pointwise_kernel(const std::vector<int>& ids, const Compute
     if (!plane_constants.empty() || !computed->prologue.empty()) s += fmt::format("    const int64_t r = span_lo / {};\n", last);
     for (int v : plane_constants) {
       if (row_index_.count(v)) continue;
-      std::vector<bool> outer_dims(iter.size(), true);
-      outer_dims.back() = false;
-      const auto [row, row_shape] = over_dims(access(v), g_.node(v).type.shape, iter.size(), outer_dims);
-      s += fmt::format("    const int64_t r{} = {};\n", v, index_of(row, row_shape, outer, "r"));
+      s += fmt::format("    const int64_t r{} = {};\n", v, row_start(v));
       row_index_[v] = fmt::format("r{}", v);
     }
     s += computed->prologue + (target_.openmp ? "    #pragma omp simd\n" : "");
@@ -259,14 +263,10 @@ std::string Codegen::pointwise_kernel(const std::vector<int>& ids, const Compute
   else s = loop("r", rows, last * work) + " {\n";
   for (int v : reads) {
     if (row_index_.count(v)) continue;
-    Access a = access(v);
     const Shape& shape = g_.node(v).type.shape;
-    // The operand's strides over `outer`, and its stride along the last dim.
-    std::vector<bool> outer_dims(iter.size(), true);
-    outer_dims.back() = false;
-    const auto [row, row_shape] = over_dims(a, shape, iter.size(), outer_dims);
-    int64_t inner = shape.empty() || shape.back() == 1 ? 0 : a.strides.back();
-    s += fmt::format("    const int64_t r{} = {};\n", v, index_of(row, row_shape, outer, "r"));
+    // The operand's stride along the last dim.
+    int64_t inner = shape.empty() || shape.back() == 1 ? 0 : access(v).strides.back();
+    s += fmt::format("    const int64_t r{} = {};\n", v, row_start(v));
     row_index_[v] = inner == 0 ? fmt::format("r{}", v) : inner == 1 ? fmt::format("r{} + j", v) : fmt::format("r{} + j * {}", v, inner);
   }
   if (computed && !block) s += computed->prologue;
