@@ -232,21 +232,19 @@ inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64
     for (int64_t t = 0; t < groups; ++t) {
       const int64_t p_lo = t * group, p_hi = rk_min(np, p_lo + group);
       for (int64_t p = p_lo; p < p_hi; ++p) pack_panel(p);
-      if (!epilogue.run) {
-        tile(0, M, p_lo, p_hi, N, K, A, lda, panels, out, direct, ldd);
-        continue;
-      }
-      // Chunks of panels whose block of C is 64 KiB at most: each channel's span of pixels as long
-      // as it can be (the epilogue's loop costs about as much to start as a 1x1 conv of 16 inputs
-      // does on 32 pixels), in cache still. Where only one panel fits, 64 rows at a time (the
-      // order tile keeps anyway): a panel's 32 pixels across 384 rows had gone out to L2 and came
-      // back a load stall at a time (a 1x1 conv with its relu 13% slower than with a pass).
-      const int64_t chunk = rk_max<int64_t>(1, (int64_t{64} << 10) / (M * kRkPanelCols * 4)), rows = chunk > 1 ? M : kRkEpilogueRows;
+      // Without an epilogue, the whole group at once. With one, chunks of panels whose block of C
+      // is 64 KiB at most: each channel's span of pixels as long as it can be (the epilogue's loop
+      // costs about as much to start as a 1x1 conv of 16 inputs does on 32 pixels), in cache
+      // still. Where only one panel fits, 64 rows at a time (the order tile keeps anyway): a
+      // panel's 32 pixels across 384 rows had gone out to L2 and came back a load stall at a time
+      // (a 1x1 conv with its relu 13% slower than with a pass).
+      const int64_t chunk = epilogue.run ? rk_max<int64_t>(1, (int64_t{64} << 10) / (M * kRkPanelCols * 4)) : p_hi - p_lo;
+      const int64_t rows = !epilogue.run || chunk > 1 ? M : kRkEpilogueRows;
       for (int64_t q = p_lo; q < p_hi; q += chunk)
         for (int64_t m = 0; m < M; m += rows) {
           const int64_t q_hi = rk_min(p_hi, q + chunk), m_hi = rk_min(M, m + rows);
           tile(m, m_hi, q, q_hi, N, K, A, lda, panels, out, direct, ldd);
-          epilogue.run(epilogue.ctx, m, m_hi, q * kRkPanelCols, rk_min(N, q_hi * kRkPanelCols));
+          if (epilogue.run) epilogue.run(epilogue.ctx, m, m_hi, q * kRkPanelCols, rk_min(N, q_hi * kRkPanelCols));
         }
     }
     return;
@@ -275,20 +273,17 @@ inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64
         // outermost (resnet18's layer4: 2.4 MiB of weights a tile against 1.2 MiB of panels,
         // 740-753 against 792-840 us a conv).
         const int64_t rows_at_once = m_hi - m_lo > kRkPanelCols * (p_hi - p_lo) ? kRkPanelRows : m_hi - m_lo;
-        const int64_t n_lo = p_lo * kRkPanelCols, n_hi = rk_min(N, p_hi * kRkPanelCols);
-        if (!epilogue.run) {
-          for (int64_t m = m_lo; m < m_hi; m += rows_at_once)
-            tile(m, rk_min(m_hi, m + rows_at_once), p_lo, p_hi, N, K, A, lda, panels, out, direct, ldd);
-        } else if (rows_at_once < m_hi - m_lo) {  // blocks of rows outermost: each done across the tile's panels
-          for (int64_t m = m_lo; m < m_hi; m += rows_at_once) {
-            tile(m, rk_min(m_hi, m + rows_at_once), p_lo, p_hi, N, K, A, lda, panels, out, direct, ldd);
-            epilogue.run(epilogue.ctx, m, rk_min(m_hi, m + rows_at_once), n_lo, n_hi);
-          }
-        } else {  // panels outermost: each done across the tile's rows
+        if (epilogue.run && rows_at_once == m_hi - m_lo) {  // panels outermost: each done across the tile's rows
           for (int64_t p = p_lo; p < p_hi; ++p) {
             tile(m_lo, m_hi, p, p + 1, N, K, A, lda, panels, out, direct, ldd);
             epilogue.run(epilogue.ctx, m_lo, m_hi, p * kRkPanelCols, rk_min(N, (p + 1) * kRkPanelCols));
           }
+          continue;
+        }
+        for (int64_t m = m_lo; m < m_hi; m += rows_at_once) {  // each block of rows done across the tile's panels
+          const int64_t m_end = rk_min(m_hi, m + rows_at_once);
+          tile(m, m_end, p_lo, p_hi, N, K, A, lda, panels, out, direct, ldd);
+          if (epilogue.run) epilogue.run(epilogue.ctx, m, m_end, p_lo * kRkPanelCols, rk_min(N, p_hi * kRkPanelCols));
         }
       }
   }

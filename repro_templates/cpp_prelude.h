@@ -169,7 +169,7 @@ extern "C" __attribute__((visibility("hidden"))) void rk_matmul_f32(int ta, int 
                                                                     const float* b, int64_t ldb, float* C, int64_t ldc, float* panels) {
 #if defined(__AVX512F__)
   if (tb == RK_TRANS && ta == RK_NO_TRANS && M >= N) {
-    // A linear layer over more rows than outputs (convnext_tiny's 3136 tokens): C = A (in place)
+    // A linear layer over more rows than outputs (thousands of tokens, a batch of sequences): C = A (in place)
     // x W^T, W's rows packed into panels once (by 16 x 16 transposes) and read by every row of
     // A; stored as it is computed. Through C^T, each 8 x 32 block of C went out transposed, a
     // float at a time.
