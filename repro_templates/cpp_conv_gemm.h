@@ -140,7 +140,8 @@ __attribute__((noinline)) inline void rk_conv_gemm_tile(int64_t m_lo, int64_t m_
 inline void rk_conv_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* image, const RkConvWindow& window, float* panels,
                          float* C, int64_t ldc, RkEpilogue epilogue) {
   const bool in_place = window.taps_h == 1 && window.taps_w == 1 && window.stride_h == 1 && window.stride_w == 1 && window.pad_h == 0 &&
-                        window.pad_w == 0 && window.col_step == 1 && window.row_step == window.in_w && K >= 2 * M && N >= 2 * kRkPanelCols;
+                        window.pad_w == 0 && window.col_step == 1 && window.row_step == window.in_w && K >= 2 * M && N >= 2 * kRkPanelCols &&
+                        rk_rows_in_place(window.channel_step, K);
   struct Arg {
     const float* image;
     const RkConvWindow* window;

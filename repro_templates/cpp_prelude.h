@@ -186,7 +186,7 @@ extern "C" __attribute__((visibility("hidden"))) void rk_matmul_f32(int ta, int 
   }
   if (ta == RK_NO_TRANS) {  // C = A (in place) x B's panels, or B's rows in place (as a 1x1 conv)
     const RkMatrix bm{b, ldb, 1, K, N};
-    const bool in_place = K >= 2 * M && N >= 2 * kRkPanelCols;
+    const bool in_place = K >= 2 * M && N >= 2 * kRkPanelCols && rk_rows_in_place(ldb, K);
     rk_panel_gemm(M, N, K, a, lda, rk_pack_matrix_panel, &bm, in_place ? b : nullptr, ldb, panels, RkOut{C, ldc, 1}, rk_full_panel_tile, true);
     return;
   }

@@ -51,9 +51,11 @@ const Case kCases[] = {
     {"panel_gemm_both_transposed",
      "graph g(%a: f32[150, 97] strides=[1, 150], %b: f32[97, 45] strides=[1, 97]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     // Row-major A and B: B's full panels read in place (K >= 2 M; N = 150, a last panel of 22),
-    // or packed (K < 2 M; N = 90, a last of 26); a batch folded into rows; A column-major with
-    // B row-major stays on BLAS.
+    // or packed (K < 2 M; N = 90, a last of 26; or rows 1 KiB apart, more than the cache holds
+    // in the sets they share); a batch folded into rows; A column-major with B row-major stays
+    // on BLAS.
     {"panel_gemm_b_in_place", "graph g(%a: f32[40, 600], %b: f32[600, 150]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
+    {"panel_gemm_b_rows_aliasing_packed", "graph g(%a: f32[27, 600], %b: f32[600, 256]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     {"panel_gemm_b_packed", "graph g(%a: f32[300, 100], %b: f32[100, 90]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     {"panel_gemm_batch_as_rows", "graph g(%a: f32[3, 71, 80], %b: f32[80, 150]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     {"gemm_one_row_stays_on_blas",  // a classifier's single row: its blocks would be mostly padding
