@@ -219,22 +219,25 @@ __attribute__((noinline)) inline void rk_full_panel_tile(int64_t m_lo, int64_t m
 // `tile` computes rows x panels: rk_conv_gemm_tile with last panels in their own shape, or
 // rk_full_panel_tile with every panel 32 wide (`padded`: pack writes the last zero-padded).
 // (pack and tile are functions, not template parameters: one copy of this code, compile time.)
-using RkPackPanel = void (*)(const void* arg, int64_t p, RkTailShape shape, float* dst);
+// pack(arg, p_lo, p_hi, padded, panels): panels [p_lo, p_hi), each at panels + p K 32, a last
+// short one zero-padded to 32 columns (`padded`) or in its shape.
+using RkPackPanels = void (*)(const void* arg, int64_t p_lo, int64_t p_hi, bool padded, float* panels);
 using RkPanelTile = void (*)(int64_t m_lo, int64_t m_hi, int64_t p_lo, int64_t p_hi, int64_t N, int64_t K, const float* A, int64_t lda,
                              const float* panels, RkOut out, const float* direct, int64_t ldd);
 // With an epilogue, each block of C is handed to it as soon as it is complete (every slice of K
 // added), in blocks still in cache: chunks of a group's panels, or, in a tile, a block of rows
 // across its panels or a panel across its rows.
-inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, RkPackPanel pack, const void* arg, const float* direct,
+inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, RkPackPanels pack, const void* arg, const float* direct,
                           int64_t ldd, float* panels, RkOut out, RkPanelTile tile, bool padded, RkEpilogue epilogue = {}) {
   const int64_t np = (N + kRkPanelCols - 1) / kRkPanelCols;
   int64_t threads = 1;
 #ifdef _OPENMP
   if (2.0 * (double)M * (double)N * (double)K >= kRkGemmParallelFlops && !omp_in_parallel()) threads = omp_get_max_threads();
 #endif
-  const auto pack_panel = [&](int64_t p) {
-    const int64_t ncols = rk_min(kRkPanelCols, N - p * kRkPanelCols);
-    if (!direct || ncols < kRkPanelCols) pack(arg, p, padded ? RkTailShape{2, 0} : rk_tail_shape(ncols), panels + p * K * kRkPanelCols);
+  // Read in place (`direct`), only a short last panel is packed.
+  const auto pack_panels = [&](int64_t p_lo, int64_t p_hi) {
+    if (direct) p_lo = N % kRkPanelCols != 0 ? rk_max(p_lo, np - 1) : p_hi;
+    if (p_lo < p_hi) pack(arg, p_lo, p_hi, padded, panels);
   };
   if (np >= 2 * threads && M * K * 4 <= (int64_t{1} << 20)) {
     const int64_t group = rk_max<int64_t>(1, rk_min(np / (2 * threads), (int64_t{512} << 10) / (K * kRkPanelCols * 4)));
@@ -242,7 +245,7 @@ inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
     for (int64_t t = 0; t < groups; ++t) {
       const int64_t p_lo = t * group, p_hi = rk_min(np, p_lo + group);
-      for (int64_t p = p_lo; p < p_hi; ++p) pack_panel(p);
+      pack_panels(p_lo, p_hi);
       // Without an epilogue, the whole group at once. With one, chunks of panels whose block of C
       // is 64 KiB at most: each channel's span of pixels as long as it can be (the epilogue's loop
       // costs about as much to start as a 1x1 conv of 16 inputs does on 32 pixels), in cache
@@ -262,8 +265,10 @@ inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64
   }
 #pragma omp parallel num_threads(threads)
   {
+    // A run of panels a thread: a matrix's rows are copied a run of them at a time.
+    const int64_t run = (np + threads - 1) / threads;
 #pragma omp for schedule(static)
-    for (int64_t p = 0; p < np; ++p) pack_panel(p);
+    for (int64_t t = 0; t < threads; ++t) pack_panels(rk_min(np, t * run), rk_min(np, (t + 1) * run));
     const int64_t panel_tiles = (np + kRkTilePanels - 1) / kRkTilePanels;
     // Fewer tiles than two a thread (deep layers: a 7 x 7 plane is two panels): rows cut evenly
     // into two a thread, in whole blocks. In 128-row tiles, mobilenet_v2's 160 x 960 conv was
@@ -340,8 +345,7 @@ struct RkMatrix {
 };
 // Panel p of a matrix, in `shape` (as rk_pack_conv_panel: rows of 16 nv floats, then ne columns
 // each contiguous along K), zero past N.
-inline void rk_pack_matrix_panel(const void* arg, int64_t p, RkTailShape shape, float* dst) {
-  const RkMatrix& m = *static_cast<const RkMatrix*>(arg);
+inline void rk_pack_matrix_panel(const RkMatrix& m, int64_t p, RkTailShape shape, float* dst) {
   const float* b = m.b;
   const int64_t ks = m.ks, ns = m.ns, K = m.K, N = m.N;
   const int64_t W = 16 * shape.nv, n0 = p * kRkPanelCols, live = rk_min<int64_t>(W, N - n0);
@@ -364,6 +368,26 @@ inline void rk_pack_matrix_panel(const void* arg, int64_t p, RkTailShape shape, 
   }
   for (int e = 0; e < shape.ne; ++e)
     for (int64_t k = 0; k < K; ++k) extra[e * K + k] = b[k * ks + (n0 + W + e) * ns];
+}
+
+// Panels [p_lo, p_hi) of a matrix (RkPackPanels). Rows of B (ns = 1): the full panels a row of B
+// at a time, so B is read along its rows; a panel at a time, each row's 32 floats were a load
+// from another page, 4 KiB or more from the last (a 768 x 3072 weight: 27% of the matmul's time).
+inline void rk_pack_matrix_panels(const void* arg, int64_t p_lo, int64_t p_hi, bool padded, float* panels) {
+  const RkMatrix& m = *static_cast<const RkMatrix*>(arg);
+  const int64_t full_hi = rk_min(p_hi, m.N / kRkPanelCols);
+  if (m.ns == 1 && p_lo < full_hi) {
+    for (int64_t k = 0; k < m.K; ++k) {
+      const float* row = m.b + k * m.ks;
+      for (int64_t p = p_lo; p < full_hi; ++p)
+        std::memcpy(panels + (p * m.K + k) * kRkPanelCols, row + p * kRkPanelCols, sizeof(float) * kRkPanelCols);
+    }
+    p_lo = full_hi;
+  }
+  for (int64_t p = p_lo; p < p_hi; ++p) {
+    const int64_t ncols = rk_min(kRkPanelCols, m.N - p * kRkPanelCols);
+    rk_pack_matrix_panel(m, p, padded ? RkTailShape{2, 0} : rk_tail_shape(ncols), panels + p * m.K * kRkPanelCols);
+  }
 }
 
 }  // namespace

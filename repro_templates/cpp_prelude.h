@@ -174,20 +174,20 @@ extern "C" __attribute__((visibility("hidden"))) void rk_matmul_f32(int ta, int 
     // A; stored as it is computed. Through C^T, each 8 x 32 block of C went out transposed, a
     // float at a time.
     const RkMatrix wt{b, 1, ldb, K, N};
-    rk_panel_gemm(M, N, K, a, lda, rk_pack_matrix_panel, &wt, nullptr, 0, panels, RkOut{C, ldc, 1}, rk_full_panel_tile, true);
+    rk_panel_gemm(M, N, K, a, lda, rk_pack_matrix_panels, &wt, nullptr, 0, panels, RkOut{C, ldc, 1}, rk_full_panel_tile, true);
     return;
   }
   if (tb == RK_TRANS) {
     // A linear layer's x W^T: C^T [N x M] = B^T (W, rows ldb apart, read in place) x A^T, whose
     // panels are M's rows of A; stored transposed. A(m, k) = a[m ms + k ks].
     const RkMatrix at{a, ta == RK_TRANS ? lda : 1, ta == RK_TRANS ? 1 : lda, K, M};
-    rk_panel_gemm(N, M, K, b, ldb, rk_pack_matrix_panel, &at, nullptr, 0, panels, RkOut{C, 1, ldc}, rk_full_panel_tile, true);
+    rk_panel_gemm(N, M, K, b, ldb, rk_pack_matrix_panels, &at, nullptr, 0, panels, RkOut{C, 1, ldc}, rk_full_panel_tile, true);
     return;
   }
   if (ta == RK_NO_TRANS) {  // C = A (in place) x B's panels, or B's rows in place (as a 1x1 conv)
     const RkMatrix bm{b, ldb, 1, K, N};
     const bool in_place = K >= 2 * M && N >= 2 * kRkPanelCols && rk_rows_in_place(ldb, K);
-    rk_panel_gemm(M, N, K, a, lda, rk_pack_matrix_panel, &bm, in_place ? b : nullptr, ldb, panels, RkOut{C, ldc, 1}, rk_full_panel_tile, true);
+    rk_panel_gemm(M, N, K, a, lda, rk_pack_matrix_panels, &bm, in_place ? b : nullptr, ldb, panels, RkOut{C, ldc, 1}, rk_full_panel_tile, true);
     return;
   }
 #endif
