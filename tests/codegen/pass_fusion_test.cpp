@@ -26,9 +26,25 @@ TEST(PointwiseFusionPass, LimitStopsEarly) {
   EXPECT_EQ(print_graph(r.graph).find("%c = tanh(%b, group"), std::string::npos);
 }
 
-TEST(PointwiseFusionPass, ProducersWithTwoUsersStayOut) {
+// A producer read twice joins the group its users ended in (gelu's x * (1 + erf(x / sqrt 2)));
+// read by nodes of two kernels, it stays a kernel of its own, each reading it from memory.
+TEST(PointwiseFusionPass, ProducersWithTwoUsersJoinTheGroupBothEndedIn) {
   auto r = run_one_pass("pointwise-fusion", "graph g(%x: f32[4]) {\n  %a = exp(%x)\n  %b = neg(%a)\n  %c = mul(%a, %b)\n  return (%c)\n}\n");
-  EXPECT_EQ(print_graph(r.graph).find("%a = exp(%x, group"), std::string::npos) << print_graph(r.graph);
+  EXPECT_EQ(r.applied, 2);
+  EXPECT_NE(print_graph(r.graph).find("%a = exp(%x, group=0)"), std::string::npos) << print_graph(r.graph);
+}
+
+TEST(PointwiseFusionPass, ProducersWithUsersInTwoKernelsStayOut) {
+  const char* two_outputs = "graph g(%x: f32[4]) {\n  %a = exp(%x)\n  %b = neg(%a)\n  %c = tanh(%a)\n  return (%b, %c)\n}\n";
+  const char* a_reduction = "graph g(%x: f32[4]) {\n  %a = exp(%x)\n  %b = neg(%a)\n  %c = mul(%a, %b)\n  %s = sum(%a)\n  return (%c, %s)\n}\n";
+  const char* another_shape =
+      "graph g(%x: f32[4], %y: f32[3, 4]) {\n  %a = exp(%x)\n  %b = neg(%a)\n  %c = mul(%a, %y)\n  %d = add(%b, %c)\n  return (%d)\n}\n";
+  const char* two_groups =
+      "graph g(%x: f32[4]) {\n  %a = exp(%x)\n  %b = neg(%a)\n  %b2 = tanh(%b)\n  %c = abs(%a)\n  %c2 = sin(%c)\n  return (%b2, %c2)\n}\n";
+  for (const char* text : {two_outputs, a_reduction, another_shape, two_groups}) {
+    auto r = run_one_pass("pointwise-fusion", text);
+    EXPECT_EQ(print_graph(r.graph).find("%a = exp(%x, group"), std::string::npos) << print_graph(r.graph);
+  }
 }
 
 TEST(ReductionFusionPass, AppendsTheReductionToItsProducersGroup) {

@@ -1,6 +1,7 @@
 // Fusion passes. They record decisions as the node attribute "group": nodes of one group become
 // one loop nest. Pointwise fusion merges a same-shape pointwise producer that has a single user into
-// its consumer's group; reduction fusion appends a reduction to the group producing its input.
+// its consumer's group, or whose users all ended in one group; reduction fusion appends a
+// reduction to the group producing its input.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -38,7 +39,11 @@ bool ends_long_group(const Node& n) { return fnv1a64(n.name) % kCutEvery == 0; }
 // Shared walk of both fusion passes: `wants(node, producer)` says whether node may join the
 // producer's group. Works in place on attributes (types and wiring do not change). Group
 // membership is kept on the side, so the walk is linear in the graph.
-template <class Wants> bool fuse(Graph& g, RewriteBudget& budget, Wants wants) {
+// With `shared`, a producer read by several nodes that all ended in one group joins it as well
+// (consumers first, so a chain of them joins in one sweep): gelu's x * (1 + erf(x / sqrt 2)), a
+// bias add before it, had been a pass of its own over the whole tensor. Only then: every other
+// member keeps its one user inside its group, so no value is read before its group has run.
+template <class Wants> bool fuse(Graph& g, RewriteBudget& budget, Wants wants, bool shared = false) {
   auto users = compute_users(g);
   std::set<int> outputs(g.outputs.begin(), g.outputs.end());
   std::map<int64_t, std::vector<int>> members;
@@ -84,6 +89,26 @@ template <class Wants> bool fuse(Graph& g, RewriteBudget& budget, Wants wants) {
       changed = true;
     }
   }
+  for (int p = g.size() - 1; shared && p >= g.num_inputs(); --p) {
+    const auto& us = users[static_cast<size_t>(p)];
+    const Node& prod = g.node(p);
+    if (us.size() < 2 || outputs.count(p)) continue;
+    const auto target = group_of(g.node(us.front()));
+    bool ok = target.has_value() && !has_reduction[*target];
+    for (int u : us) ok = ok && group_of(g.node(u)) == target && wants(g.node(u), prod);
+    const auto gp = group_of(prod);
+    if (!ok || (gp && (*gp == *target || has_reduction[*gp]))) continue;
+    if (size_of(gp) + size_of(target) > kMaxGroupSize || (size_of(gp) >= kCutFrom && ends_long_group(prod))) continue;
+    if (!budget.allow()) continue;
+    for (int m : gp ? members[*gp] : std::vector<int>{p}) {
+      g.node(m).attrs["group"] = AttrValue(*target);
+      members[*target].push_back(m);
+    }
+    if (gp) members.erase(*gp);
+    std::sort(members[*target].begin(), members[*target].end());
+    if (budget.inject_now()) injected.push_back(*std::max_element(us.begin(), us.end()));
+    changed = true;
+  }
   if (!injected.empty()) {  // the injected bug: the fused consumer computes a slightly wrong value
     GraphBuilder b(g);
     for (int i = 0; i < g.size(); ++i) {
@@ -98,8 +123,9 @@ template <class Wants> bool fuse(Graph& g, RewriteBudget& budget, Wants wants) {
 }  // namespace
 
 bool run_pointwise_fusion(Graph& g, RewriteBudget& budget) {
-  return fuse(g, budget,
-              [](const Node& n, const Node& prod) { return is_pointwise(n.op) && is_pointwise(prod.op) && n.type.shape == prod.type.shape; });
+  return fuse(
+      g, budget, [](const Node& n, const Node& prod) { return is_pointwise(n.op) && is_pointwise(prod.op) && n.type.shape == prod.type.shape; },
+      /*shared=*/true);
 }
 
 bool run_reduction_fusion(Graph& g, RewriteBudget& budget) {
