@@ -239,6 +239,33 @@ TEST(CppBackend, IntegerArithmeticMatchesTheExactReference) {
   EXPECT_EQ(got[1].get_int(0), INT64_MAX);  // amax starts from the lowest integer, not from -inf (= 0)
 }
 
+// erf in generated code (the prelude's vectorisable rk_erff) within 5 ulps of the exact value
+// over a sweep of every magnitude that matters, both signs (tiny arguments, where an absolute
+// error bound is tens of ulps, up to where erf rounds to 1), and NaN and the infinities.
+TEST(CppBackend, ErfIsWithinFiveUlpsAcrossItsRange) {
+  std::vector<double> x = {0.0, INFINITY, -INFINITY, NAN};
+  for (double v = 1e-7; v < 6.0; v *= 1.0003) {
+    x.push_back((double)(float)v);
+    x.push_back(-(double)(float)v);
+  }
+  const int64_t n = (int64_t)x.size();
+  Graph g = parse_graph(fmt::format("graph t(%x: f32[{}]) {{\n  %e = erf(%x)\n  return (%e)\n}}", n));
+  const auto got = compile_graph(g, cpp_options())->run({Tensor::from_doubles(DType::f32, {n}, x)})[0].to_doubles();
+  double worst = 0, at = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double want = std::erf(x[(size_t)i]);
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(got[(size_t)i]));
+      continue;
+    }
+    const float w = (float)want;
+    const double ulp = std::nextafter(std::fabs(w), INFINITY) - std::fabs(w);
+    const double err = std::fabs(got[(size_t)i] - want) / ulp;
+    if (err > worst) worst = err, at = x[(size_t)i];
+  }
+  EXPECT_LE(worst, 5.0) << "at x = " << at;
+}
+
 // Scans and sorts in generated code: ties keep their order and NaN is the largest value in
 // argsort and topk_indices, integer cumsum/cumprod wrap in int64, lines run along a middle dim (a
 // strided line), and a long topk in a loop big enough to run in parallel.
