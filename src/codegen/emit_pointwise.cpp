@@ -4,6 +4,7 @@
 // others run over rows of the last dim with per-row base indices, so the inner loop vectorises.
 #include <fmt/format.h>
 
+#include <optional>
 #include <set>
 
 #include "codegen.h"
@@ -40,6 +41,20 @@ std::pair<Access, Shape> over_dims(const Access& a, const Shape& shape, size_t r
     row.strides.push_back(has ? a.strides[d - lead] : 0);
   }
   return {row, row_shape};
+}
+
+// The index of element r (C order) of `shape` through `a`'s strides, as r * step, where the
+// strides nest as a contiguous block's do (step 0: every element the same); none otherwise.
+std::optional<int64_t> uniform_step(const Access& a, const Shape& shape) {
+  std::optional<int64_t> step;
+  int64_t block = 1;  // elements of the dims after d
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] == 1) continue;
+    if (!step) step = a.strides[d];
+    else if (a.strides[d] != *step * block) return std::nullopt;
+    block *= shape[d];
+  }
+  return step ? *step : 0;
 }
 
 }  // namespace
@@ -320,28 +335,35 @@ std::string Codegen::reduction_kernel(int id, const std::vector<int>& prologue) 
   std::string s = loop("o", outer, inner) + " {\n";
   if (n.op == Op::argmax) s += fmt::format("    {} acc = ({})0; int64_t best = -1;\n", act, act);
   else s += fmt::format("    {} acc = {};\n", act, init);
-  // Operands of the prologue constant along the reduced (trailing) dims, as a batch norm's
-  // per-channel parameters before a global pool: their index once per o. Through the flat index
-  // it was a division and a gather for every element (mobilenet_v2's last batch norm, clamp and
-  // pool: 5% of its run).
+  // Operands read other than contiguously whose index over the reduced (trailing) dims is
+  // constant (a batch norm's per-channel parameters before a global pool) or r times one stride
+  // (a layer norm over the channels of an NCHW tensor seen through a permute): their index over
+  // the kept dims once per o. Through the flat index it was divisions for every element
+  // (mobilenet_v2's last batch norm, clamp and pool: 5% of its run).
   if (trailing) {
     const std::set<int> members(prologue.begin(), prologue.end());
+    std::vector<int> reads;
     for (int pid : prologue)
-      for (auto& op : g_.node(pid).operands) {
-        if (!op.is_value() || members.count(op.value) || row_index_.count(op.value)) continue;
-        const int v = op.value;
-        const Access a = access(v);
-        const Shape& shape = g_.node(v).type.shape;
-        const auto [along, along_shape] = over_dims(a, shape, in.size(), reduced);
-        bool constant = true;
-        for (size_t d = 0; d < along_shape.size(); ++d) constant &= along_shape[d] == 1 || along.strides[d] == 0;
-        if (!constant) continue;
-        std::vector<bool> kept_dims(reduced.size());
-        for (size_t d = 0; d < reduced.size(); ++d) kept_dims[d] = !reduced[d];
-        const auto [row, row_shape] = over_dims(a, shape, in.size(), kept_dims);
-        s += fmt::format("    const int64_t r{} = {};\n", v, index_of(row, row_shape, kept, "o"));
-        row_index_[v] = fmt::format("r{}", v);
-      }
+      for (auto& op : g_.node(pid).operands)
+        if (op.is_value() && !members.count(op.value)) reads.push_back(op.value);
+    if (!members.count(src)) reads.push_back(src);
+    for (int v : reads) {
+      if (row_index_.count(v)) continue;
+      const Access a = access(v);
+      const Shape& shape = g_.node(v).type.shape;
+      if (linear_access(a, shape, in)) continue;
+      // Its strides over the reduced dims of the iteration, 0 along a dim it is broadcast over.
+      auto [along, along_shape] = over_dims(a, shape, in.size(), reduced);
+      for (size_t d = 0; d < along_shape.size(); ++d)
+        if (along_shape[d] == 1) along.strides[d] = 0;
+      const std::optional<int64_t> step = uniform_step(along, red);
+      if (!step) continue;
+      std::vector<bool> kept_dims(reduced.size());
+      for (size_t d = 0; d < reduced.size(); ++d) kept_dims[d] = !reduced[d];
+      const auto [row, row_shape] = over_dims(a, shape, in.size(), kept_dims);
+      s += fmt::format("    const int64_t r{} = {};\n", v, index_of(row, row_shape, kept, "o"));
+      row_index_[v] = *step == 0 ? fmt::format("r{}", v) : *step == 1 ? fmt::format("r{} + r", v) : fmt::format("r{} + r * {}", v, *step);
+    }
   }
   // A plain sum over a contiguous row vectorises (reassociated, as PyTorch's own sum does); a
   // float max/min too, with NaN tracked on the side (a NaN anywhere makes the result NaN).

@@ -230,6 +230,13 @@ const Case kCases[] = {
      "graph g(%x: f32[2, 12, 7, 9], %m: f32[1, 12, 1, 1], %s: f32[12, 1, 1], %c: f32[1, 1, 7, 1], %w: f32[2, 12, 1, 1] strides=[1, 2, 1, 1]) {\n"
      "  %a = sub(%x, %m)\n  %b = mul(%a, %s)\n  %d = add(%b, %c)\n  %e = mul(%d, %w)\n  %r = clamp(%e, min=0, max=6)\n  %q = sum(%r, dims=[2, 3])\n"
      "  %t = mul(%x, %w)\n  %u = amax(%t, dims=[3])\n  return (%q, %u)\n}"},
+    // Reductions over trailing dims of a permuted input, read r times one stride (the channels of
+    // NCHW as the last dim; two dims whose strides nest), with a pointwise prologue, and a layer
+    // norm over them.
+    {"reduction_over_a_permute",
+     "graph g(%x: f32[2, 6, 5, 7], %y: f32[3, 4, 5], %w: f32[6], %b: f32[6]) {\n  %p = permute(%x, dims=[0, 2, 3, 1])\n  %s = sum(%p, dims=[3])\n"
+     "  %e = exp(%p)\n  %m = amax(%e, dims=[3])\n  %q = permute(%y, dims=[2, 0, 1])\n  %t = sum(%q, dims=[1, 2])\n"
+     "  %n = layer_norm(%p, %w, %b, normalized_shape=[6])\n  return (%s, %m, %t, %n)\n}"},
     // Concatenation in place (plan_cats): a fire module (two convs with their relus written into
     // their slices); a cat whose buffer must live from its first operand on; an input, an operand read twice and one read by another kernel too, all
     // copied beside one written in place; a batch of 2 (slices not contiguous: copied); the same
