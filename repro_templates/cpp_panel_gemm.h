@@ -45,7 +45,7 @@ constexpr int64_t kRkPanelCols = 32, kRkPanelDepth = 8192, kRkTileRows = 128, kR
 inline bool rk_rows_in_place(int64_t ld, int64_t K) {
   const int64_t bytes = ld * (int64_t)sizeof(float), alignment = bytes & -bytes;
   const int64_t sets = alignment <= 64 ? 1024 : rk_max<int64_t>(1, 65536 / rk_min<int64_t>(alignment, 65536));
-  return rk_min<int64_t>(sets, 1024) * 8 >= K;
+  return sets * 8 >= K;
 }
 
 // A conv's last panel (N mod 32 columns) is computed in the panel's own shape, not padded to 32

@@ -347,6 +347,8 @@ std::string Codegen::reduction_kernel(int id, const std::vector<int>& prologue) 
       for (auto& op : g_.node(pid).operands)
         if (op.is_value() && !members.count(op.value)) reads.push_back(op.value);
     if (!members.count(src)) reads.push_back(src);
+    std::vector<bool> kept_dims(reduced.size());
+    for (size_t d = 0; d < reduced.size(); ++d) kept_dims[d] = !reduced[d];
     for (int v : reads) {
       if (row_index_.count(v)) continue;
       const Access a = access(v);
@@ -358,8 +360,6 @@ std::string Codegen::reduction_kernel(int id, const std::vector<int>& prologue) 
         if (along_shape[d] == 1) along.strides[d] = 0;
       const std::optional<int64_t> step = uniform_step(along, red);
       if (!step) continue;
-      std::vector<bool> kept_dims(reduced.size());
-      for (size_t d = 0; d < reduced.size(); ++d) kept_dims[d] = !reduced[d];
       const auto [row, row_shape] = over_dims(a, shape, in.size(), kept_dims);
       s += fmt::format("    const int64_t r{} = {};\n", v, index_of(row, row_shape, kept, "o"));
       row_index_[v] = *step == 0 ? fmt::format("r{}", v) : *step == 1 ? fmt::format("r{} + r", v) : fmt::format("r{} + r * {}", v, *step);

@@ -41,8 +41,9 @@ bool ends_long_group(const Node& n) { return fnv1a64(n.name) % kCutEvery == 0; }
 // membership is kept on the side, so the walk is linear in the graph.
 // With `shared`, a producer read by several nodes that all ended in one group joins it as well
 // (consumers first, so a chain of them joins in one sweep): gelu's x * (1 + erf(x / sqrt 2)), a
-// bias add before it, had been a pass of its own over the whole tensor. Only then: every other
-// member keeps its one user inside its group, so no value is read before its group has run.
+// bias add before it, had been a pass of its own over the whole tensor. Only when all its users
+// are in that group: every member but a group's last keeps its users inside the group, so no
+// value is read before its group has run.
 template <class Wants> bool fuse(Graph& g, RewriteBudget& budget, Wants wants, bool shared = false) {
   auto users = compute_users(g);
   std::set<int> outputs(g.outputs.begin(), g.outputs.end());
@@ -56,6 +57,21 @@ template <class Wants> bool fuse(Graph& g, RewriteBudget& budget, Wants wants, b
       next_group = std::max(next_group, *gr + 1);
     }
   auto size_of = [&](std::optional<int64_t> gr) { return gr ? members[*gr].size() : size_t{1}; };
+  // Whether producer prod (of group gp, if in one) may join a group `into` (none: a new one).
+  auto fits = [&](std::optional<int64_t> gp, std::optional<int64_t> into, const Node& prod) {
+    if (gp && has_reduction[*gp]) return false;
+    if (size_of(gp) + size_of(into) > kMaxGroupSize) return false;
+    return !(size_of(gp) >= kCutFrom && ends_long_group(prod));
+  };
+  auto join = [&](int node, int64_t target) {
+    g.node(node).attrs["group"] = AttrValue(target);
+    members[target].push_back(node);
+    has_reduction[target] = has_reduction[target] || is_reduction(g.node(node).op);
+  };
+  auto move_group = [&](int64_t from, int64_t target) {
+    for (int m : members[from]) join(m, target);
+    members.erase(from);
+  };
   bool changed = false;
   std::vector<int> injected;  // nodes whose fused value is perturbed afterwards
   for (int i = g.num_inputs(); i < g.size(); ++i) {
@@ -66,24 +82,12 @@ template <class Wants> bool fuse(Graph& g, RewriteBudget& budget, Wants wants, b
       if (prod.is_input() || users[static_cast<size_t>(p)].size() != 1 || outputs.count(p)) continue;
       if (!wants(g.node(i), prod)) continue;
       auto gp = group_of(prod), gi = group_of(g.node(i));
-      if (gp && gi && *gp == *gi) continue;
-      if (gp && has_reduction[*gp]) continue;
-      if (size_of(gp) + size_of(gi) > kMaxGroupSize) continue;
-      if (size_of(gp) >= kCutFrom && ends_long_group(prod)) continue;
+      if ((gp && gi && *gp == *gi) || !fits(gp, gi, prod)) continue;
       if (!budget.allow()) continue;
       int64_t target = gi ? *gi : gp ? *gp : next_group++;
-      auto join = [&](int node) {
-        g.node(node).attrs["group"] = AttrValue(target);
-        members[target].push_back(node);
-        has_reduction[target] = has_reduction[target] || is_reduction(g.node(node).op);
-      };
-      if (gp && *gp != target) {  // the producer's whole group moves
-        for (int m : members[*gp]) join(m);
-        members.erase(*gp);
-      } else if (!gp) {
-        join(p);
-      }
-      if (!gi) join(i);
+      if (gp && *gp != target) move_group(*gp, target);  // the producer's whole group moves
+      else if (!gp) join(p, target);
+      if (!gi) join(i, target);
       std::sort(members[target].begin(), members[target].end());
       if (budget.inject_now()) injected.push_back(i);
       changed = true;
@@ -97,14 +101,10 @@ template <class Wants> bool fuse(Graph& g, RewriteBudget& budget, Wants wants, b
     bool ok = target.has_value() && !has_reduction[*target];
     for (int u : us) ok = ok && group_of(g.node(u)) == target && wants(g.node(u), prod);
     const auto gp = group_of(prod);
-    if (!ok || (gp && (*gp == *target || has_reduction[*gp]))) continue;
-    if (size_of(gp) + size_of(target) > kMaxGroupSize || (size_of(gp) >= kCutFrom && ends_long_group(prod))) continue;
+    if (!ok || (gp && *gp == *target) || !fits(gp, target, prod)) continue;
     if (!budget.allow()) continue;
-    for (int m : gp ? members[*gp] : std::vector<int>{p}) {
-      g.node(m).attrs["group"] = AttrValue(*target);
-      members[*target].push_back(m);
-    }
-    if (gp) members.erase(*gp);
+    if (gp) move_group(*gp, *target);
+    else join(p, *target);
     std::sort(members[*target].begin(), members[*target].end());
     if (budget.inject_now()) injected.push_back(*std::max_element(us.begin(), us.end()));
     changed = true;
