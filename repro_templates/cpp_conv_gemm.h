@@ -101,6 +101,34 @@ inline void rk_pack_conv_panel(const float* x, const RkConvWindow& w, int64_t p,
 #endif
 }
 
+// ne (1 to 4) columns of C, each stored contiguous along K at extra + e K: dot products.
+inline void rk_conv_dot_columns(int64_t m_lo, int64_t m_hi, int64_t K, const float* A, int64_t lda, const float* extra, int ne, float* c, int64_t ldc,
+                                int64_t ldj) {
+  switch (ne) {
+    case 1: rk_panel_rows<rk_tail_rows(0, 1), 0, 1>(m_lo, m_hi, 0, K, A, lda, nullptr, extra, c, ldc, 0, 0, ldj); break;
+    case 2: rk_panel_rows<rk_tail_rows(0, 2), 0, 2>(m_lo, m_hi, 0, K, A, lda, nullptr, extra, c, ldc, 0, 0, ldj); break;
+    case 3: rk_panel_rows<rk_tail_rows(0, 3), 0, 3>(m_lo, m_hi, 0, K, A, lda, nullptr, extra, c, ldc, 0, 0, ldj); break;
+    case 4: rk_panel_rows<rk_tail_rows(0, 4), 0, 4>(m_lo, m_hi, 0, K, A, lda, nullptr, extra, c, ldc, 0, 0, ldj); break;
+  }
+}
+
+// 16 columns of C (a vector a row) and ne more, dot products along K. AVX2 runs them as two
+// kernels, each with rows enough to fill its registers (rk_tail_rows).
+inline void rk_conv_vector_and_dots(int64_t m_lo, int64_t m_hi, int64_t K, const float* A, int64_t lda, const float* b, const float* extra, int ne,
+                                    float* c, int64_t ldc, int64_t ldj) {
+#if defined(__AVX512F__)
+  switch (ne) {
+    case 1: rk_panel_rows<rk_tail_rows(1, 1), 1, 1>(m_lo, m_hi, 0, K, A, lda, b, extra, c, ldc, 16, 16, ldj); break;
+    case 2: rk_panel_rows<rk_tail_rows(1, 2), 1, 2>(m_lo, m_hi, 0, K, A, lda, b, extra, c, ldc, 16, 16, ldj); break;
+    case 3: rk_panel_rows<rk_tail_rows(1, 3), 1, 3>(m_lo, m_hi, 0, K, A, lda, b, extra, c, ldc, 16, 16, ldj); break;
+    case 4: rk_panel_rows<rk_tail_rows(1, 4), 1, 4>(m_lo, m_hi, 0, K, A, lda, b, extra, c, ldc, 16, 16, ldj); break;
+  }
+#else
+  rk_panel_rows<rk_tail_rows(1, 0), 1, 0>(m_lo, m_hi, 0, K, A, lda, b, nullptr, c, ldc, 16, 16, ldj);
+  rk_conv_dot_columns(m_lo, m_hi, K, A, lda, extra, ne, c + 16 * ldj, ldc, ldj);
+#endif
+}
+
 // The rows [m_lo, m_hi) of C for panels [p_lo, p_hi), K in slices of kRkPanelDepth (one pass
 // up to 8192: a panel of that depth, 1 MiB, still fits L2); a last panel in another shape
 // (rk_tail_shape) in one pass over K. With `direct` (B itself, K rows ldd apart: a 1x1 conv's
@@ -116,18 +144,10 @@ __attribute__((noinline)) inline void rk_conv_gemm_tile(int64_t m_lo, int64_t m_
     const float* extra = b + K * 16 * t.nv;
     float* c = out.C + p * kRkPanelCols * ldj;
     // One instantiation per shape: each is a kernel of its own.
-    switch (t.nv * 8 + t.ne) {
-      case 16: rk_full_panel(m_lo, m_hi, p, ncols, K, A, lda, panels, out, direct, ldd); break;
-      case 8: rk_panel_rows<rk_tail_rows(1), 1, 0>(m_lo, m_hi, 0, K, A, lda, b, nullptr, c, ldc, ncols, 16, ldj); break;
-      case 9: rk_panel_rows<rk_tail_rows(2), 1, 1>(m_lo, m_hi, 0, K, A, lda, b, extra, c, ldc, 16, 16, ldj); break;
-      case 10: rk_panel_rows<rk_tail_rows(3), 1, 2>(m_lo, m_hi, 0, K, A, lda, b, extra, c, ldc, 16, 16, ldj); break;
-      case 11: rk_panel_rows<rk_tail_rows(4), 1, 3>(m_lo, m_hi, 0, K, A, lda, b, extra, c, ldc, 16, 16, ldj); break;
-      case 12: rk_panel_rows<rk_tail_rows(5), 1, 4>(m_lo, m_hi, 0, K, A, lda, b, extra, c, ldc, 16, 16, ldj); break;
-      case 1: rk_panel_rows<rk_tail_rows(1), 0, 1>(m_lo, m_hi, 0, K, A, lda, b, extra, c, ldc, 0, 0, ldj); break;
-      case 2: rk_panel_rows<rk_tail_rows(2), 0, 2>(m_lo, m_hi, 0, K, A, lda, b, extra, c, ldc, 0, 0, ldj); break;
-      case 3: rk_panel_rows<rk_tail_rows(3), 0, 3>(m_lo, m_hi, 0, K, A, lda, b, extra, c, ldc, 0, 0, ldj); break;
-      case 4: rk_panel_rows<rk_tail_rows(4), 0, 4>(m_lo, m_hi, 0, K, A, lda, b, extra, c, ldc, 0, 0, ldj); break;
-    }
+    if (t.nv == 2) rk_full_panel(m_lo, m_hi, p, ncols, K, A, lda, panels, out, direct, ldd);
+    else if (t.nv == 1 && t.ne == 0) rk_panel_rows<rk_tail_rows(1, 0), 1, 0>(m_lo, m_hi, 0, K, A, lda, b, nullptr, c, ldc, ncols, 16, ldj);
+    else if (t.nv == 1) rk_conv_vector_and_dots(m_lo, m_hi, K, A, lda, b, extra, t.ne, c, ldc, ldj);
+    else rk_conv_dot_columns(m_lo, m_hi, K, A, lda, extra, t.ne, c, ldc, ldj);
   }
 }
 

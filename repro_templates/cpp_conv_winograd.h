@@ -203,8 +203,8 @@ inline bool rk_conv_winograd(int64_t M, const float* A, int64_t lda, const float
         for (int i = 0; i < nr; ++i) rk_winograd_input_run(image + c * w.channel_step, w, runs[i], V + c * width + runs[i].j, vplane);
       for (int64_t xi = 0; xi < 16; ++xi) {
         const float* u = U + xi * uplane;
-        if (width == 32) rk_panel_rows<kRkPanelRows, 2, 0>(0, M, 0, ch, u, ch, V + xi * vplane, nullptr, Mo + xi * mplane, width, width);
-        else rk_panel_rows<rk_tail_rows(1), 1, 0>(0, M, 0, ch, u, ch, V + xi * vplane, nullptr, Mo + xi * mplane, width, width);
+        if (width == 32) rk_panel_rows32(0, M, 0, ch, u, ch, V + xi * vplane, Mo + xi * mplane, width, width, width);
+        else rk_panel_rows<rk_tail_rows(1, 0), 1, 0>(0, M, 0, ch, u, ch, V + xi * vplane, nullptr, Mo + xi * mplane, width, width);
       }
       for (int64_t m = 0; m < M; ++m)
         for (int i = 0; i < nr; ++i) rk_winograd_output_run(Mo + m * width + runs[i].j, mplane, runs[i], out_h, out_w, C + m * ldc);

@@ -28,12 +28,15 @@ typedef float rk_fvec __attribute__((vector_size(32), aligned(4), may_alias));
 #endif
 constexpr int kRkLanes = (int)(sizeof(rk_fvec) / sizeof(float));
 
-// Rows per block: AVX-512 keeps 8 x 2 accumulators and the panel's 2 vectors in its 32 registers;
-// AVX2 holds a 32-column row in 4 of its 16 registers, and 2 rows (8 + 4) fit.
+// Rows per block: AVX-512 keeps 8 x 2 accumulators and the panel's 2 vectors in its 32 registers.
+// AVX2 has 16 registers of 8 floats: a 32-column panel is multiplied a 16-column half at a time,
+// 6 rows of 2 accumulators (12) beside the half-row and a broadcast. Whole 32-column rows fit only
+// 2 at a time (8 accumulators), whose panel row was loaded again for every 2 rows: on a Zen 3,
+// resnet18's 3x3 convs at 14 x 14 and 7 x 7 (K = 2304, 4608) ran at 42 and 31 GFLOP/s that way.
 #if defined(__AVX512F__)
 constexpr int kRkPanelRows = 8;
 #else
-constexpr int kRkPanelRows = 2;
+constexpr int kRkPanelRows = 6;
 #endif
 constexpr int64_t kRkPanelCols = 32, kRkPanelDepth = 8192, kRkTileRows = 128, kRkTilePanels = 8, kRkEpilogueRows = 64;
 
@@ -179,7 +182,30 @@ inline void rk_panel_rows(int64_t m_lo, int64_t m_hi, int64_t k0, int64_t depth,
 
 // Rows per block of a last panel's kernel: its accumulators (MR x (nv + ne) vectors) stay in
 // registers with the operands beside them.
-constexpr int rk_tail_rows(int vectors) { return kRkPanelRows == 8 ? (vectors <= 2 ? 8 : 4) : (vectors <= 2 ? 2 : 1); }
+// AVX2 (2 registers a vector of 16): one vector a row, 6 rows; dot columns alone (each also
+// loads a vector of A and one of B), 4 rows for one, 2 for two, else 1 (a vector and dot columns
+// together run as the two: rk_conv_vector_and_dots).
+constexpr int rk_tail_rows(int nv, int ne) {
+  if (kRkPanelRows == 8) return nv + ne <= 2 ? 8 : 4;
+  return nv == 1 && ne == 0 ? 6 : ne == 1 && nv == 0 ? 4 : nv + ne <= 2 ? 2 : 1;
+}
+
+// Rows [m_lo, m_hi) of C for one 32-column panel (rows ldb apart, ncols of its columns stored).
+// AVX2: each block of rows a half at a time, its rows of A (K floats each) still in L1 or L2 for
+// the second half.
+inline void rk_panel_rows32(int64_t m_lo, int64_t m_hi, int64_t k0, int64_t depth, const float* A, int64_t lda, const float* b, float* C, int64_t ldc,
+                            int64_t ncols, int64_t ldb, int64_t ldj = 1) {
+#if defined(__AVX512F__)
+  rk_panel_rows<kRkPanelRows, 2, 0>(m_lo, m_hi, k0, depth, A, lda, b, nullptr, C, ldc, ncols, ldb, ldj);
+#else
+  for (int64_t m = m_lo; m < m_hi; m += kRkPanelRows) {
+    const int rows = (int)rk_min<int64_t>(kRkPanelRows, m_hi - m);
+    for (int64_t h = 0; h < 2 && 16 * h < ncols; ++h)
+      rk_panel_block<kRkPanelRows, 1, 0>(rows, depth, A + m * lda + k0, lda, b + 16 * h, ldb, nullptr, C + m * ldc + 16 * h * ldj, ldc,
+                                         rk_min<int64_t>(16, ncols - 16 * h), k0 > 0, ldj);
+  }
+#endif
+}
 
 // Where the GEMM's C lies: element (m, n) at C[m ldc + n ldj] (ldj = 1 but for a transposed store).
 struct RkOut {
@@ -197,8 +223,8 @@ inline void rk_full_panel(int64_t m_lo, int64_t m_hi, int64_t p, int64_t ncols, 
   const float* b = in_place ? direct + p * kRkPanelCols : panels + p * K * kRkPanelCols;
   const int64_t ldb = in_place ? ldd : kRkPanelCols;
   for (int64_t k0 = 0; k0 < K; k0 += kRkPanelDepth)
-    rk_panel_rows<kRkPanelRows, 2, 0>(m_lo, m_hi, k0, rk_min(kRkPanelDepth, K - k0), A, lda, b + k0 * ldb, nullptr,
-                                      out.C + p * kRkPanelCols * out.ldj, out.ldc, ncols, ldb, out.ldj);
+    rk_panel_rows32(m_lo, m_hi, k0, rk_min(kRkPanelDepth, K - k0), A, lda, b + k0 * ldb, out.C + p * kRkPanelCols * out.ldj, out.ldc, ncols, ldb,
+                    out.ldj);
 }
 
 // The rows [m_lo, m_hi) of C for panels [p_lo, p_hi), every panel 32 wide: the matmuls' tile.
