@@ -31,11 +31,18 @@ inline void rk_pack_conv_panel(const float* x, const RkConvWindow& w, int64_t p,
   __m512i y0[2], x0[2], at0[2];
   const __m512i rows = _mm512_set1_epi32((int32_t)w.in_h), cols = _mm512_set1_epi32((int32_t)w.in_w);
   const __m512i row_step = _mm512_set1_epi32((int32_t)w.row_step), col_step = _mm512_set1_epi32((int32_t)w.col_step);
-  // A half whose 16 pixels lie on one output row reads 16 consecutive inputs (unit strides):
-  // one masked load instead of a gather (about 4x cheaper); at stride 2, every other one of
-  // 32 consecutive inputs (two masked loads and a permute; resnet18's first conv).
-  bool along_row[2];
-  int64_t first[2];
+  // Along an output row, pixels read consecutive inputs (unit strides) or every other one (stride
+  // 2): a half's 16 pixels are cut into the runs that lie on one output row each, and a run is
+  // one masked load (at stride 2, two and a permute; resnet18's stride-2 convs) instead of its
+  // part of a gather (about 4x dearer). Planes narrower than 16 pixels (14 x 14, 7 x 7) give
+  // halves of 2 to 4 runs; a half of more runs than kRuns is gathered.
+  constexpr int kRuns = 4;
+  struct Run {
+    __mmask16 lanes;
+    int64_t base;  // lane t of the run reads xc + base + t stride_w + tap
+  };
+  Run runs[2][kRuns];
+  int nruns[2] = {0, 0};
   const bool unit = w.stride_w == 1 && w.col_step == 1;
 #if defined(__BMI2__)
   const bool stride2 = w.stride_w == 2 && w.col_step == 1;
@@ -44,8 +51,18 @@ inline void rk_pack_conv_panel(const float* x, const RkConvWindow& w, int64_t p,
 #endif
   const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   for (int h = 0; h < 2; ++h) {
-    along_row[h] = (unit || stride2) && p * 32 + 16 * h + 15 < w.plane && top[16 * h] == top[16 * h + 15];
-    first[h] = (int64_t)top[16 * h] * w.row_step + (int64_t)left[16 * h] * w.col_step;
+    for (int c = 0; (unit || stride2) && c < 16 && p * 32 + 16 * h + c < w.plane;) {
+      const int at = 16 * h + c;
+      int end = c + 1;
+      while (end < 16 && p * 32 + 16 * h + end < w.plane && top[16 * h + end] == top[at]) ++end;
+      if (nruns[h] == kRuns) {  // too many runs: gathered
+        nruns[h] = 0;
+        break;
+      }
+      runs[h][nruns[h]++] = {(__mmask16)(((1u << end) - 1u) & ~((1u << c) - 1u)),
+                             (int64_t)top[at] * w.row_step + (int64_t)left[at] * w.col_step - (int64_t)c * w.stride_w};
+      c = end;
+    }
     y0[h] = _mm512_load_si512(top + 16 * h);
     x0[h] = _mm512_load_si512(left + 16 * h);
     at0[h] = _mm512_add_epi32(_mm512_mullo_epi32(y0[h], row_step), _mm512_mullo_epi32(x0[h], col_step));
@@ -62,18 +79,21 @@ inline void rk_pack_conv_panel(const float* x, const RkConvWindow& w, int64_t p,
         const __m512i shift = _mm512_set1_epi32((int32_t)tap);
         for (int h = 0; h < shape.nv + (shape.ne > 0); ++h) {
           const __mmask16 ok = row_ok[h] & _mm512_cmplt_epu32_mask(_mm512_add_epi32(x0[h], dj), cols);
-          __m512 v;
-          if (along_row[h] && unit) {
-            v = _mm512_maskz_loadu_ps(ok, xc + first[h] + tap);
-#if defined(__BMI2__)
-          } else if (along_row[h]) {  // lane t reads input 2t: the lane mask spread over even positions
-            const float* at = xc + first[h] + tap;
-            const __m512 lo = _mm512_maskz_loadu_ps((__mmask16)_pdep_u32(ok & 0xFFu, 0x5555u), at);
-            const __m512 hi = _mm512_maskz_loadu_ps((__mmask16)_pdep_u32((unsigned)ok >> 8, 0x5555u), at + 16);
-            v = _mm512_permutex2var_ps(lo, evens, hi);
-#endif
+          __m512 v = _mm512_setzero_ps();
+          if (nruns[h] == 0) {
+            v = _mm512_mask_i32gather_ps(v, ok, _mm512_add_epi32(at0[h], shift), xc, 4);
+          } else if (unit) {
+            for (int r = 0; r < nruns[h]; ++r) v = _mm512_mask_loadu_ps(v, ok & runs[h][r].lanes, xc + runs[h][r].base + tap);
           } else {
-            v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), ok, _mm512_add_epi32(at0[h], shift), xc, 4);
+#if defined(__BMI2__)
+            for (int r = 0; r < nruns[h]; ++r) {  // lane t reads input 2t: the lane mask spread over even positions
+              const float* at = xc + runs[h][r].base + tap;
+              const unsigned lanes = ok & runs[h][r].lanes;
+              const __m512 lo = _mm512_maskz_loadu_ps((__mmask16)_pdep_u32(lanes & 0xFFu, 0x5555u), at);
+              const __m512 hi = _mm512_maskz_loadu_ps((__mmask16)_pdep_u32(lanes >> 8, 0x5555u), at + 16);
+              v = _mm512_mask_mov_ps(v, (__mmask16)lanes, _mm512_permutex2var_ps(lo, evens, hi));
+            }
+#endif
           }
           if (h < shape.nv) {
             _mm512_storeu_ps(dst + row * W + 16 * h, v);
