@@ -27,7 +27,7 @@ inline void rk_pack_conv_panel(const float* x, const RkConvWindow& w, int64_t p,
     left[c] = q < w.plane ? (int32_t)((q % w.out_w) * w.stride_w - w.pad_w) : -(1 << 30);
   }
 #if defined(__AVX512F__)
-  // 16 pixels a vector: a masked gather per tap (masked lanes, the padding, are never read).
+  // 16 pixels a vector, masked (masked lanes, the padding, are never read).
   __m512i y0[2], x0[2], at0[2];
   const __m512i rows = _mm512_set1_epi32((int32_t)w.in_h), cols = _mm512_set1_epi32((int32_t)w.in_w);
   const __m512i row_step = _mm512_set1_epi32((int32_t)w.row_step), col_step = _mm512_set1_epi32((int32_t)w.col_step);
@@ -51,10 +51,12 @@ inline void rk_pack_conv_panel(const float* x, const RkConvWindow& w, int64_t p,
 #endif
   const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   for (int h = 0; h < 2; ++h) {
-    for (int c = 0; (unit || stride2) && c < 16 && p * 32 + 16 * h + c < w.plane;) {
+    // The half's pixels inside the plane (none where it cannot be read as runs).
+    const int pixels = unit || stride2 ? (int)rk_max<int64_t>(0, rk_min<int64_t>(16, w.plane - (p * 32 + 16 * h))) : 0;
+    for (int c = 0; c < pixels;) {
       const int at = 16 * h + c;
       int end = c + 1;
-      while (end < 16 && p * 32 + 16 * h + end < w.plane && top[16 * h + end] == top[at]) ++end;
+      while (end < pixels && top[16 * h + end] == top[at]) ++end;
       if (nruns[h] == kRuns) {  // too many runs: gathered
         nruns[h] = 0;
         break;

@@ -136,9 +136,8 @@ const Case kCases[] = {
     {"conv_1x1_channels_last_packed",
      "graph g(%x: f32[1, 40, 6, 19] strides=[4560, 1, 760, 40], %w: f32[16, 40, 1, 1]) {\n  %y = conv2d(%x, %w)\n  return (%y)\n}"},
     // Planes narrower than 16 pixels: each 16 pixels of a panel read as runs along an output row
-    // (masked loads), up to four a half (5 x 5: runs of 5, 5, 5, 1), more gathered (6 x 3: six rows in 16
-    // pixels), and at
-    // stride 2 (7 x 7 out of 14 x 14).
+    // (masked loads), up to four a half (5 x 5: runs of 5, 5, 5, 1), more gathered (6 x 3: six
+    // rows in 16 pixels), and at stride 2 (7 x 7 out of 14 x 14).
     {"conv_gemm_runs_of_five", "graph g(%x: f32[1, 20, 5, 5], %w: f32[24, 20, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  return (%y)\n}"},
     {"conv_gemm_runs_of_three", "graph g(%x: f32[1, 20, 6, 3], %w: f32[24, 20, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  return (%y)\n}"},
     {"conv_gemm_runs_stride2",
