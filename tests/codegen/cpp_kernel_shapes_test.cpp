@@ -58,8 +58,14 @@ const Case kCases[] = {
     {"panel_gemm_b_rows_aliasing_packed", "graph g(%a: f32[27, 600], %b: f32[600, 256]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     {"panel_gemm_b_packed", "graph g(%a: f32[300, 100], %b: f32[100, 90]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     {"panel_gemm_batch_as_rows", "graph g(%a: f32[3, 71, 80], %b: f32[80, 150]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
-    {"gemm_one_row_stays_on_blas",  // a classifier's single row: its blocks would be mostly padding
-     "graph g(%x: f32[1, 1280], %w: f32[1000, 1280], %b: f32[1000]) {\n  %y = linear(%x, %w, %b)\n  return (%y)\n}"},
+    // One row (a classifier's): a matrix-vector product on BLAS (its panel GEMM blocks would be
+    // mostly padding), cut into slabs of outputs above 2 MFLOP; B stored transposed (a weight) or
+    // not, A's row read through a stride (A stored transposed).
+    {"gemm_one_row_stays_on_blas", "graph g(%x: f32[1, 1280], %w: f32[1000, 1280], %b: f32[1000]) {\n  %y = linear(%x, %w, %b)\n  return (%y)\n}"},
+    {"gemv_one_row_weight", "graph g(%x: f32[1, 90], %w: f32[77, 90], %b: f32[77]) {\n  %y = linear(%x, %w, %b)\n  return (%y)\n}"},
+    {"gemv_one_row_b_row_major", "graph g(%a: f32[1, 50], %b: f32[50, 33]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
+    {"gemv_one_row_a_strided", "graph g(%a: f32[1, 60] strides=[1, 2], %b: f32[60, 41]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
+    {"gemv_one_row_f64", "graph g(%a: f64[1, 70], %b: f64[70, 45]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     {"gemm_a_transposed_stays_on_blas", "graph g(%a: f32[45, 97] strides=[1, 45], %b: f32[97, 301]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     // im2col: padding, stride, dilation, groups, a kernel larger than the padding, odd planes.
     {"conv_pad_stride",
