@@ -76,6 +76,24 @@ namespace {
 
 enum { RK_ROW_MAJOR = 101, RK_NO_TRANS = 111, RK_TRANS = 112 };
 
+// Which thread of a team this is, and a team of at most `cap` threads (one without OpenMP):
+// for loops whose threads each take a slice of scratch planned for `cap`.
+inline int rk_thread_num() {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+inline int rk_threads_at_most(int cap) {
+#ifdef _OPENMP
+  return omp_get_max_threads() < cap ? omp_get_max_threads() : cap;
+#else
+  (void)cap;
+  return 1;
+#endif
+}
+
 // One thread pool: OpenBLAS runs single-threaded and the generated code spreads GEMMs over
 // OpenMP's threads (batches side by side, one large GEMM in slabs), as it spreads its own loops.
 // Two pools on the same cores (OpenBLAS's pthreads spinning in sched_yield after each GEMM,

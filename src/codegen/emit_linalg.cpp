@@ -19,6 +19,8 @@ namespace reprokit::codegen_detail {
 
 namespace {
 
+constexpr double kGemmParallelFlops = 1 << 21;  // the prelude's kRkGemmParallelFlops: a GEMM below it runs on one thread
+
 // How BLAS reads one matrix operand of shape [..., R, C] (R rows, C columns).
 struct BlasOperand {
   bool pack = false;   // copy to a contiguous (row-major) buffer first
@@ -127,8 +129,7 @@ std::string Codegen::matmul_kernel(int id) {
   // OpenBLAS picked (cpp_panel_gemm.h: rk_matmul_f32). Not with fewer than 16 rows or columns
   // (a classifier's single row): there its 8 x 32 blocks are mostly padding, and it took
   // 1.1-1.5x OpenBLAS's time (1 to 8 rows of 1280 -> 1000).
-  constexpr double kParallelFlops = 1 << 21;  // the prelude's kRkGemmParallelFlops
-  const bool panel_gemm = dt == DType::f32 && batches == 1 && 2.0 * double(rows) * double(N) * double(K) >= kParallelFlops &&
+  const bool panel_gemm = dt == DType::f32 && batches == 1 && 2.0 * double(rows) * double(N) * double(K) >= kGemmParallelFlops &&
                           (lb.trans || !la.trans) && std::min(rows, N) >= 16;
   if (batches > 1) s += loop("bi", batches, rows * N * K) + fmt::format(" {{ rk_blas_single_threaded(); rk_gemm1({}); }}\n", args);
   else if (panel_gemm) {
@@ -460,6 +461,7 @@ bool Codegen::panel_conv(int id) const {
 // had room for one thread, and the other waited. Less room than this only means fewer threads.
 namespace {
 constexpr int64_t kWinogradThreads = 8;
+constexpr int64_t kConvImageThreads = 8;  // threads sharing out a conv's images and groups, at most
 int64_t winograd_room(int64_t m, int64_t channels, int64_t out_h, int64_t out_w, const Window& win, const Shape& ws) {
   const int64_t tiles = ((out_h + 1) / 2) * ((out_w + 1) / 2);
   const bool pays = ws[2] == 3 && ws[3] == 3 && win.stride[0] == 1 && win.stride[1] == 1 && win.dilation[0] == 1 && win.dilation[1] == 1 &&
@@ -479,10 +481,28 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
   const Shape &xs = g_.node(x).type.shape, &ws = g_.node(w).type.shape, &os = n.type.shape;
   const Window win = window_of(n, &ws[2]);
   const int64_t groups = attr_int(n, "groups"), cg = ws[1], og = os[1] / groups, kk = cg * ws[2] * ws[3], plane = os[2] * os[3];
-  const int64_t panels = (plane + 31) / 32, room = std::max(panels * 32 * kk, winograd_room(og, cg, os[2], os[3], win, ws));
+  const int64_t panels = (plane + 31) / 32, wino = winograd_room(og, cg, os[2], os[3], win, ws), room = std::max(panels * 32 * kk, wino);
   Access xa = access(x);
-  std::string s = scratch("col", "float", room);
-  s += fmt::format("  for (int64_t nb = 0; nb < {}; ++nb) for (int64_t g = 0; g < {}; ++g) {{\n", os[0], groups);
+  // Images and groups whose GEMMs are each too small for threads (the prelude's
+  // kRkGemmParallelFlops; regnet_y_400mf's 3x3 convs of 8 channels a group, a batch of small
+  // images) are shared out between the threads, each GEMM on one, with panels of its own: one
+  // after the other, every GEMM ran on one thread while the others waited.
+  const int64_t images = os[0] * groups;
+  const bool by_images = target_.openmp && images >= 2 && wino == 0 && 2.0 * double(og) * double(plane) * double(kk) < kGemmParallelFlops &&
+                         images * og * plane * kk >= (int64_t{1} << 17);
+  std::string s;
+  if (by_images) {
+    const int64_t slots = std::min(images, kConvImageThreads);
+    s += scratch("col", "float", room * slots);
+    s += fmt::format("  #pragma omp parallel for schedule(dynamic) num_threads(rk_threads_at_most({}))\n", slots);
+    s += fmt::format("  for (int64_t ng = 0; ng < {}; ++ng) {{\n", images);
+    s += fmt::format("    const int64_t nb = ng / {0}, g = ng % {0};\n", groups);
+    s += fmt::format("    float* panels = col + rk_thread_num() * {};\n", room);
+  } else {
+    s += scratch("col", "float", room);
+    s += fmt::format("  for (int64_t nb = 0; nb < {}; ++nb) for (int64_t g = 0; g < {}; ++g) {{\n", os[0], groups);
+    s += "    float* panels = col;\n";
+  }
   s += fmt::format("    static const RkConvWindow window = {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};\n", cg, ws[2], ws[3],
                    xs[2], xs[3], os[3], plane, win.stride[0], win.stride[1], win.padding[0], win.padding[1], win.dilation[0], win.dilation[1],
                    xa.strides[1], xa.strides[2], xa.strides[3]);
@@ -501,7 +521,7 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
     s += "    }\n    };\n";
     epilogue_arg = "rk_epilogue_of(epilogue)";
   }
-  s += fmt::format("    rk_conv_gemm_f32({}, {}, {}, (const float*){} + g * {}, {}, image, &window, col, {}, {}, {}, {});\n", og, plane, kk, w_ptr,
+  s += fmt::format("    rk_conv_gemm_f32({}, {}, {}, (const float*){} + g * {}, {}, image, &window, panels, {}, {}, {}, {});\n", og, plane, kk, w_ptr,
                    og * kk, kk, room, c_at, plane, epilogue_arg);
   s += "  }\n";
   return epilogue != epilogue_of_.end() ? s : s + conv2d_output_pass(id, gemm_out, bias);

@@ -127,6 +127,17 @@ const Case kCases[] = {
     {"winograd_strided_input",
      "graph g(%x: f32[1, 16, 24, 22] strides=[8448, 1, 352, 16], %w: f32[24, 16, 3, 3], %b: f32[24]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  "
      "return (%y)\n}"},
+    // Groups and images each too small a GEMM for threads, shared out between the threads with
+    // panels of their own: regnet_y_400mf's groups of 8 channels with a bias and relu; a batch of
+    // 3 small images with a per-channel scale; groups and a batch together at stride 2.
+    {"conv_groups_shared_out",
+     "graph g(%x: f32[1, 208, 28, 28], %w: f32[208, 8, 3, 3], %b: f32[208]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1], groups=26)\n  %r = "
+     "relu(%y)\n  return (%r)\n}"},
+    {"conv_images_shared_out",
+     "graph g(%x: f32[3, 16, 12, 12], %w: f32[24, 16, 3, 3], %s: f32[1, 24, 1, 1]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  %m = mul(%y, "
+     "%s)\n  return (%m)\n}"},
+    {"conv_groups_and_images_shared_out",
+     "graph g(%x: f32[2, 32, 15, 15], %w: f32[32, 8, 3, 3]) {\n  %y = conv2d(%x, %w, stride=[2, 2], padding=[1, 1], groups=4)\n  return (%y)\n}"},
     // Few tiles (a 7 x 7 plane is two panels): rows cut evenly, two tiles a thread, in blocks of 8.
     {"conv_gemm_rows_cut_evenly", "graph g(%x: f32[1, 200, 7, 7], %w: f32[164, 200, 1, 1]) {\n  %y = conv2d(%x, %w)\n  return (%y)\n}"},
     // 1x1 stride-1 convs with K >= 2 M read their input in place, the last panel packed: N = 114
