@@ -318,13 +318,16 @@ std::string Codegen::conv2d_planes(int id) {
   else s += (simd.empty() ? "" : "    " + simd) + fmt::format("    for (int64_t t = 0; t < {}; ++t) acc[t] = {};\n", outs, bias);
   s += fmt::format("    for (int64_t ic = 0; ic < {}; ++ic) {{\n", cg);
   Access xa = access(x);
+  // Sub-plane row v of row phase ry is input row v sy + ry - py (zero outside the input). Row v of
+  // every phase in turn, so the input is read in order: one phase's rows after another read the
+  // plane sy times, a row apart (at stride 2, 96 channels at 112 x 112 with a clamp, one thread:
+  // 406-411 -> 368-370 us).
+  s += fmt::format("      for (int64_t v = 0; v < {}; ++v) {{\n", rows);
   for (size_t a = 0; a < rps.size(); ++a) {
-    // Sub-plane row v of row phase ry is input row v sy + ry - py (zero outside the input).
-    s += fmt::format("      for (int64_t v = 0; v < {}; ++v) {{\n", rows);
-    s += fmt::format("        {}* to = in + {} + v * {};\n", ct, static_cast<int64_t>(a) * ncp * sub, pitch);
+    s += fmt::format("        {{ {}* to = in + {} + v * {};\n", ct, static_cast<int64_t>(a) * ncp * sub, pitch);
     s += fmt::format("        const int64_t y = v * {} + {};\n", sy, rps[a] - py);
     s += fmt::format(
-        "        if (y < 0 || y >= {}) {{ for (int64_t b = 0; b < {}; ++b) for (int64_t u = 0; u < {}; ++u) to[b * {} + u] = ({})0; continue; }}\n",
+        "        if (y < 0 || y >= {}) {{ for (int64_t b = 0; b < {}; ++b) for (int64_t u = 0; u < {}; ++u) to[b * {} + u] = ({})0; }} else {{\n",
         xs[2], ncp, pitch, sub, ct);
     s += fmt::format("        const int64_t row = {} + nb * {} + (c0 + ic) * {} + y * {};\n", xa.offset, xa.strides[0], xa.strides[1], xa.strides[2]);
     for (int64_t b = 0; b < ncp; ++b) {
@@ -338,8 +341,9 @@ std::string Codegen::conv2d_planes(int id) {
                        load_expr(xa.dtype, ptr(xa), fmt::format("row + (u * {} + {}) * {}", sx, cx - px, xa.strides[3])));
       if (hi < pitch) s += fmt::format("        for (int64_t u = {}; u < {}; ++u) to[{} + u] = ({})0;\n", hi, pitch, at, ct);
     }
-    s += "      }\n";
+    s += "        } }\n";
   }
+  s += "      }\n";
   if (!unrolled) {
     s += fmt::format("      for (int64_t i = 0; i < {}; ++i) for (int64_t j = 0; j < {}; ++j) {{\n", kh, kw);
     s += fmt::format("        const {} wv = {};\n", ct, load4(w, ct, "oc", "ic", "i", "j"));
