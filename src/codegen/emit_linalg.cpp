@@ -301,16 +301,31 @@ std::string Codegen::conv2d_planes(int id) {
     for (int64_t k = 0; k < sx; ++k) cps[static_cast<size_t>(k)] = k;
   }
   auto index_in = [](const std::vector<int64_t>& ph, int64_t p) { return static_cast<int64_t>(std::find(ph.begin(), ph.end(), p) - ph.begin()); };
-  const int64_t pitch = ((ow - 1) * sx + (kw - 1) * dx) / sx + 1, rows = oh + ((kh - 1) * dy) / sy, sub = rows * pitch;
-  const int64_t ncp = static_cast<int64_t>(cps.size()), plane_floats = static_cast<int64_t>(rps.size()) * ncp * sub;
-  const int64_t outs = (oh - 1) * pitch + ow, floats = oh * pitch + plane_floats;  // computed; held
+  const int64_t pitch = ((ow - 1) * sx + (kw - 1) * dx) / sx + 1, ncp = static_cast<int64_t>(cps.size());
+  // A large plane goes a strip of `strip` output rows at a time (a divisor of oh, 8 to 16 rows),
+  // so that its copy, sums and epilogue stay in L1: whole, a 112 x 112 plane's copy and sums are
+  // 104 KiB, and each of the three passes over them went out to L2. The strips of every plane are
+  // the loop's items; a strip copies the (kh - 1) dy / sy input rows under its edge again.
+  const auto held = [&](int64_t out_rows) {
+    return out_rows * pitch + static_cast<int64_t>(rps.size()) * ncp * (out_rows + ((kh - 1) * dy) / sy) * pitch;
+  };
+  int64_t strip = oh;
+  for (int64_t d = 16; unrolled && d >= 8 && held(oh) * static_cast<int64_t>(sizeof(float)) > (int64_t{16} << 10); --d)
+    if (oh % d == 0) {
+      strip = d;
+      break;
+    }
+  const int64_t strips = oh / std::max<int64_t>(strip, 1), rows = strip + ((kh - 1) * dy) / sy, sub = rows * pitch;
+  const int64_t outs = (strip - 1) * pitch + ow, floats = held(strip);  // computed; held
   // (Divisors of at least 1: with an empty output the plane loop never runs, but is compiled.)
-  std::string s = fmt::format("    const int64_t nb = nc / {0}, oc = nc % {0}, c0 = (oc / {1}) * {2};\n", std::max<int64_t>(os[1], 1),
-                              std::max<int64_t>(og, 1), cg);
+  std::string s = fmt::format("    const int64_t plane = nc / {0}, v0 = (nc % {0}) * {1};  // the plane, its strip's first row\n",
+                              std::max<int64_t>(strips, 1), strip);
+  s += fmt::format("    const int64_t nb = plane / {0}, oc = plane % {0}, c0 = (oc / {1}) * {2};\n", std::max<int64_t>(os[1], 1),
+                   std::max<int64_t>(og, 1), cg);
   // Up to 64 KiB on the stack (planes up to about 60 x 60 at stride 1); larger planes on the heap.
   if (floats * static_cast<int64_t>(sizeof(double)) <= 65536) s += fmt::format("    alignas(64) {} acc[{}];\n", ct, floats);
   else s += fmt::format("    RkHeapBuffer<{0}> planev({1}); {0}* acc = planev.data;\n", ct, floats);
-  s += fmt::format("    {}* in = acc + {};  // the input's sub-planes\n", ct, oh * pitch);
+  s += fmt::format("    {}* in = acc + {};  // the input's sub-planes\n", ct, strip * pitch);
   // With one input channel an output (depthwise), the taps' pass starts each output from the bias
   // instead of reading it back from a pass that wrote it (the same sums, in the same order).
   const bool one_pass = unrolled && cg == 1;
@@ -325,7 +340,7 @@ std::string Codegen::conv2d_planes(int id) {
   s += fmt::format("      for (int64_t v = 0; v < {}; ++v) {{\n", rows);
   for (size_t a = 0; a < rps.size(); ++a) {
     s += fmt::format("        {{ {}* to = in + {} + v * {};\n", ct, static_cast<int64_t>(a) * ncp * sub, pitch);
-    s += fmt::format("        const int64_t y = v * {} + {};\n", sy, rps[a] - py);
+    s += fmt::format("        const int64_t y = (v0 + v) * {} + {};\n", sy, rps[a] - py);
     s += fmt::format(
         "        if (y < 0 || y >= {}) {{ for (int64_t b = 0; b < {}; ++b) for (int64_t u = 0; u < {}; ++u) to[b * {} + u] = ({})0; }} else {{\n",
         xs[2], ncp, pitch, sub, ct);
@@ -366,17 +381,17 @@ std::string Codegen::conv2d_planes(int id) {
          fmt::format("      for (int64_t t = 0; t < {}; ++t) {{ {} v = {};{} acc[t] = v; }}\n    }}\n", outs, ct, one_pass ? "bias" : "acc[t]", taps);
   }
   // Output (oy, ox) of the plane, as the epilogue's rows (r, j) see it.
-  std::string v = fmt::format("acc[(r % {}) * {} + j]", std::max<int64_t>(oh, 1), pitch);
+  std::string v = fmt::format("acc[(r % {}) * {} + j]", std::max<int64_t>(strip, 1), pitch);
   if (perturbs(id)) v = perturb_open(id) + v + ")";
   const int64_t work = cg * kh * kw;
   if (auto epilogue = epilogue_of_.find(id); epilogue != epilogue_of_.end()) {
-    ComputedOperand conv{id, s, store_value(dt, v), work, std::max<int64_t>(oh, 1)};
+    ComputedOperand conv{id, s, store_value(dt, v), work, std::max<int64_t>(strip, 1)};
     return pointwise_kernel(epilogue->second, &conv);
   }
-  s += fmt::format("    for (int64_t r = nc * {0}; r < (nc + 1) * {0}; ++r) {{\n", oh);
+  s += fmt::format("    for (int64_t r = nc * {0}; r < (nc + 1) * {0}; ++r) {{\n", strip);
   s += (simd.empty() ? "" : "      " + simd) +
        fmt::format("      for (int64_t j = 0; j < {}; ++j) {}[r * {} + j] = {};\n    }}\n", ow, buf(id), ow, store_value(dt, v));
-  return loop("nc", os[0] * os[1], oh * ow * work) + " {\n" + s + "  }\n";
+  return loop("nc", os[0] * os[1] * strips, strip * ow * work) + " {\n" + s + "  }\n";
 }
 
 std::string Codegen::conv2d_kernel(int id) {

@@ -189,6 +189,17 @@ const Case kCases[] = {
      "padding=[1, 1], groups=6)\n  %r = relu(%y)\n  return (%r)\n}"},
     {"depthwise_one_column",
      "graph g(%x: f32[1, 4, 6, 2], %w: f32[4, 1, 3, 4], %b: f32[4]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1], groups=4)\n  return (%y)\n}"},
+    // Planes whose copy and sums pass 16 KiB go a strip of 8 to 16 output rows at a time, each
+    // strip copying the input rows under its edge again: 4 strips of 16 with a batch-norm scale
+    // and clamp as the epilogue; stride 2 (3 strips of 16, a batch of 2, no epilogue); 5 x 5
+    // (4 strips of 15, four rows under each edge) with a bias.
+    {"depthwise_strips_epilogue",
+     "graph g(%x: f32[1, 4, 64, 70], %w: f32[4, 1, 3, 3], %s: f32[1, 4, 1, 1]) {\n  %y = conv2d(%x, %w, padding=[1, 1], groups=4)\n  %m = mul(%y, "
+     "%s)\n  %c = clamp(%m, min=0, max=6)\n  return (%c)\n}"},
+    {"depthwise_strips_stride2",
+     "graph g(%x: f32[2, 3, 96, 90], %w: f32[3, 1, 3, 3]) {\n  %y = conv2d(%x, %w, stride=[2, 2], padding=[1, 1], groups=3)\n  return (%y)\n}"},
+    {"depthwise_strips_5x5",
+     "graph g(%x: f32[1, 2, 60, 60], %w: f32[2, 1, 5, 5], %b: f32[2]) {\n  %y = conv2d(%x, %w, %b, padding=[2, 2], groups=2)\n  return (%y)\n}"},
     {"depthwise_plane_on_the_heap",
      "graph g(%x: f32[1, 2, 3, 4500], %w: f32[2, 1, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1], groups=2)\n  return (%y)\n}"},
     {"depthwise_large_window",  // over 7 x 7 taps: a pass per tap, every phase present
