@@ -374,8 +374,9 @@ std::string Codegen::conv2d_planes(int id) {
         s += fmt::format("      const {} w{}_{} = {};\n", ct, i, j, load4(w, ct, "oc", "ic", std::to_string(i), std::to_string(j)));
         taps += fmt::format(" v += w{}_{} * in[{} + t];", i, j, at);
       }
-    // 16-float vectors where the plane is long enough that the loop's scalar remainder is a small
-    // part of it: at 14 x 14 (222 outputs, 14 left over) and 7 x 7 they took 1.2-1.4x the time.
+    // 16-float vectors where the pass (a plane, or a strip of one) is long enough that the loop's
+    // scalar remainder is a small part of it: at 14 x 14 (222 outputs, 14 left over) and 7 x 7
+    // they took 1.2-1.4x the time.
     const std::string pragma = outs >= 512 ? "      RK_SIMD_WIDE\n" : "      " + simd;
     s += (simd.empty() ? "" : pragma) +
          fmt::format("      for (int64_t t = 0; t < {}; ++t) {{ {} v = {};{} acc[t] = v; }}\n    }}\n", outs, ct, one_pass ? "bias" : "acc[t]", taps);
