@@ -530,28 +530,24 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
   // The epilogue on each block of out channels [m_lo, m_hi) x pixels [n_lo, n_hi) of (nb, g) the
   // GEMM finishes: the flat elements of each channel's span (pointwise_kernel's span form).
   auto epilogue = epilogue_of_.find(id);
-  std::string epilogue_arg = "RkEpilogue{}";
-  if (epilogue != epilogue_of_.end()) {
-    ComputedOperand conv = conv2d_value(id, gemm_out, bias);
-    conv.span = true;
-    s += "    const auto epilogue = [&](int64_t m_lo, int64_t m_hi, int64_t n_lo, int64_t n_hi) {\n";
-    s += "    for (int64_t m = m_lo; m < m_hi; ++m) {\n";
-    s += fmt::format("    const int64_t span_lo = (nb * {} + g * {} + m) * {} + n_lo, span_hi = span_lo + (n_hi - n_lo);\n", os[1], og, plane);
-    s += pointwise_kernel(epilogue->second, &conv);
-    s += "    }\n    };\n";
-    epilogue_arg = "rk_epilogue_of(epilogue)";
-  }
   // A bias alone (a conv whose batch norm was folded into it, read by another conv: efficientnet's
   // and regnet's projections) is added on each block as it is finished too, not in a pass of its
   // own over the whole output afterwards (one thread, a division per element for its channel: 3%
   // of efficientnet_b0's samples).
   const bool bias_on_blocks = epilogue == epilogue_of_.end() && n.operands.size() > 2 && !perturbs(id) && gemm_out == buf(id);
-  if (bias_on_blocks) {
+  std::string epilogue_arg = "RkEpilogue{}";
+  if (epilogue != epilogue_of_.end() || bias_on_blocks) {
     s += "    const auto epilogue = [&](int64_t m_lo, int64_t m_hi, int64_t n_lo, int64_t n_hi) {\n";
     s += "    for (int64_t m = m_lo; m < m_hi; ++m) {\n";
-    s += fmt::format("    const int64_t oc = g * {} + m;\n    const float add = {};\n", og, bias);
-    s += fmt::format("    float* c = (float*){} + (nb * {} + oc) * {};\n", gemm_out, os[1], plane);
-    s += "    RK_SIMD_WIDE\n    for (int64_t i = n_lo; i < n_hi; ++i) c[i] = c[i] + add;\n";
+    s += fmt::format("    const int64_t span_lo = (nb * {} + g * {} + m) * {} + n_lo, span_hi = span_lo + (n_hi - n_lo);\n", os[1], og, plane);
+    if (bias_on_blocks) {  // the output pass's element, on the span
+      s += fmt::format("    const int64_t oc = g * {} + m;\n    RK_SIMD_WIDE\n", og);
+      s += fmt::format("    for (int64_t i = span_lo; i < span_hi; ++i) {}[i] = {};\n", gemm_out, conv2d_element(id, gemm_out, bias, "i"));
+    } else {
+      ComputedOperand conv = conv2d_value(id, gemm_out, bias);
+      conv.span = true;
+      s += pointwise_kernel(epilogue->second, &conv);
+    }
     s += "    }\n    };\n";
     epilogue_arg = "rk_epilogue_of(epilogue)";
   }
