@@ -70,6 +70,11 @@ inline float rk_tanhf(float x) {
 // torch.clamp: NaN stays NaN; with min > max every value becomes max.
 template <class T> inline T rk_clamp_min(T a, T lo) { return a < lo ? lo : a; }
 template <class T> inline T rk_clamp_max(T a, T hi) { return a > hi ? hi : a; }
+// A value the optimiser cannot see through (a clamp's bound, taken once before its loop).
+template <class T> inline T rk_opaque(T v) {
+  __asm__("" : "+m"(v));
+  return v;
+}
 template <class T> inline T rk_relu(T a) { return a != a ? a : (a > T(0) ? a : T(0)); }
 template <class T> inline T rk_abs(T a) { return a < T(0) ? -a : (a == T(0) ? T(0) : a); }
 // The identity of amax / amin: -inf / inf for floats, the extremes for integers.

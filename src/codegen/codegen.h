@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cpp_codegen.h"
@@ -170,6 +171,10 @@ class Codegen {
   std::string reduction_kernel(int id, const std::vector<int>& prologue);
   std::set<int> in_kernel_;               // values computed as temporaries of the kernel being emitted
   std::map<int, std::string> row_index_;  // per operand: its index inside a row loop
+  // Statements the body of the loop being emitted needs before that loop (a clamp's bounds as
+  // values the optimiser cannot see through); its emitter takes them with take_hoisted().
+  std::string hoisted_;
+  std::string take_hoisted() { return std::exchange(hoisted_, std::string()); }
 
   // ---- emit_linalg.cpp
   std::string matmul_kernel(int id);

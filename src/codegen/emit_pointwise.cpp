@@ -117,9 +117,20 @@ std::string Codegen::pointwise_expr(int id, const Shape& iter, const std::string
     case Op::to: return convert_expr(a[0], g_.node(n.operands[0].value).type.dtype, n.type.dtype);
     case Op::clone: return a[0];
     case Op::clamp: {
+      // Float bounds on the CPU are values of the loop's scope, not literals: seen as constants,
+      // GCC merges the two compares of a clamp with both bounds into seven vector instructions;
+      // as values, the same expressions become vmaxps and vminps (a NaN kept, as the compares
+      // keep it).
+      const bool opaque = target_.openmp && is_floating(n.type.dtype);
+      const auto bound = [&](const AttrValue& b, const char* which) {
+        if (!opaque) return literal(b, ct);
+        const std::string name = fmt::format("{}{}", which, id);
+        hoisted_ += fmt::format("    const {} {} = rk_opaque({});\n", ct, name, literal(b, ct));
+        return name;
+      };
       std::string v = a[0];
-      if (auto lo = attr_opt(n, "min")) v = fmt::format("rk_clamp_min({}, {})", v, literal(*lo, ct));
-      if (auto hi = attr_opt(n, "max")) v = fmt::format("rk_clamp_max({}, {})", v, literal(*hi, ct));
+      if (auto lo = attr_opt(n, "min")) v = fmt::format("rk_clamp_min({}, {})", v, bound(*lo, "lo"));
+      if (auto hi = attr_opt(n, "max")) v = fmt::format("rk_clamp_max({}, {})", v, bound(*hi, "hi"));
       return v;
     }
     // Composite ops are decomposed before codegen; the rest are not pointwise.
@@ -222,7 +233,10 @@ std::string Codegen::pointwise_kernel(const std::vector<int>& ids, const Compute
   bool flat = !computed;
   if (flat && iter.size() > 1)
     for (int v : reads) flat &= linear_access(access(v), g_.node(v).type.shape, iter);
-  if (flat) return loop("i", count, work, true) + " {\n" + pointwise_body(ids, iter, "i", "    ") + "  }\n";
+  if (flat) {
+    const std::string body = pointwise_body(ids, iter, "i", "    ");
+    return take_hoisted() + loop("i", count, work, true) + " {\n" + body + "  }\n";
+  }
   // Rows of the last dim: each operand's base index once per row, then a contiguous inner loop.
   const int64_t last = iter.back(), rows = last ? count / last : 0, block = computed ? computed->block_rows : 0;
   Shape outer(iter.begin(), iter.end() - 1);
@@ -260,12 +274,12 @@ std::string Codegen::pointwise_kernel(const std::vector<int>& ids, const Compute
       row_index_[v] = fmt::format("r{}", v);
     }
     // In 16-float vectors where the machine has them: a span is whole panels of 32 pixels but at a
-    // plane's end, so nothing is left over from them. A clamp is 8 vector instructions a vector
-    // (NaN kept): mobilenet_v2's 24 -> 144 conv at 56 x 56 with its clamp 271-280 -> 245-255 us.
-    s += computed->prologue + (target_.openmp ? "    RK_SIMD_WIDE\n" : "");
-    s += "    for (int64_t i = span_lo; i < span_hi; ++i) {\n";
-    s += computed_element("      ");  // first: pointwise_body reads it from in_kernel_
-    s += pointwise_body(ids, iter, "i", "      ");
+    // plane's end, so nothing is left over from them. mobilenet_v2's 24 -> 144 conv at 56 x 56
+    // with its clamp (then 8 vector instructions a vector) 271-280 -> 245-255 us.
+    std::string body = computed_element("      ");  // first: pointwise_body reads it from in_kernel_
+    body += pointwise_body(ids, iter, "i", "      ");
+    s += computed->prologue + take_hoisted() + (target_.openmp ? "    RK_SIMD_WIDE\n" : "");
+    s += "    for (int64_t i = span_lo; i < span_hi; ++i) {\n" + body;
     row_index_.clear();
     return s + "    }\n    }\n";
   }
@@ -288,11 +302,12 @@ std::string Codegen::pointwise_kernel(const std::vector<int>& ids, const Compute
     row_index_[v] = inner == 0 ? fmt::format("r{}", v) : inner == 1 ? fmt::format("r{} + j", v) : fmt::format("r{} + j * {}", v, inner);
   }
   if (computed && !block) s += computed->prologue;
-  s += target_.openmp ? "    #pragma omp simd\n" : "";
+  std::string body = computed_element("      ");  // first: pointwise_body reads it from in_kernel_
+  body += pointwise_body(ids, iter, "i", "      ");
+  s += take_hoisted() + (target_.openmp ? "    #pragma omp simd\n" : "");
   s += span ? fmt::format("    for (int64_t j = j_lo; j < j_hi; ++j) {{\n      const int64_t i = r * {} + j;\n", last)
             : fmt::format("    for (int64_t j = 0; j < {}; ++j) {{\n      const int64_t i = r * {} + j;\n", last, last);
-  s += computed_element("      ");  // first: pointwise_body reads it from in_kernel_
-  s += pointwise_body(ids, iter, "i", "      ");
+  s += body;
   row_index_.clear();
   return s + "    }\n  }\n" + (block ? "  }\n" : "");
 }
@@ -371,11 +386,13 @@ std::string Codegen::reduction_kernel(int id, const std::vector<int>& prologue) 
   // A plain sum over a contiguous row vectorises (reassociated, as PyTorch's own sum does); a
   // float max/min too, with NaN tracked on the side (a NaN anywhere makes the result NaN).
   const bool vector_extremum = (n.op == Op::amax || n.op == Op::amin) && trailing && target_.openmp && is_floating(it);
+  const std::string body = pointwise_body(prologue, in, "ii", "      ");
+  s += take_hoisted();
   if (n.op == Op::sum && trailing && target_.openmp) s += "    #pragma omp simd reduction(+:acc)\n";
   if (vector_extremum)
     s += fmt::format("    bool nan = false;\n    #pragma omp simd reduction({}:acc) reduction(|:nan)\n", n.op == Op::amax ? "max" : "min");
   s += fmt::format("    for (int64_t r = 0; r < {}; ++r) {{\n      const int64_t ii = {};\n", inner, idx);
-  s += pointwise_body(prologue, in, "ii", "      ");
+  s += body;
   std::string v = in_kernel_.count(src) ? fmt::format("({}){}", act, local("t", src)) : operand_expr(n.operands[0], act, in, "ii");
   if (n.op == Op::sum) s += "      acc += " + v + ";\n";
   else if (vector_extremum)
