@@ -21,11 +21,14 @@ namespace {
 // approximations PyTorch's vectorised CPU kernels use (exp within about 1 ulp; erf a rational
 // function, within 5 ulp).
 inline float rk_expf(float x) {
-  const float xc = x < -87.0f ? -87.0f : (x > 88.7f ? 88.7f : x);
+  // x where exp(x) is already inf (above 89) or 0 (below -104: under half the smallest
+  // subnormal) clamped; a NaN goes through. No select after the polynomial: one on the NaN case
+  // made GCC compute a sigmoid's division once for each arm (two vdivps a vector).
+  const float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
   // n = x / ln 2 rounded to nearest by adding and taking away 1.5 * 2^23. (floorf(v + 0.5), as
   // before, kept every loop calling this scalar: GCC vectorises floorf only under
   // -fno-trapping-math; gelu, softmax, sigmoid and tanh ran one element at a time.)
-  const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  const float t = xc * 1.44269504088896341f + 12582912.0f, n = t - 12582912.0f;
   const float r = (xc - n * 0.693359375f) + n * 2.12194440e-4f;
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
@@ -34,12 +37,17 @@ inline float rk_expf(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   const float y = p * r * r + r + 1.0f;
-  // 2^n as 2^(n-1) * 2, so n = 128 (just below overflow) stays finite.
-  const uint32_t bits = (uint32_t)((int32_t)n + 126) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, 4);
-  const float v = y * scale * 2.0f;
-  return x != x ? x : (x > 88.7228f ? __builtin_inff() : (x < -87.0f ? 0.0f : v));
+  // 2^n as two powers of two, each a normal float for n in [-150, 128], so the product
+  // overflows, or rounds into the subnormals, only where exp(x) does. n as an integer is t's low
+  // mantissa bits (defined for any x, a NaN too, whose y makes the result NaN).
+  uint32_t t_bits;
+  std::memcpy(&t_bits, &t, 4);
+  const int32_t ni = (int32_t)(t_bits - 0x4B400000u), n1 = ni >> 1, n2 = ni - n1;
+  const uint32_t b1 = (uint32_t)(n1 + 127) << 23, b2 = (uint32_t)(n2 + 127) << 23;
+  float s1, s2;
+  std::memcpy(&s1, &b1, 4);
+  std::memcpy(&s2, &b2, 4);
+  return y * s1 * s2;
 }
 // erf(x) = x P(x^2) / Q(x^2) below 3.85 (P of degree 6, Q of 5: a weighted least-squares fit,
 // relative error 1.6e-9 in exact arithmetic, under 5 ulp in float), 1 above, where erf rounds to

@@ -260,6 +260,34 @@ TEST(CppBackend, ClampMatchesTheReferenceBitForBit) {
   }
 }
 
+// exp in generated code (the prelude's vectorisable rk_expf) within 1 ulp of the exact value from
+// where it rounds to 0 to where it overflows, both ends included: results in the subnormals
+// within one subnormal step, exp(x) inf exactly where the float result overflows (88.72 to 89
+// was clamped to exp(88.7) once), 0 exactly where it rounds to 0 (results below 1.2e-38 were 0),
+// and NaN and the infinities.
+TEST(CppBackend, ExpIsWithinOneUlpFromUnderflowToOverflow) {
+  std::vector<double> x = {NAN, INFINITY, -INFINITY, 0.0, 88.72283172607422, 88.72283935546875, -103.97208, -103.97209, -87.4, -87.0, 88.71};
+  for (double v = -110.0; v < 95.0; v += 0.0071) x.push_back((double)(float)v);
+  const int64_t n = (int64_t)x.size();
+  Graph g = parse_graph(fmt::format("graph t(%x: f32[{}]) {{\n  %e = exp(%x)\n  return (%e)\n}}", n));
+  const auto got = compile_graph(g, cpp_options())->run({Tensor::from_doubles(DType::f32, {n}, x)})[0].to_doubles();
+  double worst = 0, at = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double xi = (double)(float)x[(size_t)i], exact = std::exp(xi), o = got[(size_t)i];  // the input as the f32 tensor holds it
+    const float want = (float)exact;
+    if (std::isnan(exact)) {
+      EXPECT_TRUE(std::isnan(o)) << "at x = " << xi;
+    } else if (std::isinf(want) || want == 0.0f) {
+      EXPECT_EQ(o, (double)want) << "at x = " << xi;  // overflows, or rounds to 0, exactly where the float result does
+    } else {
+      const double step = std::fabs(want) < 1.17549435e-38 ? 1.4012984643e-45 : std::nextafter(want, INFINITY) - want;
+      const double err = std::fabs(o - exact) / step;
+      if (err > worst) worst = err, at = xi;
+    }
+  }
+  EXPECT_LE(worst, 1.0) << "at x = " << at;
+}
+
 // erf in generated code (the prelude's vectorisable rk_erff) within 5 ulps of the exact value
 // over a sweep of every magnitude that matters, both signs (tiny arguments, where an absolute
 // error bound is tens of ulps, up to where erf rounds to 1), and NaN and the infinities.
