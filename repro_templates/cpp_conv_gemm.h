@@ -216,7 +216,7 @@ inline void rk_conv_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_
     const Arg& c = *static_cast<const Arg*>(a);
     for (int64_t p = p_lo; p < p_hi; ++p) {
       const RkTailShape shape = padded ? RkTailShape{2, 0} : rk_tail_shape(rk_min(kRkPanelCols, c.N - p * kRkPanelCols));
-      rk_pack_conv_panel(c.image, *c.window, p, shape, panels + p * c.K * kRkPanelCols);
+      rk_pack_conv_panel(c.image, *c.window, p, shape, panels + (p - p_lo) * c.K * kRkPanelCols);
     }
   };
   rk_panel_gemm(M, N, K, A, lda, pack, &arg, in_place ? image : nullptr, window.channel_step, panels, RkOut{C, ldc, 1}, rk_conv_gemm_tile, false,

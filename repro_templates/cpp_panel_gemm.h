@@ -38,7 +38,7 @@ constexpr int kRkPanelRows = 8;
 #else
 constexpr int kRkPanelRows = 6;
 #endif
-constexpr int64_t kRkPanelCols = 32, kRkPanelDepth = 8192, kRkTileRows = 128, kRkTilePanels = 8, kRkEpilogueRows = 64;
+constexpr int64_t kRkPanelCols = 32, kRkPanelDepth = 8192, kRkTileRows = 128, kRkTilePanels = 8, kRkEpilogueRows = 64, kRkStreamDepth = 128;
 
 // Whether K rows of B, ld floats apart, can be read in place by a panel and stay in cache for
 // the next block of rows: rows a multiple of 2^j bytes apart share a 2^(j-6)th of a cache's sets.
@@ -245,8 +245,8 @@ __attribute__((noinline)) inline void rk_full_panel_tile(int64_t m_lo, int64_t m
 // `tile` computes rows x panels: rk_conv_gemm_tile with last panels in their own shape, or
 // rk_full_panel_tile with every panel 32 wide (`padded`: pack writes the last zero-padded).
 // (pack and tile are functions, not template parameters: one copy of this code, compile time.)
-// pack(arg, p_lo, p_hi, padded, panels): panels [p_lo, p_hi), each at panels + p K 32, a last
-// short one zero-padded to 32 columns (`padded`) or in its shape.
+// pack(arg, p_lo, p_hi, padded, panels): panels [p_lo, p_hi), panel p at panels + (p - p_lo) K 32,
+// a last short one zero-padded to 32 columns (`padded`) or in its shape.
 using RkPackPanels = void (*)(const void* arg, int64_t p_lo, int64_t p_hi, bool padded, float* panels);
 using RkPanelTile = void (*)(int64_t m_lo, int64_t m_hi, int64_t p_lo, int64_t p_hi, int64_t N, int64_t K, const float* A, int64_t lda,
                              const float* panels, RkOut out, const float* direct, int64_t ldd);
@@ -260,10 +260,11 @@ inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64
 #ifdef _OPENMP
   if (2.0 * (double)M * (double)N * (double)K >= kRkGemmParallelFlops && !omp_in_parallel()) threads = omp_get_max_threads();
 #endif
-  // Read in place (`direct`), only a short last panel is packed.
-  const auto pack_panels = [&](int64_t p_lo, int64_t p_hi) {
-    if (direct) p_lo = N % kRkPanelCols != 0 ? rk_max(p_lo, np - 1) : p_hi;
-    if (p_lo < p_hi) pack(arg, p_lo, p_hi, padded, panels);
+  // Panels [p_lo, p_hi) to `to` (panel p_lo first); read in place (`direct`), only a short last
+  // panel is packed.
+  const auto pack_panels = [&](int64_t p_lo, int64_t p_hi, float* to) {
+    const int64_t first = direct ? (N % kRkPanelCols != 0 ? rk_max(p_lo, np - 1) : p_hi) : p_lo;
+    if (first < p_hi) pack(arg, first, p_hi, padded, to + (first - p_lo) * K * kRkPanelCols);
   };
   if (np >= 2 * threads && M * K * 4 <= (int64_t{1} << 20)) {
     const int64_t group = rk_max<int64_t>(1, rk_min(np / (2 * threads), (int64_t{512} << 10) / (K * kRkPanelCols * 4)));
@@ -271,19 +272,35 @@ inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
     for (int64_t t = 0; t < groups; ++t) {
       const int64_t p_lo = t * group, p_hi = rk_min(np, p_lo + group);
-      pack_panels(p_lo, p_hi);
+      // Each thread packs its groups into the same slot of `panels` (threads x group <= np / 2
+      // panels): the slot stays in its L2. A slot a group sent every packed line out to memory
+      // and read each new one in first (a 768 x 3072 weight: 9 MiB of packed panels a run).
+      int64_t slot = 0;
+#ifdef _OPENMP
+      slot = omp_get_thread_num();
+#endif
+      float* const own = panels + slot * group * K * kRkPanelCols;
+      pack_panels(p_lo, p_hi, own);
+      // The group's panels as panels 0.. of its own GEMM: C, B in place and N from column 32 p_lo.
+      const RkOut part{out.C + p_lo * kRkPanelCols * out.ldj, out.ldc, out.ldj};
+      const float* const part_direct = direct ? direct + p_lo * kRkPanelCols : nullptr;
       // Without an epilogue, the whole group at once. With one, chunks of panels whose block of C
-      // is 64 KiB at most: each channel's span of pixels as long as it can be (the epilogue's loop
-      // costs about as much to start as a 1x1 conv of 16 inputs does on 32 pixels), in cache
-      // still. Where only one panel fits, 64 rows at a time (the order tile keeps anyway): a
-      // panel's 32 pixels across 384 rows had gone out to L2 and came back a load stall at a time
-      // (a 1x1 conv with its relu 13% slower than with a pass).
-      const int64_t chunk = epilogue.run ? rk_max<int64_t>(1, (int64_t{64} << 10) / (M * kRkPanelCols * 4)) : p_hi - p_lo;
-      const int64_t rows = !epilogue.run || chunk > 1 ? M : kRkEpilogueRows;
+      // is 64 KiB at most, in cache still for the epilogue: each row's span of pixels as long as
+      // it can be (the epilogue's loop costs about as much to start as a 1x1 conv of 16 inputs
+      // does on 32 pixels). Where K is at most 128 (a few FMAs for each element of C stored),
+      // 16 rows at a time across the chunk, C written along its rows: all of them a panel at a
+      // time had 96 rows 50 KiB apart each take 128 bytes in turn, stores that missed and were
+      // not prefetched (mobilenet_v2's 16 -> 96 conv at 112 x 112: 0.68 -> 0.57 ms alone). With
+      // a deeper K (3x3 convs of 64 channels) that order was 2-3% slower. Where only one panel
+      // fits, 64 rows at a time (the order tile keeps anyway): a panel's 32 pixels across 384 rows
+      // had gone out to L2 and came back a load stall at a time.
+      const int64_t rows = epilogue.run && K <= kRkStreamDepth ? rk_min<int64_t>(M, 2 * kRkPanelRows) : M;
+      const int64_t chunk = epilogue.run ? rk_max<int64_t>(1, (int64_t{64} << 10) / (rows * kRkPanelCols * 4)) : p_hi - p_lo;
+      const int64_t step = epilogue.run && rows == M && chunk == 1 ? rk_min<int64_t>(M, kRkEpilogueRows) : rows;
       for (int64_t q = p_lo; q < p_hi; q += chunk)
-        for (int64_t m = 0; m < M; m += rows) {
-          const int64_t q_hi = rk_min(p_hi, q + chunk), m_hi = rk_min(M, m + rows);
-          tile(m, m_hi, q, q_hi, N, K, A, lda, panels, out, direct, ldd);
+        for (int64_t m = 0; m < M; m += step) {
+          const int64_t q_hi = rk_min(p_hi, q + chunk), m_hi = rk_min(M, m + step);
+          tile(m, m_hi, q - p_lo, q_hi - p_lo, N - p_lo * kRkPanelCols, K, A, lda, own, part, part_direct, ldd);
           if (epilogue.run) epilogue.run(epilogue.ctx, m, m_hi, q * kRkPanelCols, rk_min(N, q_hi * kRkPanelCols));
         }
     }
@@ -294,7 +311,8 @@ inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64
     // A run of panels a thread: a matrix's rows are copied a run of them at a time.
     const int64_t run = (np + threads - 1) / threads;
 #pragma omp for schedule(static)
-    for (int64_t t = 0; t < threads; ++t) pack_panels(rk_min(np, t * run), rk_min(np, (t + 1) * run));
+    for (int64_t t = 0; t < threads; ++t)
+      pack_panels(rk_min(np, t * run), rk_min(np, (t + 1) * run), panels + rk_min(np, t * run) * K * kRkPanelCols);
     const int64_t panel_tiles = (np + kRkTilePanels - 1) / kRkTilePanels;
     // Fewer tiles than two a thread (deep layers: a 7 x 7 plane is two panels): rows cut evenly
     // into two a thread, in whole blocks. In 128-row tiles, mobilenet_v2's 160 x 960 conv was
@@ -401,18 +419,18 @@ inline void rk_pack_matrix_panel(const RkMatrix& m, int64_t p, RkTailShape shape
 // from another page, 4 KiB or more from the last (a 768 x 3072 weight: 27% of the matmul's time).
 inline void rk_pack_matrix_panels(const void* arg, int64_t p_lo, int64_t p_hi, bool padded, float* panels) {
   const RkMatrix& m = *static_cast<const RkMatrix*>(arg);
-  const int64_t full_hi = rk_min(p_hi, m.N / kRkPanelCols);
+  const int64_t full_hi = rk_min(p_hi, m.N / kRkPanelCols), first = p_lo;
   if (m.ns == 1 && p_lo < full_hi) {
     for (int64_t k = 0; k < m.K; ++k) {
       const float* row = m.b + k * m.ks;
       for (int64_t p = p_lo; p < full_hi; ++p)
-        std::memcpy(panels + (p * m.K + k) * kRkPanelCols, row + p * kRkPanelCols, sizeof(float) * kRkPanelCols);
+        std::memcpy(panels + ((p - first) * m.K + k) * kRkPanelCols, row + p * kRkPanelCols, sizeof(float) * kRkPanelCols);
     }
     p_lo = full_hi;
   }
   for (int64_t p = p_lo; p < p_hi; ++p) {
     const int64_t ncols = rk_min(kRkPanelCols, m.N - p * kRkPanelCols);
-    rk_pack_matrix_panel(m, p, padded ? RkTailShape{2, 0} : rk_tail_shape(ncols), panels + p * m.K * kRkPanelCols);
+    rk_pack_matrix_panel(m, p, padded ? RkTailShape{2, 0} : rk_tail_shape(ncols), panels + (p - first) * m.K * kRkPanelCols);
   }
 }
 

@@ -152,6 +152,15 @@ const Case kCases[] = {
     {"conv_1x1_in_place_last_panel_of_31", "graph g(%x: f32[1, 40, 5, 19], %w: f32[16, 40, 1, 1]) {\n  %y = conv2d(%x, %w)\n  return (%y)\n}"},
     {"conv_1x1_channels_last_packed",
      "graph g(%x: f32[1, 40, 6, 19] strides=[4560, 1, 760, 40], %w: f32[16, 40, 1, 1]) {\n  %y = conv2d(%x, %w)\n  return (%y)\n}"},
+    // K at most 128 with an epilogue: 16 rows at a time across each chunk of panels (20 rows:
+    // 16 and 4; 56: three of 16 and 8), groups of panels on two threads (48 and 67 panels), each
+    // packed into its thread's own slot; read in place with a short last panel (13 columns), or
+    // packed (a last of 3: dotted columns).
+    {"conv_1x1_in_place_rows_of_16_relu",
+     "graph g(%x: f32[1, 40, 37, 41], %w: f32[20, 40, 1, 1], %b: f32[20]) {\n  %y = conv2d(%x, %w, %b)\n  %r = relu(%y)\n  return (%r)\n}"},
+    {"conv_1x1_shallow_rows_of_16_clamp",
+     "graph g(%x: f32[1, 16, 45, 47], %w: f32[56, 16, 1, 1], %b: f32[56]) {\n  %y = conv2d(%x, %w, %b)\n  %c = clamp(%y, min=0, max=6)\n  return "
+     "(%c)\n}"},
     // Planes narrower than 16 pixels: each 16 pixels of a panel read as runs along an output row
     // (masked loads), up to four a half (5 x 5: runs of 5, 5, 5, 1), more gathered (6 x 3: six
     // rows in 16 pixels), and at stride 2 (7 x 7 out of 14 x 14).
