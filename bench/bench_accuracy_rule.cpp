@@ -12,6 +12,7 @@
 // --train through cpp are judged against the joint forward+backward graph.
 //
 // Usage: bench_accuracy_rule [--models DIR] [--seeds N]
+#include "bench_options.h"
 #include <fmt/core.h>
 
 #include <chrono>
@@ -199,16 +200,11 @@ void real_model(const fs::path& dir, const std::string& name, Totals& t) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string models;
-  int seeds = 3;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--models") && i + 1 < argc) models = argv[++i];
-    else if (!std::strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = std::max(1, std::atoi(argv[++i]));
-    else {
-      fmt::print(stderr, "usage: bench_accuracy_rule [--models DIR] [--seeds N]\n");
-      return 2;
-    }
-  }
+  const bench::BenchOptions options(
+      argc, argv, "bench_accuracy_rule",
+      {{"--models", "DIR", "the exported real models (tests/models/export_models.py)"}, {"--seeds", "N", "input seeds a case; default 3"}});
+  const std::string models = options.text("--models", "");
+  const int seeds = options.number("--seeds", 3, 1);
   Totals noise, bugs;
   fmt::print("| {:<44} | {:<4} | {:<5} | {:<5} | {:<5} | {:>6} |\n", "case", "kind", "auto", "fixed", "torch", "auto s");
   fmt::print("|{:-<46}|{:-<6}|{:-<7}|{:-<7}|{:-<7}|{:-<8}|\n", "", "", "", "", "", "");

@@ -4,6 +4,7 @@
 // 10,000-op chain (its front half, its back half with the cut value as an input, its middle),
 // each compiled after the whole chain, next to the same piece compiled cold.
 // Usage: bench_compile
+#include "bench_options.h"
 #include <fmt/core.h>
 
 #include <chrono>
@@ -43,7 +44,8 @@ Graph chain_piece(int first, int last) {
   return parse_graph(src + fmt::format("  return (%v{})\n}}\n", last - 1));
 }
 
-int main() {
+int main(int argc, char** argv) {
+  const bench::BenchOptions options(argc, argv, "bench_compile", {});
   fs::path cache = fs::temp_directory_path() / fmt::format("rk_bench_compile_{}", ::getpid());
   CompileOptions o;
   o.backend = "cpp";

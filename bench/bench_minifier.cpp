@@ -5,6 +5,7 @@
 // reprokit's own time per query); with --real-models DIR (the models tests/models/export_models.py
 // writes; the test build keeps them in build/real-models), the time from a planted bug in a real
 // model to its one-op repro. Usage: bench_minifier [--skip-e2e] [--e2e-nodes N] [--real-models DIR]
+#include "bench_options.h"
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -48,11 +49,6 @@ std::string chain_text(int n, int culprit, const char* culprit_op) {
   for (int i = 0; i < n; ++i)
     s += fmt::format("  %n{} = {}(%{})\n", i, i == culprit && culprit_op ? culprit_op : ops[i % 6], i ? fmt::format("n{}", i - 1) : "x");
   return s + fmt::format("  return (%n{})\n}}\n", n - 1);
-}
-
-bool has_op(const Graph& g, const std::string& name) {
-  int id = g.find(name);
-  return id >= 0 && !g.node(id).is_input();
 }
 
 // The chain with its culprits as erf nodes; a candidate is interesting while every culprit is in
@@ -173,15 +169,13 @@ void real_model(const fs::path& tmp, const fs::path& models, const RealCase& c) 
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool e2e = true;
-  int e2e_nodes = 10000;
-  std::string real_models;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--skip-e2e") e2e = false;
-    if (a == "--e2e-nodes" && i + 1 < argc) e2e_nodes = std::atoi(argv[++i]);
-    if (a == "--real-models" && i + 1 < argc) real_models = argv[++i];
-  }
+  const bench::BenchOptions options(argc, argv, "bench_minifier",
+                                    {{"--skip-e2e", nullptr, "leave out the end-to-end runs of reprokit and PyTorch's minifier"},
+                                     {"--e2e-nodes", "N", "nodes of the end-to-end chain; default 10000"},
+                                     {"--real-models", "DIR", "time-to-repro on the exported real models in DIR"}});
+  const bool e2e = !options.flag("--skip-e2e");
+  const int e2e_nodes = options.number("--e2e-nodes", 10000, 2);
+  const std::string real_models = options.text("--real-models", "");
   fmt::print("== chain benchmarks, in-process oracle (same cases for both tools)\n");
   in_process("one culprit, N=1000", 1000, {333});
   in_process("one culprit, N=5000", 5000, {1666});

@@ -30,6 +30,7 @@
 // and one run), ONNX Runtime in check.mjs (the session created, the inputs read, the timed runs).
 // --keep leaves the work directory (exports, inputs, the compile caches) in place, so a profiler
 // (`perf report`) can still resolve the generated libraries' symbols.
+#include "bench_options.h"
 #include <dlfcn.h>
 #include <malloc.h>
 #include <fmt/core.h>
@@ -395,16 +396,20 @@ std::string peak_estimate() {
 
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--peak-rss") return peak_rss_child(argv[2]);
-  int iters = 200, batch = 1;
-  std::vector<std::string> only, skip;
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::string(argv[i]) == "--iters") iters = std::atoi(argv[i + 1]);
-    if (std::string(argv[i]) == "--threads") g_threads = (unsigned)std::max(1, std::atoi(argv[i + 1]));
-    if (std::string(argv[i]) == "--batch") batch = std::max(1, std::atoi(argv[i + 1]));
-    if (std::string(argv[i]) == "--only") only.push_back(argv[i + 1]);
-    if (std::string(argv[i]) == "--skip") skip.push_back(argv[i + 1]);
-  }
-  const bool keep = std::find(argv + 1, argv + argc, std::string("--keep")) != argv + argc;
+  const bench::BenchOptions options(argc, argv, "bench_models",
+                                    {{"--iters", "N", "timed runs per engine and model (a tenth, at least 11, over 100 MFLOP); default 200"},
+                                     {"--only", "NAME", "only this model (repeatable)"},
+                                     {"--skip", "COLUMN", "leave out interp, torch, ort, inductor, openvino or memory (repeatable)"},
+                                     {"--threads", "T", "threads for every engine; default one per core"},
+                                     {"--batch", "B", "export the real models with batch B (the .rk models left out)"},
+                                     {"--keep", nullptr, "keep the scratch directory"}});
+  const int iters = options.number("--iters", 200, 1), batch = options.number("--batch", 1, 1);
+  g_threads = (unsigned)options.number("--threads", 0, 1);
+  const std::vector<std::string> only = options.texts("--only"), skip = options.texts("--skip");
+  for (const std::string& column : skip)
+    if (column != "interp" && column != "torch" && column != "ort" && column != "inductor" && column != "openvino" && column != "memory")
+      options.refuse(fmt::format("--skip takes interp, torch, ort, inductor, openvino or memory, not '{}'", column));
+  const bool keep = options.flag("--keep");
   auto skipped = [&](const char* column) { return std::find(skip.begin(), skip.end(), column) != skip.end(); };
   fs::path tmp = fs::temp_directory_path() / fmt::format("rk_bench_models_{}", ::getpid());
   // Before any generated library loads libgomp, which reads it once.

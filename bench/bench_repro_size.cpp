@@ -4,6 +4,7 @@
 // once with the graph strategies only (the strategy set before them) and once with all of them.
 // Prints ops, input elements, compiler passes and queries of each.
 // Usage: bench_repro_size [--only MODEL]
+#include "bench_options.h"
 #include <fmt/core.h>
 
 #include <chrono>
@@ -53,9 +54,8 @@ Row minify(const fs::path& bundle, const std::string& only, const fs::path& cach
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string only_model;
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::string(argv[i]) == "--only") only_model = argv[i + 1];
+  const reprokit::bench::BenchOptions options(argc, argv, "bench_repro_size", {{"--only", "MODEL", "only this example model"}});
+  const std::string only_model = options.text("--only", "");
   fs::path tmp = fs::temp_directory_path() / fmt::format("rk_bench_repro_size_{}", ::getpid());
   fs::create_directories(tmp);
   fmt::print("{:<22} {:<20} {:<7} | {:>4} {:>8} {:>6} {:>7} | {:>4} {:>8} {:>6} {:>7} {:>6} | {}\n", "model", "injected", "after", "ops", "elements",

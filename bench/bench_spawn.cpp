@@ -3,6 +3,7 @@
 // fork + execve + waitpid (how children started before: fork copies the parent's page tables),
 // side by side in one run, from a parent of each size with its memory touched.
 // Usage: bench_spawn [--launches N]
+#include "bench_options.h"
 #include <fmt/core.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,9 +36,8 @@ void fork_exec_true() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int launches = 200;
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::strcmp(argv[i], "--launches") == 0) launches = std::atoi(argv[i + 1]);
+  const reprokit::bench::BenchOptions options(argc, argv, "bench_spawn", {{"--launches", "N", "children started; default 200"}});
+  const int launches = options.number("--launches", 200, 1);
   reprokit::ProcessSpec spec;
   spec.argv = {"/bin/true"};
   fmt::print("{:>12} {:>16} {:>16} {:>8}\n", "parent MiB", "run_process ms", "fork+exec ms", "ratio");
