@@ -406,9 +406,10 @@ int main(int argc, char** argv) {
   const int iters = options.number("--iters", 200, 1), batch = options.number("--batch", 1, 1);
   g_threads = (unsigned)options.number("--threads", 0, 1);
   const std::vector<std::string> only = options.texts("--only"), skip = options.texts("--skip");
+  const std::vector<std::string> columns = {"interp", "torch", "ort", "inductor", "openvino", "memory"};  // what --skip can leave out
   for (const std::string& column : skip)
-    if (column != "interp" && column != "torch" && column != "ort" && column != "inductor" && column != "openvino" && column != "memory")
-      options.refuse(fmt::format("--skip takes interp, torch, ort, inductor, openvino or memory, not '{}'", column));
+    if (std::find(columns.begin(), columns.end(), column) == columns.end())
+      options.refuse(fmt::format("--skip takes {}, not '{}'", fmt::join(columns, ", "), column));
   const bool keep = options.flag("--keep");
   auto skipped = [&](const char* column) { return std::find(skip.begin(), skip.end(), column) != skip.end(); };
   fs::path tmp = fs::temp_directory_path() / fmt::format("rk_bench_models_{}", ::getpid());

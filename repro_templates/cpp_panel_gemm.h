@@ -275,11 +275,7 @@ inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64
       // Each thread packs its groups into the same slot of `panels` (threads x group <= np / 2
       // panels): the slot stays in its L2. A slot a group sent every packed line out to memory
       // and read each new one in first (a 768 x 3072 weight: 9 MiB of packed panels a run).
-      int64_t slot = 0;
-#ifdef _OPENMP
-      slot = omp_get_thread_num();
-#endif
-      float* const own = panels + slot * group * K * kRkPanelCols;
+      float* const own = panels + rk_thread_num() * group * K * kRkPanelCols;
       pack_panels(p_lo, p_hi, own);
       // The group's panels as panels 0.. of its own GEMM: C, B in place and N from column 32 p_lo.
       const RkOut part{out.C + p_lo * kRkPanelCols * out.ldj, out.ldc, out.ldj};
@@ -296,7 +292,7 @@ inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64
       // had gone out to L2 and came back a load stall at a time.
       const int64_t rows = epilogue.run && K <= kRkStreamDepth ? rk_min<int64_t>(M, 2 * kRkPanelRows) : M;
       const int64_t chunk = epilogue.run ? rk_max<int64_t>(1, (int64_t{64} << 10) / (rows * kRkPanelCols * 4)) : p_hi - p_lo;
-      const int64_t step = epilogue.run && rows == M && chunk == 1 ? rk_min<int64_t>(M, kRkEpilogueRows) : rows;
+      const int64_t step = epilogue.run && chunk == 1 ? rk_min<int64_t>(M, kRkEpilogueRows) : rows;  // chunk 1: rows is M
       for (int64_t q = p_lo; q < p_hi; q += chunk)
         for (int64_t m = 0; m < M; m += step) {
           const int64_t q_hi = rk_min(p_hi, q + chunk), m_hi = rk_min(M, m + step);
