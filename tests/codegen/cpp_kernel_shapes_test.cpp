@@ -161,6 +161,10 @@ const Case kCases[] = {
     {"conv_1x1_shallow_rows_of_16_clamp",
      "graph g(%x: f32[1, 16, 45, 47], %w: f32[56, 16, 1, 1], %b: f32[56]) {\n  %y = conv2d(%x, %w, %b)\n  %c = clamp(%y, min=0, max=6)\n  return "
      "(%c)\n}"},
+    // Fewer panels than 4 a thread (14 x 14: six and a last of 4 columns, dotted) with an
+    // epilogue: on two threads, tiles of rows across all the panels; on one, groups of 3.
+    {"conv_1x1_seven_panels_relu",
+     "graph g(%x: f32[1, 64, 14, 14], %w: f32[200, 64, 1, 1], %b: f32[200]) {\n  %y = conv2d(%x, %w, %b)\n  %r = relu(%y)\n  return (%r)\n}"},
     // Planes narrower than 16 pixels: each 16 pixels of a panel read as runs along an output row
     // (masked loads), up to four a half (5 x 5: runs of 5, 5, 5, 1), more gathered (6 x 3: six
     // rows in 16 pixels), and at stride 2 (7 x 7 out of 14 x 14).
