@@ -47,10 +47,7 @@ struct RkTileRun {
   int64_t ty, tx, n, j;
 };
 
-// Lanes 0, 2, .., 30 and 1, 3, .., 31 of two vectors side by side; the two interleaved.
-typedef int32_t rk_i32x16 __attribute__((vector_size(64)));
-constexpr rk_i32x16 kRkEvenLanes = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
-constexpr rk_i32x16 kRkOddLanes = {1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31};
+// Two vectors interleaved (kRkEvenLanes and kRkOddLanes: cpp_panel_gemm.h).
 constexpr rk_i32x16 kRkZipLow = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23};
 constexpr rk_i32x16 kRkZipHigh = {8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
 inline rk_f32x16 rk_load16(const float* p) { return *(const rk_f32x16*)p; }

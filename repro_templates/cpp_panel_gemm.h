@@ -66,6 +66,34 @@ inline RkTailShape rk_tail_shape(int64_t ncols) {
   return {0, (int)ncols};
 }
 
+// Lanes of two vectors side by side (lanes 16.. are the second's), for __builtin_shuffle: the
+// even and odd ones, and the pairs, quads and halves of each.
+typedef int32_t rk_i32x16 __attribute__((vector_size(64)));
+constexpr rk_i32x16 kRkEvenLanes = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
+constexpr rk_i32x16 kRkOddLanes = {1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31};
+constexpr rk_i32x16 kRkEvenPairs = {0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29};
+constexpr rk_i32x16 kRkOddPairs = {2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31};
+constexpr rk_i32x16 kRkEvenQuads = {0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27};
+constexpr rk_i32x16 kRkOddQuads = {4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31};
+constexpr rk_i32x16 kRkLowHalves = {0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23};
+constexpr rk_i32x16 kRkHighHalves = {8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31};
+
+// Lane i of the result is the sum of the 16 lanes of v[i] (n <= 16 vectors, zero past n): each
+// level adds pairs of vectors' halves, then quarters, eighths and lanes, 15 adds in all where
+// summing each vector's lanes one at a time took 16 x 15 dependent scalar adds (the dotted
+// columns of a last panel: a 14 x 14 conv's 4, with K = 64, spent more on them than on its K).
+inline rk_f32x16 rk_sum_lanes(const rk_f32x16* v, int n) {
+  rk_f32x16 x[16], y[8], z[4], w[2];
+  for (int i = 0; i < 16; ++i) x[i] = i < n ? v[i] : rk_f32x16{};
+  for (int i = 0; i < 8; ++i)  // y[i]: x[2i]'s halves summed, then x[2i + 1]'s
+    y[i] = __builtin_shuffle(x[2 * i], x[2 * i + 1], kRkLowHalves) + __builtin_shuffle(x[2 * i], x[2 * i + 1], kRkHighHalves);
+  for (int i = 0; i < 4; ++i)  // z[i]: quads of x[4i] .. x[4i + 3] in order
+    z[i] = __builtin_shuffle(y[2 * i], y[2 * i + 1], kRkEvenQuads) + __builtin_shuffle(y[2 * i], y[2 * i + 1], kRkOddQuads);
+  for (int i = 0; i < 2; ++i)  // w[i]: pairs of x[8i] .. x[8i + 7]
+    w[i] = __builtin_shuffle(z[2 * i], z[2 * i + 1], kRkEvenPairs) + __builtin_shuffle(z[2 * i], z[2 * i + 1], kRkOddPairs);
+  return __builtin_shuffle(w[0], w[1], kRkEvenLanes) + __builtin_shuffle(w[0], w[1], kRkOddLanes);
+}
+
 // 16 floats from p, zero past the first n (a last step of K shorter than 16).
 __attribute__((noinline)) inline rk_f32x16 rk_load_part(const float* p, int64_t n) {
   float t[16] = {};
@@ -152,6 +180,12 @@ inline void rk_panel_block(int rows, int64_t K, const float* a0, int64_t lda, co
   // Transposed (ldj != 1): the block goes to a buffer, stored from there by a function of its
   // own (one copy of the store code per kernel shape, not two: compile time).
   float tile[MR * (W + NE)];
+  float sums[NE > 0 ? MR * NE : 1];  // the dotted columns, row by row
+  if constexpr (NE > 0) {
+    static_assert(MR * NE <= 16, "one vector of sums");
+    const rk_f32x16 s = rk_sum_lanes(&dot[0][0], MR * NE);
+    std::memcpy(sums, &s, sizeof sums);
+  }
   const bool transposed = ldj != 1;
   float* const out = transposed ? tile : c;
   const int64_t ldo = transposed ? W + NE : ldc;
@@ -170,12 +204,7 @@ inline void rk_panel_block(int rows, int64_t K, const float* a0, int64_t lda, co
       std::memcpy(t, &acc[r][0], sizeof(float) * W);
       for (int64_t j = 0; j < ncols; ++j) cr[j] = add ? cr[j] + t[j] : t[j];
     }
-    for (int e = 0; e < NE; ++e) {
-      float t[16], sum = 0;
-      std::memcpy(t, &dot[r][e], 64);
-      for (int l = 0; l < 16; ++l) sum += t[l];
-      cr[W + e] = add ? cr[W + e] + sum : sum;
-    }
+    for (int e = 0; e < NE; ++e) cr[W + e] = add ? cr[W + e] + sums[r * NE + e] : sums[r * NE + e];
   }
   if (transposed) rk_store_transposed(tile, rows, W, NE, NV > 0 ? rk_min<int64_t>(ncols, W) : 0, c, ldc, ldj, accumulate);
 }
