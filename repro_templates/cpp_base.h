@@ -67,6 +67,14 @@ struct RkEpilogue {
 // `epilogue` runs on each block of C as it is finished.
 extern "C" void rk_conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* image, const RkConvWindow* window,
                                  float* panels, int64_t room, float* C, int64_t ldc, RkEpilogue epilogue);
+// A depthwise conv (window->channels channels in and out, one weight plane each; taps 3x3, 5x5 or
+// 7x7 at stride 1 or 2 without dilation; each input plane contiguous) over `images` images
+// image_step floats apart, on AVX-512 (cpp_conv_depthwise.h): C[(n channels + c) plane + q] for
+// output pixel q of channel c of image n, without bias. `epilogue` runs on each plane, row
+// m = n channels + c, as it is finished. Returns nonzero, computing nothing, for a window it does
+// not take or on a machine without AVX-512.
+extern "C" int rk_depthwise_f32(int64_t images, const float* weights, const float* image, int64_t image_step, const RkConvWindow* window, float* C,
+                                RkEpilogue epilogue);
 // C[M x N] (rows ldc apart) = A x B given as to rk_gemm (ta/tb: RK_TRANS for an operand stored
 // transposed), on the panel GEMM (cpp_panel_gemm.h) where it has its AVX-512 kernel; else rk_gemm. panels: room
 // for K x (M rounded up to 32) floats when tb is RK_TRANS, else K x (N rounded up to 32).

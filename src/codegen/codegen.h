@@ -192,6 +192,17 @@ class Codegen {
   // float: im2col into panels and the prelude's conv GEMM; w_ptr the weights, c_at where (nb, g) writes;
   // its epilogue (gemm_out, bias: as conv2d_output_pass) run by the GEMM on each block it finishes
   std::string conv2d_panels(int id, const std::string& w_ptr, const std::string& c_at, const std::string& gemm_out, const std::string& bias);
+  // The conv kernels' RkEpilogue on the blocks they finish: the lambda's code and the argument
+  // (both empty where there is none, and conv2d_output_pass finishes the output).
+  struct BlockEpilogue {
+    std::string code, arg;
+  };
+  BlockEpilogue conv_block_epilogue(int id, const std::string& gemm_out, const std::string& bias, const std::string& plane_of_m,
+                                    const std::string& channel_of_m);
+  // float depthwise convs: the prelude's rk_depthwise_f32, rows of output in AVX-512 vectors
+  // (cpp_conv_depthwise.h), with conv2d_planes for other machines; arguments as conv2d_panels.
+  bool depthwise_rows(int id) const;
+  std::string conv2d_depthwise(int id, const std::string& w_ptr, const std::string& gemm_out, const std::string& bias);
 
   // ---- emit_window.cpp
   std::string pool_kernel(int id);

@@ -400,7 +400,7 @@ std::string Codegen::conv2d_kernel(int id) {
   const Node& n = g_.node(id);
   int x = n.operands[0].value, w = n.operands[1].value;
   const Shape &xs = g_.node(x).type.shape, &ws = g_.node(w).type.shape, &os = n.type.shape;
-  if (direct_conv(ws)) return conv2d_planes(id);
+  if (direct_conv(ws) && !depthwise_rows(id)) return conv2d_planes(id);
   const Window win = window_of(n, &ws[2]);
   const int64_t groups = attr_int(n, "groups"), cg = ws[1], og = os[1] / groups, kk = cg * ws[2] * ws[3], plane = os[2] * os[3];
   const DType dt = n.type.dtype;
@@ -431,6 +431,7 @@ std::string Codegen::conv2d_kernel(int id) {
     c_ptr = "pc";
   }
   const std::string c_at = fmt::format("({}*){} + (nb * {} + g * {}) * {}", blas_t, c_ptr, os[1], og, plane);
+  if (depthwise_rows(id)) return s + conv2d_depthwise(id, w_ptr, c_ptr, bias) + "  }\n";
   if (panel_conv(id)) return s + conv2d_panels(id, w_ptr, c_at, c_ptr, bias) + "  }\n";
   if (!x_direct) s += scratch("col", blas_t, kk * plane);
   s += fmt::format("  for (int64_t nb = 0; nb < {}; ++nb) for (int64_t g = 0; g < {}; ++g) {{\n", os[0], groups);
@@ -527,34 +528,89 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
                    xs[2], xs[3], os[3], plane, win.stride[0], win.stride[1], win.padding[0], win.padding[1], win.dilation[0], win.dilation[1],
                    xa.strides[1], xa.strides[2], xa.strides[3]);
   s += fmt::format("    const float* image = (const float*){} + {} + nb * {} + g * {};\n", ptr(xa), xa.offset, xa.strides[0], cg * xa.strides[1]);
-  // The epilogue on each block of out channels [m_lo, m_hi) x pixels [n_lo, n_hi) of (nb, g) the
-  // GEMM finishes: the flat elements of each channel's span (pointwise_kernel's span form).
+  const BlockEpilogue epilogue =
+      conv_block_epilogue(id, gemm_out, bias, fmt::format("nb * {} + g * {} + m", os[1], og), fmt::format("g * {} + m", og));
+  s += epilogue.code;
+  s += fmt::format("    rk_conv_gemm_f32({}, {}, {}, (const float*){} + g * {}, {}, image, &window, panels, {}, {}, {}, {});\n", og, plane, kk, w_ptr,
+                   og * kk, kk, room, c_at, plane, epilogue.arg.empty() ? "RkEpilogue{}" : epilogue.arg);
+  s += "  }\n";
+  return epilogue.arg.empty() ? s + conv2d_output_pass(id, gemm_out, bias) : s;
+}
+
+// Depthwise convs (one input channel an output channel, as many outputs as inputs) whose window
+// the prelude's rk_depthwise_f32 takes run on it where the machine has AVX-512
+// (cpp_conv_depthwise.h), and on the direct conv (conv2d_planes) elsewhere.
+bool Codegen::depthwise_rows(int id) const {
+  const Node& n = g_.node(id);
+  if (n.operands.size() < 2 || !panel_conv(id)) return false;
+  const int x = n.operands[0].value, w = n.operands[1].value;
+  const Shape &xs = g_.node(x).type.shape, &ws = g_.node(w).type.shape, &os = n.type.shape;
+  const Window win = window_of(n, &ws[2]);
+  const Access xa = access(x);
+  const bool taps = ws[2] == ws[3] && (ws[2] == 3 || ws[2] == 5 || ws[2] == 7) && win.dilation[0] == 1 && win.dilation[1] == 1;
+  const bool stride = win.stride[0] == win.stride[1] && (win.stride[0] == 1 || win.stride[0] == 2);
+  const bool narrow = os[3] <= 16 && xs[3] <= 16 * win.stride[1];  // a row of output one vector, of input one or two
+  // Measured against conv2d_planes in a model (one thread, the conv with a clamp): 5x5 at
+  // 14 x 14 1.4x, at 7 x 7 1.15x, at stride 2 to 7 x 7 1.25x as fast; 3x3 at 14 x 14 1.05-1.1x,
+  // but 3x3 to 7 x 7 (either stride) 0.8-0.9x, where a row fills under half a vector.
+  const bool pays = ws[2] >= 5 || (win.stride[0] == 1 && os[3] > 8);
+  return attr_int(n, "groups") == xs[1] && ws[1] == 1 && os[1] == xs[1] && taps && stride && narrow && pays && xa.strides[3] == 1 &&
+         xa.strides[2] == xs[3] && os[2] * os[3] > 0;
+}
+
+std::string Codegen::conv2d_depthwise(int id, const std::string& w_ptr, const std::string& gemm_out, const std::string& bias) {
+  const Node& n = g_.node(id);
+  const int x = n.operands[0].value, w = n.operands[1].value;
+  const Shape &xs = g_.node(x).type.shape, &ws = g_.node(w).type.shape, &os = n.type.shape;
+  const Window win = window_of(n, &ws[2]);
+  const Access xa = access(x);
+  // The direct conv for machines without AVX-512, emitted first: the epilogue's kernel below
+  // starts again from the same state.
+  const std::set<int> before = in_kernel_;
+  const std::string direct = conv2d_planes(id);
+  in_kernel_ = before;
+  std::string s = "#if defined(__AVX512F__)\n  {\n";
+  s += fmt::format("    static const RkConvWindow window = {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};\n", os[1], ws[2],
+                   ws[3], xs[2], xs[3], os[3], os[2] * os[3], win.stride[0], win.stride[1], win.padding[0], win.padding[1], win.dilation[0],
+                   win.dilation[1], xa.strides[1], xa.strides[2], xa.strides[3]);
+  const BlockEpilogue epilogue = conv_block_epilogue(id, gemm_out, bias, "m", fmt::format("m % {}", os[1]));
+  s += epilogue.code;
+  s += fmt::format("    if (rk_depthwise_f32({}, (const float*){}, (const float*){} + {}, {}, &window, (float*){}, {})) {}\n  }}\n", os[0], w_ptr,
+                   ptr(xa), xa.offset, xa.strides[0], gemm_out, epilogue.arg.empty() ? "RkEpilogue{}" : epilogue.arg,
+                   fail(fmt::format("{}: the depthwise conv kernel does not take this window", n.name)));
+  if (epilogue.arg.empty()) s += conv2d_output_pass(id, gemm_out, bias);
+  return s + "#else\n" + direct + "#endif\n";
+}
+
+// The epilogue a conv kernel runs on each block of output planes [m_lo, m_hi) x pixels
+// [n_lo, n_hi) it finishes (RkEpilogue): the flat elements of each plane's span
+// (pointwise_kernel's span form). plane_of_m: the flat plane (image x channels + channel) of row
+// m; channel_of_m: its channel. Empty where the conv has neither an epilogue nor a bias alone.
+Codegen::BlockEpilogue Codegen::conv_block_epilogue(int id, const std::string& gemm_out, const std::string& bias, const std::string& plane_of_m,
+                                                    const std::string& channel_of_m) {
+  const Node& n = g_.node(id);
+  const Shape& os = n.type.shape;
+  const int64_t plane = os[2] * os[3];
   auto epilogue = epilogue_of_.find(id);
   // A bias alone (a conv whose batch norm was folded into it, read by another conv: efficientnet's
   // and regnet's projections) is added on each block as it is finished too, not in a pass of its
   // own over the whole output afterwards (one thread, a division per element for its channel: 3%
   // of efficientnet_b0's samples).
   const bool bias_on_blocks = epilogue == epilogue_of_.end() && n.operands.size() > 2 && !perturbs(id) && gemm_out == buf(id);
-  std::string epilogue_arg = "RkEpilogue{}";
-  if (epilogue != epilogue_of_.end() || bias_on_blocks) {
-    s += "    const auto epilogue = [&](int64_t m_lo, int64_t m_hi, int64_t n_lo, int64_t n_hi) {\n";
-    s += "    for (int64_t m = m_lo; m < m_hi; ++m) {\n";
-    s += fmt::format("    const int64_t span_lo = (nb * {} + g * {} + m) * {} + n_lo, span_hi = span_lo + (n_hi - n_lo);\n", os[1], og, plane);
-    if (bias_on_blocks) {  // the output pass's element, on the span
-      s += fmt::format("    const int64_t oc = g * {} + m;\n    RK_SIMD_WIDE\n", og);
-      s += fmt::format("    for (int64_t i = span_lo; i < span_hi; ++i) {}[i] = {};\n", gemm_out, conv2d_element(id, gemm_out, bias, "i"));
-    } else {
-      ComputedOperand conv = conv2d_value(id, gemm_out, bias);
-      conv.span = true;
-      s += pointwise_kernel(epilogue->second, &conv);
-    }
-    s += "    }\n    };\n";
-    epilogue_arg = "rk_epilogue_of(epilogue)";
+  if (epilogue == epilogue_of_.end() && !bias_on_blocks) return {};
+  std::string s = "    const auto epilogue = [&](int64_t m_lo, int64_t m_hi, int64_t n_lo, int64_t n_hi) {\n";
+  s += "    for (int64_t m = m_lo; m < m_hi; ++m) {\n";
+  s += fmt::format("    const int64_t span_lo = ({}) * {} + n_lo, span_hi = span_lo + (n_hi - n_lo);\n", plane_of_m, plane);
+  if (bias_on_blocks) {  // the output pass's element, on the span
+    s += fmt::format("    const int64_t oc = {};\n    RK_SIMD_WIDE\n", channel_of_m);
+    s += fmt::format("    for (int64_t i = span_lo; i < span_hi; ++i) {}[i] = {};\n", gemm_out, conv2d_element(id, gemm_out, bias, "i"));
+  } else {
+    ComputedOperand conv = conv2d_value(id, gemm_out, bias);
+    conv.span = true;
+    s += pointwise_kernel(epilogue->second, &conv);
   }
-  s += fmt::format("    rk_conv_gemm_f32({}, {}, {}, (const float*){} + g * {}, {}, image, &window, panels, {}, {}, {}, {});\n", og, plane, kk, w_ptr,
-                   og * kk, kk, room, c_at, plane, epilogue_arg);
-  s += "  }\n";
-  return epilogue != epilogue_of_.end() || bias_on_blocks ? s : s + conv2d_output_pass(id, gemm_out, bias);
+  s += "    }\n    };\n";
+  return {s, "rk_epilogue_of(epilogue)"};
 }
 
 // The conv's value at flat `i` of its output, from where the GEMM wrote it: its bias (its channel

@@ -223,6 +223,35 @@ const Case kCases[] = {
      "return (%r)\n}"},
     {"depthwise_also_returned",
      "graph g(%x: f32[1, 4, 9, 9], %w: f32[4, 1, 3, 3]) {\n  %y = conv2d(%x, %w, stride=[2, 2], groups=4)\n  %r = relu(%y)\n  return (%r, %y)\n}"},
+    // Depthwise convs on AVX-512 a row of output at a time (cpp_conv_depthwise.h: rows up to 16
+    // wide, 8 at a time; 5x5 and 7x7 taps, 3x3 at stride 1 on rows over 8): 5x5 with mobilenet's
+    // batch norm and clamp as the epilogue, a batch of 2 and 20 channels; 5x5 at stride 2 on an odd
+    // plane (a last input row no window reaches) and on rows of 32 (two vectors, their even and
+    // odd lanes); 7x7 on a plane wider than high with a bias and relu; 3x3 on rows of 16 (9 rows:
+    // a last group of 1) with a bias alone; 5x5 without padding; input planes further apart than
+    // their size (a slice of channels); a plane of one pixel.
+    {"depthwise_rows_5x5_batch_norm_clamp",
+     "graph g(%x: f32[2, 20, 14, 14], %w: f32[20, 1, 5, 5], %m: f32[1, 20, 1, 1], %s: f32[1, 20, 1, 1], %t: f32[1, 20, 1, 1]) {\n"
+     "  %y = conv2d(%x, %w, padding=[2, 2], groups=20)\n  %a = sub(%y, %m)\n  %b = mul(%a, %s)\n  %c = add(%b, %t)\n  %d = clamp(%c, min=0, max=6)\n "
+     " return (%d)\n}"},
+    {"depthwise_rows_5x5_stride2_odd",
+     "graph g(%x: f32[1, 17, 13, 13], %w: f32[17, 1, 5, 5], %b: f32[17]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[2, 2], groups=17)\n  "
+     "%r = relu(%y)\n  return (%r)\n}"},
+    {"depthwise_rows_5x5_stride2_two_vectors",
+     "graph g(%x: f32[1, 3, 11, 32], %w: f32[3, 1, 5, 5]) {\n  %y = conv2d(%x, %w, stride=[2, 2], padding=[2, 2], groups=3)\n  return (%y)\n}"},
+    {"depthwise_rows_7x7_bias_relu",
+     "graph g(%x: f32[1, 5, 9, 15], %w: f32[5, 1, 7, 7], %b: f32[5]) {\n  %y = conv2d(%x, %w, %b, padding=[3, 3], groups=5)\n  %r = relu(%y)\n  "
+     "return (%r)\n}"},
+    {"depthwise_rows_3x3_sixteen_wide_bias",
+     "graph g(%x: f32[2, 6, 9, 16], %w: f32[6, 1, 3, 3], %b: f32[6]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1], groups=6)\n  return (%y)\n}"},
+    {"depthwise_rows_5x5_no_padding",
+     "graph g(%x: f32[1, 4, 12, 12], %w: f32[4, 1, 5, 5], %b: f32[4]) {\n  %y = conv2d(%x, %w, %b, groups=4)\n  %r = relu(%y)\n  return (%r)\n}"},
+    {"depthwise_rows_channel_slice",
+     "graph g(%x: f32[1, 16, 10, 12] strides=[4000, 240, 12, 1], %w: f32[16, 1, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1], groups=16)\n  "
+     "%r = relu(%y)\n  return (%r)\n}"},
+    {"depthwise_rows_one_pixel",
+     "graph g(%x: f32[1, 8, 3, 3], %w: f32[8, 1, 5, 5], %b: f32[8]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=8)\n  "
+     "return (%y)\n}"},
     // Epilogues: the pointwise kernel that alone reads a conv runs in the conv's output pass.
     {"epilogue_relu",
      "graph g(%x: f32[1, 6, 11, 9], %w: f32[10, 6, 3, 3], %b: f32[10]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  %r = relu(%y)\n  return "
@@ -398,6 +427,15 @@ TEST(CppKernelShapesTrain, LinearLayersAndTheirGradientsMatchTheReference) {
   expect_joint_graph_matches(
       "graph t(%x: f32[70, 96] grad, %w1: f32[130, 96] grad, %b1: f32[130] grad, %w2: f32[90, 130] grad) {\n"
       "  %h = linear(%x, %w1, %b1)\n  %a = gelu(%h)\n  %y = linear(%a, %w2)\n  return (%y)\n}");
+}
+
+// Under --train: the joint graph of a 5x5 depthwise conv on AVX-512's row kernel
+// (cpp_conv_depthwise.h) with its clamp as the epilogue; the input gradient is the same conv with
+// the weights flipped, on that kernel too.
+TEST(CppKernelShapesTrain, DepthwiseRowsConvAndItsGradientsMatchTheReference) {
+  expect_joint_graph_matches(
+      "graph t(%x: f32[2, 10, 14, 13] grad, %w: f32[10, 1, 5, 5] grad, %b: f32[10] grad) {\n"
+      "  %y = conv2d(%x, %w, %b, padding=[2, 2], groups=10)\n  %r = clamp(%y, min=0, max=6)\n  return (%r)\n}");
 }
 
 // Under --train: the joint graph of a depthwise conv at stride 2 with its clamp, on the direct

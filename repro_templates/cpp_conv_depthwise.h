@@ -1,0 +1,122 @@
+// reprokit generated code: depthwise convolutions on small planes on AVX-512, a row of output a
+// vector (part of cpp_prelude.h, compiled only into the kernels unit that defines RK_CONV_KERNELS).
+//
+// A depthwise conv reads one input channel for each output channel: a row of output is the sum,
+// over the taps, of a tap's weight times the input row under it shifted by the tap's column. On
+// planes up to 16 wide a row of output is one vector and its input row one (two at stride 2):
+// each input row is loaded once, masked to the row, and each column tap's shifted copy made in
+// registers by a permute that zeroes the lanes in the padding; 8 rows of output are summed at
+// once, so that each input row is added into every sum it is a tap row of. The generated direct
+// conv (conv2d_planes) copies each plane, padded, before its pass over the taps and runs its
+// epilogue a row at a time: on rows of 7 or 14 most of its time was those loops' overhead.
+// Tried before this: 16 channels a vector, the planes transposed in and out (ONNX Runtime's and
+// oneDNN's blocked layout, but only inside the kernel): the transposes cost as much as the taps,
+// and it was no faster; each tap's row read by a masked load from the plane: 0.7-0.8x this.
+#ifndef RK_CPP_CONV_DEPTHWISE_H
+#define RK_CPP_CONV_DEPTHWISE_H
+#include "cpp_base.h"
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+namespace {
+
+#if defined(__AVX512F__)
+// Lanes [lo, hi) of 16 (empty when hi <= lo).
+inline __mmask16 rk_lanes(int64_t lo, int64_t hi) {
+  lo = lo < 0 ? 0 : lo;
+  hi = hi > 16 ? 16 : hi;
+  return hi <= lo ? (__mmask16)0 : (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+}
+
+// Rows of output summed at once: 8 independent sums (4 left the adds waiting on each other; 16
+// was no faster and twice the code).
+constexpr int kRkDepthwiseRows = 8;
+
+// Where each column tap of a row of output reads. An input row's phases: at stride 1 the row; at
+// stride 2 its even and its odd columns. Column tap j of output lane l reads input column
+// l S + s (s = j - pad_w): lane l + shift of phase s mod S, shift = floor(s / S); zero where that
+// lane is past the phase (the padding). The same for every plane of a conv, so made once.
+template <int K, int S> struct RkDepthwiseTaps {
+  __m512i at[K];
+  __mmask16 live[K];
+  bool odd[K];
+  explicit RkDepthwiseTaps(const RkConvWindow& d) {
+    for (int j = 0; j < K; ++j) {
+      const int64_t s = j - d.pad_w, phase = S == 1 ? 0 : (s & 1), shift = (s - phase) / S;
+      const int64_t length = S == 1 ? d.in_w : (d.in_w + 1 - phase) / 2;
+      alignas(64) int32_t lanes[16];
+      for (int l = 0; l < 16; ++l) lanes[l] = (int32_t)((l + shift) & 15);
+      at[j] = _mm512_load_si512(lanes);
+      live[j] = rk_lanes(-shift, length - shift) & rk_lanes(0, d.out_w);
+      odd[j] = phase == 1;
+    }
+  }
+};
+
+// One channel: out[oy out_w + ox] = sum over taps (i, j) of w[i K + j] x(oy S + i - pad_h,
+// ox S + j - pad_w), zero outside the input, the taps added in order (no bias: the epilogue adds
+// it). A row of output is one vector (out_w <= 16), its input row one or two (in_w <= 16 S).
+template <int K, int S>
+void rk_depthwise_plane(const float* x, const float* w, const RkConvWindow& d, const RkDepthwiseTaps<K, S>& taps, int64_t out_h, float* out) {
+  __m512 wv[K * K];
+  for (int t = 0; t < K * K; ++t) wv[t] = _mm512_set1_ps(w[t]);
+  const __m512i evens = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i odds = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+  const __mmask16 first = rk_lanes(0, d.in_w), second = rk_lanes(0, d.in_w - 16), store = rk_lanes(0, d.out_w);
+  // kRkDepthwiseRows output rows at a time: each input row under them read once and added into
+  // each of their sums it is a tap row of (independent sums: one a row waited on each add).
+  for (int64_t oy = 0; oy < out_h; oy += kRkDepthwiseRows) {
+    __m512 acc[kRkDepthwiseRows];
+    for (int r = 0; r < kRkDepthwiseRows; ++r) acc[r] = _mm512_setzero_ps();
+    const int64_t y0 = oy * S - d.pad_h;
+#pragma GCC unroll 24
+    for (int u = 0; u < (kRkDepthwiseRows - 1) * S + K; ++u) {
+      const int64_t y = y0 + u;
+      if (y < 0 || y >= d.in_h) continue;
+      const float* row = x + y * d.in_w;
+      __m512 even_columns, odd_columns;
+      if (S == 1) {
+        even_columns = odd_columns = _mm512_maskz_loadu_ps(first, row);
+      } else {
+        const __m512 a = _mm512_maskz_loadu_ps(first, row), b = _mm512_maskz_loadu_ps(second, row + 16);
+        even_columns = _mm512_permutex2var_ps(a, evens, b);
+        odd_columns = _mm512_permutex2var_ps(a, odds, b);
+      }
+      __m512 v[K];
+#pragma GCC unroll 7
+      for (int j = 0; j < K; ++j) v[j] = _mm512_maskz_permutexvar_ps(taps.live[j], taps.at[j], taps.odd[j] ? odd_columns : even_columns);
+#pragma GCC unroll 8
+      for (int r = 0; r < kRkDepthwiseRows; ++r) {
+        const int i = u - r * S;  // the tap row that input row is for output row oy + r
+        if (i < 0 || i >= K) continue;
+#pragma GCC unroll 7
+        for (int j = 0; j < K; ++j) acc[r] = _mm512_fmadd_ps(wv[i * K + j], v[j], acc[r]);
+      }
+    }
+    for (int r = 0; r < kRkDepthwiseRows && oy + r < out_h; ++r) _mm512_mask_storeu_ps(out + (oy + r) * d.out_w, store, acc[r]);
+  }
+}
+
+// Every plane of every image, shared out between the threads, each plane's epilogue run on the
+// thread that computed it while the plane is in its cache.
+template <int K, int S>
+int rk_depthwise_planes(int64_t images, const float* weights, const float* image, int64_t image_step, const RkConvWindow& d, float* C,
+                        RkEpilogue epilogue) {
+  const int64_t planes = images * d.channels, out_h = d.plane / d.out_w;
+  const RkDepthwiseTaps<K, S> taps(d);
+  const bool parallel = planes >= 2 && planes * d.plane * K * K >= (int64_t{1} << 16);
+  (void)parallel;
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t m = 0; m < planes; ++m) {
+    const int64_t nb = m / d.channels, c = m % d.channels;
+    rk_depthwise_plane<K, S>(image + nb * image_step + c * d.channel_step, weights + c * K * K, d, taps, out_h, C + m * d.plane);
+    if (epilogue.run) epilogue.run(epilogue.ctx, m, m + 1, 0, d.plane);
+  }
+  return 0;
+}
+#endif
+
+}  // namespace
+
+#endif  // RK_CPP_CONV_DEPTHWISE_H
