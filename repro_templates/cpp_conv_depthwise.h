@@ -6,7 +6,8 @@
 // planes up to 16 wide a row of output is one vector and its input row one (two at stride 2):
 // each input row is loaded once, masked to the row, and each column tap's shifted copy made in
 // registers by a permute that zeroes the lanes in the padding; 8 rows of output are summed at
-// once, so that each input row is added into every sum it is a tap row of. The generated direct
+// once, so that each input row is added into every sum it is a tap row of. Planes up to 8 wide
+// go two rows of output a vector. The generated direct
 // conv (conv2d_planes) copies each plane, padded, before its pass over the taps and runs its
 // epilogue a row at a time: on rows of 7 or 14 most of its time was those loops' overhead.
 // Tried before this: 16 channels a vector, the planes transposed in and out (ONNX Runtime's and
@@ -98,19 +99,85 @@ void rk_depthwise_plane(const float* x, const float* w, const RkConvWindow& d, c
   }
 }
 
+// Planes up to 8 wide, two rows of output a vector: lanes 0-7 row oy, lanes 8-15 row oy + 1 (a row
+// of 7 alone left over half of each vector idle). Tap row i of those two rows reads input rows
+// y = oy S + i - pad_h and y + S, each loaded whole (in_w <= 16); column tap j of lane l
+// (half h, column c) is element c S + j - pad_w of the half's row, zero in the padding: one
+// two-source permute.
+template <int K, int S> struct RkDepthwisePairTaps {
+  __m512i at[K];
+  __mmask16 live[K];
+  explicit RkDepthwisePairTaps(const RkConvWindow& d) {
+    for (int j = 0; j < K; ++j) {
+      alignas(64) int32_t lanes[16];
+      unsigned mask = 0;
+      for (int l = 0; l < 16; ++l) {
+        const int64_t c = l & 7, column = c * S + j - d.pad_w;
+        const bool inside = c < d.out_w && column >= 0 && column < d.in_w;
+        lanes[l] = (int32_t)((l >> 3) * 16 + (inside ? column : 0));
+        if (inside) mask |= 1u << l;
+      }
+      at[j] = _mm512_load_si512(lanes);
+      live[j] = (__mmask16)mask;
+    }
+  }
+};
+
+template <int K, int S>
+void rk_depthwise_plane_pairs(const float* x, const float* w, const RkConvWindow& d, const RkDepthwisePairTaps<K, S>& taps, int64_t out_h,
+                              float* out) {
+  __m512 wv[K * K];
+  for (int t = 0; t < K * K; ++t) wv[t] = _mm512_set1_ps(w[t]);
+  constexpr int kPairs = kRkDepthwiseRows / 2;  // vectors of two output rows summed at once
+  const __mmask16 row = rk_lanes(0, d.in_w), both = (__mmask16)(rk_lanes(0, d.out_w) | (rk_lanes(0, d.out_w) << 8));
+  for (int64_t oy = 0; oy < out_h; oy += 2 * kPairs) {
+    __m512 acc[kPairs];
+    for (int r = 0; r < kPairs; ++r) acc[r] = _mm512_setzero_ps();
+    const int64_t y0 = oy * S - d.pad_h;
+    // Pair q: input rows y0 + q and y0 + q + S, tap row i = q - 2 r S of vector r's two rows.
+#pragma GCC unroll 24
+    for (int q = 0; q < 2 * (kPairs - 1) * S + K; ++q) {
+      const int64_t ya = y0 + q, yb = ya + S;
+      const bool a_in = ya >= 0 && ya < d.in_h, b_in = yb >= 0 && yb < d.in_h;
+      if (!a_in && !b_in) continue;
+      const __m512 a = _mm512_maskz_loadu_ps(a_in ? row : (__mmask16)0, x + ya * d.in_w);
+      const __m512 b = _mm512_maskz_loadu_ps(b_in ? row : (__mmask16)0, x + yb * d.in_w);
+      __m512 v[K];
+#pragma GCC unroll 7
+      for (int j = 0; j < K; ++j) v[j] = _mm512_maskz_permutex2var_ps(taps.live[j], a, taps.at[j], b);
+#pragma GCC unroll 8
+      for (int r = 0; r < kPairs; ++r) {
+        const int i = q - 2 * r * S;
+        if (i < 0 || i >= K) continue;
+#pragma GCC unroll 7
+        for (int j = 0; j < K; ++j) acc[r] = _mm512_fmadd_ps(wv[i * K + j], v[j], acc[r]);
+      }
+    }
+    // Each vector's two rows are adjacent in the output: its live lanes stored packed.
+    for (int r = 0; r < kPairs && oy + 2 * r < out_h; ++r) {
+      const __mmask16 keep = oy + 2 * r + 1 < out_h ? both : rk_lanes(0, d.out_w);
+      _mm512_mask_compressstoreu_ps(out + (oy + 2 * r) * d.out_w, keep, acc[r]);
+    }
+  }
+}
+
 // Every plane of every image, shared out between the threads, each plane's epilogue run on the
 // thread that computed it while the plane is in its cache.
 template <int K, int S>
 int rk_depthwise_planes(int64_t images, const float* weights, const float* image, int64_t image_step, const RkConvWindow& d, float* C,
                         RkEpilogue epilogue) {
   const int64_t planes = images * d.channels, out_h = d.plane / d.out_w;
+  const bool pairs = d.out_w <= 8 && d.in_w <= 16;
   const RkDepthwiseTaps<K, S> taps(d);
+  const RkDepthwisePairTaps<K, S> pair_taps(d);
   const bool parallel = planes >= 2 && planes * d.plane * K * K >= (int64_t{1} << 16);
   (void)parallel;
 #pragma omp parallel for schedule(static) if (parallel)
   for (int64_t m = 0; m < planes; ++m) {
     const int64_t nb = m / d.channels, c = m % d.channels;
-    rk_depthwise_plane<K, S>(image + nb * image_step + c * d.channel_step, weights + c * K * K, d, taps, out_h, C + m * d.plane);
+    const float *x = image + nb * image_step + c * d.channel_step, *w = weights + c * K * K;
+    if (pairs) rk_depthwise_plane_pairs<K, S>(x, w, d, pair_taps, out_h, C + m * d.plane);
+    else rk_depthwise_plane<K, S>(x, w, d, taps, out_h, C + m * d.plane);
     if (epilogue.run) epilogue.run(epilogue.ctx, m, m + 1, 0, d.plane);
   }
   return 0;

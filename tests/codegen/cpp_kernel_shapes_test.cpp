@@ -223,12 +223,14 @@ const Case kCases[] = {
      "return (%r)\n}"},
     {"depthwise_also_returned",
      "graph g(%x: f32[1, 4, 9, 9], %w: f32[4, 1, 3, 3]) {\n  %y = conv2d(%x, %w, stride=[2, 2], groups=4)\n  %r = relu(%y)\n  return (%r, %y)\n}"},
-    // Depthwise convs on AVX-512 a row of output at a time (cpp_conv_depthwise.h: rows up to 16
-    // wide, 8 at a time; 5x5 and 7x7 taps, 3x3 at stride 1 on rows over 8): 5x5 with mobilenet's
-    // batch norm and clamp as the epilogue, a batch of 2 and 20 channels; 5x5 at stride 2 on an odd
-    // plane (a last input row no window reaches) and on rows of 32 (two vectors, their even and
-    // odd lanes); 7x7 on a plane wider than high with a bias and relu; 3x3 on rows of 16 (9 rows:
-    // a last group of 1) with a bias alone; 5x5 without padding; input planes further apart than
+    // Depthwise convs on AVX-512 a row of output a vector (cpp_conv_depthwise.h: rows up to 16
+    // wide, 8 at a time, or two rows a vector up to 8 wide; 5x5 and 7x7 taps, 3x3 at stride 1 on
+    // rows over 8): 5x5 with mobilenet's batch norm and clamp as the epilogue, a batch of 2 and 20
+    // channels; 5x5 at stride 2 on an odd plane (a last input row no window reaches; rows of 7 in
+    // pairs) and on rows of 32 (two vectors, their even and odd lanes); 7x7 on a plane wider than
+    // high with a bias and relu; 7x7 on rows of 7, 9 of them (a last pair of one row); 5x5 at
+    // stride 2 from rows of 16 to pairs of rows of 8, a batch of 2; 3x3 on rows of 16 (9 rows: a
+    // last group of 1) with a bias alone; 5x5 without padding; input planes further apart than
     // their size (a slice of channels); a plane of one pixel.
     {"depthwise_rows_5x5_batch_norm_clamp",
      "graph g(%x: f32[2, 20, 14, 14], %w: f32[20, 1, 5, 5], %m: f32[1, 20, 1, 1], %s: f32[1, 20, 1, 1], %t: f32[1, 20, 1, 1]) {\n"
@@ -242,6 +244,11 @@ const Case kCases[] = {
     {"depthwise_rows_7x7_bias_relu",
      "graph g(%x: f32[1, 5, 9, 15], %w: f32[5, 1, 7, 7], %b: f32[5]) {\n  %y = conv2d(%x, %w, %b, padding=[3, 3], groups=5)\n  %r = relu(%y)\n  "
      "return (%r)\n}"},
+    {"depthwise_rows_7x7_pairs_odd_rows",
+     "graph g(%x: f32[1, 18, 9, 7], %w: f32[18, 1, 7, 7], %b: f32[18]) {\n  %y = conv2d(%x, %w, %b, padding=[3, 3], groups=18)\n  %r = relu(%y)\n  "
+     "return (%r)\n}"},
+    {"depthwise_rows_5x5_stride2_pairs_of_eight",
+     "graph g(%x: f32[2, 5, 16, 16], %w: f32[5, 1, 5, 5]) {\n  %y = conv2d(%x, %w, stride=[2, 2], padding=[2, 2], groups=5)\n  return (%y)\n}"},
     {"depthwise_rows_3x3_sixteen_wide_bias",
      "graph g(%x: f32[2, 6, 9, 16], %w: f32[6, 1, 3, 3], %b: f32[6]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1], groups=6)\n  return (%y)\n}"},
     {"depthwise_rows_5x5_no_padding",
