@@ -61,6 +61,14 @@ struct RkEpilogue {
   void (*run)(const void* ctx, int64_t m_lo, int64_t m_hi, int64_t n_lo, int64_t n_hi);
   const void* ctx;
 };
+// Kernel timing (rk_graph_profile, reprokit run --profile): set by the entry point for the runs it
+// times, null otherwise. Each kernel of a unit calls it with its index in the unit as it starts,
+// and the unit with -1 as it returns: a load and a branch a kernel when not timing.
+extern "C" __attribute__((visibility("hidden"))) void (*rk_profile_hook)(int kernel);
+#define RK_PROFILE(k)                                                        \
+  do {                                                                       \
+    if (__builtin_expect(rk_profile_hook != nullptr, 0)) rk_profile_hook(k); \
+  } while (0)
 // C[M x N] (rows ldc apart) = A[M x K] (rows lda apart) x im2col(image) through panels: scratch
 // of `room` floats, at least all of the panels (N rounded up to 32, by K); a 3x3 conv on Winograd
 // runs on as many threads as its buffers fit in it. See cpp_conv_gemm.h, cpp_conv_winograd.h.

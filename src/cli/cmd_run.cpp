@@ -2,6 +2,7 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -113,11 +114,55 @@ static void print_warm_times(const Graph& g, const std::vector<Tensor>& inputs, 
              iters, iters == 1 ? "" : "s", opts.compile.backend, opts.train ? ", forward and backward" : "", t.compile_ms);
 }
 
+// --profile: each kernel of the compiled stack timed over the --iters runs (the cpp backend's
+// rk_graph_profile), the longest first, as a maintainer reads a profiler's table: where a model's
+// time goes, kernel by kernel, with the nodes and ops each one computes.
+constexpr size_t kProfileRows = 25;
+
+static double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void print_kernel_profile(const Graph& g, const std::vector<Tensor>& inputs, const StackOptions& opts, int iters) {
+  KernelTimes t;
+  try {
+    t = time_kernels(g, inputs, opts, iters);
+  } catch (const CompileFailure& e) {
+    throw UserError(fmt::format("--profile: a timed run failed after the checked run passed ({}): {}", failure_kind_name(e.kind), e.what()));
+  }
+  if (t.labels.empty()) throw UserError("--profile: the compiled library has no kernel timer");
+  std::vector<std::pair<double, size_t>> rows;  // median ms, kernel
+  double in_kernels = 0;
+  for (size_t k = 0; k < t.labels.size(); ++k) {
+    rows.push_back({median_of(t.ms[k]), k});
+    in_kernels += rows.back().first;
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  fmt::print("profile: {} kernels, each the median of {} run{}: {:.4g} ms in kernels (runs timed with the profiler: median {:.4g} ms)\n",
+             t.labels.size(), iters, iters == 1 ? "" : "s", in_kernels, median_of(t.run_ms));
+  fmt::print("  {:>6}  {:>10}  kernel  [ops]\n", "share", "median us");
+  const auto share = [&](double ms) { return in_kernels > 0 ? 100.0 * ms / in_kernels : 0.0; };
+  double rest = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (i >= kProfileRows) {
+      rest += rows[i].first;
+      continue;
+    }
+    const std::string& label = t.labels[rows[i].second];
+    fmt::print("  {:>5.1f}%  {:>10.1f}  {}\n", share(rows[i].first), 1e3 * rows[i].first,
+               escape_controls(label.empty() ? "(a kernel without nodes)" : label));
+  }
+  if (rows.size() > kProfileRows) fmt::print("  {:>5.1f}%  {:>10.1f}  the {} other kernels\n", share(rest), 1e3 * rest, rows.size() - kProfileRows);
+}
+
 static int run_model(const std::vector<std::string>& argv) {
   Args args(argv,
             {"--backend", "--seed", "--inputs", "--save-outputs", "--inject", "--inject-pass", "--graph", "--shape", "--samples", "--backend-option",
              "--iters"},
-            {"--train", "--no-passes", "--verbose"});
+            {"--train", "--no-passes", "--verbose", "--profile"});
   if (args.positional().size() != 1) throw UsageError("expected exactly one MODEL.rk");
   std::map<std::string, Tensor> known;  // an ONNX model's initializers: default input values
   GivenInputs given;                    // --inputs files may be named after the ONNX inputs, and may decide shapes
@@ -145,6 +190,9 @@ static int run_model(const std::vector<std::string>& argv) {
   const int iters = static_cast<int>(args.get_int("--iters", 0));
   if (args.get("--iters") && (iters < 1 || iters > kMaxIters))
     throw UsageError(fmt::format("option --iters expects a number of timed runs in [1, {}], got {}", kMaxIters, args.get_int("--iters", 0)));
+  if (args.has("--profile") && iters < 1) throw UsageError("option --profile times the --iters runs: give --iters N");
+  if (args.has("--profile") && !find_backend(opts.compile.backend)->times_kernels)
+    throw UsageError(fmt::format("option --profile: the {} backend does not time its kernels (the cpp backend does)", opts.compile.backend));
   std::optional<Dir> save_dir;  // checked before the run, so a refusal costs no run and writes nothing
   std::vector<std::string> save_files;
   if (auto dir = args.get("--save-outputs")) {
@@ -176,6 +224,7 @@ static int run_model(const std::vector<std::string>& argv) {
     if (g.node(i).type.requires_grad) grad_names.push_back(g.node(i).name);
   for (size_t k = 0; k < r.grads.size() && k < grad_names.size(); ++k) print_summary("grad_" + grad_names[k], r.grads[k]);
   if (iters > 0) print_warm_times(g, inputs, opts, iters);
+  if (args.has("--profile")) print_kernel_profile(g, inputs, opts, iters);
   if (save_dir) {
     std::map<std::string, const Tensor*> holds;  // file -> its tensor
     for (size_t k = 0; k < r.outputs.size(); ++k) holds.emplace(g.node(g.outputs[k]).name + ".npy", &r.outputs[k]);
@@ -196,7 +245,7 @@ static std::string backend_help() {
 static CommandRegistration reg(
     {"run",
      "reprokit run MODEL.rk|MODEL.onnx [--backend B] [--train] [--seed S] [--inputs DIR] [--save-outputs DIR] [--inject OP:KIND] [--inject-pass "
-     "PASS:N] [--graph NAME] [--shape NAME:[d0,...]] [--samples N] [--backend-option KEY=VALUE] [--iters N]",
+     "PASS:N] [--graph NAME] [--shape NAME:[d0,...]] [--samples N] [--backend-option KEY=VALUE] [--iters N [--profile]]",
      "run a model through the compile stack, under the harness (REPRO_* variables)",
      backend_help() + "  --backend-option K=V  an option of a compiler that is not reprokit's, saved in bundles (inductor: a\n"
                       "                      torch._inductor.config option, e.g. cpp.simdlen=8; onnxruntime: graph_optimization_level,\n"
@@ -216,6 +265,8 @@ static CommandRegistration reg(
                       "                      (weights marked grad kept); the bundle records which samples fail\n"
                       "  --iters N           then time N warm runs of the compiled stack on the same inputs and print the median\n"
                       "                      (after one untimed run; the compile is timed apart, a cache hit after the checked run)\n"
+                      "  --profile           (with --iters) then time each kernel over N more runs and print the 25 longest, with the\n"
+                      "                      nodes and ops each computes (cpp backend)\n"
                       "  --no-passes         compile without optimisation passes\n"
                       "  --verbose           log each compiler pass\n"
                       "  --train             also run the backward pass on the sum of the outputs (gradients of inputs marked grad)\n"

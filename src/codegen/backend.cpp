@@ -26,24 +26,26 @@ extern const BackendSwitches kIreeSwitches;                                     
 
 namespace {
 
-//                     name         summary                                                  aot    passes switches reference ops compile
+//                     name         summary                                                  aot    passes switches reference kernels ops compile
 // constexpr: filled before any other file's static initializer reads it (`reprokit run --help`).
 constexpr Backend kBackends[] = {
-    {"eager", "the reference interpreter on the captured graph (no compiler)", false, false, nullptr, true, OpLanguage::reprokit, compile_eager},
-    {"aot_eager", "the reference interpreter on the decomposed graph (no compiler)", true, false, nullptr, true, OpLanguage::reprokit,
+    {"eager", "the reference interpreter on the captured graph (no compiler)", false, false, nullptr, true, false, OpLanguage::reprokit,
+     compile_eager},
+    {"aot_eager", "the reference interpreter on the decomposed graph (no compiler)", true, false, nullptr, true, false, OpLanguage::reprokit,
      compile_aot_eager},
-    {"cpp", "decompositions, passes, C++ built by the system compiler (OpenBLAS GEMM)", true, true, nullptr, false, OpLanguage::reprokit,
+    {"cpp", "decompositions, passes, C++ built by the system compiler (OpenBLAS GEMM)", true, true, nullptr, false, true, OpLanguage::reprokit,
      compile_cpp},
-    {"cuda", "decompositions, passes, CUDA built by NVRTC, run through the driver", true, true, nullptr, false, OpLanguage::reprokit, compile_cuda},
+    {"cuda", "decompositions, passes, CUDA built by NVRTC, run through the driver", true, true, nullptr, false, false, OpLanguage::reprokit,
+     compile_cuda},
     {"onnxruntime", "the captured graph exported to ONNX and run by ONNX Runtime (CPU) under Node.js", false, false, &kOnnxRuntimeSwitches, false,
-     OpLanguage::onnx, compile_onnxruntime},
+     false, OpLanguage::onnx, compile_onnxruntime},
     {"inductor", "the captured graph as PyTorch ATen calls, compiled by torch.compile (Inductor) in a Python worker", false, false,
-     &kInductorSwitches, false, OpLanguage::aten, compile_inductor},
+     &kInductorSwitches, false, false, OpLanguage::aten, compile_inductor},
     {"openvino", "the captured graph exported to ONNX and run by OpenVINO's CPU plugin in a Python worker", false, false, &kOpenVinoSwitches, false,
-     OpLanguage::onnx, compile_openvino},
+     false, OpLanguage::onnx, compile_openvino},
     {"tvm", "the captured graph exported to ONNX, compiled by Apache TVM (Relax, LLVM CPU target) in a Python worker", false, false, &kTvmSwitches,
-     false, OpLanguage::onnx, compile_tvm},
-    {"iree", "the captured graph exported to ONNX, compiled by IREE (llvm-cpu target) in a Python worker", false, false, &kIreeSwitches, false,
+     false, false, OpLanguage::onnx, compile_tvm},
+    {"iree", "the captured graph exported to ONNX, compiled by IREE (llvm-cpu target) in a Python worker", false, false, &kIreeSwitches, false, false,
      OpLanguage::onnx, compile_iree},
 };
 

@@ -77,8 +77,11 @@ class Codegen {
   struct Unit {
     std::string name, text;
     std::vector<int> args;  // its pointer list: indices into the entry point's buffer table
+    int kernels = 0;        // how many kernels it runs, in order
   };
   const std::vector<Unit>& units() const { return units_; }
+  // CPU: what each kernel computes ("node, node  [op, op]"), in the order the entry point runs them.
+  const std::vector<std::string>& kernel_labels() const { return kernel_labels_; }
   const std::vector<std::string>& error_messages() const { return errors_; }
   int64_t workspace_bytes() const { return workspace_bytes_; }
 
@@ -244,6 +247,8 @@ class Codegen {
   int64_t workspace_bytes_ = 0;
   int64_t kernel_scratch_ = 0, max_scratch_ = 0;  // CPU: the current kernel's scratch bytes; the most any kernel takes
   std::vector<Unit> units_;
+  std::vector<std::string> kernel_labels_;
+  std::string kernel_label_;  // the label of the kernel being emitted (kernel_header)
 };
 
 }  // namespace reprokit::codegen_detail

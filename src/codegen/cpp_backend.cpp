@@ -24,6 +24,7 @@ Tensor in_declared_layout(const Tensor& t, const TensorType& declared) {
 }
 
 using EntryFn = int (*)(void* const*, void* const*, unsigned char*, char*, int);
+using ProfileFn = int (*)(void* const*, void* const*, unsigned char*, char*, int, double*);
 
 // Memory for intermediates, allocated on the first run and kept: a fresh zeroed workspace per run
 // cost more than the kernels on small models (page faults and memset were 80% of mobilenet_v2's
@@ -42,9 +43,22 @@ struct Workspace {
 
 class CppCompiledGraph : public CompiledGraph {
  public:
-  CppCompiledGraph(Graph g, std::string source, CompiledLibrary lib) : g_(std::move(g)), source_(std::move(source)), lib_(lib) {}
+  CppCompiledGraph(Graph g, std::string source, std::vector<std::string> labels, CompiledLibrary lib)
+      : g_(std::move(g)), source_(std::move(source)), labels_(std::move(labels)), lib_(lib) {}
 
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs) override {
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) override { return run_with(inputs, nullptr); }
+  std::string source() const override { return source_; }
+  std::vector<std::string> kernel_labels() const override {
+    return lib_.profile && lib_.kernels == static_cast<int64_t>(labels_.size()) ? labels_ : std::vector<std::string>{};
+  }
+  std::vector<Tensor> run_timing_kernels(const std::vector<Tensor>& inputs, std::vector<double>* seconds) override {
+    if (kernel_labels().empty()) return run(inputs);
+    seconds->assign(labels_.size(), 0.0);
+    return run_with(inputs, seconds);
+  }
+
+ private:
+  std::vector<Tensor> run_with(const std::vector<Tensor>& inputs, std::vector<double>* seconds) {
     int ni = g_.num_inputs();
     if (static_cast<int>(inputs.size()) != ni) throw UserError(fmt::format("graph {} takes {} inputs, got {}", g_.name, ni, inputs.size()));
     std::vector<Tensor> ins;
@@ -61,15 +75,16 @@ class CppCompiledGraph : public CompiledGraph {
     for (auto& t : outs) out_ptrs.push_back(t.data());
     char err[1024] = {0};
     std::lock_guard<std::mutex> lock(workspace_.mutex);
-    int rc = reinterpret_cast<EntryFn>(lib_.entry)(in_ptrs.data(), out_ptrs.data(), workspace_.get(lib_.workspace_bytes), err, sizeof err);
+    unsigned char* ws = workspace_.get(lib_.workspace_bytes);
+    const int rc = seconds ? reinterpret_cast<ProfileFn>(lib_.profile)(in_ptrs.data(), out_ptrs.data(), ws, err, sizeof err, seconds->data())
+                           : reinterpret_cast<EntryFn>(lib_.entry)(in_ptrs.data(), out_ptrs.data(), ws, err, sizeof err);
     if (rc != 0) throw CompileFailure(FailureKind::runtime_error, fmt::format("generated code for graph {} failed: {}", g_.name, err));
     return outs;
   }
-  std::string source() const override { return source_; }
 
- private:
   Graph g_;
   std::string source_;
+  std::vector<std::string> labels_;
   CompiledLibrary lib_;
   Workspace workspace_;
 };
@@ -81,7 +96,7 @@ std::unique_ptr<CompiledGraph> compile_cpp(const Graph& g, const CompileOptions&
   Graph lowered = lower_for_codegen(g, options, nullptr);
   CppSource source = render_cpp(lowered, inj);
   CompiledLibrary lib = build_shared_object(source, default_cache_dir(options.cache_dir));
-  return std::make_unique<CppCompiledGraph>(std::move(lowered), source.text(), lib);
+  return std::make_unique<CppCompiledGraph>(std::move(lowered), source.text(), source.kernel_labels, lib);
 }
 
 }  // namespace reprokit

@@ -3,6 +3,7 @@
 #include "cpp_codegen.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -309,8 +310,17 @@ std::string Codegen::sanitize(const std::string& s) {
 }
 
 std::string Codegen::kernel_header(const std::vector<int>& ids) {
-  std::string names;
+  std::string names, ops;
   for (int id : ids) names += (names.empty() ? "" : ", ") + sanitize(g_.node(id).name);
+  // The profiler's label: the first node, how many more, the ops in order (a run of one op once),
+  // the first node's type.
+  for (int id : ids) {
+    const std::string op(op_name(g_.node(id).op));
+    if (ops.empty() || ops.rfind(op) != ops.size() - op.size()) ops += (ops.empty() ? "" : ", ") + op;
+  }
+  const Node& head = g_.node(ids.front());
+  kernel_label_ = fmt::format("{}{}  [{}]  {}[{}]", head.name, ids.size() > 1 ? fmt::format(" +{}", ids.size() - 1) : "", ops,
+                              dtype_name(head.type.dtype), fmt::join(head.type.shape, ", "));
   std::string s = fmt::format("  // kernel: {}\n", names);
   for (int id : ids) s += injection_prologue(id);
   return s;
@@ -566,6 +576,24 @@ int64_t Codegen::plan_workspace(const std::map<int, int>& direct, std::vector<st
   return plan.bytes;
 }
 
+// The entry point's kernel timer (rk_graph_profile): each kernel's start ends the one before;
+// seconds[k] gains kernel k's wall time. Kernels start and end on the calling thread (their
+// parallel regions are inside them), so the hook keeps its state in plain statics.
+static const char* const kProfiler =
+    "void (*rk_profile_hook)(int) = nullptr;  // declared extern \"C\" and hidden in cpp_base.h\n"
+    "static int64_t rk_profile_first = 0, rk_profile_slot = -1;  // the running unit's first kernel; the kernel being timed\n"
+    "static double* rk_profile_seconds = nullptr;\n"
+    "static timespec rk_profile_start;\n"
+    "static void rk_profile_mark(int kernel) {\n"
+    "  timespec now;\n"
+    "  clock_gettime(CLOCK_MONOTONIC, &now);\n"
+    "  if (rk_profile_slot >= 0)\n"
+    "    rk_profile_seconds[rk_profile_slot] += (double)(now.tv_sec - rk_profile_start.tv_sec) + 1e-9 * (double)(now.tv_nsec - "
+    "rk_profile_start.tv_nsec);\n"
+    "  rk_profile_slot = kernel < 0 ? -1 : rk_profile_first + kernel;\n"
+    "  rk_profile_start = now;\n"
+    "}\n\n";
+
 std::string Codegen::run() {
   plan_groups();
   plan_views();
@@ -602,9 +630,10 @@ std::string Codegen::run() {
       const std::string name = fmt::format("rk_u_{:016x}", fnv1a64(chunk));
       units_.push_back(
           {name,
-           fmt::format("extern \"C\" int {}(void* const* P, char* err, int errlen) {{\n{}  (void)P; (void)err; (void)errlen;\n  return 0;\n}}\n",
+           fmt::format("extern \"C\" int {}(void* const* P, char* err, int errlen) {{\n{}  RK_PROFILE(-1);\n  (void)P; (void)err; (void)errlen;\n  "
+                       "return 0;\n}}\n",
                        name, chunk),
-           chunk_args});
+           chunk_args, in_chunk});
     }
     ++nk;
     chunk.clear();
@@ -620,8 +649,11 @@ std::string Codegen::run() {
       decls += fmt::format("    {0}* {1} = ({0}*){2};\n", type, local("b", i), source);
       if (target_.separate_units) chunk_args.push_back(i);
     }
-    const std::string kernel = "  {\n" + decls + body + "  }\n" + end_kernel();
+    // On the CPU each kernel reports its start to the profiler's hook (cpp_base.h: RK_PROFILE).
+    const std::string timed = target_.separate_units ? fmt::format("  RK_PROFILE({});\n", in_chunk) : std::string();
+    const std::string kernel = timed + "  {\n" + decls + body + "  }\n" + end_kernel();
     chunk += kernel;
+    kernel_labels_.push_back(std::exchange(kernel_label_, std::string()));
     used_.clear();
     local_.clear();
     ++in_chunk;
@@ -641,6 +673,7 @@ std::string Codegen::run() {
     int o = g_.outputs[static_cast<size_t>(k)];
     if (direct.count(o) && direct.at(o) == k) continue;
     const TensorType& t = g_.node(o).type;
+    kernel_label_ = fmt::format("{}  [copy to output {}]", g_.node(o).name, k);
     used_.push_back(n + k);
     const std::string out = local("b", n + k);
     add_kernel(loop("i", t.numel(), 1) + fmt::format(" {}[i] = {};\n", out, store_value(t.dtype, load(o, compute_type(t.dtype), t.shape, "i"))));
@@ -681,20 +714,30 @@ std::string Codegen::run() {
   // The entry point: the buffer table, then each unit called with its slice of the pointer list.
   std::string declared, args, call_table;
   std::set<std::string> seen;
-  int64_t first = 0;
+  int64_t first = 0, kernels_before = 0;
   for (const Unit& u : units_) {
     if (seen.insert(u.name).second) declared += fmt::format("extern \"C\" int {}(void* const*, char*, int);\n", u.name);
-    call_table += fmt::format("  {{{}, {}}},\n", u.name, first);
+    call_table += fmt::format("  {{{}, {}, {}}},\n", u.name, first, kernels_before);
     for (int a : u.args) args += fmt::format("{},{}", a, (++first) % 32 ? " " : "\n  ");
+    kernels_before += u.kernels;
   }
   return template_text("cpp_prelude.h") + "\n" + tables + "\n" + declared + "\nstatic const int64_t kArgs[] = {\n  " + args + "-1};\n" +
-         "using Kernel = int (*)(void* const*, char*, int);\nstruct RkCall {\n  Kernel fn;\n  int64_t first;\n};\n" +
-         "static const RkCall kCalls[] = {\n" + call_table + "  {nullptr, 0}};\n\n" +
-         fmt::format("extern \"C\" int64_t rk_graph_workspace_bytes(void) {{ return {}; }}\n\n", std::max<int64_t>(ws_bytes + max_scratch_, 64)) +
-         "extern \"C\" int rk_graph_run(void* const* inputs, void* const* outputs, unsigned char* ws, char* err, int errlen) {\n" +
+         "using Kernel = int (*)(void* const*, char*, int);\nstruct RkCall {\n  Kernel fn;\n  int64_t first, kernel;  // its pointers; its first "
+         "kernel\n};\n" +
+         "static const RkCall kCalls[] = {\n" + call_table + "  {nullptr, 0, 0}};\n\n" +
+         fmt::format("extern \"C\" int64_t rk_graph_workspace_bytes(void) {{ return {}; }}\n", std::max<int64_t>(ws_bytes + max_scratch_, 64)) +
+         fmt::format("extern \"C\" int64_t rk_graph_kernel_count(void) {{ return {}; }}\n\n", kernels_before) + kProfiler +
+         "static int rk_graph_calls(void* const* inputs, void* const* outputs, unsigned char* ws, char* err, int errlen) {\n" +
          fmt::format("  std::vector<void*> B({});\n  B[{}] = ws + {};\n", n + n_out + 1, scratch_id(), ws_bytes) + fill +
          fmt::format("  std::vector<void*> P({});\n  for (int64_t i = 0; i < {}; ++i) P[i] = B[kArgs[i]];\n", std::max<int64_t>(first, 1), first) +
-         "  for (const RkCall* c = kCalls; c->fn; ++c)\n    if (c->fn(P.data() + c->first, err, errlen)) return 1;\n  return 0;\n}\n";
+         "  for (const RkCall* c = kCalls; c->fn; ++c) {\n    rk_profile_first = c->kernel;\n" +
+         "    if (c->fn(P.data() + c->first, err, errlen)) return 1;\n  }\n  return 0;\n}\n\n" +
+         "extern \"C\" int rk_graph_run(void* const* inputs, void* const* outputs, unsigned char* ws, char* err, int errlen) {\n" +
+         "  return rk_graph_calls(inputs, outputs, ws, err, errlen);\n}\n\n" +
+         "extern \"C\" int rk_graph_profile(void* const* inputs, void* const* outputs, unsigned char* ws, char* err, int errlen, double* seconds) "
+         "{\n" +
+         "  rk_profile_seconds = seconds;\n  rk_profile_slot = -1;\n  rk_profile_hook = rk_profile_mark;\n" +
+         "  const int rc = rk_graph_calls(inputs, outputs, ws, err, errlen);\n  rk_profile_hook = nullptr;\n  return rc;\n}\n";
 }
 
 }  // namespace codegen_detail
@@ -705,6 +748,7 @@ CppSource render_cpp(const Graph& g, const NodeInjections& injections) {
   const std::string prelude = template_text("cpp_prelude.h") + "\n";
   out.entry = gen.run();
   out.prelude = prelude;
+  out.kernel_labels = gen.kernel_labels();
   bool conv = false, matmul = false;
   for (auto& u : gen.units()) {
     out.units.push_back(prelude + u.text);

@@ -22,11 +22,16 @@ using NodeInjections = std::map<std::string, NodeFault>;
 // function of a few kernels named rk_u_<hash of its text>: a unit's text depends only on the
 // kernels it holds (buffers arrive as a pointer list, names inside are numbered per kernel), so
 // candidates that keep most of a graph share most of its compiled units.
+// The entry also defines `rk_graph_profile`, rk_graph_run with a last argument `double* seconds`
+// (rk_graph_kernel_count() of them, zeroed by the caller) to which each kernel adds its wall time,
+// in the order of `kernel_labels`; no other run of the same library may run beside it (the timer
+// is the library's own state).
 struct CppSource {
   std::vector<std::string> units;
   std::string entry;
-  std::string prelude;       // the text the entry and most units begin with (cpp_prelude.h)
-  std::string text() const;  // all of it, for reading (not compilable as one unit)
+  std::string prelude;                     // the text the entry and most units begin with (cpp_prelude.h)
+  std::vector<std::string> kernel_labels;  // each kernel's nodes and ops, in the order the entry runs them
+  std::string text() const;                // all of it, for reading (not compilable as one unit)
 };
 CppSource render_cpp(const Graph& g, const NodeInjections& injections);
 

@@ -324,6 +324,11 @@ CompiledLibrary build_and_load(const CppSource& source, const fs::path& dir, con
   if (!lib.entry || !workspace)
     throw CompileFailure(FailureKind::compile_error, fmt::format("'{}' has no rk_graph_run or rk_graph_workspace_bytes", so.string()));
   lib.workspace_bytes = workspace();
+  // The kernel timer (a library from the cache may come from before there was one).
+  lib.profile = dlsym(lib.handle, "rk_graph_profile");
+  auto kernels = reinterpret_cast<int64_t (*)()>(dlsym(lib.handle, "rk_graph_kernel_count"));
+  lib.kernels = kernels ? kernels() : 0;
+  if (!kernels) lib.profile = nullptr;
   return lib;
 }
 

@@ -103,6 +103,31 @@ TEST(Cli, RunItersTimesWarmRuns) {
   }
 }
 
+// --profile times each kernel over the --iters runs and lists the longest with the nodes and ops
+// they compute (forward and backward parts apart with --train); without --iters, or on a backend
+// that does not time its kernels, it is refused before the run.
+TEST(Cli, RunProfileTimesEachKernel) {
+  auto dir = fresh_dir("cli_profile");
+  auto r = reprokit_cli({"run", example("mlp"), "--iters", "3", "--profile"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(" over 3 warm runs (cpp backend; compile "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" kernels, each the median of 3 runs: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("share   median us  kernel  [ops]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("h.matmul  [matmul]  f32[8, 32]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("s.amax  [amax]  f32[8, 1]"), std::string::npos) << r.out;  // the softmax, decomposed
+  r = reprokit_cli({"run", example("mlp"), "--iters", "2", "--profile", "--train"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("forward: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("backward: "), std::string::npos) << r.out;
+  for (const std::vector<std::string>& bad : {std::vector<std::string>{"run", example("mlp"), "--profile"},
+                                              std::vector<std::string>{"run", example("mlp"), "--iters", "2", "--profile", "--backend", "eager"}}) {
+    r = reprokit_cli(bad, dir);
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("option --profile"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("%t:"), std::string::npos) << "refused before the run: " << r.out;
+  }
+}
+
 // --save-outputs never overwrites, and an output named like a gradient's file
 // is refused rather than written over by the gradient; both before the run.
 TEST(Cli, SaveOutputsNeverOverwrites) {

@@ -33,6 +33,8 @@ struct Backend {
   // The reference interpreter, no compiler: the stages bisect and the minifier's stage strategy
   // start from, in table order (eager before aot_eager).
   bool reference;
+  // Its compiled graphs time each kernel (CompiledGraph::run_timing_kernels; reprokit run --profile).
+  bool times_kernels;
   OpLanguage ops;
   std::unique_ptr<CompiledGraph> (*compile)(const Graph& g, const CompileOptions& options);
 };

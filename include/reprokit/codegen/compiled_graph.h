@@ -24,6 +24,13 @@ class CompiledGraph {
   // Throws CompileFailure{runtime_error} when the generated code reports an error.
   virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs) = 0;
   virtual std::string source() const { return {}; }  // generated source, when there is one
+  // Kernel timing, where the backend has it (cpp): what each kernel computes, and a run that adds
+  // each kernel's wall time in seconds to (*seconds)[k] (sized to the labels).
+  virtual std::vector<std::string> kernel_labels() const { return {}; }
+  virtual std::vector<Tensor> run_timing_kernels(const std::vector<Tensor>& inputs, std::vector<double>* seconds) {
+    (void)seconds;
+    return run(inputs);
+  }
 };
 
 }  // namespace reprokit

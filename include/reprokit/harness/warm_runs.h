@@ -19,4 +19,14 @@ struct WarmRunTimes {
 // forward, then backward on tangents of ones). Raises CompileFailure as run_stage does.
 WarmRunTimes time_warm_runs(const Graph& captured, const std::vector<Tensor>& inputs, const StackOptions& options, int runs, int warmups = 1);
 
+// Each kernel of the compiled stack timed over warm runs, as time_warm_runs runs them, where the
+// backend times its kernels (cpp; `labels` is empty otherwise): what each kernel computes (with
+// train, "forward: " or "backward: " before it), its time in each run, and each whole run's.
+struct KernelTimes {
+  std::vector<std::string> labels;
+  std::vector<std::vector<double>> ms;  // ms[k][r]: kernel k in run r
+  std::vector<double> run_ms;
+};
+KernelTimes time_kernels(const Graph& captured, const std::vector<Tensor>& inputs, const StackOptions& options, int runs, int warmups = 1);
+
 }  // namespace reprokit
