@@ -119,13 +119,6 @@ static void print_warm_times(const Graph& g, const std::vector<Tensor>& inputs, 
 // time goes, kernel by kernel, with the nodes and ops each one computes.
 constexpr size_t kProfileRows = 25;
 
-static double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static void print_kernel_profile(const Graph& g, const std::vector<Tensor>& inputs, const StackOptions& opts, int iters) {
   KernelTimes t;
   try {

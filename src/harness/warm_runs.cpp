@@ -18,13 +18,14 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-double WarmRunTimes::median_ms() const {
-  if (run_ms.empty()) return 0;
-  std::vector<double> v = run_ms;
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
+
+double WarmRunTimes::median_ms() const { return median_of(run_ms); }
 
 double WarmRunTimes::min_ms() const { return run_ms.empty() ? 0 : *std::min_element(run_ms.begin(), run_ms.end()); }
 

@@ -7,6 +7,9 @@
 
 namespace reprokit {
 
+// The median of `v` (0 when empty): the figure every timing here reports.
+double median_of(std::vector<double> v);
+
 struct WarmRunTimes {
   double compile_ms = 0;       // compiling the stage(s) again (a compile-cache hit after a first run)
   std::vector<double> run_ms;  // each timed run, in order
