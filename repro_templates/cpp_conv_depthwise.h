@@ -12,7 +12,8 @@
 // epilogue a row at a time: on rows of 7 or 14 most of its time was those loops' overhead.
 // Tried before this: 16 channels a vector, the planes transposed in and out (ONNX Runtime's and
 // oneDNN's blocked layout, but only inside the kernel): the transposes cost as much as the taps,
-// and it was no faster; each tap's row read by a masked load from the plane: 0.7-0.8x this.
+// and it was no faster; each tap's row read by a masked load from the plane: 0.83-0.88x this on
+// 3x3, level on 5x5.
 #ifndef RK_CPP_CONV_DEPTHWISE_H
 #define RK_CPP_CONV_DEPTHWISE_H
 #include "cpp_base.h"
@@ -30,8 +31,9 @@ inline __mmask16 rk_lanes(int64_t lo, int64_t hi) {
   return hi <= lo ? (__mmask16)0 : (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
 }
 
-// Rows of output summed at once: 8 independent sums (4 left the adds waiting on each other; 16
-// was no faster and twice the code).
+// Rows of output summed at once: 8 independent sums (with 4 the adds waited on each other: 4-12%
+// slower in a stand-alone copy; 16 was up to 9% faster on 5x5 but 6% slower at stride 2 there,
+// with twice the code, and was not tried in a model).
 constexpr int kRkDepthwiseRows = 8;
 
 // Where each column tap of a row of output reads. An input row's phases: at stride 1 the row; at
