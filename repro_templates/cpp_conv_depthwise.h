@@ -7,9 +7,9 @@
 // each input row is loaded once, masked to the row, and each column tap's shifted copy made in
 // registers by a permute that zeroes the lanes in the padding; 8 rows of output are summed at
 // once, so that each input row is added into every sum it is a tap row of. Planes up to 8 wide
-// go two rows of output a vector. The generated direct
-// conv (conv2d_planes) copies each plane, padded, before its pass over the taps and runs its
-// epilogue a row at a time: on rows of 7 or 14 most of its time was those loops' overhead.
+// go two rows of output a vector. The generated direct conv (conv2d_planes) copies each plane,
+// padded, before its pass over the taps and runs its epilogue a row at a time: on rows of 7 or 14
+// most of its time was those loops' overhead.
 // Tried before this: 16 channels a vector, the planes transposed in and out (ONNX Runtime's and
 // oneDNN's blocked layout, but only inside the kernel): the transposes cost as much as the taps,
 // and it was no faster; each tap's row read by a masked load from the plane: 0.83-0.88x this on
@@ -166,8 +166,8 @@ void rk_depthwise_plane_pairs(const float* x, const float* w, const RkConvWindow
 // Every plane of every image, shared out between the threads, each plane's epilogue run on the
 // thread that computed it while the plane is in its cache.
 template <int K, int S>
-int rk_depthwise_planes(int64_t images, const float* weights, const float* image, int64_t image_step, const RkConvWindow& d, float* C,
-                        RkEpilogue epilogue) {
+void rk_depthwise_planes(int64_t images, const float* weights, const float* image, int64_t image_step, const RkConvWindow& d, float* C,
+                         RkEpilogue epilogue) {
   const int64_t planes = images * d.channels, out_h = d.plane / d.out_w;
   const bool pairs = d.out_w <= 8 && d.in_w <= 16;
   const RkDepthwiseTaps<K, S> taps(d);
@@ -182,7 +182,6 @@ int rk_depthwise_planes(int64_t images, const float* weights, const float* image
     else rk_depthwise_plane<K, S>(x, w, d, taps, out_h, C + m * d.plane);
     if (epilogue.run) epilogue.run(epilogue.ctx, m, m + 1, 0, d.plane);
   }
-  return 0;
 }
 #endif
 

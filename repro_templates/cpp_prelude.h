@@ -183,7 +183,7 @@ extern "C" __attribute__((visibility("hidden"))) int rk_depthwise_f32(int64_t im
                                                                       const RkConvWindow* window, float* C, RkEpilogue epilogue) {
 #if defined(__AVX512F__)
   // The kernels by taps and stride: (3, 1), (3, 2), (5, 1), (5, 2), (7, 1), (7, 2).
-  using Planes = int (*)(int64_t, const float*, const float*, int64_t, const RkConvWindow&, float*, RkEpilogue);
+  using Planes = void (*)(int64_t, const float*, const float*, int64_t, const RkConvWindow&, float*, RkEpilogue);
   static const Planes kPlanes[3][2] = {{rk_depthwise_planes<3, 1>, rk_depthwise_planes<3, 2>},
                                        {rk_depthwise_planes<5, 1>, rk_depthwise_planes<5, 2>},
                                        {rk_depthwise_planes<7, 1>, rk_depthwise_planes<7, 2>}};
@@ -192,7 +192,8 @@ extern "C" __attribute__((visibility("hidden"))) int rk_depthwise_f32(int64_t im
                      (d.stride_h == 1 || d.stride_h == 2) && d.dilation_h == 1 && d.dilation_w == 1 && d.col_step == 1 && d.row_step == d.in_w &&
                      d.out_w <= 16 && d.in_w <= 16 * d.stride_w;
   if (!taken) return 1;
-  return kPlanes[(d.taps_h - 3) / 2][d.stride_h - 1](images, weights, image, image_step, d, C, epilogue);
+  kPlanes[(d.taps_h - 3) / 2][d.stride_h - 1](images, weights, image, image_step, d, C, epilogue);
+  return 0;
 #else
   (void)images, (void)weights, (void)image, (void)image_step, (void)window, (void)C, (void)epilogue;
   return 1;

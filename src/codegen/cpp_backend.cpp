@@ -48,16 +48,17 @@ class CppCompiledGraph : public CompiledGraph {
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) override { return run_with(inputs, nullptr); }
   std::string source() const override { return source_; }
-  std::vector<std::string> kernel_labels() const override {
-    return lib_.profile && lib_.kernels == static_cast<int64_t>(labels_.size()) ? labels_ : std::vector<std::string>{};
-  }
+  std::vector<std::string> kernel_labels() const override { return timed() ? labels_ : std::vector<std::string>{}; }
   std::vector<Tensor> run_timing_kernels(const std::vector<Tensor>& inputs, std::vector<double>* seconds) override {
-    if (kernel_labels().empty()) return run(inputs);
+    if (!timed()) return run(inputs);
     seconds->assign(labels_.size(), 0.0);
     return run_with(inputs, seconds);
   }
 
  private:
+  // The library has the kernel timer, for as many kernels as there are labels.
+  bool timed() const { return lib_.profile && lib_.kernels == static_cast<int64_t>(labels_.size()); }
+
   std::vector<Tensor> run_with(const std::vector<Tensor>& inputs, std::vector<double>* seconds) {
     int ni = g_.num_inputs();
     if (static_cast<int>(inputs.size()) != ni) throw UserError(fmt::format("graph {} takes {} inputs, got {}", g_.name, ni, inputs.size()));

@@ -493,13 +493,28 @@ int64_t winograd_room(int64_t m, int64_t channels, int64_t out_h, int64_t out_w,
 }
 }  // namespace
 
+// The conv's window as the prelude's kernels read it (RkConvWindow, cpp_base.h), a constant of the
+// generated code: `channels` input channels (of a group, for the conv GEMM; all of them, for the
+// depthwise kernel), the taps, the input's and output's sizes, stride, padding, dilation and the
+// input's strides.
+std::string Codegen::conv_window(int id, int64_t channels) const {
+  const Node& n = g_.node(id);
+  const int x = n.operands[0].value;
+  const Shape &xs = g_.node(x).type.shape, &ws = g_.node(n.operands[1].value).type.shape, &os = n.type.shape;
+  const Window win = window_of(n, &ws[2]);
+  const Access xa = access(x);
+  return fmt::format("    static const RkConvWindow window = {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};\n", channels, ws[2],
+                     ws[3], xs[2], xs[3], os[3], os[2] * os[3], win.stride[0], win.stride[1], win.padding[0], win.padding[1], win.dilation[0],
+                     win.dilation[1], xa.strides[1], xa.strides[2], xa.strides[3]);
+}
+
 // float: im2col straight into the 32-column panels of the prelude's conv GEMM (cpp_conv_gemm.h).
 // Panel p, row r = (channel, tap) holds the input under that tap for output pixels 32p..32p+31
 // (rk_pack_conv_panel); the window is a constant of the generated code.
 std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::string& c_at, const std::string& gemm_out, const std::string& bias) {
   const Node& n = g_.node(id);
   int x = n.operands[0].value, w = n.operands[1].value;
-  const Shape &xs = g_.node(x).type.shape, &ws = g_.node(w).type.shape, &os = n.type.shape;
+  const Shape &ws = g_.node(w).type.shape, &os = n.type.shape;
   const Window win = window_of(n, &ws[2]);
   const int64_t groups = attr_int(n, "groups"), cg = ws[1], og = os[1] / groups, kk = cg * ws[2] * ws[3], plane = os[2] * os[3];
   const int64_t panels = (plane + 31) / 32, wino = winograd_room(og, cg, os[2], os[3], win, ws), room = std::max(panels * 32 * kk, wino);
@@ -524,9 +539,7 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
     s += fmt::format("  for (int64_t nb = 0; nb < {}; ++nb) for (int64_t g = 0; g < {}; ++g) {{\n", os[0], groups);
     s += "    float* panels = col;\n";
   }
-  s += fmt::format("    static const RkConvWindow window = {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};\n", cg, ws[2], ws[3],
-                   xs[2], xs[3], os[3], plane, win.stride[0], win.stride[1], win.padding[0], win.padding[1], win.dilation[0], win.dilation[1],
-                   xa.strides[1], xa.strides[2], xa.strides[3]);
+  s += conv_window(id, cg);
   s += fmt::format("    const float* image = (const float*){} + {} + nb * {} + g * {};\n", ptr(xa), xa.offset, xa.strides[0], cg * xa.strides[1]);
   const BlockEpilogue epilogue =
       conv_block_epilogue(id, gemm_out, bias, fmt::format("nb * {} + g * {} + m", os[1], og), fmt::format("g * {} + m", og));
@@ -542,7 +555,7 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
 // (cpp_conv_depthwise.h), and on the direct conv (conv2d_planes) elsewhere.
 bool Codegen::depthwise_rows(int id) const {
   const Node& n = g_.node(id);
-  if (n.operands.size() < 2 || !panel_conv(id)) return false;
+  if (!panel_conv(id)) return false;
   const int x = n.operands[0].value, w = n.operands[1].value;
   const Shape &xs = g_.node(x).type.shape, &ws = g_.node(w).type.shape, &os = n.type.shape;
   const Window win = window_of(n, &ws[2]);
@@ -560,19 +573,15 @@ bool Codegen::depthwise_rows(int id) const {
 
 std::string Codegen::conv2d_depthwise(int id, const std::string& w_ptr, const std::string& gemm_out, const std::string& bias) {
   const Node& n = g_.node(id);
-  const int x = n.operands[0].value, w = n.operands[1].value;
-  const Shape &xs = g_.node(x).type.shape, &ws = g_.node(w).type.shape, &os = n.type.shape;
-  const Window win = window_of(n, &ws[2]);
-  const Access xa = access(x);
+  const Shape& os = n.type.shape;
+  const Access xa = access(n.operands[0].value);
   // The direct conv for machines without AVX-512, emitted first: the epilogue's kernel below
   // starts again from the same state.
   const std::set<int> before = in_kernel_;
   const std::string direct = conv2d_planes(id);
   in_kernel_ = before;
   std::string s = "#if defined(__AVX512F__)\n  {\n";
-  s += fmt::format("    static const RkConvWindow window = {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};\n", os[1], ws[2],
-                   ws[3], xs[2], xs[3], os[3], os[2] * os[3], win.stride[0], win.stride[1], win.padding[0], win.padding[1], win.dilation[0],
-                   win.dilation[1], xa.strides[1], xa.strides[2], xa.strides[3]);
+  s += conv_window(id, os[1]);
   const BlockEpilogue epilogue = conv_block_epilogue(id, gemm_out, bias, "m", fmt::format("m % {}", os[1]));
   s += epilogue.code;
   s += fmt::format("    if (rk_depthwise_f32({}, (const float*){}, (const float*){} + {}, {}, &window, (float*){}, {})) {}\n  }}\n", os[0], w_ptr,
