@@ -71,8 +71,9 @@ extern "C" __attribute__((visibility("hidden"))) void (*rk_profile_hook)(int ker
   } while (0)
 // C[M x N] (rows ldc apart) = A[M x K] (rows lda apart) x im2col(image) through panels: scratch
 // of `room` floats, at least all of the panels (N rounded up to 32, by K); a 3x3 conv on Winograd
-// runs on as many threads as its buffers fit in it. See cpp_conv_gemm.h, cpp_conv_winograd.h.
-// `epilogue` runs on each block of C as it is finished.
+// runs on as many threads as its buffers fit in it; on AVX-512 a conv of 2 to 4 input channels
+// (a network's first) runs without im2col. See cpp_conv_gemm.h, cpp_conv_winograd.h,
+// cpp_conv_few_channels.h. `epilogue` runs on each block of C as it is finished.
 extern "C" void rk_conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* image, const RkConvWindow* window,
                                  float* panels, int64_t room, float* C, int64_t ldc, RkEpilogue epilogue);
 // A depthwise conv (window->channels channels in and out, one weight plane each; taps 3x3, 5x5 or

@@ -14,6 +14,7 @@
 #include "cpp_conv_gemm.h"
 #include "cpp_conv_winograd.h"
 #include "cpp_conv_depthwise.h"
+#include "cpp_conv_few_channels.h"
 #endif
 
 namespace {
@@ -162,6 +163,9 @@ inline void rk_index_error(char* err, int errlen, const char* node, long long in
 extern "C" __attribute__((visibility("hidden"))) void rk_conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
                                                                        const float* image, const RkConvWindow* window, float* panels, int64_t room,
                                                                        float* C, int64_t ldc, RkEpilogue epilogue) {
+#if defined(__AVX512F__)
+  if (rk_conv_few_channels(M, A, lda, image, *window, C, ldc, epilogue)) return;
+#endif
   if (rk_winograd_pays(M, *window) && rk_conv_winograd(M, A, lda, image, *window, panels, room, C, ldc)) {
     // Winograd finishes C a tile of pixels at a time across every row: the epilogue after it, a row each.
     if (epilogue.run) {

@@ -259,6 +259,36 @@ const Case kCases[] = {
     {"depthwise_rows_one_pixel",
      "graph g(%x: f32[1, 8, 3, 3], %w: f32[8, 1, 5, 5], %b: f32[8]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=8)\n  "
      "return (%y)\n}"},
+    // Convs of 2 to 4 input channels a group on AVX-512, 16 output pixels of a row a vector
+    // (cpp_conv_few_channels.h; strips of output rows, 8 output channels at a time, then 4, 2,
+    // 1): a network's first conv, 3x3 at stride 2 with mobilenet's batch norm and clamp, a batch
+    // of 2 and 20 outputs (8, 8, 4) on rows of 18 (a vector and a last of 2); 7x7 at stride 2
+    // with resnet's padding, 11 outputs (8, 2, 1), a bias and relu, rows of 25; 5x5 at stride 1
+    // on 2 channels read through a channel slice, rows of exactly 3 vectors; 2 groups of 4
+    // channels (6 outputs each); input rows further apart than their width, 3 outputs; a
+    // column of output one pixel wide; rows so wide that a strip holds 2 output rows (7x7 on
+    // 3 x 600); rows too wide for any strip (11 x 11 taps at stride 2 on rows of 700: the conv
+    // GEMM).
+    {"few_channels_stem_batch_norm_clamp",
+     "graph g(%x: f32[2, 3, 37, 35], %w: f32[20, 3, 3, 3], %m: f32[1, 20, 1, 1], %s: f32[1, 20, 1, 1], %t: f32[1, 20, 1, 1]) {\n"
+     "  %y = conv2d(%x, %w, stride=[2, 2], padding=[1, 1])\n  %a = sub(%y, %m)\n  %b = mul(%a, %s)\n  %c = add(%b, %t)\n"
+     "  %d = clamp(%c, min=0, max=6)\n  return (%d)\n}"},
+    {"few_channels_7x7_stride2_bias_relu",
+     "graph g(%x: f32[1, 3, 40, 50], %w: f32[11, 3, 7, 7], %b: f32[11]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[3, 3])\n"
+     "  %r = relu(%y)\n  return (%r)\n}"},
+    {"few_channels_5x5_channel_slice",
+     "graph g(%x: f32[1, 2, 13, 52] strides=[2704, 1352, 52, 1], %w: f32[9, 2, 5, 5]) {\n  %y = conv2d(%x, %w)\n  return (%y)\n}"},
+    {"few_channels_groups",
+     "graph g(%x: f32[1, 8, 20, 21], %w: f32[12, 4, 3, 3], %b: f32[12]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1], groups=2)\n"
+     "  return (%y)\n}"},
+    {"few_channels_rows_apart",
+     "graph g(%x: f32[1, 4, 12, 17] strides=[960, 240, 20, 1], %w: f32[3, 4, 3, 3]) {\n  %y = conv2d(%x, %w, stride=[2, 2])\n  return (%y)\n}"},
+    {"few_channels_one_column",
+     "graph g(%x: f32[1, 3, 9, 2], %w: f32[5, 3, 3, 2], %b: f32[5]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 0])\n  return (%y)\n}"},
+    {"few_channels_wide_rows",
+     "graph g(%x: f32[1, 3, 9, 600], %w: f32[4, 3, 7, 7]) {\n  %y = conv2d(%x, %w, padding=[3, 3])\n  %r = relu(%y)\n  return (%r)\n}"},
+    {"few_channels_rows_too_wide",
+     "graph g(%x: f32[1, 3, 13, 700], %w: f32[2, 3, 11, 11]) {\n  %y = conv2d(%x, %w, stride=[2, 2], padding=[5, 5])\n  return (%y)\n}"},
     // Epilogues: the pointwise kernel that alone reads a conv runs in the conv's output pass.
     {"epilogue_relu",
      "graph g(%x: f32[1, 6, 11, 9], %w: f32[10, 6, 3, 3], %b: f32[10]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  %r = relu(%y)\n  return "
@@ -443,6 +473,15 @@ TEST(CppKernelShapesTrain, DepthwiseRowsConvAndItsGradientsMatchTheReference) {
   expect_joint_graph_matches(
       "graph t(%x: f32[2, 10, 14, 13] grad, %w: f32[10, 1, 5, 5] grad, %b: f32[10] grad) {\n"
       "  %y = conv2d(%x, %w, %b, padding=[2, 2], groups=10)\n  %r = clamp(%y, min=0, max=6)\n  return (%r)\n}");
+}
+
+// Under --train: the joint graph of a first conv of 3 channels at stride 2 on AVX-512's
+// few-channel kernel (cpp_conv_few_channels.h) with its clamp as the epilogue; the weight gradient
+// is a conv of the same 3 channels, the input gradient one of 8.
+TEST(CppKernelShapesTrain, FewChannelsConvAndItsGradientsMatchTheReference) {
+  expect_joint_graph_matches(
+      "graph t(%x: f32[2, 3, 17, 19] grad, %w: f32[8, 3, 3, 3] grad, %b: f32[8] grad) {\n"
+      "  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1])\n  %r = clamp(%y, min=0, max=6)\n  return (%r)\n}");
 }
 
 // Under --train: the joint graph of a depthwise conv at stride 2 with its clamp, on the direct

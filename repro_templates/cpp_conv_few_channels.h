@@ -1,0 +1,174 @@
+// reprokit generated code: convolutions of few input channels (a network's first conv, on the
+// image's 3 colour planes) on AVX-512, 16 output pixels of a row a vector (part of cpp_prelude.h,
+// compiled only into the kernels unit that defines RK_CONV_KERNELS).
+//
+// On the conv GEMM such a conv is im2col of K = channels x taps rows (27 for a 3x3 conv on 3
+// channels, 147 for 7x7) over every output pixel: the pack writes taps times more floats than the
+// image holds and the GEMM reads them back, against only M x K multiply-adds a pixel. Here each
+// thread takes a strip of output rows: the input rows under it are copied once, split into
+// column phases modulo the stride (at stride 2: even and odd columns) and zero-padded, so that
+// tap (i, j) of 16 consecutive output pixels is one unaligned load from phase j mod S at column
+// offset j / S; each load is then multiplied into 8 output channels' sums, and the conv's
+// epilogue runs on each block of 8 channels x the strip while it is in cache.
+#ifndef RK_CPP_CONV_FEW_CHANNELS_H
+#define RK_CPP_CONV_FEW_CHANNELS_H
+#include "cpp_base.h"
+#include "cpp_conv_depthwise.h"  // rk_lanes
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+namespace {
+
+#if defined(__AVX512F__)
+constexpr int64_t kRkFewChannels = 4;                // input channels at most
+constexpr int64_t kRkFewChannelsStrip = 16384;       // floats of a strip's copied input rows (64 KiB, the stack)
+constexpr int64_t kRkFewChannelsTaps = 4 * 11 * 11;  // channels x taps at most
+
+// Copies input row y of every channel into the strip's row u, phase by phase.
+template <int S>
+inline void rk_few_channels_copy_row(const float* image, const RkConvWindow& w, int64_t y, int64_t u, int64_t rows, int64_t pitch, float* strip) {
+  const __m512i evens = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  for (int64_t c = 0; c < w.channels; ++c) {
+    const float* row = image + c * w.channel_step + y * w.row_step;
+    for (int64_t p = 0; p < S; ++p) {
+      float* to = strip + ((c * rows + u) * S + p) * pitch;
+      if (y < 0 || y >= w.in_h) {
+        for (int64_t t = 0; t < pitch; t += 16) _mm512_store_ps(to + t, _mm512_setzero_ps());
+        continue;
+      }
+      for (int64_t t = 0; t < pitch; t += 16) {
+        const int64_t base = p - w.pad_w + S * t;  // the input column of element t
+        // Masked loads never touch the lanes outside the row (the padding).
+        const __m512 a = _mm512_maskz_loadu_ps(rk_lanes(-base, w.in_w - base), row + base);
+        if (S == 1) {
+          _mm512_store_ps(to + t, a);
+        } else {
+          const __m512 b = _mm512_maskz_loadu_ps(rk_lanes(-base - 16, w.in_w - base - 16), row + base + 16);
+          _mm512_store_ps(to + t, _mm512_permutex2var_ps(a, evens, b));
+        }
+      }
+    }
+  }
+}
+
+// B output channels (weights wb[k B + b] for tap k) x X vectors of one output row, from the strip
+// rows under it (`under`: channel 0, tap row 0, phase 0, at the first vector's column; tap k at
+// under + tap[k]): the taps summed in order (channel, tap row, tap column), as the conv GEMM sums K.
+template <int B, int X>
+inline void rk_few_channels_block(const float* under, const int32_t* tap, int64_t K, const float* wb, float* out, int64_t ldc, __mmask16 last) {
+  __m512 acc[B][X];
+#pragma GCC unroll 8
+  for (int b = 0; b < B; ++b)
+#pragma GCC unroll 4
+    for (int x = 0; x < X; ++x) acc[b][x] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < K; ++k, wb += B) {
+    const float* at = under + tap[k];
+    __m512 v[X];
+#pragma GCC unroll 4
+    for (int x = 0; x < X; ++x) v[x] = _mm512_loadu_ps(at + 16 * x);
+#pragma GCC unroll 8
+    for (int b = 0; b < B; ++b) {
+      const __m512 wv = _mm512_set1_ps(wb[b]);
+#pragma GCC unroll 4
+      for (int x = 0; x < X; ++x) acc[b][x] = _mm512_fmadd_ps(wv, v[x], acc[b][x]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int b = 0; b < B; ++b)
+#pragma GCC unroll 4
+    for (int x = 0; x < X; ++x) _mm512_mask_storeu_ps(out + b * ldc + 16 * x, x == X - 1 ? last : (__mmask16)0xFFFF, acc[b][x]);
+}
+
+// Output channels [m, m + B) of the strip's n_rows output rows, X vectors of a row at a time.
+template <int S, int B>
+inline void rk_few_channels_rows(const float* strip, const int32_t* tap, int64_t K, int64_t pitch, const float* A, int64_t lda, int64_t m,
+                                 int64_t out_w, int64_t oy0, int64_t n_rows, float* C, int64_t ldc) {
+  const int64_t vectors = (out_w + 15) / 16;
+  alignas(64) float wb[kRkFewChannelsTaps * B];  // tap k of channel m + b at k B + b: one broadcast each
+  for (int64_t k = 0; k < K; ++k)
+    for (int b = 0; b < B; ++b) wb[k * B + b] = A[(m + b) * lda + k];
+  const __mmask16 full = (__mmask16)0xFFFF, last = rk_lanes(0, out_w - 16 * (vectors - 1));
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const float* under = strip + r * S * S * pitch;  // channel 0, strip row r S, phase 0
+    float* out = C + m * ldc + (oy0 + r) * out_w;
+    int64_t v = 0;
+    for (; v + 3 <= vectors; v += 3) rk_few_channels_block<B, 3>(under + 16 * v, tap, K, wb, out + 16 * v, ldc, v + 3 == vectors ? last : full);
+    if (vectors - v == 2) rk_few_channels_block<B, 2>(under + 16 * v, tap, K, wb, out + 16 * v, ldc, last);
+    if (vectors - v == 1) rk_few_channels_block<B, 1>(under + 16 * v, tap, K, wb, out + 16 * v, ldc, last);
+  }
+}
+
+// The strip's output rows and its copied rows' pitch for this window, or false where the kernel
+// does not take it.
+struct RkFewChannelsPlan {
+  int64_t strip_rows, pitch;
+};
+inline bool rk_few_channels_plan(int64_t M, const RkConvWindow& w, RkFewChannelsPlan* plan) {
+  const int64_t S = w.stride_w, out_h = w.out_w > 0 ? w.plane / w.out_w : 0;
+  const bool taken = w.channels >= 1 && w.channels <= kRkFewChannels && w.taps_h >= 1 && w.taps_h <= 11 && w.taps_w >= 1 && w.taps_w <= 11 &&
+                     w.stride_h == S && (S == 1 || S == 2) && w.dilation_h == 1 && w.dilation_w == 1 && w.col_step == 1 && M >= 1 && out_h >= 1;
+  if (!taken) return false;
+  const int64_t vectors = (w.out_w + 15) / 16;
+  plan->pitch = (16 * vectors + (w.taps_w - 1) / S + 15) / 16 * 16;
+  for (int64_t r = 8; r >= 1; --r)
+    if (w.channels * ((r - 1) * S + w.taps_h) * S * plan->pitch <= kRkFewChannelsStrip) {
+      plan->strip_rows = r < out_h ? r : out_h;
+      return true;
+    }
+  return false;
+}
+
+// C[M x plane] (rows ldc apart) = the conv of `image` by A (M rows of channels x taps weights, lda
+// apart), the epilogue run on each block of output channels x strip; strips shared out between
+// the threads.
+template <int S>
+void rk_few_channels_conv(int64_t M, const float* A, int64_t lda, const float* image, const RkConvWindow& w, const RkFewChannelsPlan& plan, float* C,
+                          int64_t ldc, RkEpilogue epilogue) {
+  const int64_t out_h = w.plane / w.out_w, strips = (out_h + plan.strip_rows - 1) / plan.strip_rows, pitch = plan.pitch;
+  bool parallel = false;
+#ifdef _OPENMP
+  parallel = strips >= 2 && !omp_in_parallel();
+#endif
+  (void)parallel;
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t s = 0; s < strips; ++s) {
+    const int64_t oy0 = s * plan.strip_rows, n_rows = out_h - oy0 < plan.strip_rows ? out_h - oy0 : plan.strip_rows;
+    const int64_t rows = (n_rows - 1) * S + w.taps_h;
+    alignas(64) float strip[kRkFewChannelsStrip];
+    for (int64_t u = 0; u < rows; ++u) rk_few_channels_copy_row<S>(image, w, oy0 * S - w.pad_h + u, u, rows, pitch, strip);
+    // Tap (c, i, j) of an output row reads channel c's strip row (that row's) + i, phase j mod S,
+    // j / S columns on.
+    int32_t tap[kRkFewChannelsTaps];
+    int64_t K = 0;
+    for (int64_t c = 0; c < w.channels; ++c)
+      for (int64_t i = 0; i < w.taps_h; ++i)
+        for (int64_t j = 0; j < w.taps_w; ++j) tap[K++] = (int32_t)(((c * rows + i) * S + j % S) * pitch + j / S);
+    for (int64_t m = 0; m < M;) {
+      const int64_t left = M - m, b = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+      switch (b) {
+        case 8: rk_few_channels_rows<S, 8>(strip, tap, K, pitch, A, lda, m, w.out_w, oy0, n_rows, C, ldc); break;
+        case 4: rk_few_channels_rows<S, 4>(strip, tap, K, pitch, A, lda, m, w.out_w, oy0, n_rows, C, ldc); break;
+        case 2: rk_few_channels_rows<S, 2>(strip, tap, K, pitch, A, lda, m, w.out_w, oy0, n_rows, C, ldc); break;
+        default: rk_few_channels_rows<S, 1>(strip, tap, K, pitch, A, lda, m, w.out_w, oy0, n_rows, C, ldc); break;
+      }
+      if (epilogue.run) epilogue.run(epilogue.ctx, m, m + b, oy0 * w.out_w, (oy0 + n_rows) * w.out_w);
+      m += b;
+    }
+  }
+}
+
+// Runs the conv where the kernel takes its window (returns true), else computes nothing.
+inline bool rk_conv_few_channels(int64_t M, const float* A, int64_t lda, const float* image, const RkConvWindow& w, float* C, int64_t ldc,
+                                 RkEpilogue epilogue) {
+  RkFewChannelsPlan plan;
+  if (!rk_few_channels_plan(M, w, &plan)) return false;
+  if (w.stride_w == 1) rk_few_channels_conv<1>(M, A, lda, image, w, plan, C, ldc, epilogue);
+  else rk_few_channels_conv<2>(M, A, lda, image, w, plan, C, ldc, epilogue);
+  return true;
+}
+#endif
+
+}  // namespace
+
+#endif  // RK_CPP_CONV_FEW_CHANNELS_H
