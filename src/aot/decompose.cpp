@@ -226,8 +226,12 @@ Expr decompose_node(Builder& b, const Node& n, const std::vector<Arg>& a) {
       Shape ps(static_cast<size_t>(x.rank()), 1);
       ps[1] = x.shape()[1];
       auto channel = [&](size_t i) { return reshape(b.value(a[i].operand), ps); };
-      Expr y = (x - channel(1)) * rsqrt(channel(2) + attr_float(n, "eps"));
-      if (a.size() > 3) y = y * channel(3);
+      // The weight folded into the per-channel scale (a [1, C, 1, ...] op) rather than a multiply
+      // of its own on every element; the mean still subtracted first, so no large x * scale
+      // cancels against a large shift.
+      Expr scale = rsqrt(channel(2) + attr_float(n, "eps"));
+      if (a.size() > 3) scale = scale * channel(3);
+      Expr y = (x - channel(1)) * scale;
       if (a.size() > 4) y = y + channel(4);
       return y;
     }

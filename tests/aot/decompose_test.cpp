@@ -111,3 +111,23 @@ TEST(Decompose, FloatOpsOfIntegersDecomposeInTheirFloatType) {
   for (int o : d.outputs) EXPECT_EQ(d.node(o).type.dtype, DType::f32);
   EXPECT_LT(max_rel_diff(g, d, true), 1e-12);
 }
+
+// Inference batch norm: the weight is folded into the per-channel scale, so each element is
+// touched three times (sub the mean, mul the scale, add the bias), the mean subtracted first (no
+// large x * scale cancelling against a large shift); the values stay the reference's.
+TEST(Decompose, BatchNormScalesEachElementOnceAfterTheMean) {
+  Graph g = parse_graph(
+      "graph t(%x: f32[2, 3, 4, 5], %m: f32[3], %v: f32[3], %w: f32[3], %b: f32[3]) {\n"
+      "  %a = abs(%v)\n  %y = batch_norm(%x, %m, %a, %w, %b, eps=0.001)\n  return (%y)\n}");
+  Graph d = decompose(g);
+  expect_primitive(d);
+  std::vector<Op> per_element;
+  for (auto& n : d.nodes)
+    if (!n.is_input() && n.type.shape == Shape{2, 3, 4, 5}) per_element.push_back(n.op);
+  EXPECT_EQ(per_element, (std::vector<Op>{Op::sub, Op::mul, Op::add}));
+  for (auto& n : d.nodes) {
+    if (!n.is_input() && n.op == Op::sub && n.type.shape == Shape{2, 3, 4, 5}) { EXPECT_EQ(n.operands[0].value, 0) << "the mean off %x itself"; }
+  }
+  EXPECT_LT(max_rel_diff(g, d, true), 1e-12);
+  EXPECT_LT(max_rel_diff(g, d, false), 1e-5);
+}
