@@ -163,8 +163,8 @@ void rk_depthwise_plane_pairs(const float* x, const float* w, const RkConvWindow
   }
 }
 
-// Every plane of every image, shared out between the threads, each plane's epilogue run on the
-// thread that computed it while the plane is in its cache.
+// Every plane of every image, shared out between the threads in groups, each group's epilogue run
+// on the thread that computed it while the group is in its cache.
 template <int K, int S>
 void rk_depthwise_planes(int64_t images, const float* weights, const float* image, int64_t image_step, const RkConvWindow& d, float* C,
                          RkEpilogue epilogue) {
@@ -174,13 +174,20 @@ void rk_depthwise_planes(int64_t images, const float* weights, const float* imag
   const RkDepthwisePairTaps<K, S> pair_taps(d);
   const bool parallel = planes >= 2 && planes * d.plane * K * K >= (int64_t{1} << 16);
   (void)parallel;
+  // The epilogue a group of planes at a time (up to 4 KiB of them, in L1 still): a call a plane
+  // cost 16 ns on a plane of 49, a third of a 3x3 conv's time there.
+  const int64_t group = rk_max<int64_t>(1, rk_min<int64_t>(16, 1024 / rk_max<int64_t>(1, d.plane)));
+  const int64_t groups = (planes + group - 1) / group;
 #pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t m = 0; m < planes; ++m) {
-    const int64_t nb = m / d.channels, c = m % d.channels;
-    const float *x = image + nb * image_step + c * d.channel_step, *w = weights + c * K * K;
-    if (pairs) rk_depthwise_plane_pairs<K, S>(x, w, d, pair_taps, out_h, C + m * d.plane);
-    else rk_depthwise_plane<K, S>(x, w, d, taps, out_h, C + m * d.plane);
-    if (epilogue.run) epilogue.run(epilogue.ctx, m, m + 1, 0, d.plane);
+  for (int64_t gi = 0; gi < groups; ++gi) {
+    const int64_t m_lo = gi * group, m_hi = rk_min(planes, m_lo + group);
+    for (int64_t m = m_lo; m < m_hi; ++m) {
+      const int64_t nb = m / d.channels, c = m % d.channels;
+      const float *x = image + nb * image_step + c * d.channel_step, *w = weights + c * K * K;
+      if (pairs) rk_depthwise_plane_pairs<K, S>(x, w, d, pair_taps, out_h, C + m * d.plane);
+      else rk_depthwise_plane<K, S>(x, w, d, taps, out_h, C + m * d.plane);
+    }
+    if (epilogue.run) epilogue.run(epilogue.ctx, m_lo, m_hi, 0, d.plane);
   }
 }
 #endif

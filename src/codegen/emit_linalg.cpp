@@ -565,10 +565,11 @@ bool Codegen::depthwise_rows(int id) const {
   const bool narrow = os[3] <= 16 && xs[3] <= 16 * win.stride[1];  // a row of output one vector, of input one or two
   // Measured against conv2d_planes in a model (one thread, the conv with a clamp): 5x5 at
   // 14 x 14 1.4x, at 7 x 7 1.35x, at stride 2 to 7 x 7 1.5x as fast, 7x7 at 7 x 7 3x; 3x3 at
-  // 14 x 14 1.05-1.1x, but 3x3 to 7 x 7 0.9x at stride 1 and level at stride 2.
-  const bool pays = ws[2] >= 5 || (win.stride[0] == 1 && os[3] > 8);
-  return attr_int(n, "groups") == xs[1] && ws[1] == 1 && os[1] == xs[1] && taps && stride && narrow && pays && xa.strides[3] == 1 &&
-         xa.strides[2] == xs[3] && os[2] * os[3] > 0;
+  // 14 x 14 1.05-1.1x. 3x3 to 7 x 7 paid only once the epilogue ran on a group of planes, not a
+  // call a plane (with a batch norm and clamp: 960 channels at 7 x 7 46 -> 35-38 us, 576 at
+  // stride 2 from 14 x 14 35 -> 27-29, 240 at stride 2 from 28 x 28 43 -> 37).
+  return attr_int(n, "groups") == xs[1] && ws[1] == 1 && os[1] == xs[1] && taps && stride && narrow && xa.strides[3] == 1 && xa.strides[2] == xs[3] &&
+         os[2] * os[3] > 0;
 }
 
 std::string Codegen::conv2d_depthwise(int id, const std::string& w_ptr, const std::string& gemm_out, const std::string& bias) {
