@@ -490,11 +490,11 @@ TEST(CppKernelShapesTrain, FewChannelsConvAndItsGradientsMatchTheReference) {
       "  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1])\n  %r = clamp(%y, min=0, max=6)\n  return (%r)\n}");
 }
 
-// Under --train: the joint graph of a depthwise conv at stride 2 with its clamp, on the direct
-// kernel (conv2d_planes) with the clamp as its epilogue; its gradients are whatever convs the
-// backward rules make of them.
+// Under --train: the joint graph of a depthwise conv at stride 2 on rows too wide for the row
+// kernel (20 x 19 outputs) with its clamp, on the direct kernel (conv2d_planes) with the clamp as
+// its epilogue; its gradients are whatever convs the backward rules make of them.
 TEST(CppKernelShapesTrain, DepthwiseConvAndItsGradientsMatchTheReference) {
   expect_joint_graph_matches(
-      "graph t(%x: f32[2, 12, 15, 14] grad, %w: f32[12, 1, 3, 3] grad, %b: f32[12] grad) {\n"
+      "graph t(%x: f32[2, 12, 41, 38] grad, %w: f32[12, 1, 3, 3] grad, %b: f32[12] grad) {\n"
       "  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=12)\n  %r = clamp(%y, min=0, max=6)\n  return (%r)\n}");
 }
