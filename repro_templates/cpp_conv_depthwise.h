@@ -5,9 +5,9 @@
 // over the taps, of a tap's weight times the input row under it shifted by the tap's column. On
 // planes up to 16 wide a row of output is one vector and its input row one (two at stride 2):
 // each input row is loaded once, masked to the row, and each column tap's shifted copy made in
-// registers by a permute that zeroes the lanes in the padding; 8 rows of output are summed at
-// once, so that each input row is added into every sum it is a tap row of. Planes up to 8 wide
-// go two rows of output a vector. The generated direct conv (conv2d_planes) copies each plane,
+// registers by a permute that zeroes the lanes in the padding; 16 rows of output (8 at stride 2)
+// are summed at once, so that each input row is added into every sum it is a tap row of. Planes
+// up to 8 wide go two rows of output a vector. The generated direct conv (conv2d_planes) copies each plane,
 // padded, before its pass over the taps and runs its epilogue a row at a time: on rows of 7 or 14
 // most of its time was those loops' overhead.
 // Tried before this: 16 channels a vector, the planes transposed in and out (ONNX Runtime's and
@@ -31,9 +31,11 @@ inline __mmask16 rk_lanes(int64_t lo, int64_t hi) {
   return hi <= lo ? (__mmask16)0 : (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
 }
 
-// Rows of output summed at once: 8 independent sums (with 4 the adds waited on each other: 4-12%
-// slower in a stand-alone copy; 16 was up to 9% faster on 5x5 but 6% slower at stride 2 there,
-// with twice the code, and was not tried in a model).
+// Rows of output summed at once at stride 2, and as pairs of rows: 8 independent sums (with 4 the
+// adds waited on each other: 4-12% slower in a stand-alone copy; 16 was 6% slower at stride 2
+// there). At stride 1, 16 (rk_depthwise_plane): each input row is then added into up to K sums
+// of a block of 16 rather than 8 (one thread, a model of the conv: 5x5 on 672 channels at
+// 14 x 14 with a batch norm 100 -> 90 us, on 240 37 -> 36, 7x7 on 384 82 -> 79; 3x3 level).
 constexpr int kRkDepthwiseRows = 8;
 
 // Where each column tap of a row of output reads. An input row's phases: at stride 1 the row; at
@@ -67,14 +69,15 @@ void rk_depthwise_plane(const float* x, const float* w, const RkConvWindow& d, c
   const __m512i evens = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
   const __m512i odds = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
   const __mmask16 first = rk_lanes(0, d.in_w), second = rk_lanes(0, d.in_w - 16), store = rk_lanes(0, d.out_w);
-  // kRkDepthwiseRows output rows at a time: each input row under them read once and added into
-  // each of their sums it is a tap row of (independent sums: one a row waited on each add).
-  for (int64_t oy = 0; oy < out_h; oy += kRkDepthwiseRows) {
-    __m512 acc[kRkDepthwiseRows];
-    for (int r = 0; r < kRkDepthwiseRows; ++r) acc[r] = _mm512_setzero_ps();
+  // R output rows at a time: each input row under them read once and added into each of their
+  // sums it is a tap row of (independent sums: one a row waited on each add).
+  constexpr int R = S == 1 ? 2 * kRkDepthwiseRows : kRkDepthwiseRows;
+  for (int64_t oy = 0; oy < out_h; oy += R) {
+    __m512 acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
     const int64_t y0 = oy * S - d.pad_h;
 #pragma GCC unroll 24
-    for (int u = 0; u < (kRkDepthwiseRows - 1) * S + K; ++u) {
+    for (int u = 0; u < (R - 1) * S + K; ++u) {
       const int64_t y = y0 + u;
       if (y < 0 || y >= d.in_h) continue;
       const float* row = x + y * d.in_w;
@@ -89,15 +92,15 @@ void rk_depthwise_plane(const float* x, const float* w, const RkConvWindow& d, c
       __m512 v[K];
 #pragma GCC unroll 7
       for (int j = 0; j < K; ++j) v[j] = _mm512_maskz_permutexvar_ps(taps.live[j], taps.at[j], taps.odd[j] ? odd_columns : even_columns);
-#pragma GCC unroll 8
-      for (int r = 0; r < kRkDepthwiseRows; ++r) {
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r) {
         const int i = u - r * S;  // the tap row that input row is for output row oy + r
         if (i < 0 || i >= K) continue;
 #pragma GCC unroll 7
         for (int j = 0; j < K; ++j) acc[r] = _mm512_fmadd_ps(wv[i * K + j], v[j], acc[r]);
       }
     }
-    for (int r = 0; r < kRkDepthwiseRows && oy + r < out_h; ++r) _mm512_mask_storeu_ps(out + (oy + r) * d.out_w, store, acc[r]);
+    for (int r = 0; r < R && oy + r < out_h; ++r) _mm512_mask_storeu_ps(out + (oy + r) * d.out_w, store, acc[r]);
   }
 }
 

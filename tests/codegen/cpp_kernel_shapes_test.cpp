@@ -224,16 +224,17 @@ const Case kCases[] = {
     {"depthwise_also_returned",
      "graph g(%x: f32[1, 4, 9, 9], %w: f32[4, 1, 3, 3]) {\n  %y = conv2d(%x, %w, stride=[2, 2], groups=4)\n  %r = relu(%y)\n  return (%r, %y)\n}"},
     // Depthwise convs on AVX-512 a row of output a vector (cpp_conv_depthwise.h: rows up to 16
-    // wide, 8 at a time, or two rows a vector up to 8 wide; 3x3, 5x5 and 7x7 taps; the epilogue
-    // on groups of up to 16 planes): 5x5 with mobilenet's batch norm and clamp as the epilogue, a
-    // batch of 2 and 20 channels; 3x3 at stride 2 to pairs of rows of 7 with a batch norm and
-    // clamp, a batch of 2 of 12 channels (groups of 16 planes across both images); 5x5 at stride 2 on an odd plane (a last input row no window
-    // reaches; rows of 7 in
-    // pairs) and on rows of 32 (two vectors, their even and odd lanes); 7x7 on a plane wider than
-    // high with a bias and relu; 7x7 on rows of 7, 9 of them (a last pair of one row); 5x5 at
-    // stride 2 from rows of 16 to pairs of rows of 8, a batch of 2; 3x3 on rows of 16 (9 rows: a
-    // last group of 1) with a bias alone; 5x5 without padding; input planes further apart than
-    // their size (a slice of channels); a plane of one pixel.
+    // wide, 16 at a time (8 at stride 2), or two rows a vector up to 8 wide; 3x3, 5x5 and 7x7
+    // taps; the epilogue on groups of up to 16 planes): 5x5 with mobilenet's batch norm and clamp
+    // as the epilogue, a batch of 2 and 20 channels; 3x3 at stride 2 to pairs of rows of 7 with a
+    // batch norm and clamp, a batch of 2 of 12 channels (groups of 16 planes across both images);
+    // 3x3 on 20 rows of 12 (a block of 16 rows and a last of 4); 5x5 at stride 2 on an odd plane
+    // (a last input row no window reaches; rows of 7 in pairs) and on rows of 32 (two vectors,
+    // their even and odd lanes); 7x7 on a plane wider than high with a bias and relu; 7x7 on rows
+    // of 7, 9 of them (a last pair of one row); 5x5 at stride 2 from rows of 16 to pairs of rows
+    // of 8, a batch of 2; 3x3 on rows of 16 (9 rows: a block short of 16) with a bias alone; 5x5
+    // without padding; input planes further apart than their size (a slice of channels); a plane
+    // of one pixel.
     {"depthwise_rows_5x5_batch_norm_clamp",
      "graph g(%x: f32[2, 20, 14, 14], %w: f32[20, 1, 5, 5], %m: f32[1, 20, 1, 1], %s: f32[1, 20, 1, 1], %t: f32[1, 20, 1, 1]) {\n"
      "  %y = conv2d(%x, %w, padding=[2, 2], groups=20)\n  %a = sub(%y, %m)\n  %b = mul(%a, %s)\n  %c = add(%b, %t)\n  %d = clamp(%c, min=0, max=6)\n "
@@ -242,6 +243,8 @@ const Case kCases[] = {
      "graph g(%x: f32[2, 12, 13, 13], %w: f32[12, 1, 3, 3], %m: f32[1, 12, 1, 1], %s: f32[1, 12, 1, 1], %t: f32[1, 12, 1, 1]) {\n"
      "  %y = conv2d(%x, %w, stride=[2, 2], padding=[1, 1], groups=12)\n  %a = sub(%y, %m)\n  %b = mul(%a, %s)\n  %c = add(%b, %t)\n"
      "  %d = clamp(%c, min=0, max=6)\n  return (%d)\n}"},
+    {"depthwise_rows_3x3_two_blocks_of_rows",
+     "graph g(%x: f32[1, 6, 20, 12], %w: f32[6, 1, 3, 3], %b: f32[6]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1], groups=6)\n  return (%y)\n}"},
     {"depthwise_rows_5x5_stride2_odd",
      "graph g(%x: f32[1, 17, 13, 13], %w: f32[17, 1, 5, 5], %b: f32[17]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[2, 2], groups=17)\n  "
      "%r = relu(%y)\n  return (%r)\n}"},
