@@ -84,6 +84,12 @@ extern "C" void rk_conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* A
 // not take or on a machine without AVX-512.
 extern "C" int rk_depthwise_f32(int64_t images, const float* weights, const float* image, int64_t image_step, const RkConvWindow* window, float* C,
                                 RkEpilogue epilogue);
+// 2-D max pooling of `images` images (image_step floats apart; window->channels planes each,
+// channel_step apart) on AVX-512 (cpp_pool.h): out[(n channels + c) plane + q] for output pixel q,
+// as the generated pool computes it (the first maximum and the first NaN win; -inf where a
+// window is all padding). Returns nonzero, computing nothing, for a window it does not take or
+// on a machine without AVX-512.
+extern "C" int rk_max_pool_f32(int64_t images, const float* image, int64_t image_step, const RkConvWindow* window, float* out);
 // C[M x N] (rows ldc apart) = A x B given as to rk_gemm (ta/tb: RK_TRANS for an operand stored
 // transposed), on the panel GEMM (cpp_panel_gemm.h) where it has its AVX-512 kernel; else rk_gemm. panels: room
 // for K x (M rounded up to 32) floats when tb is RK_TRANS, else K x (N rounded up to 32).

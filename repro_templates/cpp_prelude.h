@@ -15,6 +15,7 @@
 #include "cpp_conv_winograd.h"
 #include "cpp_conv_depthwise.h"
 #include "cpp_conv_few_channels.h"
+#include "cpp_pool.h"
 #endif
 
 namespace {
@@ -200,6 +201,27 @@ extern "C" __attribute__((visibility("hidden"))) int rk_depthwise_f32(int64_t im
   return 0;
 #else
   (void)images, (void)weights, (void)image, (void)image_step, (void)window, (void)C, (void)epilogue;
+  return 1;
+#endif
+}
+#endif
+#ifdef RK_CONV_KERNELS
+extern "C" __attribute__((visibility("hidden"))) int rk_max_pool_f32(int64_t images, const float* image, int64_t image_step,
+                                                                     const RkConvWindow* window, float* out) {
+#if defined(__AVX512F__)
+  const RkConvWindow& w = *window;
+  const bool taken = w.dilation_h == 1 && w.dilation_w == 1 && w.stride_h >= 1 && (w.stride_w == 1 || w.stride_w == 2) && w.taps_h >= 1 &&
+                     w.taps_w >= 1 && w.taps_w <= kRkPoolTaps && w.col_step == 1 && w.out_w >= 1 && w.out_w <= 16 * kRkPoolVectors &&
+                     w.plane % w.out_w == 0;
+  if (!taken) return 1;
+  // By stride along a row (1, 2) and the window's columns (3, 2, any).
+  using Planes = void (*)(int64_t, const float*, int64_t, const RkConvWindow&, float*);
+  static const Planes kPlanes[2][3] = {{rk_max_pool_planes<1, 3>, rk_max_pool_planes<1, 2>, rk_max_pool_planes<1, 0>},
+                                       {rk_max_pool_planes<2, 3>, rk_max_pool_planes<2, 2>, rk_max_pool_planes<2, 0>}};
+  kPlanes[w.stride_w - 1][w.taps_w == 3 ? 0 : w.taps_w == 2 ? 1 : 2](images, image, image_step, w, out);
+  return 0;
+#else
+  (void)images, (void)image, (void)image_step, (void)window, (void)out;
   return 1;
 #endif
 }

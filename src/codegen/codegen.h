@@ -213,7 +213,8 @@ class Codegen {
   std::string pool_backward_kernel(int id);
   std::string adaptive_pool_kernel(int id);
   std::string pad_kernel(int id);
-  std::string max_pool_rows(int id);  // CPU max pooling, row-wise
+  std::string max_pool_rows(int id);    // CPU max pooling, row-wise
+  bool max_pool_vectors(int id) const;  // whether the prelude's AVX-512 max pool (cpp_pool.h) takes it
   std::string window_loops(const Window& win, const Shape& in, const std::string& body, bool declare = true) const;
   std::string at4(int v, const std::string& b, const std::string& c, const std::string& y, const std::string& x) const;
   std::string load4(int v, const char* ct, const std::string& b, const std::string& c, const std::string& y, const std::string& x) const;

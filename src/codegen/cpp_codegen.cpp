@@ -752,7 +752,8 @@ CppSource render_cpp(const Graph& g, const NodeInjections& injections) {
   bool conv = false, matmul = false;
   for (auto& u : gen.units()) {
     out.units.push_back(prelude + u.text);
-    conv |= u.text.find("rk_conv_gemm_f32(") != std::string::npos || u.text.find("rk_depthwise_f32(") != std::string::npos;
+    conv |= u.text.find("rk_conv_gemm_f32(") != std::string::npos || u.text.find("rk_depthwise_f32(") != std::string::npos ||
+            u.text.find("rk_max_pool_f32(") != std::string::npos;
     matmul |= u.text.find("rk_matmul_f32(") != std::string::npos;
   }
   // The float GEMM kernels: units of their own, each the same text for every graph (see

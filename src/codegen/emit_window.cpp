@@ -100,7 +100,18 @@ std::string Codegen::pool_kernel(int id) {
   Window win = window_of(n);
   const char* ct = compute_type(n.type.dtype);
   bool is_max = n.op == Op::max_pool2d || n.op == Op::max_pool3d;
-  if (is_max && win.rank == 2 && target_.openmp && os[3] <= 4096) return max_pool_rows(id);  // a row of accumulators on the stack
+  if (is_max && win.rank == 2 && target_.openmp && os[3] <= 4096) {  // a row of accumulators on the stack
+    if (!max_pool_vectors(id)) return max_pool_rows(id);
+    // The prelude's kernel where the machine has AVX-512 (cpp_pool.h), the rows below elsewhere.
+    const Access xa = access(x);
+    std::string s = "#if defined(__AVX512F__)\n  {\n";
+    s += fmt::format("    static const RkConvWindow window = {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 1, 1, {}, {}, 1}};\n", os[1],
+                     win.kernel[0], win.kernel[1], in[2], in[3], os[3], os[2] * os[3], win.stride[0], win.stride[1], win.padding[0], win.padding[1],
+                     xa.strides[1], xa.strides[2]);
+    s += fmt::format("    if (rk_max_pool_f32({}, (const float*){} + {}, {}, &window, (float*){})) {}\n  }}\n", os[0], ptr(xa), xa.offset,
+                     xa.strides[0], buf(id), fail(fmt::format("{}: the max pool kernel does not take this window", n.name)));
+    return s + "#else\n" + max_pool_rows(id) + "#endif\n";
+  }
   std::string s = loop("nc", os[0] * os[1], plane_size(os) * window_size(win)) + " {\n";
   s += fmt::format("    const int64_t nb = nc / {0}, ch = nc % {0};\n", os[1]);
   s += output_loops(os);
@@ -115,6 +126,23 @@ std::string Codegen::pool_kernel(int id) {
   std::string r = perturbs(id) ? perturb_open(id) + "acc)" : "acc";
   s += fmt::format("      {}[nc * {} + {}] = {};\n    }}\n  }}\n", buf(id), plane_size(os), plane_at(os, true), store_value(n.type.dtype, r));
   return s;
+}
+
+// Float 2-D max pools whose input the prelude's kernel can address (rows of unit stride, strides
+// not negative) and whose window it takes (no dilation, stride 1 or 2 along a row, rows of 256
+// outputs at most) run on it on AVX-512 (rk_max_pool_f32, cpp_pool.h). A pool a fault is
+// injected into stays on the generated rows.
+bool Codegen::max_pool_vectors(int id) const {
+  const Node& n = g_.node(id);
+  const int x = n.operands[0].value;
+  const Access xa = access(x);
+  const Window win = window_of(n);
+  const Shape& os = n.type.shape;
+  if (!target_.blas || n.type.dtype != DType::f32 || xa.dtype != DType::f32 || perturbs(id) || win.rank != 2) return false;
+  for (int64_t st : xa.strides)
+    if (st < 0) return false;
+  return xa.strides[3] == 1 && win.dilation[0] == 1 && win.dilation[1] == 1 && (win.stride[1] == 1 || win.stride[1] == 2) && os[3] >= 1 &&
+         os[3] <= 256 && os[2] >= 1 && os[0] * os[1] >= 1;
 }
 
 // Max pooling on the CPU, an output row at a time: the row starts at -inf (a window all

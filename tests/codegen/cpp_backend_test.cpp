@@ -489,3 +489,36 @@ TEST(CppBackend, ViewsFoldIntoTheirConsumers) {
   // The context's permute + reshape is not viewable (as in PyTorch): that one is a copy.
   EXPECT_NE(src.find("// kernel: cr\n"), std::string::npos);
 }
+
+// Max pooling on AVX-512's kernel (cpp_pool.h) is the reference's, bit for bit: the first maximum
+// (a -0 before a +0 stays -0), a NaN anywhere in a window wins (its plane pooled again by the
+// exact rule), the infinities, windows partly in the padding, a last window past the input
+// (ceil_mode); stride 2 and 1 along a row, 3x3 and 2x2 windows, rows of 2 vectors and a part.
+TEST(CppBackend, MaxPoolMatchesTheReferenceBitForBit) {
+  const Shape shape = {2, 3, 9, 37};
+  std::vector<double> x(static_cast<size_t>(numel(shape)));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>((i * 7919) % 1000) / 100.0 - 5.0;
+  const int64_t plane = 9 * 37;
+  for (int64_t i = 0; i < plane; ++i) x[static_cast<size_t>(plane + i)] = (i % 2 == 0) ? -0.0 : 0.0;  // plane 1: ties of zeros
+  x[static_cast<size_t>(2 * plane + 40)] = NAN;                                                       // plane 2: a NaN, and after it a larger value
+  x[static_cast<size_t>(2 * plane + 41)] = 100.0;
+  x[static_cast<size_t>(3 * plane + 5)] = INFINITY;
+  x[static_cast<size_t>(4 * plane + 77)] = -INFINITY;
+  Graph g = parse_graph(
+      "graph t(%x: f32[2, 3, 9, 37]) {\n  %a = max_pool2d(%x, kernel=[3, 3], stride=[2, 2], padding=[1, 1], ceil_mode=true)\n"
+      "  %b = max_pool2d(%x, kernel=[2, 2], stride=[1, 1])\n  %c = max_pool2d(%x, kernel=[3, 2], stride=[3, 2], padding=[1, 0])\n"
+      "  return (%a, %b, %c)\n}");
+  const std::vector<Tensor> in = {Tensor::from_doubles(DType::f32, shape, x)};
+  const auto ref = interpret(g, in), got = compile_graph(g, cpp_options())->run(in);
+  ASSERT_EQ(got.size(), ref.size());
+  for (size_t k = 0; k < ref.size(); ++k) {
+    const auto r = ref[k].to_doubles(), o = got[k].to_doubles();
+    int nans = 0;
+    for (size_t e = 0; e < r.size(); ++e) {
+      nans += std::isnan(r[e]);
+      if (std::isnan(r[e])) EXPECT_TRUE(std::isnan(o[e])) << "output " << k << " [" << e << "]";
+      else EXPECT_TRUE(o[e] == r[e] && std::signbit(o[e]) == std::signbit(r[e])) << "output " << k << " [" << e << "]: " << o[e] << " != " << r[e];
+    }
+    EXPECT_GT(nans, 0) << "output " << k << ": the NaN reaches no window";
+  }
+}

@@ -418,14 +418,20 @@ const Case kCases[] = {
     {"cat_last_dim_f16",
      "graph g(%x: f16[1, 1, 7], %y: f16[1, 1, 9]) {\n  %e = exp(%x)\n  %t = tanh(%y)\n  %c = cat(%e, %t, dim=2)\n  %m = mul(%c, %c)\n  return "
      "(%m)\n}"},
-    // Max pooling a row at a time: padding at both ends, stride, dilation, a window that is
-    // partly padding, and an input read through strides.
+    // Max pooling (on AVX-512 the prelude's kernel, cpp_pool.h; dilated or channel-last, the
+    // generated rows): padding at both ends, stride, dilation, a window that is partly padding,
+    // an input read through strides; rows of 3 vectors and a part from a slice of channels, 2x2
+    // at stride 2; a window wider than high at stride 1 along rows, 3 along columns.
     {"max_pool_pad_stride",
      "graph g(%x: f32[2, 3, 17, 19]) {\n  %y = max_pool2d(%x, kernel=[3, 3], stride=[2, 2], padding=[1, 1])\n  return (%y)\n}"},
     {"max_pool_dilated",
      "graph g(%x: f32[1, 4, 12, 15]) {\n  %y = max_pool2d(%x, kernel=[2, 3], stride=[1, 2], padding=[1, 1], dilation=[2, 2])\n  return (%y)\n}"},
     {"max_pool_strided_input",
      "graph g(%x: f32[1, 5, 9, 8] strides=[360, 1, 40, 5]) {\n  %y = max_pool2d(%x, kernel=[3, 3], stride=[1, 1], padding=[1, 1])\n  return (%y)\n}"},
+    {"max_pool_channel_slice_2x2",
+     "graph g(%x: f32[1, 3, 10, 105] strides=[5250, 1050, 105, 1]) {\n  %y = max_pool2d(%x, kernel=[2, 2], stride=[2, 2])\n  return (%y)\n}"},
+    {"max_pool_wide_window",
+     "graph g(%x: f32[2, 2, 11, 20]) {\n  %y = max_pool2d(%x, kernel=[2, 5], stride=[3, 1], padding=[1, 2], ceil_mode=true)\n  return (%y)\n}"},
     {"depthwise_f16", "graph g(%x: f16[1, 8, 12, 12], %w: f16[8, 1, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1], groups=8)\n  return (%y)\n}"},
 };
 
