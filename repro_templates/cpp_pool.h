@@ -63,7 +63,7 @@ bool rk_max_pool_plane(const float* x, const RkConvWindow& w, const RkPoolLanes&
             acc = _mm512_mask_mov_ps(acc, take, t);
           } else {
             nan |= _mm512_cmp_ps_mask(t, t, _CMP_UNORD_Q);
-            acc = _mm512_max_ps(t, acc);
+            acc = _mm512_mask_max_ps(acc, (__mmask16)0xFFFF, t, acc);  // (the unmasked intrinsic warns: its undefined source)
           }
         }
       }
@@ -74,8 +74,7 @@ bool rk_max_pool_plane(const float* x, const RkConvWindow& w, const RkPoolLanes&
 }
 
 // KW: the window's columns where 2 or 3 (unrolled), else 0.
-template <int S, int KW>
-void rk_max_pool_planes(int64_t images, const float* image, int64_t image_step, const RkConvWindow& w, float* out) {
+template <int S, int KW> void rk_max_pool_planes(int64_t images, const float* image, int64_t image_step, const RkConvWindow& w, float* out) {
   const int64_t planes = images * w.channels, out_h = w.plane / w.out_w;
   const bool parallel = planes >= 2 && planes * w.plane * w.taps_h * w.taps_w >= (int64_t{1} << 15);
   (void)parallel;
