@@ -57,6 +57,12 @@ const Case kCases[] = {
     {"panel_gemm_b_in_place", "graph g(%a: f32[40, 600], %b: f32[600, 150]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     {"panel_gemm_b_rows_aliasing_packed", "graph g(%a: f32[27, 600], %b: f32[600, 256]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     {"panel_gemm_b_packed", "graph g(%a: f32[300, 100], %b: f32[100, 90]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
+    // Rows past the last whole block of 8 on a kernel of 2 or 4 rows: 49 (a last row alone), 51,
+    // 44 (a last 4), 46 (a last 6, on the kernel of 8).
+    {"panel_gemm_last_row_alone", "graph g(%a: f32[49, 300], %b: f32[300, 96]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
+    {"panel_gemm_last_rows_3_4_6",
+     "graph g(%a: f32[51, 200], %b: f32[200, 100], %c: f32[44, 200], %d: f32[46, 200]) {\n  %x = matmul(%a, %b)\n  %y = matmul(%c, %b)\n"
+     "  %z = matmul(%d, %b)\n  return (%x, %y, %z)\n}"},
     {"panel_gemm_batch_as_rows", "graph g(%a: f32[3, 71, 80], %b: f32[80, 150]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     // One row (a classifier's): a matrix-vector product on BLAS (its panel GEMM blocks would be
     // mostly padding), cut into slabs of outputs above 2 MFLOP; B stored transposed (a weight) or
