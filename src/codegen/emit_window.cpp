@@ -129,8 +129,8 @@ std::string Codegen::pool_kernel(int id) {
 }
 
 // Float 2-D max pools whose input the prelude's kernel can address (rows of unit stride, strides
-// not negative) and whose window it takes (no dilation, stride 1 or 2 along a row, rows of 256
-// outputs at most) run on it on AVX-512 (rk_max_pool_f32, cpp_pool.h). A pool a fault is
+// not negative) and whose window it takes (no dilation, stride 1 or 2 along a row, 16 columns and
+// rows of 256 outputs at most) run on it on AVX-512 (rk_max_pool_f32, cpp_pool.h). A pool a fault is
 // injected into stays on the generated rows.
 bool Codegen::max_pool_vectors(int id) const {
   const Node& n = g_.node(id);
@@ -141,8 +141,8 @@ bool Codegen::max_pool_vectors(int id) const {
   if (!target_.blas || n.type.dtype != DType::f32 || xa.dtype != DType::f32 || perturbs(id) || win.rank != 2) return false;
   for (int64_t st : xa.strides)
     if (st < 0) return false;
-  return xa.strides[3] == 1 && win.dilation[0] == 1 && win.dilation[1] == 1 && (win.stride[1] == 1 || win.stride[1] == 2) && os[3] >= 1 &&
-         os[3] <= 256 && os[2] >= 1 && os[0] * os[1] >= 1;
+  return xa.strides[3] == 1 && win.dilation[0] == 1 && win.dilation[1] == 1 && (win.stride[1] == 1 || win.stride[1] == 2) && win.kernel[1] <= 16 &&
+         os[3] >= 1 && os[3] <= 256 && os[2] >= 1 && os[0] * os[1] >= 1;
 }
 
 // Max pooling on the CPU, an output row at a time: the row starts at -inf (a window all

@@ -427,7 +427,8 @@ const Case kCases[] = {
     // Max pooling (on AVX-512 the prelude's kernel, cpp_pool.h; dilated or channel-last, the
     // generated rows): padding at both ends, stride, dilation, a window that is partly padding,
     // an input read through strides; rows of 3 vectors and a part from a slice of channels, 2x2
-    // at stride 2; a window wider than high at stride 1 along rows, 3 along columns.
+    // at stride 2; a window wider than high at stride 1 along rows, 3 along columns; a window of
+    // 17 columns (more than the kernel takes: the generated rows).
     {"max_pool_pad_stride",
      "graph g(%x: f32[2, 3, 17, 19]) {\n  %y = max_pool2d(%x, kernel=[3, 3], stride=[2, 2], padding=[1, 1])\n  return (%y)\n}"},
     {"max_pool_dilated",
@@ -438,6 +439,7 @@ const Case kCases[] = {
      "graph g(%x: f32[1, 3, 10, 105] strides=[5250, 1050, 105, 1]) {\n  %y = max_pool2d(%x, kernel=[2, 2], stride=[2, 2])\n  return (%y)\n}"},
     {"max_pool_wide_window",
      "graph g(%x: f32[2, 2, 11, 20]) {\n  %y = max_pool2d(%x, kernel=[2, 5], stride=[3, 1], padding=[1, 2], ceil_mode=true)\n  return (%y)\n}"},
+    {"max_pool_seventeen_columns", "graph g(%x: f32[1, 2, 4, 40]) {\n  %y = max_pool2d(%x, kernel=[2, 17], stride=[1, 2])\n  return (%y)\n}"},
     {"depthwise_f16", "graph g(%x: f16[1, 8, 12, 12], %w: f16[8, 1, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1], groups=8)\n  return (%y)\n}"},
 };
 
