@@ -7,8 +7,8 @@
 // of 16 outputs is one masked load (two and a permute at stride 2), the lanes outside the input
 // loaded as -inf, folded in by one max. The max instruction keeps its second operand on ties and
 // where either is NaN: ties keep the earlier tap (as the generated pool: the first maximum, so -0
-// before +0 stays -0), but a NaN would be dropped; so a plane holding a NaN is pooled again by the
-// exact rule (the first NaN wins), which a plane without one (the usual case) never pays.
+// before +0 stays -0), but a NaN would be dropped; so a plane where a tap read a NaN is pooled
+// again by the exact rule (the first NaN wins), which a plane without one (the usual case) never pays.
 #ifndef RK_CPP_POOL_H
 #define RK_CPP_POOL_H
 #include "cpp_base.h"
@@ -40,9 +40,8 @@ struct RkPoolLanes {
 // window is all padding, the taps in window order. `exact`: each tap folded in by the generated
 // pool's rule (the first NaN wins); else by the max instruction, and the return says whether a
 // tap read a NaN (the plane must then be pooled again, exactly).
-template <int S, int KW>
-bool rk_max_pool_plane(const float* x, const RkConvWindow& w, const RkPoolLanes& lanes, int64_t out_h, bool exact, float* out) {
-  const int64_t taps_w = KW > 0 ? KW : w.taps_w, vectors = (w.out_w + 15) / 16;
+template <int S> bool rk_max_pool_plane(const float* x, const RkConvWindow& w, const RkPoolLanes& lanes, int64_t out_h, bool exact, float* out) {
+  const int64_t vectors = (w.out_w + 15) / 16;
   const __m512 lowest = _mm512_set1_ps(-INFINITY);
   const __m512i evens = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
   const __mmask16 last = rk_lanes(0, w.out_w - 16 * (vectors - 1));
@@ -53,8 +52,7 @@ bool rk_max_pool_plane(const float* x, const RkConvWindow& w, const RkPoolLanes&
       __m512 acc = lowest;
       for (int64_t i = i_lo; i < i_hi; ++i) {
         const float* row = x + (y0 + i) * w.row_step + 16 * v * S - w.pad_w;
-#pragma GCC unroll 4
-        for (int64_t j = 0; j < taps_w; ++j) {
+        for (int64_t j = 0; j < w.taps_w; ++j) {
           __m512 t = _mm512_mask_loadu_ps(lowest, lanes.first[j * vectors + v], row + j);
           if (S == 2) t = _mm512_permutex2var_ps(t, evens, _mm512_mask_loadu_ps(lowest, lanes.second[j * vectors + v], row + j + 16));
           if (exact) {  // (a == a && (t != t || t > a)) ? t : a
@@ -73,8 +71,7 @@ bool rk_max_pool_plane(const float* x, const RkConvWindow& w, const RkPoolLanes&
   return nan != 0;
 }
 
-// KW: the window's columns where 2 or 3 (unrolled), else 0.
-template <int S, int KW> void rk_max_pool_planes(int64_t images, const float* image, int64_t image_step, const RkConvWindow& w, float* out) {
+template <int S> void rk_max_pool_planes(int64_t images, const float* image, int64_t image_step, const RkConvWindow& w, float* out) {
   const int64_t planes = images * w.channels, out_h = w.plane / w.out_w;
   const bool parallel = planes >= 2 && planes * w.plane * w.taps_h * w.taps_w >= (int64_t{1} << 15);
   (void)parallel;
@@ -82,7 +79,7 @@ template <int S, int KW> void rk_max_pool_planes(int64_t images, const float* im
 #pragma omp parallel for schedule(static) if (parallel)
   for (int64_t m = 0; m < planes; ++m) {
     const float* x = image + (m / w.channels) * image_step + (m % w.channels) * w.channel_step;
-    if (rk_max_pool_plane<S, KW>(x, w, lanes, out_h, false, out + m * w.plane)) rk_max_pool_plane<S, KW>(x, w, lanes, out_h, true, out + m * w.plane);
+    if (rk_max_pool_plane<S>(x, w, lanes, out_h, false, out + m * w.plane)) rk_max_pool_plane<S>(x, w, lanes, out_h, true, out + m * w.plane);
   }
 }
 #endif

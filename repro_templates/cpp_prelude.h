@@ -214,11 +214,8 @@ extern "C" __attribute__((visibility("hidden"))) int rk_max_pool_f32(int64_t ima
                      w.taps_w >= 1 && w.taps_w <= kRkPoolTaps && w.col_step == 1 && w.out_w >= 1 && w.out_w <= 16 * kRkPoolVectors &&
                      w.plane % w.out_w == 0;
   if (!taken) return 1;
-  // By stride along a row (1, 2) and the window's columns (3, 2, any).
-  using Planes = void (*)(int64_t, const float*, int64_t, const RkConvWindow&, float*);
-  static const Planes kPlanes[2][3] = {{rk_max_pool_planes<1, 3>, rk_max_pool_planes<1, 2>, rk_max_pool_planes<1, 0>},
-                                       {rk_max_pool_planes<2, 3>, rk_max_pool_planes<2, 2>, rk_max_pool_planes<2, 0>}};
-  kPlanes[w.stride_w - 1][w.taps_w == 3 ? 0 : w.taps_w == 2 ? 1 : 2](images, image, image_step, w, out);
+  if (w.stride_w == 1) rk_max_pool_planes<1>(images, image, image_step, w, out);
+  else rk_max_pool_planes<2>(images, image, image_step, w, out);
   return 0;
 #else
   (void)images, (void)image, (void)image_step, (void)window, (void)out;
