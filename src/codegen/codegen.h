@@ -195,7 +195,8 @@ class Codegen {
   // float: im2col into panels and the prelude's conv GEMM; w_ptr the weights, c_at where (nb, g) writes;
   // its epilogue (gemm_out, bias: as conv2d_output_pass) run by the GEMM on each block it finishes
   std::string conv2d_panels(int id, const std::string& w_ptr, const std::string& c_at, const std::string& gemm_out, const std::string& bias);
-  std::string conv_window(int id, int64_t channels) const;  // `static const RkConvWindow window = {...};`
+  // `static const RkConvWindow window = {...};` for channels of x under win, to an output os
+  std::string window_constant(int x, const Window& win, const Shape& os, int64_t channels) const;
   // The conv kernels' RkEpilogue on the blocks they finish: the lambda's code and the argument
   // (both empty where there is none, and conv2d_output_pass finishes the output).
   struct BlockEpilogue {

@@ -493,19 +493,16 @@ int64_t winograd_room(int64_t m, int64_t channels, int64_t out_h, int64_t out_w,
 }
 }  // namespace
 
-// The conv's window as the prelude's kernels read it (RkConvWindow, cpp_base.h), a constant of the
-// generated code: `channels` input channels (of a group, for the conv GEMM; all of them, for the
-// depthwise kernel), the taps, the input's and output's sizes, stride, padding, dilation and the
-// input's strides.
-std::string Codegen::conv_window(int id, int64_t channels) const {
-  const Node& n = g_.node(id);
-  const int x = n.operands[0].value;
-  const Shape &xs = g_.node(x).type.shape, &ws = g_.node(n.operands[1].value).type.shape, &os = n.type.shape;
-  const Window win = window_of(n, &ws[2]);
+// A window as the prelude's kernels read it (RkConvWindow, cpp_base.h), a constant of the
+// generated code: `channels` input channels of x (of a group, for the conv GEMM; all of them, for
+// the depthwise kernel and the max pool), the window's taps, x's and the output's sizes, stride,
+// padding, dilation and x's strides.
+std::string Codegen::window_constant(int x, const Window& win, const Shape& os, int64_t channels) const {
+  const Shape& xs = g_.node(x).type.shape;
   const Access xa = access(x);
-  return fmt::format("    static const RkConvWindow window = {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};\n", channels, ws[2],
-                     ws[3], xs[2], xs[3], os[3], os[2] * os[3], win.stride[0], win.stride[1], win.padding[0], win.padding[1], win.dilation[0],
-                     win.dilation[1], xa.strides[1], xa.strides[2], xa.strides[3]);
+  return fmt::format("    static const RkConvWindow window = {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};\n", channels,
+                     win.kernel[0], win.kernel[1], xs[2], xs[3], os[3], os[2] * os[3], win.stride[0], win.stride[1], win.padding[0], win.padding[1],
+                     win.dilation[0], win.dilation[1], xa.strides[1], xa.strides[2], xa.strides[3]);
 }
 
 // float: im2col straight into the 32-column panels of the prelude's conv GEMM (cpp_conv_gemm.h).
@@ -539,7 +536,7 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
     s += fmt::format("  for (int64_t nb = 0; nb < {}; ++nb) for (int64_t g = 0; g < {}; ++g) {{\n", os[0], groups);
     s += "    float* panels = col;\n";
   }
-  s += conv_window(id, cg);
+  s += window_constant(x, win, os, cg);
   s += fmt::format("    const float* image = (const float*){} + {} + nb * {} + g * {};\n", ptr(xa), xa.offset, xa.strides[0], cg * xa.strides[1]);
   const BlockEpilogue epilogue =
       conv_block_epilogue(id, gemm_out, bias, fmt::format("nb * {} + g * {} + m", os[1], og), fmt::format("g * {} + m", og));
@@ -574,15 +571,16 @@ bool Codegen::depthwise_rows(int id) const {
 
 std::string Codegen::conv2d_depthwise(int id, const std::string& w_ptr, const std::string& gemm_out, const std::string& bias) {
   const Node& n = g_.node(id);
-  const Shape& os = n.type.shape;
-  const Access xa = access(n.operands[0].value);
+  const int x = n.operands[0].value;
+  const Shape &ws = g_.node(n.operands[1].value).type.shape, &os = n.type.shape;
+  const Access xa = access(x);
   // The direct conv for machines without AVX-512, emitted first: the epilogue's kernel below
   // starts again from the same state.
   const std::set<int> before = in_kernel_;
   const std::string direct = conv2d_planes(id);
   in_kernel_ = before;
   std::string s = "#if defined(__AVX512F__)\n  {\n";
-  s += conv_window(id, os[1]);
+  s += window_constant(x, window_of(n, &ws[2]), os, os[1]);
   const BlockEpilogue epilogue = conv_block_epilogue(id, gemm_out, bias, "m", fmt::format("m % {}", os[1]));
   s += epilogue.code;
   s += fmt::format("    if (rk_depthwise_f32({}, (const float*){}, (const float*){} + {}, {}, &window, (float*){}, {})) {}\n  }}\n", os[0], w_ptr,

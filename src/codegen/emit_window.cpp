@@ -104,10 +104,7 @@ std::string Codegen::pool_kernel(int id) {
     if (!max_pool_vectors(id)) return max_pool_rows(id);
     // The prelude's kernel where the machine has AVX-512 (cpp_pool.h), the rows below elsewhere.
     const Access xa = access(x);
-    std::string s = "#if defined(__AVX512F__)\n  {\n";
-    s += fmt::format("    static const RkConvWindow window = {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 1, 1, {}, {}, 1}};\n", os[1],
-                     win.kernel[0], win.kernel[1], in[2], in[3], os[3], os[2] * os[3], win.stride[0], win.stride[1], win.padding[0], win.padding[1],
-                     xa.strides[1], xa.strides[2]);
+    std::string s = "#if defined(__AVX512F__)\n  {\n" + window_constant(x, win, os, os[1]);
     s += fmt::format("    if (rk_max_pool_f32({}, (const float*){} + {}, {}, &window, (float*){})) {}\n  }}\n", os[0], ptr(xa), xa.offset,
                      xa.strides[0], buf(id), fail(fmt::format("{}: the max pool kernel does not take this window", n.name)));
     return s + "#else\n" + max_pool_rows(id) + "#endif\n";
