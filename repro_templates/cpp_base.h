@@ -80,8 +80,8 @@ extern "C" void rk_conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* A
 // 7x7 at stride 1 or 2 without dilation; each input plane contiguous) over `images` images
 // image_step floats apart, on AVX-512 (cpp_conv_depthwise.h): C[(n channels + c) plane + q] for
 // output pixel q of channel c of image n, without bias. `epilogue` runs on each group of planes
-// (rows m = n channels + c) as it is finished. Returns nonzero, computing nothing, for a window it does
-// not take or on a machine without AVX-512.
+// (rows m = n channels + c) as it is finished. Returns nonzero, computing nothing, for a window it
+// does not take or on a machine without AVX-512.
 extern "C" int rk_depthwise_f32(int64_t images, const float* weights, const float* image, int64_t image_step, const RkConvWindow* window, float* C,
                                 RkEpilogue epilogue);
 // 2-D max pooling of `images` images (image_step floats apart; window->channels planes each,

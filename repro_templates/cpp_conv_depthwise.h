@@ -7,9 +7,9 @@
 // each input row is loaded once, masked to the row, and each column tap's shifted copy made in
 // registers by a permute that zeroes the lanes in the padding; 16 rows of output (8 at stride 2)
 // are summed at once, so that each input row is added into every sum it is a tap row of. Planes
-// up to 8 wide go two rows of output a vector. The generated direct conv (conv2d_planes) copies each plane,
-// padded, before its pass over the taps and runs its epilogue a row at a time: on rows of 7 or 14
-// most of its time was those loops' overhead.
+// up to 8 wide go two rows of output a vector. The generated direct conv (conv2d_planes) copies
+// each plane, padded, before its pass over the taps and runs its epilogue a row at a time: on rows
+// of 7 or 14 most of its time was those loops' overhead.
 // Tried before this: 16 channels a vector, the planes transposed in and out (ONNX Runtime's and
 // oneDNN's blocked layout, but only inside the kernel): the transposes cost as much as the taps,
 // and it was no faster; each tap's row read by a masked load from the plane: 0.83-0.88x this on
@@ -17,6 +17,7 @@
 #ifndef RK_CPP_CONV_DEPTHWISE_H
 #define RK_CPP_CONV_DEPTHWISE_H
 #include "cpp_base.h"
+#include "cpp_avx512.h"
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -24,13 +25,6 @@
 namespace {
 
 #if defined(__AVX512F__)
-// Lanes [lo, hi) of 16 (empty when hi <= lo).
-inline __mmask16 rk_lanes(int64_t lo, int64_t hi) {
-  lo = lo < 0 ? 0 : lo;
-  hi = hi > 16 ? 16 : hi;
-  return hi <= lo ? (__mmask16)0 : (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
-}
-
 // Rows of output summed at once at stride 2, and as pairs of rows: 8 independent sums (with 4 the
 // adds waited on each other: 4-12% slower in a stand-alone copy; 16 was 6% slower at stride 2
 // there). At stride 1, 16 (rk_depthwise_plane): each input row is then added into up to K sums
@@ -66,7 +60,7 @@ template <int K, int S>
 void rk_depthwise_plane(const float* x, const float* w, const RkConvWindow& d, const RkDepthwiseTaps<K, S>& taps, int64_t out_h, float* out) {
   __m512 wv[K * K];
   for (int t = 0; t < K * K; ++t) wv[t] = _mm512_set1_ps(w[t]);
-  const __m512i evens = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i evens = rk_even_lanes();
   const __m512i odds = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
   const __mmask16 first = rk_lanes(0, d.in_w), second = rk_lanes(0, d.in_w - 16), store = rk_lanes(0, d.out_w);
   // R output rows at a time: each input row under them read once and added into each of their

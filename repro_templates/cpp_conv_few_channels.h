@@ -13,7 +13,7 @@
 #ifndef RK_CPP_CONV_FEW_CHANNELS_H
 #define RK_CPP_CONV_FEW_CHANNELS_H
 #include "cpp_base.h"
-#include "cpp_conv_depthwise.h"  // rk_lanes
+#include "cpp_avx512.h"
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -28,7 +28,7 @@ constexpr int64_t kRkFewChannelsTaps = 4 * 11 * 11;  // channels x taps at most
 // Copies input row y of every channel into the strip's row u, phase by phase.
 template <int S>
 inline void rk_few_channels_copy_row(const float* image, const RkConvWindow& w, int64_t y, int64_t u, int64_t rows, int64_t pitch, float* strip) {
-  const __m512i evens = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i evens = rk_even_lanes();
   for (int64_t c = 0; c < w.channels; ++c) {
     const float* row = image + c * w.channel_step + y * w.row_step;
     for (int64_t p = 0; p < S; ++p) {

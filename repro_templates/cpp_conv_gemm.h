@@ -5,6 +5,7 @@
 // col[K, N]. im2col writes col straight into the GEMM's 32-column panels; the weights are its A.
 #ifndef RK_CPP_CONV_GEMM_H
 #define RK_CPP_CONV_GEMM_H
+#include "cpp_avx512.h"
 #include "cpp_panel_gemm.h"
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -75,7 +76,7 @@ inline void rk_pack_conv_panel(const float* x, const RkConvWindow& w, int64_t p,
 #else
   const bool stride2 = false;
 #endif
-  const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i evens = rk_even_lanes();
   for (int h = 0; h < 2; ++h) {
     // The half's pixels inside the plane (none where it cannot be read as runs).
     const int pixels = unit || stride2 ? (int)rk_max<int64_t>(0, rk_min<int64_t>(16, w.plane - (p * 32 + 16 * h))) : 0;

@@ -12,7 +12,7 @@
 #ifndef RK_CPP_POOL_H
 #define RK_CPP_POOL_H
 #include "cpp_base.h"
-#include "cpp_conv_depthwise.h"  // rk_lanes
+#include "cpp_avx512.h"
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -43,7 +43,7 @@ struct RkPoolLanes {
 template <int S> bool rk_max_pool_plane(const float* x, const RkConvWindow& w, const RkPoolLanes& lanes, int64_t out_h, bool exact, float* out) {
   const int64_t vectors = (w.out_w + 15) / 16;
   const __m512 lowest = _mm512_set1_ps(-INFINITY);
-  const __m512i evens = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i evens = rk_even_lanes();
   const __mmask16 last = rk_lanes(0, w.out_w - 16 * (vectors - 1));
   __mmask16 nan = 0;
   for (int64_t oy = 0; oy < out_h; ++oy) {

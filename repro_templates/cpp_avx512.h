@@ -1,0 +1,27 @@
+// reprokit generated code: the lane masks and permute indices that the AVX-512 kernels share (part
+// of cpp_prelude.h, compiled only into the kernels unit that defines RK_CONV_KERNELS).
+#ifndef RK_CPP_AVX512_H
+#define RK_CPP_AVX512_H
+#include "cpp_base.h"
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+namespace {
+
+#if defined(__AVX512F__)
+// Lanes [lo, hi) of 16 (empty when hi <= lo).
+inline __mmask16 rk_lanes(int64_t lo, int64_t hi) {
+  lo = lo < 0 ? 0 : lo;
+  hi = hi > 16 ? 16 : hi;
+  return hi <= lo ? (__mmask16)0 : (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+}
+
+// A two-source permute's indices for elements 0, 2, ..., 30: the even columns of 32 (at stride 2,
+// the input under 16 outputs).
+inline __m512i rk_even_lanes() { return _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0); }
+#endif
+
+}  // namespace
+
+#endif  // RK_CPP_AVX512_H
