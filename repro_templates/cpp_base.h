@@ -90,11 +90,20 @@ extern "C" int rk_depthwise_f32(int64_t images, const float* weights, const floa
 // window is all padding). Returns nonzero, computing nothing, for a window it does not take or
 // on a machine without AVX-512.
 extern "C" int rk_max_pool_f32(int64_t images, const float* image, int64_t image_step, const RkConvWindow* window, float* out);
+// B's panels packed once and kept across runs, for a B that is a frozen input (a model's weight:
+// the same tensor, unchanged, on every run): the header of a slice of the workspace's kept region,
+// which the caller zeroes before the first run. `source` is the B the panels following it were
+// packed from (nullptr before the first run); a call with another B packs them again.
+struct alignas(64) RkKeptPanels {
+  const float* source;
+};
 // C[M x N] (rows ldc apart) = A x B given as to rk_gemm (ta/tb: RK_TRANS for an operand stored
 // transposed), on the panel GEMM (cpp_panel_gemm.h) where it has its AVX-512 kernel; else rk_gemm. panels: room
-// for K x (M rounded up to 32) floats when tb is RK_TRANS, else K x (N rounded up to 32).
+// for K x (M rounded up to 32) floats when tb is RK_TRANS, else K x (N rounded up to 32). kept:
+// nullptr, or room for an RkKeptPanels and K x (N rounded up to 32) floats where the GEMM packs B
+// (ta RK_NO_TRANS, and tb RK_NO_TRANS or M >= N): B's panels are packed there once, not on every call.
 extern "C" void rk_matmul_f32(int ta, int tb, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb, float* C,
-                              int64_t ldc, float* panels);
+                              int64_t ldc, float* panels, RkKeptPanels* kept);
 
 namespace {
 

@@ -303,6 +303,7 @@ using RkPanelTile = void (*)(int64_t m_lo, int64_t m_hi, int64_t p_lo, int64_t p
 // With an epilogue, each block of C is handed to it as soon as it is complete (every slice of K
 // added), in blocks still in cache: chunks of a group's panels, or, in a tile, a block of rows
 // across its panels or a panel across its rows.
+// Without `pack`, `panels` holds every panel of B already (packed once: rk_matmul_f32's kept panels).
 inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, RkPackPanels pack, const void* arg, const float* direct,
                           int64_t ldd, float* panels, RkOut out, RkPanelTile tile, bool padded, RkEpilogue epilogue = {}) {
   const int64_t np = (N + kRkPanelCols - 1) / kRkPanelCols;
@@ -313,6 +314,7 @@ inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64
   // Panels [p_lo, p_hi) to `to` (panel p_lo first); read in place (`direct`), only a short last
   // panel is packed.
   const auto pack_panels = [&](int64_t p_lo, int64_t p_hi, float* to) {
+    if (!pack) return;
     const int64_t first = direct ? (N % kRkPanelCols != 0 ? rk_max(p_lo, np - 1) : p_hi) : p_lo;
     if (first < p_hi) pack(arg, first, p_hi, padded, to + (first - p_lo) * K * kRkPanelCols);
   };
@@ -325,7 +327,8 @@ inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64
       // Each thread packs its groups into the same slot of `panels` (threads x group <= np / 2
       // panels): the slot stays in its L2. A slot a group sent every packed line out to memory
       // and read each new one in first (a 768 x 3072 weight: 9 MiB of packed panels a run).
-      float* const own = panels + rk_thread_num() * group * K * kRkPanelCols;
+      // Panels packed already are read where they lie.
+      float* const own = pack ? panels + rk_thread_num() * group * K * kRkPanelCols : panels + p_lo * K * kRkPanelCols;
       pack_panels(p_lo, p_hi, own);
       // The group's panels as panels 0.. of its own GEMM: C, B in place and N from column 32 p_lo.
       const RkOut part{out.C + p_lo * kRkPanelCols * out.ldj, out.ldc, out.ldj};

@@ -225,8 +225,19 @@ extern "C" __attribute__((visibility("hidden"))) int rk_max_pool_f32(int64_t ima
 #endif
 #ifdef RK_GEMM_KERNELS
 extern "C" __attribute__((visibility("hidden"))) void rk_matmul_f32(int ta, int tb, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
-                                                                    const float* b, int64_t ldb, float* C, int64_t ldc, float* panels) {
+                                                                    const float* b, int64_t ldb, float* C, int64_t ldc, float* panels,
+                                                                    RkKeptPanels* kept) {
 #if defined(__AVX512F__)
+  if (kept && ta == RK_NO_TRANS && (tb == RK_NO_TRANS || M >= N)) {  // B's panels as the kept region holds them
+    const RkMatrix bm = tb == RK_TRANS ? RkMatrix{b, 1, ldb, K, N} : RkMatrix{b, ldb, 1, K, N};
+    float* const packed = reinterpret_cast<float*>(kept + 1);
+    if (kept->source != b) {
+      rk_pack_matrix_panels(&bm, 0, (N + kRkPanelCols - 1) / kRkPanelCols, true, packed);
+      kept->source = b;
+    }
+    rk_panel_gemm(M, N, K, a, lda, nullptr, nullptr, nullptr, 0, packed, RkOut{C, ldc, 1}, rk_full_panel_tile, true);
+    return;
+  }
   if (tb == RK_TRANS && ta == RK_NO_TRANS && M >= N) {
     // A linear layer over more rows than outputs (thousands of tokens, a batch of sequences): C = A (in place)
     // x W^T, W's rows packed into panels once (by 16 x 16 transposes) and read by every row of
@@ -250,7 +261,7 @@ extern "C" __attribute__((visibility("hidden"))) void rk_matmul_f32(int ta, int 
     return;
   }
 #endif
-  (void)panels;
+  (void)panels, (void)kept;
   rk_gemm(ta, tb, M, N, K, a, lda, b, ldb, C, ldc);
 }
 #endif

@@ -71,7 +71,9 @@ std::string valid_columns(const Window& win, int64_t in_w, int64_t out_w);
 
 class Codegen {
  public:
-  Codegen(const Graph& g, const NodeInjections& inj, const Target& target);
+  // frozen: inputs whose values every run passes unchanged, in the same tensor (CompileOptions::
+  // frozen_inputs); CPU kernels keep what they derive from them in the workspace's kept region.
+  Codegen(const Graph& g, const NodeInjections& inj, const Target& target, std::set<std::string> frozen = {});
   std::string run();  // CUDA: the whole source; CPU: the entry point (the kernels are in units())
   // CPU: the separately compiled functions (see CppSource).
   struct Unit {
@@ -138,6 +140,12 @@ class Codegen {
   std::string scratch(const std::string& name, const char* ct, int64_t count);
   // CPU: the entry point's buffer-table slot of the scratch arena (after the caller's outputs).
   int scratch_id() const { return g_.size() + static_cast<int>(g_.outputs.size()); }
+  // CPU: memory of the current kernel's own that lasts from run to run (the workspace's kept
+  // region, after the scratch arena, zeroed by the caller before the first run): `bytes` at a
+  // 64-byte boundary, as `unsigned char* name`. Only for what a frozen input decides.
+  std::string kept(const std::string& name, int64_t bytes);
+  int kept_id() const { return scratch_id() + 1; }
+  bool frozen(int id) const { return id >= 0 && id < g_.num_inputs() && frozen_.count(g_.node(id).name) > 0; }
   std::string injection_prologue(int id);
   bool perturbs(int id) const;
   // The opening of the call that applies node id's accuracy fault to a value: "rk_perturb(",
@@ -249,6 +257,8 @@ class Codegen {
   std::vector<std::string> errors_;
   int64_t workspace_bytes_ = 0;
   int64_t kernel_scratch_ = 0, max_scratch_ = 0;  // CPU: the current kernel's scratch bytes; the most any kernel takes
+  int64_t kept_bytes_ = 0;                        // CPU: the kept region's size
+  std::set<std::string> frozen_;
   std::vector<Unit> units_;
   std::vector<std::string> kernel_labels_;
   std::string kernel_label_;  // the label of the kernel being emitted (kernel_header)

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
+#include <set>
 
 #include "cpp_codegen.h"
 #include "cpp_toolchain.h"
@@ -28,14 +30,17 @@ using ProfileFn = int (*)(void* const*, void* const*, unsigned char*, char*, int
 
 // Memory for intermediates, allocated on the first run and kept: a fresh zeroed workspace per run
 // cost more than the kernels on small models (page faults and memset were 80% of mobilenet_v2's
-// run). Not zeroed: every kernel writes its buffers before reading them.
+// run). Zeroed once, for its kept region (what kernels derive from frozen inputs, marked not yet
+// derived); every kernel writes its buffers before reading them.
 struct Workspace {
   std::mutex mutex;  // one run at a time uses it
   std::unique_ptr<unsigned char, void (*)(void*)> memory{nullptr, std::free};
   unsigned char* get(int64_t bytes) {
     if (!memory) {
-      memory.reset(static_cast<unsigned char*>(std::aligned_alloc(64, static_cast<size_t>((bytes + 63) / 64 * 64))));
+      const size_t size = static_cast<size_t>((bytes + 63) / 64 * 64);
+      memory.reset(static_cast<unsigned char*>(std::aligned_alloc(64, size)));
       if (!memory) throw std::bad_alloc();
+      std::memset(memory.get(), 0, size);
     }
     return memory.get();
   }
@@ -43,8 +48,11 @@ struct Workspace {
 
 class CppCompiledGraph : public CompiledGraph {
  public:
-  CppCompiledGraph(Graph g, std::string source, std::vector<std::string> labels, CompiledLibrary lib)
-      : g_(std::move(g)), source_(std::move(source)), labels_(std::move(labels)), lib_(lib) {}
+  CppCompiledGraph(Graph g, std::string source, std::vector<std::string> labels, CompiledLibrary lib, const std::set<std::string>& frozen)
+      : g_(std::move(g)), source_(std::move(source)), labels_(std::move(labels)), lib_(lib) {
+    for (int i = 0; i < g_.num_inputs(); ++i)
+      if (frozen.count(g_.node(i).name)) frozen_.push_back(i);
+  }
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) override { return run_with(inputs, nullptr); }
   std::string source() const override { return source_; }
@@ -79,6 +87,10 @@ class CppCompiledGraph : public CompiledGraph {
     unsigned char* ws = workspace_.get(lib_.workspace_bytes);
     const int rc = seconds ? reinterpret_cast<ProfileFn>(lib_.profile)(in_ptrs.data(), out_ptrs.data(), ws, err, sizeof err, seconds->data())
                            : reinterpret_cast<EntryFn>(lib_.entry)(in_ptrs.data(), out_ptrs.data(), ws, err, sizeof err);
+    // The frozen inputs' tensors stay alive while the kept region refers to them, so no other
+    // tensor is given their addresses (the kernels tell one B from another by its address).
+    held_.clear();
+    for (int i : frozen_) held_.push_back(ins[static_cast<size_t>(i)]);
     if (rc != 0) throw CompileFailure(FailureKind::runtime_error, fmt::format("generated code for graph {} failed: {}", g_.name, err));
     return outs;
   }
@@ -88,6 +100,8 @@ class CppCompiledGraph : public CompiledGraph {
   std::vector<std::string> labels_;
   CompiledLibrary lib_;
   Workspace workspace_;
+  std::vector<int> frozen_;   // inputs in CompileOptions::frozen_inputs
+  std::vector<Tensor> held_;  // their tensors in the last run
 };
 
 }  // namespace
@@ -95,9 +109,9 @@ class CppCompiledGraph : public CompiledGraph {
 std::unique_ptr<CompiledGraph> compile_cpp(const Graph& g, const CompileOptions& options) {
   NodeInjections inj = resolve_injections(g, options);
   Graph lowered = lower_for_codegen(g, options, nullptr);
-  CppSource source = render_cpp(lowered, inj);
+  CppSource source = render_cpp(lowered, inj, options.frozen_inputs);
   CompiledLibrary lib = build_shared_object(source, default_cache_dir(options.cache_dir));
-  return std::make_unique<CppCompiledGraph>(std::move(lowered), source.text(), source.kernel_labels, lib);
+  return std::make_unique<CppCompiledGraph>(std::move(lowered), source.text(), source.kernel_labels, lib, options.frozen_inputs);
 }
 
 }  // namespace reprokit

@@ -132,8 +132,14 @@ const Target kCudaTarget{"cuda",
                          /*errors_as_text=*/false,
                          /*separate_units=*/false};
 
-Codegen::Codegen(const Graph& g, const NodeInjections& inj, const Target& target)
-    : g_(g), inj_(inj), target_(target), m_(target.math_ns), users_(compute_users(g)), outputs_(g.outputs.begin(), g.outputs.end()) {}
+Codegen::Codegen(const Graph& g, const NodeInjections& inj, const Target& target, std::set<std::string> frozen)
+    : g_(g),
+      inj_(inj),
+      target_(target),
+      m_(target.math_ns),
+      users_(compute_users(g)),
+      outputs_(g.outputs.begin(), g.outputs.end()),
+      frozen_(std::move(frozen)) {}
 
 void Codegen::plan_groups() {
   std::map<int64_t, std::vector<int>> groups;
@@ -273,6 +279,13 @@ std::string Codegen::scratch(const std::string& name, const char* ct, int64_t co
   std::string s = fmt::format("  {0}* {1} = ({0}*)(ws + {2});\n", ct, name, workspace_bytes_);
   workspace_bytes_ += (std::max<int64_t>(count, 1) * 8 + 15) / 16 * 16;
   return s;
+}
+
+std::string Codegen::kept(const std::string& name, int64_t bytes) {
+  if (!target_.separate_units) throw InternalError("a kept region on a target without one");
+  const int64_t at = kept_bytes_;
+  kept_bytes_ += (std::max<int64_t>(bytes, 1) + 63) / 64 * 64;
+  return fmt::format("  unsigned char* {} = {} + {};\n", name, buf(kept_id()), at);
 }
 
 std::string Codegen::injection_prologue(int id) {
@@ -644,8 +657,10 @@ std::string Codegen::run() {
     std::string decls;
     for (int i : used_) {
       const std::string source = target_.separate_units ? fmt::format("P[{}]", chunk_args.size()) : fmt::format("B[{}]", i);
-      // B[n + k] is the caller's output k (written by the copies below); B[n + n_out], the scratch arena.
-      const char* type = i == scratch_id() ? "unsigned char" : storage_type(g_.node(i < n ? i : g_.outputs[static_cast<size_t>(i - n)]).type.dtype);
+      // B[n + k] is the caller's output k (written by the copies below); B[n + n_out], the scratch
+      // arena; B[n + n_out + 1], the kept region.
+      const char* type = i == scratch_id() || i == kept_id() ? "unsigned char"
+                                                             : storage_type(g_.node(i < n ? i : g_.outputs[static_cast<size_t>(i - n)]).type.dtype);
       decls += fmt::format("    {0}* {1} = ({0}*){2};\n", type, local("b", i), source);
       if (target_.separate_units) chunk_args.push_back(i);
     }
@@ -712,6 +727,7 @@ std::string Codegen::run() {
            fmt::format("  void* B[{}];\n", n + n_out) + fill + calls + "}\n";
   }
   // The entry point: the buffer table, then each unit called with its slice of the pointer list.
+  const int64_t kept_at = (ws_bytes + max_scratch_ + 63) / 64 * 64;  // the kept region, after the scratch arena
   std::string declared, args, call_table;
   std::set<std::string> seen;
   int64_t first = 0, kernels_before = 0;
@@ -725,10 +741,12 @@ std::string Codegen::run() {
          "using Kernel = int (*)(void* const*, char*, int);\nstruct RkCall {\n  Kernel fn;\n  int64_t first, kernel;  // its pointers; its first "
          "kernel\n};\n" +
          "static const RkCall kCalls[] = {\n" + call_table + "  {nullptr, 0, 0}};\n\n" +
-         fmt::format("extern \"C\" int64_t rk_graph_workspace_bytes(void) {{ return {}; }}\n", std::max<int64_t>(ws_bytes + max_scratch_, 64)) +
+         fmt::format("extern \"C\" int64_t rk_graph_workspace_bytes(void) {{ return {}; }}\n", std::max<int64_t>(kept_at + kept_bytes_, 64)) +
          fmt::format("extern \"C\" int64_t rk_graph_kernel_count(void) {{ return {}; }}\n\n", kernels_before) + kProfiler +
          "static int rk_graph_calls(void* const* inputs, void* const* outputs, unsigned char* ws, char* err, int errlen) {\n" +
-         fmt::format("  std::vector<void*> B({});\n  B[{}] = ws + {};\n", n + n_out + 1, scratch_id(), ws_bytes) + fill +
+         fmt::format("  std::vector<void*> B({});\n  B[{}] = ws + {};\n  B[{}] = ws + {};\n", n + n_out + 2, scratch_id(), ws_bytes, kept_id(),
+                     kept_at) +
+         fill +
          fmt::format("  std::vector<void*> P({});\n  for (int64_t i = 0; i < {}; ++i) P[i] = B[kArgs[i]];\n", std::max<int64_t>(first, 1), first) +
          "  for (const RkCall* c = kCalls; c->fn; ++c) {\n    rk_profile_first = c->kernel;\n" +
          "    if (c->fn(P.data() + c->first, err, errlen)) return 1;\n  }\n  return 0;\n}\n\n" +
@@ -742,8 +760,8 @@ std::string Codegen::run() {
 
 }  // namespace codegen_detail
 
-CppSource render_cpp(const Graph& g, const NodeInjections& injections) {
-  codegen_detail::Codegen gen(g, injections, codegen_detail::kCpuTarget);
+CppSource render_cpp(const Graph& g, const NodeInjections& injections, const std::set<std::string>& frozen_inputs) {
+  codegen_detail::Codegen gen(g, injections, codegen_detail::kCpuTarget, frozen_inputs);
   CppSource out;
   const std::string prelude = template_text("cpp_prelude.h") + "\n";
   out.entry = gen.run();

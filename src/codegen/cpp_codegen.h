@@ -2,6 +2,7 @@
 // group, or a standalone matmul / view / cat / embedding / gather / full / reduction node).
 #pragma once
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,8 +18,9 @@ using NodeInjections = std::map<std::string, NodeFault>;
 // `entry` defines `extern "C" int rk_graph_run(void* const* inputs, void* const* outputs, unsigned
 // char* ws, char* err, int errlen)`: inputs in graph order (with their declared strides), outputs
 // contiguous, allocated by the caller, and a workspace of `rk_graph_workspace_bytes()` bytes (64-byte
-// aligned, contents ignored: the caller keeps one per compiled graph across runs); returns 0, or 1
-// with a message in err. It calls the `units`, each one
+// aligned, zeroed before the first run, and kept by the caller across runs of one compiled graph:
+// its end holds what kernels derived from `frozen_inputs`, whose values every run passes unchanged
+// in the same tensor); returns 0, or 1 with a message in err. It calls the `units`, each one
 // function of a few kernels named rk_u_<hash of its text>: a unit's text depends only on the
 // kernels it holds (buffers arrive as a pointer list, names inside are numbered per kernel), so
 // candidates that keep most of a graph share most of its compiled units.
@@ -33,7 +35,7 @@ struct CppSource {
   std::vector<std::string> kernel_labels;  // each kernel's nodes and ops, in the order the entry runs them
   std::string text() const;                // all of it, for reading (not compilable as one unit)
 };
-CppSource render_cpp(const Graph& g, const NodeInjections& injections);
+CppSource render_cpp(const Graph& g, const NodeInjections& injections, const std::set<std::string>& frozen_inputs = {});
 
 // The same lowering rendered as CUDA C++: one `rk_graph_kernel(inputs, outputs, ws, err)` run by a
 // single thread block, each kernel a block-strided loop followed by __syncthreads(). Errors set

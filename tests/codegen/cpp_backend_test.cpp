@@ -459,8 +459,51 @@ TEST(CppBackend, GeneratedCodeCompilesWithoutWarnings) {
       compile_graph(g, opts);
       EXPECT_EQ(last_compiler_output(), "") << "warnings in the generated code of " << g.name;
     }
+    CompileOptions frozen = opts;  // weights kept from run to run (every input but the first)
+    for (int i = 1; i < g.num_inputs(); ++i) frozen.frozen_inputs.insert(g.node(i).name);
+    compile_graph(g, frozen);
+    EXPECT_EQ(last_compiler_output(), "") << "warnings in the generated code of " << g.name << " with frozen weights";
   }
   std::filesystem::remove_all(opts.cache_dir);
+}
+
+// Frozen inputs (CompileOptions::frozen_inputs, a model's weights in timed runs): a GEMM that packs
+// its weight packs it once into the workspace's kept region, and again when a run passes another
+// tensor; a weight the GEMM reads in place keeps nothing. Each run agrees with the reference.
+TEST(CppBackend, FrozenWeightsArePackedOnceAndAgainForAnotherTensor) {
+  Graph g = parse_graph(
+      "graph frozen(%x: f32[49, 300], %w: f32[300, 200], %x2: f32[120, 300], %w2: f32[60, 300], %x3: f32[20, 300], %w3: f32[200, 300]) {\n"
+      "  %y = matmul(%x, %w)\n  %y2 = linear(%x2, %w2)\n  %y3 = linear(%x3, %w3)\n  return (%y, %y2, %y3)\n}");
+  CompileOptions opts = cpp_options();
+  opts.frozen_inputs = {"w", "w2", "w3"};
+  auto compiled = compile_graph(g, opts);
+  const std::string src = compiled->source();
+  size_t kept = 0;
+  for (size_t at = src.find("(RkKeptPanels*)"); at != std::string::npos; at = src.find("(RkKeptPanels*)", at + 1)) ++kept;
+  EXPECT_EQ(kept, 2u) << "x w and x2 w2^T pack their weights; x3 w3^T reads w3 in place";
+  EXPECT_EQ(compile_graph(g, cpp_options())->source().find("(RkKeptPanels*)"), std::string::npos) << "nothing kept without frozen inputs";
+  const std::vector<Tensor> first = generate_inputs(g, 5), second = generate_inputs(g, 6);
+  const auto error = [&](const std::vector<Tensor>& inputs) {
+    InterpretOptions f64;
+    f64.cast_to_f64 = true;
+    const std::vector<Tensor> ref = interpret(g, inputs, f64), got = compiled->run(inputs);
+    double worst = 0;
+    for (size_t k = 0; k < ref.size(); ++k) {
+      const auto a = got[k].to_doubles(), b = ref[k].to_doubles();
+      double scale = 1;
+      for (double v : b) scale = std::max(scale, std::fabs(v));
+      for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(a[i] - b[i]) / scale);
+    }
+    return worst;
+  };
+  EXPECT_LT(error(first), 1e-5) << "the first run packs";
+  std::vector<Tensor> new_x = first;  // the same weights, other activations: the kept panels serve
+  for (size_t i : {0u, 2u, 4u}) new_x[i] = second[i];
+  EXPECT_LT(error(new_x), 1e-5);
+  std::vector<Tensor> new_w = first;  // other weight tensors: packed again
+  for (size_t i : {1u, 3u, 5u}) new_w[i] = second[i];
+  EXPECT_LT(error(new_w), 1e-5);
+  EXPECT_LT(error(first), 1e-5) << "the first weights again";
 }
 
 // A cat whose operands only it reads (squeezenet's fire modules at batch 1) has no kernel: each

@@ -47,6 +47,12 @@ struct CompileOptions {
   // Options of a compiler that is not reprokit's, by its own names (inductor: torch._inductor.config
   // options, "cpp.simdlen"), each value a JSON number, string, boolean or null. Saved in bundles.
   std::map<std::string, std::string> backend_options;
+  // Inputs (by name) whose values every run of the compiled graph passes unchanged, in the same
+  // tensor: a model's weights, as ONNX Runtime and OpenVINO take initializers. The cpp backend
+  // keeps what it derives from them (a GEMM's packed panels) from one run to the next, and derives
+  // it again when a run passes another tensor; a tensor written in place between runs is not seen.
+  // Set only for timed warm runs (the harness and its repros never set it); not saved in bundles.
+  std::set<std::string> frozen_inputs;
 };
 
 // Parses "OP:KIND" / "PASS:N"; throws UserError with the offending text.
