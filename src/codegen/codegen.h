@@ -162,6 +162,7 @@ class Codegen {
   // ---- emit_pointwise.cpp
   std::string pointwise_expr(int id, const Shape& iter, const std::string& flat);
   bool fast_float_math(const char* ct) const;
+  std::optional<std::string> float_reciprocal(const Operand& divisor, const char* ct) const;  // "(float)(1/c)", or nullopt
   static std::string convert_expr(const std::string& x, DType from, DType to);
   std::string operand_expr(const Operand& o, const char* ct, const Shape& iter, const std::string& flat);
   std::string pointwise_body(const std::vector<int>& ids, const Shape& iter, const std::string& flat, const std::string& indent);

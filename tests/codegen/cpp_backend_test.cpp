@@ -467,6 +467,37 @@ TEST(CppBackend, GeneratedCodeCompilesWithoutWarnings) {
   std::filesystem::remove_all(opts.cache_dir);
 }
 
+// A float divided by a constant is multiplied by the constant's reciprocal (within about an ulp of
+// the quotient); a constant whose reciprocal is not a normal float (0, infinity, the largest
+// floats) stays a division, so x / 0 is still +-inf or NaN.
+TEST(CppBackend, FloatDivisionByAConstantIsAMultiplyByItsReciprocal) {
+  Graph g = parse_graph(
+      "graph d(%x: f32[4, 37]) {\n  %a = div(%x, 1.4142135381698608)\n  %b = div(%x, 3)\n  %c = div(%x, 0.0)\n"
+      "  %e = div(%x, 3.0e38)\n  return (%a, %b, %c, %e)\n}");
+  const std::string src = compile_graph(g, cpp_options())->source();
+  EXPECT_NE(src.find("* (float)(0.70710676908493042)"), std::string::npos) << "x / sqrt(2) as x * (1 / sqrt(2))";
+  EXPECT_NE(src.find("* (float)(0.3333333432674408)"), std::string::npos) << "x / 3 as x * (1 / 3)";
+  EXPECT_NE(src.find("/ (float)(0)"), std::string::npos) << "x / 0 stays a division";
+  EXPECT_NE(src.find("/ (float)(3.0000000000000001e+38)"), std::string::npos) << "1 / 3e38 is subnormal: a division";
+  std::vector<Tensor> inputs = generate_inputs(g, 5);
+  inputs[0].set(0, 0.0);  // 0 / 0: NaN
+  const std::vector<Tensor> ref = interpret(g, inputs), got = compile_graph(g, cpp_options())->run(inputs);
+  for (size_t k = 0; k < ref.size(); ++k) {
+    const auto a = got[k].to_doubles(), b = ref[k].to_doubles();
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (std::isnan(b[i])) {
+        EXPECT_TRUE(std::isnan(a[i])) << "output " << k << " element " << i;
+        continue;
+      }
+      if (std::isinf(b[i])) {
+        EXPECT_EQ(a[i], b[i]) << "output " << k << " element " << i;
+        continue;
+      }
+      EXPECT_LE(std::fabs(a[i] - b[i]), 2.5e-7 * std::fabs(b[i]) + 1e-45) << "output " << k << " element " << i;
+    }
+  }
+}
+
 // Frozen inputs (CompileOptions::frozen_inputs, a model's weights in timed runs): a GEMM that packs
 // its weight packs it once into the workspace's kept region, and again when a run passes another
 // tensor; a weight the GEMM reads in place keeps nothing. Each run agrees with the reference.
