@@ -57,6 +57,22 @@ std::optional<int64_t> uniform_step(const Access& a, const Shape& shape) {
   return step ? *step : 0;
 }
 
+// Operand `a` of `shape`, aligned right against `iter`, read over its last `dims` dims as one run
+// (C order): the index of element r of the run is r * step (step 0: one element, as a per-channel
+// parameter's over a plane), or none where its strides do not nest so.
+std::optional<int64_t> run_step(const Access& a, const Shape& shape, const Shape& iter, size_t dims) {
+  const size_t rank = iter.size(), lead = rank - shape.size();
+  Access over = a;
+  over.strides.clear();
+  Shape over_shape;
+  for (size_t d = rank - dims; d < rank; ++d) {
+    const bool has = d >= lead && shape[d - lead] != 1;  // a dim it lacks, or of size 1, broadcasts
+    over_shape.push_back(iter[d]);
+    over.strides.push_back(has ? a.strides[d - lead] : 0);
+  }
+  return uniform_step(over, over_shape);
+}
+
 }  // namespace
 
 std::string Codegen::operand_expr(const Operand& o, const char* ct, const Shape& iter, const std::string& flat) {
@@ -250,13 +266,27 @@ std::string Codegen::pointwise_kernel(const std::vector<int>& ids, const Compute
     const std::string body = pointwise_body(ids, iter, "i", "    ");
     return take_hoisted() + loop("i", count, work, true) + " {\n" + body + "  }\n";
   }
-  // Rows of the last dim: each operand's base index once per row, then a contiguous inner loop.
-  const int64_t last = iter.back(), rows = last ? count / last : 0, block = computed ? computed->block_rows : 0;
-  Shape outer(iter.begin(), iter.end() - 1);
-  // An operand's index at the start of row `r` of the last dim (its strides over `outer`).
+  // Rows of the last dims: each operand's base index once per row, then a contiguous inner loop.
+  // As many last dims as every read walks as one run (a batch norm's per-channel parameters are
+  // one element over a plane): densenet121's batch norms over 7 x 7 and 14 x 14 planes ran rows of
+  // 7 and 14, a vector loop each, and took 1.6x ONNX Runtime's. At least 16 rows stay, for the
+  // threads to share. A conv's output pass (computed) keeps rows of the last dim, which its
+  // prologue and element are written for.
+  size_t run_dims = 1;
+  const auto one_run = [&](size_t dims) {
+    if (count / std::max<int64_t>(1, numel(Shape(iter.end() - static_cast<int64_t>(dims), iter.end()))) < 16) return false;
+    for (int v : reads)
+      if (!run_step(access(v), g_.node(v).type.shape, iter, dims)) return false;
+    return true;
+  };
+  while (!computed && run_dims + 1 < iter.size() && one_run(run_dims + 1)) ++run_dims;
+  Shape outer(iter.begin(), iter.end() - static_cast<int64_t>(run_dims));
+  const int64_t last = numel(Shape(iter.end() - static_cast<int64_t>(run_dims), iter.end())), rows = last ? count / last : 0,
+                block = computed ? computed->block_rows : 0;
+  // An operand's index at the start of row `r` (its strides over `outer`).
   auto row_start = [&](int v) {
     std::vector<bool> outer_dims(iter.size(), true);
-    outer_dims.back() = false;
+    for (size_t d = iter.size() - run_dims; d < iter.size(); ++d) outer_dims[d] = false;
     const auto [row, row_shape] = over_dims(access(v), g_.node(v).type.shape, iter.size(), outer_dims);
     return index_of(row, row_shape, outer, "r");
   };
@@ -309,8 +339,8 @@ std::string Codegen::pointwise_kernel(const std::vector<int>& ids, const Compute
   for (int v : reads) {
     if (row_index_.count(v)) continue;
     const Shape& shape = g_.node(v).type.shape;
-    // The operand's stride along the last dim.
-    int64_t inner = shape.empty() || shape.back() == 1 ? 0 : access(v).strides.back();
+    // The operand's stride along the run.
+    const int64_t inner = *run_step(access(v), shape, iter, run_dims);
     s += fmt::format("    const int64_t r{} = {};\n", v, row_start(v));
     row_index_[v] = inner == 0 ? fmt::format("r{}", v) : inner == 1 ? fmt::format("r{} + j", v) : fmt::format("r{} + j * {}", v, inner);
   }

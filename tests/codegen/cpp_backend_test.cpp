@@ -467,6 +467,22 @@ TEST(CppBackend, GeneratedCodeCompilesWithoutWarnings) {
   std::filesystem::remove_all(opts.cache_dir);
 }
 
+// A pointwise kernel runs over rows of as many last dims as each operand walks as one: a batch
+// norm's per-channel parameters over whole 7 x 9 planes, not rows of 9; a parameter that varies
+// along the rows keeps rows of the last dim.
+TEST(CppBackend, PerChannelPointwiseRunsOverWholePlanes) {
+  const std::string planes = compile_graph(parse_graph("graph g(%x: f32[2, 24, 7, 9], %s: f32[24, 1, 1]) {\n  %a = sub(%x, %s)\n"
+                                                       "  %b = relu(%a)\n  return (%b)\n}"),
+                                           cpp_options())
+                                 ->source();
+  EXPECT_NE(planes.find("for (int64_t j = 0; j < 63; ++j)"), std::string::npos) << planes;
+  const std::string rows = compile_graph(parse_graph("graph g(%x: f32[2, 24, 7, 9], %u: f32[24, 7, 1]) {\n  %a = sub(%x, %u)\n"
+                                                     "  %b = relu(%a)\n  return (%b)\n}"),
+                                         cpp_options())
+                               ->source();
+  EXPECT_NE(rows.find("for (int64_t j = 0; j < 9; ++j)"), std::string::npos) << rows;
+}
+
 // A float divided by a constant is multiplied by the constant's reciprocal (within about an ulp of
 // the quotient); a constant whose reciprocal is not a normal float (0, infinity, the largest
 // floats) stays a division, so x / 0 is still +-inf or NaN.

@@ -360,6 +360,18 @@ const Case kCases[] = {
      "graph g(%x: f32[2, 12, 7, 9], %m: f32[1, 12, 1, 1], %s: f32[12, 1, 1], %c: f32[1, 1, 7, 1], %w: f32[2, 12, 1, 1] strides=[1, 2, 1, 1]) {\n"
      "  %a = sub(%x, %m)\n  %b = mul(%a, %s)\n  %d = add(%b, %c)\n  %e = mul(%d, %w)\n  %r = clamp(%e, min=0, max=6)\n  %q = sum(%r, dims=[2, 3])\n"
      "  %t = mul(%x, %w)\n  %u = amax(%t, dims=[3])\n  return (%q, %u)\n}"},
+    // Pointwise rows over as many last dims as every operand walks as one: per-channel parameters
+    // over whole planes (rows of 63); a parameter that varies along H only keeps rows of W; a
+    // permuted operand read with one stride over its last two dims, and one not; fewer than 16
+    // rows keep rows of the last dim.
+    {"pointwise_per_channel_over_planes",
+     "graph g(%x: f32[2, 24, 7, 9], %s: f32[24, 1, 1], %t: f32[1, 24, 1, 1]) {\n  %a = mul(%x, %s)\n  %b = add(%a, %t)\n  %c = relu(%b)\n"
+     "  return (%c)\n}"},
+    {"pointwise_parameter_along_rows", "graph g(%x: f32[2, 24, 7, 9], %u: f32[24, 7, 1]) {\n  %a = mul(%x, %u)\n  %b = exp(%a)\n  return (%b)\n}"},
+    {"pointwise_permuted_planes",
+     "graph g(%x: f32[2, 24, 7, 9], %y: f32[2, 7, 9, 24], %z: f32[2, 24, 9, 7]) {\n  %p = permute(%y, dims=[0, 3, 1, 2])\n"
+     "  %q = permute(%z, dims=[0, 1, 3, 2])\n  %a = add(%x, %p)\n  %b = mul(%a, %q)\n  %c = exp(%b)\n  return (%c)\n}"},
+    {"pointwise_few_rows", "graph g(%x: f32[1, 3, 40, 41], %s: f32[3, 1, 1]) {\n  %a = sub(%x, %s)\n  %b = exp(%a)\n  return (%b)\n}"},
     // Reductions over trailing dims of a permuted input, read r times one stride (the channels of
     // NCHW as the last dim; two dims whose strides nest), with a pointwise prologue, and a layer
     // norm over them.
