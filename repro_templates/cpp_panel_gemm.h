@@ -366,10 +366,27 @@ inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64
     // Fewer tiles than two a thread (deep layers: a 7 x 7 plane is two panels): rows cut evenly
     // into two a thread, in whole blocks. In 128-row tiles, mobilenet_v2's 160 x 960 conv was
     // 128 rows for one thread and 32 for the other.
+    // Where half as many tiles leave less on the busiest thread, those: 112 rows (14 blocks) in
+    // four tiles of 4 blocks were 8 blocks for one thread and 6 for the other, in two of 7, 7 each
+    // (efficientnet_b0's projections at 14 x 14, to 80 and 112 channels).
     int64_t tile_rows = kRkTileRows;
     if (threads > 1 && panel_tiles < 2 * threads) {
-      const int64_t row_tiles = (2 * threads + panel_tiles - 1) / panel_tiles, rows = (M + row_tiles - 1) / row_tiles;
-      tile_rows = rk_min(kRkTileRows, rk_max<int64_t>(2 * kRkPanelRows, (rows + kRkPanelRows - 1) / kRkPanelRows * kRkPanelRows));
+      const int64_t row_tiles = (2 * threads + panel_tiles - 1) / panel_tiles, blocks = (M + kRkPanelRows - 1) / kRkPanelRows;
+      const auto busiest = [&](int64_t b) {  // blocks on the busiest thread, each tile to the least loaded in turn
+        int64_t load[64] = {}, most = 0;
+        const int64_t n = rk_min<int64_t>(threads, 64);
+        for (int64_t m = 0; m < blocks; m += b)
+          for (int64_t p = 0; p < panel_tiles; ++p) {
+            int64_t least = 0;
+            for (int64_t t = 1; t < n; ++t) least = load[t] < load[least] ? t : least;
+            load[least] += rk_min(b, blocks - m);
+            most = rk_max(most, load[least]);
+          }
+        return most;
+      };
+      const int64_t fine = (blocks + row_tiles - 1) / row_tiles, coarse = (blocks + (row_tiles + 1) / 2 - 1) / ((row_tiles + 1) / 2);
+      const int64_t b = busiest(coarse) < busiest(fine) ? coarse : fine;
+      tile_rows = rk_min(kRkTileRows, rk_max<int64_t>(2 * kRkPanelRows, b * kRkPanelRows));
     }
     const int64_t row_tiles = (M + tile_rows - 1) / tile_rows;
 #pragma omp for schedule(dynamic) collapse(2)

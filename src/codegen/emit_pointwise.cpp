@@ -271,7 +271,7 @@ std::string Codegen::pointwise_kernel(const std::vector<int>& ids, const Compute
   // one element over a plane): densenet121's batch norms over 7 x 7 and 14 x 14 planes ran rows of
   // 7 and 14, a vector loop each, and took 1.6x ONNX Runtime's. At least 16 rows stay, for the
   // threads to share. A conv's output pass (computed) keeps rows of the last dim, which its
-  // prologue and element are written for.
+  // prologue and element are written for; so does CUDA, where a row is one thread's serial loop.
   size_t run_dims = 1;
   const auto one_run = [&](size_t dims) {
     if (count / std::max<int64_t>(1, numel(Shape(iter.end() - static_cast<int64_t>(dims), iter.end()))) < 16) return false;
@@ -279,7 +279,7 @@ std::string Codegen::pointwise_kernel(const std::vector<int>& ids, const Compute
       if (!run_step(access(v), g_.node(v).type.shape, iter, dims)) return false;
     return true;
   };
-  while (!computed && run_dims + 1 < iter.size() && one_run(run_dims + 1)) ++run_dims;
+  while (!computed && target_.openmp && run_dims + 1 < iter.size() && one_run(run_dims + 1)) ++run_dims;
   Shape outer(iter.begin(), iter.end() - static_cast<int64_t>(run_dims));
   const int64_t last = numel(Shape(iter.end() - static_cast<int64_t>(run_dims), iter.end())), rows = last ? count / last : 0,
                 block = computed ? computed->block_rows : 0;

@@ -144,8 +144,13 @@ const Case kCases[] = {
      "%s)\n  return (%m)\n}"},
     {"conv_groups_and_images_shared_out",
      "graph g(%x: f32[2, 32, 15, 15], %w: f32[32, 8, 3, 3]) {\n  %y = conv2d(%x, %w, stride=[2, 2], padding=[1, 1], groups=4)\n  return (%y)\n}"},
-    // Few tiles (a 7 x 7 plane is two panels): rows cut evenly, two tiles a thread, in blocks of 8.
+    // Few tiles (a 7 x 7 plane is two panels): rows cut evenly, two tiles a thread, in blocks of 8;
+    // or one a thread where that leaves less on the busiest (112 rows: two tiles of 56, not four
+    // of 32; 72 rows and a batch norm: 40 and 32).
     {"conv_gemm_rows_cut_evenly", "graph g(%x: f32[1, 200, 7, 7], %w: f32[164, 200, 1, 1]) {\n  %y = conv2d(%x, %w)\n  return (%y)\n}"},
+    {"conv_gemm_rows_in_one_tile_a_thread", "graph g(%x: f32[1, 96, 14, 14], %w: f32[112, 96, 1, 1]) {\n  %y = conv2d(%x, %w)\n  return (%y)\n}"},
+    {"conv_gemm_rows_in_one_tile_a_thread_epilogue",
+     "graph g(%x: f32[1, 160, 14, 14], %w: f32[72, 160, 1, 1], %s: f32[72, 1, 1]) {\n  %y = conv2d(%x, %w)\n  %z = mul(%y, %s)\n  return (%z)\n}"},
     // 1x1 stride-1 convs with K >= 2 M read their input in place, the last panel packed: N = 114
     // (3 x 32 + 18: a vector and two dotted columns), a batch of 2 and 2 groups; 900 -> 300
     // (weights over 1 MiB: tiles of rows, two threads) with N = 72 (a last panel of 8); the same
