@@ -30,17 +30,16 @@ using ProfileFn = int (*)(void* const*, void* const*, unsigned char*, char*, int
 
 // Memory for intermediates, allocated on the first run and kept: a fresh zeroed workspace per run
 // cost more than the kernels on small models (page faults and memset were 80% of mobilenet_v2's
-// run). Zeroed once, for its kept region (what kernels derive from frozen inputs, marked not yet
-// derived); every kernel writes its buffers before reading them.
+// run). Not zeroed but for its last `kept` bytes (what kernels derive from frozen inputs, marked
+// not yet derived): every kernel writes its buffers before reading them.
 struct Workspace {
   std::mutex mutex;  // one run at a time uses it
   std::unique_ptr<unsigned char, void (*)(void*)> memory{nullptr, std::free};
-  unsigned char* get(int64_t bytes) {
+  unsigned char* get(int64_t bytes, int64_t kept) {
     if (!memory) {
-      const size_t size = static_cast<size_t>((bytes + 63) / 64 * 64);
-      memory.reset(static_cast<unsigned char*>(std::aligned_alloc(64, size)));
+      memory.reset(static_cast<unsigned char*>(std::aligned_alloc(64, static_cast<size_t>((bytes + 63) / 64 * 64))));
       if (!memory) throw std::bad_alloc();
-      std::memset(memory.get(), 0, size);
+      std::memset(memory.get() + (bytes - kept), 0, static_cast<size_t>(kept));
     }
     return memory.get();
   }
@@ -84,7 +83,7 @@ class CppCompiledGraph : public CompiledGraph {
     for (auto& t : outs) out_ptrs.push_back(t.data());
     char err[1024] = {0};
     std::lock_guard<std::mutex> lock(workspace_.mutex);
-    unsigned char* ws = workspace_.get(lib_.workspace_bytes);
+    unsigned char* ws = workspace_.get(lib_.workspace_bytes, lib_.kept_bytes);
     const int rc = seconds ? reinterpret_cast<ProfileFn>(lib_.profile)(in_ptrs.data(), out_ptrs.data(), ws, err, sizeof err, seconds->data())
                            : reinterpret_cast<EntryFn>(lib_.entry)(in_ptrs.data(), out_ptrs.data(), ws, err, sizeof err);
     // The frozen inputs' tensors stay alive while the kept region refers to them, so no other

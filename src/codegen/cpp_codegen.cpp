@@ -742,6 +742,7 @@ std::string Codegen::run() {
          "kernel\n};\n" +
          "static const RkCall kCalls[] = {\n" + call_table + "  {nullptr, 0, 0}};\n\n" +
          fmt::format("extern \"C\" int64_t rk_graph_workspace_bytes(void) {{ return {}; }}\n", std::max<int64_t>(kept_at + kept_bytes_, 64)) +
+         fmt::format("extern \"C\" int64_t rk_graph_kept_bytes(void) {{ return {}; }}\n", kept_bytes_) +
          fmt::format("extern \"C\" int64_t rk_graph_kernel_count(void) {{ return {}; }}\n\n", kernels_before) + kProfiler +
          "static int rk_graph_calls(void* const* inputs, void* const* outputs, unsigned char* ws, char* err, int errlen) {\n" +
          fmt::format("  std::vector<void*> B({});\n  B[{}] = ws + {};\n  B[{}] = ws + {};\n", n + n_out + 2, scratch_id(), ws_bytes, kept_id(),

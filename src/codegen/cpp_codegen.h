@@ -18,9 +18,9 @@ using NodeInjections = std::map<std::string, NodeFault>;
 // `entry` defines `extern "C" int rk_graph_run(void* const* inputs, void* const* outputs, unsigned
 // char* ws, char* err, int errlen)`: inputs in graph order (with their declared strides), outputs
 // contiguous, allocated by the caller, and a workspace of `rk_graph_workspace_bytes()` bytes (64-byte
-// aligned, zeroed before the first run, and kept by the caller across runs of one compiled graph:
-// its end holds what kernels derived from `frozen_inputs`, whose values every run passes unchanged
-// in the same tensor); returns 0, or 1 with a message in err. It calls the `units`, each one
+// aligned, kept by the caller across runs of one compiled graph; its last `rk_graph_kept_bytes()`,
+// zeroed before the first run, hold what kernels derived from `frozen_inputs`, whose values every
+// run passes unchanged in the same tensor); returns 0, or 1 with a message in err. It calls the `units`, each one
 // function of a few kernels named rk_u_<hash of its text>: a unit's text depends only on the
 // kernels it holds (buffers arrive as a pointer list, names inside are numbered per kernel), so
 // candidates that keep most of a graph share most of its compiled units.

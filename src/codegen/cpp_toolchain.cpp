@@ -324,6 +324,12 @@ CompiledLibrary build_and_load(const CppSource& source, const fs::path& dir, con
   if (!lib.entry || !workspace)
     throw CompileFailure(FailureKind::compile_error, fmt::format("'{}' has no rk_graph_run or rk_graph_workspace_bytes", so.string()));
   lib.workspace_bytes = workspace();
+  // The kept region (a library from the cache may come from before there was one: it keeps nothing).
+  auto kept = reinterpret_cast<int64_t (*)()>(dlsym(lib.handle, "rk_graph_kept_bytes"));
+  lib.kept_bytes = kept ? kept() : 0;
+  if (lib.kept_bytes < 0 || lib.kept_bytes > lib.workspace_bytes)
+    throw CompileFailure(FailureKind::compile_error,
+                         fmt::format("'{}' keeps {} bytes of a workspace of {}", so.string(), lib.kept_bytes, lib.workspace_bytes));
   // The kernel timer (a library from the cache may come from before there was one).
   lib.profile = dlsym(lib.handle, "rk_graph_profile");
   auto kernels = reinterpret_cast<int64_t (*)()>(dlsym(lib.handle, "rk_graph_kernel_count"));
