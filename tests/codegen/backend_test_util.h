@@ -15,14 +15,9 @@ namespace reprokit::testing {
 
 inline std::string test_cache_dir() { return std::string(REPROKIT_BINARY_DIR) + "/test-cache"; }
 
-// Largest error of the backend against the float64 reference, relative to the output's scale,
-// and "" or a description of a structural mismatch.
-inline double max_error_vs_f64(const Graph& g, const CompileOptions& opts, uint64_t seed = 5) {
-  auto inputs = generate_inputs(g, seed);
-  InterpretOptions f64;
-  f64.cast_to_f64 = true;
-  auto ref = interpret(g, inputs, f64);
-  auto got = compile_graph(g, opts)->run(inputs);
+// Largest error of outputs `got` against the reference's `ref`, relative to each output's scale
+// (NaN where the reference has NaN, and equal infinities, are no error; a size mismatch is infinite).
+inline double max_error_against(const std::vector<Tensor>& got, const std::vector<Tensor>& ref) {
   double worst = 0;
   for (size_t k = 0; k < ref.size(); ++k) {
     auto a = got[k].to_doubles(), b = ref[k].to_doubles();
@@ -37,6 +32,14 @@ inline double max_error_vs_f64(const Graph& g, const CompileOptions& opts, uint6
     }
   }
   return worst;
+}
+
+// Largest error of the backend against the float64 reference on inputs drawn with `seed`.
+inline double max_error_vs_f64(const Graph& g, const CompileOptions& opts, uint64_t seed = 5) {
+  auto inputs = generate_inputs(g, seed);
+  InterpretOptions f64;
+  f64.cast_to_f64 = true;
+  return max_error_against(compile_graph(g, opts)->run(inputs), interpret(g, inputs, f64));
 }
 
 inline CompileOptions cpp_options() {

@@ -533,15 +533,7 @@ TEST(CppBackend, FrozenWeightsArePackedOnceAndAgainForAnotherTensor) {
   const auto error = [&](const std::vector<Tensor>& inputs) {
     InterpretOptions f64;
     f64.cast_to_f64 = true;
-    const std::vector<Tensor> ref = interpret(g, inputs, f64), got = compiled->run(inputs);
-    double worst = 0;
-    for (size_t k = 0; k < ref.size(); ++k) {
-      const auto a = got[k].to_doubles(), b = ref[k].to_doubles();
-      double scale = 1;
-      for (double v : b) scale = std::max(scale, std::fabs(v));
-      for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(a[i] - b[i]) / scale);
-    }
-    return worst;
+    return max_error_against(compiled->run(inputs), interpret(g, inputs, f64));
   };
   EXPECT_LT(error(first), 1e-5) << "the first run packs";
   std::vector<Tensor> new_x = first;  // the same weights, other activations: the kept panels serve
