@@ -137,9 +137,10 @@ std::string Codegen::matmul_kernel(int id) {
   const bool keep_b = panel_gemm && frozen(ba.base) && !lb.pack && !la.trans && (!lb.trans || rows >= N);
   if (batches > 1) s += loop("bi", batches, rows * N * K) + fmt::format(" {{ rk_blas_single_threaded(); rk_gemm1({}); }}\n", args);
   else if (panel_gemm) {
-    s += scratch("mp", "float", K * (((lb.trans ? rows : N) + 31) / 32 * 32));
-    if (keep_b) s += kept("kb", 64 + K * ((N + 31) / 32 * 32) * 4);
-    s += fmt::format("  {{ const int64_t bi = 0; rk_matmul_f32({}, mp, {}); }}\n", args, keep_b ? "(RkKeptPanels*)kb" : "nullptr");
+    // Kept panels need no scratch: the GEMM reads them where they lie.
+    if (keep_b) s += kept("kb", 64 + K * ((N + 31) / 32 * 32) * 4);  // RkKeptPanels (64 bytes), then every panel of B
+    else s += scratch("mp", "float", K * (((lb.trans ? rows : N) + 31) / 32 * 32));
+    s += fmt::format("  {{ const int64_t bi = 0; rk_matmul_f32({}, {}); }}\n", args, keep_b ? "nullptr, (RkKeptPanels*)kb" : "mp, nullptr");
   } else s += fmt::format("  {{ const int64_t bi = 0; rk_gemm({}); }}\n", args);
   if (low || perturbs(id)) {
     std::string v = low ? "pc[i]" : fmt::format("{}[i]", buf(id));
