@@ -327,9 +327,6 @@ CompiledLibrary build_and_load(const CppSource& source, const fs::path& dir, con
   // The kept region (a library from the cache may come from before there was one: it keeps nothing).
   auto kept = reinterpret_cast<int64_t (*)()>(dlsym(lib.handle, "rk_graph_kept_bytes"));
   lib.kept_bytes = kept ? kept() : 0;
-  if (lib.kept_bytes < 0 || lib.kept_bytes > lib.workspace_bytes)
-    throw CompileFailure(FailureKind::compile_error,
-                         fmt::format("'{}' keeps {} bytes of a workspace of {}", so.string(), lib.kept_bytes, lib.workspace_bytes));
   // The kernel timer (a library from the cache may come from before there was one).
   lib.profile = dlsym(lib.handle, "rk_graph_profile");
   auto kernels = reinterpret_cast<int64_t (*)()>(dlsym(lib.handle, "rk_graph_kernel_count"));
