@@ -4,6 +4,7 @@
 // others run over rows of the last dim with per-row base indices, so the inner loop vectorises.
 #include <fmt/format.h>
 
+#include <cctype>
 #include <optional>
 #include <set>
 
@@ -15,6 +16,14 @@
 namespace reprokit::codegen_detail {
 
 namespace {
+
+// Whether generated code names `name` as an identifier (not as part of a longer one).
+bool uses_identifier(const std::string& code, const std::string& name) {
+  const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t at = code.find(name); at != std::string::npos; at = code.find(name, at + 1))
+    if ((at == 0 || !word(code[at - 1])) && (at + name.size() == code.size() || !word(code[at + name.size()]))) return true;
+  return false;
+}
 
 bool all_zero(const Shape& s) {
   for (auto v : s)
@@ -434,9 +443,12 @@ std::string Codegen::reduction_kernel(int id, const std::vector<int>& prologue) 
   if (n.op == Op::sum && trailing && target_.openmp) s += "    #pragma omp simd reduction(+:acc)\n";
   if (vector_extremum)
     s += fmt::format("    bool nan = false;\n    #pragma omp simd reduction({}:acc) reduction(|:nan)\n", n.op == Op::amax ? "max" : "min");
-  s += fmt::format("    for (int64_t r = 0; r < {}; ++r) {{\n      const int64_t ii = {};\n", inner, idx);
-  s += body;
   std::string v = in_kernel_.count(src) ? fmt::format("({}){}", act, local("t", src)) : operand_expr(n.operands[0], act, in, "ii");
+  // The flat index only where something reads through it (every operand may have a row index).
+  const bool flat = uses_identifier(body, "ii") || uses_identifier(v, "ii");
+  s += fmt::format("    for (int64_t r = 0; r < {}; ++r) {{\n", inner);
+  if (flat) s += fmt::format("      const int64_t ii = {};\n", idx);
+  s += body;
   if (n.op == Op::sum) s += "      acc += " + v + ";\n";
   else if (vector_extremum)
     s += fmt::format("      {{ const {} v = {}; nan |= v != v; acc = v {} acc ? v : acc; }}\n", act, v, n.op == Op::amax ? ">" : "<");
