@@ -1,5 +1,5 @@
 // reprokit generated code: the lane masks and permute indices that the AVX-512 kernels share (part
-// of cpp_prelude.h, compiled only into the kernels unit that defines RK_CONV_KERNELS).
+// of cpp_prelude.h, compiled only into the kernels units of convolutions and pooling).
 #ifndef RK_CPP_AVX512_H
 #define RK_CPP_AVX512_H
 #include "cpp_base.h"

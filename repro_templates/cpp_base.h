@@ -76,14 +76,15 @@ extern "C" __attribute__((visibility("hidden"))) void (*rk_profile_hook)(int ker
 // cpp_conv_few_channels.h. `epilogue` runs on each block of C as it is finished.
 extern "C" void rk_conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* image, const RkConvWindow* window,
                                  float* panels, int64_t room, float* C, int64_t ldc, RkEpilogue epilogue);
-// A depthwise conv (window->channels channels in and out, one weight plane each; taps 3x3, 5x5 or
-// 7x7 at stride 1 or 2 without dilation; each input plane contiguous) over `images` images
-// image_step floats apart, on AVX-512 (cpp_conv_depthwise.h): C[(n channels + c) plane + q] for
-// output pixel q of channel c of image n, without bias. `epilogue` runs on each group of planes
-// (rows m = n channels + c) as it is finished. Returns nonzero, computing nothing, for a window it
-// does not take or on a machine without AVX-512.
-extern "C" int rk_depthwise_f32(int64_t images, const float* weights, const float* image, int64_t image_step, const RkConvWindow* window, float* C,
-                                RkEpilogue epilogue);
+// A depthwise conv (window->channels channels in and out, one weight plane each; K x K taps at
+// stride S without dilation, K 3, 5 or 7 and S 1 or 2; each input plane contiguous) over `images`
+// images image_step floats apart, on AVX-512 (cpp_conv_depthwise.h): C[(n channels + c) plane + q]
+// for output pixel q of channel c of image n, without bias. `epilogue` runs on each group of
+// planes (rows m = n channels + c) as it is finished. Returns nonzero, computing nothing, for a
+// window it does not take or on a machine without AVX-512. Each (K, S) is a kernels unit of its own.
+template <int K, int S>
+int rk_depthwise_f32(int64_t images, const float* weights, const float* image, int64_t image_step, const RkConvWindow* window, float* C,
+                     RkEpilogue epilogue);
 // 2-D max pooling of `images` images (image_step floats apart; window->channels planes each,
 // channel_step apart) on AVX-512 (cpp_pool.h): out[(n channels + c) plane + q] for output pixel q,
 // as the generated pool computes it (the first maximum and the first NaN win; -inf where a

@@ -1,5 +1,5 @@
 // reprokit generated code: depthwise convolutions on small planes on AVX-512, a row of output a
-// vector (part of cpp_prelude.h, compiled only into the kernels unit that defines RK_CONV_KERNELS).
+// vector (part of cpp_prelude.h, compiled only into the kernels unit that defines RK_DEPTHWISE_KERNEL).
 //
 // A depthwise conv reads one input channel for each output channel: a row of output is the sum,
 // over the taps, of a tap's weight times the input row under it shifted by the tap's column. On

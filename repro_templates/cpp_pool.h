@@ -1,5 +1,5 @@
 // reprokit generated code: 2-D max pooling on AVX-512, 16 outputs of a row a vector (part of
-// cpp_prelude.h, compiled only into the kernels unit that defines RK_CONV_KERNELS).
+// cpp_prelude.h, compiled only into the kernels unit that defines RK_POOL_KERNELS).
 //
 // The generated pool (max_pool_rows) runs a loop a tap over each output row, bounds computed at
 // run time: on rows of 13 to 56 outputs most of its time was those loops' setup and scalar

@@ -1,20 +1,26 @@
 // reprokit generated code: prelude shared by every graph compiled by the cpp backend.
 // (Embedded from repro_templates/cpp_prelude.h; a real, compilable header.)
 #include "cpp_base.h"
-// The float GEMM kernels are units of their own, the same text in every graph, so the compile
-// cache builds them once (cpp_codegen.cpp): they and the intrinsics header cost 0.4 s of compile,
-// which each unit with a conv paid before. RK_GEMM_KERNELS: the panel GEMM and rk_matmul_f32
-// (cpp_panel_gemm.h, GCC's vector extensions only); RK_CONV_KERNELS: the convolutions on it
-// (cpp_conv_gemm.h, Winograd, intrinsics), with the panel GEMM's other kernel shapes, which a
-// graph without convolutions need not compile.
+// The kernels library code implements are units of their own, each the same text in every graph,
+// so the compile cache builds each once (cpp_codegen.cpp), and a graph compiles only those it
+// calls, side by side: RK_GEMM_KERNELS, the panel GEMM and rk_matmul_f32 (cpp_panel_gemm.h, GCC's
+// vector extensions only); RK_CONV_KERNELS, the convolutions on it (cpp_conv_gemm.h, Winograd,
+// the few-channel conv, intrinsics) with the panel GEMM's other kernel shapes;
+// RK_DEPTHWISE_KERNEL (taps, stride), one depthwise conv kernel; RK_POOL_KERNELS, max pooling.
+// In one unit they were 4.3 s of compile on the critical path of every graph with a conv, half
+// of it the six depthwise kernels, most graphs' need being one or two of them.
 #if defined(RK_GEMM_KERNELS) || defined(RK_CONV_KERNELS)
 #include "cpp_panel_gemm.h"
 #endif
 #ifdef RK_CONV_KERNELS
 #include "cpp_conv_gemm.h"
 #include "cpp_conv_winograd.h"
-#include "cpp_conv_depthwise.h"
 #include "cpp_conv_few_channels.h"
+#endif
+#ifdef RK_DEPTHWISE_KERNEL
+#include "cpp_conv_depthwise.h"
+#endif
+#ifdef RK_POOL_KERNELS
 #include "cpp_pool.h"
 #endif
 
@@ -183,29 +189,26 @@ extern "C" __attribute__((visibility("hidden"))) void rk_conv_gemm_f32(int64_t M
   rk_conv_gemm(M, N, K, A, lda, image, *window, panels, C, ldc, epilogue);
 }
 #endif
-#ifdef RK_CONV_KERNELS
-extern "C" __attribute__((visibility("hidden"))) int rk_depthwise_f32(int64_t images, const float* weights, const float* image, int64_t image_step,
-                                                                      const RkConvWindow* window, float* C, RkEpilogue epilogue) {
+#ifdef RK_DEPTHWISE_KERNEL
+// Hidden: each graph's library links its own copy.
+template <int K, int S>
+__attribute__((visibility("hidden"))) int rk_depthwise_f32(int64_t images, const float* weights, const float* image, int64_t image_step,
+                                                           const RkConvWindow* window, float* C, RkEpilogue epilogue) {
 #if defined(__AVX512F__)
-  // The kernels by taps and stride: (3, 1), (3, 2), (5, 1), (5, 2), (7, 1), (7, 2).
-  using Planes = void (*)(int64_t, const float*, const float*, int64_t, const RkConvWindow&, float*, RkEpilogue);
-  static const Planes kPlanes[3][2] = {{rk_depthwise_planes<3, 1>, rk_depthwise_planes<3, 2>},
-                                       {rk_depthwise_planes<5, 1>, rk_depthwise_planes<5, 2>},
-                                       {rk_depthwise_planes<7, 1>, rk_depthwise_planes<7, 2>}};
   const RkConvWindow& d = *window;
-  const bool taken = d.taps_h == d.taps_w && (d.taps_h == 3 || d.taps_h == 5 || d.taps_h == 7) && d.stride_h == d.stride_w &&
-                     (d.stride_h == 1 || d.stride_h == 2) && d.dilation_h == 1 && d.dilation_w == 1 && d.col_step == 1 && d.row_step == d.in_w &&
-                     d.out_w <= 16 && d.in_w <= 16 * d.stride_w;
+  const bool taken = d.taps_h == K && d.taps_w == K && d.stride_h == S && d.stride_w == S && d.dilation_h == 1 && d.dilation_w == 1 &&
+                     d.col_step == 1 && d.row_step == d.in_w && d.out_w <= 16 && d.in_w <= 16 * d.stride_w;
   if (!taken) return 1;
-  kPlanes[(d.taps_h - 3) / 2][d.stride_h - 1](images, weights, image, image_step, d, C, epilogue);
+  rk_depthwise_planes<K, S>(images, weights, image, image_step, d, C, epilogue);
   return 0;
 #else
   (void)images, (void)weights, (void)image, (void)image_step, (void)window, (void)C, (void)epilogue;
   return 1;
 #endif
 }
+template int rk_depthwise_f32<RK_DEPTHWISE_KERNEL>(int64_t, const float*, const float*, int64_t, const RkConvWindow*, float*, RkEpilogue);
 #endif
-#ifdef RK_CONV_KERNELS
+#ifdef RK_POOL_KERNELS
 extern "C" __attribute__((visibility("hidden"))) int rk_max_pool_f32(int64_t images, const float* image, int64_t image_step,
                                                                      const RkConvWindow* window, float* out) {
 #if defined(__AVX512F__)

@@ -477,6 +477,38 @@ TEST(CppBackend, GeneratedCodeCompilesWithoutWarnings) {
   std::filesystem::remove_all(opts.cache_dir);
 }
 
+// The kernels the prelude implements are units of their own: a graph compiles those it calls
+// (each depthwise window its own) and no others, and runs as the interpreter does.
+TEST(CppBackend, CompilesOnlyTheKernelsUnitsItCalls) {
+  struct Case {
+    std::string graph;
+    std::vector<std::string> units;
+  };
+  const std::vector<Case> cases = {
+      {"graph g(%x: f32[1, 16, 14, 14], %w: f32[16, 1, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1], groups=16)\n"
+       "  %p = max_pool2d(%y, kernel=[3, 3], stride=[2, 2], padding=[1, 1])\n  return (%p)\n}",
+       {"#define RK_DEPTHWISE_KERNEL 3, 1\n", "#define RK_POOL_KERNELS 1\n"}},
+      {"graph g(%x: f32[2, 24, 15, 15], %w: f32[24, 1, 5, 5], %v: f32[48, 24, 1, 1]) {\n"
+       "  %y = conv2d(%x, %w, stride=[2, 2], padding=[2, 2], groups=24)\n  %z = conv2d(%y, %v)\n  return (%z)\n}",
+       {"#define RK_CONV_KERNELS 1\n", "#define RK_DEPTHWISE_KERNEL 5, 2\n"}},
+      {"graph g(%x: f32[128, 192], %w: f32[192, 160]) {\n  %y = matmul(%x, %w)\n  return (%y)\n}", {"#define RK_GEMM_KERNELS 1\n"}},
+  };
+  const std::vector<std::string> all = {"#define RK_CONV_KERNELS", "#define RK_GEMM_KERNELS", "#define RK_POOL_KERNELS",
+                                        "#define RK_DEPTHWISE_KERNEL"};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.graph);
+    const Graph g = parse_graph(c.graph);
+    const auto compiled = compile_graph(g, cpp_options());
+    const std::string src = compiled->source();
+    size_t defines = 0;
+    for (const std::string& d : all)
+      for (size_t at = src.find(d); at != std::string::npos; at = src.find(d, at + 1)) ++defines;
+    EXPECT_EQ(defines, c.units.size()) << "kernels units compiled";
+    for (const std::string& u : c.units) EXPECT_NE(src.find(u), std::string::npos) << u;
+    EXPECT_LE(max_error_vs_f64(g, cpp_options()), tolerance_for(g));
+  }
+}
+
 // A pointwise kernel runs over rows of as many last dims as each operand walks as one: a batch
 // norm's per-channel parameters over whole 7 x 9 planes, not rows of 9; a parameter that varies
 // along the rows keeps rows of the last dim.
