@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <set>
 
 #include "reprokit/codegen/compiled_graph.h"
@@ -273,16 +274,28 @@ CompiledLibrary build_and_load(const CppSource& source, const fs::path& dir, con
     };
     size_t would_use = after_prelude(source.entry) ? 1 : 0;
     for (auto& [i, ukey] : missing) would_use += after_prelude(source.units[i]) ? 1 : 0;
-    const std::string header = prelude_header(units_dir, source.prelude, salt, compiler, would_use >= kPrecompileFrom);
-    std::vector<std::string> with_header = kUnitFlags;
-    if (!header.empty()) with_header.insert(with_header.end(), {"-include", header});
-    const auto compiled_as = [&](const std::string& text) {
-      const bool after = !header.empty() && after_prelude(text);
-      return std::make_pair(
-          after ? fmt::format("// (after the prelude: compiled with -include {})\n{}", header, text.substr(source.prelude.size())) : text,
-          after ? with_header : kUnitFlags);
-    };
+    // The precompiled prelude is the first job: it builds beside the kernels units, which do not
+    // include it (cpp_codegen.cpp puts them first), and the units after the prelude wait for it
+    // as they start. Built before every unit, it was 0.4 s of one core's work with the other idle.
+    std::promise<std::string> header_built;
+    const std::shared_future<std::string> header_ready = header_built.get_future().share();
     std::vector<std::function<void()>> compiles;
+    compiles.push_back([&] {
+      std::string header;
+      try {
+        header = prelude_header(units_dir, source.prelude, salt, compiler, would_use >= kPrecompileFrom);
+      } catch (const std::exception&) {
+        // compiled whole
+      }
+      header_built.set_value(header);
+    });
+    const auto compiled_as = [&](const std::string& text) {
+      const std::string header = after_prelude(text) ? header_ready.get() : std::string();
+      std::vector<std::string> flags = kUnitFlags;
+      if (header.empty()) return std::make_pair(text, flags);
+      flags.insert(flags.end(), {"-include", header});
+      return std::make_pair(fmt::format("// (after the prelude: compiled with -include {})\n{}", header, text.substr(source.prelude.size())), flags);
+    };
     std::vector<std::string> logs(source.units.size());
     for (auto& [i, ukey] : missing)
       compiles.push_back([&, i = i, ukey = ukey] {

@@ -187,14 +187,17 @@ namespace {
 
 // Many outputs, each its own kernel, so many units: enough translation units for a build to
 // precompile the prelude. `salt` makes the kernels (and so the units) differ between calls.
-std::string many_units(int salt) {
+// With `matmul`, a product on the panel GEMM too, whose kernels unit does not include the prelude.
+std::string many_units(int salt, bool matmul = false) {
   const char* ops[] = {"erf", "neg", "sin", "cos", "tanh", "sigmoid", "abs", "relu"};
   std::string body, outs;
   for (int i = 0; i < 160; ++i) {
     body += fmt::format("  %s{0} = add(%x, {0}.5)\n  %y{0} = {1}(%s{0})\n", i, ops[(i + salt) % 8]);
     outs += fmt::format("{}%y{}", i ? ", " : "", i);
   }
-  return "graph cache_units(%x: f32[4]) {\n" + body + "  return (" + outs + ")\n}";
+  if (matmul) body += "  %m = matmul(%a, %b)\n", outs += ", %m";
+  return fmt::format("graph cache_units(%x: f32[4]{}) {{\n", matmul ? ", %a: f32[128, 192], %b: f32[192, 160]" : "") + body + "  return (" + outs +
+         ")\n}";
 }
 
 // The kept sources of the units compiled after the prelude (beginning with the note that says
@@ -210,10 +213,10 @@ std::pair<size_t, size_t> units_after_prelude(const fs::path& cache) {
   return {after, all};
 }
 
-double many_units_error(const fs::path& cache, int salt = 0) {
+double many_units_error(const fs::path& cache, int salt = 0, bool matmul = false) {
   auto opts = cpp_options();
   opts.cache_dir = cache.string();
-  return max_error_vs_f64(parse_graph(many_units(salt)), opts);
+  return max_error_vs_f64(parse_graph(many_units(salt, matmul)), opts);
 }
 
 }  // namespace
@@ -236,6 +239,24 @@ TEST(CompileCacheEntries, ThePreludeIsPrecompiledOnceAndLaterUnitsStartAfterIt) 
   expect_exp(run_through(kExp, cache));
   EXPECT_EQ(units_after_prelude(cache).first, after + 1);
   EXPECT_EQ(files_like(cache / "units", "p_", ".h.gch").size(), 1u);
+}
+
+// The kernels units compile whole while the prelude is precompiled beside them; every other unit
+// of the same build starts after it.
+TEST(CompileCacheEntries, KernelsUnitsCompileWhileThePreludeIsPrecompiled) {
+  const fs::path cache = fresh_cache("prelude-kernels");
+  EXPECT_LT(many_units_error(cache, 0, true), 1e-4);
+  ASSERT_EQ(files_like(cache / "units", "p_", ".h.gch").size(), 1u);
+  auto [after, all] = units_after_prelude(cache);
+  EXPECT_GE(after, 5u);
+  EXPECT_EQ(all, after + 1);
+  size_t kernels = 0;
+  for (auto& src : files_like(cache / "units", "u_", ".cpp")) {
+    std::string first;
+    std::getline(std::ifstream(src) >> std::ws, first);
+    kernels += first == "#define RK_GEMM_KERNELS 1";
+  }
+  EXPECT_EQ(kernels, 1u);
 }
 
 // A build of one unit and the entry point does not pay for precompiling the prelude.
