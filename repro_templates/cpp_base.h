@@ -70,12 +70,20 @@ extern "C" __attribute__((visibility("hidden"))) void (*rk_profile_hook)(int ker
     if (__builtin_expect(rk_profile_hook != nullptr, 0)) rk_profile_hook(k); \
   } while (0)
 // C[M x N] (rows ldc apart) = A[M x K] (rows lda apart) x im2col(image) through panels: scratch
-// of `room` floats, at least all of the panels (N rounded up to 32, by K); a 3x3 conv on Winograd
-// runs on as many threads as its buffers fit in it; on AVX-512 a conv of 2 to 4 input channels
-// (a network's first) runs without im2col. See cpp_conv_gemm.h, cpp_conv_winograd.h,
-// cpp_conv_few_channels.h. `epilogue` runs on each block of C as it is finished.
+// for all of them (N rounded up to 32, by K). See cpp_conv_gemm.h. `epilogue` runs on each block
+// of C as it is finished.
 extern "C" void rk_conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* image, const RkConvWindow* window,
-                                 float* panels, int64_t room, float* C, int64_t ldc, RkEpilogue epilogue);
+                                 float* panels, float* C, int64_t ldc, RkEpilogue epilogue);
+// The same conv, 3x3 at stride 1, by Winograd F(2x2, 3x3) (cpp_conv_winograd.h), on as many
+// threads as its buffers fit in `scratch` (`room` floats), the epilogue on each row of C after it.
+// Returns nonzero, computing nothing, where it does not pay or does not fit.
+extern "C" int rk_conv_winograd_f32(int64_t M, int64_t N, const float* A, int64_t lda, const float* image, const RkConvWindow* window, float* scratch,
+                                    int64_t room, float* C, int64_t ldc, RkEpilogue epilogue);
+// The same conv of 1 to 4 input channels (a network's first) without im2col, on AVX-512
+// (cpp_conv_few_channels.h). Returns nonzero, computing nothing, for a window it does not take or
+// on a machine without AVX-512.
+extern "C" int rk_conv_few_channels_f32(int64_t M, const float* A, int64_t lda, const float* image, const RkConvWindow* window, float* C, int64_t ldc,
+                                        RkEpilogue epilogue);
 // A depthwise conv (window->channels channels in and out, one weight plane each; K x K taps at
 // stride S without dilation, K 3, 5 or 7 and S 1 or 2; each input plane contiguous) over `images`
 // images image_step floats apart, on AVX-512 (cpp_conv_depthwise.h): C[(n channels + c) plane + q]

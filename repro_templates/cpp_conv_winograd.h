@@ -1,5 +1,5 @@
 // reprokit generated code: Winograd F(2x2, 3x3) for float 3x3 stride-1 convolutions (part of
-// cpp_prelude.h, compiled only into the kernels unit, after cpp_conv_gemm.h).
+// cpp_prelude.h, compiled only into the kernels unit that defines RK_WINOGRAD_KERNELS).
 //
 // Each 2x2 block of output pixels (a tile) is A^T [(G g G^T) . (B^T d B)] A, d the 4x4 input
 // under it: per tile and channel pair, 16 products where the direct convolution takes 36. The

@@ -4,17 +4,21 @@
 // The kernels library code implements are units of their own, each the same text in every graph,
 // so the compile cache builds each once (cpp_codegen.cpp), and a graph compiles only those it
 // calls, side by side: RK_GEMM_KERNELS, the panel GEMM and rk_matmul_f32 (cpp_panel_gemm.h, GCC's
-// vector extensions only); RK_CONV_KERNELS, the convolutions on it (cpp_conv_gemm.h, Winograd,
-// the few-channel conv, intrinsics) with the panel GEMM's other kernel shapes;
-// RK_DEPTHWISE_KERNEL (taps, stride), one depthwise conv kernel; RK_POOL_KERNELS, max pooling.
-// In one unit they were 4.3 s of compile on the critical path of every graph with a conv, half
-// of it the six depthwise kernels, most graphs' need being one or two of them.
-#if defined(RK_GEMM_KERNELS) || defined(RK_CONV_KERNELS)
+// vector extensions only); RK_CONV_KERNELS, the conv GEMM on it (cpp_conv_gemm.h, intrinsics)
+// with the panel GEMM's other kernel shapes; RK_WINOGRAD_KERNELS, 3x3 convs by Winograd;
+// RK_FEW_CHANNELS_KERNELS, convs of few input channels; RK_DEPTHWISE_KERNEL (taps, stride), one
+// depthwise conv kernel; RK_POOL_KERNELS, max pooling. In one unit the convolutions were 4.3 s
+// of compile on the critical path of every graph with a conv, most graphs needing a part.
+#if defined(RK_GEMM_KERNELS) || defined(RK_CONV_KERNELS) || defined(RK_WINOGRAD_KERNELS)
 #include "cpp_panel_gemm.h"
 #endif
 #ifdef RK_CONV_KERNELS
 #include "cpp_conv_gemm.h"
+#endif
+#ifdef RK_WINOGRAD_KERNELS
 #include "cpp_conv_winograd.h"
+#endif
+#ifdef RK_FEW_CHANNELS_KERNELS
 #include "cpp_conv_few_channels.h"
 #endif
 #ifdef RK_DEPTHWISE_KERNEL
@@ -165,28 +169,42 @@ inline void rk_index_error(char* err, int errlen, const char* node, long long in
 
 }  // namespace
 
-#ifdef RK_CONV_KERNELS
 // Hidden: each graph's library links its own copy, and one library's must not answer for another's.
+#ifdef RK_CONV_KERNELS
 extern "C" __attribute__((visibility("hidden"))) void rk_conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
-                                                                       const float* image, const RkConvWindow* window, float* panels, int64_t room,
-                                                                       float* C, int64_t ldc, RkEpilogue epilogue) {
-#if defined(__AVX512F__)
-  if (rk_conv_few_channels(M, A, lda, image, *window, C, ldc, epilogue)) return;
-#endif
-  if (rk_winograd_pays(M, *window) && rk_conv_winograd(M, A, lda, image, *window, panels, room, C, ldc)) {
-    // Winograd finishes C a tile of pixels at a time across every row: the epilogue after it, a row each.
-    if (epilogue.run) {
-      bool parallel = false;
-#ifdef _OPENMP
-      parallel = M * N >= (int64_t{1} << 15) && !omp_in_parallel();
-#endif
-      (void)parallel;
-#pragma omp parallel for schedule(static) if (parallel)
-      for (int64_t m = 0; m < M; ++m) epilogue.run(epilogue.ctx, m, m + 1, 0, N);
-    }
-    return;
-  }
+                                                                       const float* image, const RkConvWindow* window, float* panels, float* C,
+                                                                       int64_t ldc, RkEpilogue epilogue) {
   rk_conv_gemm(M, N, K, A, lda, image, *window, panels, C, ldc, epilogue);
+}
+#endif
+#ifdef RK_WINOGRAD_KERNELS
+extern "C" __attribute__((visibility("hidden"))) int rk_conv_winograd_f32(int64_t M, int64_t N, const float* A, int64_t lda, const float* image,
+                                                                          const RkConvWindow* window, float* scratch, int64_t room, float* C,
+                                                                          int64_t ldc, RkEpilogue epilogue) {
+  if (!rk_winograd_pays(M, *window) || !rk_conv_winograd(M, A, lda, image, *window, scratch, room, C, ldc)) return 1;
+  // Winograd finishes C a tile of pixels at a time across every row: the epilogue after it, a row each.
+  if (epilogue.run) {
+    bool parallel = false;
+#ifdef _OPENMP
+    parallel = M * N >= (int64_t{1} << 15) && !omp_in_parallel();
+#endif
+    (void)parallel;
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t m = 0; m < M; ++m) epilogue.run(epilogue.ctx, m, m + 1, 0, N);
+  }
+  return 0;
+}
+#endif
+#ifdef RK_FEW_CHANNELS_KERNELS
+extern "C" __attribute__((visibility("hidden"))) int rk_conv_few_channels_f32(int64_t M, const float* A, int64_t lda, const float* image,
+                                                                              const RkConvWindow* window, float* C, int64_t ldc,
+                                                                              RkEpilogue epilogue) {
+#if defined(__AVX512F__)
+  return rk_conv_few_channels(M, A, lda, image, *window, C, ldc, epilogue) ? 0 : 1;
+#else
+  (void)M, (void)A, (void)lda, (void)image, (void)window, (void)C, (void)ldc, (void)epilogue;
+  return 1;
+#endif
 }
 #endif
 #ifdef RK_DEPTHWISE_KERNEL

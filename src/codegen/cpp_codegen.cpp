@@ -772,16 +772,19 @@ CppSource render_cpp(const Graph& g, const NodeInjections& injections, const std
   // The kernels the prelude implements: units of their own, each the same text for every graph
   // (see cpp_prelude.h), compiled where a unit calls them. They go first, longest first: units
   // compile side by side in list order, and one of these last in the list ran alone while the
-  // other cores sat idle. (Compile times, -O3, on an AVX-512 Xeon: conv 2.0 s, a depthwise kernel
-  // 0.5-0.8 s, gemm 0.6 s, pool 0.5 s.)
+  // other cores sat idle. (Compile times, -O3, on an AVX-512 Xeon: conv 1.4 s, few-channel conv
+  // 1.0 s, a depthwise kernel 0.65-0.95 s, gemm 0.75 s, Winograd 0.7 s, pool 0.55 s; of each,
+  // 0.14 s is the prelude and 0.23 s, for all but gemm, the intrinsics header.)
   struct KernelsUnit {
     std::string call, defines;
   };
-  std::vector<KernelsUnit> table = {{"rk_conv_gemm_f32(", "#define RK_CONV_KERNELS 1\n"}};
+  std::vector<KernelsUnit> table = {{"rk_conv_gemm_f32(", "#define RK_CONV_KERNELS 1\n"},
+                                    {"rk_conv_few_channels_f32(", "#define RK_FEW_CHANNELS_KERNELS 1\n"}};
   for (int taps : {7, 5, 3})
     for (int stride : {1, 2})
       table.push_back({fmt::format("rk_depthwise_f32<{}, {}>(", taps, stride), fmt::format("#define RK_DEPTHWISE_KERNEL {}, {}\n", taps, stride)});
   table.push_back({"rk_matmul_f32(", "#define RK_GEMM_KERNELS 1\n"});
+  table.push_back({"rk_conv_winograd_f32(", "#define RK_WINOGRAD_KERNELS 1\n"});
   table.push_back({"rk_max_pool_f32(", "#define RK_POOL_KERNELS 1\n"});
   std::vector<std::string> kernels;
   for (const KernelsUnit& k : table)

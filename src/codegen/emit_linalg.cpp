@@ -8,8 +8,10 @@
 // direct kernel over whole planes is faster. On CUDA both are generated loops (no cuBLAS
 // measured yet).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "codegen.h"
 #include "reprokit/ir/op_registry.h"
@@ -489,6 +491,15 @@ bool Codegen::panel_conv(int id) const {
 namespace {
 constexpr int64_t kWinogradThreads = 8;
 constexpr int64_t kConvImageThreads = 8;  // threads sharing out a conv's images and groups, at most
+
+// Whether the prelude's few-channel conv (rk_conv_few_channels_f32, cpp_conv_few_channels.h) may
+// take a conv of `channels` inputs a group: the window shapes it takes (kRkFewChannels inputs at
+// most, up to 11 x 11 taps, stride 1 or 2 alike, no dilation, rows read along). Whether it does is
+// its own decision at run time.
+bool few_channels_may_take(int64_t channels, const Window& win, const Shape& ws, int64_t col_step) {
+  return channels <= 4 && ws[2] <= 11 && ws[3] <= 11 && win.stride[0] == win.stride[1] && (win.stride[0] == 1 || win.stride[0] == 2) &&
+         win.dilation[0] == 1 && win.dilation[1] == 1 && col_step == 1;
+}
 int64_t winograd_room(int64_t m, int64_t channels, int64_t out_h, int64_t out_w, const Window& win, const Shape& ws) {
   const int64_t tiles = ((out_h + 1) / 2) * ((out_w + 1) / 2);
   const bool pays = ws[2] == 3 && ws[3] == 3 && win.stride[0] == 1 && win.stride[1] == 1 && win.dilation[0] == 1 && win.dilation[1] == 1 &&
@@ -547,8 +558,16 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
   const BlockEpilogue epilogue =
       conv_block_epilogue(id, gemm_out, bias, fmt::format("nb * {} + g * {} + m", os[1], og), fmt::format("g * {} + m", og));
   s += epilogue.code;
-  s += fmt::format("    rk_conv_gemm_f32({}, {}, {}, (const float*){} + g * {}, {}, image, &window, panels, {}, {}, {}, {});\n", og, plane, kk, w_ptr,
-                   og * kk, kk, room, c_at, plane, epilogue.arg.empty() ? "RkEpilogue{}" : epilogue.arg);
+  // The kernels that may take this conv before the conv GEMM, each a kernels unit of its own and
+  // returning nonzero where it does not: the few-channel conv, then Winograd.
+  const std::string a = fmt::format("(const float*){} + g * {}, {}", w_ptr, og * kk, kk), ep = epilogue.arg.empty() ? "RkEpilogue{}" : epilogue.arg;
+  std::vector<std::string> before;
+  if (few_channels_may_take(cg, win, ws, xa.strides[3]))
+    before.push_back(fmt::format("rk_conv_few_channels_f32({}, {}, image, &window, {}, {}, {})", og, a, c_at, plane, ep));
+  if (wino)
+    before.push_back(fmt::format("rk_conv_winograd_f32({}, {}, {}, image, &window, panels, {}, {}, {}, {})", og, plane, a, room, c_at, plane, ep));
+  s += before.empty() ? "    " : fmt::format("    if ({}) ", fmt::join(before, " && "));
+  s += fmt::format("rk_conv_gemm_f32({}, {}, {}, {}, image, &window, panels, {}, {}, {});\n", og, plane, kk, a, c_at, plane, ep);
   s += "  }\n";
   return epilogue.arg.empty() ? s + conv2d_output_pass(id, gemm_out, bias) : s;
 }

@@ -478,7 +478,8 @@ TEST(CppBackend, GeneratedCodeCompilesWithoutWarnings) {
 }
 
 // The kernels the prelude implements are units of their own: a graph compiles those it calls
-// (each depthwise window its own) and no others, and runs as the interpreter does.
+// (each depthwise window its own; Winograd and the few-channel conv only for convs they may
+// take) and no others, and runs as the interpreter does.
 TEST(CppBackend, CompilesOnlyTheKernelsUnitsItCalls) {
   struct Case {
     std::string graph;
@@ -492,9 +493,15 @@ TEST(CppBackend, CompilesOnlyTheKernelsUnitsItCalls) {
        "  %y = conv2d(%x, %w, stride=[2, 2], padding=[2, 2], groups=24)\n  %z = conv2d(%y, %v)\n  return (%z)\n}",
        {"#define RK_CONV_KERNELS 1\n", "#define RK_DEPTHWISE_KERNEL 5, 2\n"}},
       {"graph g(%x: f32[128, 192], %w: f32[192, 160]) {\n  %y = matmul(%x, %w)\n  return (%y)\n}", {"#define RK_GEMM_KERNELS 1\n"}},
+      // A 3x3 conv that Winograd takes (16 channels, 144 tiles), and a network's first conv of 3
+      // channels at stride 2, each also calling the conv GEMM where it declines.
+      {"graph g(%x: f32[1, 16, 24, 24], %w: f32[16, 16, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  return (%y)\n}",
+       {"#define RK_CONV_KERNELS 1\n", "#define RK_WINOGRAD_KERNELS 1\n"}},
+      {"graph g(%x: f32[1, 3, 32, 32], %w: f32[8, 3, 3, 3]) {\n  %y = conv2d(%x, %w, stride=[2, 2], padding=[1, 1])\n  return (%y)\n}",
+       {"#define RK_CONV_KERNELS 1\n", "#define RK_FEW_CHANNELS_KERNELS 1\n"}},
   };
-  const std::vector<std::string> all = {"#define RK_CONV_KERNELS", "#define RK_GEMM_KERNELS", "#define RK_POOL_KERNELS",
-                                        "#define RK_DEPTHWISE_KERNEL"};
+  const std::vector<std::string> all = {"#define RK_CONV_KERNELS", "#define RK_WINOGRAD_KERNELS", "#define RK_FEW_CHANNELS_KERNELS",
+                                        "#define RK_GEMM_KERNELS", "#define RK_POOL_KERNELS",     "#define RK_DEPTHWISE_KERNEL"};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.graph);
     const Graph g = parse_graph(c.graph);
