@@ -284,8 +284,8 @@ CompiledLibrary build_and_load(const CppSource& source, const fs::path& dir, con
       std::string header;
       try {
         header = prelude_header(units_dir, source.prelude, salt, compiler, would_use >= kPrecompileFrom);
-      } catch (const std::exception&) {
-        // compiled whole
+      } catch (...) {
+        // compiled whole; whatever was thrown, the units waiting for the header must be told
       }
       header_built.set_value(header);
     });
