@@ -605,10 +605,10 @@ std::string Codegen::conv2d_depthwise(int id, const std::string& w_ptr, const st
   const std::string direct = conv2d_planes(id);
   in_kernel_ = before;
   std::string s = "#if defined(__AVX512F__)\n  {\n";
-  s += window_constant(x, window_of(n, &ws[2]), os, os[1]);
+  const Window win = window_of(n, &ws[2]);
+  s += window_constant(x, win, os, os[1]);
   const BlockEpilogue epilogue = conv_block_epilogue(id, gemm_out, bias, "m", fmt::format("m % {}", os[1]));
   s += epilogue.code;
-  const Window win = window_of(n, &ws[2]);
   s += fmt::format("    if (rk_depthwise_f32<{}, {}>({}, (const float*){}, (const float*){} + {}, {}, &window, (float*){}, {})) {}\n  }}\n", ws[2],
                    win.stride[0], os[0], w_ptr, ptr(xa), xa.offset, xa.strides[0], gemm_out, epilogue.arg.empty() ? "RkEpilogue{}" : epilogue.arg,
                    fail(fmt::format("{}: the depthwise conv kernel does not take this window", n.name)));
