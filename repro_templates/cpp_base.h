@@ -75,8 +75,8 @@ extern "C" __attribute__((visibility("hidden"))) void (*rk_profile_hook)(int ker
 extern "C" void rk_conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* image, const RkConvWindow* window,
                                  float* panels, float* C, int64_t ldc, RkEpilogue epilogue);
 // The same conv, 3x3 at stride 1, by Winograd F(2x2, 3x3) (cpp_conv_winograd.h), on as many
-// threads as its buffers fit in `scratch` (`room` floats), the epilogue on each row of C after it.
-// Returns nonzero, computing nothing, where it does not pay or does not fit.
+// threads as its buffers fit in `scratch` (`room` floats), each thread running the epilogue on the
+// pixels it computed once it has computed them all. Returns nonzero, computing nothing, where it does not pay or does not fit.
 extern "C" int rk_conv_winograd_f32(int64_t M, int64_t N, const float* A, int64_t lda, const float* image, const RkConvWindow* window, float* scratch,
                                     int64_t room, float* C, int64_t ldc, RkEpilogue epilogue);
 // The same conv of 1 to 4 input channels (a network's first) without im2col, on AVX-512

@@ -158,13 +158,35 @@ inline bool rk_winograd_pays(int64_t M, const RkConvWindow& w) {
 // evict each other (the transforms ran 3-4x slower).
 constexpr int64_t rk_winograd_plane(int64_t floats) { return floats + 16; }
 
+// The epilogue on every row of C over the output pixels of tiles [q_lo, q_hi): each tile row's
+// pixels as two spans (its two output rows), spans that meet run as one (whole tile rows: one
+// span of all their rows).
+inline void rk_winograd_epilogue(int64_t M, int64_t q_lo, int64_t q_hi, int64_t tiles_w, int64_t out_h, int64_t out_w, RkEpilogue epilogue) {
+  int64_t lo = 0, hi = 0;  // the span gathered so far
+  for (int64_t ty = q_lo / tiles_w; q_lo < q_hi && ty <= (q_hi - 1) / tiles_w; ++ty) {
+    const int64_t x0 = 2 * rk_max<int64_t>(q_lo - ty * tiles_w, 0), x1 = rk_min(2 * rk_min(q_hi - ty * tiles_w, tiles_w), out_w);
+    for (int64_t oy = 2 * ty; oy < rk_min(2 * ty + 2, out_h); ++oy) {
+      if (hi != oy * out_w + x0) {
+        if (hi > lo) epilogue.run(epilogue.ctx, 0, M, lo, hi);
+        lo = oy * out_w + x0;
+      }
+      hi = oy * out_w + x1;
+    }
+  }
+  if (hi > lo) epilogue.run(epilogue.ctx, 0, M, lo, hi);
+}
+
 // C[M x (out_h x out_w)] (rows ldc apart) = conv3x3(image, weights A[M x 9C] (rows lda apart)),
 // stride 1, by panels of 32 tiles, in `scratch` (room for `room` floats: the conv GEMM's panels,
 // planned once per compiled graph): U, then a panel's V and Mo per thread. With too little room
 // for U and one thread's panel, it does nothing and returns false (the caller runs the GEMM);
-// with room for fewer threads than OpenMP has, it runs on fewer.
+// with room for fewer threads than OpenMP has, it runs on fewer. Each thread takes a contiguous
+// run of panels and then runs `epilogue` on their pixels, which it wrote and its cache holds: as
+// a pass of its own after the conv, over rows shared out anew, each thread read half its pixels
+// from the other's cache (squeezenet1_0's 16 -> 64 at 54 x 54, two threads: the epilogue 8% of
+// the samples against 4.6% on one thread).
 inline bool rk_conv_winograd(int64_t M, const float* A, int64_t lda, const float* image, const RkConvWindow& w, float* scratch, int64_t room,
-                             float* C, int64_t ldc) {
+                             float* C, int64_t ldc, RkEpilogue epilogue) {
   const int64_t ch = w.channels, out_w = w.out_w, out_h = w.plane / out_w;
   const int64_t tiles_w = (out_w + 1) / 2, tiles = rk_winograd_tiles(w), np = (tiles + 31) / 32;
   const int64_t uplane = rk_winograd_plane(M * ch), vplane = rk_winograd_plane(ch * 32), mplane = rk_winograd_plane(M * 32);
@@ -178,14 +200,15 @@ inline bool rk_conv_winograd(int64_t M, const float* A, int64_t lda, const float
 #pragma omp parallel num_threads(threads)
   {
     rk_winograd_weights(A, lda, M, ch, U, uplane);  // ends in the omp for's barrier
-    int me = 0;
+    int me = 0, team = 1;
 #ifdef _OPENMP
     me = omp_get_thread_num();
+    team = omp_get_num_threads();
 #endif
     float* V = scratch + 16 * uplane + me * per_thread;
     float* Mo = V + 16 * vplane;
-#pragma omp for schedule(dynamic)
-    for (int64_t p = 0; p < np; ++p) {
+    const int64_t p_lo = np * me / team, p_hi = np * (me + 1) / team;
+    for (int64_t p = p_lo; p < p_hi; ++p) {
       const int64_t q0 = p * 32, n = rk_min<int64_t>(32, tiles - q0);
       const int64_t width = n > 16 ? 32 : 16;  // a last panel of 16 or fewer in the 16-wide kernel
       // The panel's runs of tiles along tile rows.
@@ -206,6 +229,7 @@ inline bool rk_conv_winograd(int64_t M, const float* A, int64_t lda, const float
       for (int64_t m = 0; m < M; ++m)
         for (int i = 0; i < nr; ++i) rk_winograd_output_run(Mo + m * width + runs[i].j, mplane, runs[i], out_h, out_w, C + m * ldc);
     }
+    if (epilogue.run) rk_winograd_epilogue(M, p_lo * 32, rk_min(tiles, p_hi * 32), tiles_w, out_h, out_w, epilogue);
   }
   return true;
 }

@@ -181,18 +181,8 @@ extern "C" __attribute__((visibility("hidden"))) void rk_conv_gemm_f32(int64_t M
 extern "C" __attribute__((visibility("hidden"))) int rk_conv_winograd_f32(int64_t M, int64_t N, const float* A, int64_t lda, const float* image,
                                                                           const RkConvWindow* window, float* scratch, int64_t room, float* C,
                                                                           int64_t ldc, RkEpilogue epilogue) {
-  if (!rk_winograd_pays(M, *window) || !rk_conv_winograd(M, A, lda, image, *window, scratch, room, C, ldc)) return 1;
-  // Winograd finishes C a tile of pixels at a time across every row: the epilogue after it, a row each.
-  if (epilogue.run) {
-    bool parallel = false;
-#ifdef _OPENMP
-    parallel = M * N >= (int64_t{1} << 15) && !omp_in_parallel();
-#endif
-    (void)parallel;
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t m = 0; m < M; ++m) epilogue.run(epilogue.ctx, m, m + 1, 0, N);
-  }
-  return 0;
+  (void)N;
+  return rk_winograd_pays(M, *window) && rk_conv_winograd(M, A, lda, image, *window, scratch, room, C, ldc, epilogue) ? 0 : 1;
 }
 #endif
 #ifdef RK_FEW_CHANNELS_KERNELS
