@@ -9,7 +9,10 @@
 // column phases modulo the stride (at stride 2: even and odd columns) and zero-padded, so that
 // tap (i, j) of 16 consecutive output pixels is one unaligned load from phase j mod S at column
 // offset j / S; each load is then multiplied into 8 output channels' sums, and the conv's
-// epilogue runs on each block of 8 channels x the strip while it is in cache.
+// epilogue runs on each block of 8 channels x the strip while it is in cache. Grouped convs of up
+// to 8 channels a group (regnet_y_400mf's 3x3 convs) are such convs too, one per group: on the
+// conv GEMM each group was one 8-row block a panel, and packing the panel cost as much as
+// multiplying it.
 #ifndef RK_CPP_CONV_FEW_CHANNELS_H
 #define RK_CPP_CONV_FEW_CHANNELS_H
 #include "cpp_base.h"
@@ -21,9 +24,9 @@
 namespace {
 
 #if defined(__AVX512F__)
-constexpr int64_t kRkFewChannels = 4;                // input channels at most
-constexpr int64_t kRkFewChannelsStrip = 16384;       // floats of a strip's copied input rows (64 KiB, the stack)
-constexpr int64_t kRkFewChannelsTaps = 4 * 11 * 11;  // channels x taps at most
+constexpr int64_t kRkFewChannels = 8;           // input channels at most
+constexpr int64_t kRkFewChannelsStrip = 16384;  // floats of a strip's copied input rows (64 KiB, the stack)
+constexpr int64_t kRkFewChannelsTaps = 484;     // channels x taps at most (4 channels of 11 x 11, 8 of 7 x 7)
 
 // Copies input row y of every channel into the strip's row u, phase by phase.
 template <int S>
@@ -107,7 +110,8 @@ struct RkFewChannelsPlan {
 inline bool rk_few_channels_plan(int64_t M, const RkConvWindow& w, RkFewChannelsPlan* plan) {
   const int64_t S = w.stride_w, out_h = w.out_w > 0 ? w.plane / w.out_w : 0;
   const bool taken = w.channels >= 1 && w.channels <= kRkFewChannels && w.taps_h >= 1 && w.taps_h <= 11 && w.taps_w >= 1 && w.taps_w <= 11 &&
-                     w.stride_h == S && (S == 1 || S == 2) && w.dilation_h == 1 && w.dilation_w == 1 && w.col_step == 1 && M >= 1 && out_h >= 1;
+                     w.channels * w.taps_h * w.taps_w <= kRkFewChannelsTaps && w.stride_h == S && (S == 1 || S == 2) && w.dilation_h == 1 &&
+                     w.dilation_w == 1 && w.col_step == 1 && M >= 1 && out_h >= 1;
   if (!taken) return false;
   const int64_t vectors = (w.out_w + 15) / 16;
   plan->pitch = (16 * vectors + (w.taps_w - 1) / S + 15) / 16 * 16;

@@ -494,11 +494,11 @@ constexpr int64_t kConvImageThreads = 8;  // threads sharing out a conv's images
 
 // Whether the prelude's few-channel conv (rk_conv_few_channels_f32, cpp_conv_few_channels.h) may
 // take a conv of `channels` inputs a group: the window shapes it takes (kRkFewChannels inputs at
-// most, up to 11 x 11 taps, stride 1 or 2 alike, no dilation, rows read along). Whether it does is
-// its own decision at run time.
+// most, up to 11 x 11 taps and kRkFewChannelsTaps channels x taps, stride 1 or 2 alike, no
+// dilation, rows read along). Whether it does is its own decision at run time.
 bool few_channels_may_take(int64_t channels, const Window& win, const Shape& ws, int64_t col_step) {
-  return channels <= 4 && ws[2] <= 11 && ws[3] <= 11 && win.stride[0] == win.stride[1] && (win.stride[0] == 1 || win.stride[0] == 2) &&
-         win.dilation[0] == 1 && win.dilation[1] == 1 && col_step == 1;
+  return channels <= 8 && channels * ws[2] * ws[3] <= 484 && ws[2] <= 11 && ws[3] <= 11 && win.stride[0] == win.stride[1] &&
+         (win.stride[0] == 1 || win.stride[0] == 2) && win.dilation[0] == 1 && win.dilation[1] == 1 && col_step == 1;
 }
 int64_t winograd_room(int64_t m, int64_t channels, int64_t out_h, int64_t out_w, const Window& win, const Shape& ws) {
   const int64_t tiles = ((out_h + 1) / 2) * ((out_w + 1) / 2);

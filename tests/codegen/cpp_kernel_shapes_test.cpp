@@ -279,7 +279,7 @@ const Case kCases[] = {
     {"depthwise_rows_one_pixel",
      "graph g(%x: f32[1, 8, 3, 3], %w: f32[8, 1, 5, 5], %b: f32[8]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=8)\n  "
      "return (%y)\n}"},
-    // Convs of 2 to 4 input channels a group on AVX-512, 16 output pixels of a row a vector
+    // Convs of 2 to 8 input channels a group on AVX-512, 16 output pixels of a row a vector
     // (cpp_conv_few_channels.h; strips of output rows, 8 output channels at a time, then 4, 2,
     // 1): a network's first conv, 3x3 at stride 2 with mobilenet's batch norm and clamp, a batch
     // of 2 and 20 outputs (8, 8, 4) on rows of 18 (a vector and a last of 2); 7x7 at stride 2
@@ -288,7 +288,9 @@ const Case kCases[] = {
     // channels (6 outputs each); input rows further apart than their width, 3 outputs; a
     // column of output one pixel wide; rows so wide that a strip holds 2 output rows (7x7 on
     // 3 x 600); rows too wide for any strip (11 x 11 taps at stride 2 on rows of 700: the conv
-    // GEMM).
+    // GEMM). Groups of 8 channels at stride 2 with a bias and relu (regnet_y_400mf's), 4 groups
+    // of 8 outputs on rows of 15; 7 channels, a batch of 2, 13 outputs (8, 4, 1) and a scale
+    // and shift after; 8 channels of 9 x 9 taps, more than the kernel holds (the conv GEMM).
     {"few_channels_stem_batch_norm_clamp",
      "graph g(%x: f32[2, 3, 37, 35], %w: f32[20, 3, 3, 3], %m: f32[1, 20, 1, 1], %s: f32[1, 20, 1, 1], %t: f32[1, 20, 1, 1]) {\n"
      "  %y = conv2d(%x, %w, stride=[2, 2], padding=[1, 1])\n  %a = sub(%y, %m)\n  %b = mul(%a, %s)\n  %c = add(%b, %t)\n"
@@ -309,6 +311,14 @@ const Case kCases[] = {
      "graph g(%x: f32[1, 3, 9, 600], %w: f32[4, 3, 7, 7]) {\n  %y = conv2d(%x, %w, padding=[3, 3])\n  %r = relu(%y)\n  return (%r)\n}"},
     {"few_channels_rows_too_wide",
      "graph g(%x: f32[1, 3, 13, 700], %w: f32[2, 3, 11, 11]) {\n  %y = conv2d(%x, %w, stride=[2, 2], padding=[5, 5])\n  return (%y)\n}"},
+    {"few_channels_groups_of_8_stride2_relu",
+     "graph g(%x: f32[1, 32, 29, 30], %w: f32[32, 8, 3, 3], %b: f32[32]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=4)\n"
+     "  %r = relu(%y)\n  return (%r)\n}"},
+    {"few_channels_7_channels_batch_scale",
+     "graph g(%x: f32[2, 7, 15, 19], %w: f32[13, 7, 5, 5], %s: f32[1, 13, 1, 1], %t: f32[1, 13, 1, 1]) {\n"
+     "  %y = conv2d(%x, %w, padding=[2, 2])\n  %a = mul(%y, %s)\n  %b = add(%a, %t)\n  return (%b)\n}"},
+    {"few_channels_8_channels_too_many_taps",
+     "graph g(%x: f32[1, 8, 20, 20], %w: f32[4, 8, 9, 9]) {\n  %y = conv2d(%x, %w, padding=[4, 4])\n  return (%y)\n}"},
     // Epilogues: the pointwise kernel that alone reads a conv runs in the conv's output pass.
     {"epilogue_relu",
      "graph g(%x: f32[1, 6, 11, 9], %w: f32[10, 6, 3, 3], %b: f32[10]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  %r = relu(%y)\n  return "
