@@ -78,7 +78,7 @@ extern "C" void rk_conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* A
 // threads as its buffers fit in `scratch` (`room` floats), each thread running the epilogue on the
 // pixels it computed once it has computed them all. Returns nonzero, computing nothing, where it
 // does not pay or does not fit.
-extern "C" int rk_conv_winograd_f32(int64_t M, int64_t N, const float* A, int64_t lda, const float* image, const RkConvWindow* window, float* scratch,
+extern "C" int rk_conv_winograd_f32(int64_t M, const float* A, int64_t lda, const float* image, const RkConvWindow* window, float* scratch,
                                     int64_t room, float* C, int64_t ldc, RkEpilogue epilogue);
 // The same conv of 1 to 8 input channels a group (a network's first, regnet's groups of 8)
 // without im2col, on AVX-512 (cpp_conv_few_channels.h). Returns nonzero, computing nothing, for

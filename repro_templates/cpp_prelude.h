@@ -178,10 +178,9 @@ extern "C" __attribute__((visibility("hidden"))) void rk_conv_gemm_f32(int64_t M
 }
 #endif
 #ifdef RK_WINOGRAD_KERNELS
-extern "C" __attribute__((visibility("hidden"))) int rk_conv_winograd_f32(int64_t M, int64_t N, const float* A, int64_t lda, const float* image,
+extern "C" __attribute__((visibility("hidden"))) int rk_conv_winograd_f32(int64_t M, const float* A, int64_t lda, const float* image,
                                                                           const RkConvWindow* window, float* scratch, int64_t room, float* C,
                                                                           int64_t ldc, RkEpilogue epilogue) {
-  (void)N;
   return rk_winograd_pays(M, *window) && rk_conv_winograd(M, A, lda, image, *window, scratch, room, C, ldc, epilogue) ? 0 : 1;
 }
 #endif

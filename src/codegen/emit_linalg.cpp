@@ -564,8 +564,7 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
   std::vector<std::string> before;
   if (few_channels_may_take(cg, win, ws, xa.strides[3]))
     before.push_back(fmt::format("rk_conv_few_channels_f32({}, {}, image, &window, {}, {}, {})", og, a, c_at, plane, ep));
-  if (wino)
-    before.push_back(fmt::format("rk_conv_winograd_f32({}, {}, {}, image, &window, panels, {}, {}, {}, {})", og, plane, a, room, c_at, plane, ep));
+  if (wino) before.push_back(fmt::format("rk_conv_winograd_f32({}, {}, image, &window, panels, {}, {}, {}, {})", og, a, room, c_at, plane, ep));
   s += before.empty() ? "    " : fmt::format("    if ({}) ", fmt::join(before, " && "));
   s += fmt::format("rk_conv_gemm_f32({}, {}, {}, {}, image, &window, panels, {}, {}, {});\n", og, plane, kk, a, c_at, plane, ep);
   s += "  }\n";
