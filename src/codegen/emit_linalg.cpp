@@ -492,12 +492,16 @@ namespace {
 constexpr int64_t kWinogradThreads = 8;
 constexpr int64_t kConvImageThreads = 8;  // threads sharing out a conv's images and groups, at most
 
+// The prelude's kRkFewChannels and kRkFewChannelsTaps (cpp_conv_few_channels.h): input channels a
+// group, and channels x taps, that the few-channel conv holds at most.
+constexpr int64_t kFewChannels = 8, kFewChannelsTaps = 484;
+
 // Whether the prelude's few-channel conv (rk_conv_few_channels_f32, cpp_conv_few_channels.h) may
 // take a conv of `channels` inputs a group: the window shapes it takes (kRkFewChannels inputs at
 // most, up to 11 x 11 taps and kRkFewChannelsTaps channels x taps, stride 1 or 2 alike, no
 // dilation, rows read along). Whether it does is its own decision at run time.
 bool few_channels_may_take(int64_t channels, const Window& win, const Shape& ws, int64_t col_step) {
-  return channels <= 8 && channels * ws[2] * ws[3] <= 484 && ws[2] <= 11 && ws[3] <= 11 && win.stride[0] == win.stride[1] &&
+  return channels <= kFewChannels && channels * ws[2] * ws[3] <= kFewChannelsTaps && ws[2] <= 11 && ws[3] <= 11 && win.stride[0] == win.stride[1] &&
          (win.stride[0] == 1 || win.stride[0] == 2) && win.dilation[0] == 1 && win.dilation[1] == 1 && col_step == 1;
 }
 int64_t winograd_room(int64_t m, int64_t channels, int64_t out_h, int64_t out_w, const Window& win, const Shape& ws) {
