@@ -17,6 +17,16 @@ inline __mmask16 rk_lanes(int64_t lo, int64_t hi) {
   return hi <= lo ? (__mmask16)0 : (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
 }
 
+// Lanes q .. q + 15 of the 32 that are lo's then hi's (q a constant, 0 to 3).
+inline __m512 rk_shift_lanes(__m512 hi, __m512 lo, int q) {
+  switch (q) {
+    case 0: return lo;
+    case 1: return _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(hi), _mm512_castps_si512(lo), 1));
+    case 2: return _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(hi), _mm512_castps_si512(lo), 2));
+    default: return _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(hi), _mm512_castps_si512(lo), 3));
+  }
+}
+
 // A two-source permute's indices for elements 0, 2, ..., 30: the even columns of 32 (at stride 2,
 // the input under 16 outputs).
 inline __m512i rk_even_lanes() { return _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0); }

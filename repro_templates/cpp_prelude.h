@@ -204,7 +204,7 @@ __attribute__((visibility("hidden"))) int rk_depthwise_f32(int64_t images, const
 #if defined(__AVX512F__)
   const RkConvWindow& d = *window;
   const bool taken = d.taps_h == K && d.taps_w == K && d.stride_h == S && d.stride_w == S && d.dilation_h == 1 && d.dilation_w == 1 &&
-                     d.col_step == 1 && d.row_step == d.in_w && d.out_w <= 16 && d.in_w <= 16 * d.stride_w;
+                     d.col_step == 1 && d.row_step == d.in_w;
   if (!taken) return 1;
   rk_depthwise_planes<K, S>(images, weights, image, image_step, d, C, epilogue);
   return 0;

@@ -279,6 +279,31 @@ const Case kCases[] = {
     {"depthwise_rows_one_pixel",
      "graph g(%x: f32[1, 8, 3, 3], %w: f32[8, 1, 5, 5], %b: f32[8]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=8)\n  "
      "return (%y)\n}"},
+    // 5x5 and 7x7 depthwise convs on planes wider than 16 (cpp_conv_depthwise.h, blocks of 16
+    // columns, 8 rows at a time): 7x7 on rows of 20 (a block and a last of 4) and 19 rows (a
+    // block short of 8) with a bias and relu; 5x5 at stride 2 from 40 x 37 (rows of 20 and 19)
+    // with mobilenet's batch norm and clamp, a batch of 2; 7x7 at stride 2 (taps shifted 3
+    // lanes, the row's third vector past the input); 5x5 without padding on rows of 24; one row
+    // of 40; a slice of channels; 7x7 on a plane exactly 32 wide.
+    {"depthwise_wide_7x7_bias_relu",
+     "graph g(%x: f32[1, 6, 19, 20], %w: f32[6, 1, 7, 7], %b: f32[6]) {\n  %y = conv2d(%x, %w, %b, padding=[3, 3], groups=6)\n  %r = relu(%y)\n  "
+     "return (%r)\n}"},
+    {"depthwise_wide_5x5_stride2_batch_norm_clamp",
+     "graph g(%x: f32[2, 10, 40, 37], %w: f32[10, 1, 5, 5], %m: f32[1, 10, 1, 1], %s: f32[1, 10, 1, 1], %t: f32[1, 10, 1, 1]) {\n"
+     "  %y = conv2d(%x, %w, stride=[2, 2], padding=[2, 2], groups=10)\n  %a = sub(%y, %m)\n  %b = mul(%a, %s)\n  %c = add(%b, %t)\n"
+     "  %d = clamp(%c, min=0, max=6)\n  return (%d)\n}"},
+    {"depthwise_wide_7x7_stride2",
+     "graph g(%x: f32[1, 5, 21, 35], %w: f32[5, 1, 7, 7], %b: f32[5]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[3, 3], groups=5)\n  "
+     "return (%y)\n}"},
+    {"depthwise_wide_5x5_no_padding",
+     "graph g(%x: f32[1, 4, 12, 24], %w: f32[4, 1, 5, 5]) {\n  %y = conv2d(%x, %w, groups=4)\n  %r = relu(%y)\n  return (%r)\n}"},
+    {"depthwise_wide_7x7_one_row",
+     "graph g(%x: f32[1, 3, 1, 40], %w: f32[3, 1, 7, 7], %b: f32[3]) {\n  %y = conv2d(%x, %w, %b, padding=[3, 3], groups=3)\n  return (%y)\n}"},
+    {"depthwise_wide_5x5_channel_slice",
+     "graph g(%x: f32[1, 8, 9, 30] strides=[9000, 270, 30, 1], %w: f32[8, 1, 5, 5]) {\n  %y = conv2d(%x, %w, padding=[2, 2], groups=8)\n  "
+     "%r = relu(%y)\n  return (%r)\n}"},
+    {"depthwise_wide_7x7_thirty_two",
+     "graph g(%x: f32[1, 4, 16, 32], %w: f32[4, 1, 7, 7], %b: f32[4]) {\n  %y = conv2d(%x, %w, %b, padding=[3, 3], groups=4)\n  return (%y)\n}"},
     // Convs of 2 to 8 input channels a group on AVX-512, 16 output pixels of a row a vector
     // (cpp_conv_few_channels.h; strips of output rows, 8 output channels at a time, then 4, 2,
     // 1): a network's first conv, 3x3 at stride 2 with mobilenet's batch norm and clamp, a batch
