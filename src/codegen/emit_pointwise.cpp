@@ -335,8 +335,25 @@ std::string Codegen::pointwise_kernel(const std::vector<int>& ids, const Compute
     row_index_.clear();
     return s + "    }\n    }\n";
   }
+  // A read that walks the run with a step (a permute fused into the kernel: convnext_tiny's NHWC
+  // matmul output read back as NCHW) touches a cache line an element, and a row at a time walks
+  // every line of the plane before the next row comes back to them (at 56 x 56 x 96, 3136 lines
+  // read again from L2 for each of 96 rows). Tiles of kTileRows rows by kTileColumns columns
+  // instead: the rows' elements share lines (the operand's step between rows is 1), which then
+  // stay in L1 for the tile.
+  constexpr int64_t kTileRows = 16, kTileColumns = 256;
+  bool tiled = !computed && target_.openmp && rows >= 2 * kTileRows && last > kTileColumns;
+  bool strided = false;
+  for (int v : reads) strided |= tiled && *run_step(access(v), g_.node(v).type.shape, iter, run_dims) > 1;
+  tiled &= strided;
   std::string s;
-  if (span)  // the rows that [span_lo, span_hi) touches, each from its first column in the span to its last
+  if (tiled)
+    s = loop("rb", (rows + kTileRows - 1) / kTileRows, kTileRows * last * work) +
+        fmt::format(
+            " {{\n  for (int64_t j0 = 0; j0 < {0}; j0 += {1}) {{\n  const int64_t j1 = rk_min<int64_t>({0}, j0 + {1});\n"
+            "  for (int64_t r = rb * {2}; r < rk_min<int64_t>({3}, rb * {2} + {2}); ++r) {{\n",
+            last, kTileColumns, kTileRows, rows);
+  else if (span)  // the rows that [span_lo, span_hi) touches, each from its first column in the span to its last
     s = fmt::format(
         "    for (int64_t r = span_lo / {0}; r * {0} < span_hi; ++r) {{\n"
         "    const int64_t j_lo = rk_max<int64_t>(0, span_lo - r * {0}), j_hi = rk_min<int64_t>({0}, span_hi - r * {0});\n",
@@ -357,11 +374,12 @@ std::string Codegen::pointwise_kernel(const std::vector<int>& ids, const Compute
   std::string body = computed_element("      ");  // first: pointwise_body reads it from in_kernel_
   body += pointwise_body(ids, iter, "i", "      ");
   s += take_hoisted() + (target_.openmp ? "    #pragma omp simd\n" : "");
-  s += span ? fmt::format("    for (int64_t j = j_lo; j < j_hi; ++j) {{\n      const int64_t i = r * {} + j;\n", last)
-            : fmt::format("    for (int64_t j = 0; j < {}; ++j) {{\n      const int64_t i = r * {} + j;\n", last, last);
+  s += span    ? fmt::format("    for (int64_t j = j_lo; j < j_hi; ++j) {{\n      const int64_t i = r * {} + j;\n", last)
+       : tiled ? fmt::format("    for (int64_t j = j0; j < j1; ++j) {{\n      const int64_t i = r * {} + j;\n", last)
+               : fmt::format("    for (int64_t j = 0; j < {}; ++j) {{\n      const int64_t i = r * {} + j;\n", last, last);
   s += body;
   row_index_.clear();
-  return s + "    }\n  }\n" + (block ? "  }\n" : "");
+  return s + "    }\n  }\n" + (block ? "  }\n" : "") + (tiled ? "  }\n  }\n" : "");
 }
 
 std::string Codegen::reduction_kernel(int id, const std::vector<int>& prologue) {

@@ -411,6 +411,12 @@ const Case kCases[] = {
     {"pointwise_permuted_planes",
      "graph g(%x: f32[2, 24, 7, 9], %y: f32[2, 7, 9, 24], %z: f32[2, 24, 9, 7]) {\n  %p = permute(%y, dims=[0, 3, 1, 2])\n"
      "  %q = permute(%z, dims=[0, 1, 3, 2])\n  %a = add(%x, %p)\n  %b = mul(%a, %q)\n  %c = exp(%b)\n  return (%c)\n}"},
+    // A permute fused into the kernel with rows enough to tile (convnext_tiny's layer scale and
+    // residual): tiles of 16 rows by 256 columns, a last tile of 8 rows and one of 67 columns.
+    {"pointwise_permuted_tiles",
+     "graph g(%x: f32[1, 40, 19, 17], %y: f32[1, 19, 17, 40], %z: f32[1, 19, 17, 40], %s: f32[40, 1, 1]) {\n"
+     "  %p = permute(%y, dims=[0, 3, 1, 2])\n  %q = permute(%z, dims=[0, 3, 1, 2])\n  %a = mul(%p, %s)\n  %b = add(%a, %q)\n"
+     "  %c = add(%b, %x)\n  return (%c)\n}"},
     {"pointwise_few_rows", "graph g(%x: f32[1, 3, 40, 41], %s: f32[3, 1, 1]) {\n  %a = sub(%x, %s)\n  %b = exp(%a)\n  return (%b)\n}"},
     // Reductions over trailing dims of a permuted input, read r times one stride (the channels of
     // NCHW as the last dim; two dims whose strides nest), with a pointwise prologue, and a layer
