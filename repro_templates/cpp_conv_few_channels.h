@@ -102,10 +102,58 @@ inline void rk_few_channels_rows(const float* strip, const int32_t* tap, int64_t
   }
 }
 
+// At stride 1 on rows of output of at most a vector (flat): the strip's rows are copied at the
+// pitch out_w + taps_w - 1, unaligned, and its output rows computed as one flat run at that pitch
+// (output (r, ox) at r pitch + ox; tap (i, j) of it reads strip row r + i at column ox + j, that
+// is flat index + i pitch + j), the taps_w - 1 columns between rows computed and dropped, then
+// copied out a row at a time. A row of 7 was a vector, 7 of its 16 lanes used; flat, 7 x 7 is 4
+// vectors for 49 pixels, in blocks of 3 (one thread, 55 groups of 8 channels at 7 x 7: 89 -> 74
+// us; 26 groups at 14 x 14 level). On rows of 28 the copy out cost more than it saved: 6 -> 96
+// and 5 -> 256 channels 4-8% slower, groups of 8 at 28 x 28 3% faster.
+constexpr int64_t kRkFewChannelsFlatWidth = 16;  // out_w at most this: flat
+constexpr int64_t kRkFewChannelsSlack = 32;      // zeros after the strip: the last vector's taps read past it
+
+inline void rk_few_channels_copy_flat(const float* image, const RkConvWindow& w, int64_t y, int64_t u, int64_t rows, int64_t pitch, float* strip) {
+  for (int64_t c = 0; c < w.channels; ++c) {
+    const float* row = image + c * w.channel_step + y * w.row_step;
+    float* to = strip + (c * rows + u) * pitch;
+    for (int64_t t = 0; t < pitch; t += 16) {
+      const __mmask16 keep = rk_lanes(0, pitch - t);
+      const int64_t base = t - w.pad_w;  // the input column of element t
+      const __m512 a = y < 0 || y >= w.in_h ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(rk_lanes(-base, w.in_w - base) & keep, row + base);
+      _mm512_mask_storeu_ps(to + t, keep, a);
+    }
+  }
+}
+
+// Output channels [m, m + B) of the strip's n_rows output rows, flat: blocks of 3 vectors into
+// `flat` (B rows of `run` floats), then each output row copied out.
+template <int B>
+inline void rk_few_channels_flat(const float* strip, const int32_t* tap, int64_t K, int64_t pitch, const float* A, int64_t lda, int64_t m,
+                                 int64_t out_w, int64_t oy0, int64_t n_rows, float* C, int64_t ldc, float* flat, int64_t run) {
+  alignas(64) float wb[kRkFewChannelsTaps * B];
+  for (int64_t k = 0; k < K; ++k)
+    for (int b = 0; b < B; ++b) wb[k * B + b] = A[(m + b) * lda + k];
+  const int64_t vectors = (n_rows * pitch + 15) / 16;
+  const __mmask16 full = (__mmask16)0xFFFF;
+  int64_t v = 0;
+  for (; v + 3 <= vectors; v += 3) rk_few_channels_block<B, 3>(strip + 16 * v, tap, K, wb, flat + 16 * v, run, full);
+  if (vectors - v == 2) rk_few_channels_block<B, 2>(strip + 16 * v, tap, K, wb, flat + 16 * v, run, full);
+  if (vectors - v == 1) rk_few_channels_block<B, 1>(strip + 16 * v, tap, K, wb, flat + 16 * v, run, full);
+  for (int b = 0; b < B; ++b)
+    for (int64_t r = 0; r < n_rows; ++r) {
+      const float* from = flat + b * run + r * pitch;
+      float* to = C + (m + b) * ldc + (oy0 + r) * out_w;
+      for (int64_t t = 0; t < out_w; t += 16)
+        _mm512_mask_storeu_ps(to + t, rk_lanes(0, out_w - t), _mm512_maskz_loadu_ps(rk_lanes(0, out_w - t), from + t));
+    }
+}
+
 // The strip's output rows and its copied rows' pitch for this window, or false where the kernel
 // does not take it.
 struct RkFewChannelsPlan {
   int64_t strip_rows, pitch;
+  bool flat;
 };
 inline bool rk_few_channels_plan(int64_t M, const RkConvWindow& w, RkFewChannelsPlan* plan) {
   const int64_t S = w.stride_w, out_h = w.out_w > 0 ? w.plane / w.out_w : 0;
@@ -114,9 +162,10 @@ inline bool rk_few_channels_plan(int64_t M, const RkConvWindow& w, RkFewChannels
                      w.dilation_w == 1 && w.col_step == 1 && M >= 1 && out_h >= 1;
   if (!taken) return false;
   const int64_t vectors = (w.out_w + 15) / 16;
-  plan->pitch = (16 * vectors + (w.taps_w - 1) / S + 15) / 16 * 16;
+  plan->flat = S == 1 && w.out_w <= kRkFewChannelsFlatWidth;
+  plan->pitch = plan->flat ? w.out_w + w.taps_w - 1 : (16 * vectors + (w.taps_w - 1) / S + 15) / 16 * 16;
   for (int64_t r = 8; r >= 1; --r)
-    if (w.channels * ((r - 1) * S + w.taps_h) * S * plan->pitch <= kRkFewChannelsStrip) {
+    if (w.channels * ((r - 1) * S + w.taps_h) * S * plan->pitch + kRkFewChannelsSlack <= kRkFewChannelsStrip) {
       plan->strip_rows = r < out_h ? r : out_h;
       return true;
     }
@@ -140,7 +189,12 @@ void rk_few_channels_conv(int64_t M, const float* A, int64_t lda, const float* i
     const int64_t oy0 = s * plan.strip_rows, n_rows = out_h - oy0 < plan.strip_rows ? out_h - oy0 : plan.strip_rows;
     const int64_t rows = (n_rows - 1) * S + w.taps_h;
     alignas(64) float strip[kRkFewChannelsStrip];
-    for (int64_t u = 0; u < rows; ++u) rk_few_channels_copy_row<S>(image, w, oy0 * S - w.pad_h + u, u, rows, pitch, strip);
+    if (plan.flat) {
+      for (int64_t u = 0; u < rows; ++u) rk_few_channels_copy_flat(image, w, oy0 - w.pad_h + u, u, rows, pitch, strip);
+      for (int64_t t = 0; t < kRkFewChannelsSlack; ++t) strip[w.channels * rows * pitch + t] = 0.0f;
+    } else {
+      for (int64_t u = 0; u < rows; ++u) rk_few_channels_copy_row<S>(image, w, oy0 * S - w.pad_h + u, u, rows, pitch, strip);
+    }
     // Tap (c, i, j) of an output row reads channel c's strip row (that row's) + i, phase j mod S,
     // j / S columns on.
     int32_t tap[kRkFewChannelsTaps];
@@ -148,13 +202,25 @@ void rk_few_channels_conv(int64_t M, const float* A, int64_t lda, const float* i
     for (int64_t c = 0; c < w.channels; ++c)
       for (int64_t i = 0; i < w.taps_h; ++i)
         for (int64_t j = 0; j < w.taps_w; ++j) tap[K++] = (int32_t)(((c * rows + i) * S + j % S) * pitch + j / S);
+    // The flat run's sums: 8 channels of up to 8 rows of at most 16 + 10 columns, in whole vectors.
+    const int64_t run = (n_rows * pitch + 15) / 16 * 16;
+    alignas(64) float flat[kRkFewChannels * 8 * 32];
     for (int64_t m = 0; m < M;) {
       const int64_t left = M - m, b = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
-      switch (b) {
-        case 8: rk_few_channels_rows<S, 8>(strip, tap, K, pitch, A, lda, m, w.out_w, oy0, n_rows, C, ldc); break;
-        case 4: rk_few_channels_rows<S, 4>(strip, tap, K, pitch, A, lda, m, w.out_w, oy0, n_rows, C, ldc); break;
-        case 2: rk_few_channels_rows<S, 2>(strip, tap, K, pitch, A, lda, m, w.out_w, oy0, n_rows, C, ldc); break;
-        default: rk_few_channels_rows<S, 1>(strip, tap, K, pitch, A, lda, m, w.out_w, oy0, n_rows, C, ldc); break;
+      if (plan.flat) {
+        switch (b) {
+          case 8: rk_few_channels_flat<8>(strip, tap, K, pitch, A, lda, m, w.out_w, oy0, n_rows, C, ldc, flat, run); break;
+          case 4: rk_few_channels_flat<4>(strip, tap, K, pitch, A, lda, m, w.out_w, oy0, n_rows, C, ldc, flat, run); break;
+          case 2: rk_few_channels_flat<2>(strip, tap, K, pitch, A, lda, m, w.out_w, oy0, n_rows, C, ldc, flat, run); break;
+          default: rk_few_channels_flat<1>(strip, tap, K, pitch, A, lda, m, w.out_w, oy0, n_rows, C, ldc, flat, run); break;
+        }
+      } else {
+        switch (b) {
+          case 8: rk_few_channels_rows<S, 8>(strip, tap, K, pitch, A, lda, m, w.out_w, oy0, n_rows, C, ldc); break;
+          case 4: rk_few_channels_rows<S, 4>(strip, tap, K, pitch, A, lda, m, w.out_w, oy0, n_rows, C, ldc); break;
+          case 2: rk_few_channels_rows<S, 2>(strip, tap, K, pitch, A, lda, m, w.out_w, oy0, n_rows, C, ldc); break;
+          default: rk_few_channels_rows<S, 1>(strip, tap, K, pitch, A, lda, m, w.out_w, oy0, n_rows, C, ldc); break;
+        }
       }
       if (epilogue.run) epilogue.run(epilogue.ctx, m, m + b, oy0 * w.out_w, (oy0 + n_rows) * w.out_w);
       m += b;
