@@ -102,28 +102,49 @@ inline void rk_few_channels_rows(const float* strip, const int32_t* tap, int64_t
   }
 }
 
-// At stride 1 on rows of output of at most a vector (flat): the strip's rows are copied at the
-// pitch out_w + taps_w - 1, unaligned, and its output rows computed as one flat run at that pitch
-// (output (r, ox) at r pitch + ox; tap (i, j) of it reads strip row r + i at column ox + j, that
-// is flat index + i pitch + j), the taps_w - 1 columns between rows computed and dropped, then
-// copied out a row at a time. A row of 7 was a vector, 7 of its 16 lanes used; flat, 7 x 7 is 4
-// vectors for 49 pixels, in blocks of 3 (one thread, 55 groups of 8 channels at 7 x 7: 89 -> 74
-// us; 26 groups at 14 x 14 level). On rows of 28 the copy out cost more than it saved: 6 -> 96
-// and 5 -> 256 channels 4-8% slower, groups of 8 at 28 x 28 3% faster.
+// On rows of output of at most a vector (flat): the strip's input is copied into sub-planes by
+// row and column phase modulo the stride (one at stride 1; at stride 2 the even and odd rows'
+// even and odd columns), each row pitch = out_w + (taps_w - 1) / S wide, unaligned, and the
+// strip's output rows computed as one flat run at that pitch: output (r, ox) at r pitch + ox,
+// tap (i, j) of it in sub-plane (i mod S, j mod S) at row r + i / S, column ox + j / S, that is
+// the flat index + a constant. The columns between rows are computed and dropped, then each row
+// copied out. A row of 7 was a vector, 7 of its 16 lanes used; flat, 7 x 7 is 4 vectors for 49
+// pixels, in blocks of 3 (one thread, 55 groups of 8 channels at 7 x 7: 89 -> 74 us; 26 groups
+// at 14 x 14 level). On rows of 28 the copy out cost more than it saved: 6 -> 96 and 5 -> 256
+// channels 4-8% slower, groups of 8 at 28 x 28 3% faster.
 constexpr int64_t kRkFewChannelsFlatWidth = 16;  // out_w at most this: flat
 constexpr int64_t kRkFewChannelsSlack = 32;      // zeros after the strip: the last vector's taps read past it
 
-inline void rk_few_channels_copy_flat(const float* image, const RkConvWindow& w, int64_t y, int64_t u, int64_t rows, int64_t pitch, float* strip) {
-  for (int64_t c = 0; c < w.channels; ++c) {
-    const float* row = image + c * w.channel_step + y * w.row_step;
-    float* to = strip + (c * rows + u) * pitch;
-    for (int64_t t = 0; t < pitch; t += 16) {
-      const __mmask16 keep = rk_lanes(0, pitch - t);
-      const int64_t base = t - w.pad_w;  // the input column of element t
-      const __m512 a = y < 0 || y >= w.in_h ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(rk_lanes(-base, w.in_w - base) & keep, row + base);
-      _mm512_mask_storeu_ps(to + t, keep, a);
+// Sub-plane row v of every channel and phase: input row y0 + S v + a for row phase a, its
+// columns S u + p - pad_w for column phase p.
+template <int S>
+inline void rk_few_channels_copy_flat(const float* image, const RkConvWindow& w, int64_t y0, int64_t v, int64_t sub_rows, int64_t pitch,
+                                      float* strip) {
+  const __m512i evens = rk_even_lanes();
+  for (int64_t c = 0; c < w.channels; ++c)
+    for (int64_t a = 0; a < S; ++a) {
+      const int64_t y = y0 + S * v + a;
+      const float* row = image + c * w.channel_step + y * w.row_step;
+      for (int64_t p = 0; p < S; ++p) {
+        float* to = strip + (((c * S + a) * S + p) * sub_rows + v) * pitch;
+        for (int64_t t = 0; t < pitch; t += 16) {
+          const __mmask16 keep = rk_lanes(0, pitch - t);
+          const int64_t base = S * t + p - w.pad_w;  // the input column of element t
+          __m512 x = _mm512_setzero_ps();
+          if (y >= 0 && y < w.in_h) {
+            // Masked loads never touch the lanes outside the row (the padding).
+            const __m512 lo = _mm512_maskz_loadu_ps(rk_lanes(-base, w.in_w - base), row + base);
+            if (S == 1) {
+              x = lo;
+            } else {
+              const __m512 hi = _mm512_maskz_loadu_ps(rk_lanes(-base - 16, w.in_w - base - 16), row + base + 16);
+              x = _mm512_permutex2var_ps(lo, evens, hi);
+            }
+          }
+          _mm512_mask_storeu_ps(to + t, keep, x);
+        }
+      }
     }
-  }
 }
 
 // Output channels [m, m + B) of the strip's n_rows output rows, flat: blocks of 3 vectors into
@@ -162,10 +183,11 @@ inline bool rk_few_channels_plan(int64_t M, const RkConvWindow& w, RkFewChannels
                      w.dilation_w == 1 && w.col_step == 1 && M >= 1 && out_h >= 1;
   if (!taken) return false;
   const int64_t vectors = (w.out_w + 15) / 16;
-  plan->flat = S == 1 && w.out_w <= kRkFewChannelsFlatWidth;
-  plan->pitch = plan->flat ? w.out_w + w.taps_w - 1 : (16 * vectors + (w.taps_w - 1) / S + 15) / 16 * 16;
+  plan->flat = w.out_w <= kRkFewChannelsFlatWidth;
+  plan->pitch = plan->flat ? w.out_w + (w.taps_w - 1) / S : (16 * vectors + (w.taps_w - 1) / S + 15) / 16 * 16;
   for (int64_t r = 8; r >= 1; --r)
-    if (w.channels * ((r - 1) * S + w.taps_h) * S * plan->pitch + kRkFewChannelsSlack <= kRkFewChannelsStrip) {
+    if (w.channels * (plan->flat ? S * (r + (w.taps_h - 1) / S) : (r - 1) * S + w.taps_h) * S * plan->pitch + kRkFewChannelsSlack <=
+        kRkFewChannelsStrip) {
       plan->strip_rows = r < out_h ? r : out_h;
       return true;
     }
@@ -189,19 +211,22 @@ void rk_few_channels_conv(int64_t M, const float* A, int64_t lda, const float* i
     const int64_t oy0 = s * plan.strip_rows, n_rows = out_h - oy0 < plan.strip_rows ? out_h - oy0 : plan.strip_rows;
     const int64_t rows = (n_rows - 1) * S + w.taps_h;
     alignas(64) float strip[kRkFewChannelsStrip];
+    const int64_t sub_rows = n_rows + (w.taps_h - 1) / S;  // of each flat sub-plane
     if (plan.flat) {
-      for (int64_t u = 0; u < rows; ++u) rk_few_channels_copy_flat(image, w, oy0 - w.pad_h + u, u, rows, pitch, strip);
-      for (int64_t t = 0; t < kRkFewChannelsSlack; ++t) strip[w.channels * rows * pitch + t] = 0.0f;
+      for (int64_t v = 0; v < sub_rows; ++v) rk_few_channels_copy_flat<S>(image, w, oy0 * S - w.pad_h, v, sub_rows, pitch, strip);
+      for (int64_t t = 0; t < kRkFewChannelsSlack; ++t) strip[w.channels * S * S * sub_rows * pitch + t] = 0.0f;
     } else {
       for (int64_t u = 0; u < rows; ++u) rk_few_channels_copy_row<S>(image, w, oy0 * S - w.pad_h + u, u, rows, pitch, strip);
     }
     // Tap (c, i, j) of an output row reads channel c's strip row (that row's) + i, phase j mod S,
-    // j / S columns on.
+    // j / S columns on; flat, sub-plane (c, i mod S, j mod S) at row i / S, column j / S.
     int32_t tap[kRkFewChannelsTaps];
     int64_t K = 0;
     for (int64_t c = 0; c < w.channels; ++c)
       for (int64_t i = 0; i < w.taps_h; ++i)
-        for (int64_t j = 0; j < w.taps_w; ++j) tap[K++] = (int32_t)(((c * rows + i) * S + j % S) * pitch + j / S);
+        for (int64_t j = 0; j < w.taps_w; ++j)
+          tap[K++] = (int32_t)(plan.flat ? (((c * S + i % S) * S + j % S) * sub_rows + i / S) * pitch + j / S
+                                         : ((c * rows + i) * S + j % S) * pitch + j / S);
     // The flat run's sums: 8 channels of up to 8 rows of at most 16 + 10 columns, in whole vectors.
     const int64_t run = (n_rows * pitch + 15) / 16 * 16;
     alignas(64) float flat[kRkFewChannels * 8 * 32];

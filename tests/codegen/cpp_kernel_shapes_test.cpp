@@ -344,11 +344,13 @@ const Case kCases[] = {
      "  %y = conv2d(%x, %w, padding=[2, 2])\n  %a = mul(%y, %s)\n  %b = add(%a, %t)\n  return (%b)\n}"},
     {"few_channels_8_channels_too_many_taps",
      "graph g(%x: f32[1, 8, 20, 20], %w: f32[4, 8, 9, 9]) {\n  %y = conv2d(%x, %w, padding=[4, 4])\n  return (%y)\n}"},
-    // At stride 1 on rows of at most 16, the strip's rows as one flat run at pitch out_w +
-    // taps_w - 1: 5 groups of 8 at 7 x 7 with a bias and relu, a batch of 2 (4 vectors: a block
-    // of 3 and one); 5x5 on 4 channels on rows of exactly 16, 11 rows (strips of 8 and 3), 13
-    // outputs (8, 4, 1); 11 x 11 taps on 4 channels on rows of 10 (the last vector's taps past the
-    // strip's rows); a plane of one row.
+    // On rows of at most 16, the strip's rows as one flat run at pitch out_w + (taps_w - 1) / S,
+    // in sub-planes by row and column phase: 5 groups of 8 at 7 x 7 with a bias and relu, a batch
+    // of 2 (4 vectors: a block of 3 and one); 5x5 on 4 channels on rows of exactly 16, 11 rows
+    // (strips of 8 and 3), 13 outputs (8, 4, 1); 11 x 11 taps on 4 channels on rows of 10 (the
+    // last vector's taps past the strip's rows); a plane of one row. At stride 2: 4 groups of 8
+    // from 14 x 14 to 7 x 7 with a bias and relu (regnet_y_400mf's); 5x5 on 6 channels from an
+    // odd plane, a batch of 2, 5 outputs (4, 1); 7x7 without padding to rows of exactly 16.
     {"few_channels_flat_groups_of_8_7x7",
      "graph g(%x: f32[2, 40, 7, 7], %w: f32[40, 8, 3, 3], %b: f32[40]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1], groups=5)\n"
      "  %r = relu(%y)\n  return (%r)\n}"},
@@ -356,6 +358,13 @@ const Case kCases[] = {
      "graph g(%x: f32[1, 4, 11, 16], %w: f32[13, 4, 5, 5]) {\n  %y = conv2d(%x, %w, padding=[2, 2])\n  return (%y)\n}"},
     {"few_channels_flat_11x11",
      "graph g(%x: f32[1, 4, 12, 14], %w: f32[3, 4, 11, 11], %b: f32[3]) {\n  %y = conv2d(%x, %w, %b, padding=[4, 3])\n  return (%y)\n}"},
+    {"few_channels_flat_stride2_groups_of_8",
+     "graph g(%x: f32[1, 32, 14, 14], %w: f32[32, 8, 3, 3], %b: f32[32]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=4)\n"
+     "  %r = relu(%y)\n  return (%r)\n}"},
+    {"few_channels_flat_stride2_5x5_odd",
+     "graph g(%x: f32[2, 6, 15, 13], %w: f32[5, 6, 5, 5]) {\n  %y = conv2d(%x, %w, stride=[2, 2], padding=[2, 2])\n  return (%y)\n}"},
+    {"few_channels_flat_stride2_7x7_sixteen_wide",
+     "graph g(%x: f32[1, 3, 21, 37], %w: f32[4, 3, 7, 7], %b: f32[4]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2])\n  return (%y)\n}"},
     {"few_channels_flat_one_row",
      "graph g(%x: f32[1, 6, 1, 9], %w: f32[5, 6, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  %r = relu(%y)\n  return (%r)\n}"},
     // Epilogues: the pointwise kernel that alone reads a conv runs in the conv's output pass.
