@@ -1,6 +1,7 @@
 // reprokit generated code: convolutions of few input channels (a network's first conv, on the
-// image's 3 colour planes) on AVX-512, 16 output pixels of a row a vector (part of cpp_prelude.h,
-// compiled only into the kernels unit that defines RK_FEW_CHANNELS_KERNELS).
+// image's 3 colour planes; grouped convs of up to 8 channels a group) on AVX-512, 16 output pixels
+// of a row a vector, or on rows of at most 16 a strip's rows as one flat run (part of
+// cpp_prelude.h, compiled only into the kernels unit that defines RK_FEW_CHANNELS_KERNELS).
 //
 // On the conv GEMM such a conv is im2col of K = channels x taps rows (27 for a 3x3 conv on 3
 // channels, 147 for 7x7) over every output pixel: the pack writes taps times more floats than the
