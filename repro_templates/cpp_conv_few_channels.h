@@ -29,31 +29,39 @@ constexpr int64_t kRkFewChannels = 8;           // input channels at most
 constexpr int64_t kRkFewChannelsStrip = 16384;  // floats of a strip's copied input rows (64 KiB, the stack)
 constexpr int64_t kRkFewChannelsTaps = 484;     // channels x taps at most (4 channels of 11 x 11, 8 of 7 x 7)
 
+// Columns S t + p - pad_w of input row `row` (null: a row of the padding), t in [0, pitch), into
+// `to`: one column phase of the row, zero outside it.
+template <int S> inline void rk_few_channels_copy_phase(const float* row, const RkConvWindow& w, int64_t p, int64_t pitch, float* to) {
+  const __m512i evens = rk_even_lanes();
+  for (int64_t t = 0; t < pitch; t += 16) {
+    const int64_t base = S * t + p - w.pad_w;  // the input column of element t
+    __m512 x = _mm512_setzero_ps();
+    if (row != nullptr) {
+      // Masked loads never touch the lanes outside the row (the padding).
+      const __m512 lo = _mm512_maskz_loadu_ps(rk_lanes(-base, w.in_w - base), row + base);
+      if (S == 1) {
+        x = lo;
+      } else {
+        const __m512 hi = _mm512_maskz_loadu_ps(rk_lanes(-base - 16, w.in_w - base - 16), row + base + 16);
+        x = _mm512_permutex2var_ps(lo, evens, hi);
+      }
+    }
+    if (pitch - t >= 16) _mm512_storeu_ps(to + t, x);
+    else _mm512_mask_storeu_ps(to + t, rk_lanes(0, pitch - t), x);
+  }
+}
+
+// The input row y of channel c, or null where y is in the padding.
+inline const float* rk_few_channels_row(const float* image, const RkConvWindow& w, int64_t c, int64_t y) {
+  return y < 0 || y >= w.in_h ? nullptr : image + c * w.channel_step + y * w.row_step;
+}
+
 // Copies input row y of every channel into the strip's row u, phase by phase.
 template <int S>
 inline void rk_few_channels_copy_row(const float* image, const RkConvWindow& w, int64_t y, int64_t u, int64_t rows, int64_t pitch, float* strip) {
-  const __m512i evens = rk_even_lanes();
-  for (int64_t c = 0; c < w.channels; ++c) {
-    const float* row = image + c * w.channel_step + y * w.row_step;
-    for (int64_t p = 0; p < S; ++p) {
-      float* to = strip + ((c * rows + u) * S + p) * pitch;
-      if (y < 0 || y >= w.in_h) {
-        for (int64_t t = 0; t < pitch; t += 16) _mm512_store_ps(to + t, _mm512_setzero_ps());
-        continue;
-      }
-      for (int64_t t = 0; t < pitch; t += 16) {
-        const int64_t base = p - w.pad_w + S * t;  // the input column of element t
-        // Masked loads never touch the lanes outside the row (the padding).
-        const __m512 a = _mm512_maskz_loadu_ps(rk_lanes(-base, w.in_w - base), row + base);
-        if (S == 1) {
-          _mm512_store_ps(to + t, a);
-        } else {
-          const __m512 b = _mm512_maskz_loadu_ps(rk_lanes(-base - 16, w.in_w - base - 16), row + base + 16);
-          _mm512_store_ps(to + t, _mm512_permutex2var_ps(a, evens, b));
-        }
-      }
-    }
-  }
+  for (int64_t c = 0; c < w.channels; ++c)
+    for (int64_t p = 0; p < S; ++p)
+      rk_few_channels_copy_phase<S>(rk_few_channels_row(image, w, c, y), w, p, pitch, strip + ((c * rows + u) * S + p) * pitch);
 }
 
 // B output channels (weights wb[k B + b] for tap k) x X vectors of one output row, from the strip
@@ -121,31 +129,11 @@ constexpr int64_t kRkFewChannelsSlack = 32;      // zeros after the strip: the l
 template <int S>
 inline void rk_few_channels_copy_flat(const float* image, const RkConvWindow& w, int64_t y0, int64_t v, int64_t sub_rows, int64_t pitch,
                                       float* strip) {
-  const __m512i evens = rk_even_lanes();
   for (int64_t c = 0; c < w.channels; ++c)
-    for (int64_t a = 0; a < S; ++a) {
-      const int64_t y = y0 + S * v + a;
-      const float* row = image + c * w.channel_step + y * w.row_step;
-      for (int64_t p = 0; p < S; ++p) {
-        float* to = strip + (((c * S + a) * S + p) * sub_rows + v) * pitch;
-        for (int64_t t = 0; t < pitch; t += 16) {
-          const __mmask16 keep = rk_lanes(0, pitch - t);
-          const int64_t base = S * t + p - w.pad_w;  // the input column of element t
-          __m512 x = _mm512_setzero_ps();
-          if (y >= 0 && y < w.in_h) {
-            // Masked loads never touch the lanes outside the row (the padding).
-            const __m512 lo = _mm512_maskz_loadu_ps(rk_lanes(-base, w.in_w - base), row + base);
-            if (S == 1) {
-              x = lo;
-            } else {
-              const __m512 hi = _mm512_maskz_loadu_ps(rk_lanes(-base - 16, w.in_w - base - 16), row + base + 16);
-              x = _mm512_permutex2var_ps(lo, evens, hi);
-            }
-          }
-          _mm512_mask_storeu_ps(to + t, keep, x);
-        }
-      }
-    }
+    for (int64_t a = 0; a < S; ++a)
+      for (int64_t p = 0; p < S; ++p)
+        rk_few_channels_copy_phase<S>(rk_few_channels_row(image, w, c, y0 + S * v + a), w, p, pitch,
+                                      strip + (((c * S + a) * S + p) * sub_rows + v) * pitch);
 }
 
 // Output channels [m, m + B) of the strip's n_rows output rows, flat: blocks of 3 vectors into
