@@ -30,6 +30,8 @@ inline __m512 rk_shift_lanes(__m512 hi, __m512 lo, int q) {
 // A two-source permute's indices for elements 0, 2, ..., 30: the even columns of 32 (at stride 2,
 // the input under 16 outputs).
 inline __m512i rk_even_lanes() { return _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0); }
+// And for elements 1, 3, ..., 31: the odd columns.
+inline __m512i rk_odd_lanes() { return _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1); }
 #endif
 
 }  // namespace

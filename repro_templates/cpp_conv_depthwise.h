@@ -62,7 +62,7 @@ void rk_depthwise_plane(const float* x, const float* w, const RkConvWindow& d, c
   __m512 wv[K * K];
   for (int t = 0; t < K * K; ++t) wv[t] = _mm512_set1_ps(w[t]);
   const __m512i evens = rk_even_lanes();
-  const __m512i odds = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+  const __m512i odds = rk_odd_lanes();
   const __mmask16 first = rk_lanes(0, d.in_w), second = rk_lanes(0, d.in_w - 16), store = rk_lanes(0, d.out_w);
   // R output rows at a time: each input row under them read once and added into each of their
   // sums it is a tap row of (independent sums: one a row waited on each add).
@@ -173,7 +173,7 @@ template <int K, int S> void rk_depthwise_plane_wide(const float* x, const float
   __m512 wv[K * K];
   for (int t = 0; t < K * K; ++t) wv[t] = _mm512_set1_ps(w[t]);
   const __m512i evens = rk_even_lanes();
-  const __m512i odds = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+  const __m512i odds = rk_odd_lanes();
   constexpr int R = kRkDepthwiseRows;
   for (int64_t c0 = 0; c0 < d.out_w; c0 += 16) {
     const __mmask16 store = rk_lanes(0, d.out_w - c0);
