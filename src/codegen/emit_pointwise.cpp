@@ -4,6 +4,7 @@
 // others run over rows of the last dim with per-row base indices, so the inner loop vectorises.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 #include <set>
@@ -342,10 +343,8 @@ std::string Codegen::pointwise_kernel(const std::vector<int>& ids, const Compute
   // instead: the rows' elements share lines (the operand's step between rows is 1), which then
   // stay in L1 for the tile.
   constexpr int64_t kTileRows = 16, kTileColumns = 256;
-  bool tiled = !computed && target_.openmp && rows >= 2 * kTileRows && last > kTileColumns;
-  bool strided = false;
-  for (int v : reads) strided |= tiled && *run_step(access(v), g_.node(v).type.shape, iter, run_dims) > 1;
-  tiled &= strided;
+  const bool tiled = !computed && target_.openmp && rows >= 2 * kTileRows && last > kTileColumns &&
+                     std::any_of(reads.begin(), reads.end(), [&](int v) { return *run_step(access(v), g_.node(v).type.shape, iter, run_dims) > 1; });
   std::string s;
   if (tiled)
     s = loop("rb", (rows + kTileRows - 1) / kTileRows, kTileRows * last * work) +
