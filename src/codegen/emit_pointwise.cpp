@@ -453,13 +453,15 @@ std::string Codegen::reduction_kernel(int id, const std::vector<int>& prologue) 
     }
   }
   // A plain sum over a contiguous row vectorises (reassociated, as PyTorch's own sum does); a
-  // float max/min too, with NaN tracked on the side (a NaN anywhere makes the result NaN).
+  // float max/min too, with NaN tracked on the side (a NaN anywhere makes the result NaN) in an
+  // int: GCC has no vector of bool, and an OR-reduction into one kept the whole loop scalar
+  // (a softmax's row max over 4 x 12 x 128 x 128 took 5x its exp).
   const bool vector_extremum = (n.op == Op::amax || n.op == Op::amin) && trailing && target_.openmp && is_floating(it);
   const std::string body = pointwise_body(prologue, in, "ii", "      ");
   s += take_hoisted();
   if (n.op == Op::sum && trailing && target_.openmp) s += "    #pragma omp simd reduction(+:acc)\n";
   if (vector_extremum)
-    s += fmt::format("    bool nan = false;\n    #pragma omp simd reduction({}:acc) reduction(|:nan)\n", n.op == Op::amax ? "max" : "min");
+    s += fmt::format("    int nan = 0;\n    #pragma omp simd reduction({}:acc) reduction(|:nan)\n", n.op == Op::amax ? "max" : "min");
   std::string v = in_kernel_.count(src) ? fmt::format("({}){}", act, local("t", src)) : operand_expr(n.operands[0], act, in, "ii");
   // The flat index only where something reads through it (every operand may have a row index).
   const bool flat = uses_identifier(body, "ii") || uses_identifier(v, "ii");

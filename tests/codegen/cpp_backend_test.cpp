@@ -303,6 +303,34 @@ TEST(CppBackend, ClampMatchesTheReferenceBitForBit) {
   }
 }
 
+// A float max or min over rows (a softmax's row max: a vector loop, NaN tracked beside it) is the
+// reference's: a NaN in any lane or in the remainder makes the row's result NaN, the infinities
+// and -0 are kept; in float and in double.
+TEST(CppBackend, FloatMaxAndMinOverRowsKeepNaNAndTheInfinities) {
+  const int64_t rows = 8, cols = 37;
+  std::vector<double> x(static_cast<size_t>(rows * cols));
+  for (size_t k = 0; k < x.size(); ++k) x[k] = static_cast<double>(static_cast<int>(k * 11 % 23) - 11) * 0.5;
+  const auto at = [&](int64_t r, int64_t c) -> double& { return x[static_cast<size_t>(r * cols + c)]; };
+  at(0, 0) = NAN, at(1, 15) = NAN, at(2, 16) = NAN, at(3, 36) = NAN;  // first lane, a vector's last, the next's first, the remainder
+  at(4, 5) = INFINITY, at(4, 30) = -INFINITY;
+  for (int64_t c = 0; c < cols; ++c) at(5, c) = -INFINITY;
+  for (int64_t c = 0; c < cols; ++c) at(6, c) = c % 2 ? -0.0 : -1.0;
+  Graph g = parse_graph(
+      "graph t(%x: f32[8, 37], %d: f64[8, 37]) {\n  %a = amax(%x, dims=[1])\n  %b = amin(%x, dims=[1])\n  %c = amax(%d, dims=[1])\n"
+      "  %e = amin(%d, dims=[1])\n  return (%a, %b, %c, %e)\n}");
+  const std::vector<Tensor> in = {Tensor::from_doubles(DType::f32, {rows, cols}, x), Tensor::from_doubles(DType::f64, {rows, cols}, x)};
+  const auto ref = interpret(g, in), got = compile_graph(g, cpp_options())->run(in);
+  ASSERT_EQ(got.size(), ref.size());
+  for (size_t k = 0; k < ref.size(); ++k) {
+    const auto r = ref[k].to_doubles(), o = got[k].to_doubles();
+    ASSERT_EQ(o.size(), r.size()) << "output " << k;
+    for (size_t e = 0; e < r.size(); ++e)
+      if (std::isnan(r[e])) EXPECT_TRUE(std::isnan(o[e])) << "output " << k << " row " << e;
+      else EXPECT_EQ(o[e], r[e]) << "output " << k << " row " << e;
+    for (size_t e = 0; e < 4; ++e) EXPECT_TRUE(std::isnan(o[e])) << "output " << k << " row " << e << " holds a NaN";
+  }
+}
+
 // exp in generated code (the prelude's vectorisable rk_expf) within 1 ulp of the exact value from
 // where it rounds to 0 to where it overflows, both ends included: results in the subnormals
 // within one subnormal step, exp(x) inf exactly where the float result overflows (88.72 to 89
