@@ -10,18 +10,46 @@
 
 namespace reprokit::codegen_detail {
 
+// How many elements, counted from the end of `shape`, `a` reads one after another: the trailing
+// dims whose strides are those of a contiguous block (dims of size 1 skipped).
+static int64_t contiguous_run(const Access& a, const Shape& shape) {
+  int64_t run = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] == 1) continue;
+    if (a.strides[d] != run) break;
+    run *= shape[d];
+  }
+  return run;
+}
+
 std::string Codegen::copy_kernel(int id) {
   const Node& n = g_.node(id);
   int src = n.operands[0].value;
   const char* ct = compute_type(n.type.dtype);
-  std::string v;
-  if (auto a = view_access(id)) {
-    v = fmt::format("({}){}", ct, load_expr(a->dtype, ptr(*a), index_of(*a, n.type.shape, n.type.shape, "i")));
-  } else {  // a reshape: element i in C order of the operand
-    v = load(src, ct, g_.node(src).type.shape, "i");
+  // What is read: the view over the output's shape, or, for a reshape, the operand in its own
+  // C order (element i of either is element i of the output).
+  const std::optional<Access> view = view_access(id);
+  const Access a = view ? *view : access(src);
+  const Shape& shape = view ? n.type.shape : g_.node(src).type.shape;
+  const int64_t run = contiguous_run(a, shape), total = n.type.numel();
+  if (target_.openmp && run >= 16 && run < total) {
+    // Runs of the source that are contiguous (a permute that keeps the last dim: attention's heads
+    // put back together) copied run by run, vectorised, the run's start computed once: through the
+    // flat index it was four divisions and a gather an element (BERT's 4 x 12 x 128 x 64: 10x).
+    size_t first = shape.size();
+    for (int64_t inner = 1; inner < run;) inner *= shape[--first];
+    const Shape outer_shape(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(first));
+    const Access outer{a.base, a.dtype, a.offset, Shape(a.strides.begin(), a.strides.begin() + static_cast<std::ptrdiff_t>(first))};
+    std::string v = fmt::format("({}){}", ct, load_expr(a.dtype, ptr(outer), "start + j"));
+    if (perturbs(id)) v = perturb_open(id) + v + ")";
+    return loop("o", total / run, run) + fmt::format(
+                                             " {{\n    const int64_t start = {};\n    #pragma omp simd\n    for (int64_t j = 0; j < {}; ++j) {{ "
+                                             "const int64_t i = o * {} + j; {}[i] = {}; }}\n  }}\n",
+                                             index_of(outer, outer_shape, outer_shape, "o"), run, run, buf(id), store_value(n.type.dtype, v));
   }
+  std::string v = fmt::format("({}){}", ct, load_expr(a.dtype, ptr(a), index_of(a, shape, shape, "i")));
   if (perturbs(id)) v = perturb_open(id) + v + ")";
-  return loop("i", n.type.numel(), 1, true) + fmt::format(" {}[i] = {};\n", buf(id), store_value(n.type.dtype, v));
+  return loop("i", total, 1, true) + fmt::format(" {}[i] = {};\n", buf(id), store_value(n.type.dtype, v));
 }
 
 std::string Codegen::cat_kernel(int id) {

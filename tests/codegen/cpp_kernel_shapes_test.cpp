@@ -521,6 +521,16 @@ const Case kCases[] = {
     {"max_pool_wide_window",
      "graph g(%x: f32[2, 2, 11, 20]) {\n  %y = max_pool2d(%x, kernel=[2, 5], stride=[3, 1], padding=[1, 2], ceil_mode=true)\n  return (%y)\n}"},
     {"max_pool_seventeen_columns", "graph g(%x: f32[1, 2, 4, 40]) {\n  %y = max_pool2d(%x, kernel=[2, 17], stride=[1, 2])\n  return (%y)\n}"},
+    // Views materialised by runs that stay contiguous in the source: two dims long, with a dim of
+    // size 1 among them, in f16; runs under 16 stay a flat loop.
+    {"copy_runs_of_two_dims",
+     "graph g(%x: f32[4, 6, 5, 7]) {\n  %p = permute(%x, dims=[1, 0, 2, 3])\n  %r = reshape(%p, shape=[24, 35])\n  return (%r)\n}"},
+    {"copy_runs_across_a_unit_dim",
+     "graph g(%x: f32[3, 5, 1, 20]) {\n  %p = permute(%x, dims=[1, 0, 2, 3])\n  %r = reshape(%p, shape=[15, 20])\n  return (%r)\n}"},
+    {"copy_runs_f16",
+     "graph g(%x: f16[2, 3, 4, 16]) {\n  %p = permute(%x, dims=[0, 2, 1, 3])\n  %r = reshape(%p, shape=[2, 4, 48])\n  return (%r)\n}"},
+    {"copy_short_runs_flat",
+     "graph g(%x: f32[2, 3, 4, 5]) {\n  %p = permute(%x, dims=[0, 2, 1, 3])\n  %r = reshape(%p, shape=[2, 4, 15])\n  return (%r)\n}"},
     {"depthwise_f16", "graph g(%x: f16[1, 8, 12, 12], %w: f16[8, 1, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1], groups=8)\n  return (%y)\n}"},
 };
 
