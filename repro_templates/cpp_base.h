@@ -111,7 +111,7 @@ struct alignas(64) RkKeptPanels {
 // transposed), on the panel GEMM (cpp_panel_gemm.h) where it has its AVX-512 kernel; else rk_gemm. panels: room
 // for K x (M rounded up to 32) floats when tb is RK_TRANS, else K x (N rounded up to 32). kept:
 // nullptr, or room for an RkKeptPanels and K x (N rounded up to 32) floats where the GEMM packs B
-// (ta RK_NO_TRANS, and tb RK_NO_TRANS or M >= N): B's panels are packed there once, not on every
+// (ta RK_NO_TRANS): B's panels are packed there once, not on every
 // call, and `panels` is not used (it may be nullptr).
 extern "C" void rk_matmul_f32(int ta, int tb, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb, float* C,
                               int64_t ldc, float* panels, RkKeptPanels* kept);

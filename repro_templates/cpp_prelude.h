@@ -238,7 +238,7 @@ extern "C" __attribute__((visibility("hidden"))) void rk_matmul_f32(int ta, int 
                                                                     const float* b, int64_t ldb, float* C, int64_t ldc, float* panels,
                                                                     RkKeptPanels* kept) {
 #if defined(__AVX512F__)
-  if (kept && ta == RK_NO_TRANS && (tb == RK_NO_TRANS || M >= N)) {  // B's panels as the kept region holds them
+  if (kept && ta == RK_NO_TRANS) {  // B's panels as the kept region holds them
     const RkMatrix bm = tb == RK_TRANS ? RkMatrix{b, 1, ldb, K, N} : RkMatrix{b, ldb, 1, K, N};
     float* const packed = reinterpret_cast<float*>(kept + 1);
     if (kept->source != b) {

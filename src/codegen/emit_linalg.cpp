@@ -22,6 +22,7 @@ namespace reprokit::codegen_detail {
 namespace {
 
 constexpr double kGemmParallelFlops = 1 << 21;  // the prelude's kRkGemmParallelFlops: a GEMM below it runs on one thread
+constexpr int64_t kBatchThreads = 8;            // threads sharing out a batched matmul's products, at most
 
 // How BLAS reads one matrix operand of shape [..., R, C] (R rows, C columns).
 struct BlasOperand {
@@ -133,11 +134,24 @@ std::string Codegen::matmul_kernel(int id) {
   // 1.1-1.5x OpenBLAS's time (1 to 8 rows of 1280 -> 1000).
   const bool panel_gemm = dt == DType::f32 && batches == 1 && 2.0 * double(rows) * double(N) * double(K) >= kGemmParallelFlops &&
                           (lb.trans || !la.trans) && std::min(rows, N) >= 16;
-  // A frozen B (a model's weight) whose panels the GEMM would pack on every run (A read in place,
-  // and not the C^T = W x^T form): packed once into the kept region instead. Packing its 9.4 MB
-  // weights on every run was a quarter of each of convnext_tiny's last-stage matmuls.
-  const bool keep_b = panel_gemm && frozen(ba.base) && !lb.pack && !la.trans && (!lb.trans || rows >= N);
-  if (batches > 1) s += loop("bi", batches, rows * N * K) + fmt::format(" {{ rk_blas_single_threaded(); rk_gemm1({}); }}\n", args);
+  // A frozen B (a model's weight; A read in place): its panels packed once into the kept region,
+  // and C computed as A x B even where it has fewer rows than columns (a linear layer's x W^T over
+  // a few hundred tokens), which without kept panels goes as C^T = W x^T to pack the smaller
+  // operand. Packing its 9.4 MB weights on every run was a quarter of each of convnext_tiny's
+  // last-stage matmuls; BERT's six linear layers as C^T (512 rows) were 2-7% slower than on kept
+  // panels, each block of C stored transposed.
+  const bool keep_b = panel_gemm && frozen(ba.base) && !lb.pack && !la.trans;
+  // Batches of float matrices the panel GEMM reads in place (attention's heads: Q K^T, P V),
+  // each on one thread with panels of its own: OpenBLAS copied both operands of every 128 x 128
+  // x 64 product into its own panels and ran BERT's at half the rate the panel GEMM reaches.
+  const bool batch_panels = dt == DType::f32 && batches > 1 && target_.openmp && (lb.trans || !la.trans) && std::min(rows, N) >= 16;
+  if (batch_panels) {
+    const int64_t room = K * ((std::max(rows, N) + 31) / 32 * 32), slots = std::min(batches, kBatchThreads);
+    s += scratch("mp", "float", slots * room);
+    if (double(batches) * double(rows) * double(N) * double(K) >= double(int64_t{1} << 17))
+      s += fmt::format("  #pragma omp parallel for schedule(static) num_threads(rk_threads_at_most({}))\n", slots);
+    s += fmt::format("  for (int64_t bi = 0; bi < {}; ++bi) rk_matmul_f32({}, mp + rk_thread_num() * {}, nullptr);\n", batches, args, room);
+  } else if (batches > 1) s += loop("bi", batches, rows * N * K) + fmt::format(" {{ rk_blas_single_threaded(); rk_gemm1({}); }}\n", args);
   else if (panel_gemm) {
     // Kept panels need no scratch: the GEMM reads them where they lie.
     if (keep_b) s += kept("kb", 64 + K * ((N + 31) / 32 * 32) * 4);  // RkKeptPanels (64 bytes), then every panel of B

@@ -593,18 +593,21 @@ TEST(CppBackend, FloatDivisionByAConstantIsAMultiplyByItsReciprocal) {
 
 // Frozen inputs (CompileOptions::frozen_inputs, a model's weights in timed runs): a GEMM that packs
 // its weight packs it once into the workspace's kept region, and again when a run passes another
-// tensor; a weight the GEMM reads in place keeps nothing. Each run agrees with the reference.
+// tensor; a linear layer over fewer rows than outputs too (computed as x W^T on the kept panels,
+// not as its transpose); a weight the GEMM reads in place (x stored transposed: C^T = W x^T)
+// keeps nothing. Each run agrees with the reference.
 TEST(CppBackend, FrozenWeightsArePackedOnceAndAgainForAnotherTensor) {
   Graph g = parse_graph(
-      "graph frozen(%x: f32[49, 300], %w: f32[300, 200], %x2: f32[120, 300], %w2: f32[60, 300], %x3: f32[20, 300], %w3: f32[200, 300]) {\n"
-      "  %y = matmul(%x, %w)\n  %y2 = linear(%x2, %w2)\n  %y3 = linear(%x3, %w3)\n  return (%y, %y2, %y3)\n}");
+      "graph frozen(%x: f32[49, 300], %w: f32[300, 200], %x2: f32[120, 300], %w2: f32[60, 300], %x3: f32[20, 300] strides=[1, 20], "
+      "%w3: f32[200, 300], %x4: f32[20, 300], %w4: f32[200, 300]) {\n"
+      "  %y = matmul(%x, %w)\n  %y2 = linear(%x2, %w2)\n  %y3 = linear(%x3, %w3)\n  %y4 = linear(%x4, %w4)\n  return (%y, %y2, %y3, %y4)\n}");
   CompileOptions opts = cpp_options();
-  opts.frozen_inputs = {"w", "w2", "w3"};
+  opts.frozen_inputs = {"w", "w2", "w3", "w4"};
   auto compiled = compile_graph(g, opts);
   const std::string src = compiled->source();
   size_t kept = 0;
   for (size_t at = src.find("(RkKeptPanels*)"); at != std::string::npos; at = src.find("(RkKeptPanels*)", at + 1)) ++kept;
-  EXPECT_EQ(kept, 2u) << "x w and x2 w2^T pack their weights; x3 w3^T reads w3 in place";
+  EXPECT_EQ(kept, 3u) << "x w, x2 w2^T and x4 w4^T pack their weights; x3 w3^T reads w3 in place";
   EXPECT_EQ(compile_graph(g, cpp_options())->source().find("(RkKeptPanels*)"), std::string::npos) << "nothing kept without frozen inputs";
   const std::vector<Tensor> first = generate_inputs(g, 5), second = generate_inputs(g, 6);
   const auto error = [&](const std::vector<Tensor>& inputs) {
@@ -614,10 +617,10 @@ TEST(CppBackend, FrozenWeightsArePackedOnceAndAgainForAnotherTensor) {
   };
   EXPECT_LT(error(first), 1e-5) << "the first run packs";
   std::vector<Tensor> new_x = first;  // the same weights, other activations: the kept panels serve
-  for (size_t i : {0u, 2u, 4u}) new_x[i] = second[i];
+  for (size_t i : {0u, 2u, 4u, 6u}) new_x[i] = second[i];
   EXPECT_LT(error(new_x), 1e-5);
   std::vector<Tensor> new_w = first;  // other weight tensors: packed again
-  for (size_t i : {1u, 3u, 5u}) new_w[i] = second[i];
+  for (size_t i : {1u, 3u, 5u, 7u}) new_w[i] = second[i];
   EXPECT_LT(error(new_w), 1e-5);
   EXPECT_LT(error(first), 1e-5) << "the first weights again";
 }

@@ -34,6 +34,17 @@ const Case kCases[] = {
     // Batches side by side, each single-threaded; a shared weight folds the batch into rows.
     {"batched", "graph g(%a: f32[3, 5, 37, 41], %b: f32[3, 5, 41, 29]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     {"batched_broadcast_weight", "graph g(%a: f32[4, 33, 65], %b: f32[65, 127]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
+    // Float batches of 16 rows and columns or more on the panel GEMM, one thread each with panels
+    // of its own: attention's heads read through their permutes (Q K^T with K^T a transposed
+    // operand, then P V), a K^T product with fewer rows than columns (computed as its transpose),
+    // and below 16 rows, on BLAS. The heads put back together: a copy by runs of 24.
+    {"batched_panels_attention",
+     "graph g(%q: f32[2, 40, 3, 24], %k: f32[2, 40, 3, 24], %v: f32[2, 40, 3, 24]) {\n  %qh = permute(%q, dims=[0, 2, 1, 3])\n"
+     "  %kh = permute(%k, dims=[0, 2, 3, 1])\n  %vh = permute(%v, dims=[0, 2, 1, 3])\n  %s = matmul(%qh, %kh)\n  %c = matmul(%s, %vh)\n"
+     "  %ct = permute(%c, dims=[0, 2, 1, 3])\n  %cr = reshape(%ct, shape=[2, 40, 72])\n  return (%cr)\n}"},
+    {"batched_panels_fewer_rows_than_columns",
+     "graph g(%a: f32[3, 20, 64], %b: f32[3, 100, 64]) {\n  %bt = permute(%b, dims=[0, 2, 1])\n  %c = matmul(%a, %bt)\n  return (%c)\n}"},
+    {"batched_few_rows_on_blas", "graph g(%a: f32[4, 8, 50], %b: f32[4, 50, 70]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     // rk_matmul_f32 (cpp_panel_gemm.h): float GEMMs above 2 MFLOP, 16 rows and columns or more.
     // A linear layer (B a transposed weight) as C^T = W x^T, stored transposed: 77 rows (two
     // panels and a last of 13), 200 outputs (not a multiple of 8), K = 300 (16 x 16 transposes
