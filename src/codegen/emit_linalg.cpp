@@ -604,15 +604,19 @@ bool Codegen::depthwise_rows(int id) const {
   // A row of output one vector, of input one or two; wider rows in blocks of 16 columns for 5x5
   // and 7x7 (one thread, against conv2d_planes: 7x7 on 96 channels at 56 x 56 0.50 -> 0.30-0.34
   // ms, on 192 at 28 x 28 0.25 -> 0.15-0.17, 5x5 on 240 at 28 x 28 0.13-0.14 -> 0.11-0.12, 5x5
-  // at stride 2 from 56 x 56 on 144 0.14 -> 0.09-0.10; 3x3 within 10% either way, left there).
+  // at stride 2 from 56 x 56 on 144 0.14 -> 0.09-0.10). 3x3 alone was within 10% either way,
+  // but in mobilenet_v2 with its batch norm and clamp, per kernel (3 alternations, medians):
+  // 32 at 112 x 112 206 -> 154 us, 144 at 56 x 56 206 -> 186, 192 at 28 x 28 64 -> 50, stride 2
+  // from 56 x 56 to 28 x 28 83 -> 67; from 112 x 112 to 56 x 56 (rows of 56) it lost 2-14%, so
+  // stride 2 takes it up to rows of 32.
   const bool narrow = os[3] <= 16 && xs[3] <= 16 * win.stride[1];
   // Measured against conv2d_planes in a model (one thread, the conv with a clamp): 5x5 at
   // 14 x 14 1.4x, at 7 x 7 1.35x, at stride 2 to 7 x 7 1.5x as fast, 7x7 at 7 x 7 3x; 3x3 at
   // 14 x 14 1.05-1.1x. 3x3 to 7 x 7 paid only once the epilogue ran on a group of planes, not a
   // call a plane (with a batch norm and clamp: 960 channels at 7 x 7 46 -> 35-38 us, 576 at
   // stride 2 from 14 x 14 35 -> 27-29, 240 at stride 2 from 28 x 28 43 -> 37).
-  return attr_int(n, "groups") == xs[1] && ws[1] == 1 && os[1] == xs[1] && taps && stride && (narrow || ws[2] >= 5) && xa.strides[3] == 1 &&
-         xa.strides[2] == xs[3] && os[2] * os[3] > 0;
+  return attr_int(n, "groups") == xs[1] && ws[1] == 1 && os[1] == xs[1] && taps && stride &&
+         (narrow || ws[2] >= 5 || win.stride[0] == 1 || os[3] <= 32) && xa.strides[3] == 1 && xa.strides[2] == xs[3] && os[2] * os[3] > 0;
 }
 
 std::string Codegen::conv2d_depthwise(int id, const std::string& w_ptr, const std::string& gemm_out, const std::string& bias) {

@@ -229,14 +229,15 @@ const Case kCases[] = {
     // and clamp as the epilogue; stride 2 (3 strips of 16, a batch of 2, no epilogue); 5 x 5
     // (4 strips of 15, four rows under each edge) with a bias.
     {"depthwise_strips_epilogue",
-     "graph g(%x: f32[1, 4, 64, 70], %w: f32[4, 1, 3, 3], %s: f32[1, 4, 1, 1]) {\n  %y = conv2d(%x, %w, padding=[1, 1], groups=4)\n  %m = mul(%y, "
-     "%s)\n  %c = clamp(%m, min=0, max=6)\n  return (%c)\n}"},
+     "graph g(%x: f32[1, 4, 64, 70], %w: f32[4, 1, 3, 3], %s: f32[1, 4, 1, 1]) {\n  %y = conv2d(%x, %w, padding=[1, 2], dilation=[1, 2], groups=4)\n "
+     " "
+     "%m = mul(%y, %s)\n  %c = clamp(%m, min=0, max=6)\n  return (%c)\n}"},
     {"depthwise_strips_stride2",
      "graph g(%x: f32[2, 3, 96, 90], %w: f32[3, 1, 3, 3]) {\n  %y = conv2d(%x, %w, stride=[2, 2], padding=[1, 1], groups=3)\n  return (%y)\n}"},
     {"depthwise_strips_5x5",
      "graph g(%x: f32[1, 2, 60, 60], %w: f32[2, 1, 5, 5], %b: f32[2]) {\n  %y = conv2d(%x, %w, %b, padding=[2, 2], groups=2)\n  return (%y)\n}"},
     {"depthwise_plane_on_the_heap",
-     "graph g(%x: f32[1, 2, 3, 4500], %w: f32[2, 1, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1], groups=2)\n  return (%y)\n}"},
+     "graph g(%x: f32[1, 2, 3, 4500], %w: f32[2, 1, 3, 3]) {\n  %y = conv2d(%x, %w, stride=[2, 2], padding=[1, 1], groups=2)\n  return (%y)\n}"},
     {"depthwise_large_window",  // over 7 x 7 taps: a pass per tap, every phase present
      "graph g(%x: f32[1, 3, 20, 23], %w: f32[3, 1, 9, 8], %b: f32[3]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 3], padding=[4, 6], dilation=[1, 2], "
      "groups=3)\n  return (%y)\n}"},
@@ -313,6 +314,22 @@ const Case kCases[] = {
     {"depthwise_wide_5x5_channel_slice",
      "graph g(%x: f32[1, 8, 9, 30] strides=[9000, 270, 30, 1], %w: f32[8, 1, 5, 5]) {\n  %y = conv2d(%x, %w, padding=[2, 2], groups=8)\n  "
      "%r = relu(%y)\n  return (%r)\n}"},
+    // 3x3 on the same kernel: stride 1 on rows of 37 (two blocks and a last of 5) with the batch
+    // norm and clamp; stride 2 to rows of 25 and to rows of exactly 32; to rows of 33, the
+    // direct kernel's (rows over 32 at stride 2).
+    {"depthwise_wide_3x3_batch_norm_clamp",
+     "graph g(%x: f32[1, 12, 21, 37], %w: f32[12, 1, 3, 3], %m: f32[1, 12, 1, 1], %s: f32[1, 12, 1, 1], %t: f32[1, 12, 1, 1]) {\n"
+     "  %y = conv2d(%x, %w, padding=[1, 1], groups=12)\n  %a = sub(%y, %m)\n  %b = mul(%a, %s)\n  %c = add(%b, %t)\n"
+     "  %d = clamp(%c, min=0, max=6)\n  return (%d)\n}"},
+    {"depthwise_wide_3x3_stride2",
+     "graph g(%x: f32[2, 7, 19, 50], %w: f32[7, 1, 3, 3], %b: f32[7]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=7)\n  "
+     "return (%y)\n}"},
+    {"depthwise_wide_3x3_stride2_thirty_two",
+     "graph g(%x: f32[1, 5, 16, 64], %w: f32[5, 1, 3, 3]) {\n  %y = conv2d(%x, %w, stride=[2, 2], padding=[1, 1], groups=5)\n  %r = relu(%y)\n"
+     "  return (%r)\n}"},
+    {"depthwise_direct_3x3_stride2_rows_of_33",
+     "graph g(%x: f32[1, 6, 14, 66], %w: f32[6, 1, 3, 3], %b: f32[6]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=6)\n  "
+     "return (%y)\n}"},
     {"depthwise_wide_7x7_thirty_two",
      "graph g(%x: f32[1, 4, 16, 32], %w: f32[4, 1, 7, 7], %b: f32[4]) {\n  %y = conv2d(%x, %w, %b, padding=[3, 3], groups=4)\n  return (%y)\n}"},
     // Convs of 2 to 8 input channels a group on AVX-512, 16 output pixels of a row a vector
