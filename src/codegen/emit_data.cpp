@@ -10,16 +10,17 @@
 
 namespace reprokit::codegen_detail {
 
-// How many elements, counted from the end of `shape`, `a` reads one after another: the trailing
-// dims whose strides are those of a contiguous block (dims of size 1 skipped).
-static int64_t contiguous_run(const Access& a, const Shape& shape) {
-  int64_t run = 1;
-  for (size_t d = shape.size(); d-- > 0;) {
+// Where the trailing dims of `shape` that `a` reads one after another begin: the dims whose strides
+// are those of a contiguous block (dims of size 1 skipped).
+static size_t contiguous_from(const Access& a, const Shape& shape) {
+  size_t first = shape.size();
+  for (int64_t run = 1; first > 0; --first) {
+    const size_t d = first - 1;
     if (shape[d] == 1) continue;
     if (a.strides[d] != run) break;
     run *= shape[d];
   }
-  return run;
+  return first;
 }
 
 std::string Codegen::copy_kernel(int id) {
@@ -31,15 +32,15 @@ std::string Codegen::copy_kernel(int id) {
   const std::optional<Access> view = view_access(id);
   const Access a = view ? *view : access(src);
   const Shape& shape = view ? n.type.shape : g_.node(src).type.shape;
-  const int64_t run = contiguous_run(a, shape), total = n.type.numel();
+  const size_t first = contiguous_from(a, shape);
+  const Shape outer_shape(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(first));
+  const int64_t total = n.type.numel(), run = numel(Shape(shape.begin() + static_cast<std::ptrdiff_t>(first), shape.end()));
   if (target_.openmp && run >= 16 && run < total) {
     // Runs of the source that are contiguous (a permute that keeps the last dim: attention's heads
     // put back together) copied run by run, vectorised, the run's start computed once: through the
     // flat index it was four divisions and a gather an element (BERT's 4 x 12 x 128 x 64: 10x).
-    size_t first = shape.size();
-    for (int64_t inner = 1; inner < run;) inner *= shape[--first];
-    const Shape outer_shape(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(first));
-    const Access outer{a.base, a.dtype, a.offset, Shape(a.strides.begin(), a.strides.begin() + static_cast<std::ptrdiff_t>(first))};
+    Access outer = a;  // the dims before the run
+    outer.strides.resize(first);
     std::string v = fmt::format("({}){}", ct, load_expr(a.dtype, ptr(outer), "start + j"));
     if (perturbs(id)) v = perturb_open(id) + v + ")";
     return loop("o", total / run, run) + fmt::format(

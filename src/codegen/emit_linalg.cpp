@@ -132,8 +132,8 @@ std::string Codegen::matmul_kernel(int id) {
   // OpenBLAS picked (cpp_panel_gemm.h: rk_matmul_f32). Not with fewer than 16 rows or columns
   // (a classifier's single row): there its 8 x 32 blocks are mostly padding, and it took
   // 1.1-1.5x OpenBLAS's time (1 to 8 rows of 1280 -> 1000).
-  const bool panel_gemm = dt == DType::f32 && batches == 1 && 2.0 * double(rows) * double(N) * double(K) >= kGemmParallelFlops &&
-                          (lb.trans || !la.trans) && std::min(rows, N) >= 16;
+  const bool panel_shape = dt == DType::f32 && (lb.trans || !la.trans) && std::min(rows, N) >= 16;
+  const bool panel_gemm = panel_shape && batches == 1 && 2.0 * double(rows) * double(N) * double(K) >= kGemmParallelFlops;
   // A frozen B (a model's weight; A read in place): its panels packed once into the kept region,
   // and C computed as A x B even where it has fewer rows than columns (a linear layer's x W^T over
   // a few hundred tokens), which without kept panels goes as C^T = W x^T to pack the smaller
@@ -144,7 +144,7 @@ std::string Codegen::matmul_kernel(int id) {
   // Batches of float matrices the panel GEMM reads in place (attention's heads: Q K^T, P V),
   // each on one thread with panels of its own: OpenBLAS copied both operands of every 128 x 128
   // x 64 product into its own panels and ran BERT's at half the rate the panel GEMM reaches.
-  const bool batch_panels = dt == DType::f32 && batches > 1 && target_.openmp && (lb.trans || !la.trans) && std::min(rows, N) >= 16;
+  const bool batch_panels = panel_shape && batches > 1 && target_.openmp;
   if (batch_panels) {
     const int64_t room = K * ((std::max(rows, N) + 31) / 32 * 32), slots = std::min(batches, kBatchThreads);
     s += scratch("mp", "float", slots * room);
