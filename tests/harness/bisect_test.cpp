@@ -31,7 +31,13 @@ const char* kAllPasses = R"(graph bis(%x: f32[4, 8], %y: f32[4, 8]) {
   %t = exp(%b2)
   %u = amax(%t, dims=[1])
   %o = add(%s, %u)
-  return (%o)
+  %v = mul(%y, 0.5)
+  %vr = reshape(%v, shape=[32])
+  %vt = tanh(%vr)
+  %w = sub(%x, %y)
+  %wr = reshape(%w, shape=[8, 4])
+  %we = exp(%wr)
+  return (%o, %vt, %we)
 }
 )";
 
@@ -68,8 +74,8 @@ TEST_P(BisectPasses, NamesThePassAndTheRewrite) {
 
 INSTANTIATE_TEST_SUITE_P(EveryPass, BisectPasses,
                          ::testing::Values(PassCase{"dce", 1}, PassCase{"dce", 2}, PassCase{"cse", 1}, PassCase{"constant-folding", 1},
-                                           PassCase{"constant-folding", 2}, PassCase{"algebraic-simplification", 2}, PassCase{"pointwise-fusion", 3},
-                                           PassCase{"reduction-fusion", 2}),
+                                           PassCase{"constant-folding", 2}, PassCase{"algebraic-simplification", 2}, PassCase{"reshape-hoisting", 2},
+                                           PassCase{"pointwise-fusion", 3}, PassCase{"reduction-fusion", 2}),
                          [](const auto& info) {
                            std::string s = std::string(info.param.pass) + "_" + std::to_string(info.param.n);
                            for (auto& ch : s)

@@ -21,6 +21,8 @@ class GraphBuilder {
   Operand map_operand(const Operand& o) const { return o.is_value() ? Operand::of(mapped(o.value)) : o; }
   // The value of new node `v`, made subtly wrong (x * 1.01 + 0.01): the injected bug of a pass.
   int perturb(int v);
+  // A name used by no node of the old graph and none emitted yet: prefix, prefix_1, ...
+  std::string fresh_name(std::string_view prefix) { return names_.fresh(prefix); }
   Graph finish();  // maps outputs, verifies
 
   Graph& graph() { return out_; }

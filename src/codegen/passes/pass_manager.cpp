@@ -27,6 +27,8 @@ const std::vector<PassInfo>& pass_table() {
       {"constant-folding", "evaluates nodes whose operands are all constants (full or literals) into a full", run_constant_folding},
       {"algebraic-simplification", "rewrites identities: x*1, x+0, x-0, x/1, neg(neg(x)), pow(x,1), no-op casts and views",
        run_algebraic_simplification},
+      {"reshape-hoisting", "computes a pointwise op in the shape of the reshape after it, so it fuses with the reshape's users",
+       run_reshape_hoisting},
       {"pointwise-fusion", "groups chains of same-shape pointwise ops into one loop (attribute group)", run_pointwise_fusion},
       {"reduction-fusion", "fuses a reduction into the pointwise group that produces its input", run_reduction_fusion},
   };
