@@ -57,7 +57,8 @@ TEST(ReshapeHoistingPass, OperandsThatBroadcastTheSameWayInTheNewShape) {
       "graph g(%x: f32[8, 12], %b: f32[12]) {\n  %a = mul(%x, %b)\n  %u = unsqueeze(%a, dim=0)\n  %o = neg(%u)\n  return (%o)\n}\n",
       "graph g(%x: f32[1, 8, 12], %b: f32[12]) {\n  %a = add(%x, %b)\n  %s = squeeze(%a, dim=0)\n  %o = abs(%s)\n  return (%o)\n}\n",
       // all dims change: only literals and scalars may broadcast
-      "graph g(%x: f32[6, 4], %s: f32[1]) {\n  %e = exp(%x)\n  %a = mul(%e, %s)\n  %r = reshape(%a, shape=[24])\n  %o = add(%r, 1.0)\n  return (%o)\n}\n",
+      "graph g(%x: f32[6, 4], %s: f32[1]) {\n  %e = exp(%x)\n  %a = mul(%e, %s)\n  %r = reshape(%a, shape=[24])\n  %o = add(%r, 1.0)\n  return "
+      "(%o)\n}\n",
   };
   for (const char* text : cases) {
     SCOPED_TRACE(text);
@@ -79,7 +80,8 @@ TEST(ReshapeHoistingPass, StaysWhereTheOperandsWouldReadOtherElementsOrNothingWo
       // a bias of higher rank than the new shape
       "graph g(%x: f32[2, 4, 12], %b: f32[1, 1, 12]) {\n  %a = add(%x, %b)\n  %r = reshape(%a, shape=[8, 12])\n  %o = neg(%r)\n  return (%o)\n}\n",
       // a full-shape operand that is a permuted view (its reshape would be a copy)
-      "graph g(%y: f32[12, 8]) {\n  %p = permute(%y, dims=[1, 0])\n  %a = exp(%p)\n  %r = reshape(%a, shape=[96])\n  %o = neg(%r)\n  return (%o)\n}\n",
+      "graph g(%y: f32[12, 8]) {\n  %p = permute(%y, dims=[1, 0])\n  %a = exp(%p)\n  %r = reshape(%a, shape=[96])\n  %o = neg(%r)\n  return "
+      "(%o)\n}\n",
       // an input with strides of its own
       "graph g(%x: f32[8, 12] strides=[1, 8]) {\n  %a = exp(%x)\n  %r = reshape(%a, shape=[96])\n  %o = neg(%r)\n  return (%o)\n}\n",
       // the op read by another node too

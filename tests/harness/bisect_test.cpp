@@ -37,7 +37,13 @@ const char* kAllPasses = R"(graph bis(%x: f32[4, 8], %y: f32[4, 8]) {
   %w = sub(%x, %y)
   %wr = reshape(%w, shape=[8, 4])
   %we = exp(%wr)
-  return (%o, %vt, %we)
+  %k = mul(%y, 3.0)
+  %k1 = abs(%k)
+  %k2 = amax(%k, dims=[1])
+  %j = sub(%x, 2.0)
+  %j1 = neg(%j)
+  %j2 = sum(%j, dims=[1])
+  return (%o, %vt, %we, %k1, %k2, %j1, %j2)
 }
 )";
 
@@ -75,7 +81,7 @@ TEST_P(BisectPasses, NamesThePassAndTheRewrite) {
 INSTANTIATE_TEST_SUITE_P(EveryPass, BisectPasses,
                          ::testing::Values(PassCase{"dce", 1}, PassCase{"dce", 2}, PassCase{"cse", 1}, PassCase{"constant-folding", 1},
                                            PassCase{"constant-folding", 2}, PassCase{"algebraic-simplification", 2}, PassCase{"reshape-hoisting", 2},
-                                           PassCase{"pointwise-fusion", 3}, PassCase{"reduction-fusion", 2}),
+                                           PassCase{"pointwise-fusion", 3}, PassCase{"pointwise-duplication", 2}, PassCase{"reduction-fusion", 2}),
                          [](const auto& info) {
                            std::string s = std::string(info.param.pass) + "_" + std::to_string(info.param.n);
                            for (auto& ch : s)

@@ -25,9 +25,6 @@ std::optional<int64_t> group_of(const Node& n) {
   return it->second.as_int();
 }
 
-// A group's loop body grows with its members; past this many the compiler's time grows faster
-// than the saved memory traffic is worth (a 10,000-op chain is 157 loops, not one).
-constexpr size_t kMaxGroupSize = 64;
 // Where a long group ends depends on its members, not on where it started: past kCutFrom members
 // a group closes after a node whose name hashes to 0 mod kCutEvery. A graph with nodes removed in
 // front (the minifier's cuts) then has the same groups, so the same kernels and compiled units,

@@ -30,6 +30,8 @@ const std::vector<PassInfo>& pass_table() {
       {"reshape-hoisting", "computes a pointwise op in the shape of the reshape after it, so it fuses with the reshape's users",
        run_reshape_hoisting},
       {"pointwise-fusion", "groups chains of same-shape pointwise ops into one loop (attribute group)", run_pointwise_fusion},
+      {"pointwise-duplication", "computes a one-instruction pointwise op read by several kernels again in each of them (joins their groups)",
+       run_pointwise_duplication},
       {"reduction-fusion", "fuses a reduction into the pointwise group that produces its input", run_reduction_fusion},
   };
   return table;

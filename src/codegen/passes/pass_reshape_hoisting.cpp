@@ -71,7 +71,8 @@ bool run_reshape_hoisting(Graph& g, RewriteBudget& budget) {
     const Node& prod = g.node(p);
     if (prod.is_input() || !is_pointwise(prod.op) || users[static_cast<size_t>(p)].size() != 1 || is_output[static_cast<size_t>(p)]) continue;
     bool feeds_pointwise = false;  // else nothing would fuse, and the graph changes for nothing
-    for (int u : users[static_cast<size_t>(r)]) feeds_pointwise = feeds_pointwise || (is_pointwise(g.node(u).op) && g.node(u).type.shape == n.type.shape);
+    for (int u : users[static_cast<size_t>(r)])
+      feeds_pointwise = feeds_pointwise || (is_pointwise(g.node(u).op) && g.node(u).type.shape == n.type.shape);
     if (!feeds_pointwise || prod.type.dtype != n.type.dtype || !hoistable(g, prod, n.type.shape) || !budget.allow()) continue;
     hoisted[static_cast<size_t>(r)] = p;
     skipped[static_cast<size_t>(p)] = true;
