@@ -77,6 +77,8 @@ TEST(ReshapeHoistingPass, StaysWhereTheOperandsWouldReadOtherElementsOrNothingWo
   const char* cases[] = {
       // a bias along the rows, which the reshape splits
       "graph g(%x: f32[8, 12], %b: f32[8, 1]) {\n  %a = add(%x, %b)\n  %r = reshape(%a, shape=[2, 4, 12])\n  %o = neg(%r)\n  return (%o)\n}\n",
+      // no operand of the op's own shape: the operands broadcast to [3, 12], not to [1, 3, 12]
+      "graph g(%a: f32[1, 12], %b: f32[3, 1]) {\n  %p = add(%a, %b)\n  %r = reshape(%p, shape=[1, 3, 12])\n  %o = neg(%r)\n  return (%o)\n}\n",
       // a bias of higher rank than the new shape
       "graph g(%x: f32[2, 4, 12], %b: f32[1, 1, 12]) {\n  %a = add(%x, %b)\n  %r = reshape(%a, shape=[8, 12])\n  %o = neg(%r)\n  return (%o)\n}\n",
       // a full-shape operand that is a permuted view (its reshape would be a copy)

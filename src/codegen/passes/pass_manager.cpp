@@ -60,8 +60,15 @@ std::vector<PassRecord> run_passes(Graph& g, const CompileOptions& options) {
       if (inj.pass == pass.name) inject_at = inj.n;
     RewriteBudget budget(pass.name, limit, inject_at);
     auto t0 = std::chrono::steady_clock::now();
+    std::vector<TensorType> before;
+    for (int o : g.outputs) before.push_back(g.node(o).type);
     bool changed = pass.run(g, budget);
-    verify(g);  // every pass hands on a valid graph
+    verify(g);  // every pass hands on a valid graph, its outputs of the dtypes and shapes they had
+    for (size_t k = 0; k < before.size(); ++k) {
+      const TensorType& after = g.node(g.outputs[k]).type;
+      if (after.dtype != before[k].dtype || after.shape != before[k].shape)
+        throw InternalError(fmt::format("pass {} changed output {} of graph {} from {} to {}", pass.name, k, g.name, before[k].str(), after.str()));
+    }
     PassRecord r{pass.name, budget.applied(), budget.wanted(),
                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(), changed};
     if (options.verbose)

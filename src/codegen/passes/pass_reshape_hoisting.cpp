@@ -11,6 +11,7 @@
 #include "passes.h"
 #include "reprokit/ir/graph_utils.h"
 #include "reprokit/ir/op_registry.h"
+#include "reprokit/ir/op_semantics.h"
 
 namespace reprokit {
 
@@ -36,22 +37,23 @@ size_t shared_suffix(const Shape& in, const Shape& out) {
 
 // Whether pointwise node p (of shape `in`) can be computed in shape `out` instead: each operand is
 // a literal, a full-shape value that reshapes in place, or one that is 1 outside the shared
-// trailing dims and of no higher rank than `out`.
+// trailing dims; and the operands so reshaped broadcast to `out` itself (with no full-shape
+// operand, [1, 12] + [3, 1] is [3, 12], not the [1, 3, 12] of a reshape after it).
 bool hoistable(const Graph& g, const Node& p, const Shape& out) {
   const Shape& in = p.type.shape;
   const size_t c = shared_suffix(in, out);
+  Shape result;
   for (auto& o : p.operands) {
     if (!o.is_value()) continue;
     const Shape& s = g.node(o.value).type.shape;
-    if (s == in) {
-      if (!reshapes_in_place(g, o.value)) return false;
-      continue;
-    }
-    if (s.size() > out.size()) return false;
-    for (size_t d = c; d < s.size(); ++d)  // d counted from the last dim
+    if (s == in && !reshapes_in_place(g, o.value)) return false;
+    for (size_t d = c; s != in && d < s.size(); ++d)  // d counted from the last dim
       if (s[s.size() - 1 - d] != 1) return false;
+    const auto b = broadcast_shapes(result, s == in ? out : s);
+    if (!b) return false;
+    result = *b;
   }
-  return true;
+  return result == out;
 }
 
 }  // namespace
