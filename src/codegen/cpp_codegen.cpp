@@ -188,10 +188,8 @@ std::optional<Access> Codegen::view_access(int id) const {
 void Codegen::plan_views() {
   for (int i = g_.num_inputs(); i < g_.size(); ++i) {
     const Node& n = g_.node(i);
-    bool view_op = n.op == Op::reshape || n.op == Op::permute || n.op == Op::transpose || n.op == Op::expand || n.op == Op::slice ||
-                   n.op == Op::squeeze || n.op == Op::unsqueeze || n.op == Op::contiguous;
-    if (!view_op || inj_.count(n.name) || group_of_.count(i)) continue;  // an injected view is a kernel of its own
-    if (auto a = view_access(i)) views_[i] = *a;                         // else: not viewable, copied by a kernel
+    if (!is_view_op(n.op) || inj_.count(n.name) || group_of_.count(i)) continue;  // an injected view is a kernel of its own
+    if (auto a = view_access(i)) views_[i] = *a;                                  // else: not viewable, copied by a kernel
   }
 }
 

@@ -703,6 +703,11 @@ std::optional<Op> parse_op(std::string_view name) {
 
 std::ostream& operator<<(std::ostream& os, Op op) { return os << op_name(op); }
 
+bool is_view_op(Op op) {
+  return op == Op::reshape || op == Op::squeeze || op == Op::unsqueeze || op == Op::permute || op == Op::transpose || op == Op::expand ||
+         op == Op::slice || op == Op::contiguous;
+}
+
 bool is_pointwise(Op op) {
   if (op == Op::input) return false;
   OpClass c = op_schema(op).cls;

@@ -64,6 +64,10 @@ const OpSchema* find_op(std::string_view name);  // nullptr when unknown (the te
 
 // True for ops that are elementwise over (broadcast) operands: unary, binary, where, to, clone.
 bool is_pointwise(Op op);
+// True for ops whose result is their operand's elements in another shape or order (reshape,
+// squeeze, unsqueeze, permute, transpose, expand, slice, contiguous): a backend may read them
+// through strides instead of copying.
+bool is_view_op(Op op);
 
 // Attribute lookup that falls back to the schema's default. Throws VerifyError naming the node
 // when the attribute is required and missing.

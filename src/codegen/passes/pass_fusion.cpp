@@ -17,14 +17,6 @@ namespace reprokit {
 
 namespace {
 
-bool is_reduction(Op op) { return op_schema(op).primitive_reduction(); }
-
-std::optional<int64_t> group_of(const Node& n) {
-  auto it = n.attrs.find("group");
-  if (it == n.attrs.end()) return std::nullopt;
-  return it->second.as_int();
-}
-
 // Where a long group ends depends on its members, not on where it started: past kCutFrom members
 // a group closes after a node whose name hashes to 0 mod kCutEvery. A graph with nodes removed in
 // front (the minifier's cuts) then has the same groups, so the same kernels and compiled units,

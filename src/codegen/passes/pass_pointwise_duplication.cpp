@@ -24,12 +24,6 @@ namespace {
 // One fast instruction a value (a division is several times a multiply's cost: left alone).
 bool cheap(Op op) { return op == Op::add || op == Op::sub || op == Op::mul || op == Op::neg; }
 
-std::optional<int64_t> group_of(const Node& n) {
-  auto it = n.attrs.find("group");
-  if (it == n.attrs.end()) return std::nullopt;
-  return it->second.as_int();
-}
-
 // Whether op p can be computed in each of its users (`members`: each group's size; a copy joining
 // a full group would pass kMaxGroupSize).
 bool duplicable(const Graph& g, int p, const std::vector<int>& users, const std::set<int>& outputs, const std::map<int64_t, size_t>& members) {
@@ -40,7 +34,7 @@ bool duplicable(const Graph& g, int p, const std::vector<int>& users, const std:
   if (full > 1) return false;
   for (int u : users) {
     const Node& un = g.node(u);
-    const bool reduction = op_schema(un.op).primitive_reduction() && !group_of(un);
+    const bool reduction = is_reduction(un.op) && !group_of(un);
     if (!reduction && !(is_pointwise(un.op) && un.type.shape == n.type.shape)) return false;
     if (auto gr = group_of(un); gr && members.at(*gr) >= kMaxGroupSize) return false;
   }
@@ -85,6 +79,7 @@ bool run_pointwise_duplication(Graph& g, RewriteBudget& budget) {
       continue;
     }
     Node user = g.node(i);
+    // A pointwise user's group (a new one where it had none); a reduction user has none.
     std::optional<int64_t> group = group_of(user);
     if (!group && is_pointwise(user.op)) group = next_group++;
     std::map<int, int> copy_of;  // duplicated op -> this user's copy
@@ -93,7 +88,7 @@ bool run_pointwise_duplication(Graph& g, RewriteBudget& budget) {
       std::vector<Operand> ops;
       for (auto& o : op.operands) ops.push_back(b.map_operand(o));
       Attrs attrs = op.attrs;
-      if (group && is_pointwise(user.op)) attrs["group"] = AttrValue(*group);
+      if (group) attrs["group"] = AttrValue(*group);
       const std::string name = named[p]++ == 0 ? op.name : b.fresh_name(op.name);
       int id = b.graph().add_node(name, op.op, std::move(ops), std::move(attrs));
       if (p == injected_op && named[p] == 1) id = b.perturb(id);
@@ -101,7 +96,7 @@ bool run_pointwise_duplication(Graph& g, RewriteBudget& budget) {
     }
     std::vector<Operand> ops;
     for (auto& o : user.operands) ops.push_back(o.is_value() && copy_of.count(o.value) ? Operand::of(copy_of[o.value]) : b.map_operand(o));
-    if (group && is_pointwise(user.op)) user.attrs["group"] = AttrValue(*group);
+    if (group) user.attrs["group"] = AttrValue(*group);
     b.alias(i, b.graph().add_node(user.name, user.op, std::move(ops), user.attrs));
   }
   g = b.finish();

@@ -25,7 +25,7 @@ bool is_reshape(Op op) { return op == Op::reshape || op == Op::squeeze || op == 
 bool reshapes_in_place(const Graph& g, int id) {
   const Node& n = g.node(id);
   if (n.is_input()) return n.type.effective_strides() == contiguous_strides(n.type.shape);
-  return !is_reshape(n.op) && n.op != Op::permute && n.op != Op::transpose && n.op != Op::expand && n.op != Op::slice && n.op != Op::contiguous;
+  return !is_view_op(n.op);
 }
 
 // How many trailing dims `in` and `out` share.
@@ -66,6 +66,7 @@ bool run_reshape_hoisting(Graph& g, RewriteBudget& budget) {
   std::vector<int> hoisted(static_cast<size_t>(g.size()), -1);
   std::vector<bool> skipped(static_cast<size_t>(g.size()), false);
   int injected = -1;  // the reshape whose hoisted op computes a wrong value
+  bool any = false;
   for (int r = g.num_inputs(); r < g.size(); ++r) {
     const Node& n = g.node(r);
     if (!is_reshape(n.op) || !n.operands[0].is_value()) continue;
@@ -78,9 +79,10 @@ bool run_reshape_hoisting(Graph& g, RewriteBudget& budget) {
     if (!feeds_pointwise || prod.type.dtype != n.type.dtype || !hoistable(g, prod, n.type.shape) || !budget.allow()) continue;
     hoisted[static_cast<size_t>(r)] = p;
     skipped[static_cast<size_t>(p)] = true;
+    any = true;
     if (budget.inject_now()) injected = r;
   }
-  bool changed = false;
+  if (!any) return false;
   GraphBuilder b(g);
   for (int i = 0; i < g.size(); ++i) {
     if (skipped[static_cast<size_t>(i)]) continue;  // emitted in its reshape's place
@@ -104,10 +106,9 @@ bool run_reshape_hoisting(Graph& g, RewriteBudget& budget) {
     }
     const int nid = b.graph().add_node(prod.name, prod.op, std::move(ops), prod.attrs);
     b.alias(i, i == injected ? b.perturb(nid) : nid);
-    changed = true;
   }
-  if (changed) g = b.finish();
-  return changed;
+  g = b.finish();
+  return true;
 }
 
 }  // namespace reprokit
