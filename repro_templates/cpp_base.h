@@ -171,8 +171,14 @@ inline void rk_row_gemm1(int ta, int tb, int64_t n, int64_t k, const T* a, int64
   else if (tb == RK_NO_TRANS && ldb >= n) rk_gemv1(RK_TRANS, k, n, b, ldb, a, inc_a, c);  // B stored: k rows of n
   else rk_gemm1(ta, tb, 1, n, k, a, lda, b, ldb, c, ldc);
 }
-// Below this many FLOPs a GEMM runs on one thread.
+// Below this many FLOPs a GEMM runs on one thread, unless its operands hold this many floats:
+// then it waits on memory more than it computes (a classifier's row against 440 x 1000 weights,
+// a squeeze-excite's 1x1 convs on one pixel), and a second thread's reads halve the wait.
 constexpr double kRkGemmParallelFlops = 1 << 21;
+constexpr int64_t kRkGemmParallelFloats = 1 << 15;
+inline bool rk_gemm_worth_threads(int64_t m, int64_t n, int64_t k) {
+  return 2.0 * (double)m * (double)n * (double)k >= kRkGemmParallelFlops || m * k + k * n >= kRkGemmParallelFloats;
+}
 // C = A x B (row-major; ta/tb: RK_TRANS when the operand is stored transposed). Worth more than
 // kRkGemmParallelFlops, it is cut along its longer output side into one slab per thread
 // (multiples of 16, the GEMM kernels' block), each a single-threaded GEMM.
@@ -180,7 +186,7 @@ template <class T>
 inline void rk_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc) {
   rk_blas_single_threaded();
 #ifdef _OPENMP
-  if (2.0 * (double)m * (double)n * (double)k >= kRkGemmParallelFlops && omp_get_max_threads() > 1 && !omp_in_parallel()) {
+  if (rk_gemm_worth_threads(m, n, k) && omp_get_max_threads() > 1 && !omp_in_parallel()) {
     const bool by_columns = n >= m;
     const int64_t length = by_columns ? n : m;
 #pragma omp parallel

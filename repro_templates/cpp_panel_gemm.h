@@ -309,7 +309,7 @@ inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64
   const int64_t np = (N + kRkPanelCols - 1) / kRkPanelCols;
   int64_t threads = 1;
 #ifdef _OPENMP
-  if (2.0 * (double)M * (double)N * (double)K >= kRkGemmParallelFlops && !omp_in_parallel()) threads = omp_get_max_threads();
+  if (rk_gemm_worth_threads(M, N, K) && !omp_in_parallel()) threads = omp_get_max_threads();
 #endif
   // Panels [p_lo, p_hi) to `to` (panel p_lo first); read in place (`direct`), only a short last
   // panel is packed.

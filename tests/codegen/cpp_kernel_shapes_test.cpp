@@ -83,6 +83,13 @@ const Case kCases[] = {
     {"gemv_one_row_b_row_major", "graph g(%a: f32[1, 50], %b: f32[50, 33]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     {"gemv_one_row_a_strided", "graph g(%a: f32[1, 60] strides=[1, 2], %b: f32[60, 41]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     {"gemv_one_row_f64", "graph g(%a: f64[1, 70], %b: f64[70, 45]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
+    // Below 2 MFLOP but over 32K floats of operands (kRkGemmParallelFloats): memory-bound, on
+    // two threads all the same (regnet_y_400mf's classifier, 440 -> 1000; an odd one), and a
+    // 1x1 conv on one pixel with weights as large (a squeeze-excite's), by rows of its weights.
+    {"gemv_one_row_memory_bound", "graph g(%x: f32[1, 440], %w: f32[1000, 440], %b: f32[1000]) {\n  %y = linear(%x, %w, %b)\n  return (%y)\n}"},
+    {"gemv_one_row_memory_bound_odd", "graph g(%a: f32[1, 301], %b: f32[301, 111]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
+    {"conv_1x1_one_pixel_memory_bound",
+     "graph g(%x: f32[1, 110, 1, 1], %w: f32[441, 110, 1, 1], %b: f32[441]) {\n  %y = conv2d(%x, %w, %b)\n  %s = sigmoid(%y)\n  return (%s)\n}"},
     {"gemm_a_transposed_stays_on_blas", "graph g(%a: f32[45, 97] strides=[1, 45], %b: f32[97, 301]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
     // im2col: padding, stride, dilation, groups, a kernel larger than the padding, odd planes.
     {"conv_pad_stride",
