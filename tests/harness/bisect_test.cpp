@@ -12,7 +12,8 @@ using namespace reprokit::testing;
 namespace {
 
 // Every pass has at least two rewrites to make on this graph.
-const char* kAllPasses = R"(graph bis(%x: f32[4, 8], %y: f32[4, 8], %z: f32[1, 8, 6, 6], %zs: f32[1, 8, 1, 1], %zw: f32[4, 8, 1, 1], %zt: f32[1, 4, 1, 1], %zv: f32[4, 4, 1, 1]) {
+const char* kAllPasses =
+    R"(graph bis(%x: f32[4, 8], %y: f32[4, 8], %z: f32[1, 8, 6, 6], %zs: f32[1, 8, 1, 1], %zw: f32[4, 8, 1, 1], %zt: f32[1, 4, 1, 1], %zv: f32[4, 4, 1, 1]) {
   %dead1 = exp(%x)
   %dead2 = sin(%y)
   %a = mul(%x, %y)
@@ -85,8 +86,8 @@ TEST_P(BisectPasses, NamesThePassAndTheRewrite) {
 INSTANTIATE_TEST_SUITE_P(EveryPass, BisectPasses,
                          ::testing::Values(PassCase{"dce", 1}, PassCase{"dce", 2}, PassCase{"cse", 1}, PassCase{"constant-folding", 1},
                                            PassCase{"constant-folding", 2}, PassCase{"algebraic-simplification", 2}, PassCase{"reshape-hoisting", 2},
-                                           PassCase{"conv-scale-folding", 2},
-                                           PassCase{"pointwise-fusion", 3}, PassCase{"pointwise-duplication", 2}, PassCase{"reduction-fusion", 2}),
+                                           PassCase{"conv-scale-folding", 2}, PassCase{"pointwise-fusion", 3}, PassCase{"pointwise-duplication", 2},
+                                           PassCase{"reduction-fusion", 2}),
                          [](const auto& info) {
                            std::string s = std::string(info.param.pass) + "_" + std::to_string(info.param.n);
                            for (auto& ch : s)

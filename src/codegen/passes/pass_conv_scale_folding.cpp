@@ -47,9 +47,9 @@ bool run_conv_scale_folding(Graph& g, RewriteBudget& budget) {
   const auto users = compute_users(g);
   std::vector<bool> is_output(static_cast<size_t>(g.size()), false);
   for (int o : g.outputs) is_output[static_cast<size_t>(o)] = true;
-  std::vector<int> input_of(static_cast<size_t>(g.size()), -1);  // conv -> the operand index of its mul's x
+  std::vector<int> input_of(static_cast<size_t>(g.size()), -1);    // conv -> the operand index of its mul's x
   std::vector<bool> folded(static_cast<size_t>(g.size()), false);  // the muls folded (read by their conv alone: dead after)
-  int injected = -1;                                              // the conv whose folded weights are wrong
+  int injected = -1;                                               // the conv whose folded weights are wrong
   bool any = false;
   for (int c = g.num_inputs(); c < g.size(); ++c) {
     const Node& conv = g.node(c);
