@@ -153,10 +153,13 @@ void rk_depthwise_plane_pairs(const float* x, const float* w, const RkConvWindow
         for (int j = 0; j < K; ++j) acc[r] = _mm512_fmadd_ps(wv[i * K + j], v[j], acc[r]);
       }
     }
-    // Each vector's two rows are adjacent in the output: its live lanes stored packed.
+    // Each vector's two rows are adjacent in the output: its live lanes packed in a register,
+    // then stored. A compressing store to memory (vcompressps m512) is microcoded on AMD's Zen 4,
+    // about 55 cycles: 63% of a 3x3 conv on 960 channels at 7 x 7 there (one thread, 112 us).
     for (int r = 0; r < kPairs && oy + 2 * r < out_h; ++r) {
-      const __mmask16 keep = oy + 2 * r + 1 < out_h ? both : rk_lanes(0, d.out_w);
-      _mm512_mask_compressstoreu_ps(out + (oy + 2 * r) * d.out_w, keep, acc[r]);
+      const bool second = oy + 2 * r + 1 < out_h;
+      const __mmask16 keep = second ? both : rk_lanes(0, d.out_w);
+      _mm512_mask_storeu_ps(out + (oy + 2 * r) * d.out_w, rk_lanes(0, (second ? 2 : 1) * d.out_w), _mm512_maskz_compress_ps(keep, acc[r]));
     }
   }
 }
