@@ -81,10 +81,12 @@ extern "C" void rk_conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* A
 extern "C" int rk_conv_winograd_f32(int64_t M, const float* A, int64_t lda, const float* image, const RkConvWindow* window, float* scratch,
                                     int64_t room, float* C, int64_t ldc, RkEpilogue epilogue);
 // The same conv of 1 to 8 input channels a group (a network's first, regnet's groups of 8)
-// without im2col, on AVX-512 (cpp_conv_few_channels.h). Returns nonzero, computing nothing, for
-// a window it does not take or on a machine without AVX-512.
-extern "C" int rk_conv_few_channels_f32(int64_t M, const float* A, int64_t lda, const float* image, const RkConvWindow* window, float* C, int64_t ldc,
-                                        RkEpilogue epilogue);
+// without im2col, at stride S (1 or 2), on AVX-512 (cpp_conv_few_channels.h). Returns nonzero,
+// computing nothing, for a window it does not take or on a machine without AVX-512. Each S is a
+// kernels unit of its own (most graphs need one: both were 1.85 s of compile, one 1.2).
+template <int S>
+int rk_conv_few_channels_f32(int64_t M, const float* A, int64_t lda, const float* image, const RkConvWindow* window, float* C, int64_t ldc,
+                             RkEpilogue epilogue);
 // A depthwise conv (window->channels channels in and out, one weight plane each; K x K taps at
 // stride S without dilation, K 3, 5 or 7 and S 1 or 2; each input plane contiguous) over `images`
 // images image_step floats apart, on AVX-512 (cpp_conv_depthwise.h): C[(n channels + c) plane + q]

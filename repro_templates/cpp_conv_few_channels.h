@@ -242,13 +242,13 @@ void rk_few_channels_conv(int64_t M, const float* A, int64_t lda, const float* i
   }
 }
 
-// Runs the conv where the kernel takes its window (returns true), else computes nothing.
+// Runs the conv where the kernel takes its window at stride S (returns true), else computes nothing.
+template <int S>
 inline bool rk_conv_few_channels(int64_t M, const float* A, int64_t lda, const float* image, const RkConvWindow& w, float* C, int64_t ldc,
                                  RkEpilogue epilogue) {
   RkFewChannelsPlan plan;
-  if (!rk_few_channels_plan(M, w, &plan)) return false;
-  if (w.stride_w == 1) rk_few_channels_conv<1>(M, A, lda, image, w, plan, C, ldc, epilogue);
-  else rk_few_channels_conv<2>(M, A, lda, image, w, plan, C, ldc, epilogue);
+  if (w.stride_w != S || !rk_few_channels_plan(M, w, &plan)) return false;
+  rk_few_channels_conv<S>(M, A, lda, image, w, plan, C, ldc, epilogue);
   return true;
 }
 #endif

@@ -6,7 +6,7 @@
 // calls, side by side: RK_GEMM_KERNELS, the panel GEMM and rk_matmul_f32 (cpp_panel_gemm.h, GCC's
 // vector extensions only); RK_CONV_KERNELS, the conv GEMM on it (cpp_conv_gemm.h, intrinsics)
 // with the panel GEMM's other kernel shapes; RK_WINOGRAD_KERNELS, 3x3 convs by Winograd;
-// RK_FEW_CHANNELS_KERNELS, convs of few input channels; RK_DEPTHWISE_KERNEL (taps, stride), one
+// RK_FEW_CHANNELS_KERNELS (stride), convs of few input channels; RK_DEPTHWISE_KERNEL (taps, stride), one
 // depthwise conv kernel; RK_POOL_KERNELS, max pooling. In one unit the convolutions were 4.3 s
 // of compile on the critical path of every graph with a conv, most graphs needing a part.
 #if defined(RK_GEMM_KERNELS) || defined(RK_CONV_KERNELS) || defined(RK_WINOGRAD_KERNELS)
@@ -185,16 +185,18 @@ extern "C" __attribute__((visibility("hidden"))) int rk_conv_winograd_f32(int64_
 }
 #endif
 #ifdef RK_FEW_CHANNELS_KERNELS
-extern "C" __attribute__((visibility("hidden"))) int rk_conv_few_channels_f32(int64_t M, const float* A, int64_t lda, const float* image,
-                                                                              const RkConvWindow* window, float* C, int64_t ldc,
-                                                                              RkEpilogue epilogue) {
+template <int S>
+__attribute__((visibility("hidden"))) int rk_conv_few_channels_f32(int64_t M, const float* A, int64_t lda, const float* image,
+                                                                   const RkConvWindow* window, float* C, int64_t ldc, RkEpilogue epilogue) {
 #if defined(__AVX512F__)
-  return rk_conv_few_channels(M, A, lda, image, *window, C, ldc, epilogue) ? 0 : 1;
+  return rk_conv_few_channels<S>(M, A, lda, image, *window, C, ldc, epilogue) ? 0 : 1;
 #else
   (void)M, (void)A, (void)lda, (void)image, (void)window, (void)C, (void)ldc, (void)epilogue;
   return 1;
 #endif
 }
+template int rk_conv_few_channels_f32<RK_FEW_CHANNELS_KERNELS>(int64_t, const float*, int64_t, const float*, const RkConvWindow*, float*, int64_t,
+                                                               RkEpilogue);
 #endif
 #ifdef RK_DEPTHWISE_KERNEL
 // Hidden: each graph's library links its own copy.

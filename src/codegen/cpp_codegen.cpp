@@ -776,8 +776,9 @@ CppSource render_cpp(const Graph& g, const NodeInjections& injections, const std
   struct KernelsUnit {
     std::string call, defines;
   };
-  std::vector<KernelsUnit> table = {{"rk_conv_gemm_f32(", "#define RK_CONV_KERNELS 1\n"},
-                                    {"rk_conv_few_channels_f32(", "#define RK_FEW_CHANNELS_KERNELS 1\n"}};
+  std::vector<KernelsUnit> table = {{"rk_conv_gemm_f32(", "#define RK_CONV_KERNELS 1\n"}};
+  for (int stride : {1, 2})
+    table.push_back({fmt::format("rk_conv_few_channels_f32<{}>(", stride), fmt::format("#define RK_FEW_CHANNELS_KERNELS {}\n", stride)});
   for (int taps : {7, 5, 3})
     for (int stride : {1, 2})
       table.push_back({fmt::format("rk_depthwise_f32<{}, {}>(", taps, stride), fmt::format("#define RK_DEPTHWISE_KERNEL {}, {}\n", taps, stride)});

@@ -513,10 +513,13 @@ constexpr int64_t kFewChannels = 8, kFewChannelsTaps = 484;
 // Whether the prelude's few-channel conv (rk_conv_few_channels_f32, cpp_conv_few_channels.h) may
 // take a conv of `channels` inputs a group: the window shapes it takes (kRkFewChannels inputs at
 // most, up to 11 x 11 taps and kRkFewChannelsTaps channels x taps, stride 1 or 2 alike, no
-// dilation, rows read along). Whether it does is its own decision at run time.
+// dilation, rows read along). Whether it does is its own decision at run time. Not a 1x1 window:
+// it has no im2col to save (a squeeze-excite's 1x1 conv of 8 channels on one pixel had a kernels
+// unit compiled for it, 1.2 s).
 bool few_channels_may_take(int64_t channels, const Window& win, const Shape& ws, int64_t col_step) {
-  return channels <= kFewChannels && channels * ws[2] * ws[3] <= kFewChannelsTaps && ws[2] <= 11 && ws[3] <= 11 && win.stride[0] == win.stride[1] &&
-         (win.stride[0] == 1 || win.stride[0] == 2) && win.dilation[0] == 1 && win.dilation[1] == 1 && col_step == 1;
+  return channels <= kFewChannels && ws[2] * ws[3] > 1 && channels * ws[2] * ws[3] <= kFewChannelsTaps && ws[2] <= 11 && ws[3] <= 11 &&
+         win.stride[0] == win.stride[1] && (win.stride[0] == 1 || win.stride[0] == 2) && win.dilation[0] == 1 && win.dilation[1] == 1 &&
+         col_step == 1;
 }
 int64_t winograd_room(int64_t m, int64_t channels, int64_t out_h, int64_t out_w, const Window& win, const Shape& ws) {
   const int64_t tiles = ((out_h + 1) / 2) * ((out_w + 1) / 2);
@@ -581,7 +584,7 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
   const std::string a = fmt::format("(const float*){} + g * {}, {}", w_ptr, og * kk, kk), ep = epilogue.arg.empty() ? "RkEpilogue{}" : epilogue.arg;
   std::vector<std::string> before;
   if (few_channels_may_take(cg, win, ws, xa.strides[3]))
-    before.push_back(fmt::format("rk_conv_few_channels_f32({}, {}, image, &window, {}, {}, {})", og, a, c_at, plane, ep));
+    before.push_back(fmt::format("rk_conv_few_channels_f32<{}>({}, {}, image, &window, {}, {}, {})", win.stride[1], og, a, c_at, plane, ep));
   if (wino) before.push_back(fmt::format("rk_conv_winograd_f32({}, {}, image, &window, panels, {}, {}, {}, {})", og, a, room, c_at, plane, ep));
   s += before.empty() ? "    " : fmt::format("    if ({}) ", fmt::join(before, " && "));
   s += fmt::format("rk_conv_gemm_f32({}, {}, {}, {}, image, &window, panels, {}, {}, {});\n", og, plane, kk, a, c_at, plane, ep);

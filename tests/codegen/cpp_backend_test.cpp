@@ -526,7 +526,7 @@ TEST(CppBackend, CompilesOnlyTheKernelsUnitsItCalls) {
       {"graph g(%x: f32[1, 16, 24, 24], %w: f32[16, 16, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  return (%y)\n}",
        {"#define RK_CONV_KERNELS 1\n", "#define RK_WINOGRAD_KERNELS 1\n"}},
       {"graph g(%x: f32[1, 3, 32, 32], %w: f32[8, 3, 3, 3]) {\n  %y = conv2d(%x, %w, stride=[2, 2], padding=[1, 1])\n  return (%y)\n}",
-       {"#define RK_CONV_KERNELS 1\n", "#define RK_FEW_CHANNELS_KERNELS 1\n"}},
+       {"#define RK_CONV_KERNELS 1\n", "#define RK_FEW_CHANNELS_KERNELS 2\n"}},
   };
   const std::vector<std::string> all = {"#define RK_CONV_KERNELS", "#define RK_WINOGRAD_KERNELS", "#define RK_FEW_CHANNELS_KERNELS",
                                         "#define RK_GEMM_KERNELS", "#define RK_POOL_KERNELS",     "#define RK_DEPTHWISE_KERNEL"};
