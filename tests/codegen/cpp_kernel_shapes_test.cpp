@@ -75,9 +75,10 @@ const Case kCases[] = {
      "graph g(%a: f32[51, 200], %b: f32[200, 100], %c: f32[44, 200], %d: f32[46, 200]) {\n  %x = matmul(%a, %b)\n  %y = matmul(%c, %b)\n"
      "  %z = matmul(%d, %b)\n  return (%x, %y, %z)\n}"},
     {"panel_gemm_batch_as_rows", "graph g(%a: f32[3, 71, 80], %b: f32[80, 150]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
-    // One row (a classifier's): a matrix-vector product on BLAS (its panel GEMM blocks would be
-    // mostly padding), cut into slabs of outputs above 2 MFLOP; B stored transposed (a weight) or
-    // not, A's row read through a stride (A stored transposed).
+    // One row (a classifier's): a matrix-vector product, not the panel GEMM (its blocks would be
+    // mostly padding), cut into slabs of outputs above 2 MFLOP; B stored transposed (a weight: 12
+    // of its rows at a time, rk_gemv_rows; 77 rows of 90 leave 5 rows and 10 columns over) or not
+    // (sgemv), A's row read through a stride (A stored transposed: sgemv).
     {"gemm_one_row_stays_on_blas", "graph g(%x: f32[1, 1280], %w: f32[1000, 1280], %b: f32[1000]) {\n  %y = linear(%x, %w, %b)\n  return (%y)\n}"},
     {"gemv_one_row_weight", "graph g(%x: f32[1, 90], %w: f32[77, 90], %b: f32[77]) {\n  %y = linear(%x, %w, %b)\n  return (%y)\n}"},
     {"gemv_one_row_b_row_major", "graph g(%a: f32[1, 50], %b: f32[50, 33]) {\n  %c = matmul(%a, %b)\n  return (%c)\n}"},
