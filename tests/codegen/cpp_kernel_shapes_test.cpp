@@ -296,6 +296,13 @@ const Case kCases[] = {
     {"depthwise_rows_channel_slice",
      "graph g(%x: f32[1, 16, 10, 12] strides=[4000, 240, 12, 1], %w: f32[16, 1, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1], groups=16)\n  "
      "%r = relu(%y)\n  return (%r)\n}"},
+    // Wider planes at stride 1, 16 rows a block for 3x3 and 5x5: 37 rows (two blocks and 5 over)
+    // of 29 (a block of 16 columns and 13), a batch of 2 of 40 columns.
+    {"depthwise_wide_3x3_rows_in_blocks_of_16",
+     "graph g(%x: f32[1, 5, 37, 29], %w: f32[5, 1, 3, 3], %b: f32[5]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1], groups=5)\n  %r = relu(%y)\n  "
+     "return (%r)\n}"},
+    {"depthwise_wide_5x5_batch",
+     "graph g(%x: f32[2, 3, 20, 40], %w: f32[3, 1, 5, 5]) {\n  %y = conv2d(%x, %w, padding=[2, 2], groups=3)\n  return (%y)\n}"},
     {"depthwise_rows_one_pixel",
      "graph g(%x: f32[1, 8, 3, 3], %w: f32[8, 1, 5, 5], %b: f32[8]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=8)\n  "
      "return (%y)\n}"},
