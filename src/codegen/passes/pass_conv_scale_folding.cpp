@@ -60,7 +60,7 @@ bool run_conv_scale_folding(Graph& g, RewriteBudget& budget) {
     const Node& weights = g.node(w);
     if (mul.type.shape.size() != 4 || weights.type.dtype != mul.type.dtype || !is_floating(mul.type.dtype)) continue;
     const int k = scaled_input(g, mul);
-    // Where the weights are at least a quarter of the input, it costs more than it saves: they
+    // Where the weights are over a quarter of the input, it costs more than it saves: they
     // are read cold from memory, the input warm from the kernel before (efficientnet_b0's
     // 672 -> 112 conv at 14 x 14, weights 0.57 of the input: its gate's multiply 7 us, the
     // weights' 22).
