@@ -40,7 +40,6 @@ const char* kLayerNorm = R"(graph g(%x: f32[6, 32], %w: f32[32]) {
 )";
 
 std::string text_of(const Graph& g) { return print_graph(g); }
-bool has(const Graph& g, const std::string& line) { return text_of(g).find(line) != std::string::npos; }
 
 // The graph after pointwise fusion and then this pass.
 PassRun fused_then_duplicated(const std::string& text, int64_t limit = -1, int64_t inject_at = 0) {

@@ -22,8 +22,6 @@ const char* kLinearThenResidual = R"(graph g(%x: f32[8, 16], %w: f32[16, 12], %b
 }
 )";
 
-bool has(const Graph& g, const std::string& line) { return print_graph(g).find(line) != std::string::npos; }
-
 }  // namespace
 
 TEST(ReshapeHoistingPass, TheBiasAddTakesTheReshapesShape) {
@@ -95,11 +93,7 @@ TEST(ReshapeHoistingPass, StaysWhereTheOperandsWouldReadOtherElementsOrNothingWo
       // a reduction before the reshape
       "graph g(%x: f32[8, 12]) {\n  %a = sum(%x, dims=[1])\n  %r = reshape(%a, shape=[2, 4])\n  %o = neg(%r)\n  return (%o)\n}\n",
   };
-  for (const char* text : cases) {
-    auto r = run_one_pass("reshape-hoisting", text);
-    EXPECT_FALSE(r.changed) << text << print_graph(r.graph);
-    EXPECT_EQ(r.wanted, 0) << text;
-  }
+  for (const char* text : cases) expect_unchanged("reshape-hoisting", text);
 }
 
 TEST(ReshapeHoistingPass, LimitAndInjectedRewrite) {
