@@ -117,6 +117,17 @@ struct alignas(64) RkKeptPanels {
 // call, and `panels` is not used (it may be nullptr).
 extern "C" void rk_matmul_f32(int ta, int tb, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb, float* C,
                               int64_t ldc, float* panels, RkKeptPanels* kept);
+// A grouped conv of G = 4, 8 or 16 channels a group, as many out as in (window->channels in all),
+// 3x3 taps at stride S without dilation, each input plane contiguous, over `images` images
+// image_step floats apart, on AVX-512 (cpp_conv_grouped.h): C[(n channels + c) plane + q] for
+// output pixel q of channel c of image n, without bias. `epilogue` runs on each block of planes
+// (rows m = n channels + c) as it is finished. packed: an RkKeptPanels then room for the weights
+// in the kernel's order (channels rounded up to 16, x G x 9 floats), packed there from `weights`
+// where its source is not `weights`. Returns nonzero, computing nothing, for a window it does not
+// take or on a machine without AVX-512. Each (G, S) is a kernels unit of its own.
+template <int G, int S>
+int rk_grouped_conv_f32(int64_t images, const float* weights, const float* image, int64_t image_step, const RkConvWindow* window, float* C,
+                        RkEpilogue epilogue, RkKeptPanels* packed);
 
 namespace {
 

@@ -7,8 +7,8 @@
 // vector extensions only); RK_CONV_KERNELS, the conv GEMM on it (cpp_conv_gemm.h, intrinsics)
 // with the panel GEMM's other kernel shapes; RK_WINOGRAD_KERNELS, 3x3 convs by Winograd;
 // RK_FEW_CHANNELS_KERNELS (stride), convs of few input channels; RK_DEPTHWISE_KERNEL (taps, stride), one
-// depthwise conv kernel; RK_POOL_KERNELS, max pooling. In one unit the convolutions were 4.3 s
-// of compile on the critical path of every graph with a conv, most graphs needing a part.
+// depthwise conv kernel; RK_GROUPED_KERNEL (channels a group, stride), one grouped conv kernel; RK_POOL_KERNELS, max pooling. In one unit the
+// convolutions were 4.3 s of compile on the critical path of every graph with a conv, most graphs needing a part.
 #if defined(RK_GEMM_KERNELS) || defined(RK_CONV_KERNELS) || defined(RK_WINOGRAD_KERNELS)
 #include "cpp_panel_gemm.h"
 #endif
@@ -23,6 +23,9 @@
 #endif
 #ifdef RK_DEPTHWISE_KERNEL
 #include "cpp_conv_depthwise.h"
+#endif
+#ifdef RK_GROUPED_KERNEL
+#include "cpp_conv_grouped.h"
 #endif
 #ifdef RK_POOL_KERNELS
 #include "cpp_pool.h"
@@ -216,6 +219,29 @@ __attribute__((visibility("hidden"))) int rk_depthwise_f32(int64_t images, const
 #endif
 }
 template int rk_depthwise_f32<RK_DEPTHWISE_KERNEL>(int64_t, const float*, const float*, int64_t, const RkConvWindow*, float*, RkEpilogue);
+#endif
+#ifdef RK_GROUPED_KERNEL
+template <int G, int S>
+__attribute__((visibility("hidden"))) int rk_grouped_conv_f32(int64_t images, const float* weights, const float* image, int64_t image_step,
+                                                              const RkConvWindow* window, float* C, RkEpilogue epilogue, RkKeptPanels* packed) {
+#if defined(__AVX512F__)
+  const RkConvWindow& d = *window;
+  int64_t pitch = 0, strip_rows = 0;
+  if (d.channels % G != 0 || !rk_grouped_plan(d, S, &pitch, &strip_rows)) return 1;
+  float* const to = reinterpret_cast<float*>(packed + 1);
+  if (packed->source != weights) {
+    rk_grouped_pack_weights<G>(d.channels, weights, 9, to);
+    packed->source = weights;
+  }
+  rk_grouped_conv<G, S>(images, to, image, image_step, d, C, epilogue);
+  return 0;
+#else
+  (void)images, (void)weights, (void)image, (void)image_step, (void)window, (void)C, (void)epilogue, (void)packed;
+  return 1;
+#endif
+}
+template int rk_grouped_conv_f32<RK_GROUPED_KERNEL>(int64_t, const float*, const float*, int64_t, const RkConvWindow*, float*, RkEpilogue,
+                                                    RkKeptPanels*);
 #endif
 #ifdef RK_POOL_KERNELS
 extern "C" __attribute__((visibility("hidden"))) int rk_max_pool_f32(int64_t images, const float* image, int64_t image_step,

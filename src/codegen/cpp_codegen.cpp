@@ -782,6 +782,10 @@ CppSource render_cpp(const Graph& g, const NodeInjections& injections, const std
   for (int taps : {7, 5, 3})
     for (int stride : {1, 2})
       table.push_back({fmt::format("rk_depthwise_f32<{}, {}>(", taps, stride), fmt::format("#define RK_DEPTHWISE_KERNEL {}, {}\n", taps, stride)});
+  for (int channels : {4, 8, 16})
+    for (int stride : {1, 2})
+      table.push_back(
+          {fmt::format("rk_grouped_conv_f32<{}, {}>(", channels, stride), fmt::format("#define RK_GROUPED_KERNEL {}, {}\n", channels, stride)});
   table.push_back({"rk_matmul_f32(", "#define RK_GEMM_KERNELS 1\n"});
   table.push_back({"rk_conv_winograd_f32(", "#define RK_WINOGRAD_KERNELS 1\n"});
   table.push_back({"rk_max_pool_f32(", "#define RK_POOL_KERNELS 1\n"});

@@ -422,7 +422,7 @@ std::string Codegen::conv2d_kernel(int id) {
   const Node& n = g_.node(id);
   int x = n.operands[0].value, w = n.operands[1].value;
   const Shape &xs = g_.node(x).type.shape, &ws = g_.node(w).type.shape, &os = n.type.shape;
-  if (direct_conv(ws) && !depthwise_rows(id)) return conv2d_planes(id);
+  if (direct_conv(ws) && !depthwise_rows(id) && !grouped_vectors(id)) return conv2d_planes(id);
   const Window win = window_of(n, &ws[2]);
   const int64_t groups = attr_int(n, "groups"), cg = ws[1], og = os[1] / groups, kk = cg * ws[2] * ws[3], plane = os[2] * os[3];
   const DType dt = n.type.dtype;
@@ -454,6 +454,7 @@ std::string Codegen::conv2d_kernel(int id) {
   }
   const std::string c_at = fmt::format("({}*){} + (nb * {} + g * {}) * {}", blas_t, c_ptr, os[1], og, plane);
   if (depthwise_rows(id)) return s + conv2d_depthwise(id, w_ptr, c_ptr, bias) + "  }\n";
+  if (grouped_vectors(id)) return s + conv2d_grouped(id, w_ptr, c_ptr, bias) + "  }\n";
   if (panel_conv(id)) return s + conv2d_panels(id, w_ptr, c_at, c_ptr, bias) + "  }\n";
   if (!x_direct) s += scratch("col", blas_t, kk * plane);
   s += fmt::format("  for (int64_t nb = 0; nb < {}; ++nb) for (int64_t g = 0; g < {}; ++g) {{\n", os[0], groups);
@@ -642,6 +643,58 @@ std::string Codegen::conv2d_depthwise(int id, const std::string& w_ptr, const st
                    fail(fmt::format("{}: the depthwise conv kernel does not take this window", n.name)));
   if (epilogue.arg.empty()) s += conv2d_output_pass(id, gemm_out, bias);
   return s + "#else\n" + direct + "#endif\n";
+}
+
+// Grouped convs of G = 4, 8 or 16 channels a group (as many out as in), 3x3 at stride 1 or 2, run
+// on the prelude's rk_grouped_conv_f32 where the machine has AVX-512 (cpp_conv_grouped.h), 16
+// output channels a vector. One thread, a stand-alone copy against the few-channel conv
+// (cpp_conv_few_channels.h) on regnet_y_400mf's groups of 8: 440 channels at 7 x 7 97 -> 37 us,
+// 208 at 14 x 14 112 -> 65, 104 at 28 x 28 166 -> 143, at stride 2 to 7 x 7 176 -> 51 and to
+// 56 x 56 458 -> 373.
+bool Codegen::grouped_vectors(int id) const {
+  const Node& n = g_.node(id);
+  if (!panel_conv(id) || !target_.separate_units) return false;
+  const int x = n.operands[0].value, w = n.operands[1].value;
+  const Shape &xs = g_.node(x).type.shape, &ws = g_.node(w).type.shape, &os = n.type.shape;
+  const Window win = window_of(n, &ws[2]);
+  const Access xa = access(x);
+  const int64_t groups = attr_int(n, "groups"), cg = ws[1];
+  return groups > 1 && os[1] == xs[1] && os[1] == groups * cg && (cg == 4 || cg == 8 || cg == 16) && ws[2] == 3 && ws[3] == 3 &&
+         win.stride[0] == win.stride[1] && (win.stride[0] == 1 || win.stride[0] == 2) && win.dilation[0] == 1 && win.dilation[1] == 1 &&
+         xa.strides[3] == 1 && xa.strides[2] == xs[3] && os[2] * os[3] > 0;
+}
+
+std::string Codegen::conv2d_grouped(int id, const std::string& w_ptr, const std::string& gemm_out, const std::string& bias) {
+  const Node& n = g_.node(id);
+  const int x = n.operands[0].value, w = n.operands[1].value;
+  const Shape &ws = g_.node(w).type.shape, &os = n.type.shape;
+  const Access xa = access(x);
+  const int64_t cg = ws[1], packed = (os[1] + 15) / 16 * 16 * cg * 9;  // floats of the weights as the kernel reads them
+  // The direct conv for machines without AVX-512, emitted first: the epilogue's kernel below
+  // starts again from the same state.
+  const std::set<int> before = in_kernel_;
+  const std::string direct = conv2d_planes(id);
+  in_kernel_ = before;
+  // Frozen weights (a model's) are packed once, into the kept region; others on every run. Declared
+  // on every machine: the region's base is not left unused where the direct conv runs instead.
+  std::string s;
+  const Access wa = access(w);
+  if (frozen(wa.base) && w_ptr != "pw") s += kept("gp", 64 + packed * 4);
+  else {
+    s += scratch("gs", "float", 16 + packed);
+    s += "  unsigned char* gp = (unsigned char*)gs;\n  ((RkKeptPanels*)gp)->source = nullptr;\n";
+  }
+  s += "#if defined(__AVX512F__)\n  {\n";
+  const Window win = window_of(n, &ws[2]);
+  s += window_constant(x, win, os, os[1]);
+  const BlockEpilogue epilogue = conv_block_epilogue(id, gemm_out, bias, "m", fmt::format("m % {}", os[1]));
+  s += epilogue.code;
+  s += fmt::format(
+      "    if (rk_grouped_conv_f32<{}, {}>({}, (const float*){}, (const float*){} + {}, {}, &window, (float*){}, {}, (RkKeptPanels*)gp)) {}\n  }}\n",
+      cg, win.stride[0], os[0], w_ptr, ptr(xa), xa.offset, xa.strides[0], gemm_out, epilogue.arg.empty() ? "RkEpilogue{}" : epilogue.arg,
+      fail(fmt::format("{}: the grouped conv kernel does not take this window", n.name)));
+  if (epilogue.arg.empty()) s += conv2d_output_pass(id, gemm_out, bias);
+  return s + "#else\n  (void)gp;\n" + direct + "#endif\n";
 }
 
 // The epilogue a conv kernel runs on each block of output planes [m_lo, m_hi) x pixels

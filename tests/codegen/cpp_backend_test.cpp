@@ -478,6 +478,10 @@ TEST(CppBackend, GeneratedCodeCompilesWithoutWarnings) {
       parse_graph("graph epilogues(%x: f32[1, 4, 9, 9], %w: f32[8, 4, 3, 3], %w2: f32[8, 8, 3, 3], %b: f32[8], %s: f32[1, 8, 1, 1]) {\n  %p = "
                   "conv2d(%x, %w)\n  %q = mul(%p, %s)\n"
                   "  %r = relu(%q)\n  %c = conv2d(%r, %w2, %b, padding=[1, 1])\n  %t = add(%c, %r)\n  return (%t)\n}\n"));
+  // A grouped conv on its kernels unit (16 x 16 transposes), with frozen weights kept below.
+  graphs.push_back(
+      parse_graph("graph grouped(%x: f32[1, 16, 7, 7], %w: f32[16, 8, 3, 3], %b: f32[16]) {\n"
+                  "  %y = conv2d(%x, %w, %b, padding=[1, 1], groups=2)\n  %r = relu(%y)\n  return (%r)\n}\n"));
   // Layer norms' sums over the channels of an NCHW tensor seen through a permute (each row's
   // index computed once, the flat index not used): enough kernels for units that are compiled
   // with the precompiled prelude, where GCC reports unused variables that it does not without.
@@ -506,8 +510,8 @@ TEST(CppBackend, GeneratedCodeCompilesWithoutWarnings) {
 }
 
 // The kernels the prelude implements are units of their own: a graph compiles those it calls
-// (each depthwise window its own; Winograd and the few-channel conv only for convs they may
-// take) and no others, and runs as the interpreter does.
+// (each depthwise window and grouped conv's channels and stride its own; Winograd and the
+// few-channel conv only for convs they may take) and no others, and runs as the interpreter does.
 TEST(CppBackend, CompilesOnlyTheKernelsUnitsItCalls) {
   struct Case {
     std::string graph;
@@ -527,9 +531,15 @@ TEST(CppBackend, CompilesOnlyTheKernelsUnitsItCalls) {
        {"#define RK_CONV_KERNELS 1\n", "#define RK_WINOGRAD_KERNELS 1\n"}},
       {"graph g(%x: f32[1, 3, 32, 32], %w: f32[8, 3, 3, 3]) {\n  %y = conv2d(%x, %w, stride=[2, 2], padding=[1, 1])\n  return (%y)\n}",
        {"#define RK_CONV_KERNELS 1\n", "#define RK_FEW_CHANNELS_KERNELS 2\n"}},
+      // Grouped convs of 8 and 4 channels a group (as many out as in): each (G, stride) a unit of
+      // its own, and no conv GEMM or few-channel conv to fall back on.
+      {"graph g(%x: f32[1, 32, 14, 14], %w: f32[32, 8, 3, 3], %v: f32[32, 4, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1], groups=4)\n"
+       "  %z = conv2d(%y, %v, stride=[2, 2], padding=[1, 1], groups=8)\n  return (%z)\n}",
+       {"#define RK_GROUPED_KERNEL 8, 1\n", "#define RK_GROUPED_KERNEL 4, 2\n"}},
   };
-  const std::vector<std::string> all = {"#define RK_CONV_KERNELS", "#define RK_WINOGRAD_KERNELS", "#define RK_FEW_CHANNELS_KERNELS",
-                                        "#define RK_GEMM_KERNELS", "#define RK_POOL_KERNELS",     "#define RK_DEPTHWISE_KERNEL"};
+  const std::vector<std::string> all = {"#define RK_CONV_KERNELS",  "#define RK_WINOGRAD_KERNELS", "#define RK_FEW_CHANNELS_KERNELS",
+                                        "#define RK_GEMM_KERNELS",  "#define RK_POOL_KERNELS",     "#define RK_DEPTHWISE_KERNEL",
+                                        "#define RK_GROUPED_KERNEL"};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.graph);
     const Graph g = parse_graph(c.graph);
@@ -621,6 +631,35 @@ TEST(CppBackend, FrozenWeightsArePackedOnceAndAgainForAnotherTensor) {
   EXPECT_LT(error(new_x), 1e-5);
   std::vector<Tensor> new_w = first;  // other weight tensors: packed again
   for (size_t i : {1u, 3u, 5u, 7u}) new_w[i] = second[i];
+  EXPECT_LT(error(new_w), 1e-5);
+  EXPECT_LT(error(first), 1e-5) << "the first weights again";
+}
+
+// A grouped conv's frozen weights are packed once, in the kernel's order, into the kept region, and
+// again when a run passes another tensor; weights that are not frozen are packed on every run
+// (into scratch) and nothing is kept. Each run agrees with the reference.
+TEST(CppBackend, GroupedConvFrozenWeightsArePackedOnceAndAgainForAnotherTensor) {
+  Graph g = parse_graph(
+      "graph grouped(%x: f32[1, 24, 7, 7], %w: f32[24, 8, 3, 3], %b: f32[24]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1], groups=3)\n"
+      "  %r = relu(%y)\n  return (%r)\n}");
+  CompileOptions opts = cpp_options();
+  opts.frozen_inputs = {"w"};
+  auto compiled = compile_graph(g, opts);
+  EXPECT_NE(compiled->source().find("rk_grouped_conv_f32<8, 1>("), std::string::npos) << "the grouped kernel should take the conv";
+  EXPECT_EQ(compiled->source().find("->source = nullptr"), std::string::npos) << "frozen weights are kept from run to run";
+  EXPECT_NE(compile_graph(g, cpp_options())->source().find("->source = nullptr"), std::string::npos) << "others packed on every run";
+  const std::vector<Tensor> first = generate_inputs(g, 5), second = generate_inputs(g, 6);
+  const auto error = [&](const std::vector<Tensor>& inputs) {
+    InterpretOptions f64;
+    f64.cast_to_f64 = true;
+    return max_error_against(compiled->run(inputs), interpret(g, inputs, f64));
+  };
+  EXPECT_LT(error(first), 1e-5) << "the first run packs";
+  std::vector<Tensor> new_x = first;  // the same weights, another image: the packed weights serve
+  new_x[0] = second[0];
+  EXPECT_LT(error(new_x), 1e-5);
+  std::vector<Tensor> new_w = first;  // another weight tensor: packed again
+  new_w[1] = second[1];
   EXPECT_LT(error(new_w), 1e-5);
   EXPECT_LT(error(first), 1e-5) << "the first weights again";
 }

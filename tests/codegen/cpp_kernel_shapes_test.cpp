@@ -1,8 +1,8 @@
 // The cpp backend's GEMM and convolution paths against the float64 reference across shapes: GEMMs
 // cut into slabs by rows or by columns (odd sizes, transposed and batched operands), batched
 // GEMMs side by side, im2col with padding, stride and dilation, the float conv GEMM's two ways of
-// sharing work, Winograd F(2x2, 3x3), depthwise and few-input direct kernels, max pooling, size-1 dims, and inputs
-// read through strides.
+// sharing work, Winograd F(2x2, 3x3), depthwise, few-input and grouped direct kernels, max pooling,
+// size-1 dims, and inputs read through strides.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -356,9 +356,10 @@ const Case kCases[] = {
     // channels (6 outputs each); input rows further apart than their width, 3 outputs; a
     // column of output one pixel wide; rows so wide that a strip holds 2 output rows (7x7 on
     // 3 x 600); rows too wide for any strip (11 x 11 taps at stride 2 on rows of 700: the conv
-    // GEMM). Groups of 8 channels at stride 2 with a bias and relu (regnet_y_400mf's), 4 groups
-    // of 8 outputs on rows of 15; 7 channels, a batch of 2, 13 outputs (8, 4, 1) and a scale
-    // and shift after; 8 channels of 9 x 9 taps, more than the kernel holds (the conv GEMM).
+    // GEMM). Groups of 8 channels at stride 2 with a bias and relu, 4 groups of 16 outputs on
+    // rows of 15 (as many outputs as inputs a group go to cpp_conv_grouped.h); 7 channels, a
+    // batch of 2, 13 outputs (8, 4, 1) and a scale and shift after; 8 channels of 9 x 9 taps,
+    // more than the kernel holds (the conv GEMM).
     {"few_channels_stem_batch_norm_clamp",
      "graph g(%x: f32[2, 3, 37, 35], %w: f32[20, 3, 3, 3], %m: f32[1, 20, 1, 1], %s: f32[1, 20, 1, 1], %t: f32[1, 20, 1, 1]) {\n"
      "  %y = conv2d(%x, %w, stride=[2, 2], padding=[1, 1])\n  %a = sub(%y, %m)\n  %b = mul(%a, %s)\n  %c = add(%b, %t)\n"
@@ -380,7 +381,7 @@ const Case kCases[] = {
     {"few_channels_rows_too_wide",
      "graph g(%x: f32[1, 3, 13, 700], %w: f32[2, 3, 11, 11]) {\n  %y = conv2d(%x, %w, stride=[2, 2], padding=[5, 5])\n  return (%y)\n}"},
     {"few_channels_groups_of_8_stride2_relu",
-     "graph g(%x: f32[1, 32, 29, 30], %w: f32[32, 8, 3, 3], %b: f32[32]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=4)\n"
+     "graph g(%x: f32[1, 32, 29, 30], %w: f32[64, 8, 3, 3], %b: f32[64]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=4)\n"
      "  %r = relu(%y)\n  return (%r)\n}"},
     {"few_channels_7_channels_batch_scale",
      "graph g(%x: f32[2, 7, 15, 19], %w: f32[13, 7, 5, 5], %s: f32[1, 13, 1, 1], %t: f32[1, 13, 1, 1]) {\n"
@@ -388,21 +389,21 @@ const Case kCases[] = {
     {"few_channels_8_channels_too_many_taps",
      "graph g(%x: f32[1, 8, 20, 20], %w: f32[4, 8, 9, 9]) {\n  %y = conv2d(%x, %w, padding=[4, 4])\n  return (%y)\n}"},
     // On rows of at most 16, the strip's rows as one flat run at pitch out_w + (taps_w - 1) / S,
-    // in sub-planes by row and column phase: 5 groups of 8 at 7 x 7 with a bias and relu, a batch
-    // of 2 (4 vectors: a block of 3 and one); 5x5 on 4 channels on rows of exactly 16, 11 rows
+    // in sub-planes by row and column phase: 5 groups of 8 inputs and 16 outputs at 7 x 7 with a
+    // bias and relu, a batch of 2 (4 vectors: a block of 3 and one); 5x5 on 4 channels on rows of exactly 16, 11 rows
     // (strips of 8 and 3), 13 outputs (8, 4, 1); 11 x 11 taps on 4 channels on rows of 10 (the
     // last vector's taps past the strip's rows); a plane of one row. At stride 2: 4 groups of 8
-    // from 14 x 14 to 7 x 7 with a bias and relu (regnet_y_400mf's); 5x5 on 6 channels from an
+    // inputs and 16 outputs from 14 x 14 to 7 x 7 with a bias and relu; 5x5 on 6 channels from an
     // odd plane, a batch of 2, 5 outputs (4, 1); 7x7 without padding to rows of exactly 16.
     {"few_channels_flat_groups_of_8_7x7",
-     "graph g(%x: f32[2, 40, 7, 7], %w: f32[40, 8, 3, 3], %b: f32[40]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1], groups=5)\n"
+     "graph g(%x: f32[2, 40, 7, 7], %w: f32[80, 8, 3, 3], %b: f32[80]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1], groups=5)\n"
      "  %r = relu(%y)\n  return (%r)\n}"},
     {"few_channels_flat_sixteen_wide",
      "graph g(%x: f32[1, 4, 11, 16], %w: f32[13, 4, 5, 5]) {\n  %y = conv2d(%x, %w, padding=[2, 2])\n  return (%y)\n}"},
     {"few_channels_flat_11x11",
      "graph g(%x: f32[1, 4, 12, 14], %w: f32[3, 4, 11, 11], %b: f32[3]) {\n  %y = conv2d(%x, %w, %b, padding=[4, 3])\n  return (%y)\n}"},
     {"few_channels_flat_stride2_groups_of_8",
-     "graph g(%x: f32[1, 32, 14, 14], %w: f32[32, 8, 3, 3], %b: f32[32]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=4)\n"
+     "graph g(%x: f32[1, 32, 14, 14], %w: f32[64, 8, 3, 3], %b: f32[64]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=4)\n"
      "  %r = relu(%y)\n  return (%r)\n}"},
     {"few_channels_flat_stride2_5x5_odd",
      "graph g(%x: f32[2, 6, 15, 13], %w: f32[5, 6, 5, 5]) {\n  %y = conv2d(%x, %w, stride=[2, 2], padding=[2, 2])\n  return (%y)\n}"},
@@ -410,6 +411,42 @@ const Case kCases[] = {
      "graph g(%x: f32[1, 3, 21, 37], %w: f32[4, 3, 7, 7], %b: f32[4]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2])\n  return (%y)\n}"},
     {"few_channels_flat_one_row",
      "graph g(%x: f32[1, 6, 1, 9], %w: f32[5, 6, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  %r = relu(%y)\n  return (%r)\n}"},
+    // Grouped convs of 4, 8 or 16 channels a group, as many out as in, 3x3, on AVX-512 16 output
+    // channels a vector (cpp_conv_grouped.h; 16 / G groups side by side, the input transposed
+    // into pixels of 16 channels, 7 output pixels of a row summed at once, the epilogue on each
+    // vector of channels x strip of rows): groups of 8 at 7 x 7 with a bias and relu, a batch of
+    // 2, 40 channels (vectors of 16, 16 and a last of 8); at stride 2 from 14 x 14 to 7 x 7
+    // with regnet's batch norm unfolded; groups of 4 on rows of 11 (a block of 7 and 4 summed
+    // from the padding) and 9 rows; groups of 16 at stride 2 without padding from an odd plane,
+    // a batch of 2; rows of 58 in strips of 4 rows, 61 rows (a last strip of 1); stride 2 from
+    // 113 x 112 (strips, the last input row past every window); padding of 2 (outputs wider
+    // than the input); padding on the rows only; input planes further apart than their size.
+    {"grouped_8_7x7_bias_relu_batch",
+     "graph g(%x: f32[2, 40, 7, 7], %w: f32[40, 8, 3, 3], %b: f32[40]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1], groups=5)\n"
+     "  %r = relu(%y)\n  return (%r)\n}"},
+    {"grouped_8_stride2_batch_norm",
+     "graph g(%x: f32[1, 32, 14, 14], %w: f32[32, 8, 3, 3], %m: f32[1, 32, 1, 1], %s: f32[1, 32, 1, 1], %t: f32[1, 32, 1, 1]) {\n"
+     "  %y = conv2d(%x, %w, stride=[2, 2], padding=[1, 1], groups=4)\n  %a = sub(%y, %m)\n  %b = mul(%a, %s)\n  %c = add(%b, %t)\n"
+     "  %d = relu(%c)\n  return (%d)\n}"},
+    {"grouped_4_odd_plane",
+     "graph g(%x: f32[1, 24, 9, 11], %w: f32[24, 4, 3, 3], %b: f32[24]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1], groups=6)\n"
+     "  return (%y)\n}"},
+    {"grouped_16_stride2_no_padding",
+     "graph g(%x: f32[2, 48, 9, 11], %w: f32[48, 16, 3, 3]) {\n  %y = conv2d(%x, %w, stride=[2, 2], groups=3)\n  return (%y)\n}"},
+    {"grouped_8_strips",
+     "graph g(%x: f32[1, 16, 61, 58], %w: f32[16, 8, 3, 3], %b: f32[16]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1], groups=2)\n"
+     "  %r = relu(%y)\n  return (%r)\n}"},
+    {"grouped_8_stride2_strips",
+     "graph g(%x: f32[1, 16, 113, 112], %w: f32[16, 8, 3, 3]) {\n  %y = conv2d(%x, %w, stride=[2, 2], padding=[1, 1], groups=2)\n"
+     "  return (%y)\n}"},
+    {"grouped_8_padding_2",
+     "graph g(%x: f32[1, 16, 8, 8], %w: f32[16, 8, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[2, 2], groups=2)\n  return (%y)\n}"},
+    {"grouped_4_rows_padded_only",
+     "graph g(%x: f32[1, 16, 6, 13], %w: f32[16, 4, 3, 3], %b: f32[16]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 0], groups=4)\n"
+     "  return (%y)\n}"},
+    {"grouped_8_channel_slice",
+     "graph g(%x: f32[1, 16, 10, 12] strides=[4000, 240, 12, 1], %w: f32[16, 8, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1], groups=2)\n"
+     "  %r = relu(%y)\n  return (%r)\n}"},
     // Epilogues: the pointwise kernel that alone reads a conv runs in the conv's output pass.
     {"epilogue_relu",
      "graph g(%x: f32[1, 6, 11, 9], %w: f32[10, 6, 3, 3], %b: f32[10]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  %r = relu(%y)\n  return "
@@ -639,6 +676,15 @@ TEST(CppKernelShapesTrain, FewChannelsConvAndItsGradientsMatchTheReference) {
   expect_joint_graph_matches(
       "graph t(%x: f32[2, 3, 17, 19] grad, %w: f32[8, 3, 3, 3] grad, %b: f32[8] grad) {\n"
       "  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1])\n  %r = clamp(%y, min=0, max=6)\n  return (%r)\n}");
+}
+
+// Under --train: the joint graph of a grouped conv of 8 channels a group at stride 2 on AVX-512's
+// grouped kernel (cpp_conv_grouped.h) with its relu as the epilogue; its gradients are whatever
+// convs the backward rules make of them.
+TEST(CppKernelShapesTrain, GroupedConvAndItsGradientsMatchTheReference) {
+  expect_joint_graph_matches(
+      "graph t(%x: f32[2, 24, 15, 14] grad, %w: f32[24, 8, 3, 3] grad, %b: f32[24] grad) {\n"
+      "  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1], groups=3)\n  %r = relu(%y)\n  return (%r)\n}");
 }
 
 // Under --train: the joint graph of a depthwise conv at stride 2 on rows too wide for the row
