@@ -794,6 +794,7 @@ CppSource render_cpp(const Graph& g, const NodeInjections& injections, const std
     if (std::any_of(gen.units().begin(), gen.units().end(), [&](const auto& u) { return u.text.find(k.call) != std::string::npos; }))
       kernels.push_back(k.defines + prelude);
   out.units.insert(out.units.begin(), kernels.begin(), kernels.end());
+  out.library_units = kernels.size();
   return out;
 }
 
