@@ -61,6 +61,17 @@ struct RkEpilogue {
   void (*run)(const void* ctx, int64_t m_lo, int64_t m_hi, int64_t n_lo, int64_t n_hi);
   const void* ctx;
 };
+// A conv's epilogue where it is a per-channel affine map then a clamp (a bias, a batch norm, a
+// relu or relu6): out = min(hi, max(lo, sum x scale[c] + shift[c])) for channel c, applied by the
+// kernel to its sums in registers before it stores them. lo, hi: -inf, inf where there is no
+// clamp; a NaN sum stays NaN, as the generated clamp and relu keep it. relu: lo is a relu's 0,
+// which makes -0 +0 (a clamp keeps -0).
+struct RkChannelAffine {
+  const float* scale;
+  const float* shift;
+  float lo, hi;
+  bool relu;
+};
 // Kernel timing (rk_graph_profile, reprokit run --profile): set by the entry point for the runs it
 // times, null otherwise. Each kernel of a unit calls it with its index in the unit as it starts,
 // and the unit with -1 as it returns: a load and a branch a kernel when not timing.
@@ -91,11 +102,12 @@ int rk_conv_few_channels_f32(int64_t M, const float* A, int64_t lda, const float
 // stride S without dilation, K 3, 5 or 7 and S 1 or 2; each input plane contiguous) over `images`
 // images image_step floats apart, on AVX-512 (cpp_conv_depthwise.h): C[(n channels + c) plane + q]
 // for output pixel q of channel c of image n, without bias. `epilogue` runs on each group of
-// planes (rows m = n channels + c) as it is finished. Returns nonzero, computing nothing, for a
-// window it does not take or on a machine without AVX-512. Each (K, S) is a kernels unit of its own.
+// planes (rows m = n channels + c) as it is finished; `affine` (or nullptr), on the sums before
+// they are stored. Returns nonzero, computing nothing, for a window it does not take or on a
+// machine without AVX-512. Each (K, S) is a kernels unit of its own.
 template <int K, int S>
 int rk_depthwise_f32(int64_t images, const float* weights, const float* image, int64_t image_step, const RkConvWindow* window, float* C,
-                     RkEpilogue epilogue);
+                     RkEpilogue epilogue, const RkChannelAffine* affine);
 // 2-D max pooling of `images` images (image_step floats apart; window->channels planes each,
 // channel_step apart) on AVX-512 (cpp_pool.h): out[(n channels + c) plane + q] for output pixel q,
 // as the generated pool computes it (the first maximum and the first NaN win; -inf where a

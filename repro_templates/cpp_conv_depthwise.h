@@ -33,6 +33,31 @@ namespace {
 // 14 x 14 with a batch norm 100 -> 90 us, on 240 37 -> 36, 7x7 on 384 82 -> 79; 3x3 level).
 constexpr int kRkDepthwiseRows = 8;
 
+// A plane's RkChannelAffine as its kernel applies it: the weights times the channel's scale, the
+// sums started at its shift, and the clamp on each vector as it is stored (the identity map and
+// an unbounded clamp where there is none). As a pass over each group of planes after them, it
+// cost as much as the generated epilogue it replaces (3x3 on 576 channels at 14 x 14: 30 us, 40
+// with a batch norm and relu6, either way); in the kernel, the batch norm is the multiply-adds'
+// own. max and min return their second operand where either is NaN or both are equal: max(lo, v)
+// keeps v's NaN and -0, as the generated clamp does; a relu's +0 added after makes -0 +0. A
+// branch skipping the clamp where there is none cost the kernels' loops their unrolling (3x3 at
+// 14 x 14 1.3x as long, with or without one).
+struct RkDepthwiseFinish {
+  float scale, shift;
+  __m512 lo, hi;
+  bool relu;
+  RkDepthwiseFinish(const RkChannelAffine* a, int64_t c)
+      : scale(a ? a->scale[c] : 1.0f),
+        shift(a ? a->shift[c] : 0.0f),
+        lo(_mm512_set1_ps(a ? a->lo : -INFINITY)),
+        hi(_mm512_set1_ps(a ? a->hi : INFINITY)),
+        relu(a != nullptr && a->relu) {}
+  __m512 operator()(__m512 sum) const {
+    const __m512 v = _mm512_min_ps(hi, _mm512_max_ps(lo, sum));
+    return relu ? _mm512_add_ps(v, _mm512_setzero_ps()) : v;
+  }
+};
+
 // Where each column tap of a row of output reads. An input row's phases: at stride 1 the row; at
 // stride 2 its even and its odd columns. Column tap j of output lane l reads input column
 // l S + s (s = j - pad_w): lane l + shift of phase s mod S, shift = floor(s / S); zero where that
@@ -58,9 +83,10 @@ template <int K, int S> struct RkDepthwiseTaps {
 // ox S + j - pad_w), zero outside the input, the taps added in order (no bias: the epilogue adds
 // it). A row of output is one vector (out_w <= 16), its input row one or two (in_w <= 16 S).
 template <int K, int S>
-void rk_depthwise_plane(const float* x, const float* w, const RkConvWindow& d, const RkDepthwiseTaps<K, S>& taps, int64_t out_h, float* out) {
+void rk_depthwise_plane(const float* x, const float* w, const RkConvWindow& d, const RkDepthwiseTaps<K, S>& taps, int64_t out_h, float* out,
+                        const RkDepthwiseFinish& finish) {
   __m512 wv[K * K];
-  for (int t = 0; t < K * K; ++t) wv[t] = _mm512_set1_ps(w[t]);
+  for (int t = 0; t < K * K; ++t) wv[t] = _mm512_set1_ps(w[t] * finish.scale);
   const __m512i evens = rk_even_lanes();
   const __m512i odds = rk_odd_lanes();
   const __mmask16 first = rk_lanes(0, d.in_w), second = rk_lanes(0, d.in_w - 16), store = rk_lanes(0, d.out_w);
@@ -69,7 +95,7 @@ void rk_depthwise_plane(const float* x, const float* w, const RkConvWindow& d, c
   constexpr int R = S == 1 ? 2 * kRkDepthwiseRows : kRkDepthwiseRows;
   for (int64_t oy = 0; oy < out_h; oy += R) {
     __m512 acc[R];
-    for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+    for (int r = 0; r < R; ++r) acc[r] = _mm512_set1_ps(finish.shift);
     const int64_t y0 = oy * S - d.pad_h;
 #pragma GCC unroll 24
     for (int u = 0; u < (R - 1) * S + K; ++u) {
@@ -95,7 +121,7 @@ void rk_depthwise_plane(const float* x, const float* w, const RkConvWindow& d, c
         for (int j = 0; j < K; ++j) acc[r] = _mm512_fmadd_ps(wv[i * K + j], v[j], acc[r]);
       }
     }
-    for (int r = 0; r < R && oy + r < out_h; ++r) _mm512_mask_storeu_ps(out + (oy + r) * d.out_w, store, acc[r]);
+    for (int r = 0; r < R && oy + r < out_h; ++r) _mm512_mask_storeu_ps(out + (oy + r) * d.out_w, store, finish(acc[r]));
   }
 }
 
@@ -124,15 +150,15 @@ template <int K, int S> struct RkDepthwisePairTaps {
 };
 
 template <int K, int S>
-void rk_depthwise_plane_pairs(const float* x, const float* w, const RkConvWindow& d, const RkDepthwisePairTaps<K, S>& taps, int64_t out_h,
-                              float* out) {
+void rk_depthwise_plane_pairs(const float* x, const float* w, const RkConvWindow& d, const RkDepthwisePairTaps<K, S>& taps, int64_t out_h, float* out,
+                              const RkDepthwiseFinish& finish) {
   __m512 wv[K * K];
-  for (int t = 0; t < K * K; ++t) wv[t] = _mm512_set1_ps(w[t]);
+  for (int t = 0; t < K * K; ++t) wv[t] = _mm512_set1_ps(w[t] * finish.scale);
   constexpr int kPairs = kRkDepthwiseRows / 2;  // vectors of two output rows summed at once
   const __mmask16 row = rk_lanes(0, d.in_w), both = (__mmask16)(rk_lanes(0, d.out_w) | (rk_lanes(0, d.out_w) << 8));
   for (int64_t oy = 0; oy < out_h; oy += 2 * kPairs) {
     __m512 acc[kPairs];
-    for (int r = 0; r < kPairs; ++r) acc[r] = _mm512_setzero_ps();
+    for (int r = 0; r < kPairs; ++r) acc[r] = _mm512_set1_ps(finish.shift);
     const int64_t y0 = oy * S - d.pad_h;
     // Pair q: input rows y0 + q and y0 + q + S, tap row i = q - 2 r S of vector r's two rows.
 #pragma GCC unroll 24
@@ -159,7 +185,7 @@ void rk_depthwise_plane_pairs(const float* x, const float* w, const RkConvWindow
     for (int r = 0; r < kPairs && oy + 2 * r < out_h; ++r) {
       const bool second = oy + 2 * r + 1 < out_h;
       const __mmask16 keep = second ? both : rk_lanes(0, d.out_w);
-      _mm512_mask_storeu_ps(out + (oy + 2 * r) * d.out_w, rk_lanes(0, (second ? 2 : 1) * d.out_w), _mm512_maskz_compress_ps(keep, acc[r]));
+      _mm512_mask_storeu_ps(out + (oy + 2 * r) * d.out_w, rk_lanes(0, (second ? 2 : 1) * d.out_w), _mm512_maskz_compress_ps(keep, finish(acc[r])));
     }
   }
 }
@@ -172,9 +198,10 @@ void rk_depthwise_plane_pairs(const float* x, const float* w, const RkConvWindow
 // tap those shifted by whole lanes (valignd), so a row costs three loads and not two a tap. A
 // block of columns goes down the plane: across the plane, a block of rows at a time (its input
 // rows kept in L1), was 6-10% slower on planes that fit L1 and within 5% either way at 112 x 112.
-template <int K, int S> void rk_depthwise_plane_wide(const float* x, const float* w, const RkConvWindow& d, int64_t out_h, float* out) {
+template <int K, int S>
+void rk_depthwise_plane_wide(const float* x, const float* w, const RkConvWindow& d, int64_t out_h, float* out, const RkDepthwiseFinish& finish) {
   __m512 wv[K * K];
-  for (int t = 0; t < K * K; ++t) wv[t] = _mm512_set1_ps(w[t]);
+  for (int t = 0; t < K * K; ++t) wv[t] = _mm512_set1_ps(w[t] * finish.scale);
   const __m512i evens = rk_even_lanes();
   const __m512i odds = rk_odd_lanes();
   // 16 rows at stride 1 for 3x3 and 5x5 (one thread on an AMD EPYC, Zen 4, models of six to ten
@@ -194,7 +221,7 @@ template <int K, int S> void rk_depthwise_plane_wide(const float* x, const float
     }
     for (int64_t oy = 0; oy < out_h; oy += R) {
       __m512 acc[R];
-      for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+      for (int r = 0; r < R; ++r) acc[r] = _mm512_set1_ps(finish.shift);
       const int64_t y0 = oy * S - d.pad_h;
 #pragma GCC unroll 24
       for (int u = 0; u < (R - 1) * S + K; ++u) {
@@ -221,7 +248,7 @@ template <int K, int S> void rk_depthwise_plane_wide(const float* x, const float
           for (int j = 0; j < K; ++j) acc[r] = _mm512_fmadd_ps(wv[i * K + j], v[j], acc[r]);
         }
       }
-      for (int r = 0; r < R && oy + r < out_h; ++r) _mm512_mask_storeu_ps(out + (oy + r) * d.out_w + c0, store, acc[r]);
+      for (int r = 0; r < R && oy + r < out_h; ++r) _mm512_mask_storeu_ps(out + (oy + r) * d.out_w + c0, store, finish(acc[r]));
     }
   }
 }
@@ -230,7 +257,7 @@ template <int K, int S> void rk_depthwise_plane_wide(const float* x, const float
 // on the thread that computed it while the group is in its cache.
 template <int K, int S>
 void rk_depthwise_planes(int64_t images, const float* weights, const float* image, int64_t image_step, const RkConvWindow& d, float* C,
-                         RkEpilogue epilogue) {
+                         RkEpilogue epilogue, const RkChannelAffine* affine) {
   const int64_t planes = images * d.channels, out_h = d.plane / d.out_w;
   const bool pairs = d.out_w <= 8 && d.in_w <= 16, narrow = d.out_w <= 16 && d.in_w <= 16 * S;
   const RkDepthwiseTaps<K, S> taps(d);
@@ -247,9 +274,10 @@ void rk_depthwise_planes(int64_t images, const float* weights, const float* imag
     for (int64_t m = m_lo; m < m_hi; ++m) {
       const int64_t nb = m / d.channels, c = m % d.channels;
       const float *x = image + nb * image_step + c * d.channel_step, *w = weights + c * K * K;
-      if (pairs) rk_depthwise_plane_pairs<K, S>(x, w, d, pair_taps, out_h, C + m * d.plane);
-      else if (narrow) rk_depthwise_plane<K, S>(x, w, d, taps, out_h, C + m * d.plane);
-      else rk_depthwise_plane_wide<K, S>(x, w, d, out_h, C + m * d.plane);
+      const RkDepthwiseFinish finish(affine, c);
+      if (pairs) rk_depthwise_plane_pairs<K, S>(x, w, d, pair_taps, out_h, C + m * d.plane, finish);
+      else if (narrow) rk_depthwise_plane<K, S>(x, w, d, taps, out_h, C + m * d.plane, finish);
+      else rk_depthwise_plane_wide<K, S>(x, w, d, out_h, C + m * d.plane, finish);
     }
     if (epilogue.run) epilogue.run(epilogue.ctx, m_lo, m_hi, 0, d.plane);
   }

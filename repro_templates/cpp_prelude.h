@@ -205,20 +205,21 @@ template int rk_conv_few_channels_f32<RK_FEW_CHANNELS_KERNELS>(int64_t, const fl
 // Hidden: each graph's library links its own copy.
 template <int K, int S>
 __attribute__((visibility("hidden"))) int rk_depthwise_f32(int64_t images, const float* weights, const float* image, int64_t image_step,
-                                                           const RkConvWindow* window, float* C, RkEpilogue epilogue) {
+                                                           const RkConvWindow* window, float* C, RkEpilogue epilogue, const RkChannelAffine* affine) {
 #if defined(__AVX512F__)
   const RkConvWindow& d = *window;
   const bool taken = d.taps_h == K && d.taps_w == K && d.stride_h == S && d.stride_w == S && d.dilation_h == 1 && d.dilation_w == 1 &&
                      d.col_step == 1 && d.row_step == d.in_w;
   if (!taken) return 1;
-  rk_depthwise_planes<K, S>(images, weights, image, image_step, d, C, epilogue);
+  rk_depthwise_planes<K, S>(images, weights, image, image_step, d, C, epilogue, affine);
   return 0;
 #else
-  (void)images, (void)weights, (void)image, (void)image_step, (void)window, (void)C, (void)epilogue;
+  (void)images, (void)weights, (void)image, (void)image_step, (void)window, (void)C, (void)epilogue, (void)affine;
   return 1;
 #endif
 }
-template int rk_depthwise_f32<RK_DEPTHWISE_KERNEL>(int64_t, const float*, const float*, int64_t, const RkConvWindow*, float*, RkEpilogue);
+template int rk_depthwise_f32<RK_DEPTHWISE_KERNEL>(int64_t, const float*, const float*, int64_t, const RkConvWindow*, float*, RkEpilogue,
+                                                   const RkChannelAffine*);
 #endif
 #ifdef RK_GROUPED_KERNEL
 template <int G, int S>

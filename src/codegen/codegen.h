@@ -221,6 +221,10 @@ class Codegen {
   // rk_grouped_conv_f32, 16 output channels an AVX-512 vector (cpp_conv_grouped.h), with
   // conv2d_planes for other machines; arguments as conv2d_panels.
   bool grouped_vectors(int id) const;
+  // A conv's epilogue (and bias) as an RkChannelAffine where it is one: per-channel adds, subs and
+  // muls of the conv's value, then at most one clamp or relu, written to gemm_out. The code that
+  // fills `affine` (its arrays in scratch) each run, or "" where the epilogue is something else.
+  std::string channel_affine(int id, const std::string& gemm_out, const std::string& bias);
   std::string conv2d_grouped(int id, const std::string& w_ptr, const std::string& gemm_out, const std::string& bias);
 
   // ---- emit_window.cpp

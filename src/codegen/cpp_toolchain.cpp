@@ -46,7 +46,8 @@ const std::vector<std::string> kUnitFlags = {"-O3", "-march=native", "-fno-trapp
 // The prelude's kernels units (the conv, GEMM, depthwise, grouped and pooling kernels) hold float
 // code and index arithmetic that never overflows: no -fwrapv, under which GCC could no longer
 // assume their int loop counters do not wrap (the depthwise kernels ran 1.2-1.7x as long).
-const std::vector<std::string> kLibraryUnitFlags = {"-O3", "-march=native", "-fno-trapping-math", "-fopenmp", "-c", "-fPIC", "-Wall", "-Wextra"};
+const std::vector<std::string> kLibraryUnitFlags = {"-O3",   "-march=native",        "-fno-trapping-math", "-fopenmp", "-c",
+                                                    "-fPIC", "-falign-functions=64", "-falign-loops=64",   "-Wall",    "-Wextra"};
 const std::vector<std::string> kLibs = {"-lopenblas"};
 
 // The CPU's model and feature flags (from /proc/cpuinfo): part of the cache key.

@@ -633,15 +633,22 @@ std::string Codegen::conv2d_depthwise(int id, const std::string& w_ptr, const st
   const std::set<int> before = in_kernel_;
   const std::string direct = conv2d_planes(id);
   in_kernel_ = before;
-  std::string s = "#if defined(__AVX512F__)\n  {\n";
+  // An epilogue of per-channel adds and muls and a clamp is the kernel's own (the weights scaled,
+  // the sums started at the shift, the clamp as they are stored): run after each group of planes
+  // it had been a quarter of a 3x3 conv's time. One thread, ten 3x3 convs on 576 channels at
+  // 14 x 14 in a row, three alternations: with a bias and relu6 0.385 -> 0.336-0.347 ms, with
+  // mobilenet_v2's batch norm and relu6 0.41 -> 0.335-0.348 (0.30 without an epilogue).
+  const std::string affine = channel_affine(id, gemm_out, bias);
+  std::string s = "#if defined(__AVX512F__)\n" + affine + "  {\n";
   const Window win = window_of(n, &ws[2]);
   s += window_constant(x, win, os, os[1]);
-  const BlockEpilogue epilogue = conv_block_epilogue(id, gemm_out, bias, "m", fmt::format("m % {}", os[1]));
+  const BlockEpilogue epilogue = affine.empty() ? conv_block_epilogue(id, gemm_out, bias, "m", fmt::format("m % {}", os[1])) : BlockEpilogue{};
   s += epilogue.code;
-  s += fmt::format("    if (rk_depthwise_f32<{}, {}>({}, (const float*){}, (const float*){} + {}, {}, &window, (float*){}, {})) {}\n  }}\n", ws[2],
-                   win.stride[0], os[0], w_ptr, ptr(xa), xa.offset, xa.strides[0], gemm_out, epilogue.arg.empty() ? "RkEpilogue{}" : epilogue.arg,
-                   fail(fmt::format("{}: the depthwise conv kernel does not take this window", n.name)));
-  if (epilogue.arg.empty()) s += conv2d_output_pass(id, gemm_out, bias);
+  s +=
+      fmt::format("    if (rk_depthwise_f32<{}, {}>({}, (const float*){}, (const float*){} + {}, {}, &window, (float*){}, {}, {})) {}\n  }}\n", ws[2],
+                  win.stride[0], os[0], w_ptr, ptr(xa), xa.offset, xa.strides[0], gemm_out, epilogue.arg.empty() ? "RkEpilogue{}" : epilogue.arg,
+                  affine.empty() ? "nullptr" : "&affine", fail(fmt::format("{}: the depthwise conv kernel does not take this window", n.name)));
+  if (epilogue.arg.empty() && affine.empty()) s += conv2d_output_pass(id, gemm_out, bias);
   return s + "#else\n" + direct + "#endif\n";
 }
 
@@ -695,6 +702,58 @@ std::string Codegen::conv2d_grouped(int id, const std::string& w_ptr, const std:
       fail(fmt::format("{}: the grouped conv kernel does not take this window", n.name)));
   if (epilogue.arg.empty()) s += conv2d_output_pass(id, gemm_out, bias);
   return s + "#else\n  (void)gp;\n" + direct + "#endif\n";
+}
+
+// The conv's epilogue as per-channel scale and shift arrays (scratch, filled each run from the
+// operands, C floats each) and clamp bounds, folded in the order the epilogue applies them:
+// add t: shift += t; sub m: shift -= m; mul s: scale *= s, shift *= s; then a clamp or relu.
+// The kernel then computes sum x scale + shift in one multiply-add where the reference rounds
+// after each op: within float32 rounding of the largest intermediate.
+std::string Codegen::channel_affine(int id, const std::string& gemm_out, const std::string& bias) {
+  const Node& n = g_.node(id);
+  const Shape& os = n.type.shape;
+  if (perturbs(id) || n.type.dtype != DType::f32 || os.size() != 4) return "";
+  auto epilogue = epilogue_of_.find(id);
+  const std::vector<int> chain = epilogue == epilogue_of_.end() ? std::vector<int>{} : epilogue->second;
+  if ((chain.empty() && n.operands.size() <= 2) || (chain.empty() ? gemm_out != buf(id) : gemm_out != buf(chain.back()))) return "";
+  // An operand that is one value a channel: its shape, aligned right to the conv's, 1 but for C.
+  const auto per_channel = [&](const Operand& o) {
+    if (!o.is_value()) return false;
+    const Node& v = g_.node(o.value);
+    const Shape& vs = v.type.shape;
+    if (vs.size() > 4 || !is_floating(v.type.dtype)) return false;
+    for (size_t d = 0; d < vs.size(); ++d)
+      if (vs[d] != 1 && !(d + 4 - vs.size() == 1 && vs[d] == os[1])) return false;
+    return true;
+  };
+  std::string body = fmt::format("    float a = 1.0f, b = {};\n", n.operands.size() > 2 ? bias : "0.0f");
+  std::string lo = "-INFINITY", hi = "INFINITY";
+  bool relu = false, clamped = false;
+  int value = id;  // the node whose value the chain has reached
+  for (int k : chain) {
+    const Node& e = g_.node(k);
+    if (clamped || e.type.dtype != DType::f32 || e.type.shape != os) return "";
+    if ((e.op == Op::relu || e.op == Op::clamp) && e.operands.size() == 1 && e.operands[0].is_value() && e.operands[0].value == value) {
+      clamped = true;
+      if (e.op == Op::relu) lo = "0.0f", relu = true;
+      if (auto v = attr_opt(e, "min"); e.op == Op::clamp && v) lo = literal(*v, "float");
+      if (auto v = attr_opt(e, "max"); e.op == Op::clamp && v) hi = literal(*v, "float");
+    } else if ((e.op == Op::add || e.op == Op::sub || e.op == Op::mul) && e.operands.size() == 2) {
+      const bool first = e.operands[0].is_value() && e.operands[0].value == value;
+      const bool second = e.operands[1].is_value() && e.operands[1].value == value;
+      if (first == second || (e.op == Op::sub && !first) || !per_channel(e.operands[first ? 1 : 0])) return "";
+      const std::string o = load(e.operands[first ? 1 : 0].value, "float", {1, os[1], 1, 1}, "oc");
+      if (e.op == Op::add) body += fmt::format("    b = b + {};\n", o);
+      else if (e.op == Op::sub) body += fmt::format("    b = b - {};\n", o);
+      else body += fmt::format("    a = a * {0};\n    b = b * {0};\n", o);
+    } else {
+      return "";
+    }
+    value = k;
+  }
+  std::string s = scratch("ea", "float", 2 * os[1]);
+  s += fmt::format("  for (int64_t oc = 0; oc < {}; ++oc) {{\n{}    ea[oc] = a;\n    ea[{} + oc] = b;\n  }}\n", os[1], body, os[1]);
+  return s + fmt::format("  const RkChannelAffine affine = {{ea, ea + {}, {}, {}, {}}};\n", os[1], lo, hi, relu ? "true" : "false");
 }
 
 // The epilogue a conv kernel runs on each block of output planes [m_lo, m_hi) x pixels
