@@ -27,6 +27,12 @@ inline __m512 rk_shift_lanes(__m512 hi, __m512 lo, int q) {
   }
 }
 
+// max(a, b) and min(a, b) lane by lane as vmaxps and vminps compute them (b where either is NaN
+// or both are equal). The zero-masking forms: the plain intrinsics' undefined operand draws GCC
+// 12's maybe-uninitialized wherever they are inlined at -O3.
+inline __m512 rk_max_lanes(__m512 a, __m512 b) { return _mm512_maskz_max_ps((__mmask16)0xFFFF, a, b); }
+inline __m512 rk_min_lanes(__m512 a, __m512 b) { return _mm512_maskz_min_ps((__mmask16)0xFFFF, a, b); }
+
 // A two-source permute's indices for elements 0, 2, ..., 30: the even columns of 32 (at stride 2,
 // the input under 16 outputs).
 inline __m512i rk_even_lanes() { return _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0); }

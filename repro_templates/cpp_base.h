@@ -133,13 +133,14 @@ extern "C" void rk_matmul_f32(int ta, int tb, int64_t M, int64_t N, int64_t K, c
 // 3x3 taps at stride S without dilation, each input plane contiguous, over `images` images
 // image_step floats apart, on AVX-512 (cpp_conv_grouped.h): C[(n channels + c) plane + q] for
 // output pixel q of channel c of image n, without bias. `epilogue` runs on each block of planes
-// (rows m = n channels + c) as it is finished. packed: an RkKeptPanels then room for the weights
+// (rows m = n channels + c) as it is finished; `affine` (or nullptr), on the sums before they are
+// stored. packed: an RkKeptPanels then room for the weights
 // in the kernel's order (channels rounded up to 16, x G x 9 floats), packed there from `weights`
 // where its source is not `weights`. Returns nonzero, computing nothing, for a window it does not
 // take or on a machine without AVX-512. Each (G, S) is a kernels unit of its own.
 template <int G, int S>
 int rk_grouped_conv_f32(int64_t images, const float* weights, const float* image, int64_t image_step, const RkConvWindow* window, float* C,
-                        RkEpilogue epilogue, RkKeptPanels* packed);
+                        RkEpilogue epilogue, RkKeptPanels* packed, const RkChannelAffine* affine);
 
 namespace {
 

@@ -53,7 +53,7 @@ struct RkDepthwiseFinish {
         hi(_mm512_set1_ps(a ? a->hi : INFINITY)),
         relu(a != nullptr && a->relu) {}
   __m512 operator()(__m512 sum) const {
-    const __m512 v = _mm512_min_ps(hi, _mm512_max_ps(lo, sum));
+    const __m512 v = rk_min_lanes(hi, rk_max_lanes(lo, sum));
     return relu ? _mm512_add_ps(v, _mm512_setzero_ps()) : v;
   }
 };

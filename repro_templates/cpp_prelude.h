@@ -224,7 +224,8 @@ template int rk_depthwise_f32<RK_DEPTHWISE_KERNEL>(int64_t, const float*, const 
 #ifdef RK_GROUPED_KERNEL
 template <int G, int S>
 __attribute__((visibility("hidden"))) int rk_grouped_conv_f32(int64_t images, const float* weights, const float* image, int64_t image_step,
-                                                              const RkConvWindow* window, float* C, RkEpilogue epilogue, RkKeptPanels* packed) {
+                                                              const RkConvWindow* window, float* C, RkEpilogue epilogue, RkKeptPanels* packed,
+                                                              const RkChannelAffine* affine) {
 #if defined(__AVX512F__)
   const RkConvWindow& d = *window;
   int64_t pitch = 0, strip_rows = 0;
@@ -234,15 +235,15 @@ __attribute__((visibility("hidden"))) int rk_grouped_conv_f32(int64_t images, co
     rk_grouped_pack_weights<G>(d.channels, weights, 9, to);
     packed->source = weights;
   }
-  rk_grouped_conv<G, S>(images, to, image, image_step, d, C, epilogue);
+  rk_grouped_conv<G, S>(images, to, image, image_step, d, C, epilogue, affine);
   return 0;
 #else
-  (void)images, (void)weights, (void)image, (void)image_step, (void)window, (void)C, (void)epilogue, (void)packed;
+  (void)images, (void)weights, (void)image, (void)image_step, (void)window, (void)C, (void)epilogue, (void)packed, (void)affine;
   return 1;
 #endif
 }
 template int rk_grouped_conv_f32<RK_GROUPED_KERNEL>(int64_t, const float*, const float*, int64_t, const RkConvWindow*, float*, RkEpilogue,
-                                                    RkKeptPanels*);
+                                                    RkKeptPanels*, const RkChannelAffine*);
 #endif
 #ifdef RK_POOL_KERNELS
 extern "C" __attribute__((visibility("hidden"))) int rk_max_pool_f32(int64_t images, const float* image, int64_t image_step,

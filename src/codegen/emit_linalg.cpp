@@ -691,16 +691,20 @@ std::string Codegen::conv2d_grouped(int id, const std::string& w_ptr, const std:
     s += scratch("gs", "float", 16 + packed);
     s += "  unsigned char* gp = (unsigned char*)gs;\n  ((RkKeptPanels*)gp)->source = nullptr;\n";
   }
-  s += "#if defined(__AVX512F__)\n  {\n";
+  // An epilogue of per-channel adds and muls and a clamp (regnet's batch norm and relu) is the
+  // kernel's own, on each vector of sums as it is stored.
+  const std::string affine = channel_affine(id, gemm_out, bias);
+  s += "#if defined(__AVX512F__)\n" + affine + "  {\n";
   const Window win = window_of(n, &ws[2]);
   s += window_constant(x, win, os, os[1]);
-  const BlockEpilogue epilogue = conv_block_epilogue(id, gemm_out, bias, "m", fmt::format("m % {}", os[1]));
+  const BlockEpilogue epilogue = affine.empty() ? conv_block_epilogue(id, gemm_out, bias, "m", fmt::format("m % {}", os[1])) : BlockEpilogue{};
   s += epilogue.code;
   s += fmt::format(
-      "    if (rk_grouped_conv_f32<{}, {}>({}, (const float*){}, (const float*){} + {}, {}, &window, (float*){}, {}, (RkKeptPanels*)gp)) {}\n  }}\n",
+      "    if (rk_grouped_conv_f32<{}, {}>({}, (const float*){}, (const float*){} + {}, {}, &window, (float*){}, {}, (RkKeptPanels*)gp, {})) {}\n  "
+      "}}\n",
       cg, win.stride[0], os[0], w_ptr, ptr(xa), xa.offset, xa.strides[0], gemm_out, epilogue.arg.empty() ? "RkEpilogue{}" : epilogue.arg,
-      fail(fmt::format("{}: the grouped conv kernel does not take this window", n.name)));
-  if (epilogue.arg.empty()) s += conv2d_output_pass(id, gemm_out, bias);
+      affine.empty() ? "nullptr" : "&affine", fail(fmt::format("{}: the grouped conv kernel does not take this window", n.name)));
+  if (epilogue.arg.empty() && affine.empty()) s += conv2d_output_pass(id, gemm_out, bias);
   return s + "#else\n  (void)gp;\n" + direct + "#endif\n";
 }
 

@@ -664,11 +664,13 @@ TEST(CppBackend, GroupedConvFrozenWeightsArePackedOnceAndAgainForAnotherTensor) 
   EXPECT_LT(error(first), 1e-5) << "the first weights again";
 }
 
-// A depthwise conv's epilogue of per-channel adds, subs and muls and then a clamp or relu (a bias,
-// mobilenet's batch norm and relu6) is applied by the kernel (RkChannelAffine: the weights scaled,
-// the sums started at the shift, the clamp as they are stored), and agrees with the reference;
-// anything else stays the generated epilogue. A NaN in the input stays NaN through either.
-TEST(CppBackend, DepthwiseEpilogueOfChannelOpsAndAClampRunsInTheKernel) {
+// A depthwise or grouped conv's epilogue of per-channel adds, subs and muls and then a clamp or
+// relu (a bias, mobilenet's batch norm and relu6, regnet's and relu) is applied by the kernel
+// (RkChannelAffine: the depthwise kernel scales the weights and starts the sums at the shift, the
+// grouped kernel maps each vector of sums; both clamp them as they are stored), and agrees with
+// the reference; anything else stays the generated epilogue. A NaN in the input stays NaN
+// through either.
+TEST(CppBackend, ConvEpilogueOfChannelOpsAndAClampRunsInTheKernel) {
   struct Case {
     const char* name;
     std::string epilogue;  // from %y (the conv) to %r
@@ -684,31 +686,32 @@ TEST(CppBackend, DepthwiseEpilogueOfChannelOpsAndAClampRunsInTheKernel) {
       {"clamp_then_shift", "  %a = relu(%y)\n  %r = add(%a, %t)\n", false},
       {"sigmoid", "  %a = mul(%y, %s)\n  %r = sigmoid(%a)\n", false},
   };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.name);
-    for (bool bias : {false, true}) {
-      const std::string text = fmt::format(
-          "graph g(%x: f32[2, 24, 14, 14], %w: f32[24, 1, 3, 3], %bias: f32[24], %m: f32[1, 24, 1, 1], %s: f32[1, 24, 1, 1], "
-          "%t: f32[1, 24, 1, 1], %c3: f32[24, 1, 1]) {{\n  %y = conv2d(%x, %w{}, padding=[1, 1], groups=24)\n{}  return (%r)\n}}",
-          bias ? ", %bias" : "", c.epilogue);
-      const Graph g = parse_graph(text);
-      const std::string src = compile_graph(g, cpp_options())->source();
-      EXPECT_EQ(src.find("const RkChannelAffine affine") != std::string::npos, c.in_kernel) << src;
-      EXPECT_LT(max_error_vs_f64(g, cpp_options()), 1e-5) << (bias ? "with a bias" : "without");
-      // A NaN at one pixel of image 1, channel 5: NaN wherever the reference has it.
-      std::vector<Tensor> inputs = generate_inputs(g, 3);
-      std::vector<double> x = inputs[0].to_doubles();
-      x[(24 + 5) * 196 + 7 * 14 + 7] = NAN;
-      inputs[0] = Tensor::from_doubles(DType::f32, {2, 24, 14, 14}, x);
-      const std::vector<double> got = compile_graph(g, cpp_options())->run(inputs)[0].to_doubles(), want = interpret(g, inputs)[0].to_doubles();
-      size_t nans = 0;
-      for (size_t i = 0; i < want.size(); ++i) {
-        nans += std::isnan(want[i]);
-        EXPECT_EQ(std::isnan(got[i]), std::isnan(want[i])) << "element " << i;
+  for (const Case& c : cases)
+    for (int group : {1, 8})  // channels a group: depthwise, grouped
+      for (bool bias : {false, true}) {
+        SCOPED_TRACE(fmt::format("{}, {} channels a group{}", c.name, group, bias ? ", a bias" : ""));
+        const std::string text = fmt::format(
+            "graph g(%x: f32[2, 24, 14, 14], %w: f32[24, {}, 3, 3], %bias: f32[24], %m: f32[1, 24, 1, 1], %s: f32[1, 24, 1, 1], "
+            "%t: f32[1, 24, 1, 1], %c3: f32[24, 1, 1]) {{\n  %y = conv2d(%x, %w{}, padding=[1, 1], groups={})\n{}  return (%r)\n}}",
+            group, bias ? ", %bias" : "", 24 / group, c.epilogue);
+        const Graph g = parse_graph(text);
+        const std::string src = compile_graph(g, cpp_options())->source();
+        EXPECT_EQ(src.find("const RkChannelAffine affine") != std::string::npos, c.in_kernel) << src;
+        EXPECT_NE(src.find(group == 1 ? "rk_depthwise_f32<3, 1>(" : "rk_grouped_conv_f32<8, 1>("), std::string::npos);
+        EXPECT_LT(max_error_vs_f64(g, cpp_options()), 1e-5);
+        // A NaN at one pixel of image 1, channel 5: NaN wherever the reference has it.
+        std::vector<Tensor> inputs = generate_inputs(g, 3);
+        std::vector<double> x = inputs[0].to_doubles();
+        x[(24 + 5) * 196 + 7 * 14 + 7] = NAN;
+        inputs[0] = Tensor::from_doubles(DType::f32, {2, 24, 14, 14}, x);
+        const std::vector<double> got = compile_graph(g, cpp_options())->run(inputs)[0].to_doubles(), want = interpret(g, inputs)[0].to_doubles();
+        size_t nans = 0;
+        for (size_t i = 0; i < want.size(); ++i) {
+          nans += std::isnan(want[i]);
+          EXPECT_EQ(std::isnan(got[i]), std::isnan(want[i])) << "element " << i;
+        }
+        EXPECT_GE(nans, 9u) << "the window around the NaN";
       }
-      EXPECT_GE(nans, 9u) << "the window around the NaN";
-    }
-  }
 }
 
 // A cat whose operands only it reads (squeezenet's fire modules at batch 1) has no kernel: each
