@@ -34,12 +34,17 @@ inline double max_error_against(const std::vector<Tensor>& got, const std::vecto
   return worst;
 }
 
-// Largest error of the backend against the float64 reference on inputs drawn with `seed`.
-inline double max_error_vs_f64(const Graph& g, const CompileOptions& opts, uint64_t seed = 5) {
-  auto inputs = generate_inputs(g, seed);
+// Largest error of a compiled graph's run on `inputs` against the float64 reference (a graph run
+// again on other inputs: what it keeps from run to run must not go stale).
+inline double run_error_vs_f64(CompiledGraph& compiled, const Graph& g, const std::vector<Tensor>& inputs) {
   InterpretOptions f64;
   f64.cast_to_f64 = true;
-  return max_error_against(compile_graph(g, opts)->run(inputs), interpret(g, inputs, f64));
+  return max_error_against(compiled.run(inputs), interpret(g, inputs, f64));
+}
+
+// Largest error of the backend against the float64 reference on inputs drawn with `seed`.
+inline double max_error_vs_f64(const Graph& g, const CompileOptions& opts, uint64_t seed = 5) {
+  return run_error_vs_f64(*compile_graph(g, opts), g, generate_inputs(g, seed));
 }
 
 inline CompileOptions cpp_options() {

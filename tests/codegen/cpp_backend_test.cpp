@@ -620,11 +620,7 @@ TEST(CppBackend, FrozenWeightsArePackedOnceAndAgainForAnotherTensor) {
   EXPECT_EQ(kept, 3u) << "x w, x2 w2^T and x4 w4^T pack their weights; x3 w3^T reads w3 in place";
   EXPECT_EQ(compile_graph(g, cpp_options())->source().find("(RkKeptPanels*)"), std::string::npos) << "nothing kept without frozen inputs";
   const std::vector<Tensor> first = generate_inputs(g, 5), second = generate_inputs(g, 6);
-  const auto error = [&](const std::vector<Tensor>& inputs) {
-    InterpretOptions f64;
-    f64.cast_to_f64 = true;
-    return max_error_against(compiled->run(inputs), interpret(g, inputs, f64));
-  };
+  const auto error = [&](const std::vector<Tensor>& inputs) { return run_error_vs_f64(*compiled, g, inputs); };
   EXPECT_LT(error(first), 1e-5) << "the first run packs";
   std::vector<Tensor> new_x = first;  // the same weights, other activations: the kept panels serve
   for (size_t i : {0u, 2u, 4u, 6u}) new_x[i] = second[i];
@@ -649,11 +645,7 @@ TEST(CppBackend, GroupedConvFrozenWeightsArePackedOnceAndAgainForAnotherTensor) 
   EXPECT_EQ(compiled->source().find("->source = nullptr"), std::string::npos) << "frozen weights are kept from run to run";
   EXPECT_NE(compile_graph(g, cpp_options())->source().find("->source = nullptr"), std::string::npos) << "others packed on every run";
   const std::vector<Tensor> first = generate_inputs(g, 5), second = generate_inputs(g, 6);
-  const auto error = [&](const std::vector<Tensor>& inputs) {
-    InterpretOptions f64;
-    f64.cast_to_f64 = true;
-    return max_error_against(compiled->run(inputs), interpret(g, inputs, f64));
-  };
+  const auto error = [&](const std::vector<Tensor>& inputs) { return run_error_vs_f64(*compiled, g, inputs); };
   EXPECT_LT(error(first), 1e-5) << "the first run packs";
   std::vector<Tensor> new_x = first;  // the same weights, another image: the packed weights serve
   new_x[0] = second[0];
