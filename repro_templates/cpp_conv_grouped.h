@@ -215,12 +215,11 @@ inline bool rk_grouped_plan(const RkConvWindow& d, int64_t S, int64_t* pitch, in
 }
 
 // Every output plane of every image (m = n M + c: C + m plane), M = window.channels channels of
-// G a group; packed: rk_grouped_pack_weights's.
+// G a group, in strips of `strip_rows` rows at `pitch` (rk_grouped_plan's); packed:
+// rk_grouped_pack_weights's.
 template <int G, int S>
-bool rk_grouped_conv(int64_t images, const float* packed, const float* image, int64_t image_step, const RkConvWindow& d, float* C,
-                     RkEpilogue epilogue, const RkChannelAffine* affine) {
-  int64_t pitch = 0, strip_rows = 0;
-  if (!rk_grouped_plan(d, S, &pitch, &strip_rows)) return false;
+void rk_grouped_conv(int64_t images, const float* packed, const float* image, int64_t image_step, const RkConvWindow& d, int64_t pitch,
+                     int64_t strip_rows, float* C, RkEpilogue epilogue, const RkChannelAffine* affine) {
   const int64_t M = d.channels, vectors = (M + 15) / 16, out_h = d.plane / d.out_w, strips = (out_h + strip_rows - 1) / strip_rows;
   const int64_t tasks = images * vectors * strips;
   const bool parallel = tasks >= 2 && images * M * d.plane * G * d.taps_h * d.taps_w >= (int64_t{1} << 17);
@@ -231,7 +230,6 @@ bool rk_grouped_conv(int64_t images, const float* packed, const float* image, in
     const int64_t oy0 = s * strip_rows, rows = rk_min(strip_rows, out_h - oy0);
     rk_grouped_strip<G, 3, S>(M, packed, image + nb * image_step, d, v, oy0, rows, pitch, C, nb * M, epilogue, affine);
   }
-  return true;
 }
 #endif
 

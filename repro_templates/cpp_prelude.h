@@ -235,7 +235,7 @@ __attribute__((visibility("hidden"))) int rk_grouped_conv_f32(int64_t images, co
     rk_grouped_pack_weights<G>(d.channels, weights, 9, to);
     packed->source = weights;
   }
-  rk_grouped_conv<G, S>(images, to, image, image_step, d, C, epilogue, affine);
+  rk_grouped_conv<G, S>(images, to, image, image_step, d, pitch, strip_rows, C, epilogue, affine);
   return 0;
 #else
   (void)images, (void)weights, (void)image, (void)image_step, (void)window, (void)C, (void)epilogue, (void)packed, (void)affine;

@@ -217,7 +217,7 @@ class Codegen {
   // (cpp_conv_depthwise.h), with conv2d_planes for other machines; arguments as conv2d_panels.
   bool depthwise_rows(int id) const;
   std::string conv2d_depthwise(int id, const std::string& w_ptr, const std::string& gemm_out, const std::string& bias);
-  // float grouped convs of 4, 8 or 16 channels a group on rows of at most 16: the prelude's
+  // float grouped convs of 4, 8 or 16 channels a group, 3x3: the prelude's
   // rk_grouped_conv_f32, 16 output channels an AVX-512 vector (cpp_conv_grouped.h), with
   // conv2d_planes for other machines; arguments as conv2d_panels.
   bool grouped_vectors(int id) const;

@@ -43,11 +43,19 @@ std::string g_last_warnings;  // what the compiler printed on the last successfu
 // Warnings stay on: generated code is expected to compile cleanly (a test checks).
 const std::vector<std::string> kFlags = {"-O3", "-march=native", "-fno-trapping-math", "-fopenmp", "-shared", "-fPIC", "-fwrapv", "-Wall", "-Wextra"};
 const std::vector<std::string> kUnitFlags = {"-O3", "-march=native", "-fno-trapping-math", "-fopenmp", "-c", "-fPIC", "-fwrapv", "-Wall", "-Wextra"};
-// The prelude's kernels units (the conv, GEMM, depthwise, grouped and pooling kernels) hold float
-// code and index arithmetic that never overflows: no -fwrapv, under which GCC could no longer
-// assume their int loop counters do not wrap (the depthwise kernels ran 1.2-1.7x as long).
-const std::vector<std::string> kLibraryUnitFlags = {"-O3",   "-march=native",        "-fno-trapping-math", "-fopenmp", "-c",
-                                                    "-fPIC", "-falign-functions=64", "-falign-loops=64",   "-Wall",    "-Wextra"};
+// The prelude's kernels units (the conv, GEMM, depthwise, grouped and pooling kernels): the units'
+// flags without -fwrapv, as their float code and index arithmetic never overflow, and under it
+// GCC could no longer assume their int loop counters do not wrap (the depthwise kernels ran
+// 1.2-1.7x as long); with functions and loops on 64-byte boundaries, so that a kernel's hot loops
+// keep their place in the cache lines whatever else its unit holds. No gain from the alignment was
+// measured: it came in while looking for a slowdown whose cause was elsewhere.
+const std::vector<std::string> kLibraryUnitFlags = [] {
+  std::vector<std::string> flags;
+  for (const std::string& f : kUnitFlags)
+    if (f != "-fwrapv") flags.push_back(f);
+  flags.insert(flags.end(), {"-falign-functions=64", "-falign-loops=64"});
+  return flags;
+}();
 const std::vector<std::string> kLibs = {"-lopenblas"};
 
 // The CPU's model and feature flags (from /proc/cpuinfo): part of the cache key.
