@@ -72,6 +72,23 @@ struct RkChannelAffine {
   float lo, hi;
   bool relu;
 };
+// What a depthwise kernel applies to each value after its RkChannelAffine: nothing more, or a
+// SiLU, x / (1 + exp(-x)) (efficientnet's batch norm then SiLU; lo and hi then unbounded). A
+// template argument of the kernel: each is a kernels unit of its own.
+enum class RkActivation { none, silu };
+// Rows m of a conv kernel's output blocks (RkEpilogue's m and n): row m at rows + m ldc, of the
+// channel whose scale and shift are scale[m] and shift[m].
+struct RkChannelSiluRows {
+  float* rows;
+  int64_t ldc;
+  const float* scale;
+  const float* shift;
+};
+// The RkEpilogue run of a conv whose epilogue is a per-channel affine map then a SiLU
+// (efficientnet's batch norm and SiLU), ctx an RkChannelSiluRows: each v of the block becomes
+// silu(v scale + shift), x / (1 + exp(-x)) as the generated decomposition computes it. In the conv
+// kernels unit (RK_CONV_KERNELS), with AVX-512's rk_silu_lanes where the machine has it.
+extern "C" void rk_channel_silu_rows(const void* ctx, int64_t m_lo, int64_t m_hi, int64_t n_lo, int64_t n_hi);
 // Kernel timing (rk_graph_profile, reprokit run --profile): set by the entry point for the runs it
 // times, null otherwise. Each kernel of a unit calls it with its index in the unit as it starts,
 // and the unit with -1 as it returns: a load and a branch a kernel when not timing.
@@ -102,10 +119,10 @@ int rk_conv_few_channels_f32(int64_t M, const float* A, int64_t lda, const float
 // stride S without dilation, K 3, 5 or 7 and S 1 or 2; each input plane contiguous) over `images`
 // images image_step floats apart, on AVX-512 (cpp_conv_depthwise.h): C[(n channels + c) plane + q]
 // for output pixel q of channel c of image n, without bias. `epilogue` runs on each group of
-// planes (rows m = n channels + c) as it is finished; `affine` (or nullptr), on the sums before
-// they are stored. Returns nonzero, computing nothing, for a window it does not take or on a
-// machine without AVX-512. Each (K, S) is a kernels unit of its own.
-template <int K, int S>
+// planes (rows m = n channels + c) as it is finished; `affine` (or nullptr), then A, on the sums
+// before they are stored. Returns nonzero, computing nothing, for a window it does not take or on
+// a machine without AVX-512. Each (K, S, A) is a kernels unit of its own.
+template <int K, int S, RkActivation A>
 int rk_depthwise_f32(int64_t images, const float* weights, const float* image, int64_t image_step, const RkConvWindow* window, float* C,
                      RkEpilogue epilogue, const RkChannelAffine* affine);
 // 2-D max pooling of `images` images (image_step floats apart; window->channels planes each,

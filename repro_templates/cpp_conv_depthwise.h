@@ -34,15 +34,16 @@ namespace {
 constexpr int kRkDepthwiseRows = 8;
 
 // A plane's RkChannelAffine as its kernel applies it: the weights times the channel's scale, the
-// sums started at its shift, and the clamp on each vector as it is stored (the identity map and
-// an unbounded clamp where there is none). As a pass over each group of planes after them, it
-// cost as much as the generated epilogue it replaces (3x3 on 576 channels at 14 x 14: 30 us, 40
-// with a batch norm and relu6, either way); in the kernel, the batch norm is the multiply-adds'
-// own. max and min return their second operand where either is NaN or both are equal: max(lo, v)
-// keeps v's NaN and -0, as the generated clamp does; a relu's +0 added after makes -0 +0. A
-// branch skipping the clamp where there is none cost the kernels' loops their unrolling (3x3 at
-// 14 x 14 1.3x as long, with or without one).
-struct RkDepthwiseFinish {
+// sums started at its shift, and the clamp (and activation A) on each vector as it is stored (the
+// identity map and an unbounded clamp where there is none). As a pass over each group of planes
+// after them, it cost as much as the generated epilogue it replaces (3x3 on 576 channels at
+// 14 x 14: 30 us, 40 with a batch norm and relu6, either way); in the kernel, the batch norm is
+// the multiply-adds' own. max and min return their second operand where either is NaN or both are
+// equal: max(lo, v) keeps v's NaN and -0, as the generated clamp does; a relu's +0 added after
+// makes -0 +0. A branch skipping the clamp where there is none cost the kernels' loops their
+// unrolling (3x3 at 14 x 14 1.3x as long, with or without one); the activation is a template
+// argument for the same reason.
+template <RkActivation A> struct RkDepthwiseFinish {
   float scale, shift;
   __m512 lo, hi;
   bool relu;
@@ -54,7 +55,8 @@ struct RkDepthwiseFinish {
         relu(a != nullptr && a->relu) {}
   __m512 operator()(__m512 sum) const {
     const __m512 v = rk_min_lanes(hi, rk_max_lanes(lo, sum));
-    return relu ? _mm512_add_ps(v, _mm512_setzero_ps()) : v;
+    const __m512 clamped = relu ? _mm512_add_ps(v, _mm512_setzero_ps()) : v;
+    return A == RkActivation::silu ? rk_silu_lanes(clamped) : clamped;
   }
 };
 
@@ -82,9 +84,9 @@ template <int K, int S> struct RkDepthwiseTaps {
 // One channel: out[oy out_w + ox] = sum over taps (i, j) of w[i K + j] x(oy S + i - pad_h,
 // ox S + j - pad_w), zero outside the input, the taps added in order (no bias: the epilogue adds
 // it). A row of output is one vector (out_w <= 16), its input row one or two (in_w <= 16 S).
-template <int K, int S>
+template <int K, int S, class Finish>
 void rk_depthwise_plane(const float* x, const float* w, const RkConvWindow& d, const RkDepthwiseTaps<K, S>& taps, int64_t out_h, float* out,
-                        const RkDepthwiseFinish& finish) {
+                        const Finish& finish) {
   __m512 wv[K * K];
   for (int t = 0; t < K * K; ++t) wv[t] = _mm512_set1_ps(w[t] * finish.scale);
   const __m512i evens = rk_even_lanes();
@@ -149,9 +151,9 @@ template <int K, int S> struct RkDepthwisePairTaps {
   }
 };
 
-template <int K, int S>
+template <int K, int S, class Finish>
 void rk_depthwise_plane_pairs(const float* x, const float* w, const RkConvWindow& d, const RkDepthwisePairTaps<K, S>& taps, int64_t out_h, float* out,
-                              const RkDepthwiseFinish& finish) {
+                              const Finish& finish) {
   __m512 wv[K * K];
   for (int t = 0; t < K * K; ++t) wv[t] = _mm512_set1_ps(w[t] * finish.scale);
   constexpr int kPairs = kRkDepthwiseRows / 2;  // vectors of two output rows summed at once
@@ -198,8 +200,8 @@ void rk_depthwise_plane_pairs(const float* x, const float* w, const RkConvWindow
 // tap those shifted by whole lanes (valignd), so a row costs three loads and not two a tap. A
 // block of columns goes down the plane: across the plane, a block of rows at a time (its input
 // rows kept in L1), was 6-10% slower on planes that fit L1 and within 5% either way at 112 x 112.
-template <int K, int S>
-void rk_depthwise_plane_wide(const float* x, const float* w, const RkConvWindow& d, int64_t out_h, float* out, const RkDepthwiseFinish& finish) {
+template <int K, int S, class Finish>
+void rk_depthwise_plane_wide(const float* x, const float* w, const RkConvWindow& d, int64_t out_h, float* out, const Finish& finish) {
   __m512 wv[K * K];
   for (int t = 0; t < K * K; ++t) wv[t] = _mm512_set1_ps(w[t] * finish.scale);
   const __m512i evens = rk_even_lanes();
@@ -255,7 +257,7 @@ void rk_depthwise_plane_wide(const float* x, const float* w, const RkConvWindow&
 
 // Every plane of every image, shared out between the threads in groups, each group's epilogue run
 // on the thread that computed it while the group is in its cache.
-template <int K, int S>
+template <int K, int S, RkActivation A>
 void rk_depthwise_planes(int64_t images, const float* weights, const float* image, int64_t image_step, const RkConvWindow& d, float* C,
                          RkEpilogue epilogue, const RkChannelAffine* affine) {
   const int64_t planes = images * d.channels, out_h = d.plane / d.out_w;
@@ -274,7 +276,7 @@ void rk_depthwise_planes(int64_t images, const float* weights, const float* imag
     for (int64_t m = m_lo; m < m_hi; ++m) {
       const int64_t nb = m / d.channels, c = m % d.channels;
       const float *x = image + nb * image_step + c * d.channel_step, *w = weights + c * K * K;
-      const RkDepthwiseFinish finish(affine, c);
+      const RkDepthwiseFinish<A> finish(affine, c);
       if (pairs) rk_depthwise_plane_pairs<K, S>(x, w, d, pair_taps, out_h, C + m * d.plane, finish);
       else if (narrow) rk_depthwise_plane<K, S>(x, w, d, taps, out_h, C + m * d.plane, finish);
       else rk_depthwise_plane_wide<K, S>(x, w, d, out_h, C + m * d.plane, finish);

@@ -6,7 +6,7 @@
 // calls, side by side: RK_GEMM_KERNELS, the panel GEMM and rk_matmul_f32 (cpp_panel_gemm.h, GCC's
 // vector extensions only); RK_CONV_KERNELS, the conv GEMM on it (cpp_conv_gemm.h, intrinsics)
 // with the panel GEMM's other kernel shapes; RK_WINOGRAD_KERNELS, 3x3 convs by Winograd;
-// RK_FEW_CHANNELS_KERNELS (stride), convs of few input channels; RK_DEPTHWISE_KERNEL (taps, stride), one
+// RK_FEW_CHANNELS_KERNELS (stride), convs of few input channels; RK_DEPTHWISE_KERNEL (taps, stride, activation), one
 // depthwise conv kernel; RK_GROUPED_KERNEL (channels a group, stride), one grouped conv kernel; RK_POOL_KERNELS, max pooling. In one unit the
 // convolutions were 4.3 s of compile on the critical path of every graph with a conv, most graphs needing a part.
 #if defined(RK_GEMM_KERNELS) || defined(RK_CONV_KERNELS) || defined(RK_WINOGRAD_KERNELS)
@@ -179,6 +179,25 @@ extern "C" __attribute__((visibility("hidden"))) void rk_conv_gemm_f32(int64_t M
                                                                        int64_t ldc, RkEpilogue epilogue) {
   rk_conv_gemm(M, N, K, A, lda, image, *window, panels, C, ldc, epilogue);
 }
+extern "C" __attribute__((visibility("hidden"))) void rk_channel_silu_rows(const void* ctx, int64_t m_lo, int64_t m_hi, int64_t n_lo, int64_t n_hi) {
+  const RkChannelSiluRows& c = *static_cast<const RkChannelSiluRows*>(ctx);
+  for (int64_t m = m_lo; m < m_hi; ++m) {
+    float* row = c.rows + m * c.ldc;
+    const float a = c.scale[m], b = c.shift[m];
+#if defined(__AVX512F__)
+    const __m512 av = _mm512_set1_ps(a), bv = _mm512_set1_ps(b);
+    int64_t n = n_lo;
+    for (; n + 16 <= n_hi; n += 16) _mm512_storeu_ps(row + n, rk_silu_lanes(_mm512_fmadd_ps(_mm512_loadu_ps(row + n), av, bv)));
+    const __mmask16 rest = rk_lanes(0, n_hi - n);
+    if (rest) _mm512_mask_storeu_ps(row + n, rest, rk_silu_lanes(_mm512_fmadd_ps(_mm512_maskz_loadu_ps(rest, row + n), av, bv)));
+#else
+    for (int64_t n = n_lo; n < n_hi; ++n) {
+      const float v = row[n] * a + b;
+      row[n] = v * (1.0f / (rk_expf(-v) + 1.0f));
+    }
+#endif
+  }
+}
 #endif
 #ifdef RK_WINOGRAD_KERNELS
 extern "C" __attribute__((visibility("hidden"))) int rk_conv_winograd_f32(int64_t M, const float* A, int64_t lda, const float* image,
@@ -203,7 +222,7 @@ template int rk_conv_few_channels_f32<RK_FEW_CHANNELS_KERNELS>(int64_t, const fl
 #endif
 #ifdef RK_DEPTHWISE_KERNEL
 // Hidden: each graph's library links its own copy.
-template <int K, int S>
+template <int K, int S, RkActivation A>
 __attribute__((visibility("hidden"))) int rk_depthwise_f32(int64_t images, const float* weights, const float* image, int64_t image_step,
                                                            const RkConvWindow* window, float* C, RkEpilogue epilogue, const RkChannelAffine* affine) {
 #if defined(__AVX512F__)
@@ -211,7 +230,7 @@ __attribute__((visibility("hidden"))) int rk_depthwise_f32(int64_t images, const
   const bool taken = d.taps_h == K && d.taps_w == K && d.stride_h == S && d.stride_w == S && d.dilation_h == 1 && d.dilation_w == 1 &&
                      d.col_step == 1 && d.row_step == d.in_w;
   if (!taken) return 1;
-  rk_depthwise_planes<K, S>(images, weights, image, image_step, d, C, epilogue, affine);
+  rk_depthwise_planes<K, S, A>(images, weights, image, image_step, d, C, epilogue, affine);
   return 0;
 #else
   (void)images, (void)weights, (void)image, (void)image_step, (void)window, (void)C, (void)epilogue, (void)affine;

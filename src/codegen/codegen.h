@@ -222,9 +222,17 @@ class Codegen {
   // conv2d_planes for other machines; arguments as conv2d_panels.
   bool grouped_vectors(int id) const;
   // A conv's epilogue (and bias) as an RkChannelAffine where it is one: per-channel adds, subs and
-  // muls of the conv's value, then at most one clamp or relu, written to gemm_out. The code that
-  // fills `affine` (its arrays in scratch) each run, or "" where the epilogue is something else.
-  std::string channel_affine(int id, const std::string& gemm_out, const std::string& bias);
+  // muls of the conv's value, then at most one clamp or relu, written to gemm_out; where `silu`,
+  // the chain may end in a SiLU of that value instead of the clamp. fold: the code that computes
+  // a channel oc's scale a and shift b; lo, hi: the clamp's bounds.
+  struct ChannelAffine {
+    std::string fold, lo = "-INFINITY", hi = "INFINITY";
+    bool relu = false, silu = false;
+  };
+  std::optional<ChannelAffine> plan_channel_affine(int id, const std::string& gemm_out, const std::string& bias, bool silu) const;
+  bool silu_tail(const std::vector<int>& chain, size_t at, int value) const;
+  // The code that fills `affine` (its arrays in scratch) each run.
+  std::string channel_affine(int id, const ChannelAffine& plan);
   std::string conv2d_grouped(int id, const std::string& w_ptr, const std::string& gemm_out, const std::string& bias);
 
   // ---- emit_window.cpp

@@ -781,7 +781,9 @@ CppSource render_cpp(const Graph& g, const NodeInjections& injections, const std
     table.push_back({fmt::format("rk_conv_few_channels_f32<{}>(", stride), fmt::format("#define RK_FEW_CHANNELS_KERNELS {}\n", stride)});
   for (int taps : {7, 5, 3})
     for (int stride : {1, 2})
-      table.push_back({fmt::format("rk_depthwise_f32<{}, {}>(", taps, stride), fmt::format("#define RK_DEPTHWISE_KERNEL {}, {}\n", taps, stride)});
+      for (const char* activation : {"RkActivation::none", "RkActivation::silu"})
+        table.push_back({fmt::format("rk_depthwise_f32<{}, {}, {}>(", taps, stride, activation),
+                         fmt::format("#define RK_DEPTHWISE_KERNEL {}, {}, {}\n", taps, stride, activation)});
   for (int channels : {4, 8, 16})
     for (int stride : {1, 2})
       table.push_back(

@@ -562,7 +562,12 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
   const int64_t images = os[0] * groups;
   const bool by_images = target_.openmp && images >= 2 && wino == 0 && 2.0 * double(og) * double(plane) * double(kk) < kGemmParallelFlops &&
                          images * og * plane * kk >= (int64_t{1} << 17);
-  std::string s;
+  // A batch norm then SiLU (efficientnet's, after its 1x1 convs and its first conv) on each block
+  // by the conv kernels unit's rk_channel_silu_rows, a SiLU in 17 vector operations where the
+  // generated one has 28; other epilogues stay generated.
+  const std::optional<ChannelAffine> plan = target_.separate_units ? plan_channel_affine(id, gemm_out, bias, true) : std::nullopt;
+  const bool silu_rows = plan && plan->silu;
+  std::string s = silu_rows ? channel_affine(id, *plan) : "";
   if (by_images) {
     const int64_t slots = std::min(images, kConvImageThreads);
     s += scratch("col", "float", room * slots);
@@ -577,8 +582,15 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
   }
   s += window_constant(x, win, os, cg);
   s += fmt::format("    const float* image = (const float*){} + {} + nb * {} + g * {};\n", ptr(xa), xa.offset, xa.strides[0], cg * xa.strides[1]);
-  const BlockEpilogue epilogue =
-      conv_block_epilogue(id, gemm_out, bias, fmt::format("nb * {} + g * {} + m", os[1], og), fmt::format("g * {} + m", og));
+  BlockEpilogue epilogue;
+  if (silu_rows) {
+    s += fmt::format(
+        "    const RkChannelSiluRows silu_rows = {{(float*){} + (nb * {} + g * {}) * {}, {}, affine.scale + g * {}, affine.shift + g * {}}};\n",
+        gemm_out, os[1], og, plane, plane, og, og);
+    epilogue.arg = "RkEpilogue{rk_channel_silu_rows, &silu_rows}";
+  } else {
+    epilogue = conv_block_epilogue(id, gemm_out, bias, fmt::format("nb * {} + g * {} + m", os[1], og), fmt::format("g * {} + m", og));
+  }
   s += epilogue.code;
   // The kernels that may take this conv before the conv GEMM, each a kernels unit of its own and
   // returning nonzero where it does not: the few-channel conv, then Winograd.
@@ -638,16 +650,20 @@ std::string Codegen::conv2d_depthwise(int id, const std::string& w_ptr, const st
   // it had been a quarter of a 3x3 conv's time. One thread, ten 3x3 convs on 576 channels at
   // 14 x 14 in a row, three alternations: with a bias and relu6 0.385 -> 0.336-0.347 ms, with
   // mobilenet_v2's batch norm and relu6 0.41 -> 0.335-0.348 (0.30 without an epilogue).
-  const std::string affine = channel_affine(id, gemm_out, bias);
+  // A SiLU after it too (efficientnet's), x / (1 + exp(-x)) on each vector as it is stored.
+  const std::optional<ChannelAffine> plan = plan_channel_affine(id, gemm_out, bias, true);
+  const bool silu = plan && plan->silu;
+  const std::string affine = plan ? channel_affine(id, *plan) : "";
   std::string s = "#if defined(__AVX512F__)\n" + affine + "  {\n";
   const Window win = window_of(n, &ws[2]);
   s += window_constant(x, win, os, os[1]);
   const BlockEpilogue epilogue = affine.empty() ? conv_block_epilogue(id, gemm_out, bias, "m", fmt::format("m % {}", os[1])) : BlockEpilogue{};
   s += epilogue.code;
-  s +=
-      fmt::format("    if (rk_depthwise_f32<{}, {}>({}, (const float*){}, (const float*){} + {}, {}, &window, (float*){}, {}, {})) {}\n  }}\n", ws[2],
-                  win.stride[0], os[0], w_ptr, ptr(xa), xa.offset, xa.strides[0], gemm_out, epilogue.arg.empty() ? "RkEpilogue{}" : epilogue.arg,
-                  affine.empty() ? "nullptr" : "&affine", fail(fmt::format("{}: the depthwise conv kernel does not take this window", n.name)));
+  s += fmt::format(
+      "    if (rk_depthwise_f32<{}, {}, RkActivation::{}>({}, (const float*){}, (const float*){} + {}, {}, &window, (float*){}, {}, {})) {}\n  }}\n",
+      ws[2], win.stride[0], silu ? "silu" : "none", os[0], w_ptr, ptr(xa), xa.offset, xa.strides[0], gemm_out,
+      epilogue.arg.empty() ? "RkEpilogue{}" : epilogue.arg, affine.empty() ? "nullptr" : "&affine",
+      fail(fmt::format("{}: the depthwise conv kernel does not take this window", n.name)));
   if (epilogue.arg.empty() && affine.empty()) s += conv2d_output_pass(id, gemm_out, bias);
   return s + "#else\n" + direct + "#endif\n";
 }
@@ -693,7 +709,8 @@ std::string Codegen::conv2d_grouped(int id, const std::string& w_ptr, const std:
   }
   // An epilogue of per-channel adds and muls and a clamp (regnet's batch norm and relu) is the
   // kernel's own, on each vector of sums as it is stored.
-  const std::string affine = channel_affine(id, gemm_out, bias);
+  const std::optional<ChannelAffine> plan = plan_channel_affine(id, gemm_out, bias, false);
+  const std::string affine = plan ? channel_affine(id, *plan) : "";
   s += "#if defined(__AVX512F__)\n" + affine + "  {\n";
   const Window win = window_of(n, &ws[2]);
   s += window_constant(x, win, os, os[1]);
@@ -708,18 +725,44 @@ std::string Codegen::conv2d_grouped(int id, const std::string& w_ptr, const std:
   return s + "#else\n  (void)gp;\n" + direct + "#endif\n";
 }
 
+// Whether chain[at..] is the rest of the chain and a SiLU of `value` as it is decomposed (aot's
+// silu and sigmoid, ONNX's x * Sigmoid(x)): neg, exp, add 1, reciprocal, and the product of
+// `value` with that, each of the conv's shape in float.
+bool Codegen::silu_tail(const std::vector<int>& chain, size_t at, int value) const {
+  static constexpr Op kSteps[] = {Op::neg, Op::exp, Op::add, Op::reciprocal, Op::mul};
+  if (chain.size() - at != std::size(kSteps)) return false;
+  const auto reads = [](const Operand& o, int v) { return o.is_value() && o.value == v; };
+  const auto one = [](const Operand& o) { return !o.is_value() && (o.literal.is_float() || o.literal.is_int()) && o.literal.as_float() == 1.0; };
+  int previous = value;
+  for (size_t i = 0; i < std::size(kSteps); ++i) {
+    const Node& e = g_.node(chain[at + i]);
+    if (e.op != kSteps[i] || e.type.dtype != DType::f32 || e.type.shape != g_.node(value).type.shape) return false;
+    bool ok;
+    if (e.op == Op::add)
+      ok = e.operands.size() == 2 &&
+           ((reads(e.operands[0], previous) && one(e.operands[1])) || (one(e.operands[0]) && reads(e.operands[1], previous)));
+    else if (e.op == Op::mul)
+      ok = e.operands.size() == 2 &&
+           ((reads(e.operands[0], value) && reads(e.operands[1], previous)) || (reads(e.operands[0], previous) && reads(e.operands[1], value)));
+    else ok = e.operands.size() == 1 && reads(e.operands[0], previous);
+    if (!ok) return false;
+    previous = chain[at + i];
+  }
+  return true;
+}
+
 // The conv's epilogue as per-channel scale and shift arrays (scratch, filled each run from the
 // operands, C floats each) and clamp bounds, folded in the order the epilogue applies them:
-// add t: shift += t; sub m: shift -= m; mul s: scale *= s, shift *= s; then a clamp or relu.
-// The kernel then computes sum x scale + shift in one multiply-add where the reference rounds
+// add t: shift += t; sub m: shift -= m; mul s: scale *= s, shift *= s; then a clamp or relu, or
+// (where the caller takes one) a SiLU. The kernel then computes sum x scale + shift in one multiply-add where the reference rounds
 // after each op: within float32 rounding of the largest intermediate.
-std::string Codegen::channel_affine(int id, const std::string& gemm_out, const std::string& bias) {
+std::optional<Codegen::ChannelAffine> Codegen::plan_channel_affine(int id, const std::string& gemm_out, const std::string& bias, bool silu) const {
   const Node& n = g_.node(id);
   const Shape& os = n.type.shape;
-  if (perturbs(id) || n.type.dtype != DType::f32 || os.size() != 4) return "";
+  if (perturbs(id) || n.type.dtype != DType::f32 || os.size() != 4) return std::nullopt;
   auto epilogue = epilogue_of_.find(id);
   const std::vector<int> chain = epilogue == epilogue_of_.end() ? std::vector<int>{} : epilogue->second;
-  if ((chain.empty() && n.operands.size() <= 2) || (chain.empty() ? gemm_out != buf(id) : gemm_out != buf(chain.back()))) return "";
+  if ((chain.empty() && n.operands.size() <= 2) || (chain.empty() ? gemm_out != buf(id) : gemm_out != buf(chain.back()))) return std::nullopt;
   // An operand that is one value a channel: its shape, aligned right to the conv's, 1 but for C.
   const auto per_channel = [&](const Operand& o) {
     if (!o.is_value()) return false;
@@ -730,34 +773,44 @@ std::string Codegen::channel_affine(int id, const std::string& gemm_out, const s
       if (vs[d] != 1 && !(d + 4 - vs.size() == 1 && vs[d] == os[1])) return false;
     return true;
   };
-  std::string body = fmt::format("    float a = 1.0f, b = {};\n", n.operands.size() > 2 ? bias : "0.0f");
-  std::string lo = "-INFINITY", hi = "INFINITY";
-  bool relu = false, clamped = false;
+  ChannelAffine plan;
+  plan.fold = fmt::format("    float a = 1.0f, b = {};\n", n.operands.size() > 2 ? bias : "0.0f");
+  bool clamped = false;
   int value = id;  // the node whose value the chain has reached
-  for (int k : chain) {
+  for (size_t at = 0; at < chain.size(); ++at) {
+    const int k = chain[at];
     const Node& e = g_.node(k);
-    if (clamped || e.type.dtype != DType::f32 || e.type.shape != os) return "";
+    if (clamped || e.type.dtype != DType::f32 || e.type.shape != os) return std::nullopt;
+    if (silu && silu_tail(chain, at, value)) {
+      plan.silu = true;
+      break;
+    }
     if ((e.op == Op::relu || e.op == Op::clamp) && e.operands.size() == 1 && e.operands[0].is_value() && e.operands[0].value == value) {
       clamped = true;
-      if (e.op == Op::relu) lo = "0.0f", relu = true;
-      if (auto v = attr_opt(e, "min"); e.op == Op::clamp && v) lo = literal(*v, "float");
-      if (auto v = attr_opt(e, "max"); e.op == Op::clamp && v) hi = literal(*v, "float");
+      if (e.op == Op::relu) plan.lo = "0.0f", plan.relu = true;
+      if (auto v = attr_opt(e, "min"); e.op == Op::clamp && v) plan.lo = literal(*v, "float");
+      if (auto v = attr_opt(e, "max"); e.op == Op::clamp && v) plan.hi = literal(*v, "float");
     } else if ((e.op == Op::add || e.op == Op::sub || e.op == Op::mul) && e.operands.size() == 2) {
       const bool first = e.operands[0].is_value() && e.operands[0].value == value;
       const bool second = e.operands[1].is_value() && e.operands[1].value == value;
-      if (first == second || (e.op == Op::sub && !first) || !per_channel(e.operands[first ? 1 : 0])) return "";
+      if (first == second || (e.op == Op::sub && !first) || !per_channel(e.operands[first ? 1 : 0])) return std::nullopt;
       const std::string o = load(e.operands[first ? 1 : 0].value, "float", {1, os[1], 1, 1}, "oc");
-      if (e.op == Op::add) body += fmt::format("    b = b + {};\n", o);
-      else if (e.op == Op::sub) body += fmt::format("    b = b - {};\n", o);
-      else body += fmt::format("    a = a * {0};\n    b = b * {0};\n", o);
+      if (e.op == Op::add) plan.fold += fmt::format("    b = b + {};\n", o);
+      else if (e.op == Op::sub) plan.fold += fmt::format("    b = b - {};\n", o);
+      else plan.fold += fmt::format("    a = a * {0};\n    b = b * {0};\n", o);
     } else {
-      return "";
+      return std::nullopt;
     }
     value = k;
   }
-  std::string s = scratch("ea", "float", 2 * os[1]);
-  s += fmt::format("  for (int64_t oc = 0; oc < {}; ++oc) {{\n{}    ea[oc] = a;\n    ea[{} + oc] = b;\n  }}\n", os[1], body, os[1]);
-  return s + fmt::format("  const RkChannelAffine affine = {{ea, ea + {}, {}, {}, {}}};\n", os[1], lo, hi, relu ? "true" : "false");
+  return plan;
+}
+
+std::string Codegen::channel_affine(int id, const ChannelAffine& plan) {
+  const int64_t channels = g_.node(id).type.shape[1];
+  std::string s = scratch("ea", "float", 2 * channels);
+  s += fmt::format("  for (int64_t oc = 0; oc < {}; ++oc) {{\n{}    ea[oc] = a;\n    ea[{} + oc] = b;\n  }}\n", channels, plan.fold, channels);
+  return s + fmt::format("  const RkChannelAffine affine = {{ea, ea + {}, {}, {}, {}}};\n", channels, plan.lo, plan.hi, plan.relu ? "true" : "false");
 }
 
 // The epilogue a conv kernel runs on each block of output planes [m_lo, m_hi) x pixels

@@ -520,10 +520,14 @@ TEST(CppBackend, CompilesOnlyTheKernelsUnitsItCalls) {
   const std::vector<Case> cases = {
       {"graph g(%x: f32[1, 16, 14, 14], %w: f32[16, 1, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1], groups=16)\n"
        "  %p = max_pool2d(%y, kernel=[3, 3], stride=[2, 2], padding=[1, 1])\n  return (%p)\n}",
-       {"#define RK_DEPTHWISE_KERNEL 3, 1\n", "#define RK_POOL_KERNELS 1\n"}},
+       {"#define RK_DEPTHWISE_KERNEL 3, 1, RkActivation::none\n", "#define RK_POOL_KERNELS 1\n"}},
       {"graph g(%x: f32[2, 24, 15, 15], %w: f32[24, 1, 5, 5], %v: f32[48, 24, 1, 1]) {\n"
        "  %y = conv2d(%x, %w, stride=[2, 2], padding=[2, 2], groups=24)\n  %z = conv2d(%y, %v)\n  return (%z)\n}",
-       {"#define RK_CONV_KERNELS 1\n", "#define RK_DEPTHWISE_KERNEL 5, 2\n"}},
+       {"#define RK_CONV_KERNELS 1\n", "#define RK_DEPTHWISE_KERNEL 5, 2, RkActivation::none\n"}},
+      // A depthwise conv with a SiLU (efficientnet's) and one without: each activation a unit.
+      {"graph g(%x: f32[1, 16, 14, 14], %w: f32[16, 1, 3, 3], %v: f32[16, 1, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1], groups=16)\n"
+       "  %s = silu(%y)\n  %z = conv2d(%s, %v, padding=[1, 1], groups=16)\n  return (%z)\n}",
+       {"#define RK_DEPTHWISE_KERNEL 3, 1, RkActivation::none\n", "#define RK_DEPTHWISE_KERNEL 3, 1, RkActivation::silu\n"}},
       {"graph g(%x: f32[128, 192], %w: f32[192, 160]) {\n  %y = matmul(%x, %w)\n  return (%y)\n}", {"#define RK_GEMM_KERNELS 1\n"}},
       // A 3x3 conv that Winograd takes (16 channels, 144 tiles), and a network's first conv of 3
       // channels at stride 2, each also calling the conv GEMM where it declines.
@@ -660,8 +664,9 @@ TEST(CppBackend, GroupedConvFrozenWeightsArePackedOnceAndAgainForAnotherTensor) 
 // relu (a bias, mobilenet's batch norm and relu6, regnet's and relu) is applied by the kernel
 // (RkChannelAffine: the depthwise kernel scales the weights and starts the sums at the shift, the
 // grouped kernel maps each vector of sums; both clamp them as they are stored), and agrees with
-// the reference; anything else stays the generated epilogue. A NaN in the input stays NaN
-// through either.
+// the reference; so is a SiLU after the affine map in the depthwise kernel (efficientnet's batch
+// norm and SiLU); anything else stays the generated epilogue. A NaN in the input stays NaN
+// through either, and sums past exp's range give the reference's infinities and zeros.
 TEST(CppBackend, ConvEpilogueOfChannelOpsAndAClampRunsInTheKernel) {
   struct Case {
     const char* name;
@@ -677,6 +682,13 @@ TEST(CppBackend, ConvEpilogueOfChannelOpsAndAClampRunsInTheKernel) {
       {"residual", "  %a = mul(%y, %s)\n  %r = add(%a, %x)\n", false},
       {"clamp_then_shift", "  %a = relu(%y)\n  %r = add(%a, %t)\n", false},
       {"sigmoid", "  %a = mul(%y, %s)\n  %r = sigmoid(%a)\n", false},
+      // A SiLU after the affine map (efficientnet's batch norm and SiLU), in the depthwise kernel
+      // only: as the silu op and as ONNX's x * Sigmoid(x), either way round.
+      {"batch_norm_silu", "  %a = mul(%y, %s)\n  %b = add(%a, %t)\n  %r = silu(%b)\n", true},
+      {"sigmoid_times_value", "  %a = add(%y, %t)\n  %g = sigmoid(%a)\n  %r = mul(%g, %a)\n", true},
+      {"silu_alone", "  %r = silu(%y)\n", true},
+      {"sigmoid_times_another", "  %a = add(%y, %t)\n  %g = sigmoid(%a)\n  %r = mul(%g, %y)\n", false},
+      {"clamp_then_silu", "  %a = relu(%y)\n  %r = silu(%a)\n", false},
   };
   for (const Case& c : cases)
     for (int group : {1, 8})  // channels a group: depthwise, grouped
@@ -688,22 +700,133 @@ TEST(CppBackend, ConvEpilogueOfChannelOpsAndAClampRunsInTheKernel) {
             group, bias ? ", %bias" : "", 24 / group, c.epilogue);
         const Graph g = parse_graph(text);
         const std::string src = compile_graph(g, cpp_options())->source();
-        EXPECT_EQ(src.find("const RkChannelAffine affine") != std::string::npos, c.in_kernel) << src;
-        EXPECT_NE(src.find(group == 1 ? "rk_depthwise_f32<3, 1>(" : "rk_grouped_conv_f32<8, 1>("), std::string::npos);
+        const bool silu = c.epilogue.find("sigmoid") != std::string::npos || c.epilogue.find("silu") != std::string::npos;
+        const bool in_kernel = c.in_kernel && (group == 1 || !silu);
+        EXPECT_EQ(src.find("const RkChannelAffine affine") != std::string::npos, in_kernel) << src;
+        EXPECT_NE(src.find(group == 1 ? fmt::format("rk_depthwise_f32<3, 1, RkActivation::{}>(", in_kernel && silu ? "silu" : "none")
+                                      : "rk_grouped_conv_f32<8, 1>("),
+                  std::string::npos);
         EXPECT_LT(max_error_vs_f64(g, cpp_options()), 1e-5);
-        // A NaN at one pixel of image 1, channel 5: NaN wherever the reference has it.
+        // A NaN at one pixel of image 1, channel 5: NaN wherever the reference has it. And 1e30 and
+        // -1e30 at pixels of other channels: sums far past where exp over- and underflows, the
+        // same infinities and zeros as the reference, the rest within float rounding of it.
         std::vector<Tensor> inputs = generate_inputs(g, 3);
         std::vector<double> x = inputs[0].to_doubles();
         x[(24 + 5) * 196 + 7 * 14 + 7] = NAN;
+        x[5 * 196 + 3 * 14 + 3] = 1e30;
+        x[(24 + 9) * 196 + 10 * 14 + 2] = -1e30;
         inputs[0] = Tensor::from_doubles(DType::f32, {2, 24, 14, 14}, x);
         const std::vector<double> got = compile_graph(g, cpp_options())->run(inputs)[0].to_doubles(), want = interpret(g, inputs)[0].to_doubles();
         size_t nans = 0;
         for (size_t i = 0; i < want.size(); ++i) {
           nans += std::isnan(want[i]);
           EXPECT_EQ(std::isnan(got[i]), std::isnan(want[i])) << "element " << i;
+          if (std::isinf(want[i])) {
+            EXPECT_EQ(got[i], want[i]) << "element " << i;
+          } else if (!std::isnan(want[i])) {
+            EXPECT_NEAR(got[i], want[i], 1e-5 * std::max(1.0, std::abs(want[i]))) << "element " << i;
+          }
         }
         EXPECT_GE(nans, 9u) << "the window around the NaN";
       }
+}
+
+// A conv run on the conv GEMM, Winograd or the few-channel kernel whose epilogue is a per-channel
+// affine map then a SiLU (efficientnet's batch norm and SiLU after its 1x1 convs and its first
+// conv) finishes each block with the conv kernels unit's rk_channel_silu_rows: a 1x1 conv with a
+// bias and batch norm, a batch of 2; a 3x3 conv Winograd takes, as x * sigmoid(x); a first conv
+// of 3 channels at stride 2; two groups (the second group's channels from the middle of the
+// scale and shift); small images shared out one a thread. Each agrees with the reference, a NaN
+// stays NaN, and sums past exp's range give the reference's infinities and zeros.
+TEST(CppBackend, ConvBatchNormAndSiluRunOnTheConvUnitsRows) {
+  const std::vector<std::string> graphs = {
+      "graph g(%x: f32[2, 16, 14, 14], %w: f32[24, 16, 1, 1], %b: f32[24], %s: f32[1, 24, 1, 1], %t: f32[1, 24, 1, 1]) {\n"
+      "  %y = conv2d(%x, %w, %b)\n  %m = mul(%y, %s)\n  %a = add(%m, %t)\n  %r = silu(%a)\n  return (%r)\n}",
+      "graph g(%x: f32[1, 16, 24, 24], %w: f32[16, 16, 3, 3], %t: f32[1, 16, 1, 1]) {\n"
+      "  %y = conv2d(%x, %w, padding=[1, 1])\n  %a = add(%y, %t)\n  %g = sigmoid(%a)\n  %r = mul(%a, %g)\n  return (%r)\n}",
+      "graph g(%x: f32[1, 3, 32, 32], %w: f32[8, 3, 3, 3], %b: f32[8]) {\n"
+      "  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1])\n  %r = silu(%y)\n  return (%r)\n}",
+      "graph g(%x: f32[1, 16, 10, 10], %w: f32[24, 8, 3, 3], %b: f32[24]) {\n"
+      "  %y = conv2d(%x, %w, %b, padding=[1, 1], groups=2)\n  %r = silu(%y)\n  return (%r)\n}",
+      "graph g(%x: f32[4, 32, 16, 16], %w: f32[32, 32, 1, 1], %s: f32[1, 32, 1, 1]) {\n"
+      "  %y = conv2d(%x, %w)\n  %m = mul(%y, %s)\n  %r = silu(%m)\n  return (%r)\n}",
+  };
+  for (const std::string& text : graphs) {
+    SCOPED_TRACE(text);
+    const Graph g = parse_graph(text);
+    const auto compiled = compile_graph(g, cpp_options());
+    EXPECT_NE(compiled->source().find("RkEpilogue{rk_channel_silu_rows, &silu_rows}"), std::string::npos);
+    EXPECT_LT(max_error_vs_f64(g, cpp_options()), 1e-5);
+    std::vector<Tensor> inputs = generate_inputs(g, 3);
+    std::vector<double> x = inputs[0].to_doubles();
+    const Shape xs = inputs[0].shape();
+    const int64_t plane = xs[2] * xs[3];
+    x[(size_t)(plane * 1 + xs[3] * 3 + 3)] = NAN;
+    x[(size_t)(plane * 2 + xs[3] * 6 + 5)] = 1e30;
+    x[(size_t)(plane * 0 + xs[3] * 8 + 2)] = -1e30;
+    inputs[0] = Tensor::from_doubles(DType::f32, xs, x);
+    const std::vector<double> got = compiled->run(inputs)[0].to_doubles(), want = interpret(g, inputs)[0].to_doubles();
+    size_t nans = 0, huge = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      nans += std::isnan(want[i]);
+      huge += std::abs(want[i]) > 1e20;
+      EXPECT_EQ(std::isnan(got[i]), std::isnan(want[i])) << "element " << i;
+      if (std::isinf(want[i])) {
+        EXPECT_EQ(got[i], want[i]) << "element " << i;
+      } else if (!std::isnan(want[i])) {  // Winograd's transforms round a sum of 1e30 terms a few ulp further
+        EXPECT_NEAR(got[i], want[i], (std::abs(want[i]) > 1e20 ? 1e-4 : 1e-5) * std::max(1.0, std::abs(want[i]))) << "element " << i;
+      }
+    }
+    EXPECT_GE(nans, 1u);
+    EXPECT_GE(huge, 1u) << "a sum past exp's range";
+  }
+}
+
+// The depthwise kernel's SiLU (rk_silu_lanes on its own exp, rk_exp_lanes) against the exact
+// x / (1 + exp(-x)) across its range, through a conv that passes its input through (the middle
+// tap 1, the others 0) and adds a shift a channel (0 but for the last five channels): within 3
+// ulp down to -80; below, where the result is under 1e-32, within that of it (-0 where exp(-x)
+// overflows, as the generated decomposition gives). The last channels' shifts give every pixel
+// inf (silu inf), -inf (NaN: -inf times 0, as the decomposition), NaN, 1e30 and -1e30 (-0).
+TEST(CppBackend, DepthwiseSiluIsWithinThreeUlpsAcrossItsRange) {
+  std::vector<double> x = {0.0, -0.0, 88.8, -88.8, -104.5, 3e38, -3e38};
+  for (double v = -110.0; v < 100.0; v += 0.0123) x.push_back((double)(float)v);
+  const std::vector<double> specials = {INFINITY, -INFINITY, NAN, 1e30, -1e30};
+  const int64_t swept = ((int64_t)x.size() + 195) / 196, channels = swept + (int64_t)specials.size();
+  x.resize((size_t)(channels * 196), 1.0);
+  const Graph g = parse_graph(fmt::format(
+      "graph t(%x: f32[1, {0}, 14, 14], %w: f32[{0}, 1, 3, 3], %t: f32[1, {0}, 1, 1]) {{\n  %y = conv2d(%x, %w, padding=[1, 1], groups={0})\n"
+      "  %z = add(%y, %t)\n  %s = silu(%z)\n  return (%s)\n}}",
+      channels));
+  const auto compiled = compile_graph(g, cpp_options());
+  EXPECT_NE(compiled->source().find("RkActivation::silu>("), std::string::npos);
+  std::vector<double> w((size_t)(channels * 9), 0.0), t((size_t)channels, 0.0);
+  for (int64_t c = 0; c < channels; ++c) w[(size_t)(c * 9 + 4)] = 1.0;
+  for (size_t k = 0; k < specials.size(); ++k) t[(size_t)swept + k] = specials[k];
+  const std::vector<double> got =
+      compiled
+          ->run({Tensor::from_doubles(DType::f32, {1, channels, 14, 14}, x), Tensor::from_doubles(DType::f32, {channels, 1, 3, 3}, w),
+                 Tensor::from_doubles(DType::f32, {1, channels, 1, 1}, t)})[0]
+          .to_doubles();
+  double worst = 0, at = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double xi = (double)(float)(x[i] + t[i / 196]), o = got[i];  // the sum as float holds it
+    if (std::isnan(xi) || xi == -INFINITY) {
+      EXPECT_TRUE(std::isnan(o)) << "at x = " << xi;
+    } else if (xi == INFINITY || xi > 1e30) {
+      EXPECT_EQ(o, xi) << "at x = " << xi;
+    } else if (xi < -80.0) {
+      EXPECT_LE(std::fabs(o), 1e-32) << "at x = " << xi;
+      EXPECT_TRUE(o <= 0.0) << "at x = " << xi;
+    } else {
+      const double exact = xi / (1.0 + std::exp(-xi));
+      const float want = (float)exact;
+      const double step = std::fabs(want) < 1.17549435e-38 ? 1.4012984643e-45 : std::nextafter(std::fabs(want), INFINITY) - std::fabs(want);
+      const double err = std::fabs(o - exact) / step;
+      if (err > worst) worst = err, at = xi;
+    }
+  }
+  EXPECT_LE(worst, 3.0) << "at x = " << at;
 }
 
 // A cat whose operands only it reads (squeezenet's fire modules at batch 1) has no kernel: each
