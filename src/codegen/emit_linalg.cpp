@@ -565,7 +565,12 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
   // A batch norm then SiLU (efficientnet's, after its 1x1 convs and its first conv) on each block
   // by the conv kernels unit's rk_channel_silu_rows, a SiLU in 17 vector operations where the
   // generated one has 28; other epilogues stay generated.
-  const std::optional<ChannelAffine> plan = target_.separate_units ? plan_channel_affine(id, gemm_out, bias, true) : std::nullopt;
+  // A 1x1 conv of one pixel (a squeeze-excite's, 110 -> 440 channels): a matrix-vector product,
+  // the weights' rows read side by side (rk_gemv_rows through rk_gemm); the conv GEMM took them
+  // a few rows of dot products at a time.
+  const bool one_pixel = plane == 1 && ws[2] == 1 && ws[3] == 1 && win.padding[0] == 0 && win.padding[1] == 0 && xa.strides[1] == 1;
+  // (Not with rk_channel_silu_rows: a unit that calls no conv GEMM would not link the conv unit.)
+  const std::optional<ChannelAffine> plan = target_.separate_units && !one_pixel ? plan_channel_affine(id, gemm_out, bias, true) : std::nullopt;
   const bool silu_rows = plan && plan->silu;
   std::string s = silu_rows ? channel_affine(id, *plan) : "";
   if (by_images) {
@@ -595,6 +600,12 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
   // The kernels that may take this conv before the conv GEMM, each a kernels unit of its own and
   // returning nonzero where it does not: the few-channel conv, then Winograd.
   const std::string a = fmt::format("(const float*){} + g * {}, {}", w_ptr, og * kk, kk), ep = epilogue.arg.empty() ? "RkEpilogue{}" : epilogue.arg;
+  if (one_pixel) {
+    s += fmt::format("    rk_gemm(RK_NO_TRANS, RK_TRANS, 1, {}, {}, image, {}, (const float*){} + g * {}, {}, {}, {});\n", og, kk, kk, w_ptr, og * kk,
+                     kk, c_at, og);
+    s += fmt::format("    {{ const RkEpilogue e = {}; if (e.run) e.run(e.ctx, 0, {}, 0, 1); }}\n  }}\n", ep, og);
+    return epilogue.arg.empty() ? s + conv2d_output_pass(id, gemm_out, bias) : s;
+  }
   std::vector<std::string> before;
   if (few_channels_may_take(cg, win, ws, xa.strides[3]))
     before.push_back(fmt::format("rk_conv_few_channels_f32<{}>({}, {}, image, &window, {}, {}, {})", win.stride[1], og, a, c_at, plane, ep));
@@ -754,8 +765,9 @@ bool Codegen::silu_tail(const std::vector<int>& chain, size_t at, int value) con
 // The conv's epilogue as per-channel scale and shift arrays (scratch, filled each run from the
 // operands, C floats each) and clamp bounds, folded in the order the epilogue applies them:
 // add t: shift += t; sub m: shift -= m; mul s: scale *= s, shift *= s; then a clamp or relu, or
-// (where the caller takes one) a SiLU. The kernel then computes sum x scale + shift in one multiply-add where the reference rounds
-// after each op: within float32 rounding of the largest intermediate.
+// (where the caller takes one) a SiLU. The kernel then computes sum x scale + shift in one
+// multiply-add where the reference rounds after each op: within float32 rounding of the largest
+// intermediate.
 std::optional<Codegen::ChannelAffine> Codegen::plan_channel_affine(int id, const std::string& gemm_out, const std::string& bias, bool silu) const {
   const Node& n = g_.node(id);
   const Shape& os = n.type.shape;

@@ -782,6 +782,38 @@ TEST(CppBackend, ConvBatchNormAndSiluRunOnTheConvUnitsRows) {
   }
 }
 
+// A 1x1 conv of one pixel (a squeeze-excite's two convs) is a matrix-vector product of its weights'
+// rows (rk_gemm of one row: rk_gemv_rows), then its epilogue on the whole column: a squeeze-excite
+// with its relu and sigmoid; a batch of 2 in two groups with a SiLU; one with neither bias nor
+// epilogue. Each agrees with the reference, and a NaN reaches every output it feeds.
+TEST(CppBackend, AOneByOneConvOfOnePixelIsAMatrixVectorProduct) {
+  const std::vector<std::string> graphs = {
+      "graph g(%x: f32[1, 440, 1, 1], %w1: f32[110, 440, 1, 1], %b1: f32[110], %w2: f32[440, 110, 1, 1], %b2: f32[440]) {\n"
+      "  %a = conv2d(%x, %w1, %b1)\n  %r = relu(%a)\n  %c = conv2d(%r, %w2, %b2)\n  %s = sigmoid(%c)\n  return (%s)\n}",
+      "graph g(%x: f32[2, 64, 1, 1], %w: f32[96, 32, 1, 1], %b: f32[96]) {\n  %y = conv2d(%x, %w, %b, groups=2)\n  %s = silu(%y)\n  return (%s)\n}",
+      "graph g(%x: f32[1, 300, 1, 1], %w: f32[700, 300, 1, 1]) {\n  %y = conv2d(%x, %w)\n  return (%y)\n}",
+  };
+  for (const std::string& text : graphs) {
+    SCOPED_TRACE(text);
+    const Graph g = parse_graph(text);
+    const auto compiled = compile_graph(g, cpp_options());
+    EXPECT_NE(compiled->source().find("rk_gemm(RK_NO_TRANS, RK_TRANS, 1, "), std::string::npos);
+    EXPECT_EQ(compiled->source().find("#define RK_CONV_KERNELS"), std::string::npos) << "no conv GEMM, so no conv kernels unit";
+    EXPECT_LE(max_error_vs_f64(g, cpp_options()), tolerance_for(g));
+    std::vector<Tensor> inputs = generate_inputs(g, 3);
+    std::vector<double> x = inputs[0].to_doubles();
+    x[5] = NAN;
+    inputs[0] = Tensor::from_doubles(DType::f32, inputs[0].shape(), x);
+    const std::vector<double> got = compiled->run(inputs)[0].to_doubles(), want = interpret(g, inputs)[0].to_doubles();
+    size_t nans = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      nans += std::isnan(want[i]);
+      EXPECT_EQ(std::isnan(got[i]), std::isnan(want[i])) << "element " << i;
+    }
+    EXPECT_GE(nans, 1u);
+  }
+}
+
 // The depthwise kernel's SiLU (rk_silu_lanes on its own exp, rk_exp_lanes) against the exact
 // x / (1 + exp(-x)) across its range, through a conv that passes its input through (the middle
 // tap 1, the others 0) and adds a shift a channel (0 but for the last five channels): within 3
