@@ -216,6 +216,8 @@ class Codegen {
   // float depthwise convs: the prelude's rk_depthwise_f32, rows of output in AVX-512 vectors
   // (cpp_conv_depthwise.h), with conv2d_planes for other machines; arguments as conv2d_panels.
   bool depthwise_rows(int id) const;
+  // A 1x1 conv of one pixel (a squeeze-excite's): a matrix-vector product; arguments as conv2d_panels.
+  std::string conv2d_one_pixel(int id, const std::string& w_ptr, const std::string& c_at, const std::string& gemm_out, const std::string& bias);
   std::string conv2d_depthwise(int id, const std::string& w_ptr, const std::string& gemm_out, const std::string& bias);
   // float grouped convs of 4, 8 or 16 channels a group, 3x3: the prelude's
   // rk_grouped_conv_f32, 16 output channels an AVX-512 vector (cpp_conv_grouped.h), with

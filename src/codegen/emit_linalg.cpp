@@ -562,15 +562,12 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
   const int64_t images = os[0] * groups;
   const bool by_images = target_.openmp && images >= 2 && wino == 0 && 2.0 * double(og) * double(plane) * double(kk) < kGemmParallelFlops &&
                          images * og * plane * kk >= (int64_t{1} << 17);
+  if (plane == 1 && ws[2] == 1 && ws[3] == 1 && win.padding[0] == 0 && win.padding[1] == 0 && xa.strides[1] == 1)
+    return conv2d_one_pixel(id, w_ptr, c_at, gemm_out, bias);
   // A batch norm then SiLU (efficientnet's, after its 1x1 convs and its first conv) on each block
   // by the conv kernels unit's rk_channel_silu_rows, a SiLU in 17 vector operations where the
   // generated one has 28; other epilogues stay generated.
-  // A 1x1 conv of one pixel (a squeeze-excite's, 110 -> 440 channels): a matrix-vector product,
-  // the weights' rows read side by side (rk_gemv_rows through rk_gemm); the conv GEMM took them
-  // a few rows of dot products at a time.
-  const bool one_pixel = plane == 1 && ws[2] == 1 && ws[3] == 1 && win.padding[0] == 0 && win.padding[1] == 0 && xa.strides[1] == 1;
-  // (Not with rk_channel_silu_rows: a unit that calls no conv GEMM would not link the conv unit.)
-  const std::optional<ChannelAffine> plan = target_.separate_units && !one_pixel ? plan_channel_affine(id, gemm_out, bias, true) : std::nullopt;
+  const std::optional<ChannelAffine> plan = target_.separate_units ? plan_channel_affine(id, gemm_out, bias, true) : std::nullopt;
   const bool silu_rows = plan && plan->silu;
   std::string s = silu_rows ? channel_affine(id, *plan) : "";
   if (by_images) {
@@ -600,18 +597,37 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
   // The kernels that may take this conv before the conv GEMM, each a kernels unit of its own and
   // returning nonzero where it does not: the few-channel conv, then Winograd.
   const std::string a = fmt::format("(const float*){} + g * {}, {}", w_ptr, og * kk, kk), ep = epilogue.arg.empty() ? "RkEpilogue{}" : epilogue.arg;
-  if (one_pixel) {
-    s += fmt::format("    rk_gemm(RK_NO_TRANS, RK_TRANS, 1, {}, {}, image, {}, (const float*){} + g * {}, {}, {}, {});\n", og, kk, kk, w_ptr, og * kk,
-                     kk, c_at, og);
-    s += fmt::format("    {{ const RkEpilogue e = {}; if (e.run) e.run(e.ctx, 0, {}, 0, 1); }}\n  }}\n", ep, og);
-    return epilogue.arg.empty() ? s + conv2d_output_pass(id, gemm_out, bias) : s;
-  }
   std::vector<std::string> before;
   if (few_channels_may_take(cg, win, ws, xa.strides[3]))
     before.push_back(fmt::format("rk_conv_few_channels_f32<{}>({}, {}, image, &window, {}, {}, {})", win.stride[1], og, a, c_at, plane, ep));
   if (wino) before.push_back(fmt::format("rk_conv_winograd_f32({}, {}, image, &window, panels, {}, {}, {}, {})", og, a, room, c_at, plane, ep));
   s += before.empty() ? "    " : fmt::format("    if ({}) ", fmt::join(before, " && "));
   s += fmt::format("rk_conv_gemm_f32({}, {}, {}, {}, image, &window, panels, {}, {}, {});\n", og, plane, kk, a, c_at, plane, ep);
+  s += "  }\n";
+  return epilogue.arg.empty() ? s + conv2d_output_pass(id, gemm_out, bias) : s;
+}
+
+// A 1x1 conv of one pixel (a squeeze-excite's, 110 -> 440 channels) as a matrix-vector product
+// for each image and group: rk_gemm of one row (rk_gemv_rows, the weights' rows read 12 at a time,
+// on every thread where they are 128 KiB or more), then the epilogue once on the column. The conv
+// GEMM took them a few rows of dot products at a time: regnet_y_400mf's 32 such convs, one
+// thread, 433-451 -> 289-300 us. A SiLU after one stays the generated epilogue
+// (rk_channel_silu_rows is in the conv kernels unit, which a graph calling no conv GEMM does not
+// compile).
+std::string Codegen::conv2d_one_pixel(int id, const std::string& w_ptr, const std::string& c_at, const std::string& gemm_out,
+                                      const std::string& bias) {
+  const Node& n = g_.node(id);
+  const Shape& os = n.type.shape;
+  const Access xa = access(n.operands[0].value);
+  const int64_t groups = attr_int(n, "groups"), og = os[1] / groups, cg = g_.node(n.operands[1].value).type.shape[1];
+  std::string s = fmt::format("  for (int64_t nb = 0; nb < {}; ++nb) for (int64_t g = 0; g < {}; ++g) {{\n", os[0], groups);
+  s += fmt::format("    const float* image = (const float*){} + {} + nb * {} + g * {};\n", ptr(xa), xa.offset, xa.strides[0], cg);
+  const BlockEpilogue epilogue =
+      conv_block_epilogue(id, gemm_out, bias, fmt::format("nb * {} + g * {} + m", os[1], og), fmt::format("g * {} + m", og));
+  s += epilogue.code;
+  s += fmt::format("    rk_gemm(RK_NO_TRANS, RK_TRANS, 1, {}, {}, image, {}, (const float*){} + g * {}, {}, {}, {});\n", og, cg, cg, w_ptr, og * cg,
+                   cg, c_at, og);
+  if (!epilogue.arg.empty()) s += fmt::format("    {{ const RkEpilogue e = {}; e.run(e.ctx, 0, {}, 0, 1); }}\n", epilogue.arg, og);
   s += "  }\n";
   return epilogue.arg.empty() ? s + conv2d_output_pass(id, gemm_out, bias) : s;
 }

@@ -482,6 +482,13 @@ TEST(CppBackend, GeneratedCodeCompilesWithoutWarnings) {
   graphs.push_back(
       parse_graph("graph grouped(%x: f32[1, 16, 7, 7], %w: f32[16, 8, 3, 3], %b: f32[16]) {\n"
                   "  %y = conv2d(%x, %w, %b, padding=[1, 1], groups=2)\n  %r = relu(%y)\n  return (%r)\n}\n"));
+  // A batch norm and SiLU in the depthwise kernel and on the conv GEMM's blocks; squeeze-excite
+  // convs of one pixel, a batch of 2 (shared out one image a thread), as matrix-vector products.
+  graphs.push_back(parse_graph(
+      "graph silu(%x: f32[2, 16, 9, 9], %w: f32[32, 16, 1, 1], %b: f32[32], %d: f32[32, 1, 3, 3], %s: f32[1, 32, 1, 1], %f: f32[8, 32, 1, "
+      "1], %g: f32[32, 8, 1, 1]) {\n  %y = conv2d(%x, %w, %b)\n  %a = silu(%y)\n  %z = conv2d(%a, %d, padding=[1, 1], groups=32)\n"
+      "  %m = mul(%z, %s)\n  %e = silu(%m)\n  %p = mean(%e, dims=[2, 3], keepdim=true)\n  %q = conv2d(%p, %f)\n  %r = relu(%q)\n"
+      "  %t = conv2d(%r, %g)\n  %u = sigmoid(%t)\n  %o = mul(%e, %u)\n  return (%o)\n}\n"));
   // Layer norms' sums over the channels of an NCHW tensor seen through a permute (each row's
   // index computed once, the flat index not used): enough kernels for units that are compiled
   // with the precompiled prelude, where GCC reports unused variables that it does not without.
