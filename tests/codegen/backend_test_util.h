@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include <gtest/gtest.h>
+
 #include "../../src/codegen/cuda_backend.h"
 
 #include "reprokit/codegen/compiler.h"
@@ -45,6 +47,30 @@ inline double run_error_vs_f64(CompiledGraph& compiled, const Graph& g, const st
 // Largest error of the backend against the float64 reference on inputs drawn with `seed`.
 inline double max_error_vs_f64(const Graph& g, const CompileOptions& opts, uint64_t seed = 5) {
   return run_error_vs_f64(*compile_graph(g, opts), g, generate_inputs(g, seed));
+}
+
+// Output 0 of `compiled` on `inputs` (with a NaN, or values far past a function's range, planted
+// in them) element by element against the reference interpreter's: NaN exactly where the
+// reference has NaN, its infinities, and elsewhere within `rel` of it (relative to the larger of
+// 1 and the value). Returns how many NaNs and how many values above 1e20 the reference has.
+struct ExtremeValues {
+  size_t nans = 0, huge = 0;
+};
+inline ExtremeValues expect_as_the_reference(CompiledGraph& compiled, const Graph& g, const std::vector<Tensor>& inputs, double rel) {
+  const std::vector<double> got = compiled.run(inputs)[0].to_doubles(), want = interpret(g, inputs)[0].to_doubles();
+  ExtremeValues seen;
+  EXPECT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size() && i < got.size(); ++i) {
+    seen.nans += std::isnan(want[i]);
+    seen.huge += std::fabs(want[i]) > 1e20;
+    EXPECT_EQ(std::isnan(got[i]), std::isnan(want[i])) << "element " << i;
+    if (std::isinf(want[i])) {
+      EXPECT_EQ(got[i], want[i]) << "element " << i;
+    } else if (!std::isnan(want[i])) {
+      EXPECT_NEAR(got[i], want[i], rel * std::max(1.0, std::fabs(want[i]))) << "element " << i;
+    }
+  }
+  return seen;
 }
 
 inline CompileOptions cpp_options() {

@@ -723,18 +723,7 @@ TEST(CppBackend, ConvEpilogueOfChannelOpsAndAClampRunsInTheKernel) {
         x[5 * 196 + 3 * 14 + 3] = 1e30;
         x[(24 + 9) * 196 + 10 * 14 + 2] = -1e30;
         inputs[0] = Tensor::from_doubles(DType::f32, {2, 24, 14, 14}, x);
-        const std::vector<double> got = compile_graph(g, cpp_options())->run(inputs)[0].to_doubles(), want = interpret(g, inputs)[0].to_doubles();
-        size_t nans = 0;
-        for (size_t i = 0; i < want.size(); ++i) {
-          nans += std::isnan(want[i]);
-          EXPECT_EQ(std::isnan(got[i]), std::isnan(want[i])) << "element " << i;
-          if (std::isinf(want[i])) {
-            EXPECT_EQ(got[i], want[i]) << "element " << i;
-          } else if (!std::isnan(want[i])) {
-            EXPECT_NEAR(got[i], want[i], 1e-5 * std::max(1.0, std::abs(want[i]))) << "element " << i;
-          }
-        }
-        EXPECT_GE(nans, 9u) << "the window around the NaN";
+        EXPECT_GE(expect_as_the_reference(*compile_graph(g, cpp_options()), g, inputs, 1e-5).nans, 9u) << "the window around the NaN";
       }
 }
 
@@ -772,20 +761,10 @@ TEST(CppBackend, ConvBatchNormAndSiluRunOnTheConvUnitsRows) {
     x[(size_t)(plane * 2 + xs[3] * 6 + 5)] = 1e30;
     x[(size_t)(plane * 0 + xs[3] * 8 + 2)] = -1e30;
     inputs[0] = Tensor::from_doubles(DType::f32, xs, x);
-    const std::vector<double> got = compiled->run(inputs)[0].to_doubles(), want = interpret(g, inputs)[0].to_doubles();
-    size_t nans = 0, huge = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-      nans += std::isnan(want[i]);
-      huge += std::abs(want[i]) > 1e20;
-      EXPECT_EQ(std::isnan(got[i]), std::isnan(want[i])) << "element " << i;
-      if (std::isinf(want[i])) {
-        EXPECT_EQ(got[i], want[i]) << "element " << i;
-      } else if (!std::isnan(want[i])) {  // Winograd's transforms round a sum of 1e30 terms a few ulp further
-        EXPECT_NEAR(got[i], want[i], (std::abs(want[i]) > 1e20 ? 1e-4 : 1e-5) * std::max(1.0, std::abs(want[i]))) << "element " << i;
-      }
-    }
-    EXPECT_GE(nans, 1u);
-    EXPECT_GE(huge, 1u) << "a sum past exp's range";
+    // 1e-4: Winograd's transforms round a sum of 1e30 terms a few ulp further than float rounding.
+    const ExtremeValues seen = expect_as_the_reference(*compiled, g, inputs, 1e-4);
+    EXPECT_GE(seen.nans, 1u);
+    EXPECT_GE(seen.huge, 1u) << "a sum past exp's range";
   }
 }
 
@@ -811,13 +790,7 @@ TEST(CppBackend, AOneByOneConvOfOnePixelIsAMatrixVectorProduct) {
     std::vector<double> x = inputs[0].to_doubles();
     x[5] = NAN;
     inputs[0] = Tensor::from_doubles(DType::f32, inputs[0].shape(), x);
-    const std::vector<double> got = compiled->run(inputs)[0].to_doubles(), want = interpret(g, inputs)[0].to_doubles();
-    size_t nans = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-      nans += std::isnan(want[i]);
-      EXPECT_EQ(std::isnan(got[i]), std::isnan(want[i])) << "element " << i;
-    }
-    EXPECT_GE(nans, 1u);
+    EXPECT_GE(expect_as_the_reference(*compiled, g, inputs, 1e-5).nans, 1u);
   }
 }
 
