@@ -54,9 +54,10 @@ template <RkActivation A> struct RkDepthwiseFinish {
         hi(_mm512_set1_ps(a ? a->hi : INFINITY)),
         relu(a != nullptr && a->relu) {}
   __m512 operator()(__m512 sum) const {
+    // Before a SiLU the clamp is unbounded and there is no relu (RkActivation): not computed.
+    if constexpr (A == RkActivation::silu) return rk_silu_lanes(sum);
     const __m512 v = rk_min_lanes(hi, rk_max_lanes(lo, sum));
-    const __m512 clamped = relu ? _mm512_add_ps(v, _mm512_setzero_ps()) : v;
-    return A == RkActivation::silu ? rk_silu_lanes(clamped) : clamped;
+    return relu ? _mm512_add_ps(v, _mm512_setzero_ps()) : v;
   }
 };
 
