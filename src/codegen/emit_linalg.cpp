@@ -553,8 +553,10 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
   const Shape &ws = g_.node(w).type.shape, &os = n.type.shape;
   const Window win = window_of(n, &ws[2]);
   const int64_t groups = attr_int(n, "groups"), cg = ws[1], og = os[1] / groups, kk = cg * ws[2] * ws[3], plane = os[2] * os[3];
-  const int64_t panels = (plane + 31) / 32, wino = winograd_room(og, cg, os[2], os[3], win, ws), room = std::max(panels * 32 * kk, wino);
   Access xa = access(x);
+  if (plane == 1 && ws[2] == 1 && ws[3] == 1 && win.padding[0] == 0 && win.padding[1] == 0 && xa.strides[1] == 1)
+    return conv2d_one_pixel(id, w_ptr, c_at, gemm_out, bias);
+  const int64_t panels = (plane + 31) / 32, wino = winograd_room(og, cg, os[2], os[3], win, ws), room = std::max(panels * 32 * kk, wino);
   // Images and groups whose GEMMs are each too small for threads (the prelude's
   // kRkGemmParallelFlops; regnet_y_400mf's 3x3 convs of 8 channels a group, a batch of small
   // images) are shared out between the threads, each GEMM on one, with panels of its own: one
@@ -562,8 +564,6 @@ std::string Codegen::conv2d_panels(int id, const std::string& w_ptr, const std::
   const int64_t images = os[0] * groups;
   const bool by_images = target_.openmp && images >= 2 && wino == 0 && 2.0 * double(og) * double(plane) * double(kk) < kGemmParallelFlops &&
                          images * og * plane * kk >= (int64_t{1} << 17);
-  if (plane == 1 && ws[2] == 1 && ws[3] == 1 && win.padding[0] == 0 && win.padding[1] == 0 && xa.strides[1] == 1)
-    return conv2d_one_pixel(id, w_ptr, c_at, gemm_out, bias);
   // A batch norm then SiLU (efficientnet's, after its 1x1 convs and its first conv) on each block
   // by the conv kernels unit's rk_channel_silu_rows, a SiLU in 17 vector operations where the
   // generated one has 28; other epilogues stay generated.
