@@ -17,13 +17,19 @@ inline __mmask16 rk_lanes(int64_t lo, int64_t hi) {
   return hi <= lo ? (__mmask16)0 : (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
 }
 
+// All 16 lanes: the zero-masked form of an operation with this mask is the plain one. GCC 12's
+// plain alignr and permutexvar pass an "undefined" vector it then warns about as maybe
+// uninitialized where they are inlined into a kernel; the zero-masked forms pass a zero.
+constexpr __mmask16 kRkAllLanes = 0xFFFF;
+
 // Lanes q .. q + 15 of the 32 that are lo's then hi's (q a constant, 0 to 3).
 inline __m512 rk_shift_lanes(__m512 hi, __m512 lo, int q) {
+  const __m512i h = _mm512_castps_si512(hi), l = _mm512_castps_si512(lo);
   switch (q) {
     case 0: return lo;
-    case 1: return _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(hi), _mm512_castps_si512(lo), 1));
-    case 2: return _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(hi), _mm512_castps_si512(lo), 2));
-    default: return _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(hi), _mm512_castps_si512(lo), 3));
+    case 1: return _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kRkAllLanes, h, l, 1));
+    case 2: return _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kRkAllLanes, h, l, 2));
+    default: return _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kRkAllLanes, h, l, 3));
   }
 }
 

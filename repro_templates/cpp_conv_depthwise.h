@@ -239,7 +239,7 @@ void rk_depthwise_plane_wide(const float* x, const float* w, const RkConvWindow&
           const __m512 a = _mm512_maskz_loadu_ps(live[0], row), b = _mm512_maskz_loadu_ps(live[1], row + 16);
           const __m512 c = _mm512_maskz_loadu_ps(live[2], row + 32);
           const __m512 e0 = _mm512_permutex2var_ps(a, evens, b), o0 = _mm512_permutex2var_ps(a, odds, b);
-          const __m512 e1 = _mm512_permutexvar_ps(evens, c), o1 = _mm512_permutexvar_ps(odds, c);
+          const __m512 e1 = _mm512_maskz_permutexvar_ps(kRkAllLanes, evens, c), o1 = _mm512_maskz_permutexvar_ps(kRkAllLanes, odds, c);
 #pragma GCC unroll 7
           for (int j = 0; j < K; ++j) v[j] = rk_shift_lanes(j % 2 == 0 ? e1 : o1, j % 2 == 0 ? e0 : o0, j / 2);
         }
