@@ -57,6 +57,7 @@
 #include "reprokit/runtime/interpreter.h"
 #include "reprokit/runtime/npy.h"
 #include "reprokit/runtime/torch_emitter.h"
+#include "../src/codegen/cpp_toolchain.h"
 #include "../src/codegen/python_worker.h"
 
 using namespace reprokit;
@@ -78,6 +79,23 @@ template <class F> double median_us(F f, int runs) {
   }
   std::nth_element(t.begin(), t.begin() + static_cast<long>(t.size() / 2), t.end());
   return t[t.size() / 2];
+}
+
+// A cold compile of `g` into the fresh cache `cache` without the build's kernels library
+// (REPRO_KERNELS_LIBRARY=off: its kernels units compiled as well), in ms; -1 where there is no
+// library to leave out. What a machine the library was not built for pays.
+double cold_without_kernels_library_ms(const Graph& g, CompileOptions o, const fs::path& cache) {
+  if (kernels_library_dir().empty()) return -1;
+  const char* was = std::getenv("REPRO_KERNELS_LIBRARY");
+  const std::string before = was ? was : "";
+  ::setenv("REPRO_KERNELS_LIBRARY", "off", 1);
+  o.cache_dir = cache.string();
+  const auto t0 = Clock::now();
+  compile_graph(g, o);
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  if (was) ::setenv("REPRO_KERNELS_LIBRARY", before.c_str(), 1);
+  else ::unsetenv("REPRO_KERNELS_LIBRARY");
+  return ms;
 }
 
 // One run, untimed warm-up included: the interpreter on a large model (seconds a run).
@@ -419,10 +437,12 @@ int main(int argc, char** argv) {
   fmt::print("{}\n", peak_estimate());
   fmt::print("batch {}, {} thread(s) per engine\n", batch, engine_threads());
   fmt::print(
-      "{:<20} {:>9} {:>9} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>6} {:>10} {:>8} {:>10} {:>8} {:>8} {:>7} | {:>8} {:>8} {:>9} {:>12} "
+      "{:<20} {:>9} {:>9} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>6} {:>10} {:>8} {:>10} {:>8} {:>8} {:>7} | {:>8} {:>8} {:>8} {:>9} "
+      "{:>12} "
       "{:>8} | {:>7} {:>7}\n",
       "model", "cpp us", "cpp/smpl", "interp us", "torch us", "ort us", "ind us", "ov us", "torch/cpp", "ort/cpp", "ind/cpp", "ov/cpp", "interp/cpp",
-      "cpp GF/s", "torch GF/s", "ort GF/s", "ind GF/s", "ov GF/s", "cpp cold", "cpp warm", "ind cold", "ind/cpp cold", "ov comp", "cpp MB", "ort MB");
+      "cpp GF/s", "torch GF/s", "ort GF/s", "ind GF/s", "ov GF/s", "cpp cold", "cpp warm", "cpp bare", "ind cold", "ind/cpp cold", "ov comp",
+      "cpp MB", "ort MB");
   struct Model {
     std::string label;
     Graph graph;
@@ -501,6 +521,7 @@ int main(int argc, char** argv) {
     t0 = Clock::now();
     auto again = compile_graph(g, o);
     double warm_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    const double bare_ms = cold_without_kernels_library_ms(g, o, dir / "cache_bare");
     std::vector<Tensor> expected = compiled->run(inputs);  // what the peer engines' first runs must agree with
     double cpp = median_us([&] { compiled->run(inputs); }, n_iters);
     double interp = skipped("interp") ? -1
@@ -542,14 +563,15 @@ int main(int argc, char** argv) {
         "{:>12} {:>8} | {:>7} {:>7}\n",
         label, cpp, cpp / batch, us(interp), us(torch), us(ort), peer_us(ind), peer_us(ov), ratio(torch), ratio(ort), ratio(ind.us), ratio(ov.us),
         interp < 0 ? std::string("n/a") : fmt::format("{:.1f}", interp / cpp), gflops(cpp), gflops(torch), gflops(ort), gflops(ind.us), gflops(ov.us),
-        ms(cold_ms), fmt::format("{:.1f} ms", warm_ms), ms(ind.compile_ms),
+        ms(cold_ms), fmt::format("{:.1f} ms", warm_ms), ms(bare_ms), ms(ind.compile_ms),
         ind.compile_ms < 0 ? std::string("n/a") : fmt::format("{:.1f}", ind.compile_ms / cold_ms), ms(ov.compile_ms), mb(cpp_mb), mb(ort_t.peak_mb));
   }
   fmt::print("{}\n", openblas_core());
   fmt::print(
       "(torch/cpp, ort/cpp, ind/cpp, ov/cpp > 1: the cpp backend is faster than PyTorch eager, ONNX Runtime, Inductor, OpenVINO;\n"
       " GF/s (cpp, torch, ort, ind, ov) counts each model's direct multiply-adds: engines that do fewer, as Winograd convolutions do,\n"
-      " show an effective rate; cpp cold/warm = compile with a fresh cache / a cache hit (no compiler run); ind cold = Inductor's first\n"
+      " show an effective rate; cpp cold/warm = compile with a fresh cache / a cache hit (no compiler run); cpp bare = cold without the\n"
+      " build's kernels library (REPRO_KERNELS_LIBRARY=off: the kernels units compiled too); ind cold = Inductor's first\n"
       " call with an empty cache (trace, codegen, C++ build, one run), ind/cpp its ratio to cpp cold; ov comp = OpenVINO's read_model +\n"
       " compile_model; \"mismatch\": that engine's outputs disagree with cpp's, so its time is not reported;\n"
       " cpp/smpl = cpp us / batch; cpp MB, ort MB = what one run adds to the resident set of the process that runs it)\n");

@@ -66,4 +66,38 @@ void open_cache_dir(const std::string& cache_dir) {
   }
 }
 
+namespace {
+
+// Why `dir` cannot hold code this process links ("" when it can): it must be a real directory,
+// this user's or root's (an installed library), that neither its group nor others can write.
+std::string untrusted_because(const fs::path& dir) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) return std::strerror(errno);
+  if (S_ISLNK(st.st_mode)) return "it is a symbolic link";
+  if (!S_ISDIR(st.st_mode)) return "it is not a directory";
+  if (st.st_uid != ::geteuid() && st.st_uid != 0) return fmt::format("it belongs to user {}, neither you ({}) nor root", st.st_uid, ::geteuid());
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) return fmt::format("it is writable by {}", (st.st_mode & S_IWOTH) ? "everyone" : "its group");
+  return "";
+}
+
+}  // namespace
+
+fs::path kernels_library_dir() {
+  const char* e = std::getenv("REPRO_KERNELS_LIBRARY");
+  const bool named = e && *e;
+  if (named && std::string(e) == "off") return {};
+  const fs::path dir = named ? fs::path(e) : fs::path(REPROKIT_KERNELS_DIR);
+  if (dir.empty()) return {};
+  for (const fs::path& d : {dir, dir / "units"}) {
+    const std::string why = untrusted_because(d);
+    if (why.empty()) continue;
+    if (!named) return {};  // the build's own, moved or changed: units are compiled as before
+    throw UserError(
+        fmt::format("cannot use the kernels library '{}' (REPRO_KERNELS_LIBRARY): {}: reprokit links code from it "
+                    "(set REPRO_KERNELS_LIBRARY=off, or to a directory of yours that no one else can write)",
+                    d.string(), why));
+  }
+  return dir;
+}
+
 }  // namespace reprokit

@@ -759,42 +759,53 @@ std::string Codegen::run() {
 
 }  // namespace codegen_detail
 
+// The kernels the prelude implements: units of their own, each the same text for every graph
+// (see cpp_prelude.h), compiled where a unit calls them. They go first, longest first: units
+// compile side by side in list order, and one of these last in the list ran alone while the
+// other cores sat idle. (Compile times, -O3, on an AVX-512 Xeon: conv 1.4 s, few-channel conv
+// 1.0 s, a depthwise kernel 0.65-0.95 s, gemm 0.75 s, Winograd 0.7 s, pool 0.55 s; of each,
+// 0.14 s is the prelude and 0.23 s, for all but gemm, the intrinsics header.)
+const std::string& cpp_prelude() {
+  static const std::string prelude = template_text("cpp_prelude.h") + "\n";
+  return prelude;
+}
+
+const std::vector<CppKernelsUnit>& cpp_kernels_units() {
+  static const std::vector<CppKernelsUnit> table = [] {
+    const std::string& prelude = cpp_prelude();
+    std::vector<CppKernelsUnit> t;
+    const auto add = [&](std::string call, const std::string& defines) { t.push_back({std::move(call), defines + prelude}); };
+    add("rk_conv_gemm_f32(", "#define RK_CONV_KERNELS 1\n");
+    for (int stride : {1, 2}) add(fmt::format("rk_conv_few_channels_f32<{}>(", stride), fmt::format("#define RK_FEW_CHANNELS_KERNELS {}\n", stride));
+    for (int taps : {7, 5, 3})
+      for (int stride : {1, 2})
+        for (const char* activation : {"RkActivation::none", "RkActivation::silu"})
+          add(fmt::format("rk_depthwise_f32<{}, {}, {}>(", taps, stride, activation),
+              fmt::format("#define RK_DEPTHWISE_KERNEL {}, {}, {}\n", taps, stride, activation));
+    for (int channels : {4, 8, 16})
+      for (int stride : {1, 2})
+        add(fmt::format("rk_grouped_conv_f32<{}, {}>(", channels, stride), fmt::format("#define RK_GROUPED_KERNEL {}, {}\n", channels, stride));
+    add("rk_matmul_f32(", "#define RK_GEMM_KERNELS 1\n");
+    add("rk_conv_winograd_f32(", "#define RK_WINOGRAD_KERNELS 1\n");
+    add("rk_max_pool_f32(", "#define RK_POOL_KERNELS 1\n");
+    return t;
+  }();
+  return table;
+}
+
 CppSource render_cpp(const Graph& g, const NodeInjections& injections, const std::set<std::string>& frozen_inputs) {
   codegen_detail::Codegen gen(g, injections, codegen_detail::kCpuTarget, frozen_inputs);
   CppSource out;
-  const std::string prelude = template_text("cpp_prelude.h") + "\n";
+  const std::string& prelude = cpp_prelude();
   out.entry = gen.run();
   out.prelude = prelude;
   out.kernel_labels = gen.kernel_labels();
   for (auto& u : gen.units()) out.units.push_back(prelude + u.text);
-  // The kernels the prelude implements: units of their own, each the same text for every graph
-  // (see cpp_prelude.h), compiled where a unit calls them. They go first, longest first: units
-  // compile side by side in list order, and one of these last in the list ran alone while the
-  // other cores sat idle. (Compile times, -O3, on an AVX-512 Xeon: conv 1.4 s, few-channel conv
-  // 1.0 s, a depthwise kernel 0.65-0.95 s, gemm 0.75 s, Winograd 0.7 s, pool 0.55 s; of each,
-  // 0.14 s is the prelude and 0.23 s, for all but gemm, the intrinsics header.)
-  struct KernelsUnit {
-    std::string call, defines;
-  };
-  std::vector<KernelsUnit> table = {{"rk_conv_gemm_f32(", "#define RK_CONV_KERNELS 1\n"}};
-  for (int stride : {1, 2})
-    table.push_back({fmt::format("rk_conv_few_channels_f32<{}>(", stride), fmt::format("#define RK_FEW_CHANNELS_KERNELS {}\n", stride)});
-  for (int taps : {7, 5, 3})
-    for (int stride : {1, 2})
-      for (const char* activation : {"RkActivation::none", "RkActivation::silu"})
-        table.push_back({fmt::format("rk_depthwise_f32<{}, {}, {}>(", taps, stride, activation),
-                         fmt::format("#define RK_DEPTHWISE_KERNEL {}, {}, {}\n", taps, stride, activation)});
-  for (int channels : {4, 8, 16})
-    for (int stride : {1, 2})
-      table.push_back(
-          {fmt::format("rk_grouped_conv_f32<{}, {}>(", channels, stride), fmt::format("#define RK_GROUPED_KERNEL {}, {}\n", channels, stride)});
-  table.push_back({"rk_matmul_f32(", "#define RK_GEMM_KERNELS 1\n"});
-  table.push_back({"rk_conv_winograd_f32(", "#define RK_WINOGRAD_KERNELS 1\n"});
-  table.push_back({"rk_max_pool_f32(", "#define RK_POOL_KERNELS 1\n"});
+  // The kernels the prelude implements that this graph calls, first (cpp_kernels_units).
   std::vector<std::string> kernels;
-  for (const KernelsUnit& k : table)
+  for (const CppKernelsUnit& k : cpp_kernels_units())
     if (std::any_of(gen.units().begin(), gen.units().end(), [&](const auto& u) { return u.text.find(k.call) != std::string::npos; }))
-      kernels.push_back(k.defines + prelude);
+      kernels.push_back(k.text);
   out.units.insert(out.units.begin(), kernels.begin(), kernels.end());
   out.library_units = kernels.size();
   return out;

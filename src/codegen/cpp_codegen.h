@@ -38,6 +38,18 @@ struct CppSource {
 };
 CppSource render_cpp(const Graph& g, const NodeInjections& injections, const std::set<std::string>& frozen_inputs = {});
 
+// What every unit but the kernels units, and the entry point, begin with (cpp_prelude.h).
+const std::string& cpp_prelude();
+
+// A kernels unit: one of the prelude's kernel families (a conv GEMM, a depthwise window and
+// activation, ...) as a translation unit of its own, the same text in every graph that calls it.
+struct CppKernelsUnit {
+  std::string call;  // what a generated unit's text holds where it calls the family
+  std::string text;  // the unit: the family's #define, then the prelude
+};
+// Every kernels unit render_cpp can put in a graph, longest to compile first.
+const std::vector<CppKernelsUnit>& cpp_kernels_units();
+
 // The same lowering rendered as CUDA C++: one `rk_graph_kernel(inputs, outputs, ws, err)` run by a
 // single thread block, each kernel a block-strided loop followed by __syncthreads(). Errors set
 // *err to a 1-based index into error_messages.

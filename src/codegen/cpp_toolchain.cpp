@@ -105,6 +105,9 @@ const std::string& compiler_identity(const std::string& compiler) {
   return id;
 }
 
+// What every cache key hashes after the text: the compiler, what it says it is, the flags and the CPU.
+std::string key_salt(const std::string& compiler) { return "\n" + compiler + compiler_identity(compiler) + flags_text(); }
+
 // A new file for this process alone: never an existing file, nor a symlink planted at the name
 // (Dir::write_new creates it with O_EXCL | O_NOFOLLOW). UserError when it cannot be made.
 void write_new_private_file(const fs::path& path, const std::string& text) {
@@ -229,13 +232,19 @@ void write_entry(const fs::path& entry, const std::string& text) {
 // build has made it (a model's first compile, before its minifier candidates).
 constexpr size_t kPrecompileFrom = 6;
 
-// The prelude's header when it and its precompiled form are intact entries (built now when
-// `build`), or "" when there is none: the units are then compiled whole, prelude included.
-std::string prelude_header(const fs::path& units_dir, const std::string& prelude, const std::string& salt, const std::string& compiler, bool build) {
+// The prelude's header when it and its precompiled form are intact entries, in the cache or
+// else in the kernels library's units (`library_units`, empty for none), or built now in the cache
+// when `build`; "" when there is none: the units are then compiled whole, prelude included.
+std::string prelude_header(const fs::path& units_dir, const fs::path& library_units, const std::string& prelude, const std::string& salt,
+                           const std::string& compiler, bool build) {
   const std::string key = fmt::format("{:016x}", fnv1a64(prelude + salt));
   const fs::path header = units_dir / ("p_" + key + ".h"), pch = units_dir / ("p_" + key + ".h.gch"), failed = units_dir / ("p_" + key + ".error");
   std::error_code ec;
   if (entry_intact(header) && entry_intact(pch)) return header.string();
+  if (!library_units.empty()) {
+    const fs::path built = library_units / header.filename();
+    if (entry_intact(built) && entry_intact(library_units / pch.filename())) return built.string();
+  }
   if (!build || fs::exists(failed, ec)) return "";  // a compiler that cannot precompile it is not asked again
   try {
     if (!entry_intact(header)) write_entry(header, prelude);
@@ -255,6 +264,7 @@ std::string prelude_header(const fs::path& units_dir, const std::string& prelude
 CompiledLibrary build_and_load(const CppSource& source, const fs::path& dir, const std::string& key, const std::string& salt,
                                const std::string& compiler) {
   const fs::path units_dir = dir / "units";
+  const fs::path library = kernels_library_dir();
   std::error_code ec;
   CacheInUse in_use(dir);  // nothing this build checks is evicted before it is linked or loaded
   fs::path so = dir / ("rk_" + key + ".so");
@@ -276,8 +286,18 @@ CompiledLibrary build_and_load(const CppSource& source, const fs::path& dir, con
       const std::string ukey = fmt::format("{:016x}", fnv1a64(source.units[i] + salt));
       if (!seen.insert(ukey).second) continue;
       const fs::path obj = unit_file(ukey, ".o"), rejected = unit_file(ukey, ".error");
+      if (entry_intact(obj)) {
+        objects.push_back(obj);
+        continue;
+      }
+      if (i < source.library_units && !library.empty()) {
+        const fs::path built = library / "units" / ("u_" + ukey + ".o");
+        if (entry_intact(built)) {
+          objects.push_back(built);
+          continue;
+        }
+      }
       objects.push_back(obj);
-      if (entry_intact(obj)) continue;
       if (fs::is_regular_file(rejected, ec)) throw CompileFailure(FailureKind::compile_error, read_file(rejected.string(), kMaxTextFileBytes));
       missing.emplace_back(i, ukey);
     }
@@ -297,7 +317,8 @@ CompiledLibrary build_and_load(const CppSource& source, const fs::path& dir, con
     compiles.push_back([&] {
       std::string header;
       try {
-        header = prelude_header(units_dir, source.prelude, salt, compiler, would_use >= kPrecompileFrom);
+        header =
+            prelude_header(units_dir, library.empty() ? fs::path() : library / "units", source.prelude, salt, compiler, would_use >= kPrecompileFrom);
       } catch (...) {
         // compiled whole; whatever was thrown, the units waiting for the header must be told
       }
@@ -366,7 +387,7 @@ CompiledLibrary build_and_load(const CppSource& source, const fs::path& dir, con
 
 CompiledLibrary build_shared_object(const CppSource& source, const std::string& cache_dir) {
   const std::string compiler = REPROKIT_CXX_COMPILER;
-  const std::string salt = "\n" + compiler + compiler_identity(compiler) + flags_text();
+  const std::string salt = key_salt(compiler);
   std::string whole = source.entry;
   for (auto& u : source.units) whole += u;
   const std::string key = fmt::format("{:016x}", fnv1a64(whole + salt));
@@ -376,6 +397,44 @@ CompiledLibrary build_shared_object(const CppSource& source, const std::string& 
   CompiledLibrary lib = build_and_load(source, dir, key, salt, compiler);
   if (!lib.cache_hit) evict_least_recently_used(dir, size_limit);  // the cache only grows when something was built
   return lib;
+}
+
+int build_kernels_library(const std::string& dir) {
+  const std::string compiler = REPROKIT_CXX_COMPILER;
+  const std::string salt = key_salt(compiler);
+  open_cache_dir(dir);
+  const fs::path units = fs::path(dir) / "units";
+  std::set<std::string> names;  // what the library holds once built
+  std::vector<std::function<void()>> compiles;
+  std::vector<std::string> logs(cpp_kernels_units().size());
+  for (size_t i = 0; i < cpp_kernels_units().size(); ++i) {
+    const std::string& text = cpp_kernels_units()[i].text;
+    const std::string ukey = fmt::format("{:016x}", fnv1a64(text + salt));
+    const fs::path obj = units / ("u_" + ukey + ".o");
+    for (const char* ext : {".o", ".o.digest", ".cpp"}) names.insert("u_" + ukey + ext);
+    if (entry_intact(obj)) continue;
+    compiles.push_back([&, i, ukey, obj] {
+      run_compiler(dir, compiler, kLibraryUnitFlags, cpp_kernels_units()[i].text, units / ("u_" + ukey + ".cpp"), obj, {},
+                   units / ("u_" + ukey + ".error"), logs[i]);
+    });
+  }
+  const int units_compiled = static_cast<int>(compiles.size());
+  // The precompiled prelude, which every generated unit of every graph can use.
+  compiles.insert(compiles.begin(), [&] {
+    const std::string header = prelude_header(units, {}, cpp_prelude(), salt, compiler, true);
+    if (header.empty()) return;  // a compiler that cannot precompile it: the units read the prelude
+    const std::string name = fs::path(header).filename().string();
+    for (const char* ext : {"", ".digest", ".gch", ".gch.digest"}) names.insert(name + ext);
+  });
+  run_side_by_side(compiles);
+  // What an older build left (other texts, flags or compiler): no key reaches it any more.
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(units, ec))
+    if (!names.count(e.path().filename().string())) fs::remove(e.path(), ec);
+  std::string all;
+  for (auto& l : logs) all += l;
+  g_last_warnings = all;
+  return units_compiled;
 }
 
 }  // namespace reprokit

@@ -4,6 +4,7 @@
 // library links them with the entry point and is kept by the hash of the whole.
 #pragma once
 #include <cstdint>
+#include <filesystem>
 #include <string>
 
 #include "cpp_codegen.h"
@@ -29,5 +30,19 @@ CompiledLibrary build_shared_object(const CppSource& source, const std::string& 
 // files) with mode 0700 where missing, and refuses (UserError) one that is a symlink, not this
 // user's, or writable by group or others: its code gets loaded.
 void open_cache_dir(const std::string& cache_dir);
+
+// The kernels library: every kernels unit (cpp_kernels_units) compiled when reprokit was built,
+// laid out as a compile cache (<dir>/units/u_<key>.o with digests) under the same keys, so that a
+// fresh cache links the prelude's kernels instead of compiling them (they are most of a model's
+// cold compile). A key holds the compiler, its version, the flags and the CPU, so a library built
+// by another compiler or on another machine is never used: its units are compiled as before.
+// Where it is: REPRO_KERNELS_LIBRARY (a directory, or "off" for none), else the build's own
+// (build/kernels). Empty when there is none or it cannot be trusted: it must be a directory (not a
+// link) of this user's or root's that no one else can write, as must its units/; one named in
+// REPRO_KERNELS_LIBRARY that is not is refused (UserError), the build's own is just not used.
+std::filesystem::path kernels_library_dir();
+// Compiles into `dir` every kernels unit it does not hold intact and removes what no key reaches
+// any more; returns how many units it compiled. CompileFailure when the compiler rejects one.
+int build_kernels_library(const std::string& dir);
 
 }  // namespace reprokit
