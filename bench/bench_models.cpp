@@ -5,7 +5,8 @@
 // default mode, of the same emitted PyTorch program, in the Python the Python backends use:
 // $REPROKIT_PYTHON or .venv) vs OpenVINO (its CPU plugin on the .onnx file ONNX Runtime runs,
 // INFERENCE_NUM_THREADS one per core, f32 precision); Inductor and OpenVINO through
-// bench/peer_engines.py. Compile times: cpp cold (fresh cache) and warm (cache hit), Inductor cold
+// bench/peer_engines.py. Compile times: cpp cold (fresh cache), warm (cache hit) and bare (fresh
+// cache, without the build's kernels library: REPRO_KERNELS_LIBRARY=off), Inductor cold
 // (its first call, with an empty TORCHINDUCTOR_CACHE_DIR and no FX graph cache) and its ratio to
 // cpp cold, OpenVINO's read_model + compile_model. Each time is the median of N timed runs after 3
 // warm-up runs, for every engine alike: N = --iters, a tenth of it (at least 11) for models over

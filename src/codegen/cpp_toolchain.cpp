@@ -229,7 +229,8 @@ void write_entry(const fs::path& entry, const std::string& text) {
 // .gch is missing or g++ finds it unusable, g++ reads the header's text instead: the same code.
 // Building it takes about 0.7 s, which a build of fewer translation units after the prelude than
 // this does not repay at once on two cores (about 0.23 s saved a unit); those use it once a larger
-// build has made it (a model's first compile, before its minifier candidates).
+// build has made it (a model's first compile, before its minifier candidates), or from the
+// kernels library, which has it built.
 constexpr size_t kPrecompileFrom = 6;
 
 // The prelude's header when it and its precompiled form are intact entries, in the cache or
@@ -429,8 +430,10 @@ int build_kernels_library(const std::string& dir) {
   run_side_by_side(compiles);
   // What an older build left (other texts, flags or compiler): no key reaches it any more.
   std::error_code ec;
+  std::vector<fs::path> stale;  // listed first: a directory is not changed while it is read
   for (const auto& e : fs::directory_iterator(units, ec))
-    if (!names.count(e.path().filename().string())) fs::remove(e.path(), ec);
+    if (!names.count(e.path().filename().string())) stale.push_back(e.path());
+  for (const fs::path& f : stale) fs::remove(f, ec);
   std::string all;
   for (auto& l : logs) all += l;
   g_last_warnings = all;
