@@ -213,6 +213,13 @@ std::pair<size_t, size_t> units_after_prelude(const fs::path& cache) {
   return {after, all};
 }
 
+// The cache's own precompiled prelude is what these tests are about: without the kernels library,
+// which has one built (tests/codegen/kernels_library_test.cpp).
+struct NoKernelsLibrary {
+  NoKernelsLibrary() { ::setenv("REPRO_KERNELS_LIBRARY", "off", 1); }
+  ~NoKernelsLibrary() { ::unsetenv("REPRO_KERNELS_LIBRARY"); }
+};
+
 double many_units_error(const fs::path& cache, int salt = 0, bool matmul = false) {
   auto opts = cpp_options();
   opts.cache_dir = cache.string();
@@ -224,6 +231,7 @@ double many_units_error(const fs::path& cache, int salt = 0, bool matmul = false
 // The prelude (most of what g++ read for a unit) is compiled once per cache into a precompiled
 // header, and units compiled after it begin where the prelude ends; their results are the same.
 TEST(CompileCacheEntries, ThePreludeIsPrecompiledOnceAndLaterUnitsStartAfterIt) {
+  NoKernelsLibrary off;
   const fs::path cache = fresh_cache("prelude");
   EXPECT_LT(many_units_error(cache), 1e-5);
   auto headers = files_like(cache / "units", "p_", ".h"), compiled = files_like(cache / "units", "p_", ".h.gch");
@@ -244,6 +252,7 @@ TEST(CompileCacheEntries, ThePreludeIsPrecompiledOnceAndLaterUnitsStartAfterIt) 
 // The kernels units compile whole while the prelude is precompiled beside them; every other unit
 // of the same build starts after it.
 TEST(CompileCacheEntries, KernelsUnitsCompileWhileThePreludeIsPrecompiled) {
+  NoKernelsLibrary off;
   const fs::path cache = fresh_cache("prelude-kernels");
   EXPECT_LT(many_units_error(cache, 0, true), 1e-4);
   ASSERT_EQ(files_like(cache / "units", "p_", ".h.gch").size(), 1u);
@@ -261,6 +270,7 @@ TEST(CompileCacheEntries, KernelsUnitsCompileWhileThePreludeIsPrecompiled) {
 
 // A build of one unit and the entry point does not pay for precompiling the prelude.
 TEST(CompileCacheEntries, ASmallBuildInAFreshCacheDoesNotPrecompileThePrelude) {
+  NoKernelsLibrary off;
   const fs::path cache = fresh_cache("prelude-small");
   expect_exp(run_through(kExp, cache));
   EXPECT_TRUE(files_like(cache / "units", "p_", ".gch").empty());
@@ -272,6 +282,7 @@ TEST(CompileCacheEntries, ASmallBuildInAFreshCacheDoesNotPrecompileThePrelude) {
 // A damaged precompiled prelude is never given to the compiler: units compile whole until a build
 // large enough makes it again.
 TEST(CompileCacheEntries, ADamagedPrecompiledPreludeIsNotUsedAndIsBuiltAgain) {
+  NoKernelsLibrary off;
   const fs::path cache = fresh_cache("prelude-damaged");
   EXPECT_LT(many_units_error(cache), 1e-5);
   auto compiled = files_like(cache / "units", "p_", ".h.gch");
