@@ -145,8 +145,8 @@ void publish_entry(const fs::path& tmp, const fs::path& entry) {
 
 // One compiler run over `src` (written to `dir` under a unique name first) producing `out`, or,
 // with no kept_src, a link of extra_inputs alone; throws CompileFailure with the compiler's first
-// error and log when it fails, and remembers a plain rejection in `remembered` (a killed or
-// crashed compiler may do better next time).
+// error and log when it fails, and remembers a plain rejection in `remembered`, unless that is
+// empty (a killed or crashed compiler may do better next time).
 // A cache entry (`cached`) gets its digest recorded before it takes its name.
 // The compiler's temporary files (g++'s cc*.s, cc*.o, cc*.res) go to the cache's tmp/, not the
 // shared temporary directory: a compile killed with its process group (a minifier's time limit, a
@@ -183,7 +183,7 @@ void run_compiler(const fs::path& cache_dir, const std::string& compiler, const 
     if (auto e = log.find("error:"); e != std::string::npos) first = log.substr(e, log.find('\n', e) - e);
     std::string message =
         fmt::format("C++ compiler rejected the generated code: {}\n{} log:\n{}", first, (has_source ? (ec ? src : kept_src) : out).string(), log);
-    if (pr.exit_code == 1 && pr.signal == 0 && !pr.timed_out) {
+    if (pr.exit_code == 1 && pr.signal == 0 && !pr.timed_out && !remembered.empty()) {
       fs::path err_tmp = remembered.parent_path() / (remembered.filename().string() + "." + tag + ".tmp");
       try {
         write_new_private_file(err_tmp, message);
@@ -358,9 +358,16 @@ CompiledLibrary build_and_load(const CppSource& source, const fs::path& dir, con
       throw;
     }
     std::vector<std::string> inputs = {entry_object.string()};
-    for (auto& o : objects) inputs.push_back(o.string());
+    bool from_library = false;
+    for (auto& o : objects) {
+      inputs.push_back(o.string());
+      from_library = from_library || (!library.empty() && o.parent_path().parent_path() == library);
+    }
     inputs.insert(inputs.end(), kLibs.begin(), kLibs.end());
-    run_compiler(dir, compiler, kFlags, "", {}, so, inputs, rejected_whole, link_log);
+    // A link of the kernels library's objects is not remembered as the graph's rejection when it
+    // fails: the library is outside the cache (a rebuild of reprokit may replace it between this
+    // build's check and its link), and the next build, which checks again, may do better.
+    run_compiler(dir, compiler, kFlags, "", {}, so, inputs, from_library ? fs::path() : rejected_whole, link_log);
     fs::remove(entry_object, ec);  // only the link needed it
     std::string all;
     for (auto& l : logs) all += l;

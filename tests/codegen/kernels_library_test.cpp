@@ -1,6 +1,7 @@
 // The kernels library (cpp_toolchain.h): the build compiles every kernels unit once, a fresh
 // compile cache links them from there, and a library that is damaged, stale or writable by others
 // is compiled around or refused, never linked.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -16,6 +17,7 @@
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/support/files.h"
+#include "reprokit/support/hash.h"
 
 using namespace reprokit;
 using namespace reprokit::testing;
@@ -198,4 +200,27 @@ TEST(KernelsLibrary, ABuildKeepsWhatIsIntactAndRemovesWhatIsStale) {
   const auto after = objects_in(copy);
   EXPECT_EQ(after.size(), cpp_kernels_units().size());
   for (const fs::path& o : after) EXPECT_TRUE(entry_intact(o)) << o;
+}
+
+// A link that fails on the library's objects (here objects replaced with their digests to match,
+// as a rebuild of reprokit replacing the library between a build's check and its link would
+// look) is not remembered as the graph's rejection: the next build, without them, succeeds.
+TEST(KernelsLibrary, ALinkThatFailsOnItsObjectsIsNotRememberedAsTheGraphsRejection) {
+  const fs::path library = builds_library();
+  if (library.empty()) GTEST_SKIP() << "this build has no kernels library (REPRO_KERNELS_LIBRARY=OFF)";
+  const fs::path copy = copy_of(library, "unlinkable");
+  for (const fs::path& o : objects_in(copy)) {
+    const std::string junk = "not an object";
+    std::ofstream(o, std::ios::trunc) << junk;
+    std::ofstream(o.string() + ".digest", std::ios::trunc) << fmt::format("fnv1a64 {:016x}\n", fnv1a64(junk));
+    ASSERT_TRUE(entry_intact(o)) << o;
+  }
+  const fs::path cache = fresh("unlinkable-cache");
+  {
+    LibraryAt at(copy.string());
+    EXPECT_ANY_THROW(compile_and_check(cache));
+  }
+  for (const auto& e : fs::directory_iterator(cache)) EXPECT_NE(e.path().extension(), ".error") << e.path();
+  LibraryAt off("off");
+  compile_and_check(cache);
 }
