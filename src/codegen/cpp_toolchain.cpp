@@ -108,6 +108,12 @@ const std::string& compiler_identity(const std::string& compiler) {
 // What every cache key hashes after the text: the compiler, what it says it is, the flags and the CPU.
 std::string key_salt(const std::string& compiler) { return "\n" + compiler + compiler_identity(compiler) + flags_text(); }
 
+// The cache key of `text`: the hash of it and the salt, as every entry's name holds it.
+std::string content_key(const std::string& text, const std::string& salt) { return fmt::format("{:016x}", fnv1a64(text + salt)); }
+
+// A unit's file in a units/ directory (the cache's or the kernels library's): u_<key><ext>.
+fs::path unit_file(const fs::path& units_dir, const std::string& ukey, const char* ext) { return units_dir / ("u_" + ukey + ext); }
+
 // A new file for this process alone: never an existing file, nor a symlink planted at the name
 // (Dir::write_new creates it with O_EXCL | O_NOFOLLOW). UserError when it cannot be made.
 void write_new_private_file(const fs::path& path, const std::string& text) {
@@ -238,7 +244,7 @@ constexpr size_t kPrecompileFrom = 6;
 // when `build`; "" when there is none: the units are then compiled whole, prelude included.
 std::string prelude_header(const fs::path& units_dir, const fs::path& library_units, const std::string& prelude, const std::string& salt,
                            const std::string& compiler, bool build) {
-  const std::string key = fmt::format("{:016x}", fnv1a64(prelude + salt));
+  const std::string key = content_key(prelude, salt);
   const fs::path header = units_dir / ("p_" + key + ".h"), pch = units_dir / ("p_" + key + ".h.gch"), failed = units_dir / ("p_" + key + ".error");
   std::error_code ec;
   if (entry_intact(header) && entry_intact(pch)) return header.string();
@@ -280,21 +286,22 @@ CompiledLibrary build_and_load(const CppSource& source, const fs::path& dir, con
     // compiler rejected before is rejected again at once (the minifier's probe, its final
     // verification and reruns of a compile-error bundle then cost no compile each).
     std::vector<fs::path> objects;
-    const auto unit_file = [&](const std::string& ukey, const char* ext) { return units_dir / ("u_" + ukey + ext); };
+    bool from_library = false;                            // an object linked from the kernels library (see the link below)
     std::vector<std::pair<size_t, std::string>> missing;  // the units to compile: index, key
     std::set<std::string> seen;                           // a unit can occur twice in one graph (copies of like outputs)
     for (size_t i = 0; i < source.units.size(); ++i) {
-      const std::string ukey = fmt::format("{:016x}", fnv1a64(source.units[i] + salt));
+      const std::string ukey = content_key(source.units[i], salt);
       if (!seen.insert(ukey).second) continue;
-      const fs::path obj = unit_file(ukey, ".o"), rejected = unit_file(ukey, ".error");
+      const fs::path obj = unit_file(units_dir, ukey, ".o"), rejected = unit_file(units_dir, ukey, ".error");
       if (entry_intact(obj)) {
         objects.push_back(obj);
         continue;
       }
       if (i < source.library_units && !library.empty()) {
-        const fs::path built = library / "units" / ("u_" + ukey + ".o");
+        const fs::path built = unit_file(library / "units", ukey, ".o");
         if (entry_intact(built)) {
           objects.push_back(built);
+          from_library = true;
           continue;
         }
       }
@@ -336,7 +343,8 @@ CompiledLibrary build_and_load(const CppSource& source, const fs::path& dir, con
     for (auto& [i, ukey] : missing)
       compiles.push_back([&, i = i, ukey = ukey] {
         auto [text, flags] = compiled_as(source.units[i], i < source.library_units);
-        run_compiler(dir, compiler, flags, text, unit_file(ukey, ".cpp"), unit_file(ukey, ".o"), {}, unit_file(ukey, ".error"), logs[i]);
+        run_compiler(dir, compiler, flags, text, unit_file(units_dir, ukey, ".cpp"), unit_file(units_dir, ukey, ".o"), {},
+                     unit_file(units_dir, ukey, ".error"), logs[i]);
       });
     // The entry point compiles beside the units (last: the list is longest first), then all
     // are linked into the library. Compiled after them, as it was, it added its 0.15-0.2 s to
@@ -358,11 +366,7 @@ CompiledLibrary build_and_load(const CppSource& source, const fs::path& dir, con
       throw;
     }
     std::vector<std::string> inputs = {entry_object.string()};
-    bool from_library = false;
-    for (auto& o : objects) {
-      inputs.push_back(o.string());
-      from_library = from_library || (!library.empty() && o.parent_path().parent_path() == library);
-    }
+    for (auto& o : objects) inputs.push_back(o.string());
     inputs.insert(inputs.end(), kLibs.begin(), kLibs.end());
     // A link of the kernels library's objects is not remembered as the graph's rejection when it
     // fails: the library is outside the cache (a rebuild of reprokit may replace it between this
@@ -398,7 +402,7 @@ CompiledLibrary build_shared_object(const CppSource& source, const std::string& 
   const std::string salt = key_salt(compiler);
   std::string whole = source.entry;
   for (auto& u : source.units) whole += u;
-  const std::string key = fmt::format("{:016x}", fnv1a64(whole + salt));
+  const std::string key = content_key(whole, salt);
   const fs::path dir(cache_dir);
   open_cache_dir(cache_dir);
   const uint64_t size_limit = cache_size_limit();
@@ -417,13 +421,13 @@ int build_kernels_library(const std::string& dir) {
   std::vector<std::string> logs(cpp_kernels_units().size());
   for (size_t i = 0; i < cpp_kernels_units().size(); ++i) {
     const std::string& text = cpp_kernels_units()[i].text;
-    const std::string ukey = fmt::format("{:016x}", fnv1a64(text + salt));
-    const fs::path obj = units / ("u_" + ukey + ".o");
-    for (const char* ext : {".o", ".o.digest", ".cpp"}) names.insert("u_" + ukey + ext);
+    const std::string ukey = content_key(text, salt);
+    const fs::path obj = unit_file(units, ukey, ".o");
+    for (const char* ext : {".o", ".o.digest", ".cpp"}) names.insert(unit_file(units, ukey, ext).filename().string());
     if (entry_intact(obj)) continue;
     compiles.push_back([&, i, ukey, obj] {
-      run_compiler(dir, compiler, kLibraryUnitFlags, cpp_kernels_units()[i].text, units / ("u_" + ukey + ".cpp"), obj, {},
-                   units / ("u_" + ukey + ".error"), logs[i]);
+      run_compiler(dir, compiler, kLibraryUnitFlags, cpp_kernels_units()[i].text, unit_file(units, ukey, ".cpp"), obj, {},
+                   unit_file(units, ukey, ".error"), logs[i]);
     });
   }
   const int units_compiled = static_cast<int>(compiles.size());
