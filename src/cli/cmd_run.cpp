@@ -271,7 +271,8 @@ static CommandRegistration reg(
                       "  --verbose           log each compiler pass\n"
                       "  --train             also run the backward pass on the sum of the outputs (gradients of inputs marked grad)\n"
                       "environment: REPRO_AFTER (dynamo|aot) REPRO_LEVEL (1-4) REPRO_DIR REPRO_MINIFY REPRO_TOLERANCE REPRO_TIMEOUT\n"
-                      "             REPRO_INJECT REPRO_INJECT_PASS (ambient: a graph without the op runs clean) REPRO_MEMORY_BUDGET (MB)",
+                      "             REPRO_INJECT REPRO_INJECT_PASS (ambient: a graph without the op runs clean) REPRO_MEMORY_BUDGET (MB)\n"
+                      "             cpp backend: REPRO_CACHE_DIR REPRO_CACHE_MAX REPRO_KERNELS_LIBRARY (off, or the kernels library's directory)",
      run_model});
 
 }  // namespace reprokit::cli

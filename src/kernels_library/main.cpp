@@ -9,14 +9,21 @@
 #include <cstdio>
 #include <exception>
 #include <fstream>
+#include <string>
 
 #include "../codegen/cpp_toolchain.h"
 #include "reprokit/codegen/compiler.h"
 #include "reprokit/support/errors.h"
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    fmt::print(stderr, "usage: {} DIR\n", argc > 0 ? argv[0] : "reprokit_kernels");
+  const char* usage =
+      "usage: reprokit_kernels DIR\ncompiles the cpp backend's kernels units and precompiled prelude into DIR (see REPRO_KERNELS_LIBRARY)\n";
+  if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+    fmt::print("{}", usage);
+    return 0;
+  }
+  if (argc != 2 || argv[1][0] == '-' || argv[1][0] == '\0') {  // an option is not a directory to create
+    fmt::print(stderr, "{}", usage);
     return 2;
   }
   const auto t0 = std::chrono::steady_clock::now();

@@ -18,6 +18,7 @@ TEST(Cli, HelpListsEveryCommand) {
     EXPECT_NE(r.out.find(std::string("  ") + c), std::string::npos) << c;
   auto run_help = reprokit_cli({"run", "--help"}, dir);
   EXPECT_NE(run_help.out.find("REPRO_TIMEOUT"), std::string::npos);
+  EXPECT_NE(run_help.out.find("REPRO_KERNELS_LIBRARY"), std::string::npos) << "the cpp backend's variables are listed too";
 }
 
 // Every name --only and --skip take is listed, the first guesses first (they run first).
