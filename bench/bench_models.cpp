@@ -10,9 +10,13 @@
 // (its first call, with an empty TORCHINDUCTOR_CACHE_DIR and no FX graph cache) and its ratio to
 // cpp cold, OpenVINO's read_model + compile_model. Each time is the median of N timed runs after 3
 // warm-up runs, for every engine alike: N = --iters, a tenth of it (at least 11) for models over
-// 100 MFLOP. Inductor's and OpenVINO's first outputs are checked against the cpp backend's (within
-// a thousandth of each output's scale, looser for f16/bf16 graphs): "mismatch" instead of a time
-// when they disagree.
+// 100 MFLOP. The engines are timed in turn, --rounds times (in reverse order every other round),
+// and each engine's time is the median of its rounds: on a shared machine whose load comes and
+// goes, a busy minute is not charged to whichever engine ran in it (one round on two threads put
+// mobilenet_v2's cpp and ONNX Runtime times at twice what they were a minute later, and
+// OpenVINO's, timed after them, at half theirs). Inductor's and OpenVINO's first outputs are
+// checked against the cpp backend's (within a thousandth of each output's scale, looser for
+// f16/bf16 graphs): "mismatch" instead of a time when they disagree.
 // Models: the examples, bench/models/*.rk, and resnet18, mobilenet_v2, squeezenet1_0, a small ViT,
 // densenet121, efficientnet_b0, convnext_tiny and regnet_y_400mf exported from torchvision by
 // tests/models/export_models.py (random weights; skipped without python3-torch/torchvision). ONNX
@@ -20,8 +24,8 @@
 // and fold), a .rk model as `reprokit export` writes it with its inputs after the first (the
 // weights) as initializers; for the cpp backend, PyTorch and Inductor the weights are inputs (the
 // cpp backend's frozen: CompileOptions::frozen_inputs).
-// Usage: bench_models [--iters N] [--only NAME]... [--skip interp|torch|ort|inductor|openvino|memory]...
-//                     [--threads T] [--batch B] [--keep]
+// Usage: bench_models [--iters N] [--rounds R] [--only NAME]...
+//                     [--skip interp|torch|ort|inductor|openvino|memory]... [--threads T] [--batch B] [--keep]
 // --threads T: every engine runs on T threads (the cpp backend's OpenMP, ONNX Runtime's intra-op
 // threads, torch.set_num_threads, OpenVINO's INFERENCE_NUM_THREADS); default one per core.
 // --batch B: the real models are exported with batch B (the .rk models, whose shapes are fixed,
@@ -45,6 +49,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -97,6 +102,14 @@ double cold_without_kernels_library_ms(const Graph& g, CompileOptions o, const f
   if (was) ::setenv("REPRO_KERNELS_LIBRARY", before.c_str(), 1);
   else ::unsetenv("REPRO_KERNELS_LIBRARY");
   return ms;
+}
+
+// The median of an engine's times over the rounds (-1: it did not run).
+double median_of(std::vector<double> v) {
+  if (v.empty()) return -1;
+  std::sort(v.begin(), v.end());
+  const size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
 }
 
 // One run, untimed warm-up included: the interpreter on a large model (seconds a run).
@@ -418,12 +431,13 @@ int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--peak-rss") return peak_rss_child(argv[2]);
   const bench::BenchOptions options(argc, argv, "bench_models",
                                     {{"--iters", "N", "timed runs per engine and model (a tenth, at least 11, over 100 MFLOP); default 200"},
+                                     {"--rounds", "R", "time the engines in turn R times, each engine's time the median of its rounds; default 3"},
                                      {"--only", "NAME", "only this model (repeatable)"},
                                      {"--skip", "COLUMN", "leave out interp, torch, ort, inductor, openvino or memory (repeatable)"},
                                      {"--threads", "T", "threads for every engine; default one per core"},
                                      {"--batch", "B", "export the real models with batch B (the .rk models left out)"},
                                      {"--keep", nullptr, "keep the scratch directory"}});
-  const int iters = options.number("--iters", 200, 1), batch = options.number("--batch", 1, 1);
+  const int iters = options.number("--iters", 200, 1), batch = options.number("--batch", 1, 1), rounds = options.number("--rounds", 3, 1);
   g_threads = (unsigned)options.number("--threads", 0, 1);
   const std::vector<std::string> only = options.texts("--only"), skip = options.texts("--skip");
   const std::vector<std::string> columns = {"interp", "torch", "ort", "inductor", "openvino", "memory"};  // what --skip can leave out
@@ -436,7 +450,7 @@ int main(int argc, char** argv) {
   // Before any generated library loads libgomp, which reads it once.
   if (g_threads) ::setenv("OMP_NUM_THREADS", std::to_string(g_threads).c_str(), 1);
   fmt::print("{}\n", peak_estimate());
-  fmt::print("batch {}, {} thread(s) per engine\n", batch, engine_threads());
+  fmt::print("batch {}, {} thread(s) per engine, {} round(s): each time the median of its rounds\n", batch, engine_threads(), rounds);
   fmt::print(
       "{:<20} {:>9} {:>9} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>6} {:>10} {:>8} {:>10} {:>8} {:>8} {:>7} | {:>8} {:>8} {:>8} {:>9} "
       "{:>12} "
@@ -524,12 +538,10 @@ int main(int argc, char** argv) {
     double warm_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     const double bare_ms = cold_without_kernels_library_ms(g, o, dir / "cache_bare");
     std::vector<Tensor> expected = compiled->run(inputs);  // what the peer engines' first runs must agree with
-    double cpp = median_us([&] { compiled->run(inputs); }, n_iters);
     double interp = skipped("interp") ? -1
                     : large           ? once_us([&] { interpret(g, inputs); })
                                       : median_us([&] { interpret(g, inputs); }, std::max(10, iters / 10));
     std::ofstream(dir / "prog.py") << emit_torch_program(g);
-    double torch = skipped("torch") ? -1 : torch_us(g, dir, n_iters);
     // ONNX Runtime and OpenVINO run the same .onnx file on the same inputs, named after its inputs.
     fs::path model = onnx.empty() ? dir / "model.onnx" : fs::path(onnx);
     if (!skipped("ort") || !skipped("openvino")) {
@@ -542,17 +554,46 @@ int main(int argc, char** argv) {
         write_npy((dir / "ort_in" / (name + ".npy")).string(), inputs[static_cast<size_t>(i)]);
       }
     }
-    OrtTiming ort_t = skipped("ort") ? OrtTiming{} : ort_time(model, dir / "ort_in", n_iters);
-    const double ort = ort_t.us;
     const double cpp_mb = skipped("memory") ? -1 : cpp_peak_mb(g, dir);
     const double tolerance = peer_tolerance(g);
+    // The engines in turn, each round's time kept. Compile times and memory are the first round's;
+    // an engine that failed or disagreed there is not run again.
+    OrtTiming ort_t;
     PeerTiming ind, ov;
-    if (!skipped("inductor"))  // cold: an empty cache of its own, and no FX graph or AOTAutograd cache
-      ind = peer_time("inductor", (dir / "prog.py").string() + ":" + torch_function_name(g), dir / "in", dir, n_iters, expected, tolerance,
-                      {{"TORCHINDUCTOR_CACHE_DIR", (dir / "inductor_cache").string()},
-                       {"TORCHINDUCTOR_FX_GRAPH_CACHE", "0"},
-                       {"TORCHINDUCTOR_AUTOGRAD_CACHE", "0"}});
-    if (!skipped("openvino")) ov = peer_time("openvino", model.string(), dir / "ort_in", dir, n_iters, expected, tolerance, {});
+    std::vector<double> cpp_r, torch_r, ort_r, ind_r, ov_r;
+    const std::vector<std::function<void(int)>> engines = {
+        [&](int) { cpp_r.push_back(median_us([&] { compiled->run(inputs); }, n_iters)); },
+        [&](int round) {
+          if (skipped("torch") || (round > 0 && torch_r.empty())) return;
+          if (const double t = torch_us(g, dir, n_iters); t >= 0) torch_r.push_back(t);
+        },
+        [&](int round) {
+          if (skipped("ort") || (round > 0 && ort_r.empty())) return;
+          const OrtTiming t = ort_time(model, dir / "ort_in", n_iters);
+          if (round == 0) ort_t = t;
+          if (t.us >= 0) ort_r.push_back(t.us);
+        },
+        [&](int round) {  // first cold: an empty cache of its own, and no FX graph or AOTAutograd cache; then its C++ builds kept
+          if (skipped("inductor") || (round > 0 && ind_r.empty())) return;
+          const PeerTiming t =
+              peer_time("inductor", (dir / "prog.py").string() + ":" + torch_function_name(g), dir / "in", dir, n_iters, expected, tolerance,
+                        {{"TORCHINDUCTOR_CACHE_DIR", (dir / "inductor_cache").string()},
+                         {"TORCHINDUCTOR_FX_GRAPH_CACHE", "0"},
+                         {"TORCHINDUCTOR_AUTOGRAD_CACHE", "0"}});
+          if (round == 0) ind = t;
+          if (t.us >= 0) ind_r.push_back(t.us);
+        },
+        [&](int round) {
+          if (skipped("openvino") || (round > 0 && ov_r.empty())) return;
+          const PeerTiming t = peer_time("openvino", model.string(), dir / "ort_in", dir, n_iters, expected, tolerance, {});
+          if (round == 0) ov = t;
+          if (t.us >= 0) ov_r.push_back(t.us);
+        }};
+    for (int round = 0; round < rounds; ++round)
+      for (size_t k = 0; k < engines.size(); ++k) engines[round % 2 ? engines.size() - 1 - k : k](round);
+    const double cpp = median_of(cpp_r), torch = median_of(torch_r), ort = median_of(ort_r);
+    if (!ind.mismatch) ind.us = median_of(ind_r);
+    if (!ov.mismatch) ov.us = median_of(ov_r);
     auto gflops = [&](double us) { return flops > 0 && us > 0 ? fmt::format("{:.1f}", flops / us / 1e3) : std::string("-"); };
     auto us = [](double v) { return v < 0 ? std::string("n/a") : fmt::format("{:.1f}", v); };
     auto ratio = [&](double v) { return v < 0 ? std::string("n/a") : fmt::format("{:.2f}", v / cpp); };
