@@ -557,7 +557,8 @@ int main(int argc, char** argv) {
     const double cpp_mb = skipped("memory") ? -1 : cpp_peak_mb(g, dir);
     const double tolerance = peer_tolerance(g);
     // The engines in turn, each round's time kept. Compile times and memory are the first round's;
-    // an engine that failed or disagreed there is not run again.
+    // an engine that failed or disagreed there is not run again, one that disagrees in a later
+    // round is reported as disagreeing.
     OrtTiming ort_t;
     PeerTiming ind, ov;
     std::vector<double> cpp_r, torch_r, ort_r, ind_r, ov_r;
@@ -581,12 +582,14 @@ int main(int argc, char** argv) {
                          {"TORCHINDUCTOR_FX_GRAPH_CACHE", "0"},
                          {"TORCHINDUCTOR_AUTOGRAD_CACHE", "0"}});
           if (round == 0) ind = t;
+          else ind.mismatch |= t.mismatch;  // a disagreement in any round is reported
           if (t.us >= 0) ind_r.push_back(t.us);
         },
         [&](int round) {
           if (skipped("openvino") || (round > 0 && ov_r.empty())) return;
           const PeerTiming t = peer_time("openvino", model.string(), dir / "ort_in", dir, n_iters, expected, tolerance, {});
           if (round == 0) ov = t;
+          else ov.mismatch |= t.mismatch;  // a disagreement in any round is reported
           if (t.us >= 0) ov_r.push_back(t.us);
         }};
     for (int round = 0; round < rounds; ++round)
