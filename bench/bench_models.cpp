@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "reprokit/codegen/compiler.h"
+#include "reprokit/harness/warm_runs.h"
 #include "reprokit/ir/text_format.h"
 #include "reprokit/onnx/onnx_export.h"
 #include "reprokit/onnx/onnx_import.h"
@@ -104,13 +105,8 @@ double cold_without_kernels_library_ms(const Graph& g, CompileOptions o, const f
   return ms;
 }
 
-// The median of an engine's times over the rounds (-1: it did not run).
-double median_of(std::vector<double> v) {
-  if (v.empty()) return -1;
-  std::sort(v.begin(), v.end());
-  const size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
-}
+// An engine's time over the rounds: the median of its rounds' times (-1: it did not run).
+double over_rounds(const std::vector<double>& times) { return times.empty() ? -1 : median_of(times); }
 
 // One run, untimed warm-up included: the interpreter on a large model (seconds a run).
 template <class F> double once_us(F f) {
@@ -349,6 +345,14 @@ PeerTiming peer_time(const std::string& engine, const std::string& model, const 
   return t;
 }
 
+// A peer's round: the first round's timing kept whole (its compile time, whether it disagreed),
+// each round's time kept; a disagreement in a later round is reported too.
+void keep_round(PeerTiming& first, std::vector<double>& times, int round, const PeerTiming& t) {
+  if (round == 0) first = t;
+  else first.mismatch |= t.mismatch;
+  if (t.us >= 0) times.push_back(t.us);
+}
+
 // Floating-point operations of one run: the matmuls, linears and convolutions (2 per multiply-add).
 double graph_flops(const Graph& g) {
   double f = 0;
@@ -581,22 +585,18 @@ int main(int argc, char** argv) {
                         {{"TORCHINDUCTOR_CACHE_DIR", (dir / "inductor_cache").string()},
                          {"TORCHINDUCTOR_FX_GRAPH_CACHE", "0"},
                          {"TORCHINDUCTOR_AUTOGRAD_CACHE", "0"}});
-          if (round == 0) ind = t;
-          else ind.mismatch |= t.mismatch;  // a disagreement in any round is reported
-          if (t.us >= 0) ind_r.push_back(t.us);
+          keep_round(ind, ind_r, round, t);
         },
         [&](int round) {
           if (skipped("openvino") || (round > 0 && ov_r.empty())) return;
           const PeerTiming t = peer_time("openvino", model.string(), dir / "ort_in", dir, n_iters, expected, tolerance, {});
-          if (round == 0) ov = t;
-          else ov.mismatch |= t.mismatch;  // a disagreement in any round is reported
-          if (t.us >= 0) ov_r.push_back(t.us);
+          keep_round(ov, ov_r, round, t);
         }};
     for (int round = 0; round < rounds; ++round)
       for (size_t k = 0; k < engines.size(); ++k) engines[round % 2 ? engines.size() - 1 - k : k](round);
-    const double cpp = median_of(cpp_r), torch = median_of(torch_r), ort = median_of(ort_r);
-    if (!ind.mismatch) ind.us = median_of(ind_r);
-    if (!ov.mismatch) ov.us = median_of(ov_r);
+    const double cpp = over_rounds(cpp_r), torch = over_rounds(torch_r), ort = over_rounds(ort_r);
+    if (!ind.mismatch) ind.us = over_rounds(ind_r);
+    if (!ov.mismatch) ov.us = over_rounds(ov_r);
     auto gflops = [&](double us) { return flops > 0 && us > 0 ? fmt::format("{:.1f}", flops / us / 1e3) : std::string("-"); };
     auto us = [](double v) { return v < 0 ? std::string("n/a") : fmt::format("{:.1f}", v); };
     auto ratio = [&](double v) { return v < 0 ? std::string("n/a") : fmt::format("{:.2f}", v / cpp); };
