@@ -48,7 +48,11 @@ const char* kAllPasses =
   %zc = conv2d(%zm, %zw)
   %zn = mul(%zc, %zt)
   %zd = conv2d(%zn, %zv)
-  return (%o, %vt, %we, %k1, %k2, %j1, %j2, %zd)
+  %p1 = mul(%x, 2.0)
+  %p2 = add(%p1, 1.0)
+  %pt = permute(%p2, dims=[1, 0])
+  %pe = exp(%pt)
+  return (%o, %vt, %we, %k1, %k2, %j1, %j2, %zd, %pe)
 }
 )";
 
@@ -86,8 +90,8 @@ TEST_P(BisectPasses, NamesThePassAndTheRewrite) {
 INSTANTIATE_TEST_SUITE_P(EveryPass, BisectPasses,
                          ::testing::Values(PassCase{"dce", 1}, PassCase{"dce", 2}, PassCase{"cse", 1}, PassCase{"constant-folding", 1},
                                            PassCase{"constant-folding", 2}, PassCase{"algebraic-simplification", 2}, PassCase{"reshape-hoisting", 2},
-                                           PassCase{"conv-scale-folding", 2}, PassCase{"pointwise-fusion", 3}, PassCase{"pointwise-duplication", 2},
-                                           PassCase{"reduction-fusion", 2}),
+                                           PassCase{"permute-hoisting", 2}, PassCase{"conv-scale-folding", 2}, PassCase{"pointwise-fusion", 3},
+                                           PassCase{"pointwise-duplication", 2}, PassCase{"reduction-fusion", 2}),
                          [](const auto& info) {
                            std::string s = std::string(info.param.pass) + "_" + std::to_string(info.param.n);
                            for (auto& ch : s)

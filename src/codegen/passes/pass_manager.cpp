@@ -29,6 +29,8 @@ const std::vector<PassInfo>& pass_table() {
        run_algebraic_simplification},
       {"reshape-hoisting", "computes a pointwise op in the shape of the reshape after it, so it fuses with the reshape's users",
        run_reshape_hoisting},
+      {"permute-hoisting", "computes a pointwise op in the order of the permute after it, so it writes what the permute's users read",
+       run_permute_hoisting},
       {"conv-scale-folding", "multiplies a conv's weights by the channel scale of its input (a squeeze-excite gate) where they are the smaller",
        run_conv_scale_folding},
       {"pointwise-fusion", "groups chains of same-shape pointwise ops into one loop (attribute group)", run_pointwise_fusion},

@@ -25,6 +25,7 @@ bool run_cse(Graph& g, RewriteBudget& budget);
 bool run_constant_folding(Graph& g, RewriteBudget& budget);
 bool run_algebraic_simplification(Graph& g, RewriteBudget& budget);
 bool run_reshape_hoisting(Graph& g, RewriteBudget& budget);
+bool run_permute_hoisting(Graph& g, RewriteBudget& budget);
 bool run_conv_scale_folding(Graph& g, RewriteBudget& budget);
 bool run_pointwise_fusion(Graph& g, RewriteBudget& budget);
 bool run_pointwise_duplication(Graph& g, RewriteBudget& budget);
