@@ -102,10 +102,12 @@ TEST(PermuteHoistingPass, ChainsTransposesAndBroadcastOperands) {
   EXPECT_TRUE(has(shared.graph, "%a_1 = sub(%p, %p_1)")) << print_graph(shared.graph);
 }
 
-TEST(PermuteHoistingPass, StaysWhereTheOpIsNotPointwiseOrNotTheirsAlone) {
+TEST(PermuteHoistingPass, StaysWhereTheOpIsNotPointwiseOrNotTheirsAloneOrAMatmulReadsThePermute) {
   const char* cases[] = {
       // the permute of a matmul
       "graph g(%x: f32[4, 6], %w: f32[6, 5]) {\n  %m = matmul(%x, %w)\n  %p = permute(%m, dims=[1, 0])\n  %o = neg(%p)\n  return (%o)\n}\n",
+      // a permute only a matmul reads (it takes the transposed operand as it lies)
+      "graph g(%x: f32[4, 6]) {\n  %a = add(%x, 1.0)\n  %p = permute(%a, dims=[1, 0])\n  %o = matmul(%p, %x)\n  return (%o)\n}\n",
       // the permute of an input
       "graph g(%x: f32[4, 6]) {\n  %p = permute(%x, dims=[1, 0])\n  %o = neg(%p)\n  return (%o)\n}\n",
       // the op a graph output

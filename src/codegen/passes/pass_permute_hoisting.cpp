@@ -14,6 +14,8 @@
 // pointwise duplication would; other shared ops stay where they are. Repeated, so that a permute
 // climbs a chain, up to kMaxSteps ops (a layer norm's output is four below its x - mean): each
 // step rebuilds the graph, and a 10,000-op chain under a permute would take 10,000 of them.
+#include <algorithm>
+
 #include "graph_builder.h"
 #include "passes.h"
 #include "reprokit/ir/graph_utils.h"
@@ -28,20 +30,22 @@ constexpr int kMaxSteps = 8;
 
 bool is_permute(Op op) { return op == Op::permute || op == Op::transpose; }
 
-// One fast instruction a value, as pointwise duplication's: worth computing twice.
-bool cheap(Op op) { return op == Op::add || op == Op::sub || op == Op::mul || op == Op::neg; }
-
 // Whether permute r can take the place of its operand p, computing p's op on permuted operands:
 // moved where the permute is p's only user, copied where p is cheap and reads one full-shape operand.
-bool hoistable(const Graph& g, const Node& r, const std::vector<std::vector<int>>& users, const std::vector<bool>& is_output) {
+// Not where only matmuls read the permute: they take a transposed operand as it lies (attention's
+// keys), and the op would do the transposing instead.
+bool hoistable(const Graph& g, int id, const std::vector<std::vector<int>>& users, const std::vector<bool>& is_output) {
+  const Node& r = g.node(id);
   if (!is_permute(r.op) || !r.operands[0].is_value()) return false;
+  const auto& readers = users[static_cast<size_t>(id)];
+  if (!readers.empty() && std::all_of(readers.begin(), readers.end(), [&](int u) { return g.node(u).op == Op::matmul; })) return false;
   const int p = r.operands[0].value;
   const Node& prod = g.node(p);
   if (prod.is_input() || !is_pointwise(prod.op) || is_output[static_cast<size_t>(p)]) return false;
   int full = 0;
   for (auto& o : prod.operands) full += o.is_value() && g.node(o.value).type.shape == prod.type.shape;
   if (users[static_cast<size_t>(p)].size() == 1) return true;
-  return cheap(prod.op) && full <= 1;
+  return is_cheap_pointwise(prod.op) && full <= 1;
 }
 
 // Rewrites every hoistable permute once; whether any was.
@@ -57,7 +61,7 @@ bool hoist_once(Graph& g, RewriteBudget& budget) {
   bool any = false;
   for (int r = g.num_inputs(); r < g.size(); ++r) {
     const Node& n = g.node(r);
-    if (!hoistable(g, n, users, is_output)) continue;
+    if (!hoistable(g, r, users, is_output)) continue;
     const int p = n.operands[0].value;
     if (!budget.allow()) continue;
     hoisted[static_cast<size_t>(r)] = p;

@@ -21,14 +21,11 @@ namespace reprokit {
 
 namespace {
 
-// One fast instruction a value (a division is several times a multiply's cost: left alone).
-bool cheap(Op op) { return op == Op::add || op == Op::sub || op == Op::mul || op == Op::neg; }
-
 // Whether op p can be computed in each of its users (`members`: each group's size; a copy joining
 // a full group would pass kMaxGroupSize).
 bool duplicable(const Graph& g, int p, const std::vector<int>& users, const std::set<int>& outputs, const std::map<int64_t, size_t>& members) {
   const Node& n = g.node(p);
-  if (n.is_input() || !is_pointwise(n.op) || !cheap(n.op) || group_of(n) || outputs.count(p) || users.size() < 2) return false;
+  if (n.is_input() || !is_pointwise(n.op) || !is_cheap_pointwise(n.op) || group_of(n) || outputs.count(p) || users.size() < 2) return false;
   int full = 0;
   for (auto& o : n.operands) full += o.is_value() && g.node(o.value).type.numel() == n.type.numel();
   if (full > 1) return false;

@@ -19,6 +19,8 @@ inline std::optional<int64_t> group_of(const Node& n) {
   return it->second.as_int();
 }
 inline bool is_reduction(Op op) { return op_schema(op).primitive_reduction(); }
+// One fast instruction a value (a division costs several multiplies): worth computing twice.
+inline bool is_cheap_pointwise(Op op) { return op == Op::add || op == Op::sub || op == Op::mul || op == Op::neg; }
 
 bool run_dce(Graph& g, RewriteBudget& budget);
 bool run_cse(Graph& g, RewriteBudget& budget);
