@@ -39,4 +39,25 @@ Graph GraphBuilder::finish() {
   return std::move(out_);
 }
 
+Graph rebuild_with_hoisted_views(const Graph& g, const std::vector<int>& hoisted, const std::vector<bool>& moved, int injected,
+                                 const HoistedOperand& operand) {
+  GraphBuilder b(g);
+  for (int i = 0; i < g.size(); ++i) {
+    if (moved[static_cast<size_t>(i)]) continue;  // emitted in its view's place
+    const int p = hoisted[static_cast<size_t>(i)];
+    if (p < 0) {
+      b.copy(i);
+      continue;
+    }
+    const Node& view = g.node(i);
+    const Node& op = g.node(p);
+    std::vector<Operand> ops;
+    for (size_t k = 0; k < op.operands.size(); ++k) ops.push_back(operand(b, view, op, k));
+    const std::string name = moved[static_cast<size_t>(p)] ? op.name : b.fresh_name(op.name);
+    const int nid = b.graph().add_node(name, op.op, std::move(ops), op.attrs);
+    b.alias(i, i == injected ? b.perturb(nid) : nid);
+  }
+  return b.finish();
+}
+
 }  // namespace reprokit

@@ -1,6 +1,7 @@
 // GraphBuilder: the way passes rewrite a graph. A pass walks the old graph in order and emits a
 // new one, mapping old ids to new ones; an injected (wrong) rewrite is one extra node.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,5 +34,13 @@ class GraphBuilder {
   NameSet names_;  // the old graph's names and every name emitted
   std::vector<int> map_;
 };
+
+// A view hoisted above the pointwise op it reads: where hoisted[r] = p, view r becomes p's op on
+// the operands `operand(b, r, p, k)` emits for p's k-th operand, named p's name where moved[p]
+// (p is dropped from its own place) and a fresh one where p stays for its other readers; the
+// view `injected` computes a wrong value. Rebuilds g and returns it.
+using HoistedOperand = std::function<Operand(GraphBuilder& b, const Node& view, const Node& op, size_t k)>;
+Graph rebuild_with_hoisted_views(const Graph& g, const std::vector<int>& hoisted, const std::vector<bool>& moved, int injected,
+                                 const HoistedOperand& operand);
 
 }  // namespace reprokit

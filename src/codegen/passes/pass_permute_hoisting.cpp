@@ -70,43 +70,26 @@ bool hoist_once(Graph& g, RewriteBudget& budget) {
     if (budget.inject_now()) injected = r;
   }
   if (!any) return false;
-  GraphBuilder b(g);
-  for (int i = 0; i < g.size(); ++i) {
-    if (moved[static_cast<size_t>(i)]) continue;  // emitted in its permute's place
-    const int p = hoisted[static_cast<size_t>(i)];
-    if (p < 0) {
-      b.copy(i);
-      continue;
+  // Every operand read through the permute; a broadcast one given the op's rank first (leading
+  // 1s). The first full-shape operand's permute keeps the permute's name.
+  const auto full = [&](const Node& prod, size_t k) {
+    return prod.operands[k].is_value() && g.node(prod.operands[k].value).type.shape == prod.type.shape;
+  };
+  g = rebuild_with_hoisted_views(g, hoisted, moved, injected, [&](GraphBuilder& b, const Node& r, const Node& prod, size_t k) {
+    const Operand& o = prod.operands[k];
+    if (!o.is_value()) return o;
+    Operand v = b.map_operand(o);
+    const Shape& s = g.node(o.value).type.shape;
+    if (s.size() < prod.type.shape.size()) {
+      Shape ranked(prod.type.shape.size() - s.size(), 1);
+      ranked.insert(ranked.end(), s.begin(), s.end());
+      v = Operand::of(b.graph().add_node(b.fresh_name(r.name), Op::reshape, {v}, {{"shape", AttrValue::ints(ranked)}}));
     }
-    const Node& r = g.node(i);
-    const Node& prod = g.node(p);
-    const std::vector<int64_t> perm = permutation(r, r.type.rank());
-    const int64_t rank = prod.type.rank();
-    std::vector<Operand> ops;
-    bool named = false;  // the first full-shape operand's permute keeps the permute's name
-    for (auto& o : prod.operands) {
-      if (!o.is_value()) {
-        ops.push_back(o);
-        continue;
-      }
-      Operand v = b.map_operand(o);
-      const Shape& s = g.node(o.value).type.shape;
-      if (static_cast<int64_t>(s.size()) < rank) {  // a broadcast operand: leading 1s first
-        Shape full(static_cast<size_t>(rank) - s.size(), 1);
-        full.insert(full.end(), s.begin(), s.end());
-        v = Operand::of(b.graph().add_node(b.fresh_name(r.name), Op::reshape, {v}, {{"shape", AttrValue::ints(full)}}));
-      }
-      const bool first_full = !named && s == prod.type.shape;
-      const std::string name = first_full ? r.name : b.fresh_name(r.name);
-      named = named || first_full;
-      ops.push_back(Operand::of(b.graph().add_node(name, Op::permute, {v}, {{"dims", AttrValue::ints(perm)}})));
-    }
-    // A moved op keeps its name; a copy (the op stays for its other users) takes a fresh one.
-    const std::string name = moved[static_cast<size_t>(p)] ? prod.name : b.fresh_name(prod.name);
-    const int nid = b.graph().add_node(name, prod.op, std::move(ops), prod.attrs);
-    b.alias(i, i == injected ? b.perturb(nid) : nid);
-  }
-  g = b.finish();
+    bool first = full(prod, k);
+    for (size_t e = 0; e < k; ++e) first = first && !full(prod, e);
+    const std::string name = first ? r.name : b.fresh_name(r.name);
+    return Operand::of(b.graph().add_node(name, Op::permute, {v}, {{"dims", AttrValue::ints(permutation(r, r.type.rank()))}}));
+  });
   return true;
 }
 

@@ -83,31 +83,17 @@ bool run_reshape_hoisting(Graph& g, RewriteBudget& budget) {
     if (budget.inject_now()) injected = r;
   }
   if (!any) return false;
-  GraphBuilder b(g);
-  for (int i = 0; i < g.size(); ++i) {
-    if (skipped[static_cast<size_t>(i)]) continue;  // emitted in its reshape's place
-    const int p = hoisted[static_cast<size_t>(i)];
-    if (p < 0) {
-      b.copy(i);
-      continue;
-    }
-    const Node& r = g.node(i);
-    const Node& prod = g.node(p);
-    std::vector<Operand> ops;
-    bool named = false;  // the first reshaped operand keeps the reshape's name
-    for (auto& o : prod.operands) {
-      if (!o.is_value() || g.node(o.value).type.shape != prod.type.shape) {
-        ops.push_back(b.map_operand(o));
-        continue;
-      }
-      const std::string name = named ? b.fresh_name(r.name) : r.name;
-      named = true;
-      ops.push_back(Operand::of(b.graph().add_node(name, Op::reshape, {b.map_operand(o)}, {{"shape", AttrValue::ints(r.type.shape)}})));
-    }
-    const int nid = b.graph().add_node(prod.name, prod.op, std::move(ops), prod.attrs);
-    b.alias(i, i == injected ? b.perturb(nid) : nid);
-  }
-  g = b.finish();
+  // A full-shape operand is reshaped (the first under the reshape's name); the others are read as they are.
+  const auto full = [&](const Node& prod, size_t k) {
+    return prod.operands[k].is_value() && g.node(prod.operands[k].value).type.shape == prod.type.shape;
+  };
+  g = rebuild_with_hoisted_views(g, hoisted, skipped, injected, [&](GraphBuilder& b, const Node& r, const Node& prod, size_t k) {
+    if (!full(prod, k)) return b.map_operand(prod.operands[k]);
+    bool first = true;
+    for (size_t e = 0; e < k; ++e) first = first && !full(prod, e);
+    const std::string name = first ? r.name : b.fresh_name(r.name);
+    return Operand::of(b.graph().add_node(name, Op::reshape, {b.map_operand(prod.operands[k])}, {{"shape", AttrValue::ints(r.type.shape)}}));
+  });
   return true;
 }
 
