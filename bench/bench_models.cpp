@@ -604,8 +604,8 @@ int main(int argc, char** argv) {
     auto ms = [](double v) { return v < 0 ? std::string("n/a") : fmt::format("{:.0f} ms", v); };
     auto mb = [](double v) { return v < 0 ? std::string("n/a") : fmt::format("{:.1f}", v); };
     fmt::print(
-        "{:<20} {:>9.1f} {:>9.1f} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>6} {:>10} {:>8} {:>10} {:>8} {:>8} {:>7} | {:>8} {:>8} {:>9} "
-        "{:>12} {:>8} | {:>7} {:>7}\n",
+        "{:<20} {:>9.1f} {:>9.1f} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>6} {:>10} {:>8} {:>10} {:>8} {:>8} {:>7} | {:>8} {:>8} {:>8} "
+        "{:>9} {:>12} {:>8} | {:>7} {:>7}\n",
         label, cpp, cpp / batch, us(interp), us(torch), us(ort), peer_us(ind), peer_us(ov), ratio(torch), ratio(ort), ratio(ind.us), ratio(ov.us),
         interp < 0 ? std::string("n/a") : fmt::format("{:.1f}", interp / cpp), gflops(cpp), gflops(torch), gflops(ort), gflops(ind.us), gflops(ov.us),
         ms(cold_ms), fmt::format("{:.1f} ms", warm_ms), ms(bare_ms), ms(ind.compile_ms),
