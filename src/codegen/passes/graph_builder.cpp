@@ -52,7 +52,13 @@ Graph rebuild_with_hoisted_views(const Graph& g, const std::vector<int>& hoisted
     const Node& view = g.node(i);
     const Node& op = g.node(p);
     std::vector<Operand> ops;
-    for (size_t k = 0; k < op.operands.size(); ++k) ops.push_back(operand(b, view, op, k));
+    bool named = false;  // a full-shape operand came before
+    for (size_t k = 0; k < op.operands.size(); ++k) {
+      const Operand& o = op.operands[k];
+      const bool full = o.is_value() && g.node(o.value).type.shape == op.type.shape;
+      ops.push_back(operand(b, view, op, k, full, full && !named));
+      named = named || full;
+    }
     const std::string name = moved[static_cast<size_t>(p)] ? op.name : b.fresh_name(op.name);
     const int nid = b.graph().add_node(name, op.op, std::move(ops), op.attrs);
     b.alias(i, i == injected ? b.perturb(nid) : nid);

@@ -36,10 +36,11 @@ class GraphBuilder {
 };
 
 // A view hoisted above the pointwise op it reads: where hoisted[r] = p, view r becomes p's op on
-// the operands `operand(b, r, p, k)` emits for p's k-th operand, named p's name where moved[p]
-// (p is dropped from its own place) and a fresh one where p stays for its other readers; the
-// view `injected` computes a wrong value. Rebuilds g and returns it.
-using HoistedOperand = std::function<Operand(GraphBuilder& b, const Node& view, const Node& op, size_t k)>;
+// the operands `operand(b, r, p, k, full, first_full)` emits for p's k-th operand, named p's name
+// where moved[p] (p is dropped from its own place) and a fresh one where p stays for its other
+// readers; the view `injected` computes a wrong value. `full`: the operand is a value of p's
+// shape; `first_full`: the first such (whose view keeps the view's name). Rebuilds g and returns it.
+using HoistedOperand = std::function<Operand(GraphBuilder& b, const Node& view, const Node& op, size_t k, bool full, bool first_full)>;
 Graph rebuild_with_hoisted_views(const Graph& g, const std::vector<int>& hoisted, const std::vector<bool>& moved, int injected,
                                  const HoistedOperand& operand);
 

@@ -42,9 +42,9 @@ bool hoistable(const Graph& g, int id, const std::vector<std::vector<int>>& user
   const int p = r.operands[0].value;
   const Node& prod = g.node(p);
   if (prod.is_input() || !is_pointwise(prod.op) || is_output[static_cast<size_t>(p)]) return false;
+  if (users[static_cast<size_t>(p)].size() == 1) return true;
   int full = 0;
   for (auto& o : prod.operands) full += o.is_value() && g.node(o.value).type.shape == prod.type.shape;
-  if (users[static_cast<size_t>(p)].size() == 1) return true;
   return is_cheap_pointwise(prod.op) && full <= 1;
 }
 
@@ -72,10 +72,7 @@ bool hoist_once(Graph& g, RewriteBudget& budget) {
   if (!any) return false;
   // Every operand read through the permute; a broadcast one given the op's rank first (leading
   // 1s). The first full-shape operand's permute keeps the permute's name.
-  const auto full = [&](const Node& prod, size_t k) {
-    return prod.operands[k].is_value() && g.node(prod.operands[k].value).type.shape == prod.type.shape;
-  };
-  g = rebuild_with_hoisted_views(g, hoisted, moved, injected, [&](GraphBuilder& b, const Node& r, const Node& prod, size_t k) {
+  g = rebuild_with_hoisted_views(g, hoisted, moved, injected, [&](GraphBuilder& b, const Node& r, const Node& prod, size_t k, bool, bool first_full) {
     const Operand& o = prod.operands[k];
     if (!o.is_value()) return o;
     Operand v = b.map_operand(o);
@@ -85,9 +82,7 @@ bool hoist_once(Graph& g, RewriteBudget& budget) {
       ranked.insert(ranked.end(), s.begin(), s.end());
       v = Operand::of(b.graph().add_node(b.fresh_name(r.name), Op::reshape, {v}, {{"shape", AttrValue::ints(ranked)}}));
     }
-    bool first = full(prod, k);
-    for (size_t e = 0; e < k; ++e) first = first && !full(prod, e);
-    const std::string name = first ? r.name : b.fresh_name(r.name);
+    const std::string name = first_full ? r.name : b.fresh_name(r.name);
     return Operand::of(b.graph().add_node(name, Op::permute, {v}, {{"dims", AttrValue::ints(permutation(r, r.type.rank()))}}));
   });
   return true;

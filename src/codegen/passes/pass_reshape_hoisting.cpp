@@ -84,16 +84,12 @@ bool run_reshape_hoisting(Graph& g, RewriteBudget& budget) {
   }
   if (!any) return false;
   // A full-shape operand is reshaped (the first under the reshape's name); the others are read as they are.
-  const auto full = [&](const Node& prod, size_t k) {
-    return prod.operands[k].is_value() && g.node(prod.operands[k].value).type.shape == prod.type.shape;
-  };
-  g = rebuild_with_hoisted_views(g, hoisted, skipped, injected, [&](GraphBuilder& b, const Node& r, const Node& prod, size_t k) {
-    if (!full(prod, k)) return b.map_operand(prod.operands[k]);
-    bool first = true;
-    for (size_t e = 0; e < k; ++e) first = first && !full(prod, e);
-    const std::string name = first ? r.name : b.fresh_name(r.name);
-    return Operand::of(b.graph().add_node(name, Op::reshape, {b.map_operand(prod.operands[k])}, {{"shape", AttrValue::ints(r.type.shape)}}));
-  });
+  g = rebuild_with_hoisted_views(
+      g, hoisted, skipped, injected, [](GraphBuilder& b, const Node& r, const Node& prod, size_t k, bool full, bool first_full) {
+        if (!full) return b.map_operand(prod.operands[k]);
+        const std::string name = first_full ? r.name : b.fresh_name(r.name);
+        return Operand::of(b.graph().add_node(name, Op::reshape, {b.map_operand(prod.operands[k])}, {{"shape", AttrValue::ints(r.type.shape)}}));
+      });
   return true;
 }
 
