@@ -605,6 +605,14 @@ static const char* const kProfiler =
     "  rk_profile_start = now;\n"
     "}\n\n";
 
+// The threads runs use (rk_graph_threads), and a thread of the caller's made to run the graph on
+// itself alone (rk_graph_one_thread): runs side by side, each on its own workspace, one a thread.
+static const char* const kThreads =
+    "extern \"C\" int rk_graph_threads(void) {\n"
+    "#ifdef _OPENMP\n  return omp_get_max_threads();\n#else\n  return 1;\n#endif\n}\n"
+    "extern \"C\" void rk_graph_one_thread(void) {\n"
+    "#ifdef _OPENMP\n  omp_set_num_threads(1);\n#endif\n}\n\n";
+
 std::string Codegen::run() {
   plan_groups();
   plan_views();
@@ -747,8 +755,8 @@ std::string Codegen::run() {
                      kept_at) +
          fill +
          fmt::format("  std::vector<void*> P({});\n  for (int64_t i = 0; i < {}; ++i) P[i] = B[kArgs[i]];\n", std::max<int64_t>(first, 1), first) +
-         "  for (const RkCall* c = kCalls; c->fn; ++c) {\n    rk_profile_first = c->kernel;\n" +
-         "    if (c->fn(P.data() + c->first, err, errlen)) return 1;\n  }\n  return 0;\n}\n\n" +
+         "  for (const RkCall* c = kCalls; c->fn; ++c) {\n    if (rk_profile_hook) rk_profile_first = c->kernel;  // runs may be side by side\n" +
+         "    if (c->fn(P.data() + c->first, err, errlen)) return 1;\n  }\n  return 0;\n}\n\n" + kThreads +
          "extern \"C\" int rk_graph_run(void* const* inputs, void* const* outputs, unsigned char* ws, char* err, int errlen) {\n" +
          "  return rk_graph_calls(inputs, outputs, ws, err, errlen);\n}\n\n" +
          "extern \"C\" int rk_graph_profile(void* const* inputs, void* const* outputs, unsigned char* ws, char* err, int errlen, double* seconds) "

@@ -28,6 +28,8 @@ using NodeInjections = std::map<std::string, NodeFault>;
 // (rk_graph_kernel_count() of them, zeroed by the caller) to which each kernel adds its wall time,
 // in the order of `kernel_labels`; no other run of the same library may run beside it (the timer
 // is the library's own state).
+// `rk_graph_threads()` says how many threads a run uses; `rk_graph_one_thread()` makes the runs
+// of the calling thread use it alone, so that runs on workspaces of their own go side by side.
 struct CppSource {
   std::vector<std::string> units;
   std::string entry;

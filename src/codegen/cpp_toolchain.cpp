@@ -392,6 +392,9 @@ CompiledLibrary build_and_load(const CppSource& source, const fs::path& dir, con
   auto kernels = reinterpret_cast<int64_t (*)()>(dlsym(lib.handle, "rk_graph_kernel_count"));
   lib.kernels = kernels ? kernels() : 0;
   if (!kernels) lib.profile = nullptr;
+  // Runs side by side (a library from the cache may come from before they could be).
+  lib.threads = reinterpret_cast<int (*)()>(dlsym(lib.handle, "rk_graph_threads"));
+  lib.one_thread = reinterpret_cast<void (*)()>(dlsym(lib.handle, "rk_graph_one_thread"));
   return lib;
 }
 

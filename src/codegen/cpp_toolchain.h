@@ -14,11 +14,13 @@ namespace reprokit {
 
 struct CompiledLibrary {
   void* handle = nullptr;
-  void* entry = nullptr;        // rk_graph_run
-  int64_t workspace_bytes = 0;  // rk_graph_workspace_bytes(): the workspace rk_graph_run needs
-  int64_t kept_bytes = 0;       // rk_graph_kept_bytes(): its last bytes, zeroed before the first run
-  void* profile = nullptr;      // rk_graph_profile
-  int64_t kernels = 0;          // rk_graph_kernel_count(): the seconds rk_graph_profile adds to
+  void* entry = nullptr;           // rk_graph_run
+  int64_t workspace_bytes = 0;     // rk_graph_workspace_bytes(): the workspace rk_graph_run needs
+  int64_t kept_bytes = 0;          // rk_graph_kept_bytes(): its last bytes, zeroed before the first run
+  void* profile = nullptr;         // rk_graph_profile
+  int64_t kernels = 0;             // rk_graph_kernel_count(): the seconds rk_graph_profile adds to
+  int (*threads)() = nullptr;      // rk_graph_threads: the threads a run of the calling thread uses
+  void (*one_thread)() = nullptr;  // rk_graph_one_thread: the calling thread's runs use it alone
   std::string path;
   bool cache_hit = false;
 };
