@@ -213,15 +213,24 @@ double status_kb(const std::string& field) {
   return -1;
 }
 
+// The cpp backend's options for a model's timed runs and its peak memory. The weights (the inputs
+// after the first) are constants for every engine alike: the cpp backend keeps what it derives
+// from them (a GEMM's packed panels) across runs, as ONNX Runtime prepacks them.
+CompileOptions timed_cpp_options(const Graph& g, const fs::path& cache) {
+  CompileOptions o;
+  o.backend = "cpp";
+  o.cache_dir = cache.string();
+  for (int i = 1; i < g.num_inputs(); ++i) o.frozen_inputs.insert(g.node(i).name);
+  return o;
+}
+
 // The child of --peak-rss: DIR holds model.rk, its inputs (in/NAME.npy) and the compile cache the
 // timing filled (so the library is a cache hit). The library is loaded first; then the resident
 // set is the baseline, its peak is reset (clear_refs 5), the inputs are read and the model runs
-// once. Prints the kB the peak rose above the baseline; exit 3 when the peak cannot be reset.
+// once, with the timed runs' options. Prints the kB the peak rose above the baseline; exit 3 when the peak cannot be reset.
 int peak_rss_child(const fs::path& dir) {
   Graph g = load_module_file((dir / "model.rk").string()).entry();
-  CompileOptions o;
-  o.backend = "cpp";
-  o.cache_dir = (dir / "cache").string();
+  CompileOptions o = timed_cpp_options(g, dir / "cache");
   auto compiled = compile_graph(g, o);
   malloc_trim(0);  // what the compile freed is not counted as the run's
   const double base = status_kb("VmRSS");
@@ -528,12 +537,7 @@ int main(int argc, char** argv) {
     fs::path dir = tmp / label;
     fs::create_directories(dir / "in");
     for (int i = 0; i < g.num_inputs(); ++i) write_npy((dir / "in" / (g.node(i).name + ".npy")).string(), inputs[static_cast<size_t>(i)]);
-    CompileOptions o;
-    o.backend = "cpp";
-    o.cache_dir = (dir / "cache").string();  // fresh: the first compile is cold
-    // The weights are constants for every engine alike: the cpp backend keeps what it derives
-    // from them (a GEMM's packed panels) across the timed runs, as ONNX Runtime prepacks them.
-    for (int i = 1; i < g.num_inputs(); ++i) o.frozen_inputs.insert(g.node(i).name);
+    CompileOptions o = timed_cpp_options(g, dir / "cache");  // a fresh cache: the first compile is cold
     auto t0 = Clock::now();
     auto compiled = compile_graph(g, o);
     double cold_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();

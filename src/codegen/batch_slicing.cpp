@@ -159,24 +159,39 @@ int node_dim(const Graph& g, const Node& n, const std::vector<int>& dim) {
 
 }  // namespace
 
+namespace {
+
+// The batch dims of every node given those of the inputs (`dims`, the rest kNoBatch); nullopt
+// when a node mixes samples or an output does not hold the batch in dim 0.
+std::optional<BatchDims> follow_batch(const Graph& g, BatchDims dims) {
+  for (int id = g.num_inputs(); id < g.size(); ++id) {
+    const int d = node_dim(g, g.node(id), dims.dim);
+    if (d == kMixes) return std::nullopt;
+    dims.dim[static_cast<size_t>(id)] = d;
+  }
+  for (int o : g.outputs)
+    if (dims.dim[static_cast<size_t>(o)] != 0) return std::nullopt;
+  return dims;
+}
+
+}  // namespace
+
 std::optional<BatchDims> batch_dims(const Graph& g, const std::set<std::string>& frozen) {
-  BatchDims out;
-  out.dim.assign(static_cast<size_t>(g.size()), kNoBatch);
+  BatchDims all, first;  // every input not frozen that is as long as the batch holds it; the first alone
+  all.dim.assign(static_cast<size_t>(g.size()), kNoBatch);
+  first.dim = all.dim;
   for (int i = 0; i < g.num_inputs(); ++i) {
     const Node& in = g.node(i);
     if (frozen.count(in.name) || in.type.rank() == 0) continue;
-    if (out.batch == 0) out.batch = in.type.shape[0];
-    if (in.type.shape[0] == out.batch) out.dim[static_cast<size_t>(i)] = 0;
+    if (all.batch == 0) all.batch = first.batch = in.type.shape[0], first.dim[static_cast<size_t>(i)] = 0;
+    if (in.type.shape[0] == all.batch) all.dim[static_cast<size_t>(i)] = 0;
   }
-  if (out.batch < 2) return std::nullopt;
-  for (int id = g.num_inputs(); id < g.size(); ++id) {
-    const int d = node_dim(g, g.node(id), out.dim);
-    if (d == kMixes) return std::nullopt;
-    out.dim[static_cast<size_t>(id)] = d;
-  }
-  for (int o : g.outputs)
-    if (out.dim[static_cast<size_t>(o)] != 0) return std::nullopt;
-  return out;
+  if (all.batch < 2) return std::nullopt;
+  // Without frozen inputs a weight as long as the batch (32 filters at batch 32) looks batched,
+  // and a conv then mixes samples; the first input alone may still slice. Either is sound: the
+  // analysis proves each output sample reads only its own slice of the inputs it marks.
+  if (auto dims = follow_batch(g, std::move(all))) return dims;
+  return follow_batch(g, std::move(first));
 }
 
 std::optional<Graph> graph_for_slice(const Graph& g, const BatchDims& dims, int64_t slice) {

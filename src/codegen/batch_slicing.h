@@ -16,10 +16,10 @@ namespace reprokit {
 
 // Where each node of a graph holds the batch: the dim that indexes the samples, or kNoBatch for a
 // value that is the same for every sample (a weight, what is derived from weights alone). The
-// batch is dim 0 of the inputs not in `frozen` (the first one's size, B > 1); nullopt when some
-// node mixes samples (a reduction over the batch, a reshape that merges it with another dim, a
-// matmul that contracts it, an op the analysis does not know), or an output does not hold the
-// batch in dim 0.
+// batch is dim 0 of the inputs not in `frozen` (the first one's size, B > 1), or where that
+// fails, of the first such input alone; nullopt when some node mixes samples (a reduction over
+// the batch, a reshape that merges it with another dim, a matmul that contracts it, an op the
+// analysis does not know), or an output does not hold the batch in dim 0.
 constexpr int kNoBatch = -1;
 struct BatchDims {
   int64_t batch = 0;

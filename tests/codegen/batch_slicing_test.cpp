@@ -107,6 +107,25 @@ TEST(BatchSlicing, AttentionFollowsTheBatchThroughReshapesPermutesAndMatmuls) {
 )"));
 }
 
+TEST(BatchSlicing, WithoutFrozenInputsAWeightAsLongAsTheBatchIsTakenForOne) {
+  // 4 filters at batch 4: taken for batched, the weight mixes samples in the conv; the first
+  // input alone holds the batch.
+  Graph g = parse_graph(R"(graph g(%x: f32[4, 3, 8, 8], %w: f32[4, 3, 3, 3]) {
+  %c = conv2d(%x, %w, stride=[1, 1], padding=[1, 1], dilation=[1, 1], groups=1)
+  return (%c)
+}
+)");
+  auto dims = batch_dims(g, {});
+  ASSERT_TRUE(dims);
+  EXPECT_EQ(dims->dim[0], 0);
+  EXPECT_EQ(dims->dim[1], kNoBatch);
+  // Two data inputs as long as the batch, added: both hold it.
+  Graph two = parse_graph("graph g(%x: f32[4, 3], %y: f32[4, 3]) {\n  %a = add(%x, %y)\n  return (%a)\n}\n");
+  auto both = batch_dims(two, {});
+  ASSERT_TRUE(both);
+  EXPECT_EQ(both->dim[1], 0);
+}
+
 TEST(BatchSlicing, OpsThatKeepSamplesApartSlice) {
   // Channels concatenated, sliced, padded, cumulated, squeezed and unsqueezed, per-sample norms,
   // embeddings and gathers of each sample's own indices.
