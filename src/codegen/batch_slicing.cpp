@@ -236,10 +236,10 @@ int64_t slice_samples(const Graph& g, const BatchDims& dims) {
       largest = std::max(largest, t.numel() / dims.batch * static_cast<int64_t>(dtype_size(t.dtype)));
     }
   if (largest * dims.batch <= kSliceValueBytes) return dims.batch;
-  int64_t samples = 1;
-  for (int64_t s = 2; s < dims.batch; ++s)
-    if (dims.batch % s == 0 && s * largest <= kSliceValueBytes) samples = s;
-  return samples;
+  // Down from the most that fit (not up from 1: a graph may declare a batch of 2^31).
+  for (int64_t s = std::min(dims.batch - 1, kSliceValueBytes / std::max<int64_t>(largest, 1)); s >= 2; --s)
+    if (dims.batch % s == 0) return s;
+  return 1;
 }
 
 std::optional<BatchSlicing> plan_batch_slicing(const Graph& g, const std::set<std::string>& frozen) {

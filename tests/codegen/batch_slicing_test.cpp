@@ -209,6 +209,12 @@ TEST(BatchSlicing, ASliceHoldsAsManySamplesAsKeepItsLargestValueInCache) {
   EXPECT_EQ(two->samples, 4);
   EXPECT_EQ(two->count, 2);
   EXPECT_FALSE(plan(4, 8));  // the whole batch's largest value is 1.1 MiB: nothing to gain
+  // A declared batch of 2^31 (never allocated here) is planned without counting up to it.
+  Graph huge = parse_graph("graph g(%x: f32[2147483648, 1]) {\n  %e = exp(%x)\n  return (%e)\n}\n");
+  auto far = plan_batch_slicing(huge, {});
+  ASSERT_TRUE(far);
+  EXPECT_EQ(far->samples, int64_t{1} << 20);  // 4 MiB of one float each
+  EXPECT_EQ(far->count, 2048);
 }
 
 // One sample's largest value is 128 x 64 x 80 floats (2.5 MiB): 4 slices of one sample, which
