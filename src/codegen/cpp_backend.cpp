@@ -113,22 +113,27 @@ class CppCompiledGraph : public CompiledGraph {
     if (workspaces_.size() < static_cast<size_t>(workers)) workspaces_.resize(static_cast<size_t>(workers));
     std::vector<std::array<char, 1024>> errors(static_cast<size_t>(workers), std::array<char, 1024>{});
     std::vector<int> rcs(static_cast<size_t>(workers), 0);
-    // Worker t runs slices t, t + workers, ... on workspace t, until one fails.
-    const auto work = [&](int64_t t) {
+    // Worker t runs slices t, t + workers, ... of slices [first, last) on workspace t, until one fails.
+    const auto work = [&](int64_t t, int64_t first, int64_t last) {
       unsigned char* ws = workspaces_[static_cast<size_t>(t)].get(lib_.workspace_bytes, lib_.kept_bytes);
-      for (int64_t k = t; k < slices_.count && rcs[static_cast<size_t>(t)] == 0; k += workers)
+      for (int64_t k = first + t; k < last && rcs[static_cast<size_t>(t)] == 0; k += workers)
         rcs[static_cast<size_t>(t)] = run_slice(k, ins, outs, ws, errors[static_cast<size_t>(t)].data(), seconds);
     };
-    if (workers == 1) {
-      work(0);
-    } else {
+    // As many slices as share out evenly side by side; the rest one after another, each on every
+    // thread (batch 5 on two threads: 4 side by side, then the fifth).
+    const int64_t even = workers > 1 ? slices_.count / workers * workers : 0;
+    if (even > 0) {
       std::vector<std::thread> threads;
       for (int64_t t = 0; t < workers; ++t)
         threads.emplace_back([&, t] {
           lib_.one_thread();
-          work(t);
+          work(t, 0, even);
         });
       for (auto& th : threads) th.join();
+    }
+    if (std::all_of(rcs.begin(), rcs.end(), [](int rc) { return rc == 0; })) {
+      for (int64_t k = even; k < slices_.count && rcs[0] == 0; ++k)
+        rcs[0] = run_slice(k, ins, outs, workspaces_[0].get(lib_.workspace_bytes, lib_.kept_bytes), errors[0].data(), seconds);
     }
     const auto failed = std::find_if(rcs.begin(), rcs.end(), [](int rc) { return rc != 0; });
     // The frozen inputs' tensors stay alive while the kept region refers to them, so no other
@@ -141,15 +146,14 @@ class CppCompiledGraph : public CompiledGraph {
     return outs;
   }
 
-  // Threads that run slices side by side, each alone on one: every thread the library would use
-  // within a run, when the slices share out evenly among them (no kernel then waits at a
-  // barrier for a thread another process holds); else one (the library's threads within each
-  // slice). Kernel timing runs one slice at a time.
+  // Threads that run slices side by side, each alone on one (no kernel then waits at a barrier
+  // for a thread another process holds): every thread the library would use within a run, when
+  // there are as many slices at least; else one, the library's threads within each slice. Kernel
+  // timing runs one slice at a time.
   int64_t side_by_side(bool timing) const {
     if (timing || !lib_.threads || !lib_.one_thread) return 1;
     const int64_t threads = lib_.threads();
-    if (threads < 2 || slices_.count % threads != 0) return 1;
-    return threads;
+    return threads >= 2 && slices_.count >= threads ? threads : 1;
   }
 
   // Slice k of inputs `ins` into outputs `outs` on workspace `ws`.

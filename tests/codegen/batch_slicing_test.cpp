@@ -217,9 +217,11 @@ TEST(BatchSlicing, ASliceHoldsAsManySamplesAsKeepItsLargestValueInCache) {
   EXPECT_EQ(far->count, 2048);
 }
 
-// One sample's largest value is 128 x 64 x 80 floats (2.5 MiB): 4 slices of one sample, which
-// run side by side where the library has 2 or 4 threads (one a core, on a machine of 2 or 4).
-const char* kFourSlices = R"(graph g(%x: f32[4, 4, 64, 80], %w: f32[128, 4, 3, 3], %b: f32[128], %w2: f32[8, 128, 1, 1]) {
+// One sample's largest value is 128 x 64 x 80 floats (2.5 MiB): slices of one sample, which run
+// side by side where the library has threads (one a core) and as many slices at least; at batch
+// 5 on two threads, four side by side, then the fifth on both.
+std::string slices_of_one(int batch) {
+  return fmt::format(R"(graph g(%x: f32[{}, 4, 64, 80], %w: f32[128, 4, 3, 3], %b: f32[128], %w2: f32[8, 128, 1, 1]) {{
   %c = conv2d(%x, %w, %b, stride=[1, 1], padding=[1, 1], dilation=[1, 1], groups=1)
   %r = relu(%c)
   %d = conv2d(%r, %w2, stride=[2, 2], padding=[0, 0], dilation=[1, 1], groups=1)
@@ -227,15 +229,21 @@ const char* kFourSlices = R"(graph g(%x: f32[4, 4, 64, 80], %w: f32[128, 4, 3, 3
   %m = mean(%e, dims=[2, 3], keepdim=true)
   %o = sub(%e, %m)
   return (%o, %m)
+}}
+)",
+                     batch);
 }
-)";
 
-TEST(BatchSlicing, TheCppBackendRunsSliceBySliceAndAgreesWithTheReference) {
-  Graph g = parse_graph(kFourSlices);
+class BatchSlicingRun : public ::testing::TestWithParam<int> {};
+
+TEST_P(BatchSlicingRun, TheCppBackendRunsSliceBySliceAndAgreesWithTheReference) {
+  const int batch = GetParam();
+  Graph g = parse_graph(slices_of_one(batch));
   CompileOptions o = cpp_options();
   o.frozen_inputs = weights_of(g);
   auto compiled = compile_graph(g, o);
-  EXPECT_EQ(compiled->source().rfind("// Runs 4 times, on slices of 1 sample of the batch of 4.\n", 0), 0u) << compiled->source().substr(0, 200);
+  EXPECT_EQ(compiled->source().rfind(fmt::format("// Runs {0} times, on slices of 1 sample of the batch of {0}.\n", batch), 0), 0u)
+      << compiled->source().substr(0, 200);
   const std::vector<Tensor> inputs = generate_inputs(g, 11);
   EXPECT_LE(run_error_vs_f64(*compiled, g, inputs), 1e-5);
   // Another batch in the same weights' place: every slice reads its own sample.
@@ -249,8 +257,10 @@ TEST(BatchSlicing, TheCppBackendRunsSliceBySliceAndAgreesWithTheReference) {
   EXPECT_LE(max_error_against(timed, compiled->run(inputs)), 0.0);
 }
 
+INSTANTIATE_TEST_SUITE_P(Batches, BatchSlicingRun, ::testing::Values(4, 5));
+
 TEST(BatchSlicing, AFailureInAnySliceFailsTheRun) {
-  Graph g = parse_graph(kFourSlices);
+  Graph g = parse_graph(slices_of_one(4));
   CompileOptions o = cpp_options();
   o.frozen_inputs = weights_of(g);
   o.injections = {parse_fault_injection("relu:runtime_error")};
