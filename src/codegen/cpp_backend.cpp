@@ -124,11 +124,16 @@ class CppCompiledGraph : public CompiledGraph {
     const int64_t even = workers > 1 ? slices_.count / workers * workers : 0;
     if (even > 0) {
       std::vector<std::thread> threads;
-      for (int64_t t = 0; t < workers; ++t)
-        threads.emplace_back([&, t] {
-          lib_.one_thread();
-          work(t, 0, even);
-        });
+      try {
+        for (int64_t t = 0; t < workers; ++t)
+          threads.emplace_back([&, t] {
+            lib_.one_thread();
+            work(t, 0, even);
+          });
+      } catch (...) {  // a thread that could not start: the started ones finish before the error leaves
+        for (auto& th : threads) th.join();
+        throw;
+      }
       for (auto& th : threads) th.join();
     }
     if (std::all_of(rcs.begin(), rcs.end(), [](int rc) { return rc == 0; })) {
