@@ -227,7 +227,8 @@ CompileOptions timed_cpp_options(const Graph& g, const fs::path& cache) {
 // The child of --peak-rss: DIR holds model.rk, its inputs (in/NAME.npy) and the compile cache the
 // timing filled (so the library is a cache hit). The library is loaded first; then the resident
 // set is the baseline, its peak is reset (clear_refs 5), the inputs are read and the model runs
-// once, with the timed runs' options. Prints the kB the peak rose above the baseline; exit 3 when the peak cannot be reset.
+// once, with the timed runs' options. Prints the kB the peak rose above the baseline; exit 3 when
+// the peak cannot be reset.
 int peak_rss_child(const fs::path& dir) {
   Graph g = load_module_file((dir / "model.rk").string()).entry();
   CompileOptions o = timed_cpp_options(g, dir / "cache");

@@ -54,8 +54,7 @@ Graph rebuild_with_hoisted_views(const Graph& g, const std::vector<int>& hoisted
     std::vector<Operand> ops;
     bool named = false;  // a full-shape operand came before
     for (size_t k = 0; k < op.operands.size(); ++k) {
-      const Operand& o = op.operands[k];
-      const bool full = o.is_value() && g.node(o.value).type.shape == op.type.shape;
+      const bool full = is_full_shape_operand(g, op, op.operands[k]);
       ops.push_back(operand(b, view, op, k, full, full && !named));
       named = named || full;
     }

@@ -35,6 +35,11 @@ class GraphBuilder {
   std::vector<int> map_;
 };
 
+// Whether operand o of node n is a value of n's own shape (not a broadcast one, not a literal).
+inline bool is_full_shape_operand(const Graph& g, const Node& n, const Operand& o) {
+  return o.is_value() && g.node(o.value).type.shape == n.type.shape;
+}
+
 // A view hoisted above the pointwise op it reads: where hoisted[r] = p, view r becomes p's op on
 // the operands `operand(b, r, p, k, full, first_full)` emits for p's k-th operand, named p's name
 // where moved[p] (p is dropped from its own place) and a fresh one where p stays for its other

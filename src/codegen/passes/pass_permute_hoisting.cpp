@@ -44,7 +44,7 @@ bool hoistable(const Graph& g, int id, const std::vector<std::vector<int>>& user
   if (prod.is_input() || !is_pointwise(prod.op) || is_output[static_cast<size_t>(p)]) return false;
   if (users[static_cast<size_t>(p)].size() == 1) return true;
   int full = 0;
-  for (auto& o : prod.operands) full += o.is_value() && g.node(o.value).type.shape == prod.type.shape;
+  for (auto& o : prod.operands) full += is_full_shape_operand(g, prod, o);
   return is_cheap_pointwise(prod.op) && full <= 1;
 }
 
