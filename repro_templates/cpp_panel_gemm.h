@@ -39,6 +39,8 @@ constexpr int kRkPanelRows = 8;
 constexpr int kRkPanelRows = 6;
 #endif
 constexpr int64_t kRkPanelCols = 32, kRkPanelDepth = 8192, kRkTileRows = 128, kRkTilePanels = 8, kRkEpilogueRows = 64, kRkStreamDepth = 128;
+// AVX2's slice of K (rk_sliced_tile): a slice of a 32-column panel is 32 KiB, L1's size.
+constexpr int64_t kRkSliceDepth = 256;
 
 // Whether K rows of B, ld floats apart, can be read in place by a panel and stay in cache for
 // the next block of rows: rows a multiple of 2^j bytes apart share a 2^(j-6)th of a cache's sets.
@@ -59,7 +61,14 @@ inline bool rk_rows_in_place(int64_t ld, int64_t K) {
 struct RkTailShape {
   int nv, ne;
 };
+// AVX2 has no dot columns: a last panel is one or two vectors of 16, zero-padded, as every panel
+// is multiplied in slices of K (rk_sliced_tile). Dot columns (4 rows at a time in its 16
+// registers) were a pass over all of A of their own: resnet18's 512 x 4608 x 49 GEMM (49 = 32 +
+// 16 + 1) took 4.6 ms, 1.3x the time of 512 x 4608 x 64.
 inline RkTailShape rk_tail_shape(int64_t ncols) {
+#if !defined(__AVX512F__)
+  return {ncols > 16 ? 2 : 1, 0};
+#endif
   if (ncols > 20) return {2, 0};
   if (ncols > 16) return {1, (int)ncols - 16};
   if (ncols > 4) return {1, 0};
@@ -222,13 +231,8 @@ inline void rk_panel_rows(int64_t m_lo, int64_t m_hi, int64_t k0, int64_t depth,
 
 // Rows per block of a last panel's kernel: its accumulators (MR x (nv + ne) vectors) stay in
 // registers with the operands beside them.
-// AVX2 (2 registers a vector of 16): one vector a row, 6 rows; dot columns alone (each also
-// loads a vector of A and one of B), 4 rows for one, 2 for two, else 1 (a vector and dot columns
-// together run as the two: rk_conv_vector_and_dots).
-constexpr int rk_tail_rows(int nv, int ne) {
-  if (kRkPanelRows == 8) return nv + ne <= 2 ? 8 : 4;
-  return nv == 1 && ne == 0 ? 6 : ne == 1 && nv == 0 ? 4 : nv + ne <= 2 ? 2 : 1;
-}
+// AVX2 (2 registers a vector of 16) has only one vector a row (rk_tail_shape): 6 rows.
+constexpr int rk_tail_rows(int nv, int ne) { return kRkPanelRows == 8 ? (nv + ne <= 2 ? 8 : 4) : 6; }
 
 // Rows [m_lo, m_hi) of C for one 32-column panel (rows ldb apart, ncols of its columns stored).
 // AVX2: each block of rows a half at a time, its rows of A (K floats each) still in L1 or L2 for
@@ -273,11 +277,43 @@ inline void rk_full_panel(int64_t m_lo, int64_t m_hi, int64_t p, int64_t ncols, 
                     out.ldj);
 }
 
+#if !defined(__AVX512F__)
+// AVX2: the rows [m_lo, m_hi) of C for panels [p_lo, p_hi), K in slices of kRkSliceDepth, each
+// slice of every panel against every row: the slice of A (128 rows: 128 KiB) stays in L2 across
+// the panels, a panel's slice in L1 across the rows. Each block of 6 rows over the whole of K
+// read every panel from L3 again (resnet18's 3x3 convs at 14 x 14 and 7 x 7, K = 2304 and 4608:
+// 50 and 44 GFLOP/s where a 1x1 conv with K = 128 ran at 89). A last panel narrower than 32 is
+// one vector of 16 wide unless `padded` (rk_tail_shape).
+inline void rk_sliced_tile(int64_t m_lo, int64_t m_hi, int64_t p_lo, int64_t p_hi, int64_t N, int64_t K, const float* A, int64_t lda,
+                           const float* panels, RkOut out, const float* direct, int64_t ldd, bool padded) {
+  for (int64_t k0 = 0; k0 < K; k0 += kRkSliceDepth) {
+    const int64_t depth = rk_min(kRkSliceDepth, K - k0);
+    for (int64_t p = p_lo; p < p_hi; ++p) {
+      const int64_t ncols = rk_min(kRkPanelCols, N - p * kRkPanelCols);
+      const bool in_place = direct && ncols == kRkPanelCols;
+      float* const c = out.C + p * kRkPanelCols * out.ldj;
+      if (in_place || padded || rk_tail_shape(ncols).nv == 2) {
+        const float* b = in_place ? direct + p * kRkPanelCols : panels + p * K * kRkPanelCols;
+        const int64_t ldb = in_place ? ldd : kRkPanelCols;
+        rk_panel_rows32(m_lo, m_hi, k0, depth, A, lda, b + k0 * ldb, c, out.ldc, ncols, ldb, out.ldj);
+      } else {
+        rk_panel_rows<kRkPanelRows, 1, 0>(m_lo, m_hi, k0, depth, A, lda, panels + p * K * kRkPanelCols + k0 * 16, nullptr, c, out.ldc, ncols, 16,
+                                          out.ldj);
+      }
+    }
+  }
+}
+#endif
+
 // The rows [m_lo, m_hi) of C for panels [p_lo, p_hi), every panel 32 wide: the matmuls' tile.
 // One kernel shape (compile time).
 __attribute__((noinline)) inline void rk_full_panel_tile(int64_t m_lo, int64_t m_hi, int64_t p_lo, int64_t p_hi, int64_t N, int64_t K, const float* A,
                                                          int64_t lda, const float* panels, RkOut out, const float* direct, int64_t ldd) {
+#if defined(__AVX512F__)
   for (int64_t p = p_lo; p < p_hi; ++p) rk_full_panel(m_lo, m_hi, p, rk_min(kRkPanelCols, N - p * kRkPanelCols), K, A, lda, panels, out, direct, ldd);
+#else
+  rk_sliced_tile(m_lo, m_hi, p_lo, p_hi, N, K, A, lda, panels, out, direct, ldd, true);
+#endif
 }
 
 // C[M x N] = A[M x K] (rows lda apart, read in place) x B[K x N], B in 32-column panels that
@@ -398,8 +434,10 @@ inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64
         // (each panel against every row), or, with more rows than panel columns, blocks of rows
         // outermost (resnet18's layer4: 2.4 MiB of weights a tile against 1.2 MiB of panels,
         // 740-753 against 792-840 us a conv).
-        const int64_t rows_at_once = m_hi - m_lo > kRkPanelCols * (p_hi - p_lo) ? kRkPanelRows : m_hi - m_lo;
-        if (epilogue.run && rows_at_once == m_hi - m_lo) {  // panels outermost: each done across the tile's rows
+        // AVX2 takes the tile whole: it slices K across the tile's rows and panels (rk_sliced_tile).
+        const bool sliced = kRkPanelRows == 6 && K > kRkSliceDepth;
+        const int64_t rows_at_once = sliced || m_hi - m_lo <= kRkPanelCols * (p_hi - p_lo) ? m_hi - m_lo : kRkPanelRows;
+        if (epilogue.run && rows_at_once == m_hi - m_lo && !sliced) {  // panels outermost: each done across the tile's rows
           for (int64_t p = p_lo; p < p_hi; ++p) {
             tile(m_lo, m_hi, p, p + 1, N, K, A, lda, panels, out, direct, ldd);
             epilogue.run(epilogue.ctx, m_lo, m_hi, p * kRkPanelCols, rk_min(N, (p + 1) * kRkPanelCols));
