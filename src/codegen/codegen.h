@@ -235,6 +235,7 @@ class Codegen {
   bool silu_tail(const std::vector<int>& chain, size_t at, int value) const;
   // The code that fills `affine` (its arrays in scratch) each run.
   std::string channel_affine(int id, const ChannelAffine& plan);
+  std::string scratch_read_only_above(const std::string& affine) const;
   std::string conv2d_grouped(int id, const std::string& w_ptr, const std::string& gemm_out, const std::string& bias);
 
   // ---- emit_window.cpp

@@ -692,7 +692,7 @@ std::string Codegen::conv2d_depthwise(int id, const std::string& w_ptr, const st
       epilogue.arg.empty() ? "RkEpilogue{}" : epilogue.arg, affine.empty() ? "nullptr" : "&affine",
       fail(fmt::format("{}: the depthwise conv kernel does not take this window", n.name)));
   if (epilogue.arg.empty() && affine.empty()) s += conv2d_output_pass(id, gemm_out, bias);
-  return s + "#else\n" + direct + "#endif\n";
+  return s + "#else\n" + scratch_read_only_above(affine) + direct + "#endif\n";
 }
 
 // Grouped convs of G = 4, 8 or 16 channels a group (as many out as in), 3x3 at stride 1 or 2, run
@@ -749,7 +749,7 @@ std::string Codegen::conv2d_grouped(int id, const std::string& w_ptr, const std:
       cg, win.stride[0], os[0], w_ptr, ptr(xa), xa.offset, xa.strides[0], gemm_out, epilogue.arg.empty() ? "RkEpilogue{}" : epilogue.arg,
       affine.empty() ? "nullptr" : "&affine", fail(fmt::format("{}: the grouped conv kernel does not take this window", n.name)));
   if (epilogue.arg.empty() && affine.empty()) s += conv2d_output_pass(id, gemm_out, bias);
-  return s + "#else\n  (void)gp;\n" + direct + "#endif\n";
+  return s + "#else\n  (void)gp;\n" + scratch_read_only_above(affine) + direct + "#endif\n";
 }
 
 // Whether chain[at..] is the rest of the chain and a SiLU of `value` as it is decomposed (aot's
@@ -832,6 +832,12 @@ std::optional<Codegen::ChannelAffine> Codegen::plan_channel_affine(int id, const
     value = k;
   }
   return plan;
+}
+
+// For the branch without AVX-512 of a kernel whose AVX-512 branch alone has `affine`: its
+// scratch arena, which that branch alone may read in this unit, marked used.
+std::string Codegen::scratch_read_only_above(const std::string& affine) const {
+  return affine.empty() || !target_.separate_units ? "" : fmt::format("  (void){};\n", buf(scratch_id()));
 }
 
 std::string Codegen::channel_affine(int id, const ChannelAffine& plan) {
