@@ -76,6 +76,10 @@ class CppCompiledGraph : public CompiledGraph {
   CppCompiledGraph(const Graph& g, Slices slices, std::string source, std::vector<std::string> labels, CompiledLibrary lib,
                    const std::set<std::string>& frozen)
       : name_(g.name), slices_(std::move(slices)), source_(std::move(source)), labels_(std::move(labels)), lib_(lib) {
+    // A kernel's label names the types of the slice it computes; its timed seconds add up every
+    // slice's, the kernel's share of a whole run.
+    if (slices_.count > 1)
+      for (std::string& label : labels_) label += fmt::format("  (shapes of one slice; time of all {})", slices_.count);
     for (int i = 0; i < g.num_inputs(); ++i) {
       inputs_.push_back({g.node(i).name, g.node(i).type});
       if (frozen.count(g.node(i).name)) frozen_.push_back(i);

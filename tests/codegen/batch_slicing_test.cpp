@@ -255,6 +255,10 @@ TEST_P(BatchSlicingRun, TheCppBackendRunsSliceBySliceAndAgreesWithTheReference) 
   auto timed = compiled->run_timing_kernels(inputs, &seconds);
   EXPECT_EQ(seconds.size(), compiled->kernel_labels().size());
   EXPECT_LE(max_error_against(timed, compiled->run(inputs)), 0.0);
+  // Each label says its types are a slice's and its time every slice's.
+  const std::string slice_note = fmt::format("  (shapes of one slice; time of all {})", batch);
+  for (const std::string& label : compiled->kernel_labels())
+    EXPECT_EQ(label.substr(label.size() - std::min(label.size(), slice_note.size())), slice_note) << label;
 }
 
 INSTANTIATE_TEST_SUITE_P(Batches, BatchSlicingRun, ::testing::Values(4, 5));
