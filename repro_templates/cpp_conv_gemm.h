@@ -143,7 +143,7 @@ inline void rk_pack_conv_panel(const float* x, const RkConvWindow& w, int64_t p,
   struct Run {
     int64_t c, n;  // panel columns [c, c + n)
   };
-  Run runs[33];
+  Run runs[32];
   int nruns = 0;
   for (int64_t c = 0; c < 32 && p * 32 + c < w.plane; ++c) {
     if (nruns > 0 && top[c] == top[c - 1] && left[c] == left[c - 1] + w.stride_w) ++runs[nruns - 1].n;

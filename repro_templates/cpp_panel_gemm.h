@@ -39,7 +39,13 @@ constexpr int kRkPanelRows = 8;
 constexpr int kRkPanelRows = 6;
 #endif
 constexpr int64_t kRkPanelCols = 32, kRkPanelDepth = 8192, kRkTileRows = 128, kRkTilePanels = 8, kRkEpilogueRows = 64, kRkStreamDepth = 128;
-// AVX2's slice of K (rk_sliced_tile): a slice of a 32-column panel is 32 KiB, L1's size.
+// Without AVX-512 a tile's K is multiplied in slices (rk_sliced_tile), kRkSliceDepth deep: a
+// slice of a 32-column panel is 32 KiB, L1's size.
+#if defined(__AVX512F__)
+constexpr bool kRkSlicedTiles = false;
+#else
+constexpr bool kRkSlicedTiles = true;
+#endif
 constexpr int64_t kRkSliceDepth = 256;
 
 // Whether K rows of B, ld floats apart, can be read in place by a panel and stay in cache for
@@ -66,13 +72,14 @@ struct RkTailShape {
 // registers) were a pass over all of A of their own: resnet18's 512 x 4608 x 49 GEMM (49 = 32 +
 // 16 + 1) took 4.6 ms, 1.3x the time of 512 x 4608 x 64.
 inline RkTailShape rk_tail_shape(int64_t ncols) {
-#if !defined(__AVX512F__)
-  return {ncols > 16 ? 2 : 1, 0};
-#endif
+#if defined(__AVX512F__)
   if (ncols > 20) return {2, 0};
   if (ncols > 16) return {1, (int)ncols - 16};
   if (ncols > 4) return {1, 0};
   return {0, (int)ncols};
+#else
+  return {ncols > 16 ? 2 : 1, 0};
+#endif
 }
 
 // Lanes of two vectors side by side (lanes 16.. are the second's), for __builtin_shuffle: the
@@ -263,18 +270,23 @@ struct RkOut {
   int64_t ldc, ldj;
 };
 
-// Panel p (ncols of its columns below N) for the rows [m_lo, m_hi) of C, 32 wide (a panel short
-// of N zero-padded, its columns below N stored), K in slices of kRkPanelDepth; with `direct`, a
-// whole panel is read from B in place (rows ldd apart), a short one from its packed copy (in
-// place it would read past N, past the end of B on its last row).
-inline void rk_full_panel(int64_t m_lo, int64_t m_hi, int64_t p, int64_t ncols, int64_t K, const float* A, int64_t lda, const float* panels,
-                          RkOut out, const float* direct, int64_t ldd) {
+// Panel p (ncols of its columns below N) for the rows [m_lo, m_hi) of C and rows [k0, k0 +
+// depth) of K, 32 wide (a panel short of N zero-padded, its columns below N stored); with
+// `direct`, a whole panel is read from B in place (rows ldd apart), a short one from its packed
+// copy (in place it would read past N, past the end of B on its last row).
+inline void rk_full_panel_slice(int64_t m_lo, int64_t m_hi, int64_t p, int64_t ncols, int64_t K, int64_t k0, int64_t depth, const float* A,
+                                int64_t lda, const float* panels, RkOut out, const float* direct, int64_t ldd) {
   const bool in_place = direct && ncols == kRkPanelCols;
   const float* b = in_place ? direct + p * kRkPanelCols : panels + p * K * kRkPanelCols;
   const int64_t ldb = in_place ? ldd : kRkPanelCols;
+  rk_panel_rows32(m_lo, m_hi, k0, depth, A, lda, b + k0 * ldb, out.C + p * kRkPanelCols * out.ldj, out.ldc, ncols, ldb, out.ldj);
+}
+
+// The same over the whole of K, in slices of kRkPanelDepth.
+inline void rk_full_panel(int64_t m_lo, int64_t m_hi, int64_t p, int64_t ncols, int64_t K, const float* A, int64_t lda, const float* panels,
+                          RkOut out, const float* direct, int64_t ldd) {
   for (int64_t k0 = 0; k0 < K; k0 += kRkPanelDepth)
-    rk_panel_rows32(m_lo, m_hi, k0, rk_min(kRkPanelDepth, K - k0), A, lda, b + k0 * ldb, out.C + p * kRkPanelCols * out.ldj, out.ldc, ncols, ldb,
-                    out.ldj);
+    rk_full_panel_slice(m_lo, m_hi, p, ncols, K, k0, rk_min(kRkPanelDepth, K - k0), A, lda, panels, out, direct, ldd);
 }
 
 #if !defined(__AVX512F__)
@@ -290,16 +302,11 @@ inline void rk_sliced_tile(int64_t m_lo, int64_t m_hi, int64_t p_lo, int64_t p_h
     const int64_t depth = rk_min(kRkSliceDepth, K - k0);
     for (int64_t p = p_lo; p < p_hi; ++p) {
       const int64_t ncols = rk_min(kRkPanelCols, N - p * kRkPanelCols);
-      const bool in_place = direct && ncols == kRkPanelCols;
-      float* const c = out.C + p * kRkPanelCols * out.ldj;
-      if (in_place || padded || rk_tail_shape(ncols).nv == 2) {
-        const float* b = in_place ? direct + p * kRkPanelCols : panels + p * K * kRkPanelCols;
-        const int64_t ldb = in_place ? ldd : kRkPanelCols;
-        rk_panel_rows32(m_lo, m_hi, k0, depth, A, lda, b + k0 * ldb, c, out.ldc, ncols, ldb, out.ldj);
-      } else {
-        rk_panel_rows<kRkPanelRows, 1, 0>(m_lo, m_hi, k0, depth, A, lda, panels + p * K * kRkPanelCols + k0 * 16, nullptr, c, out.ldc, ncols, 16,
-                                          out.ldj);
-      }
+      if ((direct && ncols == kRkPanelCols) || padded || rk_tail_shape(ncols).nv == 2)
+        rk_full_panel_slice(m_lo, m_hi, p, ncols, K, k0, depth, A, lda, panels, out, direct, ldd);
+      else
+        rk_panel_rows<kRkPanelRows, 1, 0>(m_lo, m_hi, k0, depth, A, lda, panels + p * K * kRkPanelCols + k0 * 16, nullptr,
+                                          out.C + p * kRkPanelCols * out.ldj, out.ldc, ncols, 16, out.ldj);
     }
   }
 }
@@ -435,7 +442,7 @@ inline void rk_panel_gemm(int64_t M, int64_t N, int64_t K, const float* A, int64
         // outermost (resnet18's layer4: 2.4 MiB of weights a tile against 1.2 MiB of panels,
         // 740-753 against 792-840 us a conv).
         // AVX2 takes the tile whole: it slices K across the tile's rows and panels (rk_sliced_tile).
-        const bool sliced = kRkPanelRows == 6 && K > kRkSliceDepth;
+        const bool sliced = kRkSlicedTiles && K > kRkSliceDepth;
         const int64_t rows_at_once = sliced || m_hi - m_lo <= kRkPanelCols * (p_hi - p_lo) ? m_hi - m_lo : kRkPanelRows;
         if (epilogue.run && rows_at_once == m_hi - m_lo && !sliced) {  // panels outermost: each done across the tile's rows
           for (int64_t p = p_lo; p < p_hi; ++p) {
