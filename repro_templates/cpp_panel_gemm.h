@@ -68,7 +68,8 @@ struct RkTailShape {
   int nv, ne;
 };
 // AVX2 has no dot columns: a last panel is one or two vectors of 16, zero-padded, as every panel
-// is multiplied in slices of K (rk_sliced_tile). Dot columns (4 rows at a time in its 16
+// is multiplied in slices of K (rk_sliced_tile); its last 8 columns or fewer are multiplied one
+// vector of 8 wide (rk_panel_rows8). Dot columns (4 rows at a time in its 16
 // registers) were a pass over all of A of their own: resnet18's 512 x 4608 x 49 GEMM (49 = 32 +
 // 16 + 1) took 4.6 ms, 1.3x the time of 512 x 4608 x 64.
 inline RkTailShape rk_tail_shape(int64_t ncols) {
@@ -236,6 +237,61 @@ inline void rk_panel_rows(int64_t m_lo, int64_t m_hi, int64_t k0, int64_t depth,
     rk_panel_block<MR, NV, NE>((int)rk_min<int64_t>(MR, m_hi - m), depth, A + m * lda + k0, lda, b, ldb, extra, C + m * ldc, ldc, ncols, k0 > 0, ldj);
 }
 
+#if !defined(__AVX512F__)
+// AVX2: c[rows x 8] (+)= a[rows x K] (rows lda apart) x b[K x 8] (rows ldb apart), rows <= MR,
+// ncols <= 8 of the columns stored (element (r, j) at c[r ldc + j ldj]): the last 8 columns or
+// fewer of a panel, one vector wide, 12 rows a block (12 accumulators, as the 16-column kernel's 6
+// rows of two). As the second half of a 16-column kernel they were 16 columns computed for 1 to 8:
+// a 7 x 7 plane (49 = 32 + 17) computed 64 columns, now 56.
+template <int MR>
+inline void rk_panel_block8(int rows, int64_t K, const float* a0, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t ncols,
+                            bool accumulate, int64_t ldj) {
+  static_assert(kRkLanes == 8, "one AVX2 vector a row");
+  const float* a[MR];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) a[r] = a0 + (r < rows ? r : rows - 1) * lda;
+  rk_fvec acc[MR];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) acc[r] = rk_fvec{};
+  for (int64_t k16 = 0; k16 < K; k16 += 16) {
+    // A's rows 128 floats ahead, and past their end the next block's (rk_panel_block).
+    const int64_t ahead_k = k16 + 128 < K ? k16 + 128 : k16 + 128 - K + MR * lda;
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) __builtin_prefetch(a[r] + ahead_k, 0, 3);
+    const int64_t k_end = rk_min(K, k16 + 16);
+    for (int64_t k = k16; k < k_end; ++k) {
+      const rk_fvec bv = *(const rk_fvec*)(b + k * ldb);
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) acc[r] += a[r][k] * bv;
+    }
+  }
+  float tile[MR * 8];
+  const bool transposed = ldj != 1;
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) {
+    if (r >= rows) break;
+    if (transposed) {
+      *(rk_fvec*)(tile + 8 * r) = acc[r];
+      continue;
+    }
+    float* cr = c + r * ldc;
+    float t[8];
+    std::memcpy(t, &acc[r], sizeof t);
+    for (int64_t j = 0; j < ncols; ++j) cr[j] = accumulate ? cr[j] + t[j] : t[j];
+  }
+  if (transposed) rk_store_transposed(tile, rows, 8, 0, ncols, c, ldc, ldj, accumulate);
+}
+constexpr int kRkNarrowRows = 12;
+
+// Rows [m_lo, m_hi) of C for the 8 columns of b (rows ldb apart), ncols of them stored.
+inline void rk_panel_rows8(int64_t m_lo, int64_t m_hi, int64_t k0, int64_t depth, const float* A, int64_t lda, const float* b, int64_t ldb, float* C,
+                           int64_t ldc, int64_t ncols, int64_t ldj) {
+  for (int64_t m = m_lo; m < m_hi; m += kRkNarrowRows)
+    rk_panel_block8<kRkNarrowRows>((int)rk_min<int64_t>(kRkNarrowRows, m_hi - m), depth, A + m * lda + k0, lda, b, ldb, C + m * ldc, ldc, ncols,
+                                   k0 > 0, ldj);
+}
+#endif
+
 // Rows per block of a last panel's kernel: its accumulators (MR x (nv + ne) vectors) stay in
 // registers with the operands beside them.
 // AVX2 (2 registers a vector of 16) has only one vector a row (rk_tail_shape): 6 rows.
@@ -255,12 +311,15 @@ inline void rk_panel_rows32(int64_t m_lo, int64_t m_hi, int64_t k0, int64_t dept
   if (tail > 2 && whole < m_hi) rk_panel_rows<4, 2, 0>(whole, m_hi, k0, depth, A, lda, b, nullptr, C, ldc, ncols, ldb, ldj);
   else if (whole < m_hi) rk_panel_rows<2, 2, 0>(whole, m_hi, k0, depth, A, lda, b, nullptr, C, ldc, ncols, ldb, ldj);
 #else
-  for (int64_t m = m_lo; m < m_hi; m += kRkPanelRows) {
+  // Halves of 16 columns, and a last 8 columns or fewer one vector wide (rk_panel_rows8).
+  const int64_t halves = ncols > 24 ? 2 : (ncols > 8 ? 1 : 0);
+  for (int64_t m = m_lo; m < m_hi && halves > 0; m += kRkPanelRows) {
     const int rows = (int)rk_min<int64_t>(kRkPanelRows, m_hi - m);
-    for (int64_t h = 0; h < 2 && 16 * h < ncols; ++h)
+    for (int64_t h = 0; h < halves; ++h)
       rk_panel_block<kRkPanelRows, 1, 0>(rows, depth, A + m * lda + k0, lda, b + 16 * h, ldb, nullptr, C + m * ldc + 16 * h * ldj, ldc,
                                          rk_min<int64_t>(16, ncols - 16 * h), k0 > 0, ldj);
   }
+  if (ncols > 16 * halves) rk_panel_rows8(m_lo, m_hi, k0, depth, A, lda, b + 16 * halves, ldb, C + 16 * halves * ldj, ldc, ncols - 16 * halves, ldj);
 #endif
 }
 
@@ -295,7 +354,7 @@ inline void rk_full_panel(int64_t m_lo, int64_t m_hi, int64_t p, int64_t ncols, 
 // the panels, a panel's slice in L1 across the rows. Each block of 6 rows over the whole of K
 // read every panel from L3 again (resnet18's 3x3 convs at 14 x 14 and 7 x 7, K = 2304 and 4608:
 // 50 and 44 GFLOP/s where a 1x1 conv with K = 128 ran at 89). A last panel narrower than 32 is
-// one vector of 16 wide unless `padded` (rk_tail_shape).
+// one vector of 16 wide unless `padded` (rk_tail_shape); up to 8 columns, one of 8.
 inline void rk_sliced_tile(int64_t m_lo, int64_t m_hi, int64_t p_lo, int64_t p_hi, int64_t N, int64_t K, const float* A, int64_t lda,
                            const float* panels, RkOut out, const float* direct, int64_t ldd, bool padded) {
   for (int64_t k0 = 0; k0 < K; k0 += kRkSliceDepth) {
@@ -304,6 +363,9 @@ inline void rk_sliced_tile(int64_t m_lo, int64_t m_hi, int64_t p_lo, int64_t p_h
       const int64_t ncols = rk_min(kRkPanelCols, N - p * kRkPanelCols);
       if ((direct && ncols == kRkPanelCols) || padded || rk_tail_shape(ncols).nv == 2)
         rk_full_panel_slice(m_lo, m_hi, p, ncols, K, k0, depth, A, lda, panels, out, direct, ldd);
+      else if (ncols <= 8)
+        rk_panel_rows8(m_lo, m_hi, k0, depth, A, lda, panels + p * K * kRkPanelCols + k0 * 16, 16, out.C + p * kRkPanelCols * out.ldj, out.ldc, ncols,
+                       out.ldj);
       else
         rk_panel_rows<kRkPanelRows, 1, 0>(m_lo, m_hi, k0, depth, A, lda, panels + p * K * kRkPanelCols + k0 * 16, nullptr,
                                           out.C + p * kRkPanelCols * out.ldj, out.ldc, ncols, 16, out.ldj);
