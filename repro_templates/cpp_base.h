@@ -45,6 +45,11 @@ void openblas_set_num_threads(int);
 #else
 #define RK_SIMD_WIDE
 #endif
+// The machines the max pool kernel is written for (cpp_pool.h): AVX-512, and AVX2. The generated
+// code tests it to choose between the kernel and its own rows.
+#if defined(__AVX512F__) || defined(__AVX2__)
+#define RK_POOL_VECTORS 1
+#endif
 
 // Where a convolution's panels read: one image's channels of one group, and the window.
 struct RkConvWindow {
@@ -126,10 +131,10 @@ template <int K, int S, RkActivation A>
 int rk_depthwise_f32(int64_t images, const float* weights, const float* image, int64_t image_step, const RkConvWindow* window, float* C,
                      RkEpilogue epilogue, const RkChannelAffine* affine);
 // 2-D max pooling of `images` images (image_step floats apart; window->channels planes each,
-// channel_step apart) on AVX-512 (cpp_pool.h): out[(n channels + c) plane + q] for output pixel q,
-// as the generated pool computes it (the first maximum and the first NaN win; -inf where a
-// window is all padding). Returns nonzero, computing nothing, for a window it does not take or
-// on a machine without AVX-512.
+// channel_step apart) on AVX-512 or AVX2 (cpp_pool.h): out[(n channels + c) plane + q] for output
+// pixel q, as the generated pool computes it (the first maximum and the first NaN win; -inf where
+// a window is all padding). Returns nonzero, computing nothing, for a window it does not take or
+// on a machine without RK_POOL_VECTORS.
 extern "C" int rk_max_pool_f32(int64_t images, const float* image, int64_t image_step, const RkConvWindow* window, float* out);
 // B's panels packed once and kept across runs, for a B that is a frozen input (a model's weight:
 // the same tensor, unchanged, on every run): the header of a slice of the workspace's kept region,

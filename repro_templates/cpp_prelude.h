@@ -267,10 +267,10 @@ template int rk_grouped_conv_f32<RK_GROUPED_KERNEL>(int64_t, const float*, const
 #ifdef RK_POOL_KERNELS
 extern "C" __attribute__((visibility("hidden"))) int rk_max_pool_f32(int64_t images, const float* image, int64_t image_step,
                                                                      const RkConvWindow* window, float* out) {
-#if defined(__AVX512F__)
+#if defined(RK_POOL_VECTORS)
   const RkConvWindow& w = *window;
   const bool taken = w.dilation_h == 1 && w.dilation_w == 1 && w.stride_h >= 1 && (w.stride_w == 1 || w.stride_w == 2) && w.taps_h >= 1 &&
-                     w.taps_w >= 1 && w.taps_w <= kRkPoolTaps && w.col_step == 1 && w.out_w >= 1 && w.out_w <= 16 * kRkPoolVectors &&
+                     w.taps_w >= 1 && w.taps_w <= kRkPoolTaps && w.col_step == 1 && w.out_w >= 1 && w.out_w <= kRkPoolRowOutputs &&
                      w.plane % w.out_w == 0;
   if (!taken) return 1;
   if (w.stride_w == 1) rk_max_pool_planes<1>(images, image, image_step, w, out);

@@ -102,9 +102,9 @@ std::string Codegen::pool_kernel(int id) {
   bool is_max = n.op == Op::max_pool2d || n.op == Op::max_pool3d;
   if (is_max && win.rank == 2 && target_.openmp && os[3] <= 4096) {  // a row of accumulators on the stack
     if (!max_pool_vectors(id)) return max_pool_rows(id);
-    // The prelude's kernel where the machine has AVX-512 (cpp_pool.h), the rows below elsewhere.
+    // The prelude's kernel where the machine has AVX-512 or AVX2 (cpp_pool.h), the rows below elsewhere.
     const Access xa = access(x);
-    std::string s = "#if defined(__AVX512F__)\n  {\n" + window_constant(x, win, os, os[1]);
+    std::string s = "#if defined(RK_POOL_VECTORS)\n  {\n" + window_constant(x, win, os, os[1]);
     s += fmt::format("    if (rk_max_pool_f32({}, (const float*){} + {}, {}, &window, (float*){})) {}\n  }}\n", os[0], ptr(xa), xa.offset,
                      xa.strides[0], buf(id), fail(fmt::format("{}: the max pool kernel does not take this window", n.name)));
     return s + "#else\n" + max_pool_rows(id) + "#endif\n";
@@ -127,7 +127,7 @@ std::string Codegen::pool_kernel(int id) {
 
 // Float 2-D max pools whose input the prelude's kernel can address (rows of unit stride, strides
 // not negative) and whose window it takes (no dilation, stride 1 or 2 along a row, 16 columns and
-// rows of 256 outputs at most) run on it on AVX-512 (rk_max_pool_f32, cpp_pool.h). A pool a fault is
+// rows of 256 outputs at most) run on it on AVX-512 and AVX2 (rk_max_pool_f32, cpp_pool.h). A pool a fault is
 // injected into stays on the generated rows.
 bool Codegen::max_pool_vectors(int id) const {
   const Node& n = g_.node(id);

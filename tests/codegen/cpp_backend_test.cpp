@@ -868,7 +868,7 @@ TEST(CppBackend, ViewsFoldIntoTheirConsumers) {
   EXPECT_NE(src.find("// kernel: cr\n"), std::string::npos);
 }
 
-// Max pooling on AVX-512's kernel (cpp_pool.h) is the reference's, bit for bit: the first maximum
+// Max pooling on the prelude's kernel (cpp_pool.h, AVX-512 or AVX2) is the reference's, bit for bit: the first maximum
 // (a -0 before a +0 stays -0), a NaN anywhere in a window wins (its plane pooled again by the
 // exact rule), the infinities, windows partly in the padding, a last window past the input
 // (ceil_mode); stride 2 and 1 along a row, 3x3 and 2x2 windows, rows of 2 vectors and a part.

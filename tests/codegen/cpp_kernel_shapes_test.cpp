@@ -592,11 +592,13 @@ const Case kCases[] = {
     {"cat_last_dim_f16",
      "graph g(%x: f16[1, 1, 7], %y: f16[1, 1, 9]) {\n  %e = exp(%x)\n  %t = tanh(%y)\n  %c = cat(%e, %t, dim=2)\n  %m = mul(%c, %c)\n  return "
      "(%m)\n}"},
-    // Max pooling (on AVX-512 the prelude's kernel, cpp_pool.h; dilated or channel-last, the
-    // generated rows): padding at both ends, stride, dilation, a window that is partly padding,
-    // an input read through strides; rows of 3 vectors and a part from a slice of channels, 2x2
-    // at stride 2; a window wider than high at stride 1 along rows, 3 along columns; a window of
-    // 17 columns (more than the kernel takes: the generated rows).
+    // Max pooling (on AVX-512 and AVX2 the prelude's kernel, cpp_pool.h; dilated or
+    // channel-last, the generated rows): padding at both ends, stride, dilation, a window that is
+    // partly padding, an input read through strides; rows of 3 vectors and a part from a slice
+    // of channels, 2x2 at stride 2; a window wider than high at stride 1 along rows, 3 along
+    // columns; a window of 17 columns (more than the kernel takes: the generated rows); input
+    // rows shorter than an AVX2 vector (7, 6 and 3 columns: AVX2 reads them as the row's first
+    // and last 4, or float by float) at stride 1 and 2, with padding and past the input's end.
     {"max_pool_pad_stride",
      "graph g(%x: f32[2, 3, 17, 19]) {\n  %y = max_pool2d(%x, kernel=[3, 3], stride=[2, 2], padding=[1, 1])\n  return (%y)\n}"},
     {"max_pool_dilated",
@@ -608,6 +610,10 @@ const Case kCases[] = {
     {"max_pool_wide_window",
      "graph g(%x: f32[2, 2, 11, 20]) {\n  %y = max_pool2d(%x, kernel=[2, 5], stride=[3, 1], padding=[1, 2], ceil_mode=true)\n  return (%y)\n}"},
     {"max_pool_seventeen_columns", "graph g(%x: f32[1, 2, 4, 40]) {\n  %y = max_pool2d(%x, kernel=[2, 17], stride=[1, 2])\n  return (%y)\n}"},
+    {"max_pool_rows_shorter_than_a_vector",
+     "graph g(%x: f32[2, 3, 7, 7], %y: f32[1, 4, 5, 6], %z: f32[1, 2, 3, 3]) {\n  %a = max_pool2d(%x, kernel=[3, 3], stride=[1, 1], padding=[1, 1])\n"
+     "  %b = max_pool2d(%y, kernel=[3, 3], stride=[2, 2], padding=[1, 1], ceil_mode=true)\n  %c = max_pool2d(%z, kernel=[2, 2], stride=[1, 1], "
+     "padding=[1, 1])\n  %d = max_pool2d(%z, kernel=[3, 3], stride=[2, 2], padding=[1, 1])\n  return (%a, %b, %c, %d)\n}"},
     // Views materialised by runs that stay contiguous in the source: two dims long, with a dim of
     // size 1 among them, in f16; runs under 16 stay a flat loop.
     {"copy_runs_of_two_dims",
