@@ -361,14 +361,15 @@ inline void rk_sliced_tile(int64_t m_lo, int64_t m_hi, int64_t p_lo, int64_t p_h
     const int64_t depth = rk_min(kRkSliceDepth, K - k0);
     for (int64_t p = p_lo; p < p_hi; ++p) {
       const int64_t ncols = rk_min(kRkPanelCols, N - p * kRkPanelCols);
-      if ((direct && ncols == kRkPanelCols) || padded || rk_tail_shape(ncols).nv == 2)
+      if ((direct && ncols == kRkPanelCols) || padded || rk_tail_shape(ncols).nv == 2) {
         rk_full_panel_slice(m_lo, m_hi, p, ncols, K, k0, depth, A, lda, panels, out, direct, ldd);
-      else if (ncols <= 8)
-        rk_panel_rows8(m_lo, m_hi, k0, depth, A, lda, panels + p * K * kRkPanelCols + k0 * 16, 16, out.C + p * kRkPanelCols * out.ldj, out.ldc, ncols,
-                       out.ldj);
-      else
-        rk_panel_rows<kRkPanelRows, 1, 0>(m_lo, m_hi, k0, depth, A, lda, panels + p * K * kRkPanelCols + k0 * 16, nullptr,
-                                          out.C + p * kRkPanelCols * out.ldj, out.ldc, ncols, 16, out.ldj);
+        continue;
+      }
+      // A last panel packed 16 wide: this slice of it, and its columns of C.
+      const float* b = panels + p * K * kRkPanelCols + k0 * 16;
+      float* c = out.C + p * kRkPanelCols * out.ldj;
+      if (ncols <= 8) rk_panel_rows8(m_lo, m_hi, k0, depth, A, lda, b, 16, c, out.ldc, ncols, out.ldj);
+      else rk_panel_rows<kRkPanelRows, 1, 0>(m_lo, m_hi, k0, depth, A, lda, b, nullptr, c, out.ldc, ncols, 16, out.ldj);
     }
   }
 }

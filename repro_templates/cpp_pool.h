@@ -25,6 +25,15 @@ namespace {
 
 #if defined(RK_POOL_VECTORS)
 constexpr int64_t kRkPoolRowOutputs = 256, kRkPoolTaps = 16;  // outputs of a row, tap columns at most
+
+// The window rows of output row oy: input rows y0 + i for i in [lo, hi), those inside the input.
+struct RkPoolRows {
+  int64_t y0, lo, hi;
+};
+inline RkPoolRows rk_pool_rows(const RkConvWindow& w, int64_t oy) {
+  const int64_t y0 = oy * w.stride_h - w.pad_h;
+  return {y0, y0 < 0 ? -y0 : 0, w.in_h - y0 < w.taps_h ? w.in_h - y0 : w.taps_h};
+}
 #endif
 
 #if defined(__AVX512F__)
@@ -55,11 +64,11 @@ template <int S> bool rk_max_pool_plane(const float* x, const RkConvWindow& w, c
   const __mmask16 last = rk_lanes(0, w.out_w - 16 * (vectors - 1));
   __mmask16 nan = 0;
   for (int64_t oy = 0; oy < out_h; ++oy) {
-    const int64_t y0 = oy * w.stride_h - w.pad_h, i_lo = y0 < 0 ? -y0 : 0, i_hi = w.in_h - y0 < w.taps_h ? w.in_h - y0 : w.taps_h;
+    const RkPoolRows span = rk_pool_rows(w, oy);
     for (int64_t v = 0; v < vectors; ++v) {
       __m512 acc = lowest;
-      for (int64_t i = i_lo; i < i_hi; ++i) {
-        const float* row = x + (y0 + i) * w.row_step + 16 * v * S - w.pad_w;
+      for (int64_t i = span.lo; i < span.hi; ++i) {
+        const float* row = x + (span.y0 + i) * w.row_step + 16 * v * S - w.pad_w;
         for (int64_t j = 0; j < w.taps_w; ++j) {
           __m512 t = _mm512_mask_loadu_ps(lowest, lanes.first[j * vectors + v], row + j);
           if (S == 2) t = _mm512_permutex2var_ps(t, evens, _mm512_mask_loadu_ps(lowest, lanes.second[j * vectors + v], row + j + 16));
@@ -96,6 +105,13 @@ struct RkPoolScratch {
   RkPoolScratch(const RkPoolScratch&) = delete;
   RkPoolScratch& operator=(const RkPoolScratch&) = delete;
 };
+
+// The first n of 8 outputs stored at `to`; at stride 2 they are in the lane order 0 1 4 5 2 3 6 7
+// (the even columns of two loads, by one shuffle), put back first.
+template <int S> inline void rk_pool_store8(float* to, __m256 acc, int64_t n) {
+  if (S == 2) acc = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(acc), _MM_SHUFFLE(3, 1, 2, 0)));
+  rk_store_first(to, acc, n);
+}
 
 // The max along a row of 8 outputs' window columns (lane l's from input column c0 + l S), taps in
 // order; `nan` gains the lanes of any load that read a NaN. Inside: every load in the row.
@@ -148,12 +164,11 @@ bool rk_max_pool_plane(const float* x, const RkConvWindow& w, const RkPoolLanes&
     }
   }
   for (int64_t oy = 0; oy < out_h; ++oy) {
-    const int64_t y0 = oy * w.stride_h - w.pad_h, i_lo = y0 < 0 ? -y0 : 0, i_hi = w.in_h - y0 < w.taps_h ? w.in_h - y0 : w.taps_h;
+    const RkPoolRows span = rk_pool_rows(w, oy);
     for (int64_t v = 0; v < vectors; ++v) {
       __m256 acc = lowest;
-      for (int64_t i = i_lo; i < i_hi; ++i) acc = _mm256_max_ps(_mm256_loadu_ps(scratch.rows + (y0 + i) * scratch.pitch + 8 * v), acc);
-      if (S == 2) acc = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(acc), _MM_SHUFFLE(3, 1, 2, 0)));
-      rk_store_first(out + oy * w.out_w + 8 * v, acc, w.out_w - 8 * v);
+      for (int64_t i = span.lo; i < span.hi; ++i) acc = _mm256_max_ps(_mm256_loadu_ps(scratch.rows + (span.y0 + i) * scratch.pitch + 8 * v), acc);
+      rk_pool_store8<S>(out + oy * w.out_w + 8 * v, acc, w.out_w - 8 * v);
     }
   }
   return _mm256_movemask_ps(nan) != 0;
@@ -165,11 +180,11 @@ template <int S> void rk_max_pool_plane_exact(const float* x, const RkConvWindow
   const int64_t vectors = (w.out_w + 7) / 8;
   const __m256 lowest = _mm256_set1_ps(-INFINITY);
   for (int64_t oy = 0; oy < out_h; ++oy) {
-    const int64_t y0 = oy * w.stride_h - w.pad_h, i_lo = y0 < 0 ? -y0 : 0, i_hi = w.in_h - y0 < w.taps_h ? w.in_h - y0 : w.taps_h;
+    const RkPoolRows span = rk_pool_rows(w, oy);
     for (int64_t v = 0; v < vectors; ++v) {
       __m256 acc = lowest;
-      for (int64_t i = i_lo; i < i_hi; ++i) {
-        const float* row = x + (y0 + i) * w.row_step;
+      for (int64_t i = span.lo; i < span.hi; ++i) {
+        const float* row = x + (span.y0 + i) * w.row_step;
         for (int64_t j = 0; j < w.taps_w; ++j) {
           const int64_t c0 = 8 * v * S + j - w.pad_w;  // the input column of lane 0
           __m256 t = rk_row_window8(row, w.in_w, c0, lowest);
@@ -179,8 +194,7 @@ template <int S> void rk_max_pool_plane_exact(const float* x, const RkConvWindow
           acc = _mm256_blendv_ps(acc, t, take);
         }
       }
-      if (S == 2) acc = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(acc), _MM_SHUFFLE(3, 1, 2, 0)));
-      rk_store_first(out + oy * w.out_w + 8 * v, acc, w.out_w - 8 * v);
+      rk_pool_store8<S>(out + oy * w.out_w + 8 * v, acc, w.out_w - 8 * v);
     }
   }
 }
