@@ -50,6 +50,11 @@ void openblas_set_num_threads(int);
 #if defined(__AVX512F__) || defined(__AVX2__)
 #define RK_POOL_VECTORS 1
 #endif
+// The machines the few-channel conv is written for (cpp_conv_few_channels.h): AVX-512, and AVX2
+// with FMA.
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#define RK_FEW_CHANNELS_VECTORS 1
+#endif
 
 // Where a convolution's panels read: one image's channels of one group, and the window.
 struct RkConvWindow {
@@ -114,9 +119,10 @@ extern "C" void rk_conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* A
 extern "C" int rk_conv_winograd_f32(int64_t M, const float* A, int64_t lda, const float* image, const RkConvWindow* window, float* scratch,
                                     int64_t room, float* C, int64_t ldc, RkEpilogue epilogue);
 // The same conv of 1 to 8 input channels a group (a network's first, regnet's groups of 8)
-// without im2col, at stride S (1 or 2), on AVX-512 (cpp_conv_few_channels.h). Returns nonzero,
-// computing nothing, for a window it does not take or on a machine without AVX-512. Each S is a
-// kernels unit of its own (most graphs need one: both were 1.85 s of compile, one 1.2).
+// without im2col, at stride S (1 or 2), on AVX-512 or AVX2 (cpp_conv_few_channels.h). Returns
+// nonzero, computing nothing, for a window it does not take or on a machine without
+// RK_FEW_CHANNELS_VECTORS. Each S is a kernels unit of its own (most graphs need one: both were
+// 1.85 s of compile, one 1.2).
 template <int S>
 int rk_conv_few_channels_f32(int64_t M, const float* A, int64_t lda, const float* image, const RkConvWindow* window, float* C, int64_t ldc,
                              RkEpilogue epilogue);

@@ -210,7 +210,7 @@ extern "C" __attribute__((visibility("hidden"))) int rk_conv_winograd_f32(int64_
 template <int S>
 __attribute__((visibility("hidden"))) int rk_conv_few_channels_f32(int64_t M, const float* A, int64_t lda, const float* image,
                                                                    const RkConvWindow* window, float* C, int64_t ldc, RkEpilogue epilogue) {
-#if defined(__AVX512F__)
+#if defined(RK_FEW_CHANNELS_VECTORS)
   return rk_conv_few_channels<S>(M, A, lda, image, *window, C, ldc, epilogue) ? 0 : 1;
 #else
   (void)M, (void)A, (void)lda, (void)image, (void)window, (void)C, (void)ldc, (void)epilogue;
