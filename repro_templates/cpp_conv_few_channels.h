@@ -28,9 +28,8 @@
 namespace {
 
 #if defined(RK_FEW_CHANNELS_VECTORS)
-constexpr int64_t kRkFewChannels = 8;           // input channels at most
 constexpr int64_t kRkFewChannelsStrip = 16384;  // floats of a strip's copied input rows (64 KiB, the stack)
-constexpr int64_t kRkFewChannelsTaps = 484;     // channels x taps at most (4 channels of 11 x 11, 8 of 7 x 7)
+constexpr int64_t kRkFewChannelsTaps = 484;     // channels x taps at most (4 channels of 11 x 11, 8 of 7 x 7, 16 of 5 x 5)
 
 // The vector the kernel computes in: 16 output pixels on AVX-512, 8 on AVX2. A block sums
 // kRkFewBlock output channels (or fewer, the last) x 3 vectors of a row at once: its
@@ -41,6 +40,7 @@ constexpr int64_t kRkFewChannelsTaps = 484;     // channels x taps at most (4 ch
 using RkFewVector = __m512;
 constexpr int64_t kRkFewLanes = 16;
 constexpr int kRkFewBlock = 8;
+constexpr int64_t kRkFewChannels = 8;  // input channels at most
 inline __m512 rk_few_zero() { return _mm512_setzero_ps(); }
 inline __m512 rk_few_load(const float* p) { return _mm512_loadu_ps(p); }
 inline __m512 rk_few_broadcast(const float* p) { return _mm512_set1_ps(*p); }
@@ -61,6 +61,10 @@ template <int S> inline __m512 rk_few_channels_columns(const float* row, int64_t
 using RkFewVector = __m256;
 constexpr int64_t kRkFewLanes = 8;
 constexpr int kRkFewBlock = 4;
+// Input channels at most. On AVX2 (one thread) squeezenet1_0's 3x3 convs of 16 -> 64 channels at
+// 54 x 54 took 950 us on Winograd, 730 here; its 32 -> 128 convs were slower here than there
+// (2.67 -> 2.93 ms at 54 x 54). AVX-512 machines were not measured beyond 8.
+constexpr int64_t kRkFewChannels = 16;
 inline __m256 rk_few_zero() { return _mm256_setzero_ps(); }
 inline __m256 rk_few_load(const float* p) { return _mm256_loadu_ps(p); }
 inline __m256 rk_few_broadcast(const float* p) { return _mm256_broadcast_ss(p); }
@@ -257,7 +261,7 @@ void rk_few_channels_conv(int64_t M, const float* A, int64_t lda, const float* i
                                          : ((c * rows + i) * S + j % S) * pitch + j / S);
     // The flat run's sums: a block of up to 8 channels of up to 8 rows of at most 16 + 10 columns, in whole vectors.
     const int64_t run = (n_rows * pitch + kRkFewLanes - 1) / kRkFewLanes * kRkFewLanes;
-    alignas(64) float flat[kRkFewChannels * 8 * 32];
+    alignas(64) float flat[kRkFewBlock * 8 * 32];
     for (int64_t m = 0; m < M;) {
       const int64_t left = M - m, b = left >= kRkFewBlock ? kRkFewBlock : left >= 4 ? 4 : left >= 2 ? 2 : 1;
       const auto channels = [&](auto block) {

@@ -220,8 +220,8 @@ class Codegen {
   std::string conv2d_one_pixel(int id, const std::string& w_ptr, const std::string& c_at, const std::string& gemm_out, const std::string& bias);
   std::string conv2d_depthwise(int id, const std::string& w_ptr, const std::string& gemm_out, const std::string& bias);
   // float grouped convs of 4, 8 or 16 channels a group, 3x3: the prelude's
-  // rk_grouped_conv_f32, 16 output channels an AVX-512 vector (cpp_conv_grouped.h), with
-  // conv2d_planes for other machines; arguments as conv2d_panels.
+  // rk_grouped_conv_f32, 16 output channels an AVX-512 vector (cpp_conv_grouped.h), with the
+  // few-channel conv (conv2d_panels) or conv2d_planes for other machines; arguments as conv2d_panels.
   bool grouped_vectors(int id) const;
   // A conv's epilogue (and bias) as an RkChannelAffine where it is one: per-channel adds, subs and
   // muls of the conv's value, then at most one clamp or relu, written to gemm_out; where `silu`,
@@ -236,7 +236,7 @@ class Codegen {
   // The code that fills `affine` (its arrays in scratch) each run.
   std::string channel_affine(int id, const ChannelAffine& plan);
   std::string scratch_read_only_above(const std::string& affine) const;
-  std::string conv2d_grouped(int id, const std::string& w_ptr, const std::string& gemm_out, const std::string& bias);
+  std::string conv2d_grouped(int id, const std::string& w_ptr, const std::string& c_at, const std::string& gemm_out, const std::string& bias);
 
   // ---- emit_window.cpp
   std::string pool_kernel(int id);

@@ -536,17 +536,19 @@ TEST(CppBackend, CompilesOnlyTheKernelsUnitsItCalls) {
        "  %s = silu(%y)\n  %z = conv2d(%s, %v, padding=[1, 1], groups=16)\n  return (%z)\n}",
        {"#define RK_DEPTHWISE_KERNEL 3, 1, RkActivation::none\n", "#define RK_DEPTHWISE_KERNEL 3, 1, RkActivation::silu\n"}},
       {"graph g(%x: f32[128, 192], %w: f32[192, 160]) {\n  %y = matmul(%x, %w)\n  return (%y)\n}", {"#define RK_GEMM_KERNELS 1\n"}},
-      // A 3x3 conv that Winograd takes (16 channels, 144 tiles), and a network's first conv of 3
+      // A 3x3 conv that Winograd takes (32 channels, 144 tiles), and a network's first conv of 3
       // channels at stride 2, each also calling the conv GEMM where it declines.
-      {"graph g(%x: f32[1, 16, 24, 24], %w: f32[16, 16, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  return (%y)\n}",
+      {"graph g(%x: f32[1, 32, 24, 24], %w: f32[16, 32, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  return (%y)\n}",
        {"#define RK_CONV_KERNELS 1\n", "#define RK_WINOGRAD_KERNELS 1\n"}},
       {"graph g(%x: f32[1, 3, 32, 32], %w: f32[8, 3, 3, 3]) {\n  %y = conv2d(%x, %w, stride=[2, 2], padding=[1, 1])\n  return (%y)\n}",
        {"#define RK_CONV_KERNELS 1\n", "#define RK_FEW_CHANNELS_KERNELS 2\n"}},
       // Grouped convs of 8 and 4 channels a group (as many out as in): each (G, stride) a unit of
-      // its own, and no conv GEMM or few-channel conv to fall back on.
+      // its own, and, for machines without AVX-512, the few-channel conv of each stride and the
+      // conv GEMM it falls back on.
       {"graph g(%x: f32[1, 32, 14, 14], %w: f32[32, 8, 3, 3], %v: f32[32, 4, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1], groups=4)\n"
        "  %z = conv2d(%y, %v, stride=[2, 2], padding=[1, 1], groups=8)\n  return (%z)\n}",
-       {"#define RK_GROUPED_KERNEL 8, 1\n", "#define RK_GROUPED_KERNEL 4, 2\n"}},
+       {"#define RK_GROUPED_KERNEL 8, 1\n", "#define RK_GROUPED_KERNEL 4, 2\n", "#define RK_FEW_CHANNELS_KERNELS 1\n",
+        "#define RK_FEW_CHANNELS_KERNELS 2\n", "#define RK_CONV_KERNELS 1\n"}},
   };
   const std::vector<std::string> all = {"#define RK_CONV_KERNELS",  "#define RK_WINOGRAD_KERNELS", "#define RK_FEW_CHANNELS_KERNELS",
                                         "#define RK_GEMM_KERNELS",  "#define RK_POOL_KERNELS",     "#define RK_DEPTHWISE_KERNEL",
@@ -672,7 +674,9 @@ TEST(CppBackend, GroupedConvFrozenWeightsArePackedOnceAndAgainForAnotherTensor) 
 // (RkChannelAffine: the depthwise kernel scales the weights and starts the sums at the shift, the
 // grouped kernel maps each vector of sums; both clamp them as they are stored), and agrees with
 // the reference; so is a SiLU after the affine map in the depthwise kernel (efficientnet's batch
-// norm and SiLU); anything else stays the generated epilogue. A NaN in the input stays NaN
+// norm and SiLU) and, for a grouped conv on machines without AVX-512 (each group on the
+// few-channel conv), in the conv kernels unit's SiLU rows; anything else stays the generated
+// epilogue. A NaN in the input stays NaN
 // through either, and sums past exp's range give the reference's infinities and zeros.
 TEST(CppBackend, ConvEpilogueOfChannelOpsAndAClampRunsInTheKernel) {
   struct Case {
@@ -708,8 +712,9 @@ TEST(CppBackend, ConvEpilogueOfChannelOpsAndAClampRunsInTheKernel) {
         const Graph g = parse_graph(text);
         const std::string src = compile_graph(g, cpp_options())->source();
         const bool silu = c.epilogue.find("sigmoid") != std::string::npos || c.epilogue.find("silu") != std::string::npos;
-        const bool in_kernel = c.in_kernel && (group == 1 || !silu);
-        EXPECT_EQ(src.find("const RkChannelAffine affine") != std::string::npos, in_kernel) << src;
+        const bool in_kernel = c.in_kernel && (group == 1 || !silu), silu_rows = c.in_kernel && group == 8 && silu;
+        EXPECT_EQ(src.find("const RkChannelAffine affine") != std::string::npos, in_kernel || silu_rows) << src;
+        EXPECT_EQ(src.find("RkEpilogue{rk_channel_silu_rows") != std::string::npos, silu_rows) << src;
         EXPECT_NE(src.find(group == 1 ? fmt::format("rk_depthwise_f32<3, 1, RkActivation::{}>(", in_kernel && silu ? "silu" : "none")
                                       : "rk_grouped_conv_f32<8, 1>("),
                   std::string::npos);

@@ -354,9 +354,9 @@ const Case kCases[] = {
      "return (%y)\n}"},
     {"depthwise_wide_7x7_thirty_two",
      "graph g(%x: f32[1, 4, 16, 32], %w: f32[4, 1, 7, 7], %b: f32[4]) {\n  %y = conv2d(%x, %w, %b, padding=[3, 3], groups=4)\n  return (%y)\n}"},
-    // Convs of 2 to 8 input channels a group on AVX-512, 16 output pixels of a row a vector
-    // (cpp_conv_few_channels.h; strips of output rows, 8 output channels at a time, then 4, 2,
-    // 1): a network's first conv, 3x3 at stride 2 with mobilenet's batch norm and clamp, a batch
+    // Convs of 2 to 8 input channels a group, 16 output pixels of a row a vector on AVX-512, 8 on
+    // AVX2 (cpp_conv_few_channels.h; strips of output rows, 8 output channels at a time on
+    // AVX-512 and 4 on AVX2, then 4, 2, 1): a network's first conv, 3x3 at stride 2 with mobilenet's batch norm and clamp, a batch
     // of 2 and 20 outputs (8, 8, 4) on rows of 18 (a vector and a last of 2); 7x7 at stride 2
     // with resnet's padding, 11 outputs (8, 2, 1), a bias and relu, rows of 25; 5x5 at stride 1
     // on 2 channels read through a channel slice, rows of exactly 3 vectors; 2 groups of 4
@@ -395,6 +395,14 @@ const Case kCases[] = {
      "  %y = conv2d(%x, %w, padding=[2, 2])\n  %a = mul(%y, %s)\n  %b = add(%a, %t)\n  return (%b)\n}"},
     {"few_channels_8_channels_too_many_taps",
      "graph g(%x: f32[1, 8, 20, 20], %w: f32[4, 8, 9, 9]) {\n  %y = conv2d(%x, %w, padding=[4, 4])\n  return (%y)\n}"},
+    // 16 input channels (the few-channel conv on AVX2, Winograd or the conv GEMM on AVX-512): 3x3
+    // on rows of 27 (three vectors of 8 and a last of 3) with a relu, 10 outputs (4, 4, 2); 5x5 at
+    // stride 2 from an odd plane, 16 x 25 = 400 taps, a batch of 2 and 3 outputs (2, 1).
+    {"few_channels_16_channels_relu",
+     "graph g(%x: f32[1, 16, 13, 27], %w: f32[10, 16, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  %r = relu(%y)\n  return (%r)\n}"},
+    {"few_channels_16_channels_5x5_stride2",
+     "graph g(%x: f32[2, 16, 19, 23], %w: f32[3, 16, 5, 5], %b: f32[3]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[2, 2])\n"
+     "  return (%y)\n}"},
     // On rows of at most 16, the strip's rows as one flat run at pitch out_w + (taps_w - 1) / S,
     // in sub-planes by row and column phase: 5 groups of 8 inputs and 16 outputs at 7 x 7 with a
     // bias and relu, a batch of 2 (4 vectors: a block of 3 and one); 5x5 on 4 channels on rows of exactly 16, 11 rows
@@ -421,7 +429,7 @@ const Case kCases[] = {
     // Grouped convs of 4, 8 or 16 channels a group, as many out as in, 3x3, on AVX-512 16 output
     // channels a vector (cpp_conv_grouped.h; 16 / G groups side by side, the input transposed
     // into pixels of 16 channels, 7 output pixels of a row summed at once, the epilogue on each
-    // vector of channels x strip of rows): groups of 8 at 7 x 7 with a bias and relu, a batch of
+    // vector of channels x strip of rows), on AVX2 each group on the few-channel conv: groups of 8 at 7 x 7 with a bias and relu, a batch of
     // 2, 40 channels (vectors of 16, 16 and a last of 8); at stride 2 from 14 x 14 to 7 x 7
     // with regnet's batch norm unfolded; groups of 4 on rows of 11 (a block of 7 and 4 summed
     // from the padding) and 9 rows; groups of 16 at stride 2 without padding from an odd plane,
