@@ -349,7 +349,7 @@ inline void rk_full_panel(int64_t m_lo, int64_t m_hi, int64_t p, int64_t ncols, 
 }
 
 #if !defined(__AVX512F__)
-// AVX2: the rows [m_lo, m_hi) of C for panels [p_lo, p_hi), K in slices of kRkSliceDepth, each
+// AVX2: the rows [m_lo, m_hi) of C for panels [p_lo, p_hi), K in slices (below), each
 // slice of every panel against every row: the slice of A (128 rows: 128 KiB) stays in L2 across
 // the panels, a panel's slice in L1 across the rows. Each block of 6 rows over the whole of K
 // read every panel from L3 again (resnet18's 3x3 convs at 14 x 14 and 7 x 7, K = 2304 and 4608:
@@ -357,8 +357,14 @@ inline void rk_full_panel(int64_t m_lo, int64_t m_hi, int64_t p, int64_t ncols, 
 // one vector of 16 wide unless `padded` (rk_tail_shape); up to 8 columns, one of 8.
 inline void rk_sliced_tile(int64_t m_lo, int64_t m_hi, int64_t p_lo, int64_t p_hi, int64_t N, int64_t K, const float* A, int64_t lda,
                            const float* panels, RkOut out, const float* direct, int64_t ldd, bool padded) {
-  for (int64_t k0 = 0; k0 < K; k0 += kRkSliceDepth) {
-    const int64_t depth = rk_min(kRkSliceDepth, K - k0);
+  // Deep K in slices of 1024: a slice of each row of A is then 4 KiB read on, where at 256 the
+  // rows of a tile each started again every 1 KiB. One thread, best of three alternations:
+  // resnet18's 3x3 convs at 7 x 7 (K = 4608) 3.56 -> 3.37 ms, at 14 x 14 (2304) 3.21 -> 3.06; 512
+  // -> 128 at 28 x 28 (25 panels) level. Shallower K lost with it (mobilenet_v2's 1x1 convs at
+  // 7 x 7, K up to 960, one slice each: 1.05 -> 1.12 ms): a panel's slice no longer fits L1.
+  const int64_t slice = K >= 2048 ? 1024 : kRkSliceDepth;
+  for (int64_t k0 = 0; k0 < K; k0 += slice) {
+    const int64_t depth = rk_min(slice, K - k0);
     for (int64_t p = p_lo; p < p_hi; ++p) {
       const int64_t ncols = rk_min(kRkPanelCols, N - p * kRkPanelCols);
       if ((direct && ncols == kRkPanelCols) || padded || rk_tail_shape(ncols).nv == 2) {

@@ -203,13 +203,17 @@ const Case kCases[] = {
     {"conv_gemm_runs_stride2",
      "graph g(%x: f32[1, 24, 14, 14], %w: f32[40, 24, 3, 3], %b: f32[40]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1])\n  return "
      "(%y)\n}"},
-    // K deeper than a slice (AVX2 multiplies K 256 at a time) and a last short slice, under last
-    // panels of 17 and 4 columns, with padding, stride and dilation in the pack: the first two
-    // GEMMs in tiles, the third in groups of panels.
+    // K deeper than a slice (AVX2 multiplies K 256 at a time, 1024 from K = 2048) and a last short
+    // slice, under last panels of 17 and 4 columns, with padding, stride and dilation in the pack:
+    // the first two GEMMs in tiles, the third in groups of panels; then K = 2070 (1024 + 1024 +
+    // 22) on a 7 x 7 plane with a bias and relu.
     {"conv_gemm_deep_k_slices",
      "graph g(%x: f32[1, 40, 9, 9], %w: f32[24, 40, 3, 3], %x2: f32[1, 36, 11, 11], %w2: f32[20, 36, 3, 3], %x3: f32[1, 30, 24, 24], %w3: "
      "f32[8, 30, 3, 3]) {\n  %y = conv2d(%x, %w, padding=[1, 1])\n  %y2 = conv2d(%x2, %w2, stride=[2, 2], padding=[2, 2], dilation=[2, 2])\n"
      "  %y3 = conv2d(%x3, %w3, padding=[1, 1])\n  return (%y, %y2, %y3)\n}"},
+    {"conv_gemm_deeper_k_slices",
+     "graph g(%x: f32[1, 230, 7, 7], %w: f32[20, 230, 3, 3], %b: f32[20]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  %r = relu(%y)\n"
+     "  return (%r)\n}"},
     // Stride 2 and a batch of 2, above the threshold.
     {"conv_gemm_stride2_batch",
      "graph g(%x: f32[2, 24, 33, 31], %w: f32[32, 24, 3, 3], %b: f32[32]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1])\n  return "
