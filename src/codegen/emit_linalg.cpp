@@ -726,7 +726,7 @@ std::string Codegen::conv2d_grouped(int id, const std::string& w_ptr, const std:
   // few-channel conv against the direct one: 48 channels at stride 2 to 56 x 56 1250 -> 566 us,
   // 104 to 28 x 28 700 -> 422, 104 at 28 x 28 289 -> 266.
   const std::set<int> before = in_kernel_;
-  const std::string direct =
+  const std::string without_avx512 =
       few_channels_may_take(cg, window_of(n, &ws[2]), ws, xa.strides[3]) ? conv2d_panels(id, w_ptr, c_at, gemm_out, bias) : conv2d_planes(id);
   in_kernel_ = before;
   // Frozen weights (a model's) are packed once, into the kept region; others on every run. Declared
@@ -753,7 +753,7 @@ std::string Codegen::conv2d_grouped(int id, const std::string& w_ptr, const std:
       cg, win.stride[0], os[0], w_ptr, ptr(xa), xa.offset, xa.strides[0], gemm_out, epilogue.arg.empty() ? "RkEpilogue{}" : epilogue.arg,
       affine.empty() ? "nullptr" : "&affine", fail(fmt::format("{}: the grouped conv kernel does not take this window", n.name)));
   if (epilogue.arg.empty() && affine.empty()) s += conv2d_output_pass(id, gemm_out, bias);
-  return s + "#else\n  (void)gp;\n" + scratch_read_only_above(affine) + direct + "#endif\n";
+  return s + "#else\n  (void)gp;\n" + scratch_read_only_above(affine) + without_avx512 + "#endif\n";
 }
 
 // Whether chain[at..] is the rest of the chain and a SiLU of `value` as it is decomposed (aot's
