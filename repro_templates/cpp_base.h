@@ -118,8 +118,8 @@ extern "C" void rk_conv_gemm_f32(int64_t M, int64_t N, int64_t K, const float* A
 // does not pay or does not fit.
 extern "C" int rk_conv_winograd_f32(int64_t M, const float* A, int64_t lda, const float* image, const RkConvWindow* window, float* scratch,
                                     int64_t room, float* C, int64_t ldc, RkEpilogue epilogue);
-// The same conv of 1 to 8 input channels a group (a network's first, regnet's groups of 8)
-// without im2col, at stride S (1 or 2), on AVX-512 or AVX2 (cpp_conv_few_channels.h). Returns
+// The same conv of 1 to 8 input channels a group, 16 on AVX2 (a network's first, regnet's
+// groups of 8) without im2col, at stride S (1 or 2), on AVX-512 or AVX2 (cpp_conv_few_channels.h). Returns
 // nonzero, computing nothing, for a window it does not take or on a machine without
 // RK_FEW_CHANNELS_VECTORS. Each S is a kernels unit of its own (most graphs need one: both were
 // 1.85 s of compile, one 1.2).

@@ -1,7 +1,7 @@
 // reprokit generated code: convolutions of few input channels (a network's first conv, on the
-// image's 3 colour planes; grouped convs of up to 8 channels a group) on AVX-512 or AVX2, a vector
-// of 16 or 8 output pixels of a row at a time, or on rows of at most 16 a strip's rows as one flat
-// run (part of cpp_prelude.h, compiled only into the kernels unit that defines
+// image's 3 colour planes; grouped convs of up to 8 channels a group, 16 on AVX2) on AVX-512 or
+// AVX2, a vector of 16 or 8 output pixels of a row at a time, or on rows of at most 16 a strip's
+// rows as one flat run (part of cpp_prelude.h, compiled only into the kernels unit that defines
 // RK_FEW_CHANNELS_KERNELS).
 //
 // On the conv GEMM such a conv is im2col of K = channels x taps rows (27 for a 3x3 conv on 3

@@ -719,6 +719,7 @@ std::string Codegen::conv2d_grouped(int id, const std::string& w_ptr, const std:
   const int x = n.operands[0].value, w = n.operands[1].value;
   const Shape &ws = g_.node(w).type.shape, &os = n.type.shape;
   const Access xa = access(x);
+  const Window win = window_of(n, &ws[2]);
   const int64_t cg = ws[1], packed = (os[1] + 15) / 16 * 16 * cg * 9;  // floats of the weights as the kernel reads them
   // What machines without AVX-512 run, emitted first (the epilogue's kernel below starts again from
   // the same state): each group on the few-channel conv where it may take them, the conv GEMM where
@@ -727,7 +728,7 @@ std::string Codegen::conv2d_grouped(int id, const std::string& w_ptr, const std:
   // 104 to 28 x 28 700 -> 422, 104 at 28 x 28 289 -> 266.
   const std::set<int> before = in_kernel_;
   const std::string without_avx512 =
-      few_channels_may_take(cg, window_of(n, &ws[2]), ws, xa.strides[3]) ? conv2d_panels(id, w_ptr, c_at, gemm_out, bias) : conv2d_planes(id);
+      few_channels_may_take(cg, win, ws, xa.strides[3]) ? conv2d_panels(id, w_ptr, c_at, gemm_out, bias) : conv2d_planes(id);
   in_kernel_ = before;
   // Frozen weights (a model's) are packed once, into the kept region; others on every run. Declared
   // on every machine: the region's base is not left unused where the direct conv runs instead.
@@ -743,7 +744,6 @@ std::string Codegen::conv2d_grouped(int id, const std::string& w_ptr, const std:
   const std::optional<ChannelAffine> plan = plan_channel_affine(id, gemm_out, bias, false);
   const std::string affine = plan ? channel_affine(id, *plan) : "";
   s += "#if defined(__AVX512F__)\n" + affine + "  {\n";
-  const Window win = window_of(n, &ws[2]);
   s += window_constant(x, win, os, os[1]);
   const BlockEpilogue epilogue = affine.empty() ? conv_block_epilogue(id, gemm_out, bias, "m", fmt::format("m % {}", os[1])) : BlockEpilogue{};
   s += epilogue.code;

@@ -676,8 +676,8 @@ TEST(CppBackend, GroupedConvFrozenWeightsArePackedOnceAndAgainForAnotherTensor) 
 // the reference; so is a SiLU after the affine map in the depthwise kernel (efficientnet's batch
 // norm and SiLU) and, for a grouped conv on machines without AVX-512 (each group on the
 // few-channel conv), in the conv kernels unit's SiLU rows; anything else stays the generated
-// epilogue. A NaN in the input stays NaN
-// through either, and sums past exp's range give the reference's infinities and zeros.
+// epilogue. A NaN in the input stays NaN through either, and sums past exp's range give the
+// reference's infinities and zeros.
 TEST(CppBackend, ConvEpilogueOfChannelOpsAndAClampRunsInTheKernel) {
   struct Case {
     const char* name;
