@@ -14,6 +14,8 @@
 #define RK_CPP_PANEL_GEMM_H
 #include "cpp_base.h"
 
+#include <type_traits>
+
 namespace {
 
 // Vector of 16 floats that GCC maps to one AVX-512 register (two AVX, four SSE).
@@ -67,11 +69,12 @@ inline bool rk_rows_in_place(int64_t ld, int64_t K) {
 struct RkTailShape {
   int nv, ne;
 };
-// AVX2 has no dot columns: a last panel is one or two vectors of 16, zero-padded, as every panel
-// is multiplied in slices of K (rk_sliced_tile); its last 8 columns or fewer are multiplied one
-// vector of 8 wide (rk_panel_rows8). Dot columns (4 rows at a time in its 16
-// registers) were a pass over all of A of their own: resnet18's 512 x 4608 x 49 GEMM (49 = 32 +
-// 16 + 1) took 4.6 ms, 1.3x the time of 512 x 4608 x 64.
+// AVX2 keeps no dot columns in the panel: a last panel is one or two vectors of 16, zero-padded,
+// as every panel is multiplied in slices of K (rk_sliced_tile); of its last 8 columns or fewer,
+// up to 4 are gathered along K slice by slice and multiplied as dot products (rk_dot_block), more
+// one vector of 8 wide (rk_panel_rows8). Dot columns over the whole of K, 4 rows at a time, were
+// a pass over all of A of their own: resnet18's 512 x 4608 x 49 GEMM (49 = 32 + 16 + 1) took 4.6
+// ms, 1.3x the time of 512 x 4608 x 64.
 inline RkTailShape rk_tail_shape(int64_t ncols) {
 #if defined(__AVX512F__)
   if (ncols > 20) return {2, 0};
@@ -290,6 +293,98 @@ inline void rk_panel_rows8(int64_t m_lo, int64_t m_hi, int64_t k0, int64_t depth
     rk_panel_block8<kRkNarrowRows>((int)rk_min<int64_t>(kRkNarrowRows, m_hi - m), depth, A + m * lda + k0, lda, b, ldb, C + m * ldc, ldc, ncols,
                                    k0 > 0, ldj);
 }
+
+// Lane i: the sum of the 8 lanes of v[j], j the bit reversal of i (lanes 0..7 hold v[0], v[4],
+// v[2], v[6], v[1], v[5], v[3], v[7]), for n <= 8 vectors (zero past n): halves, pairs, then
+// lanes added across vectors, 7 adds for 8 sums.
+inline rk_fvec rk_sum_lanes8(const rk_fvec* v, int n) {
+  typedef int32_t RkLanes8 __attribute__((vector_size(32)));
+  rk_fvec x[8], y[4], z[2];
+  for (int i = 0; i < 8; ++i) x[i] = i < n ? v[i] : rk_fvec{};
+  for (int i = 0; i < 4; ++i)  // y[i]: 4 partial sums of x[2i], then of x[2i + 1]
+    y[i] = __builtin_shuffle(x[2 * i], x[2 * i + 1], RkLanes8{0, 1, 2, 3, 8, 9, 10, 11}) +
+           __builtin_shuffle(x[2 * i], x[2 * i + 1], RkLanes8{4, 5, 6, 7, 12, 13, 14, 15});
+  for (int i = 0; i < 2; ++i)  // z[i]: 2 partial sums of x[4i], x[4i + 2], x[4i + 1], x[4i + 3]
+    z[i] = __builtin_shuffle(y[2 * i], y[2 * i + 1], RkLanes8{0, 1, 8, 9, 4, 5, 12, 13}) +
+           __builtin_shuffle(y[2 * i], y[2 * i + 1], RkLanes8{2, 3, 10, 11, 6, 7, 14, 15});
+  return __builtin_shuffle(z[0], z[1], RkLanes8{0, 8, 2, 10, 4, 12, 6, 14}) + __builtin_shuffle(z[0], z[1], RkLanes8{1, 9, 3, 11, 5, 13, 7, 15});
+}
+
+// AVX2: c[rows x E] (+)= a[rows x K] (rows lda apart) x bt[E x K]^T, E columns of B each
+// contiguous along K (K apart), rows <= MR (element (r, j) at c[r ldc + j ldj]): a panel's last
+// 1 to 4 columns as dot products, 8 steps of K a vector. One vector wide (rk_panel_block8) they
+// were 8 columns computed for 1 to 4: a 7 x 7 plane (49 = 48 + 1) computed 56. MR x E
+// accumulators, E columns and a row of A in AVX2's 16 registers.
+template <int MR, int E>
+inline void rk_dot_block(int rows, int64_t K, const float* a0, int64_t lda, const float* bt, float* c, int64_t ldc, bool accumulate, int64_t ldj) {
+  static_assert(MR * E <= 16, "two vectors of sums");
+  const float* a[MR];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) a[r] = a0 + (r < rows ? r : rows - 1) * lda;
+  rk_fvec acc[MR * E];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR * E; ++i) acc[i] = rk_fvec{};
+  const auto step = [&](int64_t k) {
+    rk_fvec bv[E];
+#pragma GCC unroll 4
+    for (int e = 0; e < E; ++e) bv[e] = *(const rk_fvec*)(bt + e * K + k);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      const rk_fvec av = *(const rk_fvec*)(a[r] + k);
+#pragma GCC unroll 4
+      for (int e = 0; e < E; ++e) acc[r * E + e] += av * bv[e];
+    }
+  };
+  int64_t k = 0;
+  for (; k + 16 <= K; k += 16) {
+    // A's rows 128 floats ahead (rk_panel_block).
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) __builtin_prefetch(a[r] + k + 128, 0, 3);
+    step(k);
+    step(k + 8);
+  }
+  if (k + 8 <= K) step(k), k += 8;
+  constexpr int kBitReversed[8] = {0, 4, 2, 6, 1, 5, 3, 7};
+  float sums[16];
+  for (int h = 0; h < MR * E; h += 8) {
+    const rk_fvec s = rk_sum_lanes8(acc + h, MR * E - h);
+    for (int j = 0; j < 8; ++j) sums[h + j] = s[kBitReversed[j]];
+  }
+  for (int r = 0; r < rows; ++r)
+    for (int e = 0; e < E; ++e) {
+      float t = sums[r * E + e];
+      for (int64_t kk = k; kk < K; ++kk) t += a[r][kk] * bt[e * K + kk];
+      float& out = c[r * ldc + e * ldj];
+      out = accumulate ? out + t : t;
+    }
+}
+
+// Rows [m_lo, m_hi) of C for the ncols <= 8 columns of b (rows ldb apart): up to 4 columns as
+// dot products (rk_dot_block, the columns first gathered along K), more one vector wide.
+inline void rk_panel_rows_narrow(int64_t m_lo, int64_t m_hi, int64_t k0, int64_t depth, const float* A, int64_t lda, const float* b, int64_t ldb,
+                                 float* C, int64_t ldc, int64_t ncols, int64_t ldj) {
+  if (ncols > 4) {
+    rk_panel_rows8(m_lo, m_hi, k0, depth, A, lda, b, ldb, C, ldc, ncols, ldj);
+    return;
+  }
+  constexpr int64_t kChunk = 1024;
+  float bt[4 * kChunk];
+  const auto rows_of = [&](auto rows_columns, int64_t k1, int64_t d) {
+    constexpr int MR = decltype(rows_columns)::value / 8, E = decltype(rows_columns)::value % 8;
+    for (int64_t m = m_lo; m < m_hi; m += MR)
+      rk_dot_block<MR, E>((int)rk_min<int64_t>(MR, m_hi - m), d, A + m * lda + k0 + k1, lda, bt, C + m * ldc, ldc, k0 + k1 > 0, ldj);
+  };
+  for (int64_t k1 = 0; k1 < depth; k1 += kChunk) {
+    const int64_t d = rk_min(kChunk, depth - k1);
+    for (int64_t j = 0; j < ncols; ++j)
+      for (int64_t k = 0; k < d; ++k) bt[j * d + k] = b[(k1 + k) * ldb + j];
+    // MR x E: 12 x 1, 6 x 2, 3 x 3, 2 x 4 (as MR * 8 + E).
+    if (ncols == 1) rows_of(std::integral_constant<int, 12 * 8 + 1>{}, k1, d);
+    else if (ncols == 2) rows_of(std::integral_constant<int, 6 * 8 + 2>{}, k1, d);
+    else if (ncols == 3) rows_of(std::integral_constant<int, 3 * 8 + 3>{}, k1, d);
+    else rows_of(std::integral_constant<int, 2 * 8 + 4>{}, k1, d);
+  }
+}
 #endif
 
 // Rows per block of a last panel's kernel: its accumulators (MR x (nv + ne) vectors) stay in
@@ -311,7 +406,7 @@ inline void rk_panel_rows32(int64_t m_lo, int64_t m_hi, int64_t k0, int64_t dept
   if (tail > 2 && whole < m_hi) rk_panel_rows<4, 2, 0>(whole, m_hi, k0, depth, A, lda, b, nullptr, C, ldc, ncols, ldb, ldj);
   else if (whole < m_hi) rk_panel_rows<2, 2, 0>(whole, m_hi, k0, depth, A, lda, b, nullptr, C, ldc, ncols, ldb, ldj);
 #else
-  // Halves of 16 columns, and a last 8 columns or fewer one vector wide (rk_panel_rows8).
+  // Halves of 16 columns, and a last 8 columns or fewer (rk_panel_rows_narrow).
   const int64_t halves = ncols > 24 ? 2 : (ncols > 8 ? 1 : 0);
   for (int64_t m = m_lo; m < m_hi && halves > 0; m += kRkPanelRows) {
     const int rows = (int)rk_min<int64_t>(kRkPanelRows, m_hi - m);
@@ -319,7 +414,8 @@ inline void rk_panel_rows32(int64_t m_lo, int64_t m_hi, int64_t k0, int64_t dept
       rk_panel_block<kRkPanelRows, 1, 0>(rows, depth, A + m * lda + k0, lda, b + 16 * h, ldb, nullptr, C + m * ldc + 16 * h * ldj, ldc,
                                          rk_min<int64_t>(16, ncols - 16 * h), k0 > 0, ldj);
   }
-  if (ncols > 16 * halves) rk_panel_rows8(m_lo, m_hi, k0, depth, A, lda, b + 16 * halves, ldb, C + 16 * halves * ldj, ldc, ncols - 16 * halves, ldj);
+  if (ncols > 16 * halves)
+    rk_panel_rows_narrow(m_lo, m_hi, k0, depth, A, lda, b + 16 * halves, ldb, C + 16 * halves * ldj, ldc, ncols - 16 * halves, ldj);
 #endif
 }
 
@@ -374,7 +470,7 @@ inline void rk_sliced_tile(int64_t m_lo, int64_t m_hi, int64_t p_lo, int64_t p_h
       // A last panel packed 16 wide: this slice of it, and its columns of C.
       const float* b = panels + p * K * kRkPanelCols + k0 * 16;
       float* c = out.C + p * kRkPanelCols * out.ldj;
-      if (ncols <= 8) rk_panel_rows8(m_lo, m_hi, k0, depth, A, lda, b, 16, c, out.ldc, ncols, out.ldj);
+      if (ncols <= 8) rk_panel_rows_narrow(m_lo, m_hi, k0, depth, A, lda, b, 16, c, out.ldc, ncols, out.ldj);
       else rk_panel_rows<kRkPanelRows, 1, 0>(m_lo, m_hi, k0, depth, A, lda, b, nullptr, c, out.ldc, ncols, 16, out.ldj);
     }
   }

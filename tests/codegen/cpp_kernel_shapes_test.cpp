@@ -214,6 +214,13 @@ const Case kCases[] = {
     {"conv_gemm_deeper_k_slices",
      "graph g(%x: f32[1, 230, 7, 7], %w: f32[20, 230, 3, 3], %b: f32[20]) {\n  %y = conv2d(%x, %w, %b, padding=[1, 1])\n  %r = relu(%y)\n"
      "  return (%r)\n}"},
+    // A last panel's 1 to 4 columns past its vectors as dot products along K where there is no
+    // AVX-512 (rk_dot_block): N = 50 and 51 (48 + 2, 48 + 3), K = 207 (steps of 8 and a tail of 7)
+    // read inside the image (no padding) and 576 (slices added up), 200 and 100 rows (a short block
+    // at the end of each).
+    {"conv_gemm_dot_columns",
+     "graph g(%x: f32[1, 23, 7, 12], %w: f32[200, 23, 3, 3], %x2: f32[1, 64, 3, 17], %w2: f32[100, 64, 3, 3]) {\n  %y = conv2d(%x, %w)\n"
+     "  %y2 = conv2d(%x2, %w2, padding=[1, 1])\n  return (%y, %y2)\n}"},
     // Stride 2 and a batch of 2, above the threshold.
     {"conv_gemm_stride2_batch",
      "graph g(%x: f32[2, 24, 33, 31], %w: f32[32, 24, 3, 3], %b: f32[32]) {\n  %y = conv2d(%x, %w, %b, stride=[2, 2], padding=[1, 1])\n  return "
