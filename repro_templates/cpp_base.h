@@ -172,6 +172,15 @@ int rk_grouped_conv_f32(int64_t images, const float* weights, const float* image
 
 namespace {
 
+// The machine's own vector (16 floats with AVX-512, else 8): the GEMMs' accumulators
+// (cpp_panel_gemm.h) and the one-row GEMM's sums (rk_gemv_block).
+#if defined(__AVX512F__)
+typedef float rk_fvec __attribute__((vector_size(64), aligned(4), may_alias));
+#else
+typedef float rk_fvec __attribute__((vector_size(32), aligned(4), may_alias));
+#endif
+constexpr int kRkLanes = (int)(sizeof(rk_fvec) / sizeof(float));
+
 enum { RK_ROW_MAJOR = 101, RK_NO_TRANS = 111, RK_TRANS = 112 };
 
 // Which thread of a team this is, and a team of at most `cap` threads (one without OpenMP):
@@ -218,26 +227,21 @@ inline void rk_gemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, const doub
 // vector of 16 lanes. A classifier's weights come from memory, and 12 rows read side by side kept
 // more of it in flight than sgemv did (1000 rows of 1280, cold, one thread on an AMD EPYC: 290 ->
 // 192-197 us; warm in L3, 62 -> 64). GCC's vector extensions, not intrinsics: this header is in
-// every unit, and the intrinsics header alone is 0.23 s of a unit's compile. The machine's own
-// vector: without AVX-512, 12 rows of 16-float sums are 24 of AVX2's 16 registers, and GCC kept
-// them on the stack (the same classifier warm in L3 on a Zen 3: 316 us, with 8-float sums 78).
-#if defined(__AVX512F__)
-typedef float rk_gemv_vec __attribute__((vector_size(64), aligned(4), may_alias));
-#else
-typedef float rk_gemv_vec __attribute__((vector_size(32), aligned(4), may_alias));
-#endif
-constexpr int kRkGemvLanes = (int)(sizeof(rk_gemv_vec) / sizeof(float));
+// every unit, and the intrinsics header alone is 0.23 s of a unit's compile. The sums are the
+// machine's own vector: without AVX-512, 12 rows of 16-float sums are 24 of AVX2's 16 registers,
+// and GCC kept them on the stack (the same classifier warm in L3 on a Zen 3: 317 us, with
+// 8-float sums 99).
 template <int R> inline void rk_gemv_block(int64_t k, const float* w, int64_t ldw, const float* x, float* y) {
-  rk_gemv_vec s[R] = {};
-  const int64_t kv = k / kRkGemvLanes * kRkGemvLanes;
-  for (int64_t j = 0; j < kv; j += kRkGemvLanes) {
-    const rk_gemv_vec xv = *(const rk_gemv_vec*)(x + j);
+  rk_fvec s[R] = {};
+  const int64_t kv = k / kRkLanes * kRkLanes;
+  for (int64_t j = 0; j < kv; j += kRkLanes) {
+    const rk_fvec xv = *(const rk_fvec*)(x + j);
 #pragma GCC unroll 12
-    for (int r = 0; r < R; ++r) s[r] += *(const rk_gemv_vec*)(w + r * ldw + j) * xv;
+    for (int r = 0; r < R; ++r) s[r] += *(const rk_fvec*)(w + r * ldw + j) * xv;
   }
   for (int r = 0; r < R; ++r) {
     float t = 0.0f;
-    for (int l = 0; l < kRkGemvLanes; ++l) t += s[r][l];
+    for (int l = 0; l < kRkLanes; ++l) t += s[r][l];
     for (int64_t j = kv; j < k; ++j) t += w[r * ldw + j] * x[j];
     y[r] = t;
   }

@@ -14,21 +14,13 @@
 #define RK_CPP_PANEL_GEMM_H
 #include "cpp_base.h"
 
-#include <type_traits>
-
 namespace {
 
 // Vector of 16 floats that GCC maps to one AVX-512 register (two AVX, four SSE).
 typedef float rk_f32x16 __attribute__((vector_size(64), aligned(4), may_alias));
-// The machine's own vector (16 floats with AVX-512, else 8): the accumulators of a block. Without
-// AVX-512, GCC builds `scalar * rk_f32x16` through the stack, 16 stores and reloads a broadcast,
-// and keeps the accumulators there too: 3 GFLOP/s on a 1x1 conv where native vectors reach 10x that.
-#if defined(__AVX512F__)
-typedef float rk_fvec __attribute__((vector_size(64), aligned(4), may_alias));
-#else
-typedef float rk_fvec __attribute__((vector_size(32), aligned(4), may_alias));
-#endif
-constexpr int kRkLanes = (int)(sizeof(rk_fvec) / sizeof(float));
+// A block's accumulators are rk_fvec, the machine's own vector (cpp_base.h). Without AVX-512,
+// GCC builds `scalar * rk_f32x16` through the stack, 16 stores and reloads a broadcast, and keeps
+// the accumulators there too: 3 GFLOP/s on a 1x1 conv where native vectors reach 10x that.
 
 // Rows per block: AVX-512 keeps 8 x 2 accumulators and the panel's 2 vectors in its 32 registers.
 // AVX2 has 16 registers of 8 floats: a 32-column panel is multiplied a 16-column half at a time,
@@ -294,13 +286,14 @@ inline void rk_panel_rows8(int64_t m_lo, int64_t m_hi, int64_t k0, int64_t depth
                                    k0 > 0, ldj);
 }
 
-// Lane i: the sum of the 8 lanes of v[j], j the bit reversal of i (lanes 0..7 hold v[0], v[4],
-// v[2], v[6], v[1], v[5], v[3], v[7]), for n <= 8 vectors (zero past n): halves, pairs, then
-// lanes added across vectors, 7 adds for 8 sums.
+// Lane i: the sum of the 8 lanes of v[i], for n <= 8 vectors (zero past n): halves, pairs,
+// then lanes added across vectors, 7 adds for 8 sums (rk_sum_lanes does 16 of 16). The tree
+// leaves vector j's sum in lane bitrev(j), so the vectors go in in that order.
 inline rk_fvec rk_sum_lanes8(const rk_fvec* v, int n) {
   typedef int32_t RkLanes8 __attribute__((vector_size(32)));
+  constexpr int kBitReversed[8] = {0, 4, 2, 6, 1, 5, 3, 7};
   rk_fvec x[8], y[4], z[2];
-  for (int i = 0; i < 8; ++i) x[i] = i < n ? v[i] : rk_fvec{};
+  for (int i = 0; i < 8; ++i) x[i] = kBitReversed[i] < n ? v[kBitReversed[i]] : rk_fvec{};
   for (int i = 0; i < 4; ++i)  // y[i]: 4 partial sums of x[2i], then of x[2i + 1]
     y[i] = __builtin_shuffle(x[2 * i], x[2 * i + 1], RkLanes8{0, 1, 2, 3, 8, 9, 10, 11}) +
            __builtin_shuffle(x[2 * i], x[2 * i + 1], RkLanes8{4, 5, 6, 7, 12, 13, 14, 15});
@@ -344,11 +337,10 @@ inline void rk_dot_block(int rows, int64_t K, const float* a0, int64_t lda, cons
     step(k + 8);
   }
   if (k + 8 <= K) step(k), k += 8;
-  constexpr int kBitReversed[8] = {0, 4, 2, 6, 1, 5, 3, 7};
   float sums[16];
   for (int h = 0; h < MR * E; h += 8) {
     const rk_fvec s = rk_sum_lanes8(acc + h, MR * E - h);
-    for (int j = 0; j < 8; ++j) sums[h + j] = s[kBitReversed[j]];
+    std::memcpy(sums + h, &s, sizeof s);
   }
   for (int r = 0; r < rows; ++r)
     for (int e = 0; e < E; ++e) {
@@ -357,6 +349,15 @@ inline void rk_dot_block(int rows, int64_t K, const float* a0, int64_t lda, cons
       float& out = c[r * ldc + e * ldj];
       out = accumulate ? out + t : t;
     }
+}
+
+// Rows [m_lo, m_hi) of C for E columns gathered along K (bt, d floats each), steps [k, k + d) of
+// A's rows, MR rows a block.
+template <int MR, int E>
+inline void rk_dot_rows(int64_t m_lo, int64_t m_hi, int64_t k, int64_t d, const float* A, int64_t lda, const float* bt, float* C, int64_t ldc,
+                        int64_t ldj) {
+  for (int64_t m = m_lo; m < m_hi; m += MR)
+    rk_dot_block<MR, E>((int)rk_min<int64_t>(MR, m_hi - m), d, A + m * lda + k, lda, bt, C + m * ldc, ldc, k > 0, ldj);
 }
 
 // Rows [m_lo, m_hi) of C for the ncols <= 8 columns of b (rows ldb apart): up to 4 columns as
@@ -369,20 +370,15 @@ inline void rk_panel_rows_narrow(int64_t m_lo, int64_t m_hi, int64_t k0, int64_t
   }
   constexpr int64_t kChunk = 1024;
   float bt[4 * kChunk];
-  const auto rows_of = [&](auto rows_columns, int64_t k1, int64_t d) {
-    constexpr int MR = decltype(rows_columns)::value / 8, E = decltype(rows_columns)::value % 8;
-    for (int64_t m = m_lo; m < m_hi; m += MR)
-      rk_dot_block<MR, E>((int)rk_min<int64_t>(MR, m_hi - m), d, A + m * lda + k0 + k1, lda, bt, C + m * ldc, ldc, k0 + k1 > 0, ldj);
-  };
   for (int64_t k1 = 0; k1 < depth; k1 += kChunk) {
-    const int64_t d = rk_min(kChunk, depth - k1);
+    const int64_t d = rk_min(kChunk, depth - k1), k = k0 + k1;
     for (int64_t j = 0; j < ncols; ++j)
-      for (int64_t k = 0; k < d; ++k) bt[j * d + k] = b[(k1 + k) * ldb + j];
-    // MR x E: 12 x 1, 6 x 2, 3 x 3, 2 x 4 (as MR * 8 + E).
-    if (ncols == 1) rows_of(std::integral_constant<int, 12 * 8 + 1>{}, k1, d);
-    else if (ncols == 2) rows_of(std::integral_constant<int, 6 * 8 + 2>{}, k1, d);
-    else if (ncols == 3) rows_of(std::integral_constant<int, 3 * 8 + 3>{}, k1, d);
-    else rows_of(std::integral_constant<int, 2 * 8 + 4>{}, k1, d);
+      for (int64_t i = 0; i < d; ++i) bt[j * d + i] = b[(k1 + i) * ldb + j];
+    // MR x E accumulators: 12 x 1, 6 x 2, 3 x 3, 2 x 4.
+    if (ncols == 1) rk_dot_rows<12, 1>(m_lo, m_hi, k, d, A, lda, bt, C, ldc, ldj);
+    else if (ncols == 2) rk_dot_rows<6, 2>(m_lo, m_hi, k, d, A, lda, bt, C, ldc, ldj);
+    else if (ncols == 3) rk_dot_rows<3, 3>(m_lo, m_hi, k, d, A, lda, bt, C, ldc, ldj);
+    else rk_dot_rows<2, 4>(m_lo, m_hi, k, d, A, lda, bt, C, ldc, ldj);
   }
 }
 #endif
