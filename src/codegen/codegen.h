@@ -80,6 +80,7 @@ class Codegen {
     std::string name, text;
     std::vector<int> args;  // its pointer list: indices into the entry point's buffer table
     int kernels = 0;        // how many kernels it runs, in order
+    bool pointwise = true;  // every kernel it runs is a pointwise loop (no reduction, window or library call)
   };
   const std::vector<Unit>& units() const { return units_; }
   // CPU: what each kernel computes ("node, node  [op, op]"), in the order the entry point runs them.

@@ -639,6 +639,7 @@ std::string Codegen::run() {
   std::string chunk;
   std::vector<int> chunk_args;  // CPU: the buffers the function's pointer list holds, in order
   int nk = 0, in_chunk = 0;
+  bool chunk_pointwise = true;  // every kernel of the chunk so far is a pointwise loop
   auto flush = [&] {
     if (!in_chunk) return;
     if (!target_.separate_units) {
@@ -652,14 +653,15 @@ std::string Codegen::run() {
            fmt::format("extern \"C\" int {}(void* const* P, char* err, int errlen) {{\n{}  RK_PROFILE(-1);\n  (void)P; (void)err; (void)errlen;\n  "
                        "return 0;\n}}\n",
                        name, chunk),
-           chunk_args, in_chunk});
+           chunk_args, in_chunk, chunk_pointwise});
     }
     ++nk;
     chunk.clear();
     chunk_args.clear();
     in_chunk = 0;
+    chunk_pointwise = true;
   };
-  auto add_kernel = [&](const std::string& body) {
+  auto add_kernel = [&](const std::string& body, bool pointwise) {
     std::string decls;
     for (int i : used_) {
       const std::string source = target_.separate_units ? fmt::format("P[{}]", chunk_args.size()) : fmt::format("B[{}]", i);
@@ -674,6 +676,7 @@ std::string Codegen::run() {
     const std::string timed = target_.separate_units ? fmt::format("  RK_PROFILE({});\n", in_chunk) : std::string();
     const std::string kernel = timed + "  {\n" + decls + body + "  }\n" + end_kernel();
     chunk += kernel;
+    chunk_pointwise = chunk_pointwise && pointwise;
     kernel_labels_.push_back(std::exchange(kernel_label_, std::string()));
     used_.clear();
     local_.clear();
@@ -685,9 +688,9 @@ std::string Codegen::run() {
   local_.clear();
   for (int i = g_.num_inputs(); i < n; ++i) {
     if (is_view(i) || epilogue_of_.count(i) || cat_in_place_.count(i)) continue;
-    if (epilogue_at_.count(i)) add_kernel(kernel_for_node(epilogue_at_.at(i)));
-    else if (group_last_.count(i)) add_kernel(kernel_for_group(group_last_.at(i)));
-    else if (!group_of_.count(i)) add_kernel(kernel_for_node(i));
+    if (epilogue_at_.count(i)) add_kernel(kernel_for_node(epilogue_at_.at(i)), false);
+    else if (group_last_.count(i)) add_kernel(kernel_for_group(group_last_.at(i)), is_pointwise(g_.node(i).op));
+    else if (!group_of_.count(i)) add_kernel(kernel_for_node(i), is_pointwise(g_.node(i).op));
   }
   // Outputs that are inputs, folded views, or returned twice are copied into the caller's buffer.
   for (int k = 0; k < n_out; ++k) {
@@ -697,7 +700,8 @@ std::string Codegen::run() {
     kernel_label_ = fmt::format("{}  [copy to output {}]", g_.node(o).name, k);
     used_.push_back(n + k);
     const std::string out = local("b", n + k);
-    add_kernel(loop("i", t.numel(), 1) + fmt::format(" {}[i] = {};\n", out, store_value(t.dtype, load(o, compute_type(t.dtype), t.shape, "i"))));
+    add_kernel(loop("i", t.numel(), 1) + fmt::format(" {}[i] = {};\n", out, store_value(t.dtype, load(o, compute_type(t.dtype), t.shape, "i"))),
+               true);
   }
   flush();
   // The tables of the entry point.
@@ -816,6 +820,8 @@ CppSource render_cpp(const Graph& g, const NodeInjections& injections, const std
       kernels.push_back(k.text);
   out.units.insert(out.units.begin(), kernels.begin(), kernels.end());
   out.library_units = kernels.size();
+  out.pointwise_units.assign(kernels.size(), false);
+  for (auto& u : gen.units()) out.pointwise_units.push_back(u.pointwise);
   return out;
 }
 

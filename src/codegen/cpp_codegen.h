@@ -36,6 +36,7 @@ struct CppSource {
   std::string prelude;                     // the text the entry and most units begin with (cpp_prelude.h)
   std::vector<std::string> kernel_labels;  // each kernel's nodes and ops, in the order the entry runs them
   size_t library_units = 0;                // units[0, library_units): the prelude's kernels (float code, no integer wrap)
+  std::vector<bool> pointwise_units;       // beside units: true where a unit's kernels are all pointwise loops
   std::string text() const;                // all of it, for reading (not compilable as one unit)
 };
 CppSource render_cpp(const Graph& g, const NodeInjections& injections, const std::set<std::string>& frozen_inputs = {});
