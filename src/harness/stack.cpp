@@ -7,6 +7,7 @@
 #include "reprokit/aot/decompose.h"
 #include "reprokit/aot/partition.h"
 #include "reprokit/codegen/compiler.h"
+#include "reprokit/harness/compiled_graphs.h"
 #include "reprokit/support/errors.h"
 
 namespace reprokit {
@@ -39,6 +40,14 @@ StackResult run_training(const TrainingGraphs& t, const std::vector<Tensor>& inp
   return r;
 }
 
+namespace {
+// g compiled (or the one compiled for this question before, where `kept` is given) and run.
+std::vector<Tensor> run_compiled(const Graph& g, const CompileOptions& options, CompiledGraphs* kept, const std::vector<Tensor>& inputs) {
+  if (kept) return kept->compiled(g, options).run(inputs);
+  return compile_graph(g, options)->run(inputs);
+}
+}  // namespace
+
 StackResult run_stage(const std::string& stage, const Graph& g, const std::vector<Tensor>& inputs, const StackOptions& options) {
   if (stage != "dynamo" && stage != "aot_forward" && stage != "aot_backward")
     throw UserError(fmt::format("unknown stage '{}' (expected dynamo, aot_forward or aot_backward)", stage));
@@ -46,7 +55,7 @@ StackResult run_stage(const std::string& stage, const Graph& g, const std::vecto
   if (stage != "dynamo" || !options.train) {
     // The dynamo-level backend of the forward-only stack is the inner compiler on the captured
     // graph (compile_graph decomposes first); aot stages get one partitioned graph directly.
-    r.outputs = compile_graph(g, options.compile)->run(inputs);
+    r.outputs = run_compiled(g, options.compile, options.compiled, inputs);
     return r;
   }
   // Training at the dynamo level: aot (decompose, autodiff, partition), then the inner compiler on
@@ -56,8 +65,9 @@ StackResult run_stage(const std::string& stage, const Graph& g, const std::vecto
   // the node that computes a composite's value, so the injection follows it into the forward graph.
   CompileOptions compile = options.compile;
   compile.injection_nodes = resolve_injections(g, options.compile);
-  return run_training(build_training_graphs(g), inputs,
-                      [&](const std::string&, const Graph& part, const std::vector<Tensor>& in) { return compile_graph(part, compile)->run(in); });
+  return run_training(build_training_graphs(g), inputs, [&](const std::string&, const Graph& part, const std::vector<Tensor>& in) {
+    return run_compiled(part, compile, options.compiled, in);
+  });
 }
 
 }  // namespace reprokit

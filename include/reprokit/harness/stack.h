@@ -14,9 +14,13 @@
 
 namespace reprokit {
 
+class CompiledGraphs;
+
 struct StackOptions {
   CompileOptions compile;  // compile.backend: a row of the backend table
   bool train = false;      // also run the backward pass on the sum of the outputs
+  // Where given: graphs compiled for the same question before are run again (compiled_graphs.h).
+  CompiledGraphs* compiled = nullptr;
 };
 
 struct StackResult {

@@ -5,6 +5,7 @@
 
 #include "reprokit/codegen/backend.h"
 #include "reprokit/harness/child_run.h"
+#include "reprokit/harness/compiled_graphs.h"
 #include "reprokit/support/errors.h"
 #include "reprokit/support/files.h"
 #include "reprokit/minifier/candidate_values.h"
@@ -37,13 +38,19 @@ int run_minify_worker(const std::string& bundle_dir, const std::string& query_fi
   // Candidates are parts of one model on its values: the float64 references and noise-floor
   // variants of the nodes they share are computed once.
   enable_node_memo(kNodeMemoBytes);
+  // The same candidate asked again (the probe runs the original several times) runs what was
+  // compiled for it the first time.
+  CompiledGraphs compiled;
   auto answer = [&](const std::string& line) {
     Candidate c = Candidate::from_json(nlohmann::json::parse(line), reprokit_passes());
     // A value edit that drives an op out of its domain (1/0, log 0) proves nothing either way:
     // neither a repro nor a twin may rest on it.
     if (auto why = value_edit_leaves_domain(c, b, values)) return Failure{FailureKind::invalid_candidate, *why, "invalid", 0};
     std::vector<Tensor> inputs = candidate_inputs(c, b, values);
-    Failure f = run_and_classify(candidate_spec(b.spec, c), c.graph, inputs);
+    ReproSpec spec = candidate_spec(b.spec, c);
+    compiled.ask(line);
+    spec.options.compiled = &compiled;
+    Failure f = run_and_classify(spec, c.graph, inputs);
     // A failure the reference never ran for (a compile error, a crash) must still rest on values
     // the graph accepts: smaller shapes or edited values may leave an index past its dimension, and
     // the repro's expected values could not be computed. The original's values are accepted.
