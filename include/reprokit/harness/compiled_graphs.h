@@ -1,8 +1,8 @@
 // Graphs compiled for one question, kept to be run again: the minifier's worker asks the same
 // candidate several times over (the probe of the original runs it up to eight times to measure
-// how often it fails) and a spec with several failing samples runs one graph on each; each asks
-// again runs the compiled program again instead of lowering, generating and loading it again
-// (0.4 s a time for a 10,000-node graph whose objects are all in the compile cache).
+// how often it fails) and a spec with several failing samples runs one graph on each; every run
+// after the first runs the compiled program again instead of lowering, generating and loading
+// the graph again (0.4 s a time for a 10,000-node graph whose objects are all in the compile cache).
 // What is kept is dropped when the question changes (`ask`), so a graph is only ever reused under
 // the options it was compiled with. Only compiles that succeed are kept: one that failed is tried
 // again, as before. A runtime failure, or a result that drifts, is a run's own and is seen anew
