@@ -466,6 +466,24 @@ int main(int argc, char** argv) {
   for (const std::string& column : skip)
     if (std::find(columns.begin(), columns.end(), column) == columns.end())
       options.refuse(fmt::format("--skip takes {}, not '{}'", fmt::join(columns, ", "), column));
+  // Every model the table can hold, by name: --only names one of them (a comma list names none).
+  const std::vector<std::string> rk_files = [] {
+    std::vector<std::string> f;
+    for (auto name : {"mlp", "attention", "embedding_classifier", "mixed_precision"})
+      f.push_back(std::string(REPROKIT_SOURCE_DIR) + "/examples/" + name + ".rk");
+    for (auto name : {"mlp_large", "bert_layer"}) f.push_back(std::string(REPROKIT_SOURCE_DIR) + "/bench/models/" + name + ".rk");
+    return f;
+  }();
+  const std::vector<std::string> real_models = {"resnet18",    "mobilenet_v2",    "squeezenet1_0", "vit_small",
+                                                "densenet121", "efficientnet_b0", "convnext_tiny", "regnet_y_400mf"};
+  {
+    std::vector<std::string> known;
+    for (auto& path : rk_files) known.push_back(load_module_file(path).entry().name);
+    known.insert(known.end(), real_models.begin(), real_models.end());
+    for (const std::string& name : only)
+      if (std::find(known.begin(), known.end(), name) == known.end())
+        options.refuse(fmt::format("--only names one model (give it again for another), one of {}; not '{}'", fmt::join(known, ", "), name));
+  }
   const bool keep = options.flag("--keep");
   g_fastest_round = options.flag("--fastest-round");
   auto skipped = [&](const char* column) { return std::find(skip.begin(), skip.end(), column) != skip.end(); };
@@ -491,10 +509,7 @@ int main(int argc, char** argv) {
   };
   std::vector<Model> models;
   auto wanted = [&](const std::string& name) { return only.empty() || std::find(only.begin(), only.end(), name) != only.end(); };
-  std::vector<std::string> files;
-  for (auto name : {"mlp", "attention", "embedding_classifier", "mixed_precision"})
-    files.push_back(std::string(REPROKIT_SOURCE_DIR) + "/examples/" + name + ".rk");
-  for (auto name : {"mlp_large", "bert_layer"}) files.push_back(std::string(REPROKIT_SOURCE_DIR) + "/bench/models/" + name + ".rk");
+  std::vector<std::string> files = rk_files;
   if (batch > 1) {
     files.clear();
     fmt::print("(the .rk models, whose shapes are fixed, are left out at batch {})\n", batch);
@@ -507,7 +522,7 @@ int main(int argc, char** argv) {
   }
   // Real models through ONNX: their weights and input as exported.
   std::vector<std::string> real;
-  for (auto name : {"resnet18", "mobilenet_v2", "squeezenet1_0", "vit_small", "densenet121", "efficientnet_b0", "convnext_tiny", "regnet_y_400mf"})
+  for (const std::string& name : real_models)
     if (wanted(name)) real.push_back(name);
   if (!real.empty()) {
     ProcessSpec e;
