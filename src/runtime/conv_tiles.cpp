@@ -138,11 +138,6 @@ template <int W> struct Row {
   inline __attribute__((always_inline)) void store(double* p) const {
     for (int h = 0; h < kParts; ++h) __builtin_memcpy(p + h * W, &v[h], sizeof(Vec));
   }
-  inline __attribute__((always_inline)) static Row zero() {
-    Row r;
-    for (int h = 0; h < kParts; ++h) r.v[h] = Vec{};
-    return r;
-  }
   // w times each lane.
   inline __attribute__((always_inline)) static Row times(double w, const Row& c) {
     Row r;
@@ -169,8 +164,7 @@ template <int W> struct Row {
 template <AccumulationOrder O, bool F64, int W>
 inline __attribute__((always_inline)) void tile(const double* const* w, int64_t taps, const double* panel, Tile& sum) {
   using R = Row<W>;
-  R out[kRows];
-  for (int i = 0; i < kRows; ++i) out[i] = R::zero();
+  R out[kRows] = {};
   if constexpr (O == AccumulationOrder::exact || O == AccumulationOrder::forward || O == AccumulationOrder::reversed) {
     for (int64_t it = 0; it < taps; ++it) {
       const int64_t s = O == AccumulationOrder::reversed ? taps - 1 - it : it;
@@ -184,9 +178,7 @@ inline __attribute__((always_inline)) void tile(const double* const* w, int64_t 
   } else if constexpr (O == AccumulationOrder::blocked || O == AccumulationOrder::wide) {
     // Interleaved partial sums (8 or 32 SIMD lanes), then combined pairwise as a horizontal sum.
     constexpr int kSums = O == AccumulationOrder::wide ? 32 : 8;
-    R parts[kSums][kRows];
-    for (int l = 0; l < kSums; ++l)
-      for (int i = 0; i < kRows; ++i) parts[l][i] = R::zero();
+    R parts[kSums][kRows] = {};
     for (int64_t s = 0; s < taps; ++s) {
       R* p = parts[s % kSums];
       const R c = R::load(panel + s * kLanes);
