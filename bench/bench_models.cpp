@@ -476,7 +476,7 @@ int main(int argc, char** argv) {
   }();
   const std::vector<std::string> real_models = {"resnet18",    "mobilenet_v2",    "squeezenet1_0", "vit_small",
                                                 "densenet121", "efficientnet_b0", "convnext_tiny", "regnet_y_400mf"};
-  {
+  if (!only.empty()) {
     std::vector<std::string> known;
     for (auto& path : rk_files) known.push_back(load_module_file(path).entry().name);
     known.insert(known.end(), real_models.begin(), real_models.end());
