@@ -1,5 +1,5 @@
-// reprokit generated code: the row windows and partial stores that the kernels written for
-// machines with AVX2 but not AVX-512 share (part of cpp_prelude.h, compiled only into the kernels
+// reprokit generated code: the row windows, partial stores and float maps that the kernels written
+// for machines with AVX2 but not AVX-512 share (part of cpp_prelude.h, compiled only into the kernels
 // units that use them).
 #ifndef RK_CPP_AVX2_H
 #define RK_CPP_AVX2_H
@@ -60,6 +60,40 @@ inline void rk_store_first(float* p, __m256 v, int64_t n) {
     p += 2, n -= 2;
   }
   if (n == 1) _mm_store_ss(p, part);
+}
+
+// exp(-x) lane by lane: the prelude's rk_expf of -x (the same clamp, reduction, polynomial and
+// 2^n built from integer bits as two powers of two, so the product overflows, or rounds into the
+// subnormals, only where exp does), the negation folded into the reduction, within 1 ulp of it
+// where the multiply-adds fuse differently. A NaN goes through the clamp (vmaxps and vminps
+// return their second operand for it) and the polynomial.
+inline __m256 rk_exp_neg8(__m256 x) {
+  const __m256 xc = _mm256_min_ps(_mm256_set1_ps(104.0f), _mm256_max_ps(_mm256_set1_ps(-89.0f), x));
+  const __m256 big = _mm256_set1_ps(12582912.0f);  // 1.5 * 2^23: adding it rounds to an integer
+  const __m256 t = _mm256_fmadd_ps(xc, _mm256_set1_ps(-1.44269504088896341f), big), n = _mm256_sub_ps(t, big);
+  // r = -x - n ln 2, ln 2 in two parts as rk_expf has it.
+  const __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(2.12194440e-4f), _mm256_fnmsub_ps(n, _mm256_set1_ps(0.693359375f), xc));
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  const __m256 one = _mm256_set1_ps(1.0f);
+  const __m256 y = _mm256_fmadd_ps(_mm256_fmadd_ps(p, r, one), r, one);
+  // n as an integer is t's low mantissa bits; 2^n = 2^n1 2^n2, each a normal float.
+  const __m256i ni = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(0x4B400000)), n1 = _mm256_srai_epi32(ni, 1);
+  const __m256i n2 = _mm256_sub_epi32(ni, n1), bias = _mm256_set1_epi32(127);
+  const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+  const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+  return _mm256_mul_ps(_mm256_mul_ps(y, s1), s2);
+}
+
+// SiLU, x sigmoid(x), as the generated code computes it from its decomposition: x times
+// 1 / (1 + exp(-x)), each rounded (-inf gives NaN, as there; x below about -89 gives -0).
+inline __m256 rk_silu8(__m256 x) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  return _mm256_mul_ps(x, _mm256_div_ps(one, _mm256_add_ps(rk_exp_neg8(x), one)));
 }
 #endif
 

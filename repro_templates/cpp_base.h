@@ -55,6 +55,11 @@ void openblas_set_num_threads(int);
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
 #define RK_FEW_CHANNELS_VECTORS 1
 #endif
+// The machines the depthwise conv kernel is written for (cpp_conv_depthwise.h): AVX-512, and AVX2
+// with FMA. The generated code tests it to choose between the kernel and its own direct conv.
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#define RK_DEPTHWISE_VECTORS 1
+#endif
 
 // Where a convolution's panels read: one image's channels of one group, and the window.
 struct RkConvWindow {
@@ -128,11 +133,11 @@ int rk_conv_few_channels_f32(int64_t M, const float* A, int64_t lda, const float
                              RkEpilogue epilogue);
 // A depthwise conv (window->channels channels in and out, one weight plane each; K x K taps at
 // stride S without dilation, K 3, 5 or 7 and S 1 or 2; each input plane contiguous) over `images`
-// images image_step floats apart, on AVX-512 (cpp_conv_depthwise.h): C[(n channels + c) plane + q]
+// images image_step floats apart, on AVX-512 or AVX2 with FMA (cpp_conv_depthwise.h): C[(n channels + c) plane + q]
 // for output pixel q of channel c of image n, without bias. `epilogue` runs on each group of
 // planes (rows m = n channels + c) as it is finished; `affine` (or nullptr), then A, on the sums
 // before they are stored. Returns nonzero, computing nothing, for a window it does not take or on
-// a machine without AVX-512. Each (K, S, A) is a kernels unit of its own.
+// a machine without RK_DEPTHWISE_VECTORS. Each (K, S, A) is a kernels unit of its own.
 template <int K, int S, RkActivation A>
 int rk_depthwise_f32(int64_t images, const float* weights, const float* image, int64_t image_step, const RkConvWindow* window, float* C,
                      RkEpilogue epilogue, const RkChannelAffine* affine);

@@ -1,6 +1,6 @@
 // reprokit generated code: depthwise convolutions on AVX-512, a row of output a vector on small
-// planes, in blocks of 16 columns on wider ones (part of cpp_prelude.h, compiled only into the
-// kernels unit that defines RK_DEPTHWISE_KERNEL).
+// planes, in blocks of 16 columns on wider ones; on AVX2, in blocks of 8 columns (part of
+// cpp_prelude.h, compiled only into the kernels unit that defines RK_DEPTHWISE_KERNEL).
 //
 // A depthwise conv reads one input channel for each output channel: a row of output is the sum,
 // over the taps, of a tap's weight times the input row under it shifted by the tap's column. On
@@ -18,12 +18,40 @@
 #ifndef RK_CPP_CONV_DEPTHWISE_H
 #define RK_CPP_CONV_DEPTHWISE_H
 #include "cpp_base.h"
+#include "cpp_avx2.h"
 #include "cpp_avx512.h"
-#if defined(__AVX512F__)
+#if defined(RK_DEPTHWISE_VECTORS)
 #include <immintrin.h>
 #endif
 
 namespace {
+
+#if defined(RK_DEPTHWISE_VECTORS)
+// Every plane of every image, shared out between the threads in groups, each group's epilogue run
+// on the thread that computed it while the group is in its cache. plane(c, x, w, out) computes one
+// output plane of channel c from its input plane x and weights w.
+template <int K, class Plane>
+void rk_depthwise_groups(int64_t images, const float* weights, const float* image, int64_t image_step, const RkConvWindow& d, float* C,
+                         RkEpilogue epilogue, const Plane& plane) {
+  const int64_t planes = images * d.channels;
+  const bool parallel = planes >= 2 && planes * d.plane * K * K >= (int64_t{1} << 16);
+  (void)parallel;
+  // The epilogue a group of planes at a time (up to 4 KiB of them, in L1 still): a call a plane
+  // cost 16 ns on a plane of 49, a third of a 3x3 conv's time there.
+  const int64_t group = rk_max<int64_t>(1, rk_min<int64_t>(16, 1024 / rk_max<int64_t>(1, d.plane)));
+  const int64_t groups = (planes + group - 1) / group;
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t gi = 0; gi < groups; ++gi) {
+    const int64_t m_lo = gi * group, m_hi = rk_min(planes, m_lo + group);
+    for (int64_t m = m_lo; m < m_hi; ++m) {
+      const int64_t nb = m / d.channels, c = m % d.channels;
+      plane(c, image + nb * image_step + c * d.channel_step, weights + c * K * K, C + m * d.plane);
+    }
+    if (epilogue.run) epilogue.run(epilogue.ctx, m_lo, m_hi, 0, d.plane);
+  }
+}
+
+#endif
 
 #if defined(__AVX512F__)
 // Rows of output summed at once at stride 2, and as pairs of rows: 8 independent sums (with 4 the
@@ -256,34 +284,148 @@ void rk_depthwise_plane_wide(const float* x, const float* w, const RkConvWindow&
   }
 }
 
-// Every plane of every image, shared out between the threads in groups, each group's epilogue run
-// on the thread that computed it while the group is in its cache.
 template <int K, int S, RkActivation A>
 void rk_depthwise_planes(int64_t images, const float* weights, const float* image, int64_t image_step, const RkConvWindow& d, float* C,
                          RkEpilogue epilogue, const RkChannelAffine* affine) {
-  const int64_t planes = images * d.channels, out_h = d.plane / d.out_w;
+  const int64_t out_h = d.plane / d.out_w;
   const bool pairs = d.out_w <= 8 && d.in_w <= 16, narrow = d.out_w <= 16 && d.in_w <= 16 * S;
   const RkDepthwiseTaps<K, S> taps(d);
   const RkDepthwisePairTaps<K, S> pair_taps(d);
-  const bool parallel = planes >= 2 && planes * d.plane * K * K >= (int64_t{1} << 16);
-  (void)parallel;
-  // The epilogue a group of planes at a time (up to 4 KiB of them, in L1 still): a call a plane
-  // cost 16 ns on a plane of 49, a third of a 3x3 conv's time there.
-  const int64_t group = rk_max<int64_t>(1, rk_min<int64_t>(16, 1024 / rk_max<int64_t>(1, d.plane)));
-  const int64_t groups = (planes + group - 1) / group;
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t gi = 0; gi < groups; ++gi) {
-    const int64_t m_lo = gi * group, m_hi = rk_min(planes, m_lo + group);
-    for (int64_t m = m_lo; m < m_hi; ++m) {
-      const int64_t nb = m / d.channels, c = m % d.channels;
-      const float *x = image + nb * image_step + c * d.channel_step, *w = weights + c * K * K;
-      const RkDepthwiseFinish<A> finish(affine, c);
-      if (pairs) rk_depthwise_plane_pairs<K, S>(x, w, d, pair_taps, out_h, C + m * d.plane, finish);
-      else if (narrow) rk_depthwise_plane<K, S>(x, w, d, taps, out_h, C + m * d.plane, finish);
-      else rk_depthwise_plane_wide<K, S>(x, w, d, out_h, C + m * d.plane, finish);
+  rk_depthwise_groups<K>(images, weights, image, image_step, d, C, epilogue, [&](int64_t c, const float* x, const float* w, float* out) {
+    const RkDepthwiseFinish<A> finish(affine, c);
+    if (pairs) rk_depthwise_plane_pairs<K, S>(x, w, d, pair_taps, out_h, out, finish);
+    else if (narrow) rk_depthwise_plane<K, S>(x, w, d, taps, out_h, out, finish);
+    else rk_depthwise_plane_wide<K, S>(x, w, d, out_h, out, finish);
+  });
+}
+#elif defined(RK_DEPTHWISE_VECTORS)
+// AVX2 (no masked lanes, 16 vector registers), on rows of at least 8 columns: a row of output in
+// blocks of 8 columns, R rows of a block summed at once, each input row under them loaded once and
+// added into every sum it is a tap row of. At stride 1 column tap j of a block is the 8 input
+// floats from the block's first column plus j - pad_w; at stride 2 two windows of 8, split into
+// their even and odd columns, give taps j and j + 1. Blocks whose windows all lie inside the row
+// read them with plain loads; at the row's ends a window is the row's first or last 8 floats with
+// its lanes permuted into place and those outside the row zeroed (a masked load, vmaskmovps, is
+// several times a load's time on AMD's Zen 3; a copy of the columns under an edge block, zero
+// outside the row, cost as much as the block's multiply-adds).
+// R: 8 independent sums, so that the multiply-adds of one do not wait on each other's results;
+// 6 at 7x7, where 8 sums and 7 taps are more than the 16 registers hold.
+template <int K> constexpr int kRkDepthwiseRows8 = K <= 5 ? 8 : 6;
+
+// The windows of 8 input columns a block of output reads from each row: at stride 1 window j at
+// column base + j; at stride 2 windows 2p and 2p + 1 at base + 2p and base + 2p + 8. Each is the
+// 8 floats at `from` (inside the row), lane l of the window their lane at[l], zeroed outside the
+// lanes `live` (the columns inside the row). The same for every plane of a conv, so made once.
+template <int K, int S> struct RkDepthwiseWindows8 {
+  static constexpr int N = S == 1 ? K : 2 * ((K + 1) / 2);
+  int64_t from[N];
+  __m256i at[N];
+  __m256 live[N];
+  bool inside = true;  // every window wholly inside the row: plain loads
+  RkDepthwiseWindows8(int64_t base, int64_t in_w) {
+    for (int q = 0; q < N; ++q) {
+      const int64_t column = base + (S == 1 ? q : q / 2 * 2 + q % 2 * 8);
+      from[q] = column < 0 ? 0 : (column > in_w - 8 ? in_w - 8 : column);
+      alignas(32) int32_t lanes[8];
+      alignas(32) uint32_t keep[8];
+      for (int l = 0; l < 8; ++l) {
+        lanes[l] = (int32_t)((column - from[q] + l) & 7);
+        keep[l] = column + l >= 0 && column + l < in_w ? 0xFFFFFFFFu : 0u;
+      }
+      at[q] = _mm256_load_si256((const __m256i*)lanes);
+      live[q] = _mm256_castsi256_ps(_mm256_load_si256((const __m256i*)keep));
+      inside = inside && from[q] == column;
     }
-    if (epilogue.run) epilogue.run(epilogue.ctx, m_lo, m_hi, 0, d.plane);
   }
+};
+
+template <RkActivation A> struct RkDepthwiseFinish {
+  float scale, shift;
+  __m256 lo, hi;
+  bool relu;
+  RkDepthwiseFinish(const RkChannelAffine* a, int64_t c)
+      : scale(a ? a->scale[c] : 1.0f),
+        shift(a ? a->shift[c] : 0.0f),
+        lo(_mm256_set1_ps(a ? a->lo : -INFINITY)),
+        hi(_mm256_set1_ps(a ? a->hi : INFINITY)),
+        relu(a != nullptr && a->relu) {}
+  __m256 operator()(__m256 sum) const {
+    if constexpr (A == RkActivation::silu) return rk_silu8(sum);
+    // max(lo, v) keeps v's NaN and -0 (vmaxps returns its second operand), as the generated clamp.
+    const __m256 v = _mm256_min_ps(hi, _mm256_max_ps(lo, sum));
+    return relu ? _mm256_add_ps(v, _mm256_setzero_ps()) : v;
+  }
+};
+
+// Columns at, at + 2, ..., at + 14 and at + 1, ..., at + 15 of the 16 that are a's then b's.
+inline void rk_split_columns8(__m256 a, __m256 b, __m256* even, __m256* odd) {
+  // Within each half: a0 a2 b0 b2 | a4 a6 b4 b6; then the middle quarters swapped.
+  *even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
+  *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+}
+
+// One block of 8 output columns down a plane: out[oy out_w + ox] = sum over taps (i, j) of
+// w[i K + j] x(oy S + i - pad_h, ox S + j - pad_w), zero outside the input, the taps added in
+// order.
+template <int K, int S, bool Inside, class Finish>
+void rk_depthwise_block8(const float* x, const RkDepthwiseWindows8<K, S>& win, const __m256* wv, const RkConvWindow& d, int64_t columns,
+                         int64_t out_h, float* out, const Finish& finish) {
+  constexpr int R = kRkDepthwiseRows8<K>;
+  const auto window = [&](const float* row, int q) {
+    const __m256 v = _mm256_loadu_ps(row + win.from[q]);
+    return Inside ? v : _mm256_and_ps(_mm256_permutevar8x32_ps(v, win.at[q]), win.live[q]);
+  };
+  for (int64_t oy = 0; oy < out_h; oy += R) {
+    __m256 acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = _mm256_set1_ps(finish.shift);
+    const int64_t y0 = oy * S - d.pad_h;
+#pragma GCC unroll 24
+    for (int u = 0; u < (R - 1) * S + K; ++u) {
+      const int64_t y = y0 + u;
+      if (y < 0 || y >= d.in_h) continue;
+      const float* row = x + y * d.in_w;
+      __m256 v[K + 1];
+      if (S == 1) {
+#pragma GCC unroll 7
+        for (int j = 0; j < K; ++j) v[j] = window(row, j);
+      } else {
+#pragma GCC unroll 4
+        for (int j = 0; j < K; j += 2) rk_split_columns8(window(row, j), window(row, j + 1), &v[j], &v[j + 1]);
+      }
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const int i = u - r * S;  // the tap row that input row is for output row oy + r
+        if (i < 0 || i >= K) continue;
+#pragma GCC unroll 7
+        for (int j = 0; j < K; ++j) acc[r] = _mm256_fmadd_ps(wv[i * K + j], v[j], acc[r]);
+      }
+    }
+    for (int r = 0; r < R && oy + r < out_h; ++r) {
+      float* to = out + (oy + r) * d.out_w;
+      if (columns == 8) _mm256_storeu_ps(to, finish(acc[r]));
+      else rk_store_first(to, finish(acc[r]), columns);
+    }
+  }
+}
+
+template <int K, int S, RkActivation A>
+void rk_depthwise_planes(int64_t images, const float* weights, const float* image, int64_t image_step, const RkConvWindow& d, float* C,
+                         RkEpilogue epilogue, const RkChannelAffine* affine) {
+  const int64_t out_h = d.plane / d.out_w, blocks = (d.out_w + 7) / 8;
+  // Each block's windows, the same for every plane.
+  std::vector<RkDepthwiseWindows8<K, S> > windows;
+  windows.reserve((size_t)blocks);
+  for (int64_t b = 0; b < blocks; ++b) windows.emplace_back(b * 8 * S - d.pad_w, d.in_w);
+  rk_depthwise_groups<K>(images, weights, image, image_step, d, C, epilogue, [&](int64_t c, const float* x, const float* w, float* out) {
+    const RkDepthwiseFinish<A> finish(affine, c);
+    __m256 wv[K * K];
+    for (int t = 0; t < K * K; ++t) wv[t] = _mm256_set1_ps(w[t] * finish.scale);
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t columns = rk_min<int64_t>(8, d.out_w - 8 * b);
+      if (windows[(size_t)b].inside) rk_depthwise_block8<K, S, true>(x, windows[(size_t)b], wv, d, columns, out_h, out + 8 * b, finish);
+      else rk_depthwise_block8<K, S, false>(x, windows[(size_t)b], wv, d, columns, out_h, out + 8 * b, finish);
+    }
+  });
 }
 #endif
 

@@ -225,10 +225,13 @@ template int rk_conv_few_channels_f32<RK_FEW_CHANNELS_KERNELS>(int64_t, const fl
 template <int K, int S, RkActivation A>
 __attribute__((visibility("hidden"))) int rk_depthwise_f32(int64_t images, const float* weights, const float* image, int64_t image_step,
                                                            const RkConvWindow* window, float* C, RkEpilogue epilogue, const RkChannelAffine* affine) {
-#if defined(__AVX512F__)
+#if defined(RK_DEPTHWISE_VECTORS)
   const RkConvWindow& d = *window;
   const bool taken = d.taps_h == K && d.taps_w == K && d.stride_h == S && d.stride_w == S && d.dilation_h == 1 && d.dilation_w == 1 &&
                      d.col_step == 1 && d.row_step == d.in_w;
+#if !defined(__AVX512F__)
+  if (d.in_w < 8) return 1;  // AVX2's windows of 8 columns lie in a row
+#endif
   if (!taken) return 1;
   rk_depthwise_planes<K, S, A>(images, weights, image, image_step, d, C, epilogue, affine);
   return 0;

@@ -214,9 +214,12 @@ class Codegen {
   };
   BlockEpilogue conv_block_epilogue(int id, const std::string& gemm_out, const std::string& bias, const std::string& plane_of_m,
                                     const std::string& channel_of_m);
-  // float depthwise convs: the prelude's rk_depthwise_f32, rows of output in AVX-512 vectors
-  // (cpp_conv_depthwise.h), with conv2d_planes for other machines; arguments as conv2d_panels.
+  // float depthwise convs: the prelude's rk_depthwise_f32, rows of output in AVX-512 or AVX2
+  // vectors (cpp_conv_depthwise.h), under the preprocessor condition depthwise_machines gives,
+  // with conv2d_planes for the other machines; arguments as conv2d_panels.
   bool depthwise_rows(int id) const;
+  std::string depthwise_machines(int id) const;
+  bool depthwise_rows_on_avx512(int id) const;
   // A 1x1 conv of one pixel (a squeeze-excite's): a matrix-vector product; arguments as conv2d_panels.
   std::string conv2d_one_pixel(int id, const std::string& w_ptr, const std::string& c_at, const std::string& gemm_out, const std::string& bias);
   std::string conv2d_depthwise(int id, const std::string& w_ptr, const std::string& gemm_out, const std::string& bias);

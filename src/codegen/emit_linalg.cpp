@@ -633,33 +633,59 @@ std::string Codegen::conv2d_one_pixel(int id, const std::string& w_ptr, const st
 }
 
 // Depthwise convs (one input channel an output channel, as many outputs as inputs) whose window
-// the prelude's rk_depthwise_f32 takes run on it where the machine has AVX-512
-// (cpp_conv_depthwise.h), and on the direct conv (conv2d_planes) elsewhere.
-bool Codegen::depthwise_rows(int id) const {
+// the prelude's rk_depthwise_f32 takes run on it where the machine has AVX-512 or AVX2 with FMA
+// and its form pays (depthwise_machines), and on the direct conv (conv2d_planes) elsewhere.
+bool Codegen::depthwise_rows(int id) const { return !depthwise_machines(id).empty(); }
+
+// The preprocessor condition under which the generated code calls the kernel; empty where no
+// machine's form of it takes or pays for the conv.
+std::string Codegen::depthwise_machines(int id) const {
   const Node& n = g_.node(id);
-  if (!panel_conv(id)) return false;
+  if (!panel_conv(id)) return "";
   const int x = n.operands[0].value, w = n.operands[1].value;
   const Shape &xs = g_.node(x).type.shape, &ws = g_.node(w).type.shape, &os = n.type.shape;
   const Window win = window_of(n, &ws[2]);
   const Access xa = access(x);
   const bool taps = ws[2] == ws[3] && (ws[2] == 3 || ws[2] == 5 || ws[2] == 7) && win.dilation[0] == 1 && win.dilation[1] == 1;
   const bool stride = win.stride[0] == win.stride[1] && (win.stride[0] == 1 || win.stride[0] == 2);
-  // A row of output one vector, of input one or two; wider rows in blocks of 16 columns for 5x5
-  // and 7x7 (one thread, against conv2d_planes: 7x7 on 96 channels at 56 x 56 0.50 -> 0.30-0.34
-  // ms, on 192 at 28 x 28 0.25 -> 0.15-0.17, 5x5 on 240 at 28 x 28 0.13-0.14 -> 0.11-0.12, 5x5
-  // at stride 2 from 56 x 56 on 144 0.14 -> 0.09-0.10). 3x3 alone was within 10% either way,
-  // but in mobilenet_v2 with its batch norm and clamp, per kernel (3 alternations, medians):
-  // 32 at 112 x 112 206 -> 154 us, 144 at 56 x 56 206 -> 186, 192 at 28 x 28 64 -> 50, stride 2
-  // from 56 x 56 to 28 x 28 83 -> 67; from 112 x 112 to 56 x 56 (rows of 56) it lost 2-14%, so
-  // stride 2 takes it up to rows of 32.
+  if (!(attr_int(n, "groups") == xs[1] && ws[1] == 1 && os[1] == xs[1] && taps && stride && xa.strides[3] == 1 && xa.strides[2] == xs[3] &&
+        os[2] * os[3] > 0))
+    return "";
+  // AVX2's form reads windows of 8 columns from within a row. It pays for 5x5 and 7x7 at stride 1,
+  // where the direct conv re-reads each input vector for every tap, and at stride 2 to rows of
+  // one block (one thread, the conv with a batch norm and clamp, in turn with the direct conv,
+  // best of 100 runs: 7x7 on 96 channels at 56 x 56 1.15 -> 0.81 ms, 5x5 on 672 at 14 x 14
+  // 0.25-0.33 -> 0.23, on 240 at 28 x 28 0.297 -> 0.285, at stride 2 on 672 from 14 x 14 to 7 x 7
+  // 0.16-0.23 -> 0.10). At stride 2 to rows of 14 and 28 its even and odd split cost more than it
+  // saved (5x5 on 240 from 28 x 28 0.115-0.16 -> 0.13-0.19, on 144 from 56 x 56 0.26 -> 0.27-0.37);
+  // on 3x3 it was no faster anywhere.
+  const bool avx2 = xs[3] >= 8 && ws[2] >= 5 && (win.stride[0] == 1 || os[3] <= 8);
+  const bool avx512 = depthwise_rows_on_avx512(id);
+  if (avx512 && avx2) return "defined(RK_DEPTHWISE_VECTORS)";
+  if (avx512) return "defined(__AVX512F__)";
+  if (avx2) return "defined(RK_DEPTHWISE_VECTORS) && !defined(__AVX512F__)";
+  return "";
+}
+
+// Whether the AVX-512 form of the kernel pays for a conv depthwise_rows takes: a row of output one
+// vector, of input one or two; wider rows in blocks of 16 columns for 5x5 and 7x7 (one thread,
+// against conv2d_planes: 7x7 on 96 channels at 56 x 56 0.50 -> 0.30-0.34 ms, on 192 at 28 x 28
+// 0.25 -> 0.15-0.17, 5x5 on 240 at 28 x 28 0.13-0.14 -> 0.11-0.12, 5x5 at stride 2 from 56 x 56
+// on 144 0.14 -> 0.09-0.10). 3x3 alone was within 10% either way, but in mobilenet_v2 with its
+// batch norm and clamp, per kernel (3 alternations, medians): 32 at 112 x 112 206 -> 154 us, 144
+// at 56 x 56 206 -> 186, 192 at 28 x 28 64 -> 50, stride 2 from 56 x 56 to 28 x 28 83 -> 67;
+// from 112 x 112 to 56 x 56 (rows of 56) it lost 2-14%, so stride 2 takes it up to rows of 32.
+bool Codegen::depthwise_rows_on_avx512(int id) const {
+  const Node& n = g_.node(id);
+  const Shape &xs = g_.node(n.operands[0].value).type.shape, &ws = g_.node(n.operands[1].value).type.shape, &os = n.type.shape;
+  const Window win = window_of(n, &ws[2]);
   const bool narrow = os[3] <= 16 && xs[3] <= 16 * win.stride[1];
   // Measured against conv2d_planes in a model (one thread, the conv with a clamp): 5x5 at
   // 14 x 14 1.4x, at 7 x 7 1.35x, at stride 2 to 7 x 7 1.5x as fast, 7x7 at 7 x 7 3x; 3x3 at
   // 14 x 14 1.05-1.1x. 3x3 to 7 x 7 paid only once the epilogue ran on a group of planes, not a
   // call a plane (with a batch norm and clamp: 960 channels at 7 x 7 46 -> 35-38 us, 576 at
   // stride 2 from 14 x 14 35 -> 27-29, 240 at stride 2 from 28 x 28 43 -> 37).
-  return attr_int(n, "groups") == xs[1] && ws[1] == 1 && os[1] == xs[1] && taps && stride &&
-         (narrow || ws[2] >= 5 || win.stride[0] == 1 || os[3] <= 32) && xa.strides[3] == 1 && xa.strides[2] == xs[3] && os[2] * os[3] > 0;
+  return narrow || ws[2] >= 5 || win.stride[0] == 1 || os[3] <= 32;
 }
 
 std::string Codegen::conv2d_depthwise(int id, const std::string& w_ptr, const std::string& gemm_out, const std::string& bias) {
@@ -667,8 +693,8 @@ std::string Codegen::conv2d_depthwise(int id, const std::string& w_ptr, const st
   const int x = n.operands[0].value;
   const Shape &ws = g_.node(n.operands[1].value).type.shape, &os = n.type.shape;
   const Access xa = access(x);
-  // The direct conv for machines without AVX-512, emitted first: the epilogue's kernel below
-  // starts again from the same state.
+  // The direct conv for the other machines, emitted first: the epilogue's kernel below starts
+  // again from the same state.
   const std::set<int> before = in_kernel_;
   const std::string direct = conv2d_planes(id);
   in_kernel_ = before;
@@ -681,7 +707,7 @@ std::string Codegen::conv2d_depthwise(int id, const std::string& w_ptr, const st
   const std::optional<ChannelAffine> plan = plan_channel_affine(id, gemm_out, bias, true);
   const bool silu = plan && plan->silu;
   const std::string affine = plan ? channel_affine(id, *plan) : "";
-  std::string s = "#if defined(__AVX512F__)\n" + affine + "  {\n";
+  std::string s = "#if " + depthwise_machines(id) + "\n" + affine + "  {\n";
   const Window win = window_of(n, &ws[2]);
   s += window_constant(x, win, os, os[1]);
   const BlockEpilogue epilogue = affine.empty() ? conv_block_epilogue(id, gemm_out, bias, "m", fmt::format("m % {}", os[1])) : BlockEpilogue{};

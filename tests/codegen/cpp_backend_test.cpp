@@ -799,51 +799,55 @@ TEST(CppBackend, AOneByOneConvOfOnePixelIsAMatrixVectorProduct) {
   }
 }
 
-// The depthwise kernel's SiLU (rk_silu_lanes on its own exp, rk_exp_lanes) against the exact
-// x / (1 + exp(-x)) across its range, through a conv that passes its input through (the middle
-// tap 1, the others 0) and adds a shift a channel (0 but for the last five channels): within 3
-// ulp down to -80; below, where the result is under 1e-32, within that of it (-0 where exp(-x)
-// overflows, as the generated decomposition gives). The last channels' shifts give every pixel
-// inf (silu inf), -inf (NaN: -inf times 0, as the decomposition), NaN, 1e30 and -1e30 (-0).
+// The depthwise kernel's SiLU (AVX-512's rk_silu_lanes, AVX2's rk_silu8, each on its own exp)
+// against the exact x / (1 + exp(-x)) across its range, through a conv that passes its input
+// through (the middle tap 1, the others 0) and adds a shift a channel (0 but for the last five
+// channels): within 3 ulp down to -80; below, where the result is under 1e-32, within that of it
+// (-0 where exp(-x) overflows, as the generated decomposition gives). The last channels' shifts
+// give every pixel inf (silu inf), -inf (NaN: -inf times 0, as the decomposition), NaN, 1e30 and
+// -1e30 (-0). 3x3 and 5x5: AVX2's form takes only the second.
 TEST(CppBackend, DepthwiseSiluIsWithinThreeUlpsAcrossItsRange) {
-  std::vector<double> x = {0.0, -0.0, 88.8, -88.8, -104.5, 3e38, -3e38};
-  for (double v = -110.0; v < 100.0; v += 0.0123) x.push_back((double)(float)v);
-  const std::vector<double> specials = {INFINITY, -INFINITY, NAN, 1e30, -1e30};
-  const int64_t swept = ((int64_t)x.size() + 195) / 196, channels = swept + (int64_t)specials.size();
-  x.resize((size_t)(channels * 196), 1.0);
-  const Graph g = parse_graph(fmt::format(
-      "graph t(%x: f32[1, {0}, 14, 14], %w: f32[{0}, 1, 3, 3], %t: f32[1, {0}, 1, 1]) {{\n  %y = conv2d(%x, %w, padding=[1, 1], groups={0})\n"
-      "  %z = add(%y, %t)\n  %s = silu(%z)\n  return (%s)\n}}",
-      channels));
-  const auto compiled = compile_graph(g, cpp_options());
-  EXPECT_NE(compiled->source().find("RkActivation::silu>("), std::string::npos);
-  std::vector<double> w((size_t)(channels * 9), 0.0), t((size_t)channels, 0.0);
-  for (int64_t c = 0; c < channels; ++c) w[(size_t)(c * 9 + 4)] = 1.0;
-  for (size_t k = 0; k < specials.size(); ++k) t[(size_t)swept + k] = specials[k];
-  const std::vector<double> got =
-      compiled
-          ->run({Tensor::from_doubles(DType::f32, {1, channels, 14, 14}, x), Tensor::from_doubles(DType::f32, {channels, 1, 3, 3}, w),
-                 Tensor::from_doubles(DType::f32, {1, channels, 1, 1}, t)})[0]
-          .to_doubles();
-  double worst = 0, at = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    const double xi = (double)(float)(x[i] + t[i / 196]), o = got[i];  // the sum as float holds it
-    if (std::isnan(xi) || xi == -INFINITY) {
-      EXPECT_TRUE(std::isnan(o)) << "at x = " << xi;
-    } else if (xi == INFINITY || xi > 1e30) {
-      EXPECT_EQ(o, xi) << "at x = " << xi;
-    } else if (xi < -80.0) {
-      EXPECT_LE(std::fabs(o), 1e-32) << "at x = " << xi;
-      EXPECT_TRUE(o <= 0.0) << "at x = " << xi;
-    } else {
-      const double exact = xi / (1.0 + std::exp(-xi));
-      const float want = (float)exact;
-      const double step = std::fabs(want) < 1.17549435e-38 ? 1.4012984643e-45 : std::nextafter(std::fabs(want), INFINITY) - std::fabs(want);
-      const double err = std::fabs(o - exact) / step;
-      if (err > worst) worst = err, at = xi;
+  for (const int taps : {3, 5}) {
+    std::vector<double> x = {0.0, -0.0, 88.8, -88.8, -104.5, 3e38, -3e38};
+    for (double v = -110.0; v < 100.0; v += 0.0123) x.push_back((double)(float)v);
+    const std::vector<double> specials = {INFINITY, -INFINITY, NAN, 1e30, -1e30};
+    const int64_t swept = ((int64_t)x.size() + 195) / 196, channels = swept + (int64_t)specials.size();
+    x.resize((size_t)(channels * 196), 1.0);
+    const Graph g =
+        parse_graph(fmt::format("graph t(%x: f32[1, {0}, 14, 14], %w: f32[{0}, 1, {1}, {1}], %t: f32[1, {0}, 1, 1]) {{\n  %y = conv2d(%x, %w, "
+                                "padding=[{2}, {2}], groups={0})\n"
+                                "  %z = add(%y, %t)\n  %s = silu(%z)\n  return (%s)\n}}",
+                                channels, taps, taps / 2));
+    const auto compiled = compile_graph(g, cpp_options());
+    EXPECT_NE(compiled->source().find("RkActivation::silu>("), std::string::npos);
+    std::vector<double> w((size_t)(channels * taps * taps), 0.0), t((size_t)channels, 0.0);
+    for (int64_t c = 0; c < channels; ++c) w[(size_t)(c * taps * taps + taps * taps / 2)] = 1.0;
+    for (size_t k = 0; k < specials.size(); ++k) t[(size_t)swept + k] = specials[k];
+    const std::vector<double> got =
+        compiled
+            ->run({Tensor::from_doubles(DType::f32, {1, channels, 14, 14}, x), Tensor::from_doubles(DType::f32, {channels, 1, taps, taps}, w),
+                   Tensor::from_doubles(DType::f32, {1, channels, 1, 1}, t)})[0]
+            .to_doubles();
+    double worst = 0, at = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double xi = (double)(float)(x[i] + t[i / 196]), o = got[i];  // the sum as float holds it
+      if (std::isnan(xi) || xi == -INFINITY) {
+        EXPECT_TRUE(std::isnan(o)) << "at x = " << xi;
+      } else if (xi == INFINITY || xi > 1e30) {
+        EXPECT_EQ(o, xi) << "at x = " << xi;
+      } else if (xi < -80.0) {
+        EXPECT_LE(std::fabs(o), 1e-32) << "at x = " << xi;
+        EXPECT_TRUE(o <= 0.0) << "at x = " << xi;
+      } else {
+        const double exact = xi / (1.0 + std::exp(-xi));
+        const float want = (float)exact;
+        const double step = std::fabs(want) < 1.17549435e-38 ? 1.4012984643e-45 : std::nextafter(std::fabs(want), INFINITY) - std::fabs(want);
+        const double err = std::fabs(o - exact) / step;
+        if (err > worst) worst = err, at = xi;
+      }
     }
+    EXPECT_LE(worst, 3.0) << taps << "x" << taps << " at x = " << at;
   }
-  EXPECT_LE(worst, 3.0) << "at x = " << at;
 }
 
 // A cat whose operands only it reads (squeezenet's fire modules at batch 1) has no kernel: each

@@ -347,6 +347,20 @@ const Case kCases[] = {
     {"depthwise_wide_5x5_channel_slice",
      "graph g(%x: f32[1, 8, 9, 30] strides=[9000, 270, 30, 1], %w: f32[8, 1, 5, 5]) {\n  %y = conv2d(%x, %w, padding=[2, 2], groups=8)\n  "
      "%r = relu(%y)\n  return (%r)\n}"},
+    // AVX2's form (blocks of 8 columns, on rows of at least 8; at stride 2 to rows of one
+    // block): 7x7 on rows of exactly 8 (each window the whole row, both ends in one block); 5x5
+    // at stride 2 from rows of 9 (one block of 5, its windows past both ends) with a SiLU; 7x7 at
+    // stride 2 from rows of 15 (one block of 8); rows of 7, which it leaves to the direct conv.
+    {"depthwise_avx2_7x7_rows_of_eight",
+     "graph g(%x: f32[1, 3, 10, 8], %w: f32[3, 1, 7, 7], %b: f32[3]) {\n  %y = conv2d(%x, %w, %b, padding=[3, 3], groups=3)\n  return (%y)\n}"},
+    {"depthwise_avx2_5x5_stride2_rows_of_nine_silu",
+     "graph g(%x: f32[2, 4, 11, 9], %w: f32[4, 1, 5, 5], %t: f32[1, 4, 1, 1]) {\n"
+     "  %y = conv2d(%x, %w, stride=[2, 2], padding=[2, 2], groups=4)\n  %a = add(%y, %t)\n  %s = silu(%a)\n  return (%s)\n}"},
+    {"depthwise_avx2_7x7_stride2_rows_of_fifteen",
+     "graph g(%x: f32[1, 5, 13, 15], %w: f32[5, 1, 7, 7]) {\n  %y = conv2d(%x, %w, stride=[2, 2], padding=[3, 3], groups=5)\n  return (%y)\n}"},
+    {"depthwise_avx2_5x5_rows_of_seven",
+     "graph g(%x: f32[1, 6, 7, 7], %w: f32[6, 1, 5, 5], %b: f32[6]) {\n  %y = conv2d(%x, %w, %b, padding=[2, 2], groups=6)\n  %r = relu(%y)\n"
+     "  return (%r)\n}"},
     // 3x3 on the same kernel: stride 1 on rows of 37 (two blocks and a last of 5) with the batch
     // norm and clamp; stride 2 to rows of 25 and to rows of exactly 32; to rows of 33, the
     // direct kernel's (rows over 32 at stride 2).
