@@ -667,7 +667,7 @@ std::string Codegen::depthwise_machines(int id) const {
   return "";
 }
 
-// Whether the AVX-512 form of the kernel pays for a conv depthwise_rows takes: a row of output one
+// Whether the AVX-512 form of the kernel pays for a conv whose window it takes: a row of output one
 // vector, of input one or two; wider rows in blocks of 16 columns for 5x5 and 7x7 (one thread,
 // against conv2d_planes: 7x7 on 96 channels at 56 x 56 0.50 -> 0.30-0.34 ms, on 192 at 28 x 28
 // 0.25 -> 0.15-0.17, 5x5 on 240 at 28 x 28 0.13-0.14 -> 0.11-0.12, 5x5 at stride 2 from 56 x 56
